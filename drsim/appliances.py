@@ -1,0 +1,309 @@
+"""The appliance catalogue: data file ``drsim/data/appliances.yaml`` and its loader.
+
+The catalogue is the bottom-up load model's data (dissertation §6.3.1): for each appliance
+its UK ownership, starts per day, cycle length and power phases, standby power, weekday
+start-time curve and flexibility class. The numbers come from the CREST demand model
+(Richardson et al., Energy and Buildings 42(10), 2010) and the other sources named in the
+data file; the file's header documents the schema.
+
+``load_catalogue()`` validates a catalogue file and returns a :class:`Catalogue` of numpy
+arrays indexed by appliance. A bad file raises :class:`CatalogueError` naming the file, the
+appliance, the field and the accepted values.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+FLEX_DEFERRABLE, FLEX_ADVANCE, FLEX_NONE, FLEX_COLD = 0, 1, 2, 3
+FLEXIBILITY: dict[str, int] = {
+    "deferrable": FLEX_DEFERRABLE,
+    "shiftable_in_advance": FLEX_ADVANCE,
+    "non_flexible": FLEX_NONE,
+    "cold_cycling": FLEX_COLD,
+}
+CATEGORIES: tuple[str, ...] = (
+    "wet",
+    "cold",
+    "cooking",
+    "consumer_electronics",
+    "ict",
+    "water_heating",
+    "space_heating",
+    "lighting",
+    "other",
+)
+SLOTS = 144  # ten-minute slots per day in a start profile
+
+_REQUIRED = (
+    "name", "label", "category", "flexibility", "ownership", "always_owned", "starts_per_day",
+    "cycle_minutes", "standby_kw", "start_profile", "phases", "source",
+)
+_OPTIONAL = ("phases_source", "ranges", "drawn")
+_RANGE_KEYS = ("ownership", "starts_per_day", "cycle_minutes", "mean_cycle_kw", "daily_kwh")
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class CatalogueError(ValueError):
+    """A catalogue file that cannot be used; the message names file, appliance and field."""
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """Appliance catalogue as arrays over the A appliances (lighting included).
+
+    Loaded from ``drsim/data/appliances.yaml`` (or a file of the same schema). Arrays are
+    read-only: the default catalogue is cached and shared.
+    """
+
+    names: tuple[str, ...]
+    labels: tuple[str, ...]
+    category: np.ndarray  # (A,) category names
+    flexibility: np.ndarray  # (A,) int8 FLEX_* codes
+    ownership: np.ndarray  # (A,) fraction of UK dwellings owning it
+    always_owned: np.ndarray  # (A,) bool
+    drawn: np.ndarray  # (A,) bool: in the 20-25 drawn per household; else owned independently
+    starts_per_day: np.ndarray  # (A,) mean cycle starts per day
+    cycle_minutes: np.ndarray  # (A,) int64
+    standby_kw: np.ndarray  # (A,)
+    start_pmf: np.ndarray  # (A, 144) start-slot probabilities, rows sum to 1
+    phase_minutes: np.ndarray  # (A, P) int64, zero-padded
+    phase_kw: np.ndarray  # (A, P) zero-padded
+
+    @property
+    def cycle_kwh(self) -> np.ndarray:
+        """(A,) energy of one cycle in kWh: sum of phase minutes x kW / 60."""
+        return (self.phase_minutes * self.phase_kw).sum(axis=1) / 60.0
+
+    @property
+    def daily_kwh(self) -> np.ndarray:
+        """(A,) mean daily energy of an owned appliance: starts x cycle energy + 24 h standby."""
+        return self.starts_per_day * self.cycle_kwh + 24.0 * self.standby_kw
+
+    def index(self, name: str) -> int:
+        """Position of appliance ``name``; KeyError listing the known names otherwise."""
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise KeyError(
+                f"unknown appliance {name!r}; known: {', '.join(self.names)}"
+            ) from None
+
+
+def load_catalogue(ref: str = "default", base_dir: Path | None = None) -> Catalogue:
+    """Load and validate a catalogue.
+
+    ``ref="default"`` is the packaged ``drsim/data/appliances.yaml`` (cached, since every
+    Spark task loads it); any other ``ref`` is a path, relative to ``base_dir`` when it is
+    not absolute and ``base_dir`` is given.
+    """
+    if ref == "default":
+        return _default_catalogue()
+    path = Path(ref)
+    if not path.is_absolute() and base_dir is not None:
+        path = Path(base_dir) / path
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CatalogueError(f"{path}: cannot read the appliance catalogue ({exc})") from exc
+    return _parse(text, str(path))
+
+
+@lru_cache(maxsize=1)
+def _default_catalogue() -> Catalogue:
+    res = resources.files("drsim").joinpath("data", "appliances.yaml")
+    return _parse(res.read_text(encoding="utf-8"), "drsim/data/appliances.yaml")
+
+
+# --------------------------------------------------------------------------- validation
+class _Checker:
+    def __init__(self, file: str):
+        self.file = file
+
+    def fail(self, where: str, field: str, problem: str, accepted: str) -> CatalogueError:
+        return CatalogueError(
+            f"{self.file}: {where}, field '{field}': {problem}; accepted: {accepted}"
+        )
+
+    def number(self, where: str, field: str, value: Any, lo: float = 0.0,
+               hi: float = math.inf) -> float:
+        accepted = f"a number in [{lo:g}, {hi:g}]"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(where, field, f"{value!r} is not a number", accepted)
+        x = float(value)
+        if not math.isfinite(x) or x < lo or x > hi:
+            raise self.fail(where, field, f"{value!r} is out of range", accepted)
+        return x
+
+    def integer(self, where: str, field: str, value: Any, lo: int = 0) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+            raise self.fail(where, field, f"{value!r} is not an integer >= {lo}",
+                            f"an integer >= {lo}")
+        return value
+
+    def choice(self, where: str, field: str, value: Any, options) -> str:
+        if value not in options:
+            raise self.fail(where, field, f"unknown value {value!r}", ", ".join(options))
+        return value
+
+
+def _parse(text: str, file: str) -> Catalogue:
+    ck = _Checker(file)
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise CatalogueError(f"{file}: not valid YAML ({exc})") from exc
+    if not isinstance(doc, dict) or not {"sources", "start_profiles", "appliances"} <= doc.keys():
+        raise ck.fail("top level", "sources/start_profiles/appliances", "missing section",
+                      "a mapping with sections sources, start_profiles, appliances")
+    sources = doc["sources"]
+    if not isinstance(sources, dict) or not sources:
+        raise ck.fail("top level", "sources", "not a mapping", "a mapping id -> citation")
+
+    profiles = _profiles(ck, doc["start_profiles"], sources)
+    entries = doc["appliances"]
+    if not isinstance(entries, list) or not entries:
+        raise ck.fail("top level", "appliances", "not a list", "a non-empty list of appliances")
+
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        rows.append(_appliance(ck, i, entry, profiles, sources, seen))
+
+    n, p = len(rows), max(1, max(len(r["phases"]) for r in rows))
+    phase_minutes = np.zeros((n, p), dtype=np.int64)
+    phase_kw = np.zeros((n, p), dtype=np.float64)
+    for i, r in enumerate(rows):
+        for j, (m, kw) in enumerate(r["phases"]):
+            phase_minutes[i, j], phase_kw[i, j] = m, kw
+    pmf = np.array([profiles[r["start_profile"]] for r in rows], dtype=np.float64).reshape(n, SLOTS)
+
+    arrays = dict(
+        category=np.array([r["category"] for r in rows], dtype=object),
+        flexibility=np.array([FLEXIBILITY[r["flexibility"]] for r in rows], dtype=np.int8),
+        ownership=np.array([r["ownership"] for r in rows], dtype=np.float64),
+        always_owned=np.array([r["always_owned"] for r in rows], dtype=bool),
+        drawn=np.array([r["drawn"] for r in rows], dtype=bool),
+        starts_per_day=np.array([r["starts_per_day"] for r in rows], dtype=np.float64),
+        cycle_minutes=np.array([r["cycle_minutes"] for r in rows], dtype=np.int64),
+        standby_kw=np.array([r["standby_kw"] for r in rows], dtype=np.float64),
+        start_pmf=pmf,
+        phase_minutes=phase_minutes,
+        phase_kw=phase_kw,
+    )
+    for a in arrays.values():
+        a.flags.writeable = False
+    return Catalogue(
+        names=tuple(r["name"] for r in rows), labels=tuple(r["label"] for r in rows), **arrays
+    )
+
+
+def _profiles(ck: _Checker, raw: Any, sources: dict) -> dict[str, np.ndarray]:
+    if not isinstance(raw, dict) or not raw:
+        raise ck.fail("top level", "start_profiles", "not a mapping",
+                      "a mapping name -> {source, note, values}")
+    out = {}
+    for key, prof in raw.items():
+        where = f"start profile '{key}'"
+        if not isinstance(prof, dict) or "values" not in prof:
+            raise ck.fail(where, "values", "missing", f"a list of {SLOTS} non-negative numbers")
+        if "source" in prof:
+            ck.choice(where, "source", prof["source"], list(sources))
+        values = prof["values"]
+        if not isinstance(values, list) or len(values) != SLOTS:
+            got = len(values) if isinstance(values, list) else type(values).__name__
+            raise ck.fail(where, "values", f"{got} values",
+                          f"a list of {SLOTS} non-negative numbers (ten-minute slots from 00:00)")
+        v = np.array([ck.number(where, f"values[{i}]", x) for i, x in enumerate(values)])
+        if v.sum() <= 0:
+            raise ck.fail(where, "values", "all zero", "at least one positive weight")
+        out[key] = v / v.sum()
+    return out
+
+
+def _appliance(ck: _Checker, i: int, e: Any, profiles: dict, sources: dict,
+               seen: set[str]) -> dict[str, Any]:
+    if not isinstance(e, dict):
+        raise ck.fail(f"appliance #{i}", "(entry)", "not a mapping", "a mapping of fields")
+    name = e.get("name")
+    where = f"appliance '{name}'" if name is not None else f"appliance #{i}"
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ck.fail(where, "name", f"{name!r} is not snake_case", "a snake_case identifier")
+    if name in seen:
+        raise ck.fail(where, "name", "duplicate name", "a name not used by another appliance")
+    seen.add(name)
+    for field in _REQUIRED:
+        if field not in e:
+            raise ck.fail(where, field, "missing", "required fields " + ", ".join(_REQUIRED))
+    for field in e:
+        if field not in _REQUIRED and field not in _OPTIONAL:
+            raise ck.fail(where, field, "unknown field", ", ".join(_REQUIRED + _OPTIONAL))
+
+    r: dict[str, Any] = {"name": name, "label": str(e["label"])}
+    r["category"] = ck.choice(where, "category", e["category"], CATEGORIES)
+    r["flexibility"] = ck.choice(where, "flexibility", e["flexibility"], list(FLEXIBILITY))
+    r["ownership"] = ck.number(where, "ownership", e["ownership"], 0.0, 1.0)
+    if not isinstance(e["always_owned"], bool):
+        raise ck.fail(where, "always_owned", f"{e['always_owned']!r}", "true or false")
+    r["always_owned"] = e["always_owned"]
+    r["drawn"] = e.get("drawn", not r["always_owned"])
+    if not isinstance(r["drawn"], bool) or (r["drawn"] and r["always_owned"]):
+        raise ck.fail(where, "drawn", f"{e.get('drawn')!r}",
+                      "true or false (false for always_owned entries)")
+    if r["always_owned"] and r["ownership"] != 1.0:
+        raise ck.fail(where, "ownership", f"{r['ownership']:g} with always_owned true",
+                      "1.0 when always_owned is true")
+    r["starts_per_day"] = ck.number(where, "starts_per_day", e["starts_per_day"])
+    r["cycle_minutes"] = ck.integer(where, "cycle_minutes", e["cycle_minutes"])
+    r["standby_kw"] = ck.number(where, "standby_kw", e["standby_kw"])
+    r["start_profile"] = ck.choice(where, "start_profile", e["start_profile"], list(profiles))
+    ck.choice(where, "source", e["source"], list(sources))
+    if "phases_source" in e:
+        ck.choice(where, "phases_source", e["phases_source"], list(sources))
+    r["phases"] = _phases(ck, where, e["phases"], r)
+    if "ranges" in e:
+        _ranges(ck, where, e["ranges"])
+    return r
+
+
+def _phases(ck: _Checker, where: str, raw: Any, r: dict[str, Any]) -> list[tuple[int, float]]:
+    accepted = "a list of [minutes, kW] pairs, minutes > 0, kW >= standby_kw"
+    if not isinstance(raw, list):
+        raise ck.fail(where, "phases", f"{raw!r} is not a list", accepted)
+    phases = []
+    for j, ph in enumerate(raw):
+        if not isinstance(ph, list) or len(ph) != 2:
+            raise ck.fail(where, f"phases[{j}]", f"{ph!r} is not a [minutes, kW] pair", accepted)
+        m = ck.integer(where, f"phases[{j}] minutes", ph[0], lo=1)
+        kw = ck.number(where, f"phases[{j}] kW", ph[1], lo=r["standby_kw"])
+        phases.append((m, kw))
+    total = sum(m for m, _ in phases)
+    if total != r["cycle_minutes"]:
+        raise ck.fail(where, "phases", f"phase minutes sum to {total}",
+                      f"phases whose minutes sum to cycle_minutes = {r['cycle_minutes']}")
+    if r["cycle_minutes"] == 0 and r["starts_per_day"] > 0:
+        raise ck.fail(where, "starts_per_day", f"{r['starts_per_day']:g} with no cycle",
+                      "0 for standby-only appliances (cycle_minutes 0)")
+    return phases
+
+
+def _ranges(ck: _Checker, where: str, raw: Any) -> None:
+    if not isinstance(raw, dict):
+        raise ck.fail(where, "ranges", "not a mapping", "a mapping field -> [low, high]")
+    for key, rng in raw.items():
+        ck.choice(where, "ranges", key, _RANGE_KEYS)
+        if not isinstance(rng, list) or len(rng) != 2:
+            raise ck.fail(where, f"ranges.{key}", f"{rng!r}", "a [low, high] pair")
+        lo = ck.number(where, f"ranges.{key}", rng[0])
+        hi = ck.number(where, f"ranges.{key}", rng[1])
+        if lo > hi:
+            raise ck.fail(where, f"ranges.{key}", f"low {lo:g} > high {hi:g}", "low <= high")

@@ -1,0 +1,87 @@
+"""Chunks of households and the simulation passes run over each chunk.
+
+A chunk is a contiguous range of household ids inside one group (DESIGN.md, data
+flow); it is the unit of parallelism. Every pass of a chunk shares the households'
+planned behaviour (common random numbers), so passes differ only by DR response.
+Passes (issue "simulation", dr_case_study.md reading 7):
+
+- ``baseline``: no DR;
+- ``expected``: the scenario's DR program at each household's θ_o;
+- ``traditional``: the program at the observed θ_red = θ_o × (1 − drop) (§6.3.2: 40 %).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from drsim.dr import DREvent
+from drsim.population import Population
+from drsim.scenario import Scenario
+from drsim.sim import DAY, ChunkSimulator, program_events
+
+PASSES = ("baseline", "expected", "traditional")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Households ``first .. first+count-1``, all in group ``group``."""
+
+    index: int
+    first: int
+    count: int
+    group: int
+
+
+def plan_chunks(scenario: Scenario, chunk_size: int | None = None) -> list[Chunk]:
+    """Split every group's id range into chunks of at most ``chunk_size`` households."""
+    size = chunk_size or scenario.chunk_size
+    chunks: list[Chunk] = []
+    for g, (lo, hi) in enumerate(scenario.group_ranges()):
+        for first in range(lo, hi, size):
+            chunks.append(Chunk(len(chunks), first, min(size, hi - first), g))
+    return chunks
+
+
+def group_drop(scenario: Scenario, group: int) -> float:
+    """Observed follow-through drop of a group (its override, else the scenario's)."""
+    g = scenario.groups[group].follow_through_drop
+    return scenario.follow_through_drop if g is None else g
+
+
+def pass_schedules(scenario: Scenario, group: int) -> dict[str, list[DREvent]]:
+    """The DR schedule of each pass for the households of one group."""
+    program = program_events(scenario)
+    drop = group_drop(scenario, group)
+    return {
+        "baseline": [],
+        "expected": program,
+        "traditional": [
+            DREvent(e.start, e.end, e.announced, follow_through=1.0 - drop) for e in program
+        ],
+    }
+
+
+@dataclass
+class ChunkResult:
+    """Per-minute system load of one chunk for each pass, in whole µkW (exact sums)."""
+
+    chunk: Chunk
+    households: int
+    ev_households: int
+    load: dict[str, np.ndarray] = field(default_factory=dict)  # pass -> (1440,)
+    by_category: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+
+
+def simulate_chunk(scenario: Scenario, chunk: Chunk) -> ChunkResult:
+    """Run every pass over one chunk; only per-minute sums leave the chunk."""
+    pop = Population(scenario, chunk.first, chunk.count)
+    sim = ChunkSimulator(pop)
+    result = ChunkResult(chunk, chunk.count, int(pop.has_ev.sum()))
+    for name, events in pass_schedules(scenario, chunk.group).items():
+        run = sim.run(events)
+        cats = run.load_by_category(0, DAY)
+        result.by_category[name] = cats
+        result.load[name] = np.sum([cats[c] for c in sorted(cats)], axis=0)
+    return result

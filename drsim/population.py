@@ -1,0 +1,123 @@
+"""Households of a chunk: appliance sets, EVs, follow-through rates and groups.
+
+Every attribute is drawn with counter-based streams keyed by the household id
+(:mod:`drsim.rng`), so a household is the same whatever chunk it falls in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from drsim import rng
+from drsim.appliances import Catalogue, load_catalogue
+from drsim.behaviour_data import EVData, load_ev_data, load_follow_through
+from drsim.scenario import FollowThrough, Scenario
+
+
+@dataclass(frozen=True)
+class Population:
+    """The households ``first .. first+count-1`` of a scenario (vectorized attributes)."""
+
+    scenario: Scenario
+    first: int
+    count: int
+
+    @cached_property
+    def ids(self) -> np.ndarray:
+        return np.arange(self.first, self.first + self.count, dtype=np.int64)
+
+    @cached_property
+    def catalogue(self) -> Catalogue:
+        ref = self.scenario.appliances.catalogue
+        base = self.scenario.resolve_path(".") if ref != "default" else None
+        return load_catalogue(ref, base)
+
+    @cached_property
+    def ev_data(self) -> EVData:
+        ref = self.scenario.ev.data
+        base = self.scenario.resolve_path(".") if ref != "default" else None
+        return load_ev_data(ref, base)
+
+    @cached_property
+    def group(self) -> np.ndarray:
+        """Group index of each household (Table 6.2 grouping)."""
+        return self.scenario.group_of(self.ids)
+
+    @cached_property
+    def appliance_count(self) -> np.ndarray:
+        """Number of catalogue appliances, uniform in [min, max] (dissertation §6.3.1: 20-25)."""
+        s = self.scenario.appliances
+        lo, hi = s.per_household_min, s.per_household_max
+        return rng.integers(self.scenario.seed, self.ids, "appliance_count", lo, hi)
+
+    @cached_property
+    def owns(self) -> np.ndarray:
+        """(count, A) bool: appliance sets drawn without replacement, weighted by ownership.
+
+        Weighted sampling without replacement by Efraimidis & Spirakis, "Weighted random
+        sampling with a reservoir", Inf. Process. Lett. 97(5), 2006: each item gets the key
+        log(u)/w and the k largest keys are taken. Always-owned entries (lighting) are added
+        on top of the drawn count, and entries not drawn (heating systems) are owned
+        independently with their ownership rate.
+        """
+        cat = self.catalogue
+        drawable = cat.drawn & (cat.ownership > 0)
+        a = np.arange(len(cat.names))
+        u = rng.uniform(self.scenario.seed, self.ids[:, None], "owns", a[None, :])
+        with np.errstate(divide="ignore"):
+            keys = np.where(drawable, np.log(np.maximum(u, 1e-300)) / cat.ownership, -np.inf)
+        k = np.minimum(self.appliance_count, drawable.sum())
+        order = np.argsort(-keys, axis=1, kind="stable")
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, a[None, :].repeat(self.count, 0), axis=1)
+        independent = ~cat.drawn & ~cat.always_owned
+        owned_alone = independent & (u < cat.ownership)
+        return (rank < k[:, None]) & drawable | cat.always_owned | owned_alone
+
+    @cached_property
+    def has_ev(self) -> np.ndarray:
+        """EV ownership at the scenario's penetration (§6.3.1: 22.48 %)."""
+        u = rng.uniform(self.scenario.seed, self.ids, "ev_owner")
+        return u < self.scenario.ev.penetration
+
+    @cached_property
+    def battery_kwh(self) -> np.ndarray:
+        u = rng.uniform(self.scenario.seed, self.ids, "ev_battery")
+        return self.ev_data.battery_kwh.quantile(u)
+
+    @cached_property
+    def charger_kw(self) -> np.ndarray:
+        u = rng.uniform(self.scenario.seed, self.ids, "ev_charger")
+        return self.ev_data.charger_kw.quantile(u)
+
+    @cached_property
+    def follow_through(self) -> np.ndarray:
+        """θ_o per household: a randomly chosen survey response (§6.3.1), group overrides apply."""
+        u = rng.uniform(self.scenario.seed, self.ids, "follow_through")
+        theta = np.empty(self.count)
+        for g, settings in enumerate(self._group_follow_through()):
+            sel = self.group == g
+            if not sel.any():
+                continue
+            base = None if settings.distribution == "survey" else self.scenario.resolve_path(".")
+            survey = load_follow_through(settings.distribution, base)
+            theta[sel] = np.clip(survey.levels.quantile(u[sel]) * settings.scale, 0.0, 1.0)
+        return theta
+
+    @cached_property
+    def follow_through_drop(self) -> np.ndarray:
+        """Observed drop of follow-through per household (group override or scenario's)."""
+        drops = np.array(
+            [
+                self.scenario.follow_through_drop if g.follow_through_drop is None
+                else g.follow_through_drop
+                for g in self.scenario.groups
+            ]
+        )
+        return drops[self.group]
+
+    def _group_follow_through(self) -> list[FollowThrough]:
+        return [g.follow_through or self.scenario.follow_through for g in self.scenario.groups]

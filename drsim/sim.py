@@ -1,0 +1,523 @@
+"""SimPy simulation of one chunk of households, vectorized over the chunk.
+
+One ``simpy.Environment`` per chunk and schedule (DESIGN.md, "The simulation"). The
+processes are vectorized over the households: one per appliance flexibility class
+(deferrable, shiftable in advance, non-flexible, cold cycling), one for EVs and one for
+the utility's DR signals. A process advances by events — the next day's batch of
+starts, or a DR signal (announcement, start, end) — and at each wake commits the
+starts that fell due since its last wake with the knowledge it had then, so a
+household reacts to a DR event only from its announcement on.
+
+Planned starts (what a household would do without DR) are drawn per day from
+counter-based streams, identical across passes (common random numbers); a DR event
+only moves planned starts. Load is rendered once the run ends: each cycle phase and
+each charging session is a rectangle [start, end) × kW added to a per-household
+minute grid by a difference array and a cumulative sum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import simpy
+
+from drsim import rng
+from drsim.appliances import FLEX_ADVANCE, FLEX_COLD, FLEX_DEFERRABLE, FLEX_NONE
+from drsim.dr import DREvent, ResolvedEvent, active_theta, merged_windows, window_end
+from drsim.population import Population
+
+DAY = 1440
+FIRST_DAY, LAST_DAY = -1, 1  # the DR day is day 0; day -1 warms up, day 1 holds the rebound
+HORIZON = (FIRST_DAY * DAY, (LAST_DAY + 1) * DAY)
+FLEX_CLASSES = (FLEX_DEFERRABLE, FLEX_ADVANCE, FLEX_NONE, FLEX_COLD)
+
+
+# --------------------------------------------------------------------------- batches
+@dataclass
+class Batch:
+    """Columns of equal length: starts of appliance cycles or EV charging sessions.
+
+    ``key`` identifies a planned start independently of DR (appliance or -1 for EVs,
+    day, index within the household's day), ``gen`` counts how often it was moved.
+    """
+
+    row: np.ndarray
+    t: np.ndarray
+    appliance: np.ndarray
+    day: np.ndarray
+    j: np.ndarray
+    gen: np.ndarray
+    energy_kwh: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    kw: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def take(self, sel) -> Batch:
+        return Batch(**{k: (v[sel] if len(v) else v) for k, v in self.__dict__.items()})
+
+    @staticmethod
+    def concat(parts: Sequence[Batch]) -> Batch:
+        parts = [p for p in parts if len(p)] or list(parts[:1])
+        return Batch(
+            **{k: np.concatenate([getattr(p, k) for p in parts]) for k in parts[0].__dict__}
+        )
+
+    @staticmethod
+    def empty(ev: bool = False) -> Batch:
+        z = np.zeros(0, dtype=np.int64)
+        f = np.zeros(0)
+        return Batch(z, z, z, z, z, z, *( (f, f) if ev else () ))
+
+
+# --------------------------------------------------------------------------- planning
+class ChunkPlan:
+    """What the households of a chunk would do without DR, drawn once and shared by passes."""
+
+    def __init__(self, pop: Population, day_offset: int = 0):
+        self.pop = pop
+        self.seed = pop.scenario.seed
+        self.day_offset = day_offset  # counter offset: other simulated days (baseline)
+        cat = pop.catalogue
+        self._cdf = np.cumsum(cat.start_pmf, axis=1)
+        self._cdf[:, -1] = 1.0
+        self._days: dict[tuple[int, int], Batch] = {}
+
+    def appliance_starts(self, flex: int, day: int) -> Batch:
+        """Planned cycle starts of one flexibility class on one day."""
+        if (flex, day) not in self._days:
+            make = self._cold_starts if flex == FLEX_COLD else self._random_starts
+            self._days[flex, day] = make(flex, day)
+        return self._days[flex, day]
+
+    def _pairs(self, flex: int) -> tuple[np.ndarray, np.ndarray]:
+        cat = self.pop.catalogue
+        mask = self.pop.owns & (cat.flexibility == flex)[None, :] & (cat.starts_per_day > 0)
+        return np.nonzero(mask)
+
+    def _random_starts(self, flex: int, day: int) -> Batch:
+        """Poisson number of starts per day, times by the appliance's start-time curve.
+
+        CREST (Richardson et al. 2010, §3) makes starts depend on the time of day through
+        activity profiles; here the number of starts per day is Poisson with the
+        catalogue's mean, and each start's 10-minute slot is drawn from the appliance's
+        weekday start curve, its minute uniform within the slot.
+        """
+        cat, ids = self.pop.catalogue, self.pop.ids
+        rows, apps = self._pairs(flex)
+        key = day + self.day_offset
+        u = rng.uniform(self.seed, ids[rows], "start_count", apps, key)
+        n = rng.poisson(cat.starts_per_day[apps], u)
+        rows, apps = np.repeat(rows, n), np.repeat(apps, n)
+        j = np.arange(len(rows)) - np.repeat(np.cumsum(n) - n, n)
+        u_slot = rng.uniform(self.seed, ids[rows], "start_slot", apps, key, j)
+        u_min = rng.uniform(self.seed, ids[rows], "start_minute", apps, key, j)
+        slot = np.searchsorted((self._cdf + np.arange(len(cat.names))[:, None]).ravel(),
+                               apps + u_slot, side="right") - apps * 144
+        slot = np.minimum(slot, 143)
+        t = day * DAY + slot * 10 + (u_min * 10).astype(np.int64)
+        return _batch(rows, t, apps, key, j)
+
+    def _cold_starts(self, flex: int, day: int) -> Batch:
+        """Thermostatic cycling: one cycle every 1440/starts_per_day minutes, random phase."""
+        cat, ids = self.pop.catalogue, self.pop.ids
+        rows, apps = self._pairs(flex)
+        period = DAY / cat.starts_per_day[apps]
+        phase = rng.uniform(self.seed, ids[rows], "cold_phase", apps, self.day_offset) * period
+        first = np.ceil((day * DAY - phase) / period).astype(np.int64)
+        last = np.ceil(((day + 1) * DAY - phase) / period).astype(np.int64)
+        n = last - first
+        j = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)
+        k = np.repeat(first, n) + j
+        t = np.floor(np.repeat(phase, n) + k * np.repeat(period, n)).astype(np.int64)
+        return _batch(np.repeat(rows, n), t, np.repeat(apps, n), day + self.day_offset, j)
+
+    def ev_sessions(self, day: int) -> Batch:
+        """Planned EV charging sessions (Quirós-Tortós et al. 2018 style, see drsim.ev)."""
+        if (-1, day) not in self._days:
+            from drsim.ev import planned_sessions
+
+            self._days[-1, day] = planned_sessions(self.pop, day, self.day_offset)
+        return self._days[-1, day]
+
+
+def _batch(rows, t, apps, day, j, energy_kwh=None, kw=None) -> Batch:
+    n = len(t)
+    return Batch(
+        row=rows.astype(np.int64),
+        t=t.astype(np.int64),
+        appliance=np.broadcast_to(np.asarray(apps, dtype=np.int64), n).copy(),
+        day=np.full(n, day, dtype=np.int64),
+        j=j.astype(np.int64),
+        gen=np.zeros(n, dtype=np.int64),
+        energy_kwh=np.zeros(0) if energy_kwh is None else energy_kwh,
+        kw=np.zeros(0) if kw is None else kw,
+    )
+
+
+# --------------------------------------------------------------------------- processes
+class DRSignals:
+    """The utility's DR signals: announcement, start and end of each event as SimPy events."""
+
+    def __init__(self, env: simpy.Environment, events: list[ResolvedEvent]):
+        self.env = env
+        self.events = events
+        self.known: list[ResolvedEvent] = []
+        self.changed = env.event()
+        self.log: list[tuple[int, str, int]] = []
+        env.process(self._run())
+
+    def _run(self):
+        signals = sorted(
+            [(e.announce, 0, "announce", i) for i, e in enumerate(self.events)]
+            + [(e.start, 1, "start", i) for i, e in enumerate(self.events)]
+            + [(e.end, 2, "end", i) for i, e in enumerate(self.events)]
+        )
+        for time, _, kind, i in signals:
+            if time > self.env.now:
+                yield self.env.timeout(time - self.env.now)
+            if kind == "announce":
+                self.known.append(self.events[i])
+            self.log.append((int(self.env.now), kind, i))
+            fired, self.changed = self.changed, self.env.event()
+            fired.succeed((kind, i))
+
+
+class _Process:
+    """Common loop: wake at each day boundary or DR signal, commit what fell due."""
+
+    def __init__(self, env, signals: DRSignals, pop: Population, plan: ChunkPlan, ev: bool):
+        self.env, self.signals, self.pop, self.plan = env, signals, pop, plan
+        self.seed = pop.scenario.seed
+        self.dr = pop.scenario.dr_program
+        self.known: list[ResolvedEvent] = []
+        self.pending = Batch.empty(ev)
+        self.committed: list[Batch] = []
+        env.process(self._run())
+
+    def _run(self):
+        self._new_day(FIRST_DAY)
+        while self.env.now < HORIZON[1]:
+            boundary = (self.env.now // DAY + 1) * DAY
+            yield self.env.any_of([self.env.timeout(boundary - self.env.now), self.signals.changed])
+            now = int(self.env.now)
+            self._commit_due(now)
+            self.known = list(self.signals.known)
+            if now % DAY == 0 and now // DAY <= LAST_DAY:
+                self._new_day(now // DAY)
+            self._react(now)
+        self._commit_due(np.iinfo(np.int64).max)  # deferred beyond the horizon: keep the energy
+
+    def _commit_due(self, now: int) -> None:
+        """Commit starts due before ``now``; starts inside a known event may be deferred."""
+        while True:
+            due = self.pending.t < now
+            if not due.any():
+                return
+            batch, self.pending = self.pending.take(due), self.pending.take(~due)
+            batch = self._defer(batch)
+            self._commit(batch)
+
+    def _defer(self, batch: Batch) -> Batch:
+        """Move starts inside known events after the (merged) event window with probability θ."""
+        if not self.known or not self._responds(batch):
+            return batch
+        theta = active_theta(self.known, batch.row, batch.t)
+        u = self._decision(batch)
+        move = u < theta
+        if move.any():
+            moved = batch.take(move)
+            spread = rng.uniform(self.seed, self.pop.ids[moved.row], "rebound", moved.appliance,
+                                 moved.day, moved.j, moved.gen)
+            moved.t = window_end(self.known, moved.t) + (
+                spread * self.dr.rebound_spread_minutes
+            ).astype(np.int64)
+            moved.gen = moved.gen + 1
+            self.pending = Batch.concat([self.pending, moved])
+            batch = batch.take(~move)
+        return batch
+
+    def _decision(self, batch: Batch) -> np.ndarray:
+        return rng.uniform(self.seed, self.pop.ids[batch.row], "follow", batch.appliance,
+                           batch.day, batch.j, batch.gen)
+
+    def _commit(self, batch: Batch) -> None:
+        self.committed.append(batch)
+
+    # hooks
+    def _new_day(self, day: int) -> None:
+        raise NotImplementedError
+
+    def _react(self, now: int) -> None:
+        """React to the current knowledge at ``now`` (after due starts were committed)."""
+
+    def _responds(self, batch: Batch) -> np.ndarray | bool:
+        return True
+
+
+class ApplianceProcess(_Process):
+    """All appliances of one flexibility class, for all households of the chunk."""
+
+    def __init__(self, env, signals, pop, plan, flex: int):
+        self.flex = flex
+        super().__init__(env, signals, pop, plan, ev=False)
+
+    def _new_day(self, day: int) -> None:
+        self.pending = Batch.concat([self.pending, self.plan.appliance_starts(self.flex, day)])
+
+    def _responds(self, batch: Batch) -> bool:
+        return self.flex in (FLEX_DEFERRABLE, FLEX_ADVANCE)
+
+    def _react(self, now: int) -> None:
+        """Shiftable-in-advance appliances (pre-cooling/heating) run before a known event.
+
+        A following household moves a planned start that falls inside an announced,
+        not yet started event to a uniform time in [max(now, start − lead), start).
+        """
+        if self.flex != FLEX_ADVANCE or not self.known:
+            return
+        windows = merged_windows(self.known)
+        p = self.pending
+        i = np.searchsorted(windows[:, 0], p.t, side="right") - 1
+        ok = i >= 0
+        w_start = np.where(ok, windows[np.maximum(i, 0), 0], 0)
+        inside = ok & (p.t < windows[np.maximum(i, 0), 1]) & (w_start > now)
+        lead_start = np.maximum(now, w_start - self.dr.precool_lead_minutes)
+        inside &= w_start - lead_start >= 1
+        if not inside.any():
+            return
+        cand = p.take(inside)
+        theta = active_theta(self.known, cand.row, cand.t)
+        move = self._decision(cand) < theta
+        if not move.any():
+            return
+        idx = np.nonzero(inside)[0][move]
+        moved = p.take(idx)
+        u = rng.uniform(self.seed, self.pop.ids[moved.row], "precool", moved.appliance,
+                        moved.day, moved.j, moved.gen)
+        ls, ws = lead_start[idx], w_start[idx]
+        moved.t = ls + (u * (ws - ls)).astype(np.int64)
+        moved.gen = moved.gen + 1
+        keep = np.ones(len(p), bool)
+        keep[idx] = False
+        self.pending = Batch.concat([p.take(keep), moved])
+
+
+class EVProcess(_Process):
+    """EV charging of the chunk's EV households (drsim.ev draws the sessions)."""
+
+    def __init__(self, env, signals, pop, plan):
+        self.busy_until = np.full(pop.count, np.iinfo(np.int64).min // 2)
+        super().__init__(env, signals, pop, plan, ev=True)
+
+    def _new_day(self, day: int) -> None:
+        self.pending = Batch.concat([self.pending, self.plan.ev_sessions(day)])
+
+    def _decision(self, batch: Batch) -> np.ndarray:
+        return rng.uniform(self.seed, self.pop.ids[batch.row], "ev_follow", batch.day,
+                           batch.j, batch.gen)
+
+    def _commit(self, batch: Batch) -> None:
+        """Start sessions in time order; one car charges one session at a time."""
+        order = np.lexsort((batch.j, batch.t, batch.row))
+        batch = batch.take(order)
+        first_of_row = np.r_[True, batch.row[1:] != batch.row[:-1]]
+        rank = np.arange(len(batch)) - np.maximum.accumulate(
+            np.where(first_of_row, np.arange(len(batch)), 0)
+        )
+        for r in range(int(rank.max()) + 1 if len(batch) else 0):
+            sel = rank == r
+            start = np.maximum(batch.t[sel], self.busy_until[batch.row[sel]])
+            batch.t[sel] = start
+            self.busy_until[batch.row[sel]] = start + _duration(batch.take(sel))
+        self.committed.append(batch)
+
+    def _react(self, now: int) -> None:
+        """At an event's start, following EVs that are charging pause until its end."""
+        if not self.pop.scenario.ev.pause_in_progress:
+            return
+        if not any(e.start == now for e in self.known) or not self.committed:
+            return
+        done = Batch.concat(self.committed)
+        end = done.t + _duration(done)
+        running = (done.t < now) & (end > now)
+        if not running.any():
+            return
+        theta = active_theta(self.known, done.row, np.full(len(done), now))
+        u = rng.uniform(self.seed, self.pop.ids[done.row], "ev_pause", done.day, done.j, done.gen)
+        pause = running & (u < theta)
+        if not pause.any():
+            return
+        rest = done.take(pause)
+        charged = (now - rest.t) / 60.0 * rest.kw
+        rest.energy_kwh = rest.energy_kwh - charged
+        spread = rng.uniform(self.seed, self.pop.ids[rest.row], "ev_resume", rest.day, rest.j,
+                             rest.gen)
+        rest.t = window_end(self.known, np.full(len(rest), now)) + (
+            spread * self.dr.rebound_spread_minutes
+        ).astype(np.int64)
+        rest.gen = rest.gen + 1
+        done.energy_kwh[pause] = charged
+        self.busy_until[rest.row] = now
+        self.committed = [done]
+        self.pending = Batch.concat([self.pending, rest])
+
+
+def _duration(b: Batch) -> np.ndarray:
+    """Whole minutes a session occupies the charger (the last one partly)."""
+    return np.ceil(b.energy_kwh / b.kw * 60.0 - 1e-9).astype(np.int64)
+
+
+# --------------------------------------------------------------------------- rendering
+MICRO = 1_000_000  # loads are summed in whole µkW: exact, so any summation order agrees
+
+
+def micro_kw(kw) -> np.ndarray:
+    """kW rounded to whole µkW (as float64, exact for sums below 2**53 µkW)."""
+    return np.round(np.asarray(kw, dtype=np.float64) * MICRO)
+
+
+def render_rectangles(n_rows: int, rows, start, end, kw, lo: int, hi: int) -> np.ndarray:
+    """Sum rectangles [start, end) × kW into an (n_rows, hi-lo) minute grid of whole µkW.
+
+    Each rectangle's power is rounded to whole µkW first, so every sum is an exact
+    integer and the result does not depend on the order of the rectangles (chunking).
+    """
+    width = hi - lo
+    keep = (end > lo) & (start < hi) & (end > start)
+    rows, kw = rows[keep], kw[keep]
+    s = np.clip(start[keep] - lo, 0, width)
+    e = np.clip(end[keep] - lo, 0, width)
+    stride = width + 1
+    idx = np.concatenate([rows * stride + s, rows * stride + e])
+    w = micro_kw(np.concatenate([kw, -kw]))
+    diff = np.bincount(idx, weights=w, minlength=n_rows * stride).reshape(n_rows, stride)
+    return np.cumsum(diff[:, :width], axis=1)
+
+
+def appliance_rectangles(cat, b: Batch):
+    """Rectangles of each cycle phase; phase power above the appliance's standby."""
+    rows, starts, ends, kws = [], [], [], []
+    offset = np.zeros(len(b), dtype=np.int64)
+    for p in range(cat.phase_minutes.shape[1]):
+        minutes = cat.phase_minutes[b.appliance, p]
+        kw = cat.phase_kw[b.appliance, p] - cat.standby_kw[b.appliance]
+        s = b.t + offset
+        rows.append(b.row)
+        starts.append(s)
+        ends.append(s + minutes)
+        kws.append(np.where(minutes > 0, kw, 0.0))
+        offset = offset + minutes
+    return (np.concatenate(rows), np.concatenate(starts), np.concatenate(ends),
+            np.concatenate(kws))
+
+
+def ev_rectangles(b: Batch):
+    """A session at full power for its whole minutes, the last minute at the remainder."""
+    minutes = b.energy_kwh / b.kw * 60.0
+    full = np.floor(minutes + 1e-9).astype(np.int64)
+    tail = np.maximum(minutes - full, 0.0)
+    return (np.concatenate([b.row, b.row]), np.concatenate([b.t, b.t + full]),
+            np.concatenate([b.t + full, b.t + full + 1]), np.concatenate([b.kw, b.kw * tail]))
+
+
+# --------------------------------------------------------------------------- running
+@dataclass
+class ChunkRun:
+    """The committed starts and sessions of one schedule for one chunk."""
+
+    pop: Population
+    appliances: Batch
+    ev: Batch
+    signal_log: list
+
+    def load_micro_kw(self, lo: int = 0, hi: int = DAY) -> np.ndarray:
+        """(count, hi-lo) load in whole µkW per minute (float64); minute 0 is 00:00."""
+        cat = self.pop.catalogue
+        r = appliance_rectangles(cat, self.appliances)
+        e = ev_rectangles(self.ev)
+        rect = [np.concatenate([a, b]) for a, b in zip(r, e, strict=True)]
+        grid = render_rectangles(self.pop.count, *rect, lo, hi)
+        return grid + self.standby_micro_kw()[:, None]
+
+    def load(self, lo: int = 0, hi: int = DAY) -> np.ndarray:
+        """(count, hi-lo) kW per minute (float64); minute 0 is 00:00 of the DR day."""
+        return self.load_micro_kw(lo, hi) / MICRO
+
+    def standby_micro_kw(self) -> np.ndarray:
+        """Standby of each household's appliances, µkW (summed exactly)."""
+        return (self.pop.owns * micro_kw(self.pop.catalogue.standby_kw)).sum(axis=1)
+
+    def load_by_category(self, lo: int = 0, hi: int = DAY) -> dict[str, np.ndarray]:
+        """Chunk load per appliance category and EVs, whole µkW: {category: (hi-lo,)}."""
+        cat = self.pop.catalogue
+        names = sorted(set(cat.category.tolist()))
+        code = {c: i for i, c in enumerate(names)}
+        app_code = np.array([code[c] for c in cat.category])
+        rows, s, e, kw = appliance_rectangles(cat, self.appliances)
+        n_app = len(self.appliances)
+        n_phase = cat.phase_minutes.shape[1]
+        codes = np.tile(app_code[self.appliances.appliance], n_phase) if n_app else rows
+        grid = render_rectangles(len(names), codes, s, e, kw, lo, hi)
+        standby = (self.pop.owns * micro_kw(cat.standby_kw)).sum(0)
+        out = {c: grid[i] + standby[app_code == i].sum() for c, i in code.items()}
+        out["ev"] = render_rectangles(1, *(
+            [np.zeros(2 * len(self.ev), dtype=np.int64)] + list(ev_rectangles(self.ev)[1:])
+        ), lo, hi)[0]
+        return out
+
+
+class ChunkSimulator:
+    """Runs schedules of DR events over one chunk; planned behaviour is shared by all runs."""
+
+    def __init__(self, pop: Population, day_offset: int = 0):
+        self.pop = pop
+        self.plan = ChunkPlan(pop, day_offset)
+
+    @cached_property
+    def theta_o(self) -> np.ndarray:
+        return self.pop.follow_through
+
+    def resolve(self, events: Sequence[DREvent]) -> list[ResolvedEvent]:
+        notice = self.pop.scenario.dr_program.notice_minutes
+        return [e.resolve(notice, self.theta_o) for e in events]
+
+    def run(self, events: Sequence[DREvent]) -> ChunkRun:
+        env = simpy.Environment(initial_time=HORIZON[0])
+        signals = DRSignals(env, self.resolve(events))
+        procs = [ApplianceProcess(env, signals, self.pop, self.plan, f) for f in FLEX_CLASSES]
+        ev = EVProcess(env, signals, self.pop, self.plan)
+        env.run(until=HORIZON[1] + 1)
+        return ChunkRun(
+            self.pop,
+            Batch.concat([b for p in procs for b in p.committed] or [Batch.empty()]),
+            Batch.concat(ev.committed or [Batch.empty(ev=True)]),
+            signals.log,
+        )
+
+
+def program_events(scenario) -> list[DREvent]:
+    """The scenario's own DR program as a one-event schedule."""
+    p = scenario.dr_program
+    return [DREvent(start=p.start, end=p.end)]
+
+
+def simulate_households(scenario, first: int, count: int, dr_events=None) -> np.ndarray:
+    """kW per minute of the DR day for households ``first .. first+count-1``.
+
+    Returns a float32 array (count, 1440), column 0 = 00:00. ``dr_events=None`` runs the
+    scenario's own DR program, ``[]`` none.
+    """
+    if count < 0 or first < 0 or first + count > scenario.households:
+        raise ValueError(
+            f"households {first}..{first + count - 1} outside 0..{scenario.households - 1}"
+        )
+    events = program_events(scenario) if dr_events is None else list(dr_events)
+    run = ChunkSimulator(Population(scenario, first, count)).run(events)
+    return run.load().astype(np.float32)
+
+
+__all__ = ["ChunkSimulator", "ChunkRun", "simulate_households", "program_events"]

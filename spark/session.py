@@ -1,0 +1,120 @@
+"""The Spark session of a drsim run: local mode by default, a cluster URL on request.
+
+Local mode (``local[*]``) needs nothing but Java 17+; ``master="spark://host:7077"`` runs the
+same jobs on a standalone cluster, with the ``drsim``, ``cep_core`` and ``spark`` packages
+shipped to the executors as a zip.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+import zipfile
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+MIN_JAVA = 17
+PACKAGES = ("drsim", "cep_core", "spark")
+PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the folder holding the packages
+LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+"""
+
+
+def java_version() -> int | None:
+    """Major version of the Java that PySpark will start (``$JAVA_HOME`` or PATH), or None."""
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not java or not Path(java).exists():
+        return None
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if not m:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2) or 0) if major == 1 else major  # "1.8.0_392" is Java 8
+
+
+def check_java() -> None:
+    """Raise RuntimeError (one line) unless Java >= 17 is available."""
+    version = java_version()
+    if version is None:
+        raise RuntimeError(f"Java not found: Spark needs Java {MIN_JAVA} or newer "
+                           "(install it or set JAVA_HOME)")
+    if version < MIN_JAVA:
+        raise RuntimeError(f"Java {version} found, but Spark needs Java {MIN_JAVA} or newer "
+                           "(install it or set JAVA_HOME)")
+
+
+def is_local(master: str) -> bool:
+    return master == "local" or master.startswith("local[")
+
+
+def get_spark(master: str | None = None, app_name: str = "drsim") -> SparkSession:
+    """Start (or reuse) the Spark session; ``master=None`` is ``local[*]``."""
+    master = master or "local[*]"
+    check_java()
+    cores = os.cpu_count() or 2
+    if is_local(master):
+        # Python workers run this interpreter and find the packages even when not installed.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        path = os.environ.get("PYTHONPATH", "")
+        if str(PROJECT_ROOT) not in path.split(os.pathsep):
+            os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), path) if p)
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
+                            category=FutureWarning)
+    spark = (
+        SparkSession.builder.master(master)
+        .appName(app_name)
+        .config("spark.driver.memory", "4g")
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_log_config()}")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", str(cores))
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    if not is_local(master):
+        _ship_packages(spark)
+    return spark
+
+
+def _log_config() -> str:
+    """A log4j2 configuration (temporary file) that keeps Spark quiet below ERROR."""
+    path = Path(tempfile.gettempdir()) / "drsim-log4j2.properties"
+    if not path.is_file() or path.read_text() != LOG4J2:
+        fd, tmp = tempfile.mkstemp(prefix="drsim-log4j2-", suffix=".properties")
+        with os.fdopen(fd, "w") as f:
+            f.write(LOG4J2)
+        os.replace(tmp, path)
+    return path.as_uri()
+
+
+def _ship_packages(spark: SparkSession) -> None:
+    """Zip the project's packages into a temporary file and add it to the job."""
+    fd, name = tempfile.mkstemp(prefix="drsim-packages-", suffix=".zip")
+    os.close(fd)
+    with zipfile.ZipFile(name, "w", zipfile.ZIP_DEFLATED) as zf:
+        for package in PACKAGES:
+            for file in sorted((PROJECT_ROOT / package).rglob("*")):
+                if file.is_file() and "__pycache__" not in file.parts:
+                    zf.write(file, file.relative_to(PROJECT_ROOT).as_posix())
+    spark.sparkContext.addPyFile(name)

@@ -51,9 +51,12 @@ _FT_REF, _FT_FILE = "survey", "follow_through.yaml"
 class BehaviourDataError(ValueError):
     """A behaviour data file is missing or invalid; names the file, the key and what is accepted."""
 
-    def __init__(self, file: str, key: str, problem: str, accepted: str):
-        self.file, self.key = file, key
-        super().__init__(f"{file}: '{key}': {problem} (accepted: {accepted})")
+    @classmethod
+    def of(cls, file: str, key: str, problem: str, accepted: str) -> BehaviourDataError:
+        """The error for ``key`` of ``file`` (plain ``args``, so it pickles and re-raises)."""
+        err = cls(f"{file}: '{key}': {problem} (accepted: {accepted})")
+        err.file, err.key = file, key
+        return err
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -182,7 +185,7 @@ def _resolve(ref: str, base_dir: Path | None, default_ref: str, default_file: st
     if base_dir is not None and not path.is_absolute():
         path = Path(base_dir) / path
     if not path.is_file():
-        raise BehaviourDataError(
+        raise BehaviourDataError.of(
             str(path), "<file>", "no such file",
             f"'{default_ref}' (packaged {default_file}) or the path of a YAML file of its schema",
         )
@@ -193,9 +196,9 @@ def _read(text: str, label: str) -> dict:
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise BehaviourDataError(label, "<file>", f"not valid YAML ({exc})", "YAML") from exc
+        raise BehaviourDataError.of(label, "<file>", f"not valid YAML ({exc})", "YAML") from exc
     if not isinstance(doc, Mapping):
-        raise BehaviourDataError(label, "<file>", "top level is not a mapping", "a YAML mapping")
+        raise BehaviourDataError.of(label, "<file>", "top level is not a mapping", "a YAML mapping")
     return dict(doc)
 
 
@@ -207,7 +210,7 @@ class _Checker:
         self.sources = self._sources()
 
     def fail(self, key: str, problem: str, accepted: str) -> BehaviourDataError:
-        return BehaviourDataError(self.label, key, problem, accepted)
+        return BehaviourDataError.of(self.label, key, problem, accepted)
 
     def _sources(self) -> dict:
         src = self.doc.get("sources")

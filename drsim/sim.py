@@ -33,6 +33,8 @@ DAY = 1440
 FIRST_DAY, LAST_DAY = -1, 1  # the DR day is day 0; day -1 warms up, day 1 holds the rebound
 HORIZON = (FIRST_DAY * DAY, (LAST_DAY + 1) * DAY)
 FLEX_CLASSES = (FLEX_DEFERRABLE, FLEX_ADVANCE, FLEX_NONE, FLEX_COLD)
+RESPONSIVE = (FLEX_DEFERRABLE, FLEX_ADVANCE)  # classes whose starts DR can move
+STATIC = (FLEX_NONE, FLEX_COLD)
 
 
 # --------------------------------------------------------------------------- batches
@@ -66,6 +68,10 @@ class Batch:
             **{k: np.concatenate([getattr(p, k) for p in parts]) for k in parts[0].__dict__}
         )
 
+    def by_time(self) -> Batch:
+        """The same starts in time order (stable)."""
+        return self.take(np.argsort(self.t, kind="stable"))
+
     @staticmethod
     def empty(ev: bool = False) -> Batch:
         z = np.zeros(0, dtype=np.int64)
@@ -90,7 +96,8 @@ class ChunkPlan:
         """Planned cycle starts of one flexibility class on one day."""
         if (flex, day) not in self._days:
             make = self._cold_starts if flex == FLEX_COLD else self._random_starts
-            self._days[flex, day] = make(flex, day)
+            starts = make(flex, day)
+            self._days[flex, day] = starts.by_time() if flex in RESPONSIVE else starts
         return self._days[flex, day]
 
     def _pairs(self, flex: int) -> tuple[np.ndarray, np.ndarray]:
@@ -140,7 +147,7 @@ class ChunkPlan:
         if (-1, day) not in self._days:
             from drsim.ev import planned_sessions
 
-            self._days[-1, day] = planned_sessions(self.pop, day, self.day_offset)
+            self._days[-1, day] = planned_sessions(self.pop, day, self.day_offset).by_time()
         return self._days[-1, day]
 
 
@@ -211,13 +218,24 @@ class _Process:
             self._react(now)
         self._commit_due(np.iinfo(np.int64).max)  # deferred beyond the horizon: keep the energy
 
+    def _add_pending(self, batch: Batch) -> None:
+        """Add starts to the pending ones, which are kept in time order."""
+        if not len(self.pending):
+            self.pending = batch
+        elif not len(batch):
+            return
+        elif self.pending.t[-1] <= batch.t[0]:
+            self.pending = Batch.concat([self.pending, batch])
+        else:
+            self.pending = Batch.concat([self.pending, batch]).by_time()
+
     def _commit_due(self, now: int) -> None:
         """Commit starts due before ``now``; starts inside a known event may be deferred."""
         while True:
-            due = self.pending.t < now
-            if not due.any():
+            i = int(np.searchsorted(self.pending.t, now, side="left"))
+            if i == 0:
                 return
-            batch, self.pending = self.pending.take(due), self.pending.take(~due)
+            batch, self.pending = self.pending.take(slice(0, i)), self.pending.take(slice(i, None))
             batch = self._defer(batch)
             self._commit(batch)
 
@@ -236,7 +254,7 @@ class _Process:
                 spread * self.dr.rebound_spread_minutes
             ).astype(np.int64)
             moved.gen = moved.gen + 1
-            self.pending = Batch.concat([self.pending, moved])
+            self._add_pending(moved.by_time())
             batch = batch.take(~move)
         return batch
 
@@ -266,7 +284,12 @@ class ApplianceProcess(_Process):
         super().__init__(env, signals, pop, plan, ev=False)
 
     def _new_day(self, day: int) -> None:
-        self.pending = Batch.concat([self.pending, self.plan.appliance_starts(self.flex, day)])
+        """Draw the day's starts; appliances DR never moves commit the whole day at once."""
+        starts = self.plan.appliance_starts(self.flex, day)
+        if self.flex in RESPONSIVE:
+            self._add_pending(starts)
+        else:
+            self.committed.append(starts)
 
     def _responds(self, batch: Batch) -> bool:
         return self.flex in (FLEX_DEFERRABLE, FLEX_ADVANCE)
@@ -303,7 +326,8 @@ class ApplianceProcess(_Process):
         moved.gen = moved.gen + 1
         keep = np.ones(len(p), bool)
         keep[idx] = False
-        self.pending = Batch.concat([p.take(keep), moved])
+        self.pending = p.take(keep)
+        self._add_pending(moved.by_time())
 
 
 class EVProcess(_Process):
@@ -314,7 +338,7 @@ class EVProcess(_Process):
         super().__init__(env, signals, pop, plan, ev=True)
 
     def _new_day(self, day: int) -> None:
-        self.pending = Batch.concat([self.pending, self.plan.ev_sessions(day)])
+        self._add_pending(self.plan.ev_sessions(day))
 
     def _decision(self, batch: Batch) -> np.ndarray:
         return rng.uniform(self.seed, self.pop.ids[batch.row], "ev_follow", batch.day,
@@ -363,7 +387,7 @@ class EVProcess(_Process):
         done.energy_kwh[pause] = charged
         self.busy_until[rest.row] = now
         self.committed = [done]
-        self.pending = Batch.concat([self.pending, rest])
+        self._add_pending(rest.by_time())
 
 
 def _duration(b: Batch) -> np.ndarray:
@@ -398,50 +422,79 @@ def render_rectangles(n_rows: int, rows, start, end, kw, lo: int, hi: int) -> np
     return np.cumsum(diff[:, :width], axis=1)
 
 
-def appliance_rectangles(cat, b: Batch):
-    """Rectangles of each cycle phase; phase power above the appliance's standby."""
-    rows, starts, ends, kws = [], [], [], []
-    offset = np.zeros(len(b), dtype=np.int64)
+def appliance_rectangles(cat, b: Batch, lo: int, hi: int, key: np.ndarray | None = None):
+    """Rectangles (key, start, end, kW) of the cycle phases of ``b`` that overlap [lo, hi).
+
+    Phase power is counted above the appliance's standby (standby is added per household).
+    ``key`` (default: the household row) is the grid row each rectangle is added to.
+    """
+    keep = (b.t < hi) & (b.t + cat.cycle_minutes[b.appliance] > lo)
+    a, s = b.appliance[keep], b.t[keep]
+    k = (b.row if key is None else key)[keep]
+    phases = (cat.phase_minutes > 0).sum(axis=1)
+    keys, starts, ends, kws = [], [], [], []
     for p in range(cat.phase_minutes.shape[1]):
-        minutes = cat.phase_minutes[b.appliance, p]
-        kw = cat.phase_kw[b.appliance, p] - cat.standby_kw[b.appliance]
-        s = b.t + offset
-        rows.append(b.row)
+        if p:
+            more = phases[a] > p
+            a, s, k = a[more], s[more], k[more]
+        minutes = cat.phase_minutes[a, p]
+        keys.append(k)
         starts.append(s)
         ends.append(s + minutes)
-        kws.append(np.where(minutes > 0, kw, 0.0))
-        offset = offset + minutes
-    return (np.concatenate(rows), np.concatenate(starts), np.concatenate(ends),
+        kws.append(cat.phase_kw[a, p] - cat.standby_kw[a])
+        s = s + minutes
+    return (np.concatenate(keys), np.concatenate(starts), np.concatenate(ends),
             np.concatenate(kws))
 
 
-def ev_rectangles(b: Batch):
+def ev_rectangles(b: Batch, key: np.ndarray | None = None):
     """A session at full power for its whole minutes, the last minute at the remainder."""
     minutes = b.energy_kwh / b.kw * 60.0
     full = np.floor(minutes + 1e-9).astype(np.int64)
     tail = np.maximum(minutes - full, 0.0)
-    return (np.concatenate([b.row, b.row]), np.concatenate([b.t, b.t + full]),
+    k = b.row if key is None else key
+    return (np.concatenate([k, k]), np.concatenate([b.t, b.t + full]),
             np.concatenate([b.t + full, b.t + full + 1]), np.concatenate([b.kw, b.kw * tail]))
 
 
 # --------------------------------------------------------------------------- running
+
+
 @dataclass
 class ChunkRun:
-    """The committed starts and sessions of one schedule for one chunk."""
+    """The committed starts and sessions of one schedule for one chunk.
+
+    Appliances that never respond to DR (non-flexible, cold) commit the same starts in
+    every run of a simulator, so their rendered load is computed once and shared
+    through ``static_cache``.
+    """
 
     pop: Population
-    appliances: Batch
+    static: Batch  # starts of appliances DR never moves (identical in every run)
+    moving: Batch  # starts of deferrable and shiftable-in-advance appliances
     ev: Batch
     signal_log: list
+    static_cache: dict = field(default_factory=dict)
+
+    @property
+    def appliances(self) -> Batch:
+        """All committed appliance starts."""
+        return Batch.concat([self.static, self.moving])
+
+    def _static(self, kind: str, lo: int, hi: int, render):
+        if (kind, lo, hi) not in self.static_cache:
+            self.static_cache[kind, lo, hi] = render(self.static)
+        return self.static_cache[kind, lo, hi]
 
     def load_micro_kw(self, lo: int = 0, hi: int = DAY) -> np.ndarray:
         """(count, hi-lo) load in whole µkW per minute (float64); minute 0 is 00:00."""
-        cat = self.pop.catalogue
-        r = appliance_rectangles(cat, self.appliances)
+        cat, n = self.pop.catalogue, self.pop.count
+        static = self._static("household", lo, hi, lambda b: render_rectangles(
+            n, *appliance_rectangles(cat, b, lo, hi), lo, hi) + self.standby_micro_kw()[:, None])
+        r = appliance_rectangles(cat, self.moving, lo, hi)
         e = ev_rectangles(self.ev)
         rect = [np.concatenate([a, b]) for a, b in zip(r, e, strict=True)]
-        grid = render_rectangles(self.pop.count, *rect, lo, hi)
-        return grid + self.standby_micro_kw()[:, None]
+        return static + render_rectangles(n, *rect, lo, hi)
 
     def load(self, lo: int = 0, hi: int = DAY) -> np.ndarray:
         """(count, hi-lo) kW per minute (float64); minute 0 is 00:00 of the DR day."""
@@ -455,18 +508,18 @@ class ChunkRun:
         """Chunk load per appliance category and EVs, whole µkW: {category: (hi-lo,)}."""
         cat = self.pop.catalogue
         names = sorted(set(cat.category.tolist()))
-        code = {c: i for i, c in enumerate(names)}
-        app_code = np.array([code[c] for c in cat.category])
-        rows, s, e, kw = appliance_rectangles(cat, self.appliances)
-        n_app = len(self.appliances)
-        n_phase = cat.phase_minutes.shape[1]
-        codes = np.tile(app_code[self.appliances.appliance], n_phase) if n_app else rows
-        grid = render_rectangles(len(names), codes, s, e, kw, lo, hi)
+        app_code = np.array([names.index(c) for c in cat.category])
+
+        def render(b: Batch) -> np.ndarray:
+            rect = appliance_rectangles(cat, b, lo, hi, key=app_code[b.appliance])
+            return render_rectangles(len(names), *rect, lo, hi)
+
         standby = (self.pop.owns * micro_kw(cat.standby_kw)).sum(0)
-        out = {c: grid[i] + standby[app_code == i].sum() for c, i in code.items()}
-        out["ev"] = render_rectangles(1, *(
-            [np.zeros(2 * len(self.ev), dtype=np.int64)] + list(ev_rectangles(self.ev)[1:])
-        ), lo, hi)[0]
+        static = self._static("category", lo, hi, render)
+        grid = static + render(self.moving)
+        out = {c: grid[i] + standby[app_code == i].sum() for i, c in enumerate(names)}
+        ev = ev_rectangles(self.ev, key=np.zeros(len(self.ev), dtype=np.int64))
+        out["ev"] = render_rectangles(1, *ev, lo, hi)[0]
         return out
 
 
@@ -475,7 +528,9 @@ class ChunkSimulator:
 
     def __init__(self, pop: Population, day_offset: int = 0):
         self.pop = pop
+        _ = (pop.ev_data, pop.follow_through)  # load data now: errors surface outside SimPy
         self.plan = ChunkPlan(pop, day_offset)
+        self.static_cache: dict = {}  # load of the appliances DR never moves, shared by runs
 
     @cached_property
     def theta_o(self) -> np.ndarray:
@@ -491,11 +546,19 @@ class ChunkSimulator:
         procs = [ApplianceProcess(env, signals, self.pop, self.plan, f) for f in FLEX_CLASSES]
         ev = EVProcess(env, signals, self.pop, self.plan)
         env.run(until=HORIZON[1] + 1)
+        def committed(classes) -> Batch:
+            return Batch.concat([b for p in procs if p.flex in classes for b in p.committed]
+                                or [Batch.empty()])
+
+        if "starts" not in self.static_cache:  # identical in every run: keep the first
+            self.static_cache["starts"] = committed(STATIC)
         return ChunkRun(
             self.pop,
-            Batch.concat([b for p in procs for b in p.committed] or [Batch.empty()]),
+            self.static_cache["starts"],
+            committed(RESPONSIVE),
             Batch.concat(ev.committed or [Batch.empty(ev=True)]),
             signals.log,
+            self.static_cache,
         )
 
 

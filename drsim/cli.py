@@ -1,0 +1,124 @@
+"""The ``drsim`` command line (typer + rich)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from drsim.scenario import MAX_CHUNK_SIZE, ScenarioError, load_scenario
+
+app = typer.Typer(
+    name="drsim",
+    help="Distributed smart-grid demand-response simulator.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+
+@app.callback()
+def main() -> None:
+    """Distributed smart-grid demand-response simulator (see DESIGN.md)."""
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    """Print ``message`` in red on stderr (no markup, no traceback); the Exit to raise."""
+    Console(stderr=True).print(message, style="red", markup=False, highlight=False,
+                               soft_wrap=True)
+    return typer.Exit(code)
+
+
+@app.command()
+def simulate(
+    scenario_file: Annotated[Path, typer.Argument(metavar="SCENARIO",
+                                                  help="Scenario YAML file.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (must not exist).")],
+    households: Annotated[int | None, typer.Option(
+        min=1, help="Scale the scenario to this many households.")] = None,
+    chunk_size: Annotated[int | None, typer.Option(
+        min=1, max=MAX_CHUNK_SIZE, help="Households per Spark task (default: the scenario's).",
+    )] = None,
+    master: Annotated[str | None, typer.Option(
+        help="Spark master URL, e.g. spark://host:7077 (default: local[*]).")] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace the output folder.")] = False,
+) -> None:
+    """Simulate the baseline, expected and traditional passes; write curves and figures."""
+    from drsim.results import OutputExistsError, check_output, write_simulation
+
+    started = time.perf_counter()
+    try:
+        scenario = load_scenario(scenario_file)
+        if households is not None:
+            scenario = scenario.with_households(households)
+    except ScenarioError as exc:
+        raise _fail(str(exc), 2) from None
+    try:
+        check_output(out, overwrite)
+    except OutputExistsError as exc:
+        raise _fail(str(exc), 1) from None
+
+    from pyspark.sql import SparkSession
+
+    from spark.session import get_spark
+    from spark.simulate_job import run_simulation
+
+    console = Console(stderr=True)
+    own_session = SparkSession.getActiveSession() is None
+    t0 = time.perf_counter()
+    try:
+        spark = get_spark(master)
+    except RuntimeError as exc:
+        raise _fail(str(exc), 1) from None
+    t1 = time.perf_counter()
+    try:
+        with Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("chunks"), TimeElapsedColumn(), console=console) as bar:
+            task = bar.add_task("simulate", total=None)
+            result = run_simulation(
+                spark, scenario, chunk_size,
+                progress=lambda done, total: bar.update(task, completed=done, total=total))
+    finally:
+        if own_session:
+            spark.stop()
+    result.timings = {"load_scenario_seconds": t0 - started, "spark_start_seconds": t1 - t0,
+                      **result.timings}
+    try:
+        path = write_simulation(result, out, overwrite=overwrite)
+    except OSError as exc:  # OutputExistsError included (a folder that appeared meanwhile)
+        raise _fail(str(exc), 1) from None
+    _print_headlines(result, path, time.perf_counter() - started)
+
+
+def _print_headlines(result, path: Path, seconds: float) -> None:
+    from drsim.results import summarize
+
+    s = summarize(result)
+    table = Table(title=f"{result.scenario.name}: {result.households:,} households",
+                  show_header=False)
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_row("EV households", f"{result.ev_households:,}")
+    table.add_row("energy per household", f"{s['kwh_per_household_day']:.2f} kWh/day")
+    table.add_row("evening peak per household",
+                  f"{s['evening_peak_kw_per_household']:.3f} kW at {s['evening_peak_time']}")
+    window = f"{s['dr_window']['start']}–{s['dr_window']['end']}"
+    for name in ("expected", "traditional"):
+        table.add_row(f"reduction {window}, {name}", f"{s['reduction_mwh'][name]:.3f} MWh")
+    table.add_row("reduction goal", f"{s['reduction_goal_mwh']:.3f} MWh")
+    for name in ("expected", "traditional"):
+        rebound = s["rebound"][name]
+        if rebound["post_event_peak_kw"] is not None:
+            table.add_row(f"rebound peak, {name}",
+                          f"{rebound['post_event_peak_kw'] / 1000:.3f} MW at "
+                          f"{rebound['post_event_peak_time']}")
+    table.add_row("chunks / tasks", f"{len(result.chunks)} / {result.tasks} on {result.master}")
+    table.add_row("wall time", f"{seconds:.1f} s")
+    console = Console()
+    console.print(table)
+    console.print(f"results: {path}", markup=False, highlight=False, soft_wrap=True)

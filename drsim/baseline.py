@@ -31,21 +31,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from drsim.appliances import FLEX_ADVANCE, FLEX_DEFERRABLE, Catalogue
+from drsim.appliances import FLEX_ADVANCE, FLEX_COLD, FLEX_DEFERRABLE, Catalogue
 from drsim.behaviour_data import EVData
 from drsim.dr import clock_minutes
 from drsim.population import Population
-from drsim.sim import DAY, ChunkSimulator, program_events
+from drsim.sim import DAY, MICRO, ChunkSimulator, micro_kw, program_events
 
 _SPAN = 3 * DAY  # days -1, 0, 1 on one axis; index i is minute i - DAY of the DR day
 
 
 @dataclass(frozen=True)
 class Estimates:
-    """B and P̂ (kW per minute of the DR day) for the households of a chunk."""
+    """B and P̂ (kW per minute, minutes [lo, hi) of the DR day) for a chunk's households."""
 
-    baseline_kw: np.ndarray  # (count, 1440)
-    expected_kw: np.ndarray  # (count, 1440)
+    baseline_kw: np.ndarray  # (count, hi - lo)
+    expected_kw: np.ndarray  # (count, hi - lo)
+    lo: int = 0
+    hi: int = DAY
 
 
 @dataclass(frozen=True)
@@ -57,12 +59,14 @@ class _Window:
     lead: int
 
 
-def estimate(pop: Population) -> Estimates:
-    """The scenario's estimates for the households of ``pop`` by its baseline method."""
+def estimate(pop: Population, lo: int = 0, hi: int = DAY) -> Estimates:
+    """The scenario's estimates for minutes [lo, hi) of the households of ``pop``."""
+    if not 0 <= lo < hi <= DAY:
+        raise ValueError(f"estimate window [{lo}, {hi}) outside the day [0, {DAY})")
     method = pop.scenario.baseline.method
     if method == "prior_days":
-        return _prior_days(pop, pop.scenario.baseline.prior_days)
-    return _model(pop)
+        return _prior_days(pop, pop.scenario.baseline.prior_days, lo, hi)
+    return _model(pop, lo, hi)
 
 
 # --------------------------------------------------------------------------- model
@@ -129,7 +133,8 @@ def _compute_appliance_curves(cat: Catalogue, w: _Window):
     for a in range(len(cat.names)):
         if cat.starts_per_day[a] <= 0:
             continue
-        rate = _daily_rate(cat.starts_per_day[a], cat.start_pmf[a])
+        pmf = np.full(144, 1 / 144) if cat.flexibility[a] == FLEX_COLD else cat.start_pmf[a]
+        rate = _daily_rate(cat.starts_per_day[a], pmf)  # cold appliances cycle all day
         prof = _cycle_profile(cat, a)
         base[a] = _convolve(rate, prof)[DAY : 2 * DAY]
         follow[a] = _convolve(_follower_rate(rate, cat.flexibility[a], w), prof)[DAY : 2 * DAY]
@@ -175,36 +180,38 @@ def _compute_ev_curves(ev: EVData, battery: float, charger: float, w: _Window, p
     return base[DAY : 2 * DAY], follow[DAY : 2 * DAY]
 
 
-def _model(pop: Population) -> Estimates:
+def _model(pop: Population, lo: int, hi: int) -> Estimates:
     cat, scenario = pop.catalogue, pop.scenario
     w = _program_window(scenario)
-    app_base, app_follow = _appliance_curves(cat, w)
+    app_base, app_follow = (c[:, lo:hi] for c in _appliance_curves(cat, w))
+    # whole µkW per appliance curve: the matrix products are exact integer sums, so a
+    # household's estimate has the same bits whatever chunk (matrix shape) it is in
     owns = pop.owns.astype(np.float64)
-    standby = owns @ cat.standby_kw
-    base = owns @ app_base + standby[:, None]
-    follow = owns @ app_follow + standby[:, None]
+    standby = owns @ micro_kw(cat.standby_kw)
+    base = (owns @ micro_kw(app_base) + standby[:, None]) / MICRO
+    follow = (owns @ micro_kw(app_follow) + standby[:, None]) / MICRO
     ev_rows = np.nonzero(pop.has_ev)[0]
     pairs = np.stack([pop.battery_kwh[ev_rows], pop.charger_kw[ev_rows]], axis=1)
     for battery, charger in np.unique(pairs, axis=0) if len(ev_rows) else []:
         rows = ev_rows[(pairs[:, 0] == battery) & (pairs[:, 1] == charger)]
         b, f = _ev_curves(pop.ev_data, float(battery), float(charger), w,
                           scenario.ev.pause_in_progress)
-        base[rows] += b
-        follow[rows] += f
+        base[rows] += b[lo:hi]
+        follow[rows] += f[lo:hi]
     theta = pop.follow_through[:, None]
-    return Estimates(base, (1.0 - theta) * base + theta * follow)
+    return Estimates(base, (1.0 - theta) * base + theta * follow, lo, hi)
 
 
 # --------------------------------------------------------------------------- prior days
 PRIOR_DAY_STRIDE = 1000  # counter offset between simulated prior days (days never overlap)
 
 
-def _prior_days(pop: Population, n_days: int) -> Estimates:
-    base = np.zeros((pop.count, DAY))
-    expected = np.zeros((pop.count, DAY))
+def _prior_days(pop: Population, n_days: int, lo: int, hi: int) -> Estimates:
+    base = np.zeros((pop.count, hi - lo))
+    expected = np.zeros((pop.count, hi - lo))
     events = program_events(pop.scenario)
     for k in range(1, n_days + 1):
         sim = ChunkSimulator(pop, day_offset=-k * PRIOR_DAY_STRIDE)
-        base += sim.run([]).load()
-        expected += sim.run(events).load()
-    return Estimates(base / n_days, expected / n_days)
+        base += sim.run([]).load(lo, hi)
+        expected += sim.run(events).load(lo, hi)
+    return Estimates(base / n_days, expected / n_days, lo, hi)

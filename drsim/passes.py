@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from drsim.baseline import estimate
 from drsim.dr import DREvent
 from drsim.population import Population
 from drsim.scenario import Scenario
-from drsim.sim import DAY, ChunkSimulator, program_events
+from drsim.sim import DAY, ChunkSimulator, micro_kw, program_events
 
 PASSES = ("baseline", "expected", "traditional")
 
@@ -65,13 +66,18 @@ def pass_schedules(scenario: Scenario, group: int) -> dict[str, list[DREvent]]:
 
 @dataclass
 class ChunkResult:
-    """Per-minute system load of one chunk for each pass, in whole µkW (exact sums)."""
+    """Per-minute system load of one chunk for each pass, in whole µkW (exact sums).
+
+    ``estimates`` holds the utility's M&V estimates over the DR window, summed over the
+    chunk: B (``baseline``) and P̂ (``expected``), see drsim.baseline.
+    """
 
     chunk: Chunk
     households: int
     ev_households: int
     load: dict[str, np.ndarray] = field(default_factory=dict)  # pass -> (1440,)
     by_category: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    estimates: dict[str, np.ndarray] = field(default_factory=dict)  # over [start, end)
 
 
 def simulate_chunk(scenario: Scenario, chunk: Chunk) -> ChunkResult:
@@ -84,4 +90,10 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk) -> ChunkResult:
         cats = run.load_by_category(0, DAY)
         result.by_category[name] = cats
         result.load[name] = np.sum([cats[c] for c in sorted(cats)], axis=0)
+    dr = scenario.dr_program
+    est = estimate(pop, dr.start_minute, dr.end_minute)
+    result.estimates = {
+        "baseline": micro_kw(est.baseline_kw).sum(axis=0),
+        "expected": micro_kw(est.expected_kw).sum(axis=0),
+    }
     return result

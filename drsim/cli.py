@@ -46,7 +46,8 @@ def simulate(
     )] = None,
     master: Annotated[str | None, typer.Option(
         help="Spark master URL, e.g. spark://host:7077 (default: local[*]).")] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace the output folder.")] = False,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace the output folder if it exists.")] = False,
 ) -> None:
     """Simulate the baseline, expected and traditional passes; write curves and figures."""
     from drsim.results import OutputExistsError, check_output, write_simulation

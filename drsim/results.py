@@ -125,8 +125,8 @@ def code_version() -> dict[str, str | None]:
 
         try:
             version = metadata.version("drsim")
-        except metadata.PackageNotFoundError:
-            version = None
+        except metadata.PackageNotFoundError:  # a source checkout that is not installed
+            version = _pyproject_version(Path(drsim.__file__).resolve().parent.parent)
     git = None
     try:
         out = subprocess.run(["git", "describe", "--always", "--dirty"],
@@ -137,6 +137,16 @@ def code_version() -> dict[str, str | None]:
     except (OSError, subprocess.TimeoutExpired):
         pass
     return {"drsim": version, "git": git}
+
+
+def _pyproject_version(root: Path) -> str | None:
+    import tomllib
+
+    try:
+        project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return None
+    return project.get("version") if project.get("name") == "drsim" else None
 
 
 def load_curves_table(result: SimulationResult) -> pa.Table:

@@ -30,8 +30,8 @@ from drsim.dr import DREvent, ResolvedEvent, active_theta, merged_windows, windo
 from drsim.population import Population
 
 DAY = 1440
-FIRST_DAY, LAST_DAY = -1, 1  # the DR day is day 0; day -1 warms up, day 1 holds the rebound
-HORIZON = (FIRST_DAY * DAY, (LAST_DAY + 1) * DAY)
+FIRST_DAY = -1  # the DR day is day 0; the evening of day -1 runs into it
+MAX_UNTIL = 3 * DAY  # runs end by the end of day 2 (rebound after midnight fits in day 1)
 FLEX_CLASSES = (FLEX_DEFERRABLE, FLEX_ADVANCE, FLEX_NONE, FLEX_COLD)
 RESPONSIVE = (FLEX_DEFERRABLE, FLEX_ADVANCE)  # classes whose starts DR can move
 STATIC = (FLEX_NONE, FLEX_COLD)
@@ -90,6 +90,8 @@ class ChunkPlan:
         cat = pop.catalogue
         self._cdf = np.cumsum(cat.start_pmf, axis=1)
         self._cdf[:, -1] = 1.0
+        # first slot of day -1 whose starts can still run at midnight (cycle + slot width)
+        self._late_slot = np.maximum(0, 144 - (cat.cycle_minutes + 19) // 10)
         self._days: dict[tuple[int, int], Batch] = {}
 
     def appliance_starts(self, flex: int, day: int) -> Batch:
@@ -111,16 +113,22 @@ class ChunkPlan:
         CREST (Richardson et al. 2010, §3) makes starts depend on the time of day through
         activity profiles; here the number of starts per day is Poisson with the
         catalogue's mean, and each start's 10-minute slot is drawn from the appliance's
-        weekday start curve, its minute uniform within the slot.
+        weekday start curve, its minute uniform within the slot. Of day -1 only the late
+        slots whose cycles can reach midnight are drawn (a Poisson process restricted to
+        them: count with the slots' share of the mean, slots from the conditional curve).
         """
         cat, ids = self.pop.catalogue, self.pop.ids
         rows, apps = self._pairs(flex)
+        first = self._late_slot if day == FIRST_DAY else np.zeros(len(cat.names), np.int64)
+        below = np.where(first > 0, self._cdf[np.arange(len(first)), first - 1], 0.0)
+        share = 1.0 - below
         key = day + self.day_offset
         u = rng.uniform(self.seed, ids[rows], "start_count", apps, key)
-        n = rng.poisson(cat.starts_per_day[apps], u)
+        n = rng.poisson_table(cat.starts_per_day * share)(apps, u)
         rows, apps = np.repeat(rows, n), np.repeat(apps, n)
         j = np.arange(len(rows)) - np.repeat(np.cumsum(n) - n, n)
-        u_slot = rng.uniform(self.seed, ids[rows], "start_slot", apps, key, j)
+        u_slot = below[apps] + share[apps] * rng.uniform(
+            self.seed, ids[rows], "start_slot", apps, key, j)
         u_min = rng.uniform(self.seed, ids[rows], "start_minute", apps, key, j)
         slot = np.searchsorted((self._cdf + np.arange(len(cat.names))[:, None]).ravel(),
                                apps + u_slot, side="right") - apps * 144
@@ -196,8 +204,10 @@ class DRSignals:
 class _Process:
     """Common loop: wake at each day boundary or DR signal, commit what fell due."""
 
-    def __init__(self, env, signals: DRSignals, pop: Population, plan: ChunkPlan, ev: bool):
+    def __init__(self, env, signals: DRSignals, pop: Population, plan: ChunkPlan, ev: bool,
+                 until: int):
         self.env, self.signals, self.pop, self.plan = env, signals, pop, plan
+        self.until = until
         self.seed = pop.scenario.seed
         self.dr = pop.scenario.dr_program
         self.known: list[ResolvedEvent] = []
@@ -207,16 +217,16 @@ class _Process:
 
     def _run(self):
         self._new_day(FIRST_DAY)
-        while self.env.now < HORIZON[1]:
-            boundary = (self.env.now // DAY + 1) * DAY
+        while self.env.now < self.until:
+            boundary = min((self.env.now // DAY + 1) * DAY, self.until)
             yield self.env.any_of([self.env.timeout(boundary - self.env.now), self.signals.changed])
             now = int(self.env.now)
             self._commit_due(now)
             self.known = list(self.signals.known)
-            if now % DAY == 0 and now // DAY <= LAST_DAY:
+            if now % DAY == 0 and now < self.until:
                 self._new_day(now // DAY)
             self._react(now)
-        self._commit_due(np.iinfo(np.int64).max)  # deferred beyond the horizon: keep the energy
+        self._commit_due(np.iinfo(np.int64).max)  # due after the run: keep their energy
 
     def _add_pending(self, batch: Batch) -> None:
         """Add starts to the pending ones, which are kept in time order."""
@@ -279,9 +289,9 @@ class _Process:
 class ApplianceProcess(_Process):
     """All appliances of one flexibility class, for all households of the chunk."""
 
-    def __init__(self, env, signals, pop, plan, flex: int):
+    def __init__(self, env, signals, pop, plan, flex: int, until: int):
         self.flex = flex
-        super().__init__(env, signals, pop, plan, ev=False)
+        super().__init__(env, signals, pop, plan, ev=False, until=until)
 
     def _new_day(self, day: int) -> None:
         """Draw the day's starts; appliances DR never moves commit the whole day at once."""
@@ -333,9 +343,9 @@ class ApplianceProcess(_Process):
 class EVProcess(_Process):
     """EV charging of the chunk's EV households (drsim.ev draws the sessions)."""
 
-    def __init__(self, env, signals, pop, plan):
+    def __init__(self, env, signals, pop, plan, until: int):
         self.busy_until = np.full(pop.count, np.iinfo(np.int64).min // 2)
-        super().__init__(env, signals, pop, plan, ev=True)
+        super().__init__(env, signals, pop, plan, ev=True, until=until)
 
     def _new_day(self, day: int) -> None:
         self._add_pending(self.plan.ev_sessions(day))
@@ -474,6 +484,7 @@ class ChunkRun:
     moving: Batch  # starts of deferrable and shiftable-in-advance appliances
     ev: Batch
     signal_log: list
+    until: int = DAY
     static_cache: dict = field(default_factory=dict)
 
     @property
@@ -482,9 +493,10 @@ class ChunkRun:
         return Batch.concat([self.static, self.moving])
 
     def _static(self, kind: str, lo: int, hi: int, render):
-        if (kind, lo, hi) not in self.static_cache:
-            self.static_cache[kind, lo, hi] = render(self.static)
-        return self.static_cache[kind, lo, hi]
+        key = (kind, lo, hi, self.until)
+        if key not in self.static_cache:
+            self.static_cache[key] = render(self.static)
+        return self.static_cache[key]
 
     def load_micro_kw(self, lo: int = 0, hi: int = DAY) -> np.ndarray:
         """(count, hi-lo) load in whole µkW per minute (float64); minute 0 is 00:00."""
@@ -540,24 +552,34 @@ class ChunkSimulator:
         notice = self.pop.scenario.dr_program.notice_minutes
         return [e.resolve(notice, self.theta_o) for e in events]
 
-    def run(self, events: Sequence[DREvent]) -> ChunkRun:
-        env = simpy.Environment(initial_time=HORIZON[0])
+    def run(self, events: Sequence[DREvent], until: int = DAY) -> ChunkRun:
+        """Simulate from the start of day -1 to minute ``until`` of the DR day.
+
+        Starts planned after ``until`` are not drawn (the load up to ``until`` does not
+        depend on them); starts deferred past it are kept with their energy. Loads are
+        complete for minutes before ``until``.
+        """
+        if not 0 < until <= MAX_UNTIL:
+            raise ValueError(f"until={until}: a run ends within (0, {MAX_UNTIL}] minutes")
+        env = simpy.Environment(initial_time=FIRST_DAY * DAY)
         signals = DRSignals(env, self.resolve(events))
-        procs = [ApplianceProcess(env, signals, self.pop, self.plan, f) for f in FLEX_CLASSES]
-        ev = EVProcess(env, signals, self.pop, self.plan)
-        env.run(until=HORIZON[1] + 1)
+        procs = [ApplianceProcess(env, signals, self.pop, self.plan, f, until)
+                 for f in FLEX_CLASSES]
+        ev = EVProcess(env, signals, self.pop, self.plan, until)
+        env.run(until=until + 1)
         def committed(classes) -> Batch:
             return Batch.concat([b for p in procs if p.flex in classes for b in p.committed]
                                 or [Batch.empty()])
 
-        if "starts" not in self.static_cache:  # identical in every run: keep the first
-            self.static_cache["starts"] = committed(STATIC)
+        if ("starts", until) not in self.static_cache:  # the same in every run: keep the first
+            self.static_cache["starts", until] = committed(STATIC)
         return ChunkRun(
             self.pop,
-            self.static_cache["starts"],
+            self.static_cache["starts", until],
             committed(RESPONSIVE),
             Batch.concat(ev.committed or [Batch.empty(ev=True)]),
             signals.log,
+            until,
             self.static_cache,
         )
 

@@ -12,7 +12,7 @@ import drsim
 from drsim.appliances import FLEX_ADVANCE, FLEX_DEFERRABLE
 from drsim.ev import session_energy_kwh
 from drsim.population import Population
-from drsim.sim import DAY, MICRO, ChunkSimulator, program_events
+from drsim.sim import DAY, MAX_UNTIL, MICRO, ChunkSimulator, program_events
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDE = (-3 * DAY, 5 * DAY)  # wide enough to hold every cycle and the rebound
@@ -52,8 +52,9 @@ def test_seed_changes_the_loads(scenario):
 
 def test_energy_conserved_under_deferral(sim):
     """Deferred energy is not lost: the same energy over a horizon that holds the rebound."""
-    no_dr = sim.run([]).load_micro_kw(*WIDE).sum(axis=1)
-    dr = sim.run(program_events(sim.pop.scenario)).load_micro_kw(*WIDE).sum(axis=1)
+    no_dr = sim.run([], until=MAX_UNTIL).load_micro_kw(*WIDE).sum(axis=1)
+    dr = sim.run(program_events(sim.pop.scenario), until=MAX_UNTIL)
+    dr = dr.load_micro_kw(*WIDE).sum(axis=1)
     assert not np.array_equal(
         sim.run([]).load_micro_kw(), sim.run(program_events(sim.pop.scenario)).load_micro_kw()
     )
@@ -112,7 +113,7 @@ def test_deferrable_starts_leave_the_window(sim):
 
 
 def test_ev_energy_is_delta_soc_times_capacity_over_efficiency(sim):
-    run = sim.run([])
+    run = sim.run([], until=MAX_UNTIL)
     data = sim.pop.ev_data
     assert np.all(run.ev.energy_kwh > 0)
     assert np.all(run.ev.energy_kwh <= data.battery_kwh.values.max() / data.efficiency + 1e-9)
@@ -162,23 +163,21 @@ def test_start_times_follow_the_catalogue_curve(scenario):
     assert checked >= 1
 
 
-def test_processes_are_per_class_not_per_household(scenario):
+def test_processes_are_per_class_not_per_household(scenario, monkeypatch):
     """The number of SimPy processes does not grow with the chunk's households."""
     import simpy
 
+    created = []
+    init = simpy.Process.__init__
+
+    def counting(self, env, generator):
+        created.append(generator)
+        init(self, env, generator)
+
+    monkeypatch.setattr(simpy.Process, "__init__", counting)
     counts = []
     for n in (10, 500):
-        created = []
-        orig = simpy.Environment.process
-
-        def counting(self, gen, _orig=orig, _created=created):
-            _created.append(gen)
-            return _orig(self, gen)
-
-        simpy.Environment.process = counting
-        try:
-            ChunkSimulator(Population(scenario, 0, n)).run(program_events(scenario))
-        finally:
-            simpy.Environment.process = orig
+        created.clear()
+        ChunkSimulator(Population(scenario, 0, n)).run(program_events(scenario))
         counts.append(len(created))
     assert counts[0] == counts[1] <= 8

@@ -1,0 +1,144 @@
+"""The ``drsim simulate`` command: result folder, error messages and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+from typer.testing import CliRunner
+
+from drsim.cli import app
+from spark.session import get_spark
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:PySpark does not yet fully support pandas:FutureWarning")
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """One local[2] session for the module; the command reuses it and leaves it running."""
+    session = get_spark("local[2]", app_name="drsim-tests")
+    yield session
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+
+
+def simulate(*args: str):
+    return runner.invoke(app, ["simulate", *map(str, args)])
+
+
+def test_simulate_writes_summary_curves_and_figures(spark, tmp_path):
+    out = tmp_path / "qs"
+    result = simulate(QUICKSTART, "--out", out, "--households", 200, "--chunk-size", 50)
+    assert result.exit_code == 0, result.output
+    assert "quickstart: 200 households" in result.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["qs"]  # no temporary leftovers
+    assert sorted(p.name for p in out.iterdir()) == [
+        "breakdown.png", "load_curves.parquet", "summary.json", "system_demand.png"]
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["households"] == 200
+    assert 0 < summary["ev_households"] < 200
+    assert 2 < summary["kwh_per_household_day"] < 50
+    assert 0.1 < summary["evening_peak_kw_per_household"] < 10
+    for name in ("expected", "traditional"):
+        assert isinstance(summary["reduction_mwh"][name], float)
+        breakdown = summary["reduction_breakdown_mwh"][name]
+        assert sorted(breakdown) == ["cold", "ev", "rest", "wet"]
+        assert sum(breakdown.values()) == pytest.approx(summary["reduction_mwh"][name])
+        assert summary["rebound"][name]["post_event_peak_kw"] > 0
+        assert isinstance(summary["rebound"][name]["post_event_energy_mwh"], float)
+    assert sorted(summary["groups"]) == ["north", "south"]
+    assert summary["scenario"]["households"] == 200
+    assert summary["scenario"]["name"] == "quickstart"
+    assert summary["seed"] == summary["scenario"]["seed"]
+    assert set(summary["code_version"]) == {"drsim", "git"}
+    assert summary["spark"]["master"] == "local[2]"
+    assert summary["spark"]["partitions"] == summary["spark"]["tasks"] == 5
+    assert summary["peak_task_memory_bytes"] > 0
+    assert summary["timings_seconds"]["simulate_seconds"] > 0
+
+    table = pq.read_table(out / "load_curves.parquet")
+    assert table.schema.names == ["pass", "group", "minute", "kw"]
+    assert [f.type for f in table.schema] == [pa.string(), pa.string(), pa.int16(),
+                                              pa.float64()]
+    assert table.num_rows == 3 * 2 * 1440
+    assert set(table.column("pass").to_pylist()) == {"baseline", "expected", "traditional"}
+    baseline = table.filter(pa.compute.equal(table.column("pass"), "baseline"))
+    daily_kwh = sum(baseline.column("kw").to_pylist()) / 60
+    assert daily_kwh / 200 == pytest.approx(summary["kwh_per_household_day"])
+
+    for png in ("system_demand.png", "breakdown.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # an existing folder is refused without --overwrite, and left as it was
+    before = (out / "summary.json").read_bytes()
+    refused = simulate(QUICKSTART, "--out", out, "--households", 200, "--chunk-size", 50)
+    assert refused.exit_code == 1
+    assert "already exists" in refused.output and "Traceback" not in refused.output
+    assert (out / "summary.json").read_bytes() == before
+
+    # ... and replaced with it
+    (out / "stale.txt").write_text("from an earlier run")
+    again = simulate(QUICKSTART, "--out", out, "--households", 200, "--chunk-size", 80,
+                     "--overwrite")
+    assert again.exit_code == 0, again.output
+    assert not (out / "stale.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["qs"]
+    # the same numbers for another chunk size (only timings and job statistics differ)
+    summary2 = json.loads((out / "summary.json").read_text())
+    for key in ("reduction_mwh", "reduction_breakdown_mwh", "rebound", "groups",
+                "kwh_per_household_day", "evening_peak_kw_per_household"):
+        assert summary2[key] == summary[key], key
+
+
+def test_bad_scenario_exits_2_without_traceback(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nseed: 1\nhouseholds: 100\nchunk_size: 50\n"
+                   "groups:\n  - name: a\n    size: 60\n  - name: b\n    size: 30\n"
+                   "colour: blue\n")
+    result = simulate(bad, "--out", tmp_path / "out")
+    assert result.exit_code == 2
+    assert "bad.yaml" in result.output
+    assert "colour" in result.output
+    assert "add up to 90" in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_scenario_file_exits_2(tmp_path):
+    result = simulate(tmp_path / "nowhere.yaml", "--out", tmp_path / "out")
+    assert result.exit_code == 2
+    assert "nowhere.yaml" in result.output and "no such file" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_existing_output_folder_exits_1(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    result = simulate(QUICKSTART, "--out", out)
+    assert result.exit_code == 1
+    assert "already exists" in result.output and "--overwrite" in result.output
+    assert "Traceback" not in result.output
+    assert list(out.iterdir()) == []
+
+
+def test_python_m_drsim_help():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    done = subprocess.run([sys.executable, "-m", "drsim", "simulate", "--help"], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "--out" in done.stdout and "--households" in done.stdout

@@ -1,0 +1,122 @@
+"""The Spark simulation job: exact agreement with direct chunk simulation, determinism.
+
+One local[2] session is shared by the module (Spark takes seconds to start); the last test
+stops it to compare with local[1].
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pyspark.sql import SparkSession
+
+from drsim.passes import PASSES, plan_chunks, simulate_chunk
+from drsim.scenario import load_scenario
+from drsim.sim import MICRO
+from spark.session import get_spark
+from spark.simulate_job import run_simulation
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:PySpark does not yet fully support pandas:FutureWarning")
+
+
+@pytest.fixture(scope="module")
+def spark():
+    session = get_spark("local[2]", app_name="drsim-tests")
+    yield session
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+
+
+@pytest.fixture(scope="module")
+def scenario():
+    return load_scenario(ROOT / "scenarios" / "quickstart.yaml").with_households(200)
+
+
+@pytest.fixture(scope="module")
+def result50(spark, scenario):
+    calls = []
+    result = run_simulation(spark, scenario, chunk_size=50,
+                            progress=lambda done, total: calls.append((done, total)))
+    result.progress_calls = calls
+    return result
+
+
+def assert_same_curves(a, b):
+    assert list(a.system_kw) == list(b.system_kw) == list(PASSES)
+    for name in PASSES:
+        assert np.array_equal(a.system_kw[name], b.system_kw[name]), name
+        assert np.array_equal(a.group_kw[name], b.group_kw[name]), name
+        assert sorted(a.category_kw[name]) == sorted(b.category_kw[name])
+        for category, kw in a.category_kw[name].items():
+            assert np.array_equal(kw, b.category_kw[name][category]), (name, category)
+    assert (a.households, a.ev_households) == (b.households, b.ev_households)
+
+
+def test_equals_direct_simulation_of_every_chunk(result50, scenario):
+    chunks = plan_chunks(scenario, 50)
+    assert [c.count for c in chunks] == [50, 25, 50, 50, 25]
+    n_groups = len(scenario.groups)
+    group_micro = {p: np.zeros((n_groups, 1440)) for p in PASSES}
+    category_micro: dict[str, dict[str, np.ndarray]] = {p: {} for p in PASSES}
+    households = ev_households = 0
+    for chunk in chunks:
+        direct = simulate_chunk(scenario, chunk)
+        households += direct.households
+        ev_households += direct.ev_households
+        for p in PASSES:
+            group_micro[p][chunk.group] += direct.load[p]
+            for category, micro in direct.by_category[p].items():
+                category_micro[p][category] = category_micro[p].get(category, 0) + micro
+
+    assert result50.chunks == chunks
+    assert (result50.households, result50.ev_households) == (households, ev_households)
+    assert households == scenario.households == 200
+    for p in PASSES:
+        assert np.array_equal(result50.group_kw[p], group_micro[p] / MICRO)
+        assert np.array_equal(result50.system_kw[p], group_micro[p].sum(axis=0) / MICRO)
+        assert sorted(result50.category_kw[p]) == sorted(category_micro[p])
+        for category, micro in category_micro[p].items():
+            assert np.array_equal(result50.category_kw[p][category], micro / MICRO)
+
+
+def test_groups_and_categories_sum_to_the_system_curve(result50):
+    for p in PASSES:
+        system = np.round(result50.system_kw[p] * MICRO)
+        assert result50.group_kw[p].shape == (2, 1440)
+        assert np.array_equal(np.round(result50.group_kw[p] * MICRO).sum(axis=0), system)
+        categories = [np.round(kw * MICRO) for kw in result50.category_kw[p].values()]
+        assert "ev" in result50.category_kw[p]
+        assert np.array_equal(np.sum(categories, axis=0), system)
+        assert system.min() > 0
+
+
+def test_job_statistics_and_progress(result50):
+    assert result50.master == "local[2]"
+    assert result50.default_parallelism == 2
+    assert result50.partitions == 5 and result50.tasks == 5
+    assert result50.peak_task_rss_bytes > 10 * 2**20
+    assert result50.chunk_seconds.shape == (5,) and (result50.chunk_seconds > 0).all()
+    assert result50.progress_calls[0] == (0, 5)
+    assert result50.progress_calls[-1] == (5, 5)
+    done = [d for d, _ in result50.progress_calls]
+    assert done == sorted(done)
+
+
+def test_same_numbers_for_another_chunk_size(spark, scenario, result50):
+    result80 = run_simulation(spark, scenario, chunk_size=80)
+    assert [c.count for c in result80.chunks] == [75, 80, 45]
+    assert_same_curves(result50, result80)
+
+
+def test_same_numbers_on_local1_as_on_local2(spark, scenario, result50):
+    """Last in the module: it replaces the shared local[2] session by a local[1] one."""
+    spark.stop()
+    local1 = get_spark("local[1]", app_name="drsim-tests")
+    result1 = run_simulation(local1, scenario, chunk_size=50)
+    assert result1.master == "local[1]" and result1.default_parallelism == 1
+    assert_same_curves(result50, result1)

@@ -35,19 +35,40 @@ def stream_id(name: str) -> int:
     return zlib.crc32(name.encode())
 
 
+_FOLD = np.uint64(0xD1B54A32D192ED03)  # odd multiplier folding the counters into one word
+
+
 def hash64(seed: int, household: np.ndarray, stream: str, *counters) -> np.ndarray:
-    """uint64 hash of (seed, household, stream, counters...), broadcast over arrays."""
+    """uint64 hash of (seed, household, stream, counters...), broadcast over arrays.
+
+    The counters are folded into one word, c0·K^(n-1) + ... + c(n-1) mod 2^64 with an odd
+    K, which is injective for counters far below 2^32 in size; then two finaliser rounds
+    mix in the household and the folded counters.
+    """
     with np.errstate(over="ignore"):
-        h = _mix(np.uint64(seed) * _GOLDEN + np.uint64(stream_id(stream)))
-        h = _mix(h ^ (np.asarray(household).astype(np.uint64) + _GOLDEN))
-        for c in counters:
-            h = _mix(h ^ (np.asarray(c).astype(np.int64).astype(np.uint64) * _GOLDEN))
+        key = _mix(np.uint64(seed) * _GOLDEN + np.uint64(stream_id(stream)))
+        h = _mix(key ^ (np.asarray(household).astype(np.uint64) * _GOLDEN))
+        if counters:
+            fold = np.asarray(counters[0]).astype(np.uint64)
+            for c in counters[1:]:
+                fold = fold * _FOLD + np.asarray(c).astype(np.uint64)
+            h = _mix(h + fold * _GOLDEN)
     return h
 
 
 def uniform(seed: int, household: np.ndarray, stream: str, *counters) -> np.ndarray:
     """Uniform float64 draws in [0, 1) keyed by (seed, household, stream, counters)."""
-    return (hash64(seed, household, stream, *counters) >> _S11).astype(np.float64) * _TO_UNIT
+    return to_unit(hash64(seed, household, stream, *counters))
+
+
+def to_unit(h: np.ndarray) -> np.ndarray:
+    """The top 53 bits of a hash as a uniform float64 in [0, 1)."""
+    return (h >> _S11).astype(np.float64) * _TO_UNIT
+
+
+def low_bits(h: np.ndarray, n: int) -> np.ndarray:
+    """The low ``n`` (≤ 11) bits of a hash, unused by :func:`to_unit`: a second draw."""
+    return (h & np.uint64((1 << n) - 1)).astype(np.int64)
 
 
 def integers(seed: int, household: np.ndarray, stream: str, low: int, high: int, *counters):

@@ -127,13 +127,13 @@ class ChunkPlan:
         n = rng.poisson_table(cat.starts_per_day * share)(apps, u)
         rows, apps = np.repeat(rows, n), np.repeat(apps, n)
         j = np.arange(len(rows)) - np.repeat(np.cumsum(n) - n, n)
-        u_slot = below[apps] + share[apps] * rng.uniform(
-            self.seed, ids[rows], "start_slot", apps, key, j)
-        u_min = rng.uniform(self.seed, ids[rows], "start_minute", apps, key, j)
+        h = rng.hash64(self.seed, ids[rows], "start_time", apps, key, j)
+        u_slot = below[apps] + share[apps] * rng.to_unit(h)
         slot = np.searchsorted((self._cdf + np.arange(len(cat.names))[:, None]).ravel(),
                                apps + u_slot, side="right") - apps * 144
         slot = np.minimum(slot, 143)
-        t = day * DAY + slot * 10 + (u_min * 10).astype(np.int64)
+        minute = (rng.low_bits(h, 11) * 10) >> 11  # uniform in the slot, from spare bits
+        t = day * DAY + slot * 10 + minute
         return _batch(rows, t, apps, key, j)
 
     def _cold_starts(self, flex: int, day: int) -> Batch:
@@ -414,8 +414,9 @@ def micro_kw(kw) -> np.ndarray:
     return np.round(np.asarray(kw, dtype=np.float64) * MICRO)
 
 
-def render_rectangles(n_rows: int, rows, start, end, kw, lo: int, hi: int) -> np.ndarray:
-    """Sum rectangles [start, end) × kW into an (n_rows, hi-lo) minute grid of whole µkW.
+def rectangle_entries(rows, start, end, kw, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat (index, whole-µkW weight) steps of rectangles [start, end) × kW on a grid of
+    rows × (hi-lo+1) minutes: +kW where a rectangle starts, −kW where it ends.
 
     Each rectangle's power is rounded to whole µkW first, so every sum is an exact
     integer and the result does not depend on the order of the rectangles (chunking).
@@ -426,10 +427,23 @@ def render_rectangles(n_rows: int, rows, start, end, kw, lo: int, hi: int) -> np
     s = np.clip(start[keep] - lo, 0, width)
     e = np.clip(end[keep] - lo, 0, width)
     stride = width + 1
-    idx = np.concatenate([rows * stride + s, rows * stride + e])
-    w = micro_kw(np.concatenate([kw, -kw]))
-    diff = np.bincount(idx, weights=w, minlength=n_rows * stride).reshape(n_rows, stride)
-    return np.cumsum(diff[:, :width], axis=1)
+    return (np.concatenate([rows * stride + s, rows * stride + e]),
+            micro_kw(np.concatenate([kw, -kw])))
+
+
+def render_entries(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo: int,
+                   hi: int) -> np.ndarray:
+    """Sum step entries into an (n_rows, hi-lo) minute grid of whole µkW."""
+    stride = hi - lo + 1
+    idx = np.concatenate([i for i, _ in entries])
+    w = np.concatenate([w for _, w in entries])
+    steps = np.bincount(idx, weights=w, minlength=n_rows * stride).reshape(n_rows, stride)
+    return np.cumsum(steps[:, : stride - 1], axis=1)
+
+
+def render_rectangles(n_rows: int, rows, start, end, kw, lo: int, hi: int) -> np.ndarray:
+    """Sum rectangles [start, end) × kW into an (n_rows, hi-lo) minute grid of whole µkW."""
+    return render_entries(n_rows, [rectangle_entries(rows, start, end, kw, lo, hi)], lo, hi)
 
 
 def appliance_rectangles(cat, b: Batch, lo: int, hi: int, key: np.ndarray | None = None):
@@ -501,16 +515,23 @@ class ChunkRun:
     def load_micro_kw(self, lo: int = 0, hi: int = DAY) -> np.ndarray:
         """(count, hi-lo) load in whole µkW per minute (float64); minute 0 is 00:00."""
         cat, n = self.pop.catalogue, self.pop.count
-        static = self._static("household", lo, hi, lambda b: render_rectangles(
-            n, *appliance_rectangles(cat, b, lo, hi), lo, hi) + self.standby_micro_kw()[:, None])
-        r = appliance_rectangles(cat, self.moving, lo, hi)
-        e = ev_rectangles(self.ev)
-        rect = [np.concatenate([a, b]) for a, b in zip(r, e, strict=True)]
-        return static + render_rectangles(n, *rect, lo, hi)
+        stride = hi - lo + 1
+
+        def static_entries(b: Batch) -> tuple[np.ndarray, np.ndarray]:
+            idx, w = rectangle_entries(*appliance_rectangles(cat, b, lo, hi), lo, hi)
+            standby = (np.arange(n) * stride, self.standby_micro_kw())  # one step at lo
+            return np.concatenate([idx, standby[0]]), np.concatenate([w, standby[1]])
+
+        return render_entries(n, [
+            self._static("household", lo, hi, static_entries),
+            rectangle_entries(*appliance_rectangles(cat, self.moving, lo, hi), lo, hi),
+            rectangle_entries(*ev_rectangles(self.ev), lo, hi),
+        ], lo, hi)
 
     def load(self, lo: int = 0, hi: int = DAY) -> np.ndarray:
         """(count, hi-lo) kW per minute (float64); minute 0 is 00:00 of the DR day."""
-        return self.load_micro_kw(lo, hi) / MICRO
+        grid = self.load_micro_kw(lo, hi)
+        return np.divide(grid, MICRO, out=grid)
 
     def standby_micro_kw(self) -> np.ndarray:
         """Standby of each household's appliances, µkW (summed exactly)."""
@@ -522,13 +543,13 @@ class ChunkRun:
         names = sorted(set(cat.category.tolist()))
         app_code = np.array([names.index(c) for c in cat.category])
 
-        def render(b: Batch) -> np.ndarray:
+        def entries(b: Batch) -> tuple[np.ndarray, np.ndarray]:
             rect = appliance_rectangles(cat, b, lo, hi, key=app_code[b.appliance])
-            return render_rectangles(len(names), *rect, lo, hi)
+            return rectangle_entries(*rect, lo, hi)
 
         standby = (self.pop.owns * micro_kw(cat.standby_kw)).sum(0)
-        static = self._static("category", lo, hi, render)
-        grid = static + render(self.moving)
+        static = self._static("category", lo, hi, entries)
+        grid = render_entries(len(names), [static, entries(self.moving)], lo, hi)
         out = {c: grid[i] + standby[app_code == i].sum() for i, c in enumerate(names)}
         ev = ev_rectangles(self.ev, key=np.zeros(len(self.ev), dtype=np.int64))
         out["ev"] = render_rectangles(1, *ev, lo, hi)[0]

@@ -210,7 +210,9 @@ def plot_breakdown(result: SimulationResult, path: Path, pass_name: str = "basel
     palette = matplotlib.colormaps["tab20"]
     ax.stackplot(np.arange(MINUTES), *[categories[c] / 1000.0 for c in names], labels=names,
                  colors=[palette(i % 20) for i in range(len(names))], linewidth=0)
-    _shade_program(ax, result)
+    program = result.scenario.dr_program
+    for minute in (program.start_minute, program.end_minute):
+        ax.axvline(minute, color="black", linestyle=":", linewidth=1)
     _clock_axis(ax)
     ax.set_ylabel("demand (MW)")
     ax.set_title(f"{result.scenario.name}: {pass_name} demand by category, "

@@ -88,6 +88,10 @@ class ScenarioError(ValueError):
                       for path, problem, accepted in self.problems)
         )
 
+    def __reduce__(self):
+        """Rebuild from the original arguments (pickling, re-raising in SimPy/Spark)."""
+        return (type(self), (self.source, self.problems))
+
 
 def _problem(problem: str, accepted: str, at: str = "") -> PydanticCustomError:
     """A validation error carrying its own "accepted" text.

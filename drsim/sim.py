@@ -90,6 +90,7 @@ class ChunkPlan:
         cat = pop.catalogue
         self._cdf = np.cumsum(cat.start_pmf, axis=1)
         self._cdf[:, -1] = 1.0
+        self._slots = rng.InverseCDF(self._cdf)
         # first slot of day -1 whose starts can still run at midnight (cycle + slot width)
         self._late_slot = np.maximum(0, 144 - (cat.cycle_minutes + 19) // 10)
         self._days: dict[tuple[int, int], Batch] = {}
@@ -124,25 +125,27 @@ class ChunkPlan:
         share = 1.0 - below
         key = day + self.day_offset
         u = rng.uniform(self.seed, ids[rows], "start_count", apps, key)
-        n = rng.poisson_table(cat.starts_per_day * share)(apps, u)
+        n = rng.poisson_table(cat.starts_per_day * share).sample(apps, u)
         rows, apps = np.repeat(rows, n), np.repeat(apps, n)
         j = np.arange(len(rows)) - np.repeat(np.cumsum(n) - n, n)
         h = rng.hash64(self.seed, ids[rows], "start_time", apps, key, j)
         u_slot = below[apps] + share[apps] * rng.to_unit(h)
-        slot = np.searchsorted((self._cdf + np.arange(len(cat.names))[:, None]).ravel(),
-                               apps + u_slot, side="right") - apps * 144
-        slot = np.minimum(slot, 143)
+        slot = self._slots.sample(apps, u_slot)
         minute = (rng.low_bits(h, 11) * 10) >> 11  # uniform in the slot, from spare bits
         t = day * DAY + slot * 10 + minute
         return _batch(rows, t, apps, key, j)
 
     def _cold_starts(self, flex: int, day: int) -> Batch:
-        """Thermostatic cycling: one cycle every 1440/starts_per_day minutes, random phase."""
+        """Thermostatic cycling: one cycle every 1440/starts_per_day minutes, random phase.
+
+        Of day -1 only the cycles that still run at midnight are made.
+        """
         cat, ids = self.pop.catalogue, self.pop.ids
         rows, apps = self._pairs(flex)
         period = DAY / cat.starts_per_day[apps]
         phase = rng.uniform(self.seed, ids[rows], "cold_phase", apps, self.day_offset) * period
-        first = np.ceil((day * DAY - phase) / period).astype(np.int64)
+        begin = day * DAY + (DAY - cat.cycle_minutes[apps] - 1 if day == FIRST_DAY else 0)
+        first = np.ceil((begin - phase) / period).astype(np.int64)
         last = np.ceil(((day + 1) * DAY - phase) / period).astype(np.int64)
         n = last - first
         j = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -88,6 +88,16 @@ class Catalogue:
     def daily_kwh(self) -> np.ndarray:
         """(A,) mean daily energy of an owned appliance: starts x cycle energy + 24 h standby."""
         return self.starts_per_day * self.cycle_kwh + 24.0 * self.standby_kw
+
+    @cached_property
+    def phase_count(self) -> np.ndarray:
+        """(A,) number of phases of a cycle."""
+        return (self.phase_minutes > 0).sum(axis=1)
+
+    @cached_property
+    def phase_micro_kw(self) -> np.ndarray:
+        """(A, P) phase power above standby in whole µkW: the weights the load is summed in."""
+        return np.round((self.phase_kw - self.standby_kw[:, None]) * 1_000_000)
 
     def index(self, name: str) -> int:
         """Position of appliance ``name``; KeyError listing the known names otherwise."""

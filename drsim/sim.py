@@ -417,21 +417,20 @@ def micro_kw(kw) -> np.ndarray:
     return np.round(np.asarray(kw, dtype=np.float64) * MICRO)
 
 
-def rectangle_entries(rows, start, end, kw, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """Flat (index, whole-µkW weight) steps of rectangles [start, end) × kW on a grid of
-    rows × (hi-lo+1) minutes: +kW where a rectangle starts, −kW where it ends.
+def rectangle_entries(rows, start, end, micro, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat (index, weight) steps of rectangles [start, end) × ``micro`` whole µkW on a grid
+    of rows × (hi-lo+1) minutes: +power where a rectangle starts, −power where it ends.
 
-    Each rectangle's power is rounded to whole µkW first, so every sum is an exact
-    integer and the result does not depend on the order of the rectangles (chunking).
+    Powers are whole µkW, so every sum is an exact integer and the result does not
+    depend on the order of the rectangles (chunking).
     """
     width = hi - lo
     keep = (end > lo) & (start < hi) & (end > start)
-    rows, kw = rows[keep], kw[keep]
+    rows, micro = rows[keep], micro[keep]
     s = np.clip(start[keep] - lo, 0, width)
     e = np.clip(end[keep] - lo, 0, width)
     stride = width + 1
-    return (np.concatenate([rows * stride + s, rows * stride + e]),
-            micro_kw(np.concatenate([kw, -kw])))
+    return np.concatenate([rows * stride + s, rows * stride + e]), np.concatenate([micro, -micro])
 
 
 def render_entries(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo: int,
@@ -457,13 +456,13 @@ def render_entries(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo
 _BLOCK_ROWS = 128  # rows per block: 128 × 1441 float64 ≈ 1.5 MB
 
 
-def render_rectangles(n_rows: int, rows, start, end, kw, lo: int, hi: int) -> np.ndarray:
-    """Sum rectangles [start, end) × kW into an (n_rows, hi-lo) minute grid of whole µkW."""
-    return render_entries(n_rows, [rectangle_entries(rows, start, end, kw, lo, hi)], lo, hi)
+def render_rectangles(n_rows: int, rows, start, end, micro, lo: int, hi: int) -> np.ndarray:
+    """Sum rectangles [start, end) × µkW into an (n_rows, hi-lo) minute grid of whole µkW."""
+    return render_entries(n_rows, [rectangle_entries(rows, start, end, micro, lo, hi)], lo, hi)
 
 
 def appliance_rectangles(cat, b: Batch, lo: int, hi: int, key: np.ndarray | None = None):
-    """Rectangles (key, start, end, kW) of the cycle phases of ``b`` that overlap [lo, hi).
+    """Rectangles (key, start, end, µkW) of the cycle phases of ``b`` that overlap [lo, hi).
 
     Phase power is counted above the appliance's standby (standby is added per household).
     ``key`` (default: the household row) is the grid row each rectangle is added to.
@@ -471,20 +470,19 @@ def appliance_rectangles(cat, b: Batch, lo: int, hi: int, key: np.ndarray | None
     keep = (b.t < hi) & (b.t + cat.cycle_minutes[b.appliance] > lo)
     a, s = b.appliance[keep], b.t[keep]
     k = (b.row if key is None else key)[keep]
-    phases = (cat.phase_minutes > 0).sum(axis=1)
-    keys, starts, ends, kws = [], [], [], []
+    keys, starts, ends, micro = [], [], [], []
     for p in range(cat.phase_minutes.shape[1]):
         if p:
-            more = phases[a] > p
+            more = cat.phase_count[a] > p
             a, s, k = a[more], s[more], k[more]
         minutes = cat.phase_minutes[a, p]
         keys.append(k)
         starts.append(s)
         ends.append(s + minutes)
-        kws.append(cat.phase_kw[a, p] - cat.standby_kw[a])
+        micro.append(cat.phase_micro_kw[a, p])
         s = s + minutes
     return (np.concatenate(keys), np.concatenate(starts), np.concatenate(ends),
-            np.concatenate(kws))
+            np.concatenate(micro))
 
 
 def ev_rectangles(b: Batch, key: np.ndarray | None = None):
@@ -494,7 +492,8 @@ def ev_rectangles(b: Batch, key: np.ndarray | None = None):
     tail = np.maximum(minutes - full, 0.0)
     k = b.row if key is None else key
     return (np.concatenate([k, k]), np.concatenate([b.t, b.t + full]),
-            np.concatenate([b.t + full, b.t + full + 1]), np.concatenate([b.kw, b.kw * tail]))
+            np.concatenate([b.t + full, b.t + full + 1]),
+            micro_kw(np.concatenate([b.kw, b.kw * tail])))
 
 
 # --------------------------------------------------------------------------- running

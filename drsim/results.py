@@ -97,6 +97,18 @@ def summarize(result: SimulationResult) -> dict[str, Any]:
                                          .sum()) for name in DR_PASSES},
         }
 
+    est = result.estimate_kw
+    estimated = {
+        "method": scenario.baseline.method,
+        "note": "the utility's M&V estimates B and P̂ (drsim.baseline), never the evaluated "
+                "day's own draws; reduction_mwh above is measured against the simulated "
+                "no-DR pass (ground truth)",
+        "baseline_mwh": _mwh(est["baseline"][start:end].sum()),
+        "expected_mwh": _mwh(est["expected"][start:end].sum()),
+        "expected_reduction_mwh": _mwh((est["baseline"] - est["expected"])[start:end].sum()),
+        "simulated_baseline_mwh": _mwh(base[start:end].sum()),
+    }
+
     return {
         "scenario_name": scenario.name,
         "households": n,
@@ -108,6 +120,7 @@ def summarize(result: SimulationResult) -> dict[str, Any]:
         "reduction_goal_mwh": program.reduction_goal_kwh / 1000.0,
         "reduction_mwh": reduction,
         "reduction_breakdown_mwh": breakdown,
+        "estimated_by_utility": estimated,
         "rebound": rebound,
         "groups": groups,
         "daily_energy_mwh": {name: _mwh(c.sum()) for name, c in result.system_kw.items()},
@@ -189,6 +202,9 @@ def plot_system_demand(result: SimulationResult, path: Path) -> None:
     for name, curve in result.system_kw.items():
         color, style = PASS_STYLE.get(name, (None, "-"))
         ax.plot(minutes, curve / 1000.0, color=color, linestyle=style, linewidth=1.2, label=name)
+    for name, curve in result.estimate_kw.items():
+        ax.plot(minutes, curve / 1000.0, color=PASS_STYLE.get(name, (None, "-"))[0],
+                linestyle=":", linewidth=1.6, label=f"utility estimate: {name}")
     _clock_axis(ax)
     ax.set_ylabel("system demand (MW)")
     ax.set_ylim(bottom=0)

@@ -25,6 +25,7 @@ from drsim.scenario import Scenario
 MINUTES = 1440
 MICRO = 1_000_000  # kW → whole µkW (drsim.sim.MICRO)
 TOTAL = "total"
+ESTIMATE = "estimate"  # pass name of the utility's M&V estimates (series "baseline", "expected")
 TASKS_PER_CORE = 4  # partitions per core: load balance and progress granularity
 POLL_SECONDS = 0.25
 
@@ -45,6 +46,7 @@ class SimulationResult:
     system_kw: dict[str, np.ndarray]  # pass -> (1440,)
     group_kw: dict[str, np.ndarray]  # pass -> (n_groups, 1440)
     category_kw: dict[str, dict[str, np.ndarray]]  # pass -> category -> (1440,)
+    estimate_kw: dict[str, np.ndarray]  # "baseline" (B), "expected" (P̂): NaN outside the window
     households: int
     ev_households: int
     master: str
@@ -89,6 +91,13 @@ def _chunk_rows(scenario: Scenario, chunk: Chunk) -> pa.RecordBatch:
             passes.append(name)
             series.append(category)
             curves.append(result.by_category[name][category])
+    program = scenario.dr_program
+    for name, window in sorted(result.estimates.items()):
+        curve = np.full(MINUTES, np.nan)  # the utility estimates the program window only
+        curve[program.start_minute : program.end_minute] = window
+        passes.append(ESTIMATE)
+        series.append(name)
+        curves.append(curve)
     n = len(curves)
     values = np.concatenate([np.asarray(c, dtype=np.float64).reshape(MINUTES) for c in curves])
     offsets = pa.array(np.arange(0, (n + 1) * MINUTES, MINUTES, dtype=np.int32))
@@ -187,6 +196,10 @@ def _aggregate(scenario: Scenario, chunks: list[Chunk], table: pa.Table) -> Simu
             for c in sorted(set(series[rows]))
         }
 
+    estimate_kw = {
+        name: kw_micro[(pass_ == ESTIMATE) & (series == name)].sum(axis=0) / MICRO
+        for name in ("baseline", "expected")
+    }
     first = np.unique(chunk, return_index=True)[1]  # one row per chunk
     return SimulationResult(
         scenario=scenario,
@@ -194,6 +207,7 @@ def _aggregate(scenario: Scenario, chunks: list[Chunk], table: pa.Table) -> Simu
         system_kw=system_kw,
         group_kw=group_kw,
         category_kw=category_kw,
+        estimate_kw=estimate_kw,
         households=int(table.column("households").to_numpy()[first].sum()),
         ev_households=int(table.column("ev_households").to_numpy()[first].sum()),
         master="",

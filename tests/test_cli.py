@@ -60,6 +60,11 @@ def test_simulate_writes_summary_curves_and_figures(spark, tmp_path):
         assert sum(breakdown.values()) == pytest.approx(summary["reduction_mwh"][name])
         assert summary["rebound"][name]["post_event_peak_kw"] > 0
         assert isinstance(summary["rebound"][name]["post_event_energy_mwh"], float)
+    est = summary["estimated_by_utility"]
+    assert est["method"] == "model"
+    assert est["expected_mwh"] < est["baseline_mwh"]
+    assert est["expected_reduction_mwh"] == pytest.approx(est["baseline_mwh"] - est["expected_mwh"])
+    assert est["baseline_mwh"] == pytest.approx(est["simulated_baseline_mwh"], rel=0.25)
     assert sorted(summary["groups"]) == ["north", "south"]
     assert summary["scenario"]["households"] == 200
     assert summary["scenario"]["name"] == "quickstart"

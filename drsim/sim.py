@@ -31,7 +31,7 @@ from drsim.population import Population
 
 DAY = 1440
 FIRST_DAY = -1  # the DR day is day 0; the evening of day -1 runs into it
-MAX_UNTIL = 3 * DAY  # runs end by the end of day 2 (rebound after midnight fits in day 1)
+MAX_UNTIL = 3 * DAY  # a run ends by the end of day 2 at the latest
 FLEX_CLASSES = (FLEX_DEFERRABLE, FLEX_ADVANCE, FLEX_NONE, FLEX_COLD)
 RESPONSIVE = (FLEX_DEFERRABLE, FLEX_ADVANCE)  # classes whose starts DR can move
 STATIC = (FLEX_NONE, FLEX_COLD)
@@ -42,8 +42,9 @@ STATIC = (FLEX_NONE, FLEX_COLD)
 class Batch:
     """Columns of equal length: starts of appliance cycles or EV charging sessions.
 
-    ``key`` identifies a planned start independently of DR (appliance or -1 for EVs,
-    day, index within the household's day), ``gen`` counts how often it was moved.
+    (``appliance`` or -1 for EVs, ``day``, ``j``: index within the household's day) names
+    a planned start independently of DR and keys its random draws; ``gen`` counts how
+    often DR moved it. EV sessions also carry ``energy_kwh`` and charger ``kw``.
     """
 
     row: np.ndarray
@@ -76,7 +77,7 @@ class Batch:
     def empty(ev: bool = False) -> Batch:
         z = np.zeros(0, dtype=np.int64)
         f = np.zeros(0)
-        return Batch(z, z, z, z, z, z, *( (f, f) if ev else () ))
+        return Batch(z, z, z, z, z, z, *((f, f) if ev else ()))
 
 
 # --------------------------------------------------------------------------- planning
@@ -207,6 +208,8 @@ class DRSignals:
 class _Process:
     """Common loop: wake at each day boundary or DR signal, commit what fell due."""
 
+    responds = True  # whether DR can move this process's starts
+
     def __init__(self, env, signals: DRSignals, pop: Population, plan: ChunkPlan, ev: bool,
                  until: int):
         self.env, self.signals, self.pop, self.plan = env, signals, pop, plan
@@ -254,7 +257,7 @@ class _Process:
 
     def _defer(self, batch: Batch) -> Batch:
         """Move starts inside known events after the (merged) event window with probability θ."""
-        if not self.known or not self._responds(batch):
+        if not self.known or not self.responds:
             return batch
         theta = active_theta(self.known, batch.row, batch.t)
         u = self._decision(batch)
@@ -285,27 +288,22 @@ class _Process:
     def _react(self, now: int) -> None:
         """React to the current knowledge at ``now`` (after due starts were committed)."""
 
-    def _responds(self, batch: Batch) -> np.ndarray | bool:
-        return True
-
 
 class ApplianceProcess(_Process):
     """All appliances of one flexibility class, for all households of the chunk."""
 
     def __init__(self, env, signals, pop, plan, flex: int, until: int):
         self.flex = flex
+        self.responds = flex in RESPONSIVE
         super().__init__(env, signals, pop, plan, ev=False, until=until)
 
     def _new_day(self, day: int) -> None:
         """Draw the day's starts; appliances DR never moves commit the whole day at once."""
         starts = self.plan.appliance_starts(self.flex, day)
-        if self.flex in RESPONSIVE:
+        if self.responds:
             self._add_pending(starts)
         else:
             self.committed.append(starts)
-
-    def _responds(self, batch: Batch) -> bool:
-        return self.flex in (FLEX_DEFERRABLE, FLEX_ADVANCE)
 
     def _react(self, now: int) -> None:
         """Shiftable-in-advance appliances (pre-cooling/heating) run before a known event.

@@ -55,27 +55,32 @@ class Population:
 
     @cached_property
     def owns(self) -> np.ndarray:
-        """(count, A) bool: appliance sets drawn without replacement, weighted by ownership.
+        """(count, A) bool: each household's appliances.
 
-        Weighted sampling without replacement by Efraimidis & Spirakis, "Weighted random
-        sampling with a reservoir", Inf. Process. Lett. 97(5), 2006: each item gets the key
-        log(u)/w and the k largest keys are taken. Always-owned entries (lighting) are added
-        on top of the drawn count, and entries not drawn (heating systems) are owned
-        independently with their ownership rate.
+        Lighting is always owned; heating systems (``drawn: false``) are owned
+        independently at their ownership rate; of the rest each household draws
+        ``appliance_count`` distinct appliances with inclusion probabilities proportional
+        to ownership (π_i = min(1, c·ownership_i), Σπ = count), by randomized systematic
+        πps sampling (Madow, "On the theory of systematic sampling, II", Ann. Math. Stat.
+        20(3), 1949; random order per household as in Goodman & Kish, JASA 45, 1950).
         """
-        cat = self.catalogue
-        drawable = cat.drawn & (cat.ownership > 0)
+        cat, seed = self.catalogue, self.scenario.seed
         a = np.arange(len(cat.names))
-        u = rng.uniform(self.scenario.seed, self.ids[:, None], "owns", a[None, :])
-        with np.errstate(divide="ignore"):
-            keys = np.where(drawable, np.log(np.maximum(u, 1e-300)) / cat.ownership, -np.inf)
+        drawable = cat.drawn & (cat.ownership > 0)
         k = np.minimum(self.appliance_count, drawable.sum())
-        order = np.argsort(-keys, axis=1, kind="stable")
-        rank = np.empty_like(order)
-        np.put_along_axis(rank, order, a[None, :].repeat(self.count, 0), axis=1)
-        independent = ~cat.drawn & ~cat.always_owned
-        owned_alone = independent & (u < cat.ownership)
-        return (rank < k[:, None]) & drawable | cat.always_owned | owned_alone
+        table = inclusion_probabilities(np.where(drawable, cat.ownership, 0.0), k.max())
+        pi = table[k]  # (count, A)
+        order = np.argsort(rng.uniform(seed, self.ids[:, None], "owns_order", a[None, :]), axis=1)
+        cum = np.cumsum(np.take_along_axis(pi, order, axis=1), axis=1)
+        cum[:, -1] = k  # the total is exactly the count
+        u = rng.uniform(seed, self.ids, "owns_start")[:, None]
+        hits = np.diff(np.floor(cum - u), axis=1, prepend=np.floor(-u)) > 0
+        drawn = np.zeros_like(hits)
+        np.put_along_axis(drawn, order, hits, axis=1)
+        alone = ~cat.drawn & ~cat.always_owned
+        owned_alone = alone & (rng.uniform(seed, self.ids[:, None], "owns", a[None, :])
+                               < cat.ownership)
+        return drawn | cat.always_owned | owned_alone
 
     @cached_property
     def has_ev(self) -> np.ndarray:
@@ -121,3 +126,23 @@ class Population:
 
     def _group_follow_through(self) -> list[FollowThrough]:
         return [g.follow_through or self.scenario.follow_through for g in self.scenario.groups]
+
+
+def inclusion_probabilities(weights: np.ndarray, max_count: int) -> np.ndarray:
+    """(max_count+1, A) table: row k holds π_i = min(1, c·w_i) with Σ π_i = k.
+
+    c is found by capping: appliances whose c·w_i reaches 1 are included surely and the
+    rest share the remaining count in proportion to their weights.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    table = np.zeros((max_count + 1, len(w)))
+    for k in range(1, max_count + 1):
+        sure = np.zeros(len(w), dtype=bool)
+        while True:
+            rest = w * ~sure
+            pi = np.where(sure, 1.0, rest * (k - sure.sum()) / rest.sum())
+            if not (pi[~sure] >= 1.0).any():
+                break
+            sure |= pi >= 1.0
+        table[k] = pi
+    return table

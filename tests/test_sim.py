@@ -11,7 +11,7 @@ from scipy import stats
 import drsim
 from drsim.appliances import FLEX_ADVANCE, FLEX_DEFERRABLE
 from drsim.ev import session_energy_kwh
-from drsim.population import Population
+from drsim.population import Population, inclusion_probabilities
 from drsim.sim import DAY, MAX_UNTIL, MICRO, ChunkSimulator, program_events
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -132,9 +132,14 @@ def test_appliance_counts_and_ownership(scenario):
     assert set(np.unique(drawn)) == set(range(lo, hi + 1))
     assert pop.owns[:, cat.always_owned].all()
     freq = pop.owns.mean(axis=0)
-    common = np.argmax(np.where(cat.drawn, cat.ownership, -1))
-    rare = np.argmin(np.where(cat.drawn & (cat.ownership > 0), cat.ownership, 9))
-    assert freq[common] > freq[rare]
+    table = inclusion_probabilities(np.where(cat.drawn, cat.ownership, 0.0), hi)
+    expected = table[lo : hi + 1].mean(axis=0)  # the count is uniform on lo..hi
+    assert np.allclose(table[lo : hi + 1].sum(axis=1), np.arange(lo, hi + 1))
+    drawn = cat.drawn & (cat.ownership > 0)
+    assert np.all(np.abs(freq[drawn] - expected[drawn]) < 4.5 * np.sqrt(0.25 / 3000))
+    # inclusion in proportion to ownership while no appliance is sure to be drawn
+    ratio = table[lo][drawn] / cat.ownership[drawn]
+    assert np.allclose(ratio, ratio[0])
     alone = ~cat.drawn & ~cat.always_owned
     assert np.all(np.abs(freq[alone] - cat.ownership[alone]) < 4 * np.sqrt(0.25 / 3000))
     ev_share = pop.has_ev.mean()

@@ -11,11 +11,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from pyspark.sql import SparkSession
 from typer.testing import CliRunner
 
 from drsim.cli import app
-from spark.session import get_spark
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
@@ -23,16 +21,6 @@ pytestmark = pytest.mark.filterwarnings(
     "ignore:PySpark does not yet fully support pandas:FutureWarning")
 
 runner = CliRunner()
-
-
-@pytest.fixture(scope="module")
-def spark():
-    """One local[2] session for the module; the command reuses it and leaves it running."""
-    session = get_spark("local[2]", app_name="drsim-tests")
-    yield session
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        active.stop()
 
 
 def simulate(*args: str):

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pyspark.sql import SparkSession
 
 from drsim.passes import PASSES, plan_chunks, simulate_chunk
 from drsim.scenario import load_scenario
@@ -21,15 +20,6 @@ from spark.simulate_job import run_simulation
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.filterwarnings(
     "ignore:PySpark does not yet fully support pandas:FutureWarning")
-
-
-@pytest.fixture(scope="module")
-def spark():
-    session = get_spark("local[2]", app_name="drsim-tests")
-    yield session
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        active.stop()
 
 
 @pytest.fixture(scope="module")

@@ -111,6 +111,9 @@ def _print_headlines(result, path: Path, seconds: float) -> None:
     window = f"{s['dr_window']['start']}–{s['dr_window']['end']}"
     for name in ("expected", "traditional"):
         table.add_row(f"reduction {window}, {name}", f"{s['reduction_mwh'][name]:.3f} MWh")
+    est = s["estimated_by_utility"]
+    table.add_row(f"reduction {window}, utility's estimate ({est['method']})",
+                  f"{est['expected_reduction_mwh']:.3f} MWh")
     table.add_row("reduction goal", f"{s['reduction_goal_mwh']:.3f} MWh")
     for name in ("expected", "traditional"):
         rebound = s["rebound"][name]

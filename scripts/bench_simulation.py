@@ -115,21 +115,11 @@ def bench_drsim(households: int, repeats: int) -> dict:
 
 
 # --------------------------------------------------------------------------- richardsonpy
-def rich_irradiance():
-    """Direct and diffuse irradiance of the packaged TRY year at 60 s (not timed)."""
-    import richardsonpy.functions.change_resolution as cr
-    import richardsonpy.functions.load_radiation as loadrad
-
-    q_direct, q_diffuse = loadrad.get_rad_from_try_path()
-    return (cr.change_resolution(q_direct, old_res=3600, new_res=60),
-            cr.change_resolution(q_diffuse, old_res=3600, new_res=60))
-
-
-def rich_household(days: int, irradiance) -> object:
+def rich_household(days: int, q_direct, q_diffuse) -> object:
     """One household for ``days`` days at 60 s; returns the load curve in W."""
     import richardsonpy.classes.occupancy as occ
+    from crest_model import crest_days
 
-    q_direct, q_diffuse = irradiance
     occupancy = occ.Occupancy(number_occupants=RICH_OCCUPANTS, nb_days=days)
     if days == 365:  # the packaged way; ElectricLoad always simulates the whole year
         import richardsonpy.classes.electric_load as eload
@@ -138,43 +128,18 @@ def rich_household(days: int, irradiance) -> object:
                                   total_nb_occ=RICH_OCCUPANTS, q_direct=q_direct,
                                   q_diffuse=q_diffuse, timestep=60)
         return load.loadcurve
-    return _rich_days(occupancy.occupancy, days, q_direct + q_diffuse)
-
-
-def _rich_days(occupancy, days: int, irradiance):
-    """ElectricLoad.calc_stoch_el_profile's defaults and day loop, for fewer days."""
-    import numpy as np
-    import richardsonpy
-    import richardsonpy.classes.appliance as app_model
-    import richardsonpy.classes.electric_load as eload
-    import richardsonpy.classes.lighting as light_model
-    import richardsonpy.classes.stochastic_el_load_wrapper as wrapper
-
-    inputs = Path(richardsonpy.__file__).parent / "inputs"
-    annual = eload.ElectricLoad.standard_consumption["SFH"][RICH_OCCUPANTS]
-    appliances = app_model.Appliances(str(inputs / "Appliances.csv"),
-                                      annual_consumption=0.91 * annual,
-                                      randomize_appliances=True, prev_heat_dev=False)
-    lights = light_model.load_lighting_profile(filename=str(inputs / "LightBulbs.csv"),
-                                               index=0)
-    profile = wrapper.ElectricityProfile(appliances, lights)
-    minutes = np.arange(1440)
-    demand = []
-    for i in range(days):
-        weekend = (i + 1) % 7 in (0, 6)  # initial_day=1 (Monday), as ElectricLoad
-        irr = np.interp(minutes, 60 * minutes, irradiance[1440 * i: 1440 * (i + 1)])
-        total, _, _ = profile.power_sim(irradiation=irr, weekend=weekend, day=i,
-                                        occupancy=occupancy[144 * i: 144 * (i + 1)])
-        demand.append(total)
-    return np.concatenate(demand)
+    return crest_days(occupancy.occupancy, RICH_OCCUPANTS, 1, days,
+                      q_direct + q_diffuse).ravel()
 
 
 def bench_rich(days: int, repeats: int) -> dict:
-    irradiance = rich_irradiance()
+    from crest_model import irradiance as crest_irradiance
+
+    irradiance = crest_irradiance()
     # Warm-up (class-level caches of transition matrices and activity statistics) and an
     # estimate of the time per day, to keep one run under RICH_BUDGET_S.
     random.seed(0)
-    _, probe_s, _ = timed(rich_household, RICH_PROBE_DAYS, irradiance)
+    _, probe_s, _ = timed(rich_household, RICH_PROBE_DAYS, *irradiance)
     per_day = probe_s / RICH_PROBE_DAYS
     note = None
     if days * per_day > RICH_BUDGET_S:
@@ -185,7 +150,7 @@ def bench_rich(days: int, repeats: int) -> dict:
     runs = []
     for seed in range(1, repeats + 1):
         random.seed(seed)
-        curve, wall, cpu = timed(rich_household, days, irradiance)
+        curve, wall, cpu = timed(rich_household, days, *irradiance)
         assert len(curve) == days * 1440, len(curve)
         runs.append({"seed": seed, "wall": wall, "cpu": cpu, "rate": days / wall,
                      "kwh_per_day": float(curve.sum()) / 60 / 1000 / days})
@@ -274,13 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     for var in THREAD_VARS:  # one core: before numpy (and BLAS) is first imported
         os.environ.setdefault(var, "1")
-    try:
-        import richardsonpy  # noqa: F401
-        import richardsonpy.classes.electric_load  # noqa: F401
-    except ImportError as exc:
-        print(f"richardsonpy is not importable ({exc}).\n"
-              "Install the benchmark extra from the repository root:\n"
-              "    pip install -e '.[bench]'", file=sys.stderr)
+    from crest_model import require_richardsonpy  # after the thread settings: imports numpy
+
+    if not require_richardsonpy():
         return 2
 
     print(f"drsim: {args.repeats} x {args.households} households ...", flush=True)

@@ -56,9 +56,10 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+from crest_model import DAY, annual_calibration_kwh, crest_days, is_weekend, require_richardsonpy
+from crest_model import irradiance as crest_irradiance
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "paper_100k.yaml"
-DAY = 1440
 EVENING = (16 * 60, 22 * 60)  # window of the evening peak, [16:00, 22:00)
 EARLY_EVENING = (17 * 60, 19 * 60)  # window of the mean, [17:00, 19:00)
 BOOTSTRAP = 500  # resamples of households for the intervals
@@ -130,11 +131,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def is_weekend(day: int) -> bool:
-    """richardsonpy's rule for day-of-year ``day`` (1-based), with 1 January a Monday."""
-    return day % 7 in (0, 6)
-
-
 def clock(minute: int) -> str:
     return f"{minute // 60:02d}:{minute % 60:02d}"
 
@@ -191,24 +187,9 @@ def run_drsim(households: int) -> dict:
 
 
 # --------------------------------------------------------------------------- CREST
-def crest_irradiance() -> np.ndarray:
-    """Global (direct + diffuse) irradiance of the packaged TRY year at 60 s, W/m2."""
-    import richardsonpy.functions.change_resolution as cr
-    import richardsonpy.functions.load_radiation as loadrad
-
-    q_direct, q_diffuse = loadrad.get_rad_from_try_path()
-    return (cr.change_resolution(q_direct, old_res=3600, new_res=60)
-            + cr.change_resolution(q_diffuse, old_res=3600, new_res=60))
-
-
-def crest_household(seed: int, first_day: int, days: int, irradiance: np.ndarray):
+def crest_household(seed: int, first_day: int, days: int, global_irradiance: np.ndarray):
     """One CREST household: (occupants, annual calibration kWh, (days, 1440) load in W)."""
-    import richardsonpy
-    import richardsonpy.classes.appliance as app_model
-    import richardsonpy.classes.electric_load as eload
-    import richardsonpy.classes.lighting as light_model
     import richardsonpy.classes.occupancy as occ
-    import richardsonpy.classes.stochastic_el_load_wrapper as wrapper
 
     draw = random.Random(seed)  # household attributes, apart from the model's own stream
     cum = list(itertools.accumulate(CREST_RESIDENT_SHARES))
@@ -217,31 +198,15 @@ def crest_household(seed: int, first_day: int, days: int, irradiance: np.ndarray
 
     random.seed(seed)
     np.random.seed(seed)
-    inputs = Path(richardsonpy.__file__).parent / "inputs"
     occupancy = occ.Occupancy(number_occupants=occupants, initial_day=(first_day - 1) % 7 + 1,
                               nb_days=days).occupancy
-    # ElectricLoad.calc_stoch_el_profile with its defaults, for the chosen days only.
-    annual = eload.ElectricLoad.standard_consumption["SFH"][occupants]
-    appliances = app_model.Appliances(str(inputs / "Appliances.csv"),
-                                      annual_consumption=0.91 * annual,
-                                      randomize_appliances=True, prev_heat_dev=False)
-    lights = light_model.load_lighting_profile(filename=str(inputs / "LightBulbs.csv"),
-                                               index=bulb_set)
-    profile = wrapper.ElectricityProfile(appliances, lights)
-    minutes = np.arange(DAY)
-    load = np.empty((days, DAY))
-    for j in range(days):
-        i = first_day - 1 + j  # richardsonpy's 0-based day of the year
-        irr = np.interp(minutes, 60 * minutes, irradiance[DAY * i: DAY * (i + 1)])
-        total, _, _ = profile.power_sim(irradiation=irr, weekend=is_weekend(i + 1), day=i,
-                                        occupancy=occupancy[144 * j: 144 * (j + 1)])
-        load[j] = total
-    return occupants, annual, load
+    load = crest_days(occupancy, occupants, first_day, days, global_irradiance, bulb_set)
+    return occupants, annual_calibration_kwh(occupants), load
 
 
 def run_crest(households: int, first_day: int, days: int) -> dict:
     t0 = time.perf_counter()
-    irradiance = crest_irradiance()
+    irradiance = sum(crest_irradiance())
     loads = np.empty((households, days, DAY))
     occupants = np.empty(households, dtype=int)
     annual = np.empty(households)
@@ -375,13 +340,7 @@ def report(args, d: dict, c: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    try:
-        import richardsonpy  # noqa: F401
-        import richardsonpy.classes.electric_load  # noqa: F401
-    except ImportError as exc:
-        print(f"richardsonpy is not importable ({exc}).\n"
-              "Install the benchmark extra from the repository root:\n"
-              "    pip install -e '.[bench]'", file=sys.stderr)
+    if not require_richardsonpy():
         return 2
 
     print(f"drsim: {args.households} households ...", flush=True)

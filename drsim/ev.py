@@ -13,6 +13,7 @@ import numpy as np
 
 from drsim import rng
 from drsim.population import Population
+from drsim.starts import DAY, make_batch
 
 
 def session_energy_kwh(initial_soc, final_soc, battery_kwh, efficiency: float) -> np.ndarray:
@@ -25,8 +26,6 @@ def planned_sessions(pop: Population, day: int, day_offset: int = 0):
 
     ``day_offset`` shifts the day used as random-stream counter (other simulated days).
     """
-    from drsim.sim import DAY, _batch
-
     data, seed = pop.ev_data, pop.scenario.seed
     key = day + day_offset
     rows = np.nonzero(pop.has_ev)[0]
@@ -45,4 +44,5 @@ def planned_sessions(pop: Population, day: int, day_offset: int = 0):
     soc1 = data.final_soc.quantile(rng.uniform(seed, ids, "ev_soc_final", key, j))
     energy = session_energy_kwh(soc0, soc1, pop.battery_kwh[rows], data.efficiency)
     keep = energy > 0
-    return _batch(rows[keep], t[keep], -1, key, j[keep], energy[keep], pop.charger_kw[rows][keep])
+    charger = pop.charger_kw[rows]
+    return make_batch(rows[keep], t[keep], -1, key, j[keep], energy[keep], charger[keep])

@@ -27,57 +27,15 @@ import simpy
 from drsim import rng
 from drsim.appliances import FLEX_ADVANCE, FLEX_COLD, FLEX_DEFERRABLE, FLEX_NONE
 from drsim.dr import DREvent, ResolvedEvent, active_theta, merged_windows, window_end
+from drsim.ev import planned_sessions
 from drsim.population import Population
+from drsim.starts import DAY, Batch, make_batch
 
-DAY = 1440
 FIRST_DAY = -1  # the DR day is day 0; the evening of day -1 runs into it
 MAX_UNTIL = 3 * DAY  # a run ends by the end of day 2 at the latest
 FLEX_CLASSES = (FLEX_DEFERRABLE, FLEX_ADVANCE, FLEX_NONE, FLEX_COLD)
 RESPONSIVE = (FLEX_DEFERRABLE, FLEX_ADVANCE)  # classes whose starts DR can move
 STATIC = (FLEX_NONE, FLEX_COLD)
-
-
-# --------------------------------------------------------------------------- batches
-@dataclass
-class Batch:
-    """Columns of equal length: starts of appliance cycles or EV charging sessions.
-
-    (``appliance`` or -1 for EVs, ``day``, ``j``: index within the household's day) names
-    a planned start independently of DR and keys its random draws; ``gen`` counts how
-    often DR moved it. EV sessions also carry ``energy_kwh`` and charger ``kw``.
-    """
-
-    row: np.ndarray
-    t: np.ndarray
-    appliance: np.ndarray
-    day: np.ndarray
-    j: np.ndarray
-    gen: np.ndarray
-    energy_kwh: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    kw: np.ndarray = field(default_factory=lambda: np.zeros(0))
-
-    def __len__(self) -> int:
-        return len(self.t)
-
-    def take(self, sel) -> Batch:
-        return Batch(**{k: (v[sel] if len(v) else v) for k, v in self.__dict__.items()})
-
-    @staticmethod
-    def concat(parts: Sequence[Batch]) -> Batch:
-        parts = [p for p in parts if len(p)] or list(parts[:1])
-        return Batch(
-            **{k: np.concatenate([getattr(p, k) for p in parts]) for k in parts[0].__dict__}
-        )
-
-    def by_time(self) -> Batch:
-        """The same starts in time order (stable)."""
-        return self.take(np.argsort(self.t, kind="stable"))
-
-    @staticmethod
-    def empty(ev: bool = False) -> Batch:
-        z = np.zeros(0, dtype=np.int64)
-        f = np.zeros(0)
-        return Batch(z, z, z, z, z, z, *((f, f) if ev else ()))
 
 
 # --------------------------------------------------------------------------- planning
@@ -134,7 +92,7 @@ class ChunkPlan:
         slot = self._slots.sample(apps, u_slot)
         minute = (rng.low_bits(h, 11) * 10) >> 11  # uniform in the slot, from spare bits
         t = day * DAY + slot * 10 + minute
-        return _batch(rows, t, apps, key, j)
+        return make_batch(rows, t, apps, key, j)
 
     def _cold_starts(self, flex: int, day: int) -> Batch:
         """Thermostatic cycling: one cycle every 1440/starts_per_day minutes, random phase.
@@ -152,29 +110,13 @@ class ChunkPlan:
         j = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)
         k = np.repeat(first, n) + j
         t = np.floor(np.repeat(phase, n) + k * np.repeat(period, n)).astype(np.int64)
-        return _batch(np.repeat(rows, n), t, np.repeat(apps, n), day + self.day_offset, j)
+        return make_batch(np.repeat(rows, n), t, np.repeat(apps, n), day + self.day_offset, j)
 
     def ev_sessions(self, day: int) -> Batch:
         """Planned EV charging sessions (Quirós-Tortós et al. 2018 style, see drsim.ev)."""
         if (-1, day) not in self._days:
-            from drsim.ev import planned_sessions
-
             self._days[-1, day] = planned_sessions(self.pop, day, self.day_offset).by_time()
         return self._days[-1, day]
-
-
-def _batch(rows, t, apps, day, j, energy_kwh=None, kw=None) -> Batch:
-    n = len(t)
-    return Batch(
-        row=rows.astype(np.int64),
-        t=t.astype(np.int64),
-        appliance=np.broadcast_to(np.asarray(apps, dtype=np.int64), n).copy(),
-        day=np.full(n, day, dtype=np.int64),
-        j=j.astype(np.int64),
-        gen=np.zeros(n, dtype=np.int64),
-        energy_kwh=np.zeros(0) if energy_kwh is None else energy_kwh,
-        kw=np.zeros(0) if kw is None else kw,
-    )
 
 
 # --------------------------------------------------------------------------- processes

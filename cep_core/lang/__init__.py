@@ -1,0 +1,1 @@
+"""The query language: grammar (lark), parser and abstract syntax."""

@@ -1,0 +1,18 @@
+"""Engines that run a compiled plan (``DESIGN.md``, "The CEP core"): the reference
+engine (per event, every selection policy, any pattern); a keyed vectorized engine joins
+it later with the same semantics."""
+
+from cep_core.engine.reference import (
+    ANY,
+    NEXT,
+    POLICIES,
+    STRICT,
+    PMView,
+    ReferenceEngine,
+    Statistics,
+)
+
+ENGINES = {"reference": ReferenceEngine}
+
+__all__ = ["ANY", "NEXT", "STRICT", "POLICIES", "ENGINES", "PMView", "ReferenceEngine",
+           "Statistics"]

@@ -1,0 +1,546 @@
+"""The reference engine: per event, partial matches with bindings, every selection policy.
+
+Semantics (dissertation ``seeds/002_33ee9fd4d8899bf7.txt`` §2.2.2, Definition 2.7,
+Table 2.4; the chosen readings are in ``specs/cep_semantics.md``):
+
+* **Matches** preserve stream order and span at most the window: ``last.t − first.t ≤ τ``.
+  A partial match (PM) that can no longer satisfy this is dropped.
+* **Starts.** Every event of a first element's type that satisfies that element's
+  predicates starts a new PM, under every policy (one per first element it qualifies for).
+* **skip-till-any-match** (greedy): every PM that an event can extend is split into the
+  extended copy and the unchanged original; at a Kleene state each qualifying event both
+  extends the run and leaves the unextended run alive, and a run may also proceed to the
+  next element with the same event. A distinct binding is emitted once.
+* **skip-till-next-match** (non-greedy): the PM is replaced by its extension; events that
+  fail its predicates are skipped. **Rule for a Kleene state (and any state with several
+  transitions for one event):** the run prefers the continuation that keeps it alive —
+  the Kleene ``take`` (or ``SEQ(..)+`` ``back``) transition first, then the next elements
+  in pattern order; every continuation that completes a match is emitted as well (a
+  complete match is output, not kept, so emitting it costs no run). So
+  ``SEQ(A+ a[], A b)`` over ``a1 a2 a3`` extends one run ``[a1], [a1 a2], [a1 a2 a3]``
+  and emits ``(a=[a1], b=a2)``, ``(a=[a1 a2], b=a3)`` from it; a forward transition is
+  taken alone only when the Kleene cannot take the event.
+* **strict-contiguity**: skip-till-next-match where any event of the PM's partition (of
+  the whole stream without ``SAME``) that the PM does not take ends it.
+* **NEG** ``SEQ(.., x, NEG T n, y, ..)``: a transition from ``x``'s to ``y``'s state is
+  blocked when an event of type ``T`` satisfying ``n``'s predicates came strictly between
+  them in stream order (ties in time count by stream order; the events bound to ``x`` and
+  ``y`` themselves never count). Between means after the *latest* event bound before the
+  NEG: after a Kleene ``x+`` takes another event, earlier candidates no longer count. With
+  ``SAME``, only events of the same partition count. Predicates of ``n`` that read ``y``
+  are checked when ``y`` arrives; the others when the candidate arrives. Under
+  skip-till-next-match a blocked ``y`` is skipped like any event failing a predicate.
+* **Partitions** (``SAME[k]``): PMs live per key value; an event without the key
+  attribute is counted and ignored.
+* **Lookups** answer through :class:`cep_core.lookup.Lookup`; when one answers
+  ``NOT_YET`` the PM (or the start) that needs it is set aside with the event and every
+  later event of its partition, and catches up, in order, once the value is there; so
+  results are those of an instant answer, emitted later. ``flush()`` settles the lookups.
+
+Cost counters (:class:`cep_core.counters.Counters`): ``events`` processed (after the
+input filter), ``pm_created`` (starts and the copies made by splitting), ``pm_extended``
+(transitions taken, completions included), ``pm_dropped`` (PMs removed without being
+extended: window, strict contiguity, a NEG that blocks every way on, the state filter),
+``predicates`` evaluated, ``outputs`` emitted.
+
+Extension points (``DESIGN.md``, "The CEP core"): ``input_filter(event) -> bool`` before
+each event (False drops it: state unchanged, nothing emitted); ``state_filter(views) ->
+kept views`` over the live PMs (:class:`PMView`: state, age, the attribute values their
+predicates read) after each event or each fed batch; :class:`Statistics` (events per
+type, predicate pass rates).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from cep_core.counters import Counters
+from cep_core.errors import QueryError
+from cep_core.lookup import NotYet
+from cep_core.plan import START, Plan
+
+__all__ = ["POLICIES", "ANY", "NEXT", "STRICT", "ReferenceEngine", "PMView", "Statistics"]
+
+ANY, NEXT, STRICT = "skip-till-any-match", "skip-till-next-match", "strict-contiguity"
+POLICIES = (ANY, NEXT, STRICT)
+OUTPUTS = ("events", "matches")
+_NOKEY = object()
+
+
+class PM:
+    """A partial match: automaton ``state``, bindings ``bind`` (var -> event, or tuple of
+    events for a Kleene variable), time of its first event, NEG candidates since it
+    entered its state."""
+
+    __slots__ = ("state", "bind", "first_t", "cands", "blocked")
+
+    def __init__(self, state: int, bind: dict, first_t: Any):
+        self.state, self.bind, self.first_t = state, bind, first_t
+        self.cands: dict[int, list] | None = None
+        self.blocked: set[int] | None = None
+
+    def __getstate__(self):
+        return (self.state, self.bind, self.first_t, self.cands, self.blocked)
+
+    def __setstate__(self, s):
+        self.state, self.bind, self.first_t, self.cands, self.blocked = s
+
+
+def _ids(bind: dict) -> dict[str, Any]:
+    return {v: [x["id"] for x in e] if isinstance(e, tuple) else e["id"]
+            for v, e in bind.items()}
+
+
+class PMView:
+    """What a state filter sees of a live PM: ``state`` (automaton state number, 1-based
+    as in ``explain``), ``var`` (its latest pattern variable), ``age`` (now − time of its
+    first event), ``values`` ({"var.attr": value} for the attributes its pending
+    predicates read; the latest event of a Kleene variable), ``partition`` and
+    ``bindings`` (event ids)."""
+
+    __slots__ = ("pm", "state", "var", "age", "values", "partition")
+
+    def __init__(self, pm: PM, plan: Plan, now: Any, partition: Any):
+        self.pm, self.state, self.partition = pm, pm.state + 1, partition
+        self.var = plan.positions[pm.state].var
+        self.age = now - pm.first_t
+        values = {}
+        for label, v, a in plan.state_attrs.get(pm.state, ()):
+            ev = pm.bind.get(v)
+            if isinstance(ev, tuple):
+                ev = ev[-1] if ev else None
+            if ev is not None:
+                values[label] = ev.get(a)
+        self.values = values
+
+    @property
+    def bindings(self) -> dict[str, Any]:
+        return _ids(self.pm.bind)
+
+    def __repr__(self) -> str:
+        return f"PMView(q{self.state}, age={self.age}, {self.bindings})"
+
+
+class Statistics:
+    """Per-query statistics: events per type (and their rate over the time seen), events
+    dropped by the input filter, lookups that answered "not yet", and per predicate how
+    often it was evaluated and passed."""
+
+    def __init__(self, plan: Plan):
+        self.events_per_type: dict[str, int] = {}
+        self.first_time: Any = None
+        self.last_time: Any = None
+        self.filtered = 0
+        self.pending = 0
+        self.pred_evaluated = [0] * len(plan.preds)
+        self.pred_passed = [0] * len(plan.preds)
+        self._texts = [(p.text, p.where) for p in plan.preds]
+
+    def event(self, typ: str, t: Any) -> None:
+        self.events_per_type[typ] = self.events_per_type.get(typ, 0) + 1
+        if self.first_time is None:
+            self.first_time = t
+        self.last_time = t
+
+    def as_dict(self) -> dict[str, Any]:
+        span = (self.last_time - self.first_time) if self.first_time is not None else 0
+        return {
+            "events_per_type": dict(self.events_per_type),
+            "rate_per_type": {k: (v / span if span else None)
+                              for k, v in self.events_per_type.items()},
+            "time_span": span,
+            "filtered": self.filtered,
+            "pending_lookups": self.pending,
+            "predicates": [
+                {"predicate": text, "at": where, "evaluated": n, "passed": m,
+                 "pass_rate": (m / n if n else None)}
+                for (text, where), n, m in zip(self._texts, self.pred_evaluated,
+                                               self.pred_passed, strict=True)],
+        }
+
+
+class _Waiting:
+    """A PM (or a start, ``pm=None``) waiting for a lookup, with the events it has still
+    to process (its partition's, in stream order)."""
+
+    __slots__ = ("pm", "queue", "key")
+
+    def __init__(self, pm: PM | None, queue: list, key: Any):
+        self.pm, self.queue, self.key = pm, queue, key
+
+    def __getstate__(self):
+        return (self.pm, self.queue, self.key)
+
+    def __setstate__(self, s):
+        self.pm, self.queue, self.key = s
+
+
+class ReferenceEngine:
+    """Runs one :class:`~cep_core.plan.Plan` over a stream, event by event (see module
+    doc). ``output``: ``"events"`` (RETURN events, or the bindings when there is no
+    RETURN) or ``"matches"`` ({var: event id, or list of ids for a Kleene variable})."""
+
+    name = "reference"
+
+    def __init__(self, plan: Plan, policy: str = ANY, output: str = "events",
+                 input_filter: Callable[[dict], bool] | None = None,
+                 state_filter: Callable[[list[PMView]], Iterable[PMView]] | None = None,
+                 state_filter_every: str = "event"):
+        if policy not in POLICIES:
+            raise QueryError(f"unknown selection policy {policy!r}; one of "
+                             f"{', '.join(POLICIES)}")
+        if output not in OUTPUTS:
+            raise QueryError(f"output must be one of {', '.join(OUTPUTS)}, not {output!r}")
+        if state_filter_every not in ("event", "batch"):
+            raise QueryError("state_filter_every must be 'event' or 'batch'")
+        self.plan, self.policy, self.output = plan, policy, output
+        self.input_filter, self.state_filter = input_filter, state_filter
+        self.state_filter_every = state_filter_every
+        self.counters = Counters()
+        self.stats = Statistics(plan)
+        self.live: dict[Any, list[PM]] = {}
+        self.waiting: dict[Any, list[_Waiting]] = {}
+        self.now: Any = None
+        self._next_sweep = -math.inf
+        self._seen: set = set()
+        self._waitlog: list[_Waiting] = []
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_seen"], state["_waitlog"] = set(), []
+        return state
+
+    # ------------------------------------------------------------------ public
+    def process(self, e: dict, out: list) -> None:
+        """Process one event; complete matches are appended to ``out``."""
+        plan = self.plan
+        if self.input_filter is not None and not self.input_filter(e):
+            self.stats.filtered += 1
+            return
+        typ, t = e["type"], e["time"]
+        if plan.stream_type is not None and typ != plan.stream_type:
+            return
+        self.now = t
+        self.counters.events += 1
+        self.stats.event(typ, t)
+        if t >= self._next_sweep:
+            self._sweep(t)
+        key = self._key(e)
+        if key is not _NOKEY:
+            self._seen = set()
+            waits = self.waiting.get(key)
+            if waits:
+                for w in waits:
+                    w.queue.append(e)
+            relevant = typ in plan.types or typ in plan.neg_types
+            pms = self.live.get(key)
+            if pms and (relevant or self.policy == STRICT):
+                pms = self._advance(pms, e, key, out, relevant)
+                if pms:
+                    self.live[key] = pms
+                else:
+                    del self.live[key]
+            if typ in plan.out[START]:
+                try:
+                    born = self._begin(e, out)
+                except NotYet:
+                    self._wait(None, e, key)
+                    born = []
+                if born:
+                    self.live.setdefault(key, []).extend(born)
+        if self.waiting:
+            self._resolve(out)
+        self._waitlog = []
+        if self.state_filter is not None and self.state_filter_every == "event":
+            self.apply_state_filter()
+
+    def flush(self) -> list[dict]:
+        """End of the stream so far: settle pending lookups and emit what they complete."""
+        out: list[dict] = []
+        if self.waiting:
+            self.plan.lookups.settle()
+            self._resolve(out)
+            self._waitlog = []
+            if self.waiting:
+                n = sum(len(w) for w in self.waiting.values())
+                raise QueryError(f"{n} partial match(es) still wait for a lookup at the "
+                                 "end of the stream (the lookup did not settle)")
+        return out
+
+    def partial_matches(self) -> list[dict[str, Any]]:
+        """The live PMs' bindings as event ids, partition by partition, in creation order."""
+        return [_ids(pm.bind) for pms in self.live.values() for pm in pms]
+
+    def live_count(self) -> int:
+        return sum(len(p) for p in self.live.values())
+
+    def apply_state_filter(self, state_filter: Callable | None = None) -> None:
+        """Keep only the live PMs that the state filter returns."""
+        fn = state_filter or self.state_filter
+        if fn is None or not self.live:
+            return
+        views = [PMView(pm, self.plan, self.now, key)
+                 for key, pms in self.live.items() for pm in pms]
+        keep = {id(v.pm) for v in fn(views)}
+        for key in list(self.live):
+            pms = [pm for pm in self.live[key] if id(pm) in keep]
+            self.counters.pm_dropped += len(self.live[key]) - len(pms)
+            if pms:
+                self.live[key] = pms
+            else:
+                del self.live[key]
+
+    # ------------------------------------------------------------------ internals
+    def _key(self, e: dict) -> Any:
+        attrs = self.plan.partition
+        if not attrs:
+            return ()
+        try:
+            return tuple(e[a] for a in attrs)
+        except KeyError:
+            return _NOKEY
+
+    def _sweep(self, t: Any) -> None:
+        """Drop PMs of every partition that the window has closed on."""
+        tau = self.plan.window
+        if tau == math.inf:
+            self._next_sweep = math.inf
+            return
+        for key in list(self.live):
+            pms = self.live[key]
+            alive = [pm for pm in pms if t - pm.first_t <= tau]
+            if len(alive) != len(pms):
+                self.counters.pm_dropped += len(pms) - len(alive)
+                if alive:
+                    self.live[key] = alive
+                else:
+                    del self.live[key]
+        self._next_sweep = t + tau
+
+    def _check(self, preds, b: dict) -> bool:
+        counters, stats = self.counters, self.stats
+        for p in preds:
+            counters.predicates += 1
+            stats.pred_evaluated[p.index] += 1
+            if not p.test(b):
+                return False
+            stats.pred_passed[p.index] += 1
+        return True
+
+    def _record(self, bind: dict, t: Any) -> dict:
+        """The output of a complete match (may raise NotYet if RETURN reads a lookup)."""
+        if self.output == "matches":
+            return _ids(bind)
+        ret = self.plan.returns
+        if ret is None:
+            return {v: list(e) if isinstance(e, tuple) else e for v, e in bind.items()}
+        rec: dict[str, Any] = {"type": ret.type}
+        for name, fn in ret.fields:
+            rec[name] = fn(bind)
+        if "time" not in rec:
+            rec["time"] = t
+        return rec
+
+    def _emit(self, bind: dict, rec: dict, out: list) -> None:
+        key = tuple(sorted((v, tuple(map(id, e)) if isinstance(e, tuple) else id(e))
+                           for v, e in bind.items()))
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        out.append(rec)
+        self.counters.outputs += 1
+
+    def _extend(self, bind: dict, state: int, e: dict) -> dict:
+        dst = self.plan.positions[state]
+        nb = dict(bind)
+        nb[dst.var] = nb.get(dst.var, ()) + (e,) if dst.multi else e
+        return nb
+
+    def _begin(self, e: dict, out: list) -> list[PM]:
+        plan = self.plan
+        conts = []
+        for edge in plan.out[START].get(e["type"], ()):
+            nb = self._extend({}, edge.dst, e)
+            if not self._check(edge.preds, nb):
+                continue
+            rec = None
+            if plan.positions[edge.dst].accepting and \
+                    self._check(plan.accept_preds.get(edge.dst, ()), nb):
+                rec = self._record(nb, e["time"])
+            conts.append((edge, nb, rec))
+        born = []
+        for edge, nb, rec in conts:
+            if rec is not None:
+                self._emit(nb, rec, out)
+            if plan.extendable[edge.dst]:
+                born.append(PM(edge.dst, nb, e["time"]))
+                self.counters.pm_created += 1
+        return born
+
+    def _neg_blocks(self, pm: PM, edge, nb: dict) -> bool:
+        plan = self.plan
+        for nid in edge.negs:
+            if pm.blocked and nid in pm.blocked:
+                return True
+            cands = pm.cands.get(nid) if pm.cands else None
+            if cands:
+                late = edge.late.get(nid)
+                if not late:
+                    return True
+                var = plan.negs[nid].var
+                for ev in cands:
+                    b2 = dict(nb)
+                    b2[var] = ev
+                    if self._check(late, b2):
+                        return True
+        return False
+
+    def _step(self, pm: PM, e: dict) -> tuple[list, list[int]]:
+        """The continuations of ``pm`` by ``e`` and the NEG elements ``e`` is a candidate
+        for; no state is changed (so a NotYet leaves everything as it was)."""
+        plan, typ = self.plan, e["type"]
+        conts = []
+        for edge in plan.out[pm.state].get(typ, ()):
+            nb = self._extend(pm.bind, edge.dst, e)
+            if edge.negs and self._neg_blocks(pm, edge, nb):
+                continue
+            if not self._check(edge.preds, nb):
+                continue
+            rec = None
+            if plan.positions[edge.dst].accepting and \
+                    self._check(plan.accept_preds.get(edge.dst, ()), nb):
+                rec = self._record(nb, e["time"])
+            conts.append((edge, nb, rec))
+        negrec: list[int] = []
+        watch = plan.neg_watch.get(pm.state)
+        if watch:
+            for nid in watch.get(typ, ()):
+                if pm.blocked and nid in pm.blocked:
+                    continue
+                early = plan.neg_early.get((pm.state, nid))
+                if early:
+                    nb = dict(pm.bind)
+                    nb[plan.negs[nid].var] = e
+                    if not self._check(early, nb):
+                        continue
+                negrec.append(nid)
+        return conts, negrec
+
+    def _note_negs(self, pm: PM, negrec: list[int], e: dict) -> bool:
+        """Record ``e`` as a NEG candidate of ``pm``; False when no way on is left."""
+        plan = self.plan
+        for nid in negrec:
+            if plan.neg_flag[(pm.state, nid)]:
+                if pm.blocked is None:
+                    pm.blocked = set()
+                pm.blocked.add(nid)
+            else:
+                if pm.cands is None:
+                    pm.cands = {}
+                pm.cands.setdefault(nid, []).append(e)
+        if pm.blocked:
+            return not all(any(n in pm.blocked for n in edge.negs)
+                           for edge in plan.out_edges[pm.state])
+        return True
+
+    def _advance_one(self, pm: PM, e: dict, out: list, keep: list, born: list) -> None:
+        conts, negrec = self._step(pm, e)  # may raise NotYet
+        plan, counters = self.plan, self.counters
+        counters.pm_extended += len(conts)
+        for _, nb, rec in conts:
+            if rec is not None:
+                self._emit(nb, rec, out)
+        if self.policy == ANY:
+            if not negrec or self._note_negs(pm, negrec, e):
+                keep.append(pm)
+            else:
+                counters.pm_dropped += 1
+            for edge, nb, _ in conts:
+                if plan.extendable[edge.dst]:
+                    born.append(PM(edge.dst, nb, pm.first_t))
+                    counters.pm_created += 1
+            return
+        for edge, nb, _ in conts:  # next-match / strict: the run's one continuation
+            if plan.extendable[edge.dst]:
+                keep.append(PM(edge.dst, nb, pm.first_t))
+                return
+        if conts:
+            return  # consumed by the match(es) it completed
+        if self.policy == STRICT:
+            counters.pm_dropped += 1
+        elif not negrec or self._note_negs(pm, negrec, e):
+            keep.append(pm)
+        else:
+            counters.pm_dropped += 1
+
+    def _advance(self, pms: list[PM], e: dict, key: Any, out: list,
+                 relevant: bool) -> list[PM]:
+        t, tau = e["time"], self.plan.window
+        keep: list[PM] = []
+        born: list[PM] = []
+        for pm in pms:
+            if t - pm.first_t > tau:
+                self.counters.pm_dropped += 1
+                continue
+            if not relevant:  # strict contiguity: an event the PM cannot take
+                self.counters.pm_dropped += 1
+                continue
+            try:
+                self._advance_one(pm, e, out, keep, born)
+            except NotYet:
+                self._wait(pm, e, key)
+        keep.extend(born)
+        return keep
+
+    # ------------------------------------------------------------------ pending lookups
+    def _wait(self, pm: PM | None, e: dict, key: Any) -> None:
+        w = _Waiting(pm, [e], key)
+        self.waiting.setdefault(key, []).append(w)
+        self._waitlog.append(w)
+        self.stats.pending += 1
+
+    def _replay(self, w: _Waiting, out: list) -> list[PM]:
+        """Catch a waiting PM up with its queued events; raises NotYet (leaving ``w`` as
+        it was) if the first event still cannot be processed."""
+        plan, queue = self.plan, w.queue
+        e0 = queue[0]
+        self._seen = set()
+        if w.pm is None:
+            pms = self._begin(e0, out)
+        else:
+            keep: list[PM] = []
+            born: list[PM] = []
+            if e0["time"] - w.pm.first_t > plan.window:
+                self.counters.pm_dropped += 1
+            else:
+                self._advance_one(w.pm, e0, out, keep, born)
+            pms = keep + born
+        for j in range(1, len(queue)):
+            if not pms:
+                break
+            ev = queue[j]
+            mark = len(self._waitlog)
+            self._seen = set()
+            relevant = ev["type"] in plan.types or ev["type"] in plan.neg_types
+            if relevant or self.policy == STRICT:
+                pms = self._advance(pms, ev, w.key, out, relevant)
+            for w2 in self._waitlog[mark:]:
+                w2.queue.extend(queue[j + 1:])
+        return pms
+
+    def _resolve(self, out: list) -> None:
+        for key in list(self.waiting):
+            entries = self.waiting.pop(key)
+            still = []
+            for w in entries:
+                try:
+                    pms = self._replay(w, out)
+                except NotYet:
+                    still.append(w)
+                    continue
+                if pms:
+                    self.live.setdefault(key, []).extend(pms)
+            if still:
+                self.waiting.setdefault(key, [])[:0] = still

@@ -1,0 +1,714 @@
+"""The compiled plan of a pattern query: an automaton over the pattern's positions.
+
+Execution model of the dissertation (``seeds/002_33ee9fd4d8899bf7.txt`` §2.2.2, Figure
+2.2): automaton states hold partial matches; transitions carry the window guard, payload
+predicates and remote predicates; accepting states emit complete matches.
+
+Construction (position automaton, one state per positive pattern element):
+
+* ``q0`` is the start; element ``j`` (in text order) is state ``q{j}``. A nested ``SEQ``
+  is flattened; ``(p1 OR p2)`` gives one branch per alternative (every last state of an
+  alternative leads to every first state of what follows).
+* ``T+ v[]`` has a self-loop (``take``); ``SEQ(..)+`` a ``back`` transition from its last
+  to its first element. Variables inside either are bound to the tuple of their events.
+  Nesting repetitions, and ``OR`` inside ``SEQ(..)+``, are not supported.
+* ``NEG T v`` is not a state: it guards every transition between its neighbours
+  (``SEQ(A a, NEG B b, C c)``: ``a -> c`` unless a qualifying ``B`` came in between).
+  ``NEG`` as the first or last element has a missing neighbour and is rejected.
+* Each ``WHERE`` conjunct is placed at the earliest transition where all its variables
+  are bound (SASE's predicate pushdown): on the transitions into the state of its latest
+  variable; ``v[i]``/``v[i+1]`` predicates are checked incrementally on each new event of
+  ``v``; predicates needing all of ``v``'s events (``v[last]``, ``v[1]``, ``v[m]``,
+  ``LENGTH``, aggregates) on the transitions leaving ``v``'s repetition and at
+  acceptance. Predicates without a lookup come first on a transition, so remote data is
+  fetched only for partial matches that pass the local ones.
+* ``SAME[attr]`` / ``SAME VALUE[attr]`` is the partition key; the window ``WITHIN`` is
+  converted to stream time units (Definition 2.7: ``last.t − first.t ≤ τ``).
+
+A predicate applies to the matches that bind all its variables (``SEQ(A a, (B b OR C c),
+D d) WHERE b.x = d.x`` constrains only the matches through ``b``); one relating variables
+that no match binds together (two ``OR`` alternatives) is an error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cep_core.errors import QueryError, QuerySemanticError
+from cep_core.expr import (
+    ExprCompiler,
+    VarInfo,
+    convert_time,
+    index_range,
+    to_text,
+)
+from cep_core.lang import ast
+from cep_core.lookup import Lookup, LookupSet
+
+__all__ = ["START", "Position", "Scope", "NegElem", "Pred", "Edge", "ReturnSpec", "Plan",
+           "build_plan", "TIME_UNITS"]
+
+START = -1
+TIME_UNITS = ("ms", "s", "min", "h")
+
+
+@dataclass
+class Position:
+    """A state of the automaton: the pattern element ``type var``."""
+
+    index: int
+    var: str
+    type: str
+    multi: bool = False
+    kleene: bool = False
+    scope: int | None = None
+    accepting: bool = False
+    pos: Any = None
+
+    @property
+    def name(self) -> str:
+        return f"q{self.index + 1}"
+
+
+@dataclass
+class Scope:
+    """A repetition: ``T+ v[]`` (``kind="kleene"``) or ``SEQ(..)+`` (``"group"``)."""
+
+    index: int
+    kind: str
+    positions: tuple[int, ...] = ()
+
+
+@dataclass
+class NegElem:
+    """``NEG type var``."""
+
+    index: int
+    var: str
+    type: str
+    pos: Any = None
+
+
+@dataclass(eq=False)
+class Pred:
+    """A compiled ``WHERE`` conjunct. ``mode``: ``plain`` (no running index),
+    ``incremental`` (``v[i..]`` checked for the newest event of ``anchor_var``) or
+    ``universal`` (for every ``i``)."""
+
+    index: int
+    text: str
+    fn: Callable
+    irefs: tuple[tuple[str, int], ...]
+    mode: str
+    anchor_var: str | None
+    anchor_offset: int
+    vars: frozenset[str]
+    attrs: tuple[tuple[str, str], ...]
+    lookups: bool
+    where: str = ""
+    pos: Any = None
+    optional: bool = False
+
+    def test(self, b: Mapping[str, Any]) -> bool:
+        """Whether the bindings ``b`` satisfy the predicate. A reference past the end of a
+        Kleene variable (``a[m]`` with fewer than m events), a division by zero or an
+        aggregate of no values make it false; a missing attribute is an error. An
+        ``optional`` predicate reads a variable that some paths to its transition do not
+        bind (an ``OR`` alternative): it holds vacuously where that variable is unbound."""
+        if self.optional and not self.vars <= b.keys():
+            return True
+        try:
+            if self.mode == "plain":
+                return bool(self.fn(b, None))
+            lo, hi = index_range(self.irefs, b)
+            if self.mode == "incremental":
+                k = len(b[self.anchor_var]) - 1 - self.anchor_offset
+                if k < lo or k > hi:
+                    return True  # a[i+1] of the first event: nothing to relate yet
+                return bool(self.fn(b, k))
+            fn = self.fn
+            for k in range(lo, hi + 1):
+                if not fn(b, k):
+                    return False
+            return True
+        except (IndexError, ZeroDivisionError):
+            return False
+        except KeyError as ex:
+            raise QueryError(f"predicate {self.text}: an event has no attribute {ex}") \
+                from None
+        except TypeError as ex:
+            raise QueryError(f"predicate {self.text}: {ex}") from None
+
+
+@dataclass(eq=False)
+class Edge:
+    """A transition ``src -> dst`` taken by an event of ``dst``'s type; ``kind`` is
+    ``begin`` (from q0), ``next``, ``take`` (Kleene self-loop) or ``back``
+    (``SEQ(..)+``). ``negs`` are the guarding NEG elements, ``late`` their predicates
+    that also read ``dst``'s variable."""
+
+    index: int
+    src: int
+    dst: int
+    kind: str
+    negs: tuple[int, ...] = ()
+    preds: list[Pred] = field(default_factory=list)
+    late: dict[int, list[Pred]] = field(default_factory=dict)
+
+
+@dataclass
+class ReturnSpec:
+    """``RETURN T(args)``: output ``type`` and ``(field name, f(bindings))`` pairs."""
+
+    type: str
+    fields: list[tuple[str, Callable]]
+    texts: list[str]
+
+
+class Plan:
+    """The automaton of one pattern query with everything bound (see module doc)."""
+
+    def __init__(self, query: ast.PatternQuery, params: Mapping[str, Any] | None,
+                 remote: Lookup | Mapping[str, Any] | None, time_unit: str,
+                 source: str):
+        self.query, self.params, self.remote = query, dict(params or {}), remote
+        self.time_unit, self.source = time_unit, source
+        self.positions: list[Position] = []
+        self.scopes: list[Scope] = []
+        self.negs: list[NegElem] = []
+        self.edges: list[Edge] = []
+        self.preds: list[Pred] = []
+        self.variables: dict[str, VarInfo] = {}
+        self.accept_preds: dict[int, list[Pred]] = {}
+        self.neg_early: dict[tuple[int, int], list[Pred]] = {}
+        self.neg_watch: dict[int, dict[str, list[int]]] = {}
+        self.neg_flag: dict[tuple[int, int], bool] = {}
+        self.out: dict[int, dict[str, list[Edge]]] = {}
+        self.out_edges: dict[int, list[Edge]] = {}
+        self.extendable: list[bool] = []
+        self.partition: tuple[str, ...] = ()
+        self.window: float = math.inf
+        self.returns: ReturnSpec | None = None
+        self.stream_type: str | None = query.source
+        self.lookups = LookupSet(self.params, remote)
+        self.state_attrs: dict[int, list[tuple[str, str, str]]] = {}
+
+    # ------------------------------------------------------------------ derived sets
+    @property
+    def types(self) -> frozenset[str]:
+        return frozenset(p.type for p in self.positions)
+
+    @property
+    def neg_types(self) -> frozenset[str]:
+        return frozenset(n.type for n in self.negs)
+
+    @property
+    def start_types(self) -> frozenset[str]:
+        return frozenset(self.out[START])
+
+    def __reduce__(self):
+        return (build_plan, (self.query, self.params, self.remote, self.time_unit,
+                             self.source))
+
+    # ------------------------------------------------------------------ explain
+    def state_name(self, q: int) -> str:
+        return "q0" if q == START else self.positions[q].name
+
+    def explain(self, engine: str = "reference") -> str:
+        """States, transitions with their predicates, the partition key, the window and
+        the engine, as text."""
+        w = self.query.within
+        if w is None:
+            window = "none (no WITHIN: partial matches never expire)"
+        elif w.unit is None:
+            window = f"{_fmt(self.window)} stream time units (WITHIN {_fmt(w.value)})"
+        else:
+            window = (f"{_fmt(self.window)} {self.time_unit} "
+                      f"(WITHIN {_fmt(w.value)}{w.unit})")
+        lines = [f"engine: {engine}",
+                 f"window: {window}",
+                 "partition key: " + (", ".join(self.partition) + " (SAME)"
+                                      if self.partition else "none (one partition)")]
+        if self.stream_type:
+            lines.append(f"input: events of type {self.stream_type} (FROM .. STREAM)")
+        lines.append("states:")
+        lines.append("  q0  start")
+        for p in self.positions:
+            desc = f"{p.type} {p.var}" + ("+[]" if p.kleene else "")
+            tags = []
+            if p.kleene:
+                tags.append("Kleene+")
+            elif p.scope is not None:
+                tags.append(f"in SEQ(..)+ #{p.scope}")
+            if p.accepting:
+                tags.append("accepting")
+            lines.append(f"  {p.name}  {desc}" + (f"  ({', '.join(tags)})" if tags else ""))
+        for n in self.negs:
+            guarded = sorted({f"{self.state_name(e.src)}->{self.state_name(e.dst)}"
+                              for e in self.edges if n.index in e.negs})
+            lines.append(f"  NEG {n.type} {n.var}: guards {', '.join(guarded)}")
+        lines.append("transitions:")
+        for e in sorted(self.edges, key=lambda e: (e.src, e.dst)):
+            dst = self.positions[e.dst]
+            head = (f"  {self.state_name(e.src)} -> {self.state_name(e.dst)}  on {dst.type}"
+                    f"  [{e.kind}]")
+            preds = [p.text + ("" if p.mode == "plain" else f" ({p.mode})") for p in e.preds]
+            for nid in e.negs:
+                neg = self.negs[nid]
+                cond = [p.text for p in self.neg_early.get((e.src, nid), [])]
+                cond += [p.text for p in e.late.get(nid, [])]
+                preds.append(f"no {neg.type} {neg.var} in between"
+                             + (f" with {' AND '.join(cond)}" if cond else ""))
+            lines.append(head + ("  if " + "; ".join(preds) if preds else ""))
+        if any(self.accept_preds.values()):
+            lines.append("acceptance:")
+            for q, preds in self.accept_preds.items():
+                if preds:
+                    lines.append(f"  {self.state_name(q)}: " + "; ".join(p.text for p in preds))
+        if self.returns is not None:
+            args = ", ".join(f"{n}={t}" for (n, _), t in zip(self.returns.fields,
+                                                            self.returns.texts, strict=True))
+            lines.append(f"return: {self.returns.type}({args})")
+        else:
+            lines.append("return: the bindings")
+        return "\n".join(lines)
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
+
+
+# --------------------------------------------------------------------------- building
+class _Builder:
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self._edge_keys: dict[tuple, Edge] = {}
+
+    def error(self, message: str, node: Any = None) -> QuerySemanticError:
+        return QuerySemanticError(message, getattr(node, "pos", None), self.plan.source)
+
+    def _register(self, name: str, info: VarInfo, node: Any) -> None:
+        if name in self.plan.variables:
+            raise self.error(f"variable '{name}' is bound twice in the pattern", node)
+        self.plan.variables[name] = info
+
+    def edge(self, src: int, dst: int, kind: str, negs: tuple[int, ...]) -> None:
+        negs = tuple(dict.fromkeys(negs))
+        key = (src, dst, kind, negs)
+        if key not in self._edge_keys:
+            e = Edge(len(self.plan.edges), src, dst, kind, negs)
+            self.plan.edges.append(e)
+            self._edge_keys[key] = e
+
+    def build(self, node: Any, scope: int | None) -> tuple[list, list]:
+        """Returns (first, last): lists of (position, NEG ids before/after it)."""
+        plan = self.plan
+        if isinstance(node, ast.EventElem):
+            if node.negated:
+                raise self.error(f"NEG {node.type} {node.var} must be an element of a SEQ",
+                                 node)
+            p = Position(len(plan.positions), node.var, node.type,
+                         multi=node.kleene or scope is not None, kleene=node.kleene,
+                         scope=scope, pos=node.pos)
+            if node.kleene:
+                if scope is not None:
+                    raise self.error(f"Kleene+ '{node.type}+ {node.var}[]' inside SEQ(..)+ "
+                                     "is not supported (nested repetition)", node)
+                s = Scope(len(plan.scopes), "kleene", (p.index,))
+                plan.scopes.append(s)
+                p.scope = s.index
+            plan.positions.append(p)
+            self._register(node.var, VarInfo(node.var, p.multi, p.scope, False, p.index), node)
+            if node.kleene:
+                self.edge(p.index, p.index, "take", ())
+            return [(p.index, ())], [(p.index, ())]
+        if isinstance(node, ast.OrPattern):
+            if scope is not None:
+                raise self.error("OR inside SEQ(..)+ is not supported", node)
+            first: list = []
+            last: list = []
+            for alt in node.alternatives:
+                f, lst = self.build(alt, scope)
+                first += f
+                last += lst
+            return first, last
+        if isinstance(node, ast.Seq):
+            inner = scope
+            if node.kleene:
+                if scope is not None:
+                    raise self.error("SEQ(..)+ inside a repetition is not supported", node)
+                group = Scope(len(plan.scopes), "group")
+                plan.scopes.append(group)
+                inner = group.index
+                begin = len(plan.positions)
+            pending: list[int] = []
+            first, last = None, None
+            for item in node.items:
+                if isinstance(item, ast.EventElem) and item.negated:
+                    if item.kleene:
+                        raise self.error(f"NEG of a Kleene element ({item.type}+) is not "
+                                         "supported", item)
+                    n = NegElem(len(plan.negs), item.var, item.type, item.pos)
+                    plan.negs.append(n)
+                    self._register(item.var, VarInfo(item.var, False, None, True, n.index),
+                                   item)
+                    pending.append(n.index)
+                    continue
+                f, lst = self.build(item, inner)
+                if first is None:
+                    first = [(q, tuple(pending) + nb) for q, nb in f]
+                else:
+                    for p, na in last:
+                        for q, nb in f:
+                            self.edge(p, q, "next", na + tuple(pending) + nb)
+                last, pending = lst, []
+            if first is None:
+                raise self.error("SEQ(..) needs at least one element that is not NEG", node)
+            last = [(p, na + tuple(pending)) for p, na in last]
+            if node.kleene:
+                group.positions = tuple(range(begin, len(plan.positions)))
+                for p, na in last:
+                    for q, nb in first:
+                        self.edge(p, q, "back", na + nb)
+            return first, last
+        raise self.error(f"unsupported pattern element {type(node).__name__}", node)
+
+
+def _conjuncts(expr: Any) -> list[Any]:
+    if expr is None:
+        return []
+    if isinstance(expr, ast.And):
+        out = []
+        for item in expr.items:
+            out += _conjuncts(item)
+        return out
+    return [expr]
+
+
+def _dominators(plan: Plan) -> dict[int, set[int]]:
+    """``dom[q]``: the states on every path from q0 to q (q included)."""
+    preds: dict[int, set[int]] = {p.index: set() for p in plan.positions}
+    for e in plan.edges:
+        preds[e.dst].add(e.src)
+    everything = {START, *preds}
+    dom = {START: {START}, **{q: set(everything) for q in preds}}
+    changed = True
+    while changed:
+        changed = False
+        for q in preds:
+            incoming = [dom[p] for p in preds[q]]
+            new = {q} | (set.intersection(*incoming) if incoming else set())
+            if new != dom[q]:
+                dom[q], changed = new, True
+    return dom
+
+
+def _reachable(plan: Plan) -> dict[int, set[int]]:
+    """``reach[p]``: the states reachable from p by one or more transitions."""
+    succ: dict[int, set[int]] = {p.index: set() for p in plan.positions}
+    for e in plan.edges:
+        if e.src != START:
+            succ[e.src].add(e.dst)
+    reach = {}
+    for p in succ:
+        seen, todo = set(), list(succ[p])
+        while todo:
+            q = todo.pop()
+            if q not in seen:
+                seen.add(q)
+                todo.extend(succ[q])
+        reach[p] = seen
+    return reach
+
+
+def build_plan(query: ast.PatternQuery, params: Mapping[str, Any] | None = None,
+               remote: Lookup | Mapping[str, Any] | None = None, time_unit: str = "s",
+               source: str = "<query>") -> Plan:
+    """Compile a pattern query into a :class:`Plan` (see the module doc)."""
+    if time_unit not in TIME_UNITS:
+        raise QueryError(f"time_unit must be one of {', '.join(TIME_UNITS)}, "
+                         f"not {time_unit!r}")
+    plan = Plan(query, params, remote, time_unit, source)
+    b = _Builder(plan)
+
+    # ---- automaton
+    first, last = b.build(query.pattern, None)
+    for q, negs in first:
+        if negs:
+            raise b.error(f"NEG {plan.negs[negs[0]].var} before the first element of the "
+                          "pattern is not supported (it has no left neighbour)",
+                          plan.negs[negs[0]])
+        b.edge(START, q, "begin", ())
+    for p, negs in last:
+        if negs:
+            raise b.error(f"NEG {plan.negs[negs[0]].var} after the last element of the "
+                          "pattern is not supported (it has no right neighbour)",
+                          plan.negs[negs[0]])
+        plan.positions[p].accepting = True
+    dom = _dominators(plan)
+    reach = _reachable(plan)
+    scope_of = {p.index: p.scope for p in plan.positions}
+
+    def bound_at(q: int) -> set[str]:
+        names = {plan.positions[x].var for x in dom[q] if x != START}
+        s = scope_of.get(q)
+        if s is not None:
+            names |= {plan.positions[x].var for x in plan.scopes[s].positions}
+        return names
+
+    # ---- window
+    if query.within is not None:
+        w = query.within
+        plan.window = w.value if w.unit is None else convert_time(w.value, w.unit, time_unit)
+        if plan.window < 0:
+            raise b.error("WITHIN must not be negative", w)
+
+    comp = ExprCompiler(plan.variables, plan.params, plan.lookups, time_unit, source)
+
+    # ---- WHERE
+    partition: list[str] = []
+    for conj in _conjuncts(query.where):
+        if isinstance(conj, ast.Same):
+            for a in conj.attrs:
+                if not isinstance(a, ast.Name):
+                    raise b.error(f"{to_text(conj)}: only plain attributes can be a "
+                                  "partition key", a if getattr(a, "pos", None) else conj)
+                if a.name not in partition:
+                    partition.append(a.name)
+            continue
+        c = comp.compile(conj)
+        negvars = sorted({r.var for r in c.refs if plan.variables[r.var].neg})
+        if len(negvars) > 1:
+            raise b.error(f"predicate '{c.text}' relates two NEG variables "
+                          f"({', '.join(negvars)})", conj)
+        irefs = c.irefs
+        iscopes = {plan.variables[v].scope for v, _ in irefs}
+        if len(iscopes) > 1:
+            raise b.error(f"predicate '{c.text}' relates the running index i of different "
+                          "Kleene variables", conj)
+        has_lookup = _has_lookup(conj)
+        if negvars:
+            _place_neg(plan, b, c, conj, negvars[0], irefs, has_lookup, bound_at)
+        else:
+            _place(plan, b, c, conj, irefs, has_lookup, dom, reach)
+    plan.partition = tuple(partition)
+
+    # ---- transitions out of each state, Kleene take / back first, then in text order
+    for e in plan.edges:
+        e.preds.sort(key=lambda p: p.lookups)
+    for q in [START, *range(len(plan.positions))]:
+        outs = sorted((e for e in plan.edges if e.src == q),
+                      key=lambda e: (e.kind not in ("take", "back"), e.dst))
+        plan.out_edges[q] = outs
+        by_type: dict[str, list[Edge]] = {}
+        for e in outs:
+            by_type.setdefault(plan.positions[e.dst].type, []).append(e)
+        plan.out[q] = by_type
+    plan.extendable = [bool(plan.out_edges[p.index]) for p in plan.positions]
+    for e in plan.edges:
+        for nid in e.negs:
+            watch = plan.neg_watch.setdefault(e.src, {}).setdefault(plan.negs[nid].type, [])
+            if nid not in watch:
+                watch.append(nid)
+    for src, watch in plan.neg_watch.items():
+        for nids in watch.values():
+            for nid in nids:
+                plan.neg_flag[(src, nid)] = not any(
+                    e.late.get(nid) for e in plan.out_edges[src] if nid in e.negs)
+
+    # ---- attribute values a partial match's predicates read (for a state filter)
+    for p in plan.positions:
+        bound = bound_at(p.index)
+        seen: dict[tuple[str, str], None] = {}
+        preds = [pr for e in plan.out_edges[p.index] for pr in e.preds]
+        preds += plan.accept_preds.get(p.index, [])
+        preds += [pr for (src, _), lst in plan.neg_early.items() if src == p.index
+                  for pr in lst]
+        for pr in preds:
+            for v, a in pr.attrs:
+                if v in bound:
+                    seen[(v, a)] = None
+        plan.state_attrs[p.index] = [(f"{v}.{a}", v, a) for v, a in seen]
+
+    # ---- RETURN
+    if query.returns is not None:
+        plan.returns = _compile_return(plan, b, comp, query.returns)
+    return plan
+
+
+def _has_lookup(node: Any) -> bool:
+    if isinstance(node, ast.Lookup):
+        return True
+    if isinstance(node, tuple):
+        return any(_has_lookup(x) for x in node)
+    if hasattr(node, "__dataclass_fields__"):
+        return any(_has_lookup(getattr(node, f)) for f in node.__dataclass_fields__
+                   if f != "pos")
+    return False
+
+
+def _new_pred(plan: Plan, c, conj, irefs, mode, anchor_var, anchor_offset, has_lookup,
+              where) -> Pred:
+    p = Pred(len(plan.preds), c.text, c.fn, irefs, mode, anchor_var, anchor_offset, c.vars,
+             c.attrs, has_lookup, where, getattr(conj, "pos", None))
+    plan.preds.append(p)
+    return p
+
+
+def _place(plan: Plan, b: _Builder, c, conj, irefs, has_lookup, dom, reach) -> None:
+    """Put a predicate on the transitions where its latest variable is bound."""
+    V = plan.variables
+    scopes = plan.scopes
+    if not c.refs:
+        pred = _new_pred(plan, c, conj, (), "plain", None, 0, has_lookup, "begin")
+        for e in plan.edges:
+            if e.src == START:
+                e.preds.append(pred)
+        return
+
+    def key(r):
+        info = V[r.var]
+        if r.kind == "closing":
+            return (max(scopes[info.scope].positions), 1)
+        return (info.position, 0)
+
+    best = max(c.refs, key=key)
+    info = V[best.var]
+    if best.kind == "closing":
+        kind, scope = "close", info.scope
+        anchor_pos = max(scopes[scope].positions)
+        anchor_var, anchor_off = None, 0
+        mode = "universal" if irefs else "plain"
+    elif best.kind == "i":
+        (anchor_off, anchor_pos), anchor_var = max(
+            ((o, V[v].position), v) for v, o in irefs)
+        kind, scope, mode = "enter", info.scope, "incremental"
+    else:
+        kind, scope, anchor_pos = "enter", None, info.position
+        anchor_var, anchor_off = None, 0
+        mode = "universal" if irefs else "plain"
+    anchor_scope = plan.positions[anchor_pos].scope
+    optional = False
+    for r in c.refs:
+        ri = V[r.var]
+        if ri.scope is not None and ri.scope == anchor_scope:
+            continue
+        if ri.position not in dom[anchor_pos]:
+            if anchor_pos in reach[ri.position]:
+                optional = True  # bound on some paths only
+                continue
+            other = plan.positions[anchor_pos].var
+            raise b.error(f"predicate '{c.text}' relates '{r.var}' and '{other}', which no "
+                          "match binds together (different OR alternatives?)", conj)
+    if kind == "enter":
+        where = f"enter {plan.positions[anchor_pos].name}"
+        pred = _new_pred(plan, c, conj, irefs, mode, anchor_var, anchor_off, has_lookup,
+                         where)
+        pred.optional = optional
+        for e in plan.edges:
+            if e.dst == anchor_pos and not (e.src == START and mode == "incremental"
+                                            and _vacuous_at_begin(pred)):
+                e.preds.append(pred)
+        return
+    members = set(scopes[scope].positions)
+    pred = _new_pred(plan, c, conj, irefs, mode, None, 0, has_lookup,
+                     f"leave {plan.positions[anchor_pos].var}")
+    pred.optional = optional
+    for e in plan.edges:
+        if e.src in members and e.dst not in members:
+            e.preds.append(pred)
+    for q in members:
+        if plan.positions[q].accepting:
+            plan.accept_preds.setdefault(q, []).append(pred)
+
+
+def _vacuous_at_begin(pred: Pred) -> bool:
+    """On a begin transition only the first event of the anchor variable is bound, so an
+    incremental predicate that relates it to another event (``a[i+1]`` with ``a[i]``)
+    has nothing to check there."""
+    return any(v != pred.anchor_var or o != pred.anchor_offset for v, o in pred.irefs)
+
+
+def _place_neg(plan: Plan, b: _Builder, c, conj, negvar, irefs, has_lookup,
+               bound_at) -> None:
+    """A predicate on a NEG variable: *early* when all its other variables are bound at
+    the guarded transition's source (a qualifying event blocks as it arrives), *late*
+    when it also reads the transition's target (checked when the target arrives)."""
+    nid = plan.variables[negvar].position
+    others = {r.var for r in c.refs} - {negvar}
+    mode = "universal" if irefs else "plain"
+    pred = _new_pred(plan, c, conj, irefs, mode, None, 0, has_lookup, f"NEG {negvar}")
+    applied = False
+    guarded = [e for e in plan.edges if nid in e.negs]
+    for src in dict.fromkeys(e.src for e in guarded):
+        bound = bound_at(src)
+        if others <= bound:
+            plan.neg_early.setdefault((src, nid), []).append(pred)
+            applied = True
+            continue
+        for e in guarded:
+            if e.src == src and others <= bound | {plan.positions[e.dst].var}:
+                e.late.setdefault(nid, []).append(pred)
+                applied = True
+    if not applied:
+        raise b.error(f"predicate '{c.text}' on NEG {negvar} reads variables that are not "
+                      f"bound next to {negvar} ({', '.join(sorted(others))})", conj)
+
+
+def _compile_return(plan: Plan, b: _Builder, comp: ExprCompiler, ret: ast.Return
+                    ) -> ReturnSpec:
+    fields: list[tuple[str, Callable]] = []
+    texts: list[str] = []
+    used: set[str] = {"type"}
+    for n, arg in enumerate(ret.args, 1):
+        c = comp.compile(arg.expr, arg.pos)
+        for r in c.refs:
+            if plan.variables[r.var].neg:
+                raise b.error(f"RETURN reads NEG variable '{r.var}'", arg)
+        e = arg.expr
+        if arg.alias:
+            base = arg.alias
+        elif isinstance(e, ast.Attr):
+            base = e.attr
+        elif isinstance(e, ast.Length):
+            base = "length"
+        elif isinstance(e, ast.Name):
+            base = e.name
+        else:
+            base = f"arg{n}"
+        name, j = base, 1
+        while name in used:
+            j += 1
+            name = f"{base}_{j}"
+        used.add(name)
+        fields.append((name, _return_fn(c)))
+        texts.append(c.text)
+    return ReturnSpec(ret.type or "match", fields, texts)
+
+
+def _return_fn(c) -> Callable:
+    """``v[i]`` (or an unindexed Kleene ``v``) in RETURN gives the list over all i; a
+    value that does not exist (``a[m]`` past the end, a variable of another OR branch)
+    is None."""
+    fn, irefs = c.fn, c.irefs
+    if irefs:
+        def listed(b):
+            lo, hi = index_range(irefs, b)
+            out = []
+            for k in range(lo, hi + 1):
+                try:
+                    out.append(fn(b, k))
+                except (IndexError, KeyError, ZeroDivisionError, TypeError):
+                    out.append(None)
+            return out
+        return listed
+
+    def single(b):
+        try:
+            return fn(b, None)
+        except (IndexError, KeyError, ZeroDivisionError, TypeError):
+            return None
+    return single

@@ -1,0 +1,229 @@
+"""Compiling a query and running it: :func:`compile` → :class:`CompiledQuery`.
+
+A pattern query (``PATTERN SEQ(..) WHERE .. WITHIN .. RETURN ..``) compiles to an
+automaton (:mod:`cep_core.plan`) run by the reference engine
+(:mod:`cep_core.engine.reference`); an aggregation query (``SELECT .. FROM T STREAM ..
+GROUP BY ..``, Listings 6.2/6.3 of ``seeds/002_33ee9fd4d8899bf7.txt``) compiles through
+``cep_core.aggregate.compile_aggregation``. Both answer the same API: ``explain``,
+``run``, ``start`` (an incremental :class:`Session`), ``counters``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping
+from functools import partial
+from typing import Any
+
+from cep_core.counters import Counters
+from cep_core.engine.reference import ANY, PMView, ReferenceEngine
+from cep_core.errors import QueryError, QuerySemanticError
+from cep_core.events import as_events
+from cep_core.lang import ast
+from cep_core.lookup import Lookup, LookupSet
+from cep_core.plan import TIME_UNITS, Plan, build_plan
+
+__all__ = ["compile", "CompiledQuery", "Session"]
+
+
+def compile(text_or_ast: str | ast.Query, params: Mapping[str, Any] | None = None,
+            remote: Lookup | Mapping[str, Any] | None = None, time_unit: str = "s",
+            source: str = "<query>") -> CompiledQuery:
+    """Compile a query (text or AST).
+
+    ``params``: scalars (``t_start``, ``m_user``) and tables (a dict keyed by a scalar or
+    a tuple, a pandas Series, a MultiIndex one for several arguments, or a callable) for
+    lookups such as ``GroupSize[groupID]``; callables also serve as functions
+    (``OVERLAP(x)``). ``remote``: lookups by name (a :class:`cep_core.lookup.Lookup`, or a
+    mapping from name to a Lookup or a table) — remote data (``REMOTE[..]``, ``λ[..]``).
+    ``time_unit``: the unit of the events' ``time`` (ms, s, min, h): ``WITHIN 2h`` is
+    7,200 in seconds and 120 in minutes; a bare ``WITHIN`` number is in stream units.
+    Unknown variables, unbound parameters or lookups and unsupported constructs raise
+    :class:`QuerySemanticError` naming them.
+    """
+    if time_unit not in TIME_UNITS:
+        raise QueryError(f"time_unit must be one of {', '.join(TIME_UNITS)}, "
+                         f"not {time_unit!r}")
+    query = text_or_ast
+    if isinstance(query, str):
+        from cep_core.lang.parser import parse
+
+        query = parse(query, source)
+    if isinstance(query, ast.PatternQuery):
+        plan = build_plan(query, params, remote, time_unit, source)
+        return CompiledQuery(query, plan=plan)
+    if isinstance(query, ast.AggregationQuery):
+        compile_aggregation = _find_compile_aggregation()
+        if compile_aggregation is None:
+            raise QuerySemanticError("aggregation queries need cep_core.aggregate",
+                                     query.pos, source)
+        tables = LookupSet(params, remote).as_tables(_lookup_names(query))
+        factory = partial(compile_aggregation, query, dict(params or {}), tables)
+        return CompiledQuery(query, aggregation=factory)
+    raise QueryError(f"not a query: {type(query).__name__}")
+
+
+def _lookup_names(node: Any) -> list[str]:
+    """Names of the lookups ``name[args]`` in a query's syntax tree."""
+    out: list[str] = []
+    if isinstance(node, ast.Lookup):
+        out.append(node.name)
+    if isinstance(node, tuple):
+        for x in node:
+            out += _lookup_names(x)
+    elif hasattr(node, "__dataclass_fields__"):
+        for f in node.__dataclass_fields__:
+            if f != "pos":
+                out += _lookup_names(getattr(node, f))
+    return list(dict.fromkeys(out))
+
+
+def _find_compile_aggregation() -> Callable | None:
+    """``compile_aggregation`` from ``cep_core.aggregate`` (or its ``stream`` module)."""
+    for name in ("cep_core.aggregate", "cep_core.aggregate.stream"):
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as ex:
+            if ex.name is not None and name.startswith(ex.name):
+                continue
+            raise
+        fn = getattr(module, "compile_aggregation", None)
+        if fn is not None:
+            return fn
+    return None
+
+
+class Session:
+    """An incremental run: ``feed(events) -> outputs`` batch by batch, then ``flush()``.
+    Pickles mid-stream (with the query, recompiled on load; parameters, lookups and
+    filters must pickle) and resumes exactly where it was. Event ids continue across
+    batches; timestamps must not decrease across batches."""
+
+    def __init__(self, engine: Any, state_filter_every: str = "event"):
+        self.engine = engine
+        self.state_filter_every = state_filter_every
+        self.events_fed = 0
+        self.last_time: Any = None
+
+    def feed(self, events: Iterable[dict] | Any) -> list[dict]:
+        evs = as_events(events, first_id=self.events_fed)
+        if evs and self.last_time is not None and evs[0]["time"] < self.last_time:
+            raise QueryError(f"event time {evs[0]['time']} before the previous batch's "
+                             f"last {self.last_time}; a stream has non-decreasing timestamps")
+        out: list[dict] = []
+        if isinstance(self.engine, ReferenceEngine):
+            for e in evs:
+                self.engine.process(e, out)
+            if self.engine.state_filter is not None and self.state_filter_every == "batch":
+                self.engine.apply_state_filter()
+        else:
+            out = list(self.engine.feed(evs))
+        self.events_fed += len(evs)
+        if evs:
+            self.last_time = evs[-1]["time"]
+        return out
+
+    def flush(self) -> list[dict]:
+        return list(self.engine.flush())
+
+    @property
+    def counters(self) -> Counters:
+        return self.engine.counters
+
+    @property
+    def statistics(self) -> dict[str, Any]:
+        stats = getattr(self.engine, "stats", None) or getattr(self.engine, "statistics", None)
+        if stats is None:
+            return {}
+        return stats.as_dict() if hasattr(stats, "as_dict") else dict(stats)
+
+    @property
+    def policy(self) -> str | None:
+        return getattr(self.engine, "policy", None)
+
+    def partial_matches(self) -> list[dict[str, Any]]:
+        """Live partial matches as {var: event id or [ids]} (pattern queries)."""
+        return self.engine.partial_matches()
+
+
+class CompiledQuery:
+    """A compiled query: ``explain()``, ``run(events, policy)``, ``matches(events,
+    policy)``, ``start(policy)``; ``counters`` and ``statistics`` of the latest run or
+    session; ``engine`` names the engine."""
+
+    def __init__(self, query: ast.Query, plan: Plan | None = None,
+                 aggregation: Callable[[], Any] | None = None):
+        self.query, self.plan, self._aggregation = query, plan, aggregation
+        self._agg_explain: Any = None
+        self._last: Session | None = None
+        if aggregation is not None:
+            self._agg_explain = aggregation()  # compile now: errors surface here
+
+    @property
+    def engine(self) -> str:
+        if self.plan is not None:
+            return ReferenceEngine.name
+        return getattr(self._agg_explain, "engine", "aggregate")
+
+    @property
+    def is_aggregation(self) -> bool:
+        return self.plan is None
+
+    def explain(self) -> str:
+        if self.plan is not None:
+            return self.plan.explain(self.engine)
+        return self._agg_explain.explain()
+
+    def start(self, policy: str = ANY, *, output: str = "events",
+              input_filter: Callable[[dict], bool] | None = None,
+              state_filter: Callable[[list[PMView]], Iterable[PMView]] | None = None,
+              state_filter_every: str = "event") -> Session:
+        """A :class:`Session` for incremental feeding. ``output``: ``"events"`` (RETURN
+        events) or ``"matches"`` (bindings as event ids). ``input_filter`` and
+        ``state_filter``: see :mod:`cep_core.engine.reference`; ``state_filter_every``:
+        ``"event"`` or ``"batch"`` (after each ``feed``)."""
+        if self.plan is None:
+            if input_filter is not None or state_filter is not None or output != "events":
+                raise QueryError("aggregation queries take no filters and output events")
+            session = Session(self._aggregation())
+        else:
+            engine = ReferenceEngine(self.plan, policy, output, input_filter, state_filter,
+                                     state_filter_every)
+            session = Session(engine, state_filter_every)
+        self._last = session
+        return session
+
+    def run(self, events: Iterable[dict] | Any, policy: str = ANY, **options: Any
+            ) -> list[dict]:
+        """All outputs over ``events`` (dicts, or a DataFrame with ``type`` and ``time``):
+        RETURN events (``type`` = the RETURN type, or ``"match"`` for ``RETURN (..)``; one
+        field per argument named after its attribute or alias, repeats as ``end_2``; a
+        ``time`` field with the detection time unless RETURN gives one), or the bindings
+        ({var: event or [events]}) without RETURN."""
+        if self.plan is None and not options:
+            agg = self._aggregation()
+            self._last = Session(agg)
+            return list(agg.run(as_events(events)))
+        session = self.start(policy, **options)
+        return session.feed(events) + session.flush()
+
+    def matches(self, events: Iterable[dict] | Any, policy: str = ANY, **options: Any
+                ) -> list[dict[str, Any]]:
+        """The complete matches as {var: event id, or list of ids for a Kleene
+        variable}, in detection order."""
+        if self.plan is None:
+            raise QueryError("an aggregation query has no pattern matches; use run()")
+        session = self.start(policy, output="matches", **options)
+        return session.feed(events) + session.flush()
+
+    @property
+    def counters(self) -> Counters:
+        return self._last.counters if self._last is not None else Counters()
+
+    @property
+    def statistics(self) -> dict[str, Any]:
+        return self._last.statistics if self._last is not None else {}
+
+    def __repr__(self) -> str:
+        kind = "aggregation" if self.plan is None else "pattern"
+        return f"CompiledQuery({kind}, engine={self.engine!r})"

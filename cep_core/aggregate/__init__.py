@@ -1,0 +1,20 @@
+"""Aggregation operators of cep_core.
+
+* :mod:`cep_core.aggregate.aseq`: A-Seq, aggregates over sequence patterns without
+  constructing matches (DPC, SEM, negation, HPC, PreTree; ``seeds/004_a810ddb1f10442b7.txt``).
+* :mod:`cep_core.aggregate.stream`: the aggregation queries of Listings 6.2/6.3 (top),
+  ``SELECT .. FROM T STREAM WHERE .. GROUP BY time RETURN R(..)``.
+"""
+
+from cep_core.aggregate.aseq import PreTree, SeqAggregator, SeqResult
+from cep_core.aggregate.seqquery import (
+    Element,
+    SeqAgg,
+    SeqQuery,
+    seq_query,
+    seq_query_from_ast,
+)
+from cep_core.aggregate.stream import StreamAggregation, compile_aggregation
+
+__all__ = ["SeqAggregator", "PreTree", "SeqResult", "Element", "SeqAgg", "SeqQuery",
+           "seq_query", "seq_query_from_ast", "compile_aggregation", "StreamAggregation"]

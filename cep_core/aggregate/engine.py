@@ -1,0 +1,750 @@
+"""The A-Seq engine behind :mod:`cep_core.aggregate.aseq` (semantics and formulas in
+that module's docstring; paper: ``seeds/004_a810ddb1f10442b7.txt``).
+
+Layout. A query set is compiled to prefix trees (PreTree, §4.1), one per START element;
+node ``v`` of a tree is a prefix with its negations, ``C[v]`` its count (Lemma 2's
+prefix counter), ``S[spec, v]`` / ``M[spec, v]`` the sum / max of an aggregated
+attribute over its matches (§5). Events are hashed to partitions by the equivalence and
+GROUP BY attributes (HPC, §3.4). Without a window a partition holds one vector updated
+in a Python loop (DPC, §3.1); with one it holds a vector per live START (SEM, §3.2), all
+updated together as numpy arrays (:meth:`_Engine._sem_chunk`).
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cep_core.aggregate.evaluate import Evaluator, names_in, strip_vars
+from cep_core.aggregate.seqquery import SeqQuery
+from cep_core.counters import Counters
+from cep_core.errors import QueryError, QuerySemanticError
+
+__all__ = ["SeqResult"]
+
+_NEG_INF = -math.inf
+_CELL_BUDGET = 1 << 22          # band cells (offset x node x vector) per chunk
+_MAX_CHUNK = 1 << 16            # events per chunk
+_BIG = 1 << 62                  # counts at or above this switch to Python ints
+
+
+# --------------------------------------------------------------------------- input
+class _Batch:
+    """The events of one ``feed``: a list of dicts or a pandas DataFrame."""
+
+    def __init__(self, events: Any):
+        if hasattr(events, "columns") and hasattr(events, "to_dict"):
+            self.df = events.reset_index(drop=True)
+            self.recs = None
+            self.n = len(self.df)
+        else:
+            self.df = None
+            self.recs = events if isinstance(events, list) else list(events)
+            self.n = len(self.recs)
+
+    def type_codes(self, code: Mapping[str, int]) -> np.ndarray:
+        """``code[type]`` per event, -1 for the types not in ``code``."""
+        try:
+            if self.df is not None:
+                types = self.df["type"]
+            else:
+                types = np.empty(self.n, dtype=object)
+                types[:] = list(map(itemgetter("type"), self.recs))
+        except KeyError:
+            raise QueryError("every event needs a 'type'") from None
+        codes, uniques = pd.factorize(types)
+        lut = np.array([code.get(u, -1) for u in uniques] + [-1], dtype=np.int64)
+        return lut[codes]
+
+    def times(self) -> np.ndarray:
+        try:
+            if self.df is not None:
+                return self.df["time"].to_numpy(dtype=float)
+            return np.fromiter(map(itemgetter("time"), self.recs), float, self.n)
+        except KeyError:
+            raise QueryError("every event needs a 'time'") from None
+
+    def has(self, name: str) -> bool:
+        """Whether the events carry ``name`` (judged by the first event)."""
+        if self.df is not None:
+            return name in self.df.columns
+        return bool(self.n) and name in self.recs[0]
+
+    def column(self, name: str, idx: np.ndarray, required: bool = True) -> list:
+        """Attribute ``name`` of the events at ``idx`` (``None`` where missing unless
+        ``required``)."""
+        if self.df is not None:
+            if name not in self.df.columns:
+                if not required:
+                    return [None] * len(idx)
+                raise QueryError(f"the events have no attribute {name!r}")
+            return self.df[name].to_numpy()[idx].tolist()
+        recs = self.recs
+        if not required:
+            return [recs[i].get(name) for i in idx.tolist()]
+        try:
+            return [recs[i][name] for i in idx.tolist()]
+        except KeyError:
+            bad = next(i for i in idx.tolist() if name not in recs[i])
+            raise QueryError(f"event {bad} ({recs[bad].get('type')}) has no attribute "
+                             f"{name!r}") from None
+
+    def record(self, i: int) -> Mapping:
+        return self.df.iloc[i].to_dict() if self.df is not None else self.recs[i]
+
+
+# --------------------------------------------------------------------------- plan
+class _Tree:
+    """The prefix tree (PreTree, §4.1) of the queries that share a START element. Node
+    ``v`` (1-based; 0 is the empty prefix) is a prefix with the negations after each of
+    its positions; ``parent[v-1]`` is its prefix one shorter."""
+
+    def __init__(self):
+        self.index: dict[tuple, int] = {}
+        self.parent: list[int] = []
+        self.depth: list[int] = []
+        self.acc_test: list[int] = []        # test accepting the node's element
+        self.neg_tests: list[list[int]] = []  # tests negating the gap after the node
+        self.sums: list[tuple[int, str]] = []           # (depth, attr)
+        self.maxes: list[tuple[int, str, int]] = []     # (depth, attr, sign)
+        self.emitters: list[tuple[int, str, int]] = []  # (leaf, kind, spec)
+
+    @property
+    def V(self) -> int:
+        return len(self.parent)
+
+    def finish(self) -> None:
+        self.par = np.asarray(self.parent, dtype=np.intp)
+        self.chain = bool(np.array_equal(self.par, np.arange(self.V)))
+        dep = np.asarray(self.depth)
+        self.sum_nodes = [np.flatnonzero(dep == d) for d, _ in self.sums]
+        self.max_nodes = [np.flatnonzero(dep == d) for d, _, _ in self.maxes]
+        self.has_neg = any(self.neg_tests)
+
+    def spec(self, lst: list, item: tuple) -> int:
+        if item not in lst:
+            lst.append(item)
+        return lst.index(item)
+
+    def emitter(self, leaf: int, kind: str, spec: int = -1) -> int:
+        return self.spec(self.emitters, (leaf, kind, spec))
+
+
+@dataclass
+class _QPlan:
+    query: SeqQuery
+    tree: int
+    leaf: int
+    count: int                                  # emitter of COUNT
+    outs: list[tuple[str, str, int]] = field(default_factory=list)  # label, func, emitter
+
+
+class _Rows:
+    """SEM state of one partition: one prefix-counter vector per live START (columns)."""
+
+    def __init__(self, tr: _Tree):
+        V = tr.V
+        self.exp = np.empty(0)
+        self.C = np.zeros((V + 1, 0), dtype=np.int64)
+        self.S = np.zeros((len(tr.sums), V + 1, 0))
+        self.M = np.full((len(tr.maxes), V + 1, 0), _NEG_INF)
+
+    def take(self, keep: np.ndarray) -> None:
+        self.exp, self.C = self.exp[keep], self.C[:, keep]
+        self.S, self.M = self.S[:, :, keep], self.M[:, :, keep]
+
+
+class _Dpc:
+    """DPC state of one partition: one prefix-counter vector with ``cnt[0] = 1``."""
+
+    def __init__(self, tr: _Tree):
+        V = tr.V
+        self.C = [1] + [0] * V
+        self.S = [[0.0] * (V + 1) for _ in tr.sums]
+        self.M = [[_NEG_INF] * (V + 1) for _ in tr.maxes]
+
+
+@dataclass
+class SeqResult:
+    """Columnar outputs of one query for one batch: ``index`` (positions of the trigger
+    events in the batch), ``time``, ``group`` (the ``GROUP BY`` values per output, or
+    None) and ``values`` (label -> array)."""
+
+    index: np.ndarray
+    time: np.ndarray
+    group: list | None
+    values: dict[str, np.ndarray]
+
+
+# --------------------------------------------------------------------------- engine
+class _Engine:
+    """A-Seq over one or more queries with the same window and keys (shared state)."""
+
+    def __init__(self, queries: Sequence[SeqQuery], params: Mapping | None,
+                 lookups: Mapping | None):
+        if not queries:
+            raise QuerySemanticError("no query")
+        q0 = queries[0]
+        for q in queries[1:]:
+            if (q.within, q.same, q.group_by) != (q0.within, q0.same, q0.group_by):
+                raise QuerySemanticError(f"{q.name}: queries evaluated together need the "
+                                         f"same WITHIN, SAME and GROUP BY as {q0.name}")
+        names = [q.name for q in queries]
+        if len(set(names)) != len(names):
+            raise QuerySemanticError(f"query names must differ: {names}")
+        self.queries = list(queries)
+        self.w = q0.within
+        self.group_attrs = tuple(q0.group_by)
+        self.key_attrs = tuple(dict.fromkeys(q0.group_by + q0.same))
+        self.combine = not set(q0.same) <= set(q0.group_by)
+        self.ev = Evaluator(params, lookups)
+        self.tests: list[tuple[str, Any]] = []
+        self.trees: list[_Tree] = []
+        roots: dict[tuple, int] = {}
+        self.plans = [self._add(q, roots) for q in queries]
+        for tr in self.trees:
+            tr.finish()
+        self.type_code = {t: i for i, t in enumerate(sorted({t for t, _ in self.tests}))}
+        self.counters = Counters()
+        self.reset()
+
+    def _test(self, el) -> int:
+        pred = el.where
+        if pred is not None:
+            self.ev.check(pred, names_in(pred), "an attribute")
+        key = (el.type, None if pred is None else strip_vars(pred))
+        if key not in self.tests:
+            self.tests.append(key)
+        return self.tests.index(key)
+
+    def _add(self, q: SeqQuery, roots: dict[tuple, int]) -> _QPlan:
+        path: list[tuple] = []
+        tree = _Tree()
+        node = 0
+        for m, (el, gap) in enumerate(zip(q.positives(), q.gaps(), strict=True), 1):
+            ident = (self._test(el), frozenset(self._test(g) for g in gap))
+            path.append(ident)
+            if m == 1:
+                if ident not in roots:
+                    roots[ident] = len(self.trees)
+                    self.trees.append(_Tree())
+                tree = self.trees[roots[ident]]
+            v = tree.index.get(tuple(path))
+            if v is None:
+                tree.parent.append(node)
+                tree.depth.append(m)
+                tree.acc_test.append(ident[0])
+                tree.neg_tests.append(sorted(ident[1]))
+                v = tree.index[tuple(path)] = tree.V
+            node = v
+        plan = _QPlan(q, roots[path[0]], node, tree.emitter(node, "count"))
+        outs = []
+        for a in q.aggregates:
+            if a.func == "COUNT":
+                outs.append(("COUNT", plan.count))
+                continue
+            d = q.position_of(a.element)
+            if a.func in ("SUM", "AVG"):
+                e = tree.emitter(node, "sum", tree.spec(tree.sums, (d, a.attr)))
+            else:
+                sign = 1 if a.func == "MAX" else -1
+                e = tree.emitter(node, "max", tree.spec(tree.maxes, (d, a.attr, sign)))
+            outs.append((a.func, e))
+        labels = _dedupe(a.label() for a in q.aggregates)
+        plan.outs = [(lab, f, e) for lab, (f, e) in zip(labels, outs, strict=True)]
+        return plan
+
+    def reset(self) -> None:
+        self.state: dict[tuple[int, int], _Rows | _Dpc] = {}
+        self.parts: dict[tuple, int] = {}
+        self.part_key: list[tuple] = []
+        self.part_group: list[int] = []
+        self.groups: dict[tuple, int] = {}
+        self.group_parts: list[list[int]] = []
+        self.last_time = _NEG_INF
+        self.pruned_at = _NEG_INF
+
+    # ------------------------------------------------------------------ feeding
+    def feed(self, events: Any) -> tuple[_Batch, np.ndarray, list[SeqResult]]:
+        b = _Batch(events)
+        n = b.n
+        self.counters.events += n
+        outs = [_empty(self) for _ in self.plans]
+        times = b.times() if n else np.empty(0)
+        if n == 0:
+            return b, times, outs
+        bad = np.flatnonzero(~(np.diff(times, prepend=self.last_time) >= 0))
+        if bad.size:
+            i = int(bad[0])
+            prev = times[i - 1] if i else self.last_time
+            raise QueryError(f"event {i}: time {times[i]} before the previous {prev}; a "
+                             "stream has non-decreasing timestamps")
+        codes = b.type_codes(self.type_code)
+        rel = np.flatnonzero(codes >= 0)
+        if rel.size:
+            outs = self._feed_rel(b, times, codes, rel)
+        self.last_time = float(times[-1])
+        if self.w is not None and self.last_time - self.pruned_at > self.w:
+            self._prune()
+        return b, times, outs
+
+    def _feed_rel(self, b: _Batch, times: np.ndarray, codes: np.ndarray,
+                  rel: np.ndarray) -> list[SeqResult]:
+        rcodes, rtimes = codes[rel], times[rel]
+        T = np.zeros((rel.size, len(self.tests)), dtype=bool)
+        for j, (typ, pred) in enumerate(self.tests):
+            m = rcodes == self.type_code[typ]
+            if pred is not None and m.any():
+                idx = np.flatnonzero(m)
+                self.counters.predicates += idx.size
+                for i in idx.tolist():
+                    rec = b.record(int(rel[i]))
+                    m[i] = self.ev.truth(pred, rec, rec)
+            T[:, j] = m
+        subs: list[tuple[int, Any]]                 # (partition, its events in rel)
+        if self.key_attrs:                          # HPC: hash events to partitions
+            cols = [b.column(a, rel) for a in self.key_attrs]
+            pids = np.fromiter(map(self._pid, zip(*cols, strict=True)), np.int64, rel.size)
+            order = np.argsort(pids, kind="stable")
+            cuts = np.flatnonzero(np.diff(pids[order])) + 1
+            subs = [(int(pids[x[0]]), x) for x in np.split(order, cuts)]
+        else:
+            subs = [(self._pid(()), slice(None))]
+        vals = [self._values(b, tr, rel, rcodes) for tr in self.trees]
+        rec: dict[tuple[int, int], list] | None = None
+        if self.combine:
+            rec = self._base({self.part_group[pid] for pid, _ in subs})
+        per_q: list[list[tuple]] = [[] for _ in self.plans]
+        for pid, sub in subs:
+            for ti, tr in enumerate(self.trees):
+                acc = T[sub][:, tr.acc_test]
+                neg = None
+                if tr.has_neg:
+                    neg = np.zeros_like(acc)
+                    for v, tests in enumerate(tr.neg_tests):
+                        for j in tests:
+                            neg[:, v] |= T[sub, j]
+                vv = [x[sub] for x in vals[ti]]
+                gidx = rel[sub]
+                r = None if rec is None else rec.setdefault((ti, self.part_group[pid]), [])
+                if self.w is None:
+                    res = self._dpc(ti, tr, pid, acc, neg, vv, gidx, r)
+                else:
+                    res = self._sem(tr, pid, ti, rtimes[sub], acc, neg, vv, gidx, r)
+                for qi, p in enumerate(self.plans):
+                    if p.tree == ti:
+                        per_q[qi].append((pid, np.flatnonzero(acc[:, p.leaf - 1]), gidx, res))
+        return [self._collect(p, per_q[qi], times, rec) for qi, p in enumerate(self.plans)]
+
+    def _pid(self, key: tuple) -> int:
+        pid = self.parts.get(key)
+        if pid is None:
+            pid = self.parts[key] = len(self.part_group)
+            self.part_key.append(key)
+            g = key[:len(self.group_attrs)]
+            gid = self.groups.get(g)
+            if gid is None:
+                gid = self.groups[g] = len(self.group_parts)
+                self.group_parts.append([])
+            self.part_group.append(gid)
+            self.group_parts[gid].append(pid)
+        return pid
+
+    def _values(self, b: _Batch, tr: _Tree, rel: np.ndarray, rcodes: np.ndarray) -> list:
+        """Per value spec, the attribute of each event of a type at the spec's depth."""
+        out = []
+        for d, attr, *_ in tr.sums + tr.maxes:
+            types = {self.tests[tr.acc_test[v]][0] for v in range(tr.V) if tr.depth[v] == d}
+            m = np.isin(rcodes, [self.type_code[t] for t in types])
+            x = np.zeros(rel.size)
+            if m.any():
+                try:
+                    x[m] = np.asarray(b.column(attr, rel[m]), dtype=float)
+                except (TypeError, ValueError) as ex:
+                    raise QueryError(f"aggregate over {attr}: {ex}") from None
+            out.append(x)
+        return out
+
+    # ------------------------------------------------------------------ DPC
+    def _dpc(self, ti: int, tr: _Tree, pid: int, acc: np.ndarray, neg: np.ndarray | None,
+             vals: list[np.ndarray], gidx: np.ndarray, rec: list | None) -> list[dict]:
+        """DPC (§3.1, Fig. 3) in a Python loop with exact integers. Returns per emitter
+        {local position: value} at the events accepted at its leaf (the partition's
+        running value); with ``rec`` also records the increments (see :meth:`_totals`)."""
+        st = self.state.get((ti, pid))
+        if st is None:
+            st = self.state[(ti, pid)] = _Dpc(tr)
+        C, S, M = st.C, st.S, st.M
+        par, depth, V = tr.parent, tr.depth, tr.V
+        nS, nM = len(tr.sums), len(tr.maxes)
+        sdep = [d for d, _ in tr.sums]
+        mdep = [d for d, _, _ in tr.maxes]
+        msign = [s for _, _, s in tr.maxes]
+        self.counters.pm_created += int(acc[:, 0].sum())
+        rows = np.flatnonzero((acc | neg).any(axis=1) if neg is not None else acc.any(axis=1))
+        acc_l = acc[rows].tolist()
+        neg_l = neg[rows].tolist() if neg is not None else None
+        vals_l = [v[rows].tolist() for v in vals]
+        ems = tr.emitters
+        out: list[dict[int, Any]] = [{} for _ in ems]
+        incs: list[list] = [[] for _ in ems]
+        for r, i in enumerate(rows.tolist()):
+            arow = acc_l[r]
+            upd = {}
+            for v in range(V):                      # read every update from the old state
+                if arow[v]:
+                    p = par[v]
+                    c = C[p]
+                    su = [S[s][p] + (c * vals_l[s][r] if depth[v] == sdep[s] else 0.0)
+                          for s in range(nS)]
+                    mx = [(msign[s] * vals_l[nS + s][r] if depth[v] == mdep[s] else M[s][p])
+                          if c > 0 else _NEG_INF for s in range(nM)]
+                    upd[v + 1] = (c, su, mx)
+            if neg_l is not None:                   # recounting rule (Lemma 6)
+                nrow = neg_l[r]
+                for v in range(V):
+                    if nrow[v]:
+                        C[v + 1] = 0
+                        for s in range(nS):
+                            S[s][v + 1] = 0.0
+                        for s in range(nM):
+                            M[s][v + 1] = _NEG_INF
+            for v, (c, su, mx) in upd.items():
+                C[v] += c
+                for s in range(nS):
+                    S[s][v] += su[s]
+                for s in range(nM):
+                    if mx[s] > M[s][v]:
+                        M[s][v] = mx[s]
+            self.counters.pm_extended += len(upd)
+            for e, (leaf, kind, spec) in enumerate(ems):
+                if leaf in upd:
+                    if kind == "count":
+                        val, inc = C[leaf], upd[leaf][0]
+                    elif kind == "sum":
+                        val, inc = S[spec][leaf], upd[leaf][1][spec]
+                    else:
+                        val = inc = M[spec][leaf]
+                    out[e][i] = val
+                    if rec is not None:
+                        incs[e].append((int(gidx[i]), inc))
+        if rec is not None:
+            for e, lst in enumerate(incs):
+                if lst:
+                    g, d = zip(*lst, strict=True)
+                    rec.append((e, np.asarray(g), _array(d), np.full(len(g), math.inf)))
+        return out
+
+    # ------------------------------------------------------------------ SEM
+    def _sem(self, tr: _Tree, pid: int, ti: int, t: np.ndarray, acc: np.ndarray,
+             neg: np.ndarray | None, vals: list[np.ndarray], gidx: np.ndarray,
+             rec: list | None) -> list[np.ndarray]:
+        """SEM (§3.2, Fig. 5) over one partition's events, in chunks that bound the band.
+        Returns per emitter the window aggregate at each local position (meaningful at
+        the positions accepted at the emitter's leaf)."""
+        st = self.state.get((ti, pid))
+        if st is None:
+            st = self.state[(ti, pid)] = _Rows(tr)
+        L = t.size
+        out = [np.full(L, _NEG_INF) if k == "max" else
+               np.zeros(L) if k == "sum" else np.zeros(L, dtype=st.C.dtype)
+               for _, k, _ in tr.emitters]
+        lo = 0
+        while lo < L:
+            hi = min(L, lo + _MAX_CHUNK)
+            while hi - lo > 1:
+                tc = t[lo:hi]
+                s = np.flatnonzero(acc[lo:hi, 0])
+                K = max(int(np.searchsorted(tc, st.exp, side="right").max(initial=0)),
+                        int((np.searchsorted(tc, tc[s] + self.w, side="right") - s)
+                            .max(initial=0)))
+                if (st.exp.size + s.size) * K * (tr.V + 1) <= _CELL_BUDGET:
+                    break
+                hi = lo + (hi - lo) // 2
+            self._sem_chunk(tr, st, t[lo:hi], acc[lo:hi],
+                            None if neg is None else neg[lo:hi],
+                            [v[lo:hi] for v in vals], gidx[lo:hi], lo, out, rec)
+            lo = hi
+        return out
+
+    def _sem_chunk(self, tr: _Tree, st: _Rows, t: np.ndarray, acc: np.ndarray,
+                   neg: np.ndarray | None, vals: list[np.ndarray], gidx: np.ndarray,
+                   off: int, out: list[np.ndarray], rec: list | None) -> None:
+        """One chunk: every live vector and every START of the chunk is a column of a
+        band ``(offset, node, vector)``; row ``k`` holds, per vector, the ``k``-th event
+        of its window (old vectors from the chunk's first event, new ones from their
+        START). The update of Lemma 1 / §3.3 / §5 then runs once per offset."""
+        c = self.counters
+        if st.exp.size:                              # Lemma 3: only STARTs expire
+            dead = st.exp < t[0]
+            if dead.any():
+                c.pm_dropped += int(dead.sum())
+                st.take(~dead)
+        starts = np.flatnonzero(acc[:, 0])
+        R0, Rn = st.exp.size, starts.size
+        R = R0 + Rn
+        if R == 0:
+            return
+        V, L = tr.V, t.size
+        c.pm_created += Rn
+        exp = np.concatenate([st.exp, t[starts] + self.w])
+        a = np.concatenate([np.zeros(R0, np.intp), starts])
+        b = np.searchsorted(t, exp, side="right")               # end of each window
+        K = int((b - a).max())
+        ix = np.int32 if L < 2 ** 31 - 1 else np.intp
+        IDX = a.astype(ix)[None, :] + np.arange(K, dtype=ix)[:, None]  # (K, R): cell's event
+        IDX[IDX >= b.astype(ix)[None, :]] = L                   # L: a no-op event
+        blank = np.zeros((1, V), dtype=bool)
+        H = np.take(np.concatenate([acc, blank]).T, IDX, axis=1)    # (V, K, R) accepts
+        H[:, 0, R0:] = False                                    # a START's own cell
+        KP = None
+        if neg is not None:
+            KP = ~np.take(np.concatenate([neg, blank]).T, IDX, axis=1)  # (V, K, R) keeps
+            KP[:, 0, R0:] = True
+        c.pm_extended += int(np.count_nonzero(H))
+        C0 = st.C
+        if C0.dtype != object:                                  # exact beyond int64
+            dmax = max(tr.depth)
+            if (int(C0.max(initial=0)) + 1) * math.comb(K + dmax, dmax) * R >= _BIG:
+                C0 = C0.astype(object)
+        C = np.zeros((V + 1, R), dtype=C0.dtype)
+        C[:, :R0] = C0
+        C[1, R0:] = 1
+        nS, nM = len(tr.sums), len(tr.maxes)
+        S = np.zeros((nS, V + 1, R))
+        S[:, :, :R0] = st.S
+        M = np.full((nM, V + 1, R), _NEG_INF)
+        M[:, :, :R0] = st.M
+        W = []
+        vals = [np.append(v, 0.0) for v in vals]
+        for s, (d, _) in enumerate(tr.sums):
+            W.append(np.take(vals[s], IDX))
+            if d == 1:
+                S[s, 1, R0:] = vals[s][starts]
+        for s, (d, _, sign) in enumerate(tr.maxes):
+            W.append(sign * np.take(vals[nS + s], IDX))
+            if d == 1:
+                M[s, 1, R0:] = sign * vals[nS + s][starts]
+        init = [self._leaf(C, S, M, e)[:R0].copy() for e in tr.emitters] if rec is not None \
+            else None
+        par, chain, ems = tr.par, tr.chain, tr.emitters
+        bands = [np.empty((K, R), dtype=(C.dtype if k == "count" else float))
+                 for _, k, _ in ems]
+        tC = np.empty((V - 1, R), dtype=C.dtype)
+        if chain and not (nS or nM) and KP is None and len(ems) == 1:
+            # COUNT of one chain query without negation: Lemma 1 alone, C[m] += C[m-1]
+            band, Hn, Cu, Cl, leaf = bands[0], H[1:], C[2:], C[1:-1], ems[0][0]
+            for k in range(K):
+                np.multiply(Cl, Hn[:, k], out=tC)
+                Cu += tC
+                band[k] = C[leaf]
+        else:
+            for k in range(K):
+                Hk = H[:, k]
+                Cp = C[:-1] if chain else C[par]                    # counts before the event
+                np.multiply(Cp[1:], Hk[1:], out=tC)                 # the root only starts
+                tS = []
+                for s in range(nS):
+                    x = S[s, :-1] * 1.0 if chain else S[s][par]
+                    dn = tr.sum_nodes[s]
+                    x[dn] += Cp[dn] * W[s][k]
+                    x *= Hk
+                    tS.append(x)
+                tM = []
+                for s in range(nM):
+                    x = M[s, :-1].copy() if chain else M[s][par]
+                    x[tr.max_nodes[s]] = W[nS + s][k]
+                    tM.append(np.where(Hk & (Cp > 0), x, _NEG_INF))
+                if KP is not None:                                  # recounting rule (Lemma 6)
+                    Kk = KP[:, k]
+                    C[1:] *= Kk
+                    S[:, 1:] *= Kk
+                    M[:, 1:] = np.where(Kk, M[:, 1:], _NEG_INF)
+                C[2:] += tC
+                for s in range(nS):
+                    S[s, 1:] += tS[s]
+                for s in range(nM):
+                    np.maximum(M[s, 1:], tM[s], out=M[s, 1:])
+                for e in range(len(ems)):
+                    bands[e][k] = self._leaf(C, S, M, ems[e])
+        for e, (leaf, kind, _) in enumerate(ems):
+            if rec is None:                                     # Lemma 4: sum live vectors
+                # every cell adds to its event's slot; only the leaf's triggers are read
+                o = np.full(L + 1, _NEG_INF) if kind == "max" else np.zeros(
+                    L + 1, dtype=bands[e].dtype)
+                (np.maximum if kind == "max" else np.add).at(o, IDX.ravel(), bands[e].ravel())
+                if kind == "max":
+                    np.maximum(out[e][off:off + L], o[:L], out=out[e][off:off + L])
+                else:
+                    if o.dtype == object and out[e].dtype != object:
+                        out[e] = out[e].astype(object)
+                    out[e][off:off + L] += o[:L]
+            else:
+                trig = np.append(acc[:, leaf - 1], False)[IDX]
+                ks, rs = np.nonzero(trig)
+                now = bands[e][ks, rs]
+                if kind != "max":
+                    blank0 = np.zeros(Rn, dtype=bands[e].dtype)
+                    prev = np.vstack([np.concatenate([init[e], blank0])[None, :],
+                                      bands[e][:-1]])
+                    now = now - prev[ks, rs]
+                rec.append((e, gidx[IDX[ks, rs]], now, exp[rs]))
+        keep = exp >= t[-1]                                     # live at the chunk's end
+        c.pm_dropped += int(R - keep.sum())
+        st.exp, st.C, st.S, st.M = exp[keep], C[:, keep], S[:, :, keep], M[:, :, keep]
+
+    @staticmethod
+    def _leaf(C: np.ndarray, S: np.ndarray, M: np.ndarray, em: tuple) -> np.ndarray:
+        leaf, kind, spec = em
+        return C[leaf] if kind == "count" else S[spec, leaf] if kind == "sum" else M[spec, leaf]
+
+    def _prune(self) -> None:
+        """Drop the expired vectors of partitions that saw no event for a while."""
+        for st in self.state.values():
+            if isinstance(st, _Rows) and st.exp.size:
+                keep = st.exp >= self.last_time
+                if not keep.all():
+                    self.counters.pm_dropped += int((~keep).sum())
+                    st.take(keep)
+        self.pruned_at = self.last_time
+
+    # ------------------------------------------------------------------ combine
+    def _base(self, gids: set[int]) -> dict[tuple[int, int], list]:
+        """SAME without GROUP BY, windowed: the values of the groups' vectors at the start
+        of the batch, as increments before every event (see :meth:`_totals`)."""
+        rec: dict[tuple[int, int], list] = {}
+        for gid in gids:
+            for ti, tr in enumerate(self.trees):
+                r = rec.setdefault((ti, gid), [])
+                for pid in self.group_parts[gid]:
+                    st = self.state.get((ti, pid))
+                    if isinstance(st, _Dpc):
+                        for e, (leaf, kind, spec) in enumerate(tr.emitters):
+                            v = (st.C[leaf] if kind == "count" else st.S[spec][leaf]
+                                 if kind == "sum" else st.M[spec][leaf])
+                            r.append((e, np.full(1, -1), _array([v]), np.full(1, math.inf)))
+                    elif st is not None and st.exp.size:
+                        for e, em in enumerate(tr.emitters):
+                            v = self._leaf(st.C, st.S, st.M, em)
+                            r.append((e, np.full(v.size, -1), v, st.exp))
+        return rec
+
+    def _totals(self, rec: list, e: int, kind: str, j: np.ndarray,
+                tj: np.ndarray) -> np.ndarray:
+        """The group's window aggregate at triggers ``j`` (batch positions, ascending)
+        from the increments ``(g, d, exp)`` of its vectors: the live vectors at ``j`` hold
+        ``sum(d: g <= j) - sum(d: exp < tj)`` (a vector that expired before ``tj`` had all
+        its increments before ``j``); MAX keeps a heap of ``(value, exp)``."""
+        parts = [r for r in rec if r[0] == e]
+        if not parts:
+            return np.full(j.size, _NEG_INF) if kind == "max" else np.zeros(j.size)
+        g = np.concatenate([p[1] for p in parts])
+        d = np.concatenate([p[2] for p in parts])
+        x = np.concatenate([p[3] for p in parts])
+        if d.dtype.kind == "i" and float(np.abs(d).sum(dtype=float)) >= _BIG:
+            d = d.astype(object)                    # running sums beyond int64
+        if kind == "max":
+            o = np.argsort(g, kind="stable")
+            g, d, x = g[o].tolist(), d[o].tolist(), x[o].tolist()
+            heap: list[tuple[float, float]] = []
+            res, i = [], 0
+            for jj, tt in zip(j.tolist(), tj.tolist(), strict=True):
+                while i < len(g) and g[i] <= jj:
+                    heapq.heappush(heap, (-d[i], x[i]))
+                    i += 1
+                while heap and heap[0][1] < tt:
+                    heapq.heappop(heap)
+                res.append(-heap[0][0] if heap else _NEG_INF)
+            return np.asarray(res, dtype=float)
+        o = np.argsort(g, kind="stable")
+        cg = np.concatenate([np.zeros(1, dtype=d.dtype), np.cumsum(d[o])])
+        o2 = np.argsort(x, kind="stable")
+        cx = np.concatenate([np.zeros(1, dtype=d.dtype), np.cumsum(d[o2])])
+        return (cg[np.searchsorted(g[o], j, side="right")]
+                - cx[np.searchsorted(x[o2], tj, side="left")])
+
+    # ------------------------------------------------------------------ output
+    def _collect(self, p: _QPlan, parts: list, times: np.ndarray,
+                 rec: dict | None) -> SeqResult:
+        tr = self.trees[p.tree]
+        if not parts:
+            return _empty(self)
+        idx = np.concatenate([g[pos] for _, pos, g, _ in parts])
+        o = np.argsort(idx, kind="stable")
+        idx = idx[o]
+        used = {e for _, _, e in p.outs} | {p.count}
+        vals: dict[int, np.ndarray] = {}
+        if rec is not None:                                     # combine (windowed)
+            gids = np.concatenate([np.full(pos.size, self.part_group[pid])
+                                   for pid, pos, _, _ in parts])[o]
+            for e in used:
+                kind = tr.emitters[e][1]
+                v = np.empty(idx.size, dtype=object if kind == "count" else float)
+                for gid in np.unique(gids).tolist():
+                    m = gids == gid
+                    v[m] = self._totals(rec.get((p.tree, gid), []), e, kind, idx[m],
+                                        times[idx[m]])
+                vals[e] = v
+        else:
+            for e in used:
+                pieces = []
+                for _, pos, _, res in parts:
+                    if self.w is None:
+                        pieces.append(np.array([res[e][i] for i in pos.tolist()],
+                                               dtype=object))
+                    else:
+                        pieces.append(res[e][pos])
+                vals[e] = np.concatenate(pieces)[o]
+        cnt = vals[p.count]
+        if cnt.dtype == object and all(type(x) is int and abs(x) < _BIG for x in cnt):
+            cnt = cnt.astype(np.int64)
+        has = cnt > 0
+        values: dict[str, np.ndarray] = {}
+        for label, func, e in p.outs:
+            if func == "COUNT":
+                values[label] = cnt
+                continue
+            v = vals[e].astype(float)
+            if func == "AVG":
+                v = v / np.where(has, cnt, 1)
+            elif func == "MIN":
+                v = -v
+            out = v.astype(object)
+            out[~has] = None
+            values[label] = out
+        group = None
+        if self.group_attrs:
+            keys = np.concatenate([np.full(pos.size, pid) for pid, pos, _, _ in parts])[o]
+            ng = len(self.group_attrs)
+            group = [self.part_key[k][:ng] for k in keys.tolist()]
+        self.counters.outputs += int(idx.size)
+        return SeqResult(idx, times[idx], group, values)
+
+
+def _array(xs: Sequence) -> np.ndarray:
+    """Python numbers as an array: int64 when they fit, else exact Python ints."""
+    if all(type(x) is int for x in xs):
+        if all(abs(x) < _BIG for x in xs):
+            return np.asarray(xs, dtype=np.int64)
+        return np.asarray(xs, dtype=object)
+    return np.asarray(xs, dtype=float)
+
+
+def _empty(eng: _Engine) -> SeqResult:
+    return SeqResult(np.empty(0, np.intp), np.empty(0), [] if eng.group_attrs else None, {})
+
+
+def _dedupe(names: Iterable[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        k = seen.get(n, 0) + 1
+        seen[n] = k
+        out.append(n if k == 1 else f"{n}_{k}")
+    return out

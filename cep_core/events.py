@@ -34,3 +34,17 @@ def as_events(events: Iterable[Event] | Any, first_id: int = 0) -> list[Event]:
         e.setdefault("id", first_id + n)
         out.append(e)
     return out
+
+
+def unique_names(names: Iterable[str]) -> list[str]:
+    """Output field names: a repeated name gets a suffix (``end``, ``end_2``, ...)."""
+    used: set[str] = set()
+    out = []
+    for base in names:
+        name, j = base, 1
+        while name in used:
+            j += 1
+            name = f"{base}_{j}"
+        used.add(name)
+        out.append(name)
+    return out

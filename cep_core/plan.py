@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cep_core.errors import QueryError, QuerySemanticError
+from cep_core.events import unique_names
 from cep_core.expr import (
     ExprCompiler,
     VarInfo,
@@ -660,9 +661,9 @@ def _place_neg(plan: Plan, b: _Builder, c, conj, negvar, irefs, has_lookup,
 
 def _compile_return(plan: Plan, b: _Builder, comp: ExprCompiler, ret: ast.Return
                     ) -> ReturnSpec:
-    fields: list[tuple[str, Callable]] = []
+    bases: list[str] = []
+    fns: list[Callable] = []
     texts: list[str] = []
-    used: set[str] = {"type"}
     for n, arg in enumerate(ret.args, 1):
         c = comp.compile(arg.expr, arg.pos)
         for r in c.refs:
@@ -670,22 +671,19 @@ def _compile_return(plan: Plan, b: _Builder, comp: ExprCompiler, ret: ast.Return
                 raise b.error(f"RETURN reads NEG variable '{r.var}'", arg)
         e = arg.expr
         if arg.alias:
-            base = arg.alias
+            bases.append(arg.alias)
         elif isinstance(e, ast.Attr):
-            base = e.attr
+            bases.append(e.attr)
         elif isinstance(e, ast.Length):
-            base = "length"
+            bases.append("length")
         elif isinstance(e, ast.Name):
-            base = e.name
+            bases.append(e.name)
         else:
-            base = f"arg{n}"
-        name, j = base, 1
-        while name in used:
-            j += 1
-            name = f"{base}_{j}"
-        used.add(name)
-        fields.append((name, _return_fn(c)))
+            bases.append(f"arg{n}")
+        fns.append(_return_fn(c))
         texts.append(c.text)
+    names = unique_names(["type", *bases])[1:]  # "type" is the output event's own field
+    fields = list(zip(names, fns, strict=True))
     return ReturnSpec(ret.type or "match", fields, texts)
 
 

@@ -65,9 +65,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
-from cep_core.aggregate.engine import SeqResult, _Batch, _dedupe, _Engine, _QPlan
+from cep_core.aggregate.engine import SeqResult, _Batch, _Engine, _QPlan
 from cep_core.aggregate.seqquery import SeqQuery
 from cep_core.counters import Counters
+from cep_core.events import unique_names
 
 __all__ = ["SeqAggregator", "PreTree", "SeqResult"]
 
@@ -85,7 +86,7 @@ def _dicts(eng: _Engine, p: _QPlan, b: _Batch, res: SeqResult) -> list[dict]:
     if res.group is not None:
         keys += eng.group_attrs
         cols += list(zip(*res.group, strict=True)) if n else [[]] * len(eng.group_attrs)
-    keys = _dedupe(keys + list(res.values))         # an aggregate named "time" -> time_2
+    keys = unique_names(keys + list(res.values))         # an aggregate named "time" -> time_2
     cols += [v.tolist() for v in res.values.values()]
     return [dict(zip(keys, row, strict=False)) for row in zip(*cols, strict=False)]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
@@ -25,6 +25,7 @@ from cep_core.aggregate.evaluate import Evaluator, names_in, strip_vars
 from cep_core.aggregate.seqquery import SeqQuery
 from cep_core.counters import Counters
 from cep_core.errors import QueryError, QuerySemanticError
+from cep_core.events import unique_names
 
 __all__ = ["SeqResult"]
 
@@ -256,7 +257,7 @@ class _Engine:
                 sign = 1 if a.func == "MAX" else -1
                 e = tree.emitter(node, "max", tree.spec(tree.maxes, (d, a.attr, sign)))
             outs.append((a.func, e))
-        labels = _dedupe(a.label() for a in q.aggregates)
+        labels = unique_names(a.label() for a in q.aggregates)
         plan.outs = [(lab, f, e) for lab, (f, e) in zip(labels, outs, strict=True)]
         return plan
 
@@ -740,11 +741,3 @@ def _empty(eng: _Engine) -> SeqResult:
     return SeqResult(np.empty(0, np.intp), np.empty(0), [] if eng.group_attrs else None, {})
 
 
-def _dedupe(names: Iterable[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        k = seen.get(n, 0) + 1
-        seen[n] = k
-        out.append(n if k == 1 else f"{n}_{k}")
-    return out

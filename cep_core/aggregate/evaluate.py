@@ -94,18 +94,7 @@ def attrs_in(expr: Any) -> list[ast.Attr]:
 def strip_vars(expr: Any) -> Any:
     """The expression with every ``v.attr`` written ``_.attr``: a local predicate's
     identity independent of the variable's name (for prefix sharing)."""
-    if isinstance(expr, ast.Attr):
-        return replace(expr, var="_")
-    if not is_dataclass(expr):
-        return expr
-    changes = {}
-    for f in fields(expr):
-        v = getattr(expr, f.name)
-        if isinstance(v, tuple):
-            changes[f.name] = tuple(strip_vars(x) for x in v)
-        elif is_dataclass(v):
-            changes[f.name] = strip_vars(v)
-    return replace(expr, **changes)
+    return ast.rewrite(expr, lambda n: replace(n, var="_") if isinstance(n, ast.Attr) else None)
 
 
 def conjuncts(expr: Any) -> list[Any]:

@@ -44,12 +44,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cep_core.aggregate.evaluate import Evaluator, conjuncts, lookups_in, names_in, to_text
 from cep_core.counters import Counters
 from cep_core.errors import QueryError, QuerySemanticError
+from cep_core.events import unique_names
 from cep_core.lang import ast
 
 __all__ = ["compile_aggregation", "StreamAggregation"]
@@ -74,31 +75,17 @@ def _is_null(v: Any) -> bool:
 def _replace_aggs(expr: Any, found: dict[Any, str], fresh) -> Any:
     """The expression with every aggregate replaced by a name (``found`` maps each
     aggregate to its label; ``fresh(agg)`` names a new one)."""
-    if isinstance(expr, ast.Aggregate):
-        key = replace(expr, pos=None)
+    def name_of(node: Any) -> ast.Name | None:
+        if not isinstance(node, ast.Aggregate):
+            return None
+        key = replace(node, pos=None)
         if key not in found:
-            found[key] = fresh(expr)
-        return ast.Name(found[key], expr.pos)
-    if not is_dataclass(expr):
-        return expr
-    changes = {}
-    for f in fields(expr):
-        v = getattr(expr, f.name)
-        if isinstance(v, tuple):
-            changes[f.name] = tuple(_replace_aggs(x, found, fresh) for x in v)
-        elif is_dataclass(v):
-            changes[f.name] = _replace_aggs(v, found, fresh)
-    return replace(expr, **changes)
+            found[key] = fresh(node)
+        return ast.Name(found[key], node.pos)
+
+    return ast.rewrite(expr, name_of)
 
 
-def _dedupe(names: Iterable[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        k = seen.get(n, 0) + 1
-        seen[n] = k
-        out.append(n if k == 1 else f"{n}_{k}")
-    return out
 
 
 def compile_aggregation(query: ast.AggregationQuery, params: Mapping[str, Any] | None = None,
@@ -137,7 +124,7 @@ def compile_aggregation(query: ast.AggregationQuery, params: Mapping[str, Any] |
             raise QuerySemanticError(f"SELECT {to_text(e)}: neither an aggregate nor a "
                                      f"grouping attribute ({', '.join(keys) or 'none'})",
                                      item.pos or getattr(e, "pos", None))
-    labels = _dedupe([a or _agg_label(e) for a, e in aggs] + [lab for lab, _ in plain])
+    labels = unique_names([a or _agg_label(e) for a, e in aggs] + [lab for lab, _ in plain])
     plain = [(lab, attr) for lab, (_, attr) in zip(labels[len(aggs):], plain, strict=True)]
     labels = labels[:len(aggs)]
     found: dict[Any, str] = {replace(e, pos=None): lab
@@ -165,7 +152,7 @@ def compile_aggregation(query: ast.AggregationQuery, params: Mapping[str, Any] |
         for i, (_, a) in enumerate(ret_args, 1):
             names.append(a.alias or (a.expr.name if isinstance(a.expr, ast.Name) else
                                      a.expr.attr if isinstance(a.expr, ast.Attr) else f"arg{i}"))
-        out_fields = list(zip(_dedupe(names), [e for e, _ in ret_args], strict=True))
+        out_fields = list(zip(unique_names(names), [e for e, _ in ret_args], strict=True))
         out_type = ret.type or f"{query.source}Aggregate"
     ev.check(filters + [e for e, _ in ret_args], allowed,
              "a select alias or grouping attribute")

@@ -8,7 +8,9 @@ equality.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from typing import Any
 
 Pos = tuple[int, int] | None
 
@@ -278,3 +280,22 @@ class AggregationQuery:
 
 
 Query = PatternQuery | AggregationQuery
+
+
+def rewrite(node: Any, fn: Callable[[Any], Any]) -> Any:
+    """The tree with ``fn`` applied top-down: where ``fn(n)`` returns a node other than
+    None it replaces ``n`` (and is not descended into); elsewhere the children are
+    rewritten and the node rebuilt."""
+    new = fn(node)
+    if new is not None:
+        return new
+    if not is_dataclass(node):
+        return node
+    changes = {}
+    for f in fields(node):
+        v = getattr(node, f.name)
+        if isinstance(v, tuple):
+            changes[f.name] = tuple(rewrite(x, fn) for x in v)
+        elif is_dataclass(v):
+            changes[f.name] = rewrite(v, fn)
+    return replace(node, **changes)

@@ -14,16 +14,25 @@ the number of matches that end at or before it and start within the window
   and from a pandas DataFrame, output as arrays) are printed too.
 * Enumeration: a per-event loop keeping every partial match as a tuple of events and
   every complete match inside the window, counting the complete ones at each D.
+* Reference enumeration: the matches of ``PATTERN SEQ(A a, B b, C c, D d) WITHIN 50``
+  from cep_core's reference engine (``compile(..).matches``, skip-till-any-match), then
+  counted per D with numpy; timed together (the two-step approach with a general engine).
 
 Both are timed in this one process with ``time.perf_counter()``; the enumeration
 ``--repeats`` times (it is slow), A-Seq ``--aseq-repeats`` times; medians are compared.
 The counts of both must be equal at every D (checked). The goal is a ratio of at least
 1,000×; the script says whether it was met and exits 0 either way.
 
+**reference** — the reference engine on Q1 of Listing 4.2 (``seeds/002_33ee9fd4d8899bf7.txt``)
+over the DS1 generator of §4.4.1 (Table 4.1), for skip-till-any-match and
+skip-till-next-match: events/s and matches/s (median over ``--ref-repeats`` of the wall
+time of ``run`` only) and the engine's counters. No throughput goal is set for it.
+
 Run from the repository root::
 
-    python scripts/bench_cep.py [--only aseq] [--events 10000] [--window 50]
-                                [--repeats 3] [--aseq-repeats 21]
+    python scripts/bench_cep.py [--only aseq|reference|all] [--events 10000]
+                                [--window 50] [--repeats 3] [--aseq-repeats 21]
+                                [--ref-events 1500] [--ref-repeats 3] [--rate 1e6]
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
+from functools import partial  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -45,7 +55,9 @@ import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import cep_core  # noqa: E402
 from cep_core.aggregate import SeqAggregator, seq_query  # noqa: E402
+from cep_core.engine.reference import ANY, NEXT  # noqa: E402
 
 GOAL = 1000.0
 
@@ -82,6 +94,25 @@ def count_by_enumeration(events: list[dict], pattern: tuple[str, ...],
     return out
 
 
+def count_from_matches(matches: list[dict], events: list[dict], first: str, last: str,
+                       trigger: str, window: float) -> list[int]:
+    """The window COUNT at each event of type ``trigger`` (A-Seq's output) from enumerated
+    matches ({var: event id}, ``first``/``last`` the first and last variables): matches
+    ending at or before the trigger whose first event is at or after
+    ``trigger.time - window``."""
+    times = np.array([e["time"] for e in events], dtype=float)
+    starts = times[np.fromiter((m[first] for m in matches), dtype=np.int64, count=len(matches))]
+    ends = times[np.fromiter((m[last] for m in matches), dtype=np.int64, count=len(matches))]
+    order = np.lexsort((starts, ends))
+    starts, ends = starts[order], ends[order]
+    trig = np.array([e["time"] for e in events if e["type"] == trigger], dtype=float)
+    # a counted match ends in [t - window, t]; among those, count the ones starting late enough
+    lo = np.searchsorted(ends, trig - window, side="left")
+    hi = np.searchsorted(ends, trig, side="right")
+    return [int(np.count_nonzero(starts[a:b] >= t - window))
+            for a, b, t in zip(lo.tolist(), hi.tolist(), trig.tolist(), strict=True)]
+
+
 def _time(f: Callable[[], object], repeats: int) -> tuple[list[float], object]:
     times, result = [], None
     for _ in range(repeats):
@@ -114,15 +145,29 @@ def bench_aseq(events: int = 10_000, window: float = 50, repeats: int = 3,
     t_cols, counts_cols = _time(aseq_columns(stream), aseq_repeats)
     t_df, counts_df = _time(aseq_columns(frame), aseq_repeats)
     t_enum, counts_enum = _time(lambda: count_by_enumeration(stream, pattern, window), repeats)
+    ref_query = cep_core.compile(f"PATTERN SEQ(A a, B b, C c, D d) WITHIN {window:g}")
+    n_ref_matches = 0
+
+    def ref_count():
+        nonlocal n_ref_matches
+        ms = ref_query.matches(stream, policy=ANY)
+        n_ref_matches = len(ms)
+        return count_from_matches(ms, stream, "a", "d", "D", window)
+
+    t_ref, counts_ref = _time(ref_count, repeats)
     equal = (counts == counts_enum == counts_cols.tolist() == counts_df.tolist())
+    equal_ref = counts == counts_ref
     rate = {name: events / statistics.median(ts) for name, ts in
             [("aseq", t_aseq), ("aseq_columns", t_cols), ("aseq_dataframe", t_df),
-             ("enumeration", t_enum)]}
+             ("enumeration", t_enum), ("reference", t_ref)]}
     ratio = rate["aseq"] / rate["enumeration"]
-    print(f"A-Seq vs enumeration: COUNT SEQ(A, B, C, D) WITHIN {window:g}, {events:,} events "
-          f"(one per time unit, types uniform), {len(counts_enum):,} outputs, "
-          f"{sum(counts_enum):,} window counts summed")
+    ratio_ref = rate["aseq"] / rate["reference"]
+    print(f"== aseq: A-Seq vs enumeration: COUNT SEQ(A, B, C, D) WITHIN {window:g}, "
+          f"{events:,} events (one per time unit, types uniform, seed {seed}), "
+          f"{len(counts_enum):,} outputs, {sum(counts_enum):,} window counts summed; "
+          f"repeats: A-Seq {aseq_repeats}, baselines {repeats}")
     for name, ts in [("enumeration (dicts -> counts)", t_enum),
+                     ("reference engine .matches + count", t_ref),
                      ("A-Seq run (dicts -> dicts)", t_aseq),
                      ("A-Seq feed_columns (dicts -> arrays)", t_cols),
                      ("A-Seq feed_columns (DataFrame -> arrays)", t_df)]:
@@ -134,31 +179,99 @@ def bench_aseq(events: int = 10_000, window: float = 50, repeats: int = 3,
           f"{rate['aseq_dataframe'] / rate['enumeration']:,.0f}x from a DataFrame")
     print(f"  goal >= {GOAL:,.0f}x: {'met' if ratio >= GOAL else 'NOT met'}")
     print(f"  counts equal at every trigger: {equal}")
+    print(f"  ratio A-Seq / reference-engine enumeration: {ratio_ref:,.0f}x (dicts in, results "
+          f"out; {n_ref_matches:,} matches enumerated, skip-till-any-match); "
+          f"goal >= {GOAL:,.0f}x: {'met' if ratio_ref >= GOAL else 'NOT met'}")
+    print(f"  reference-engine counts equal to A-Seq's at every trigger (per-trigger "
+          f"check, {len(counts_ref):,} triggers): {equal_ref}")
+    rc = ref_query.counters
+    print(f"  reference counters (last run): events {rc.events:,}, PMs created "
+          f"{rc.pm_created:,}, extended {rc.pm_extended:,}, dropped {rc.pm_dropped:,}, "
+          f"predicates {rc.predicates:,}, outputs {rc.outputs:,}")
     c = agg.counters
     print(f"  A-Seq counters (all runs): vectors created {c.pm_created:,}, prefix-counter "
           f"updates {c.pm_extended:,}, expired {c.pm_dropped:,}, outputs {c.outputs:,}")
-    return {"rates": rate, "ratio": ratio, "equal": equal}
+    return {"rates": rate, "ratio": ratio, "ratio_reference": ratio_ref,
+            "equal": equal and equal_ref}
 
 
-PARTS = {"aseq": bench_aseq}
+Q1 = ("PATTERN SEQ(A a, B b, C c) WHERE a.ID=b.ID AND a.ID=c.ID AND a.V+b.V=c.V "
+      "WITHIN 8ms")
+
+
+def make_ds1(n: int, rate: float = 1e6, seed: int = 0) -> list[dict]:
+    """DS1 of ``seeds/002_33ee9fd4d8899bf7.txt`` §4.4.1, Table 4.1 (around line 998):
+    type ~ U({A, B, C, D}), ID ~ U(1, 10), V ~ U(1, 10) "(or controlled)"; for Q1, §4.4.2
+    (around line 1070) draws V of C events from U(2, 10), A and B from U(1, 10).
+    Values chosen here (the text leaves them open): ID and V are integers, both ends
+    inclusive (a.V + b.V = c.V needs discrete values); timestamps in ms, evenly spaced at
+    ``rate`` events/s — 1 million, the input rate stated in §4.4.3 (around line 1134)."""
+    rng = np.random.default_rng(seed)
+    kinds = rng.choice(list("ABCD"), size=n).tolist()
+    ids = rng.integers(1, 11, size=n).tolist()
+    v = rng.integers(1, 11, size=n).tolist()
+    vc = rng.integers(2, 11, size=n).tolist()
+    step = 1e3 / rate                                   # ms between events
+    return [{"type": k, "time": i * step, "ID": ids[i], "V": vc[i] if k == "C" else v[i]}
+            for i, k in enumerate(kinds)]
+
+
+def bench_reference(events: int = 1500, repeats: int = 3, rate: float = 1e6,
+                    seed: int = 0) -> dict:
+    """The reference engine on Q1 over DS1, both skip-till policies; prints a report."""
+    stream = make_ds1(events, rate, seed)
+    query = cep_core.compile(Q1, time_unit="ms")
+    span = stream[-1]["time"] - stream[0]["time"]
+    print(f"== reference: Q1 of Listing 4.2 ({Q1}) over DS1 (§4.4.1), {events:,} events at "
+          f"{rate:,.0f} events/s ({span:g} ms of stream, window 8 ms = "
+          f"{8e-3 * rate:,.0f} events), seed {seed}, {repeats} repeats, wall time of run only")
+    out = {}
+    for policy in (ANY, NEXT):
+        t, res = _time(partial(query.run, stream, policy=policy), repeats)
+        med = statistics.median(t)
+        c = query.counters
+        print(f"  {policy:22s} {events / med:10,.0f} events/s {len(res) / med:10,.0f} "
+              f"matches/s  median {med * 1e3:9.2f} ms (min {min(t) * 1e3:.2f}, max "
+              f"{max(t) * 1e3:.2f}), {len(res):,} matches")
+        print(f"  {'':22s} counters: events {c.events:,}, PMs created {c.pm_created:,}, "
+              f"extended {c.pm_extended:,}, dropped {c.pm_dropped:,}, predicates "
+              f"{c.predicates:,}, outputs {c.outputs:,}")
+        out[policy] = {"events_per_s": events / med, "matches_per_s": len(res) / med,
+                       "matches": len(res), "counters": c.as_dict()}
+    print("  goal: none set for this part (throughput reported only)")
+    return out
+
+
+PARTS = {"aseq": bench_aseq, "reference": bench_reference}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", choices=sorted(PARTS), help="run one part only")
+    ap.add_argument("--only", choices=[*sorted(PARTS), "all"], default="all",
+                    help="run one part only (default all)")
     ap.add_argument("--events", type=int, default=10_000)
     ap.add_argument("--window", type=float, default=50)
     ap.add_argument("--repeats", type=int, default=3, help="repeats of the slow baseline")
     ap.add_argument("--aseq-repeats", type=int, default=21)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--ref-events", type=int, default=1500,
+                    help="DS1 events for the reference part (slow: Q1 under "
+                         "skip-till-any-match grows about cubically)")
+    ap.add_argument("--ref-repeats", type=int, default=3)
+    ap.add_argument("--rate", type=float, default=1e6, help="DS1 events per second")
     args = ap.parse_args(argv)
-    for name, fn in PARTS.items():
-        if args.only in (None, name):
-            if name == "aseq":
-                out = fn(args.events, args.window, args.repeats, args.aseq_repeats, args.seed)
-                if not out["equal"]:
-                    return 1
-    return 0
+    rc = 0
+    for name in PARTS:
+        if args.only not in ("all", name):
+            continue
+        if name == "aseq":
+            out = bench_aseq(args.events, args.window, args.repeats, args.aseq_repeats,
+                             args.seed)
+            if not out["equal"]:
+                rc = 1
+        else:
+            bench_reference(args.ref_events, args.ref_repeats, args.rate, args.seed)
+    return rc
 
 
 if __name__ == "__main__":

@@ -358,6 +358,14 @@ class ReferenceEngine:
         nb[dst.var] = nb.get(dst.var, ()) + (e,) if dst.multi else e
         return nb
 
+    def _completion(self, state: int, bind: dict, time) -> Any:
+        """The match record if ``bind`` reaching ``state`` completes a match, else None."""
+        plan = self.plan
+        if plan.positions[state].accepting and \
+                self._check(plan.accept_preds.get(state, ()), bind):
+            return self._record(bind, time)
+        return None
+
     def _begin(self, e: dict, out: list) -> list[PM]:
         plan = self.plan
         conts = []
@@ -365,11 +373,7 @@ class ReferenceEngine:
             nb = self._extend({}, edge.dst, e)
             if not self._check(edge.preds, nb):
                 continue
-            rec = None
-            if plan.positions[edge.dst].accepting and \
-                    self._check(plan.accept_preds.get(edge.dst, ()), nb):
-                rec = self._record(nb, e["time"])
-            conts.append((edge, nb, rec))
+            conts.append((edge, nb, self._completion(edge.dst, nb, e["time"])))
         born = []
         for edge, nb, rec in conts:
             if rec is not None:
@@ -408,11 +412,7 @@ class ReferenceEngine:
                 continue
             if not self._check(edge.preds, nb):
                 continue
-            rec = None
-            if plan.positions[edge.dst].accepting and \
-                    self._check(plan.accept_preds.get(edge.dst, ()), nb):
-                rec = self._record(nb, e["time"])
-            conts.append((edge, nb, rec))
+            conts.append((edge, nb, self._completion(edge.dst, nb, e["time"])))
         negrec: list[int] = []
         watch = plan.neg_watch.get(pm.state)
         if watch:

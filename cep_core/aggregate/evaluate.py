@@ -22,6 +22,7 @@ from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
 from cep_core.errors import QueryError, QuerySemanticError
+from cep_core.expr import to_text
 from cep_core.lang import ast
 
 __all__ = ["Evaluator", "names_in", "lookups_in", "attrs_in", "strip_vars", "conjuncts",
@@ -104,44 +105,6 @@ def conjuncts(expr: Any) -> list[Any]:
     if isinstance(expr, ast.And):
         return [c for item in expr.items for c in conjuncts(item)]
     return [expr]
-
-
-def to_text(expr: Any) -> str:
-    """A compact rendering of an expression (for ``explain()`` and error messages)."""
-    e = expr
-    if isinstance(e, ast.Num):
-        return f"{e.value}"
-    if isinstance(e, ast.Str):
-        return repr(e.value)
-    if isinstance(e, ast.Name):
-        return e.name
-    if isinstance(e, ast.Attr):
-        return f"{e.var}.{e.attr}"
-    if isinstance(e, ast.BinOp):
-        return f"({to_text(e.left)} {e.op} {to_text(e.right)})"
-    if isinstance(e, ast.Neg):
-        return f"-{to_text(e.operand)}"
-    if isinstance(e, ast.Compare):
-        return f"{to_text(e.left)} {e.op} {to_text(e.right)}"
-    if isinstance(e, ast.And):
-        return " AND ".join(to_text(x) for x in e.items)
-    if isinstance(e, ast.Or):
-        return "(" + " OR ".join(to_text(x) for x in e.items) + ")"
-    if isinstance(e, ast.Not):
-        return f"NOT {to_text(e.item)}"
-    if isinstance(e, ast.SetLit):
-        return "{" + ", ".join(to_text(x) for x in e.items) + "}"
-    if isinstance(e, ast.In):
-        return f"{to_text(e.item)} {'NOT IN' if e.negated else 'IN'} {to_text(e.collection)}"
-    if isinstance(e, ast.Call):
-        return f"{e.func}({', '.join(to_text(x) for x in e.args)})"
-    if isinstance(e, ast.Aggregate):
-        return f"{e.func}({'DISTINCT ' if e.distinct else ''}{to_text(e.arg)})"
-    if isinstance(e, ast.Lookup):
-        return f"{e.name}[{', '.join(to_text(x) for x in e.args)}]"
-    if isinstance(e, ast.Same):
-        return f"SAME[{', '.join(to_text(x) for x in e.attrs)}]"
-    return type(e).__name__
 
 
 def _table_get(name: str, table: Any, args: tuple) -> Any:

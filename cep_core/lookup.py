@@ -100,6 +100,7 @@ class TableLookup(Lookup):
 
     def __init__(self, tables: Mapping[str, Any], default: Any = _MISSING):
         self.tables = {name: _as_table(t) for name, t in tables.items()}
+        self.sources = dict(tables)  # as given (a Series stays one, for bulk lookups)
         self.default = default
 
     def serves(self, name: str) -> bool:

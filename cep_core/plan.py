@@ -112,6 +112,7 @@ class Pred:
     where: str = ""
     pos: Any = None
     optional: bool = False
+    node: Any = None  # the conjunct's syntax tree (for engines that compile it again)
 
     def test(self, b: Mapping[str, Any]) -> bool:
         """Whether the bindings ``b`` satisfy the predicate. A reference past the end of a
@@ -167,6 +168,7 @@ class ReturnSpec:
     type: str
     fields: list[tuple[str, Callable]]
     texts: list[str]
+    nodes: list[Any] = field(default_factory=list)  # the arguments' syntax trees
 
 
 class Plan:
@@ -554,7 +556,7 @@ def _has_lookup(node: Any) -> bool:
 def _new_pred(plan: Plan, c, conj, irefs, mode, anchor_var, anchor_offset, has_lookup,
               where) -> Pred:
     p = Pred(len(plan.preds), c.text, c.fn, irefs, mode, anchor_var, anchor_offset, c.vars,
-             c.attrs, has_lookup, where, getattr(conj, "pos", None))
+             c.attrs, has_lookup, where, getattr(conj, "pos", None), node=conj)
     plan.preds.append(p)
     return p
 
@@ -684,7 +686,7 @@ def _compile_return(plan: Plan, b: _Builder, comp: ExprCompiler, ret: ast.Return
         texts.append(c.text)
     names = unique_names(["type", *bases])[1:]  # "type" is the output event's own field
     fields = list(zip(names, fns, strict=True))
-    return ReturnSpec(ret.type or "match", fields, texts)
+    return ReturnSpec(ret.type or "match", fields, texts, [a.expr for a in ret.args])
 
 
 def _return_fn(c) -> Callable:

@@ -16,7 +16,15 @@ from functools import partial
 from typing import Any
 
 from cep_core.counters import Counters
-from cep_core.engine.reference import ANY, PMView, ReferenceEngine
+from cep_core.engine.keyed import KEYED_POLICIES, KeyedEngine, keyed_unsupported
+from cep_core.engine.reference import (
+    ANY,
+    EVERY_EVENT,
+    ONE_PER_PARTITION,
+    PMView,
+    ReferenceEngine,
+    check_options,
+)
 from cep_core.errors import QueryError, QuerySemanticError
 from cep_core.events import as_events
 from cep_core.lang import ast
@@ -106,12 +114,17 @@ class Session:
         self.last_time: Any = None
 
     def feed(self, events: Iterable[dict] | Any) -> list[dict]:
+        if isinstance(self.engine, KeyedEngine) and hasattr(events, "columns"):
+            return self._feed_frame(events)  # columns straight to the arrays
         evs = as_events(events, first_id=self.events_fed)
         if evs and self.last_time is not None and evs[0]["time"] < self.last_time:
             raise QueryError(f"event time {evs[0]['time']} before the previous batch's "
                              f"last {self.last_time}; a stream has non-decreasing timestamps")
         out: list[dict] = []
-        if isinstance(self.engine, ReferenceEngine):
+        if isinstance(self.engine, KeyedEngine):
+            self.engine.events_fed = self.events_fed
+            out = self.engine.feed(evs)
+        elif isinstance(self.engine, ReferenceEngine):
             for e in evs:
                 self.engine.process(e, out)
             if self.engine.state_filter is not None and self.state_filter_every == "batch":
@@ -122,6 +135,23 @@ class Session:
         if evs:
             self.last_time = evs[-1]["time"]
         return out
+
+    def _feed_frame(self, frame: Any) -> list[dict]:
+        if len(frame) and "time" in frame.columns and self.last_time is not None \
+                and frame["time"].iloc[0] < self.last_time:
+            raise QueryError(f"event time {frame['time'].iloc[0]} before the previous "
+                             f"batch's last {self.last_time}; a stream has non-decreasing "
+                             "timestamps")
+        self.engine.events_fed = self.events_fed
+        out = self.engine.feed(frame)
+        self.events_fed += len(frame)
+        if len(frame):
+            self.last_time = frame["time"].iloc[-1]
+        return out
+
+    @property
+    def engine_name(self) -> str:
+        return self.engine.name if hasattr(self.engine, "name") else "aggregate"
 
     def flush(self) -> list[dict]:
         return list(self.engine.flush())
@@ -154,6 +184,7 @@ class CompiledQuery:
     def __init__(self, query: ast.Query, plan: Plan | None = None,
                  aggregation: Callable[[], Any] | None = None):
         self.query, self.plan, self._aggregation = query, plan, aggregation
+        self.keyed_unsupported = keyed_unsupported(plan) if plan is not None else "aggregation"
         self._agg_explain: Any = None
         self._last: Session | None = None
         if aggregation is not None:
@@ -161,34 +192,81 @@ class CompiledQuery:
 
     @property
     def engine(self) -> str:
-        if self.plan is not None:
-            return ReferenceEngine.name
-        return getattr(self._agg_explain, "engine", "aggregate")
+        """The engine of the latest run or session (before any: of the default policy)."""
+        if self._last is not None:
+            return self._last.engine_name
+        return self.engine_for(ANY)
+
+    def engine_for(self, policy: str = ANY, runs: str = EVERY_EVENT, **options: Any) -> str:
+        """The engine that ``run``/``start`` with these options uses: the keyed vectorized
+        engine when the query is of its class (:mod:`cep_core.engine.keyed`), the policy
+        is skip-till-next-match or strict contiguity, ``runs="one-per-partition"``, the
+        output is events and there are no filters; the reference engine otherwise."""
+        if self.plan is None:
+            return getattr(self._agg_explain, "engine", "aggregate")
+        check_options(policy, runs)
+        plain = options.get("output", "events") == "events" and not any(
+            options.get(k) is not None for k in ("input_filter", "state_filter"))
+        if self.keyed_unsupported is None and policy in KEYED_POLICIES \
+                and runs == ONE_PER_PARTITION and plain:
+            return KeyedEngine.name
+        return ReferenceEngine.name
 
     @property
     def is_aggregation(self) -> bool:
         return self.plan is None
 
-    def explain(self) -> str:
-        if self.plan is not None:
-            return self.plan.explain(self.engine)
-        return self._agg_explain.explain()
+    def _pick(self, engine: str | None, policy: str, runs: str, **options: Any) -> str:
+        auto = self.engine_for(policy, runs, **options)
+        if engine is None or engine == auto:
+            return auto
+        if engine == ReferenceEngine.name:
+            return engine
+        if engine == KeyedEngine.name:
+            why = self.keyed_unsupported or (
+                f"it runs {' and '.join(KEYED_POLICIES)} with runs='{ONE_PER_PARTITION}', "
+                "events out and no filters")
+            raise QueryError(f"the {engine} engine does not apply: {why}")
+        raise QueryError(f"unknown engine {engine!r}; one of {ReferenceEngine.name}, "
+                         f"{KeyedEngine.name}")
 
-    def start(self, policy: str = ANY, *, output: str = "events",
+    def explain(self, policy: str | None = None, runs: str = EVERY_EVENT) -> str:
+        """The plan as text; its first line names the engine that runs it (for
+        ``policy`` and ``runs`` when given, else for every choice)."""
+        if self.plan is None:
+            return self._agg_explain.explain()
+        if policy is not None:
+            engine = self.engine_for(policy, runs)
+        elif self.keyed_unsupported is None:
+            engine = (f"{KeyedEngine.name} for {' and '.join(KEYED_POLICIES)} with "
+                      f"runs='{ONE_PER_PARTITION}'; {ReferenceEngine.name} otherwise")
+        else:
+            engine = (f"{ReferenceEngine.name} ({KeyedEngine.name} does not apply: "
+                      f"{self.keyed_unsupported})")
+        return self.plan.explain(engine)
+
+    def start(self, policy: str = ANY, *, runs: str = EVERY_EVENT, output: str = "events",
+              engine: str | None = None,
               input_filter: Callable[[dict], bool] | None = None,
               state_filter: Callable[[list[PMView]], Iterable[PMView]] | None = None,
               state_filter_every: str = "event") -> Session:
-        """A :class:`Session` for incremental feeding. ``output``: ``"events"`` (RETURN
-        events) or ``"matches"`` (bindings as event ids). ``input_filter`` and
-        ``state_filter``: see :mod:`cep_core.engine.reference`; ``state_filter_every``:
-        ``"event"`` or ``"batch"`` (after each ``feed``)."""
+        """A :class:`Session` for incremental feeding. ``runs``: ``"every-event"`` or
+        ``"one-per-partition"`` (see :mod:`cep_core.engine.reference`). ``output``:
+        ``"events"`` (RETURN events) or ``"matches"`` (bindings as event ids).
+        ``input_filter`` and ``state_filter``: see :mod:`cep_core.engine.reference`;
+        ``state_filter_every``: ``"event"`` or ``"batch"`` (after each ``feed``). The
+        engine is chosen by :meth:`engine_for` unless ``engine`` names one
+        (``"reference"`` always applies)."""
         if self.plan is None:
             if input_filter is not None or state_filter is not None or output != "events":
                 raise QueryError("aggregation queries take no filters and output events")
             session = Session(self._aggregation())
+        elif self._pick(engine, policy, runs, output=output, input_filter=input_filter,
+                        state_filter=state_filter) == KeyedEngine.name:
+            session = Session(KeyedEngine(self.plan, policy))
         else:
             engine = ReferenceEngine(self.plan, policy, output, input_filter, state_filter,
-                                     state_filter_every)
+                                     state_filter_every, runs)
             session = Session(engine, state_filter_every)
         self._last = session
         return session

@@ -5,8 +5,15 @@ Table 2.4; the chosen readings are in ``specs/cep_semantics.md``):
 
 * **Matches** preserve stream order and span at most the window: ``last.t − first.t ≤ τ``.
   A partial match (PM) that can no longer satisfy this is dropped.
-* **Starts.** Every event of a first element's type that satisfies that element's
-  predicates starts a new PM, under every policy (one per first element it qualifies for).
+* **Starts** (option ``runs``). ``"every-event"`` (default; Table 2.4): every event of a
+  first element's type that satisfies that element's predicates starts a new PM, under
+  every policy (one per first element it qualifies for). ``"one-per-partition"``: an
+  event starts a PM only when its partition has no live PM after the event was offered
+  to the partition's PMs (an event that ends or completes the partition's run may start
+  the next one). Under skip-till-next-match and strict contiguity runs never split, so a
+  partition holds at most one PM: "one run per household, extended greedily"
+  (``specs/dr_case_study.md`` reading 5). Over Table 2.4 skip-till-next-match gives the
+  same matches under both options.
 * **skip-till-any-match** (greedy): every PM that an event can extend is split into the
   extended copy and the unchanged original; at a Kleene state each qualifying event both
   extends the run and leaves the unextended run alive, and a run may also proceed to the
@@ -61,10 +68,13 @@ from cep_core.errors import QueryError
 from cep_core.lookup import NotYet
 from cep_core.plan import START, Plan
 
-__all__ = ["POLICIES", "ANY", "NEXT", "STRICT", "ReferenceEngine", "PMView", "Statistics"]
+__all__ = ["POLICIES", "ANY", "NEXT", "STRICT", "RUNS", "EVERY_EVENT", "ONE_PER_PARTITION",
+           "ReferenceEngine", "PMView", "Statistics"]
 
 ANY, NEXT, STRICT = "skip-till-any-match", "skip-till-next-match", "strict-contiguity"
 POLICIES = (ANY, NEXT, STRICT)
+EVERY_EVENT, ONE_PER_PARTITION = "every-event", "one-per-partition"
+RUNS = (EVERY_EVENT, ONE_PER_PARTITION)
 OUTPUTS = ("events", "matches")
 _NOKEY = object()
 
@@ -161,6 +171,14 @@ class Statistics:
         }
 
 
+def check_options(policy: str, runs: str) -> None:
+    """A clear error for an unknown selection policy or ``runs`` option."""
+    if policy not in POLICIES:
+        raise QueryError(f"unknown selection policy {policy!r}; one of {', '.join(POLICIES)}")
+    if runs not in RUNS:
+        raise QueryError(f"unknown runs option {runs!r}; one of {', '.join(RUNS)}")
+
+
 class _Waiting:
     """A PM (or a start, ``pm=None``) waiting for a lookup, with the events it has still
     to process (its partition's, in stream order)."""
@@ -187,15 +205,13 @@ class ReferenceEngine:
     def __init__(self, plan: Plan, policy: str = ANY, output: str = "events",
                  input_filter: Callable[[dict], bool] | None = None,
                  state_filter: Callable[[list[PMView]], Iterable[PMView]] | None = None,
-                 state_filter_every: str = "event"):
-        if policy not in POLICIES:
-            raise QueryError(f"unknown selection policy {policy!r}; one of "
-                             f"{', '.join(POLICIES)}")
+                 state_filter_every: str = "event", runs: str = EVERY_EVENT):
+        check_options(policy, runs)
         if output not in OUTPUTS:
             raise QueryError(f"output must be one of {', '.join(OUTPUTS)}, not {output!r}")
         if state_filter_every not in ("event", "batch"):
             raise QueryError("state_filter_every must be 'event' or 'batch'")
-        self.plan, self.policy, self.output = plan, policy, output
+        self.plan, self.policy, self.output, self.runs = plan, policy, output, runs
         self.input_filter, self.state_filter = input_filter, state_filter
         self.state_filter_every = state_filter_every
         self.counters = Counters()
@@ -242,7 +258,8 @@ class ReferenceEngine:
                     self.live[key] = pms
                 else:
                     del self.live[key]
-            if typ in plan.out[START]:
+            if typ in plan.out[START] and (self.runs == EVERY_EVENT or not (
+                    key in self.live or key in self.waiting)):
                 try:
                     born = self._begin(e, out)
                 except NotYet:
@@ -507,6 +524,7 @@ class ReferenceEngine:
         plan, queue = self.plan, w.queue
         e0 = queue[0]
         self._seen = set()
+        single = self.runs == ONE_PER_PARTITION
         if w.pm is None:
             pms = self._begin(e0, out)
         else:
@@ -517,17 +535,31 @@ class ReferenceEngine:
             else:
                 self._advance_one(w.pm, e0, out, keep, born)
             pms = keep + born
+            if single and not pms and e0["type"] in plan.out[START]:
+                try:
+                    pms = self._begin(e0, out)
+                except NotYet:
+                    w.pm = None  # the run is settled; what waits now is e0's start
+                    raise
         for j in range(1, len(queue)):
-            if not pms:
+            if not pms and not single:
                 break
             ev = queue[j]
             mark = len(self._waitlog)
             self._seen = set()
             relevant = ev["type"] in plan.types or ev["type"] in plan.neg_types
-            if relevant or self.policy == STRICT:
+            if pms and (relevant or self.policy == STRICT):
                 pms = self._advance(pms, ev, w.key, out, relevant)
+            if single and not pms and len(self._waitlog) == mark \
+                    and ev["type"] in plan.out[START]:
+                try:  # one run per partition: the queued events' starts happen here
+                    pms = self._begin(ev, out)
+                except NotYet:
+                    self._wait(None, ev, w.key)
             for w2 in self._waitlog[mark:]:
                 w2.queue.extend(queue[j + 1:])
+            if single and len(self._waitlog) > mark:
+                break  # the rest of the queue went to the new waiting run
         return pms
 
     def _resolve(self, out: list) -> None:

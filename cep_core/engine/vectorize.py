@@ -1,0 +1,310 @@
+"""Query expressions compiled to numpy: one evaluation over many partial matches at once.
+
+The keyed vectorized engine (:mod:`cep_core.engine.keyed`) evaluates a predicate for a
+whole batch of partial matches with one numpy expression. The semantics are those of
+the scalar compiler (:mod:`cep_core.expr`) that the reference engine uses:
+
+* a reference that does not exist (``a[m]`` before ``m`` events) or a division by zero
+  makes the *whole* predicate false, as the reference engine's ``IndexError`` /
+  ``ZeroDivisionError`` do; ``AND``/``OR`` short-circuit as in Python, so an error on
+  the side that is not evaluated does not count;
+* ``RETURN`` arguments that do not exist give ``None``.
+
+A compiled expression is ``f(env) -> (values, bad)``: ``env.ref(key)`` returns the
+values of one reference for the rows being evaluated and the rows where it does not
+exist (or None); ``bad`` marks the rows where evaluation failed (or is None). Reference
+keys are ``("attr", var, slot, attr, n)`` with ``slot`` one of ``single``, ``back0``
+(the newest event of a Kleene variable, ``v[i+1]`` when the predicate also reads
+``v[i]``), ``back1`` (the one before it), ``first``, ``last``, ``nth`` (``v[n]``), and
+``("len", var)``.
+
+Constructs outside the vectorized class raise :class:`Unsupported` (the caller then
+runs the reference engine): aggregates, ``^``, functions other than ``abs``, ``min``,
+``max``, ``floor``, ``ceil``, ``round`` and callables bound as parameters, lookups
+that are not parameter tables, and references more than one event apart.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from cep_core.errors import QueryError
+from cep_core.expr import TIME_FACTORS, VarInfo, convert_time
+from cep_core.lang import ast
+
+__all__ = ["Unsupported", "VectorCompiler", "truth", "TableIndex"]
+
+_COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+            ">": operator.gt, ">=": operator.ge}
+_ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul}
+_FUNCS: dict[str, Callable] = {"abs": np.abs, "floor": np.floor, "ceil": np.ceil,
+                               "round": np.round}
+
+
+class Unsupported(Exception):
+    """The expression is outside what the keyed vectorized engine evaluates."""
+
+
+def _or(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a | b
+
+
+def truth(values: Any) -> np.ndarray:
+    """Python truthiness of each value, as a boolean array."""
+    arr = np.asarray(values)
+    if arr.dtype == bool:
+        return arr
+    if arr.dtype.kind in "iuf":
+        return arr != 0
+    return np.frompyfunc(bool, 1, 1)(arr).astype(bool)
+
+
+class TableIndex:
+    """A parameter table answering many lookups at once.
+
+    A pandas Series (a MultiIndex for several arguments) is indexed per level; a dict
+    or a callable is asked row by row. A key that is not in the table raises
+    :class:`QueryError`, as the table lookup of the reference engine does."""
+
+    def __init__(self, name: str, table: Any, nargs: int):
+        self.name, self.table, self.nargs = name, table, nargs
+        self.series = hasattr(table, "index") and hasattr(table, "dtype")
+        if self.series:
+            idx = table.index
+            levels = getattr(idx, "nlevels", 1)
+            if levels != nargs:
+                raise Unsupported(f"table {name} has {levels} index level(s), the lookup "
+                                  f"gives {nargs} argument(s)")
+            self.values = table.to_numpy()
+            self.index = idx
+
+    def get(self, args: list[np.ndarray]) -> np.ndarray:
+        n = len(args[0]) if args else 0
+        if n == 0:
+            return np.empty(0, dtype=self.values.dtype if self.series else object)
+        if self.series:
+            import pandas as pd
+
+            if self.nargs == 1:
+                pos = self.index.get_indexer(args[0])
+            else:
+                pos = self.index.get_indexer(pd.MultiIndex.from_arrays(args))
+            missing = pos < 0
+            if missing.any():
+                j = int(np.flatnonzero(missing)[0])
+                self._missing(tuple(a[j] for a in args))
+            return self.values[pos]
+        if callable(self.table) and not isinstance(self.table, Mapping):
+            return np.frompyfunc(self.table, self.nargs, 1)(*args)
+        keys = zip(*[a.tolist() for a in args], strict=True) if self.nargs > 1 \
+            else args[0].tolist()
+        table, miss = self.table, object()
+        out = [table.get(k, miss) for k in keys]
+        for j, v in enumerate(out):
+            if v is miss:
+                self._missing(tuple(a[j] for a in args))
+        return np.asarray(out)
+
+    def _missing(self, key: tuple) -> None:
+        raise QueryError(f"{self.name}[{', '.join(map(repr, key))}]: no such entry in the "
+                         "table")
+
+
+class VectorCompiler:
+    """Compiles expressions of a pattern query to numpy (see the module doc).
+    ``tables`` maps a lookup name to its :class:`TableIndex`."""
+
+    def __init__(self, variables: Mapping[str, VarInfo], params: Mapping[str, Any],
+                 tables: Mapping[str, Any], time_unit: str):
+        self.variables, self.params, self.tables = variables, params, tables
+        self.time_unit = time_unit
+        self._indexes: dict[str, TableIndex] = {}
+
+    def compile(self, node: Any, anchor_offset: int = 0) -> tuple[Callable, set]:
+        """``(f, refs)``: ``f(env) -> (values, bad)`` and the reference keys it reads;
+        ``anchor_offset`` is the largest ``i`` offset of the predicate (its newest event)."""
+        refs: set = set()
+        return self._c(node, anchor_offset, refs), refs
+
+    # ------------------------------------------------------------------ nodes
+    def _c(self, node: Any, top: int, refs: set) -> Callable:
+        if isinstance(node, ast.Num):
+            value = node.value
+            if node.unit == "clock":
+                value = convert_time(value, "min", self.time_unit)
+            elif node.unit in TIME_FACTORS:
+                value = convert_time(value, node.unit, self.time_unit)
+            return lambda env, v=value: (v, None)
+        if isinstance(node, ast.Str):
+            return lambda env, v=node.value: (v, None)
+        if isinstance(node, ast.Name):
+            value = self.params.get(node.name)
+            if node.name not in self.params or callable(value) or isinstance(value, Mapping):
+                raise Unsupported(f"parameter {node.name}")
+            return lambda env, v=value: (v, None)
+        if isinstance(node, ast.Attr):
+            key = self._attr_key(node, top)
+            refs.add(key)
+            return lambda env: env.ref(key)
+        if isinstance(node, ast.Length):
+            key = ("len", node.var)
+            refs.add(key)
+            return lambda env: env.ref(key)
+        if isinstance(node, ast.BinOp):
+            f, g = self._c(node.left, top, refs), self._c(node.right, top, refs)
+            if node.op == "/":
+                def div(env):
+                    (x, bx), (y, by) = f(env), g(env)
+                    zero = np.broadcast_to(np.asarray(y) == 0, (env.size,))
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        out = np.true_divide(x, np.where(zero, 1, y))
+                    return out, _or(_or(bx, by), zero if zero.any() else None)
+                return div
+            op = _ARITH.get(node.op)
+            if op is None:
+                raise Unsupported(f"operator {node.op}")
+            return lambda env: _binary(op, f(env), g(env))
+        if isinstance(node, ast.Neg):
+            f = self._c(node.operand, top, refs)
+
+            def neg(env):
+                x, bad = f(env)
+                return -np.asarray(x), bad
+            return neg
+        if isinstance(node, ast.Compare):
+            op = _COMPARE[node.op]
+            f, g = self._c(node.left, top, refs), self._c(node.right, top, refs)
+            return lambda env: _binary(op, f(env), g(env))
+        if isinstance(node, ast.In):
+            if not isinstance(node.collection, ast.SetLit) or not all(
+                    isinstance(x, (ast.Num, ast.Str, ast.Name)) for x in node.collection.items):
+                raise Unsupported("IN over a set that is not constant")
+            items = [self._c(x, top, refs)(None)[0] for x in node.collection.items]
+            f, negated = self._c(node.item, top, refs), node.negated
+
+            def member(env):
+                x, bad = f(env)
+                hit = np.isin(np.asarray(x), items)
+                return (~hit if negated else hit), bad
+            return member
+        if isinstance(node, (ast.And, ast.Or)):
+            fs = [self._c(x, top, refs) for x in node.items]
+            conj = isinstance(node, ast.And)
+
+            def logic(env):
+                acc, bad = None, None
+                for f in fs:
+                    x, bx = f(env)
+                    t = truth(x)
+                    if acc is None:
+                        acc, bad = t, bx
+                        continue
+                    live = acc if conj else ~acc  # rows where Python evaluates this item
+                    if bx is not None:
+                        bad = _or(bad, live & bx)
+                    acc = (acc & t) if conj else (acc | t)
+                return acc, bad
+            return logic
+        if isinstance(node, ast.Not):
+            f = self._c(node.item, top, refs)
+
+            def negate(env):
+                x, bad = f(env)
+                return ~truth(x), bad
+            return negate
+        if isinstance(node, ast.Call):
+            return self._call(node, top, refs)
+        if isinstance(node, ast.Lookup):
+            return self._lookup(node, top, refs)
+        raise Unsupported(type(node).__name__)
+
+    def _attr_key(self, node: ast.Attr, top: int) -> tuple:
+        info = self.variables[node.var]
+        idx = node.index
+        if not info.multi:
+            return ("attr", node.var, "single", node.attr, 0)
+        if info.scope is None:
+            raise Unsupported("SEQ(..)+")
+        if idx is None or idx.kind == "i":
+            back = top - (idx.offset if idx is not None else 0)
+            if back not in (0, 1):
+                raise Unsupported("references more than one event apart")
+            return ("attr", node.var, f"back{back}", node.attr, 0)
+        if idx.kind == "last":
+            return ("attr", node.var, "last", node.attr, 0)
+        n = int(idx.value) if idx.kind == "const" else self.params.get(str(idx.value))
+        if isinstance(n, float) and n.is_integer():
+            n = int(n)
+        if not isinstance(n, int) or n < 1:
+            raise Unsupported("index")
+        if n == 1:
+            return ("attr", node.var, "first", node.attr, 0)
+        return ("attr", node.var, "nth", node.attr, n)
+
+    def _call(self, node: ast.Call, top: int, refs: set) -> Callable:
+        fs = [self._c(x, top, refs) for x in node.args]
+        bound = self.params.get(node.func)
+        name = node.func.lower()
+        if callable(bound):
+            ufunc = np.frompyfunc(bound, len(fs), 1)
+            func: Callable = ufunc
+        elif name in ("min", "max") and len(fs) >= 2:
+            pair = np.minimum if name == "min" else np.maximum
+
+            def func(*xs):
+                out = xs[0]
+                for x in xs[1:]:
+                    out = pair(out, x)
+                return out
+        elif name in _FUNCS and len(fs) == 1:
+            func = _FUNCS[name]
+        else:
+            raise Unsupported(f"function {node.func}")
+
+        def call(env):
+            vals, bad = [], None
+            for f in fs:
+                x, bx = f(env)
+                vals.append(np.asarray(x))
+                bad = _or(bad, bx)
+            return func(*vals), bad
+        return call
+
+    def _lookup(self, node: ast.Lookup, top: int, refs: set) -> Callable:
+        table = self.tables.get(node.name)
+        if table is None:
+            raise Unsupported(f"lookup {node.name} is not a parameter table")
+        index = self._indexes.get(node.name)
+        if index is None:
+            index = self._indexes[node.name] = TableIndex(node.name, table, len(node.args))
+        if index.nargs != len(node.args):
+            raise Unsupported(f"lookup {node.name} with different argument counts")
+        fs = [self._c(x, top, refs) for x in node.args]
+
+        def lookup(env):
+            args, bad = [], None
+            for f in fs:
+                x, bx = f(env)
+                args.append(np.broadcast_to(np.asarray(x), (env.size,)))
+                bad = _or(bad, bx)
+            if bad is not None and bad.any():  # rows that cannot form the key
+                ok = ~bad
+                out = np.empty(env.size, dtype=object)
+                if ok.any():
+                    out[ok] = index.get([a[ok] for a in args])
+                return out, bad
+            return index.get(args), None
+        return lookup
+
+
+def _binary(op: Callable, left: tuple, right: tuple) -> tuple:
+    (x, bx), (y, by) = left, right
+    return op(np.asarray(x) if not np.isscalar(x) else x, y), _or(bx, by)

@@ -1,0 +1,219 @@
+"""The keyed vectorized engine against the reference engine (cep_core.engine.keyed).
+
+Differential tests: random queries of the keyed class (flat SEQ with Kleene elements,
+SAME key, numpy-compilable predicates, lookups into tables, windows) over random streams
+must give the reference engine's outputs exactly, in order, under skip-till-next-match
+and strict contiguity with one run per partition, fed at once or in batches, and
+resumed from a pickle."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import cep_core
+from cep_core.errors import QueryError
+
+ONE = "one-per-partition"
+POLICIES = ["skip-till-next-match", "strict-contiguity"]
+TYPES = "ABC"
+
+
+def random_stream(rng: np.random.Generator, n: int) -> list[dict]:
+    times = np.cumsum(rng.integers(0, 3, n))
+    out = []
+    for j in range(n):
+        out.append({"type": str(rng.choice(list("ABCD"), p=[.35, .3, .25, .1])),
+                    "time": int(times[j]), "k": int(rng.integers(0, 4)),
+                    "x": int(rng.integers(0, 5)), "y": int(rng.integers(0, 4)),
+                    "z": float(rng.integers(0, 8)) / 2})
+    return out
+
+
+def random_query(rng: np.random.Generator) -> str:
+    """A query of the keyed class: 1-3 elements, each possibly Kleene, 0-4 predicates
+    drawn from templates that cover each reference kind, a window, a RETURN."""
+    n = int(rng.integers(1, 4))
+    elems, vars_ = [], []
+    for j in range(n):
+        v, t = "abc"[j], str(rng.choice(list(TYPES)))
+        kleene = bool(rng.random() < 0.55)
+        elems.append(f"{t}+ {v}[]" if kleene else f"{t} {v}")
+        vars_.append((v, kleene))
+    c = lambda: int(rng.integers(0, 4))  # noqa: E731
+    preds = []
+    for _ in range(int(rng.integers(0, 5))):
+        j = int(rng.integers(0, n))
+        v, kl = vars_[j]
+        prev = vars_[j - 1] if j else None
+        if kl:
+            options = [f"{v}[i].x < {v}[i+1].x + {c()}", f"{v}[i].y != {c()}",
+                       f"{v}[i].time + {c()} >= {v}[i+1].time",
+                       f"LENGTH({v}+[]) >= {1 + c() // 2}", f"{v}[last].x >= {v}[1].x",
+                       f"{v}[2].y <= {c()}", f"{v}[i].z * 2 > tab[{v}[i].k]",
+                       f"({v}[i].x = 0 OR {v}[i].y / {v}[i].x < 1)",
+                       f"NOT ({v}[i].x IN {{1, 3}})", f"abs({v}[i].x - {v}[i].y) <= {c()}"]
+        else:
+            options = [f"{v}.x > {c()}", f"{v}.x + {v}.y <= {c() + 3}",
+                       f"{v}.y IN {{0, 2}}", f"{v}.z >= tab[{v}.k]",
+                       f"({v}.y = 1 OR {v}.x / ({v}.y - 1) > 1)",
+                       f"max({v}.x, {v}.y) < {c() + 2}"]
+        if prev is not None:
+            pv, pkl = prev
+            if pkl:
+                options.append(f"{v}{'[i]' if kl else ''}.x >= {pv}[last].x")
+                options.append(f"LENGTH({pv}+[]) < {2 + c()}")
+            else:
+                options.append(f"{v}{'[i]' if kl else ''}.y != {pv}.y")
+        preds.append(str(rng.choice(options)))
+    where = " AND ".join(["SAME[k]", *preds])
+    window = "" if rng.random() < 0.2 else f" WITHIN {int(rng.integers(2, 15))}"
+    args = []
+    for v, kl in vars_:
+        if kl:
+            args += [f"{v}[1].x", f"{v}[last].y", f"LENGTH({v}+[])", f"{v}[2].z AS second"]
+        else:
+            args += [f"{v}.x", f"{v}.time"]
+    args.append(f"{vars_[0][0]}{'[1]' if vars_[0][1] else ''}.k AS key")
+    return (f"PATTERN SEQ({', '.join(elems)}) WHERE {where}{window} "
+            f"RETURN R({', '.join(args)})")
+
+
+TABLE = pd.Series([0.5, 1.0, 1.5, 2.0], index=pd.Index([0, 1, 2, 3], name="k"))
+
+
+def both(q, events, policy):
+    ref = q.run(events, policy=policy, runs=ONE, engine="reference")
+    ref_counters = q.counters.as_dict()
+    assert q.engine == "reference"
+    fast = q.run(events, policy=policy, runs=ONE)
+    assert q.engine == "keyed-vectorized"
+    return ref, ref_counters, fast, q.counters.as_dict()
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_random_queries_match_the_reference_engine(seed):
+    rng = np.random.default_rng(seed)
+    text = random_query(rng)
+    q = cep_core.compile(text, params={"tab": TABLE if seed % 2 else TABLE.to_dict()})
+    assert q.keyed_unsupported is None, (text, q.keyed_unsupported)
+    events = random_stream(rng, int(rng.integers(40, 160)))
+    for policy in POLICIES:
+        ref, rc, fast, fc = both(q, events, policy)
+        assert fast == ref, (text, policy)
+        rc.pop("pm_dropped"), fc.pop("pm_dropped")  # window drops are counted lazily
+        assert fc == rc, (text, policy)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_batches_and_pickle_resume_match_one_run(seed):
+    rng = np.random.default_rng(1000 + seed)
+    q = cep_core.compile(random_query(rng), params={"tab": TABLE})
+    events = random_stream(rng, 150)
+    policy = POLICIES[seed % 2]
+    whole = q.run(events, policy=policy, runs=ONE, engine="reference")
+    session = q.start(policy, runs=ONE)
+    assert session.engine_name == "keyed-vectorized"
+    cuts = sorted(rng.choice(np.arange(1, 150), 4, replace=False).tolist())
+    out = []
+    for lo, hi in zip([0, *cuts], [*cuts, 150], strict=True):
+        out += session.feed(pd.DataFrame(events[lo:hi]) if lo % 2 else events[lo:hi])
+        session = pickle.loads(pickle.dumps(session))
+    out += session.flush()
+    assert out == whole
+
+
+def test_listing_61_runs_on_the_keyed_engine_and_matches():
+    rng = np.random.default_rng(7)
+    houses, times = 50, 1130 + 5 * np.arange(24)
+    hh, tt = np.tile(np.arange(houses), len(times)), np.repeat(times, houses)
+    lam_v = rng.uniform(0, 10, hh.size)
+    acc = lam_v + rng.normal(0.3, 1, hh.size)
+    lam = pd.Series(lam_v, index=pd.MultiIndex.from_arrays([hh, tt]))
+    frame = pd.DataFrame({"type": "smartMeterEvent", "time": tt, "houseID": hh,
+                          "groupID": hh % 3, "accLoad": acc})
+    text = """SEQ (smartMeterEvent a+[])
+WHERE SAME[houseID] AND a[i].time > t_start AND a[i].time < t_end
+AND a[i].accLoad > λ[a[i].houseID, a[i].time]
+AND a[i].time+5 = a[i+1].time
+AND LENGTH(a+[]) > m_user
+WITHIN 2h
+RETURN userNonComplianceEvent(a[last].time, a[m_user].houseID, a[m_user].groupID,
+                              a[m_user].accLoad)"""
+    params = {"t_start": 1110, "t_end": 1230, "m_user": 3, "λ": lam}
+    q = cep_core.compile(text, params=params, time_unit="min")
+    assert q.explain().splitlines()[0].startswith("engine: keyed-vectorized")
+    assert "engine: keyed-vectorized" in q.explain("strict-contiguity", ONE)
+    assert "engine: reference" in q.explain("skip-till-any-match")
+    ref, _, fast, _ = both(q, frame, "strict-contiguity")
+    assert fast == ref and len(fast) > 20
+    # one run per household: no duplicate (house, detection time) events
+    assert len({(r["houseID"], r["time"]) for r in fast}) == len(fast)
+    # every output is a streak of more than m_user consecutive failing tests
+    keys = zip(hh.tolist(), tt.tolist(), strict=True)
+    fail = dict(zip(keys, (acc > lam_v).tolist(), strict=True))
+    for r in fast:
+        assert all(fail[(r["houseID"], r["time"] - 5 * j)] for j in range(4))
+
+    # editing the query text changes the results, on both engines alike
+    edited = cep_core.compile(text.replace("LENGTH(a+[]) > m_user", "LENGTH(a+[]) > 1"),
+                              params=params, time_unit="min")
+    ref2, _, fast2, _ = both(edited, frame, "strict-contiguity")
+    assert fast2 == ref2 and len(fast2) > len(fast)
+    stricter = cep_core.compile(text.replace("a[i].accLoad > λ", "a[i].accLoad > 1 + λ"),
+                                params=params, time_unit="min")
+    ref3, _, fast3, _ = both(stricter, frame, "strict-contiguity")
+    assert fast3 == ref3 and len(fast3) < len(fast)
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("PATTERN SEQ(A a, B b) WHERE a.x = b.x RETURN R(a.x)", "partition"),
+    ("PATTERN SEQ(A a, NEG C n, B b) WHERE SAME[k] RETURN R(a.x)", "NEG"),
+    ("PATTERN SEQ(A a, (B b OR C c)) WHERE SAME[k] RETURN R(a.x)", "OR"),
+    ("PATTERN SEQ(A a, SEQ(B b, C c)+) WHERE SAME[k] RETURN R(a.x)", "SEQ(..)+"),
+    ("PATTERN SEQ(A+ a[]) WHERE SAME[k] AND AVG(a[i].x) > 1 RETURN R(a[1].x)", "Aggregate"),
+    ("PATTERN SEQ(A+ a[], B b) WHERE SAME[k] AND a[i].x < b.x RETURN R(b.x)", "every i"),
+    ("PATTERN SEQ(A a) WHERE SAME[k] RETURN (a.x)", None),
+    ("PATTERN SEQ(A a) WHERE SAME[k]", "RETURN"),
+])
+def test_outside_the_class_runs_on_the_reference_engine(text, reason):
+    q = cep_core.compile(text)
+    if reason is None:
+        assert q.keyed_unsupported is None
+        return
+    assert reason in q.keyed_unsupported
+    assert q.engine_for("strict-contiguity", ONE) == "reference"
+    assert "does not apply" in q.explain()
+    with pytest.raises(QueryError, match="does not apply"):
+        q.start("strict-contiguity", runs=ONE, engine="keyed-vectorized")
+
+
+def test_one_per_partition_on_table_24_is_the_non_greedy_result():
+    """Table 2.4 (specs/cep_semantics.md): under skip-till-next-match, one run per
+    partition gives the same matches as a run per event."""
+    q = cep_core.compile("PATTERN SEQ(A a, B b, A c) WITHIN 10")
+    events = [{"type": t, "time": j + 1} for j, t in enumerate("ABBABA")]
+    every = q.matches(events, policy="skip-till-next-match")
+    single = q.matches(events, policy="skip-till-next-match", runs=ONE)
+    assert single == every == [{"a": 0, "b": 1, "c": 3}, {"a": 3, "b": 4, "c": 5}]
+
+
+def test_one_per_partition_starts_only_without_a_live_run():
+    q = cep_core.compile("PATTERN SEQ(A+ a[], B b) WHERE SAME[k] RETURN R(a[1].time, "
+                         "LENGTH(a+[]) AS n, b.time)")
+    events = [{"type": t, "time": j, "k": 0} for j, t in enumerate("AAABAB")]
+    every = q.run(events, policy="skip-till-next-match")
+    single = q.run(events, policy="skip-till-next-match", runs=ONE)
+    assert [(r["time"], r["n"]) for r in every] == [(0, 3), (1, 2), (2, 1), (4, 1)]
+    assert [(r["time"], r["n"]) for r in single] == [(0, 3), (4, 1)]
+
+
+def test_bad_options_are_named():
+    q = cep_core.compile("PATTERN SEQ(A a) WHERE SAME[k] RETURN R(a.x)")
+    with pytest.raises(QueryError, match="runs option"):
+        q.run([], policy="strict-contiguity", runs="each")
+    with pytest.raises(QueryError, match="unknown engine"):
+        q.run([], policy="strict-contiguity", runs=ONE, engine="fast")

@@ -431,7 +431,12 @@ class Monitoring(_Model):
 
 
 class Incentive(_Model):
-    """Incentive module of the second DR event (§6.2.3, Eq. 6.5-6.8)."""
+    """Incentive module of the second DR event (§6.2.3, Eq. 6.5-6.8; drsim/incentive.py).
+
+    λ_o itself is ``dr_program.incentive``. The dissertation gives no monetary values (λ_o "is
+    assigned an abstract unit", §6.3.2), so every cost below is in the same abstract
+    ``currency`` and its default is illustrative, not the source's.
+    """
 
     u_mappings: list[Annotated[float, Field(ge=1.0, le=2.0)]] = _described(
         "The linear incentive-response factors u of Eq. 6.7 (§6.3.2: four mappings, 1.05, "
@@ -446,6 +451,54 @@ class Incentive(_Model):
         "Minutes from the utility's non-compliance prediction t_nc (the announcement of the "
         "second event) to its start (§6.3.2: ten minutes).", default=10, ge=0,
     )
+    currency: str = _described(
+        "Name of the money unit of λ_o (dr_program.incentive), λ_new, the costs of Eq. 6.5 and "
+        "the penalty C_nc of Eq. 6.6, shown in reports (§6.3.2: λ_o \"is assigned an abstract "
+        "unit\").", default="unit", min_length=1,
+    )
+    cost_per_transmitted_event: float = _described(
+        "Monitoring cost of Eq. 6.5 per event transmitted between tiers (meter readings, user "
+        "and group events: the communication cost of §6.3.3), in currency per event. Not "
+        "given in the dissertation; illustrative default.", default=1e-5, ge=0.0,
+    )
+    cost_per_processed_event: float = _described(
+        "Monitoring cost of Eq. 6.5 per event or partial match processed by the CEP engines "
+        "(the computation cost of §6.3.3), in currency per event. Not given in the "
+        "dissertation; illustrative default.", default=1e-6, ge=0.0,
+    )
+    saved_cost_per_kwh: float = _described(
+        "C_saved of Eq. 6.5 per kWh: what the utility saves per kWh of peak energy the second "
+        "event recovers, or pays for an alternative such as direct load control (§6.2.3.1), "
+        "in currency per kWh. Not given in the dissertation; illustrative default.",
+        default=0.25, ge=0.0,
+    )
+    penalty_margin: float = _described(
+        "How far the penalty C_nc lies above the strict bound of Eq. 6.6, as a fraction of "
+        "λ_o: C_nc = max(p_inc·λ_new − λ_o, 0) + penalty_margin·λ_o (not in the dissertation).",
+        default=0.05, gt=0.0, le=1.0,
+    )
+    target_min_follow_through: float = _described(
+        "Lower bound of the hatched region of Figure 6.9 (§6.2.3.2): a household whose "
+        "observed first-event follow-through θ_red is below it \"did not respond at all\" and "
+        "keeps θ_red in the second event. The figure gives no number; our choice.",
+        default=0.05, ge=0.0, lt=1.0,
+    )
+    target_max_follow_through: float = _described(
+        "Upper bound of the hatched region of Figure 6.9 (§6.2.3.2): θ_new of Eq. 6.8 is "
+        "capped here, and a household already at or above it (it \"responded fully\") keeps "
+        "θ_red. The figure gives no number; our choice.",
+        default=0.95, gt=0.0, le=1.0,
+    )
+
+    @model_validator(mode="after")
+    def _region(self) -> Incentive:
+        lo, hi = self.target_min_follow_through, self.target_max_follow_through
+        if lo >= hi:
+            raise _problem(
+                f"target_min_follow_through ({lo:g}) is not below target_max_follow_through "
+                f"({hi:g})", f"a number in [0, {hi:g}) (below target_max_follow_through)",
+                at=".target_min_follow_through")
+        return self
 
 
 class BaselineSettings(_Model):

@@ -1,0 +1,658 @@
+"""Incentive module of the second DR event (dissertation §6.2.3 and §6.3.2, Eq. 6.5-6.8).
+
+Source: ``seeds/002_33ee9fd4d8899bf7.txt`` (the dissertation), §6.2.3.1 "Incentive for the
+Second DR Program" (Eq. 6.5, Eq. 6.6, Figure 6.8), §6.2.3.2 "Correlations between Additional
+Incentive and Consumer Response" (Figure 6.9) and §6.3.2 (Eq. 6.7, Eq. 6.8, u and β);
+digest: ``specs/dr_case_study.md``, "Incentive module".
+
+When the utility predicts non-compliance it offers every participant a second DR event with
+a higher incentive λ_new (Eq. 6.7), to which households respond with a higher follow-through
+θ_new (Eq. 6.8). A lottery pays the extra incentive to a fraction p_inc of the participants
+that comply in the second event, as far as the saved cost allows (Eq. 6.5), and a penalty
+C_nc for non-compliance in the first event keeps full first-event participation the dominant
+strategy (Eq. 6.6, Figure 6.8).
+
+Flow in a run (households never pass through the driver; every sum is exact, so results do
+not depend on chunking)::
+
+    chunk   u = household_mappings(scenario, ids)
+            ParticipantSums.of(theta_o, theta_red, u)          merged with +
+    driver  plan_second_event(scenario.incentive, λ_o, sums, monitoring_cost=..., c_saved=...)
+    chunk   θ_new = result.new_follow_through(theta_o, theta_red)     (adaptive pass)
+            ParticipantSums.of(..., theta_new=θ_new) → result.with_response(sums)
+    chunk   winners = lottery_winners(seed, ids, result.p_inc, compliant_in_second_event)
+            result.winner_counts(u, winners) → result.realised_lottery_cost(counts)
+
+Readings where the text is silent (Figures 6.8 and 6.9 are images without numbers):
+
+* Means and per-household values. Eq. 6.7 uses only the means θ̄_o (expected) and θ̄_red
+  (observed) over all participants. In Eq. 6.8 θ_red and θ_o carry no bar: they are the
+  household's own observed and expected follow-through; θ̄_o, θ̄_red are the same means as in
+  Eq. 6.7. Without clamping the mean of θ_new is exactly β·θ̄_o, since the gain
+  (1 − θ_o)/(1 − θ̄_o)·(β·θ̄_o − θ̄_red) averages to β·θ̄_o − θ̄_red.
+* The mapping u. Eq. 6.7 is the linear mapping through (λ_o, θ̄_red) (the "shifted mapping"
+  observed in the first event, §6.2.3.2) with slope (1 − θ̄_o)/((u − 1)·λ_o): the unshifted
+  line reaches follow-through 1 at the incentive u·λ_o. u sets the price λ_new, not θ_new
+  (Eq. 6.8 has no u).
+* Figure 6.9's hatched region is a band [lower, upper] of follow-through
+  (``Incentive.target_min_follow_through`` / ``target_max_follow_through``). A household
+  whose first-event θ_red is below ``lower`` "did not respond at all" and one at or above
+  ``upper`` already "responded fully" (§6.2.3.2): both keep θ_red ("gain little" read as
+  "gain nothing"). Inside the band θ_new is capped at ``upper``. Eq. 6.8's factor (1 − θ_o)
+  already gives a household expected to respond fully (θ_o = 1) no gain.
+* Figure 6.8's payoffs, reconstructed from Eq. 6.6 (the only constraint the text gives):
+  Strategy-1 comply in the first event: λ_o; Strategy-2 comply only in the second:
+  p_inc·λ_new − C_nc; Strategy-3 comply in neither: −C_nc. Strategy-1 beats Strategy-2
+  exactly when Eq. 6.6 holds.
+* κ = p_inc × N with N all participants (the text: "total participants"): the utility does
+  not know who will comply when it announces the event, so budgeting for all of them keeps
+  Eq. 6.5 within budget in expectation whoever complies. κ is a whole number of
+  participants and p_inc = κ/N. With several mappings the extra incentive per winner is the
+  participant-weighted mean of λ_new(u) − λ_o (winners are drawn uniformly).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from drsim import rng
+
+if TYPE_CHECKING:
+    from drsim.scenario import Incentive, Scenario
+
+__all__ = [
+    "LOTTERY_STREAM",
+    "MAPPING_STREAM",
+    "IncentiveResult",
+    "Lottery",
+    "ParticipantSums",
+    "assign_mappings",
+    "full_participation_dominates",
+    "household_mappings",
+    "largest_lottery",
+    "lottery_within_budget",
+    "lottery_winners",
+    "monitoring_cost",
+    "new_follow_through",
+    "new_incentive",
+    "penalty",
+    "penalty_bound",
+    "plan_second_event",
+    "saved_cost",
+    "strategy_payoffs",
+]
+
+MAPPING_STREAM = "incentive_mapping"
+LOTTERY_STREAM = "incentive_lottery"
+
+_FIXED_BITS = 60  # fixed-point sums: θ in units of 2^-60, summed exactly as Python ints
+_HALF_BITS = 30
+
+
+# --------------------------------------------------------------------------------------------
+# Input checks
+# --------------------------------------------------------------------------------------------
+
+
+def _number(name: str, value: Any) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number, got {value!r}") from None
+    if not math.isfinite(x):
+        raise ValueError(f"{name}: expected a finite number, got {value!r}")
+    return x
+
+
+def _in_range(name: str, value: Any, lo: float, hi: float, *, hi_open: bool = False,
+              lo_open: bool = False) -> float:
+    x = _number(name, value)
+    if (x <= lo if lo_open else x < lo) or (x >= hi if hi_open else x > hi):
+        accepted = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+        raise ValueError(f"{name}: expected a number in {accepted}, got {value!r}")
+    return x
+
+
+def _non_negative(name: str, value: Any) -> float:
+    x = _number(name, value)
+    if x < 0:
+        raise ValueError(f"{name}: expected a number >= 0, got {value!r}")
+    return x
+
+
+def _positive(name: str, value: Any) -> float:
+    x = _number(name, value)
+    if x <= 0:
+        raise ValueError(f"{name}: expected a number > 0, got {value!r}")
+    return x
+
+
+def _rates(name: str, values: ArrayLike) -> np.ndarray:
+    """A float array of follow-through rates, each in [0, 1]."""
+    x = np.asarray(values, dtype=np.float64)
+    bad = ~((x >= 0.0) & (x <= 1.0))  # also catches NaN
+    if bad.any():
+        first = x[bad].ravel()[0]
+        raise ValueError(f"{name}: follow-through rates must be in [0, 1], got {first!r} "
+                         f"({int(bad.sum())} value(s) outside)")
+    return x
+
+
+def _factors(name: str, values: ArrayLike) -> np.ndarray:
+    """Incentive-response factors u: finite and >= 1."""
+    u = np.asarray(values, dtype=np.float64)
+    bad = ~(np.isfinite(u) & (u >= 1.0))
+    if bad.any():
+        raise ValueError(f"{name}: mapping factors u must be finite and >= 1 (u = 1 adds no "
+                         f"incentive), got {u[bad].ravel()[0]!r}")
+    return u
+
+
+def _household_ids(values: ArrayLike) -> np.ndarray:
+    ids = np.asarray(values)
+    if ids.dtype.kind not in "iu":
+        raise ValueError(f"household_ids: expected integer ids, got dtype {ids.dtype}")
+    if ids.size and ids.min() < 0:
+        raise ValueError(f"household_ids: ids must be >= 0, got {ids.min()}")
+    return ids.astype(np.int64)
+
+
+def _deficit(theta_o_mean: float, theta_red_mean: float, beta: float) -> tuple[float, float]:
+    """(β·θ̄_o − θ̄_red, 1 − θ̄_o) of Eq. 6.7/6.8, checked."""
+    mean_o = _in_range("theta_o_mean", theta_o_mean, 0.0, 1.0, hi_open=True)
+    mean_red = _in_range("theta_red_mean", theta_red_mean, 0.0, 1.0)
+    b = _positive("beta", beta)
+    deficit = b * mean_o - mean_red
+    if deficit < 0:
+        raise ValueError(
+            f"beta·theta_o_mean − theta_red_mean = {b:g}·{mean_o:g} − {mean_red:g} = "
+            f"{deficit:g} < 0: the observed mean follow-through is already above the "
+            "over-compensated target β·θ̄_o, so Eq. 6.7 would lower the incentive; no second "
+            "event is needed (accepted: beta·theta_o_mean >= theta_red_mean)")
+    return deficit, 1.0 - mean_o
+
+
+# --------------------------------------------------------------------------------------------
+# Eq. 6.7 and Eq. 6.8
+# --------------------------------------------------------------------------------------------
+
+
+def new_incentive(u: ArrayLike, lambda_o: float, theta_o_mean: float, theta_red_mean: float,
+                  beta: float) -> np.ndarray | float:
+    """λ_new per mapping u, Eq. 6.7 (dissertation §6.3.2).
+
+    ``λ_new = λ_o + (u − 1)·λ_o/(1 − θ̄_o)·(β·θ̄_o − θ̄_red)``. ``u`` may be a scalar (returns a
+    float) or an array (one λ_new per element). Raises ValueError for u < 1, λ_o <= 0,
+    θ̄_o outside [0, 1), θ̄_red outside [0, 1], β <= 0, or β·θ̄_o < θ̄_red.
+    """
+    factors = _factors("u", u)
+    lam = _positive("lambda_o", lambda_o)
+    deficit, headroom = _deficit(theta_o_mean, theta_red_mean, beta)
+    result = lam + (factors - 1.0) * lam / headroom * deficit
+    return float(result) if result.ndim == 0 else result
+
+
+def new_follow_through(theta_o: ArrayLike, theta_red: ArrayLike, theta_o_mean: float,
+                       theta_red_mean: float, beta: float, lower: float = 0.05,
+                       upper: float = 0.95) -> np.ndarray:
+    """θ_new per household, Eq. 6.8 (§6.3.2) inside Figure 6.9's hatched region (§6.2.3.2).
+
+    ``θ_new = θ_red + (1 − θ_o)/(1 − θ̄_o)·(β·θ̄_o − θ̄_red)`` with θ_o, θ_red the household's
+    expected and observed (first-event) follow-through and θ̄_o, θ̄_red the means over all
+    participants (pass them in: they are global, the households may be one chunk). Then:
+    θ_red < ``lower`` (did not respond) or θ_red >= ``upper`` (responded fully): θ_new = θ_red;
+    otherwise θ_new = min(Eq. 6.8, ``upper``). The result lies in [θ_red, max(θ_red, upper)]
+    ⊂ [0, 1].
+    """
+    t_o = _rates("theta_o", theta_o)
+    t_red = _rates("theta_red", theta_red)
+    if t_o.shape != t_red.shape:
+        raise ValueError(f"theta_o and theta_red must have the same shape, got {t_o.shape} "
+                         f"and {t_red.shape}")
+    lo = _in_range("lower", lower, 0.0, 1.0, hi_open=True)
+    hi = _in_range("upper", upper, 0.0, 1.0, lo_open=True)
+    if lo >= hi:
+        raise ValueError(f"lower ({lo:g}) must be below upper ({hi:g}): the hatched region of "
+                         "Figure 6.9 is the band [lower, upper]")
+    deficit, headroom = _deficit(theta_o_mean, theta_red_mean, beta)
+    eq_6_8 = t_red + (1.0 - t_o) / headroom * deficit
+    inside = np.maximum(t_red, np.minimum(eq_6_8, hi))
+    return np.clip(np.where(t_red < lo, t_red, inside), 0.0, 1.0)
+
+
+# --------------------------------------------------------------------------------------------
+# The four mappings u (§6.3.1, §6.3.2)
+# --------------------------------------------------------------------------------------------
+
+
+def assign_mappings(seed: int, household_ids: ArrayLike, u_mappings: ArrayLike,
+                    fixed_u: ArrayLike | None = None) -> np.ndarray:
+    """The mapping u of each household (§6.3.1: "four different linear mapping schemes").
+
+    A household takes ``fixed_u`` where it is given (not NaN: its group's ``incentive_u``),
+    else one of ``u_mappings`` uniformly at random, drawn by the counter-based hash of
+    (seed, household id, stream ``incentive_mapping``) (drsim/rng.py), so a household's u does
+    not depend on chunking.
+    """
+    ids = _household_ids(household_ids)
+    choices = _factors("u_mappings", u_mappings).ravel()
+    if choices.size == 0:
+        raise ValueError("u_mappings: expected at least one mapping factor u, got none")
+    pick = rng.integers(seed, ids, MAPPING_STREAM, 0, choices.size - 1)
+    drawn = choices[pick]
+    if fixed_u is None:
+        return drawn
+    fixed = np.broadcast_to(np.asarray(fixed_u, dtype=np.float64), ids.shape)
+    given = ~np.isnan(fixed)
+    _factors("fixed_u", fixed[given])
+    return np.where(given, fixed, drawn)
+
+
+def household_mappings(scenario: Scenario, household_ids: ArrayLike) -> np.ndarray:
+    """u per household of a scenario: the group's ``incentive_u``, else drawn from
+    ``incentive.u_mappings`` (:func:`assign_mappings`, seeded by the scenario seed)."""
+    ids = _household_ids(household_ids)
+    per_group = np.array([np.nan if g.incentive_u is None else g.incentive_u
+                          for g in scenario.groups])
+    fixed = per_group[scenario.group_of(ids)]
+    return assign_mappings(scenario.seed, ids, scenario.incentive.u_mappings, fixed)
+
+
+# --------------------------------------------------------------------------------------------
+# Participant aggregates (exact, so independent of chunking)
+# --------------------------------------------------------------------------------------------
+
+
+def _fixed_sum(values: np.ndarray) -> int:
+    """Σ values (each in [0, 1]) exactly, in units of 2^-60, as a Python int.
+
+    Values >= 2^-7 are exact in these units (float64 has 53 significant bits), smaller ones are
+    rounded once; the integer sum is exact in any order, so chunk sums merge to the same total
+    for any chunking (DESIGN.md, "Randomness": figures do not depend on chunking).
+    """
+    q = np.rint(np.ldexp(values.ravel(), _FIXED_BITS)).astype(np.int64)
+    high = int((q >> _HALF_BITS).sum())
+    low = int((q & ((1 << _HALF_BITS) - 1)).sum())
+    return (high << _HALF_BITS) + low
+
+
+@dataclass(frozen=True)
+class ParticipantSums:
+    """Exact sums over participants that Eq. 6.5-6.8 need: merge chunk sums with ``+``.
+
+    ``theta_*_sum`` are fixed-point sums in units of 2^-60 (see :func:`_fixed_sum`);
+    ``u_counts`` is ((u, households), ...) sorted by u; ``theta_new_sum`` is None until the
+    θ_new of the adaptive pass are summed.
+    """
+
+    count: int = 0
+    theta_o_sum: int = 0
+    theta_red_sum: int = 0
+    u_counts: tuple[tuple[float, int], ...] = ()
+    theta_new_sum: int | None = None
+
+    @classmethod
+    def of(cls, theta_o: ArrayLike, theta_red: ArrayLike, u: ArrayLike,
+           theta_new: ArrayLike | None = None) -> ParticipantSums:
+        """The sums over one chunk of households (arrays of equal shape)."""
+        t_o, t_red = _rates("theta_o", theta_o), _rates("theta_red", theta_red)
+        factors = _factors("u", u)
+        arrays = [t_o, t_red, factors]
+        t_new = None if theta_new is None else _rates("theta_new", theta_new)
+        if t_new is not None:
+            arrays.append(t_new)
+        if len({a.shape for a in arrays}) != 1:
+            raise ValueError("theta_o, theta_red, u (and theta_new) must have the same shape, "
+                             f"got {[a.shape for a in arrays]}")
+        values, counts = np.unique(factors, return_counts=True)
+        return cls(
+            count=int(t_o.size),
+            theta_o_sum=_fixed_sum(t_o),
+            theta_red_sum=_fixed_sum(t_red),
+            u_counts=tuple((float(v), int(c)) for v, c in zip(values, counts, strict=True)),
+            theta_new_sum=None if t_new is None else _fixed_sum(t_new),
+        )
+
+    def __add__(self, other: ParticipantSums) -> ParticipantSums:
+        if not isinstance(other, ParticipantSums):
+            return NotImplemented
+        merged: dict[float, int] = dict(self.u_counts)
+        for u, n in other.u_counts:
+            merged[u] = merged.get(u, 0) + n
+        if self.count == 0:
+            new = other.theta_new_sum
+        elif other.count == 0:
+            new = self.theta_new_sum
+        elif self.theta_new_sum is None or other.theta_new_sum is None:
+            new = None
+        else:
+            new = self.theta_new_sum + other.theta_new_sum
+        return ParticipantSums(self.count + other.count,
+                               self.theta_o_sum + other.theta_o_sum,
+                               self.theta_red_sum + other.theta_red_sum,
+                               tuple(sorted(merged.items())), new)
+
+    def _mean(self, total: int) -> float:
+        if self.count == 0:
+            raise ValueError("no participants: the means of Eq. 6.7/6.8 need at least one")
+        return total / (self.count << _FIXED_BITS)  # int / int: correctly rounded
+
+    @property
+    def theta_o_mean(self) -> float:
+        """θ̄_o: mean expected follow-through of the participants."""
+        return self._mean(self.theta_o_sum)
+
+    @property
+    def theta_red_mean(self) -> float:
+        """θ̄_red: mean observed (first-event) follow-through of the participants."""
+        return self._mean(self.theta_red_sum)
+
+    @property
+    def theta_new_mean(self) -> float | None:
+        """Mean θ_new of the participants (None if θ_new was not summed)."""
+        return None if self.theta_new_sum is None else self._mean(self.theta_new_sum)
+
+    @property
+    def mapping_counts(self) -> dict[float, int]:
+        """Households per mapping u."""
+        return dict(self.u_counts)
+
+
+# --------------------------------------------------------------------------------------------
+# Eq. 6.5: the lottery
+# --------------------------------------------------------------------------------------------
+
+
+def monitoring_cost(transmitted_events: float, processed_events: float, *,
+                    cost_per_transmitted_event: float,
+                    cost_per_processed_event: float) -> float:
+    """The "Monitoring cost" of Eq. 6.5 (§6.2.3.1) from the counted costs of §6.3.3.
+
+    ``transmitted_events`` = communication (events sent between tiers), ``processed_events``
+    = computation (events and partial matches processed by the engines); each priced per
+    event (``Incentive.cost_per_transmitted_event`` / ``cost_per_processed_event``).
+    """
+    return (_non_negative("transmitted_events", transmitted_events)
+            * _non_negative("cost_per_transmitted_event", cost_per_transmitted_event)
+            + _non_negative("processed_events", processed_events)
+            * _non_negative("cost_per_processed_event", cost_per_processed_event))
+
+
+def saved_cost(kwh: float, cost_per_kwh: float) -> float:
+    """C_saved of Eq. 6.5 (§6.2.3.1): ``kwh`` of peak energy the second event is to recover
+    (e.g. the predicted deficit of the first event) × ``Incentive.saved_cost_per_kwh``."""
+    return _non_negative("kwh", kwh) * _non_negative("cost_per_kwh", cost_per_kwh)
+
+
+def lottery_within_budget(kappa: float, extra_incentive: float, monitoring: float,
+                          c_saved: float) -> bool:
+    """Eq. 6.5 (§6.2.3.1): ``Monitoring cost + κ·(λ_new − λ_o) <= C_saved``.
+
+    ``extra_incentive`` is λ_new − λ_o per paid participant (the participant-weighted mean
+    over the mappings).
+    """
+    return monitoring + kappa * extra_incentive <= c_saved
+
+
+@dataclass(frozen=True)
+class Lottery:
+    """The lottery of Eq. 6.5: p_inc, κ = p_inc × N, and whether any lottery fits the budget.
+
+    ``feasible`` is False when even κ = 1 breaks Eq. 6.5 (the monitoring cost alone may
+    exceed C_saved): then p_inc = 0, κ = 0, nobody can be paid, and the utility does not
+    schedule the second event.
+    """
+
+    p_inc: float
+    kappa: int
+    feasible: bool
+
+
+def largest_lottery(participants: int, extra_incentive: float, monitoring: float,
+                    c_saved: float) -> Lottery:
+    """The largest p_inc (and κ = p_inc × N) that satisfies Eq. 6.5 (§6.2.3.1).
+
+    κ is the largest whole number in [0, N] with ``monitoring + κ·extra_incentive <=
+    c_saved``; p_inc = κ/N. With ``extra_incentive`` = 0 every κ costs only the monitoring.
+    """
+    if isinstance(participants, bool) or not isinstance(participants, int | np.integer):
+        raise ValueError(f"participants: expected an integer, got {participants!r}")
+    n = int(participants)
+    if n < 1:
+        raise ValueError(f"participants: expected at least 1 participant, got {n}")
+    extra = _non_negative("extra_incentive", extra_incentive)
+    mon = _non_negative("monitoring", monitoring)
+    saved = _non_negative("c_saved", c_saved)
+    if extra == 0.0:
+        kappa = n if lottery_within_budget(n, extra, mon, saved) else 0
+    else:
+        kappa = int(min(n, max(0.0, math.floor((saved - mon) / extra))))
+        while kappa > 0 and not lottery_within_budget(kappa, extra, mon, saved):
+            kappa -= 1  # float rounding of the division
+        while kappa < n and lottery_within_budget(kappa + 1, extra, mon, saved):
+            kappa += 1
+    if kappa < 1:
+        return Lottery(0.0, 0, False)
+    return Lottery(kappa / n, kappa, True)
+
+
+def lottery_winners(seed: int, household_ids: ArrayLike, p_inc: float,
+                    compliant: ArrayLike) -> np.ndarray:
+    """Which households are paid λ_new: compliant in the second event and drawn with
+    probability p_inc (§6.2.3.1, the lottery of Eq. 6.5).
+
+    The draw is the counter-based uniform of (seed, household id, stream
+    ``incentive_lottery``), so it does not depend on chunking.
+    """
+    ids = _household_ids(household_ids)
+    p = _in_range("p_inc", p_inc, 0.0, 1.0)
+    ok = np.asarray(compliant)
+    if ok.dtype != np.bool_ or ok.shape != ids.shape:
+        raise ValueError(f"compliant: expected a bool array of shape {ids.shape}, got "
+                         f"{ok.dtype} of shape {ok.shape}")
+    return ok & (rng.uniform(seed, ids, LOTTERY_STREAM) < p)
+
+
+# --------------------------------------------------------------------------------------------
+# Eq. 6.6: the penalty, and Figure 6.8's dominant strategy
+# --------------------------------------------------------------------------------------------
+
+
+def penalty_bound(p_inc: float, lambda_new: ArrayLike, lambda_o: float) -> float:
+    """The right side of Eq. 6.6 (§6.2.3.1), ``p_inc·λ_new − λ_o``, for the largest λ_new
+    given (the mapping with the strongest pull to wait for the second event)."""
+    p = _in_range("p_inc", p_inc, 0.0, 1.0)
+    lam_new = np.asarray(lambda_new, dtype=np.float64)
+    if lam_new.size == 0 or not np.isfinite(lam_new).all():
+        raise ValueError(f"lambda_new: expected finite incentives, got {lambda_new!r}")
+    return p * float(lam_new.max()) - _positive("lambda_o", lambda_o)
+
+
+def penalty(p_inc: float, lambda_new: ArrayLike, lambda_o: float, margin: float) -> float:
+    """C_nc satisfying Eq. 6.6 strictly: ``max(p_inc·λ_new − λ_o, 0) + margin·λ_o``.
+
+    Never negative (a penalty, not a reward); ``margin`` > 0 (``Incentive.penalty_margin``)
+    makes the strict inequality hold with room to spare.
+    """
+    m = _in_range("margin", margin, 0.0, 1.0, lo_open=True)
+    return max(penalty_bound(p_inc, lambda_new, lambda_o), 0.0) + m * float(lambda_o)
+
+
+def strategy_payoffs(lambda_o: float, lambda_new: ArrayLike, p_inc: float,
+                     c_nc: float) -> tuple[float, np.ndarray, float]:
+    """Expected payoffs of Figure 6.8's three strategies (§6.2.3.1), per λ_new given.
+
+    Strategy-1 comply in the first event: λ_o. Strategy-2 skip the first event and comply in
+    the second: p_inc·λ_new − C_nc. Strategy-3 comply in neither: −C_nc. (The figure is not in
+    the text; these payoffs are the ones that make Eq. 6.6 the condition S1 > S2.)
+    """
+    lam = _positive("lambda_o", lambda_o)
+    p = _in_range("p_inc", p_inc, 0.0, 1.0)
+    c = _number("c_nc", c_nc)
+    lam_new = np.asarray(lambda_new, dtype=np.float64)
+    if not np.isfinite(lam_new).all():
+        raise ValueError(f"lambda_new: expected finite incentives, got {lambda_new!r}")
+    return lam, p * lam_new - c, -c
+
+
+def full_participation_dominates(lambda_o: float, lambda_new: ArrayLike, p_inc: float,
+                                 c_nc: float) -> bool:
+    """Figure 6.8 / Eq. 6.6 (§6.2.3.1): is full participation in the first event
+    (Strategy-1) strictly better than Strategies 2 and 3, for every λ_new given?"""
+    s1, s2, s3 = strategy_payoffs(lambda_o, lambda_new, p_inc, c_nc)
+    return bool(np.all(s1 > s2) and s1 > s3)
+
+
+# --------------------------------------------------------------------------------------------
+# The plan of the second event
+# --------------------------------------------------------------------------------------------
+
+
+def _key(u: float) -> str:
+    return f"{u:g}"
+
+
+@dataclass(frozen=True)
+class IncentiveResult:
+    """The second event's incentive plan (§6.2.3; Eq. 6.5-6.8), for summary.json.
+
+    Money is in ``currency``. ``lambda_new`` maps each u in use to its λ_new (Eq. 6.7);
+    ``second_event_cost`` is the left side of Eq. 6.5 (monitoring cost + κ·(λ_new − λ_o))
+    when the event is scheduled, else 0. ``theta_new_mean`` is None until
+    :meth:`with_response` adds the θ_new sums of the adaptive pass.
+    """
+
+    currency: str
+    lambda_o: float
+    beta: float
+    target_follow_through: tuple[float, float]
+    participants: int
+    mapping_households: dict[float, int]
+    lambda_new: dict[float, float]
+    theta_o_mean: float
+    theta_red_mean: float
+    extra_incentive_mean: float
+    monitoring_cost: float
+    c_saved: float
+    p_inc: float
+    kappa: int
+    lottery_cost: float
+    second_event_cost: float
+    penalty_bound: float
+    c_nc: float
+    scheduled: bool
+    theta_new_mean: float | None = None
+    note: str = field(default="")
+
+    def new_follow_through(self, theta_o: ArrayLike, theta_red: ArrayLike) -> np.ndarray:
+        """θ_new of these households (Eq. 6.8 in the hatched region, :func:`new_follow_through`)."""
+        lo, hi = self.target_follow_through
+        return new_follow_through(theta_o, theta_red, self.theta_o_mean, self.theta_red_mean,
+                                  self.beta, lo, hi)
+
+    def new_incentive_of(self, u: ArrayLike) -> np.ndarray:
+        """λ_new offered to each household, from its mapping u (must be a planned u)."""
+        keys = np.array(sorted(self.lambda_new))
+        values = np.array([self.lambda_new[k] for k in keys])
+        factors = np.asarray(u, dtype=np.float64)
+        at = np.clip(np.searchsorted(keys, factors), 0, len(keys) - 1)
+        unknown = keys[at] != factors
+        if unknown.any():
+            raise ValueError(f"u: {factors[unknown].ravel()[0]!r} is not a planned mapping; "
+                             f"accepted: one of {[_key(k) for k in keys]}")
+        return values[at]
+
+    def winner_counts(self, u: ArrayLike, winners: ArrayLike) -> dict[float, int]:
+        """Lottery winners per mapping u in one chunk (integers: merge by adding)."""
+        factors = np.asarray(u, dtype=np.float64)
+        won = np.asarray(winners, dtype=bool)
+        if factors.shape != won.shape:
+            raise ValueError(f"u and winners must have the same shape, got {factors.shape} "
+                             f"and {won.shape}")
+        self.new_incentive_of(factors[won])  # only planned mappings
+        values, counts = np.unique(factors[won], return_counts=True)
+        return {float(v): int(c) for v, c in zip(values, counts, strict=True)}
+
+    def realised_lottery_cost(self, winner_counts: Mapping[float, int]) -> float:
+        """Σ over winners of λ_new(u) − λ_o: what the lottery actually paid (Eq. 6.5)."""
+        total = 0.0
+        for u in sorted(winner_counts):
+            total += winner_counts[u] * (float(self.new_incentive_of(u)) - self.lambda_o)
+        return total
+
+    def with_response(self, sums: ParticipantSums) -> IncentiveResult:
+        """The plan with theta_new_mean from the θ_new sums of the adaptive pass."""
+        if sums.count != self.participants:
+            raise ValueError(f"the sums cover {sums.count} households, the plan "
+                             f"{self.participants}")
+        if sums.theta_new_mean is None:
+            raise ValueError("the sums hold no θ_new (use ParticipantSums.of(..., theta_new=))")
+        return replace(self, theta_new_mean=sums.theta_new_mean)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready: u keys as text ("1.05"), money in ``currency``."""
+        data = asdict(self)
+        data["lambda_new"] = {_key(u): v for u, v in sorted(self.lambda_new.items())}
+        data["mapping_households"] = {_key(u): n for u, n in
+                                      sorted(self.mapping_households.items())}
+        data["target_follow_through"] = list(self.target_follow_through)
+        return data
+
+
+def plan_second_event(settings: Incentive, lambda_o: float, participants: ParticipantSums, *,
+                      monitoring_cost: float, c_saved: float) -> IncentiveResult:
+    """Plan the second DR event (§6.2.3; Eq. 6.5-6.8) from participant aggregates.
+
+    λ_new per mapping in use (Eq. 6.7); the largest lottery within Eq. 6.5 with the
+    participant-weighted mean extra incentive; the penalty C_nc of Eq. 6.6 (using the largest
+    λ_new). If no lottery fits (see :class:`Lottery`), ``scheduled`` is False, p_inc = κ = 0,
+    ``second_event_cost`` = 0 and C_nc is the margin alone; the run keeps the first event only.
+    ``lambda_o`` is the scenario's ``dr_program.incentive``.
+    """
+    n = participants.count
+    if n < 1:
+        raise ValueError("participants: no households; the second event needs participants")
+    lam = _positive("lambda_o", lambda_o)
+    mean_o, mean_red = participants.theta_o_mean, participants.theta_red_mean
+    counts = participants.mapping_counts
+    us = np.array(sorted(counts), dtype=np.float64)
+    lam_new = np.atleast_1d(new_incentive(us, lam, mean_o, mean_red, settings.beta))
+    weights = np.array([counts[u] for u in sorted(counts)], dtype=np.float64)
+    extra = float(np.dot(weights, lam_new - lam) / n)
+    mon = _non_negative("monitoring_cost", monitoring_cost)
+    saved = _non_negative("c_saved", c_saved)
+    lottery = largest_lottery(n, extra, mon, saved)
+    lottery_cost = lottery.kappa * extra
+    note = "" if lottery.feasible else (
+        f"Eq. 6.5 infeasible: monitoring cost {mon:g} + one paid participant x {extra:g} "
+        f"exceeds C_saved {saved:g}; no second event")
+    return IncentiveResult(
+        currency=settings.currency,
+        lambda_o=lam,
+        beta=settings.beta,
+        target_follow_through=(settings.target_min_follow_through,
+                               settings.target_max_follow_through),
+        participants=n,
+        mapping_households=counts,
+        lambda_new={float(u): float(v) for u, v in zip(us, lam_new, strict=True)},
+        theta_o_mean=mean_o,
+        theta_red_mean=mean_red,
+        extra_incentive_mean=extra,
+        monitoring_cost=mon,
+        c_saved=saved,
+        p_inc=lottery.p_inc,
+        kappa=lottery.kappa,
+        lottery_cost=lottery_cost,
+        second_event_cost=mon + lottery_cost if lottery.feasible else 0.0,
+        penalty_bound=penalty_bound(lottery.p_inc, lam_new, lam),
+        c_nc=penalty(lottery.p_inc, lam_new, lam, settings.penalty_margin),
+        scheduled=lottery.feasible,
+        theta_new_mean=participants.theta_new_mean,
+        note=note,
+    )

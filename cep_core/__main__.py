@@ -86,6 +86,8 @@ def explain(query_file: Path, param: ParamOpt = None, table: TableOpt = None,
 def run(query_file: Path, events_file: Path, param: ParamOpt = None, table: TableOpt = None,
         time_unit: UnitOpt = "s",
         policy: Annotated[str, typer.Option(help="Selection policy.")] = "skip-till-any-match",
+        runs: Annotated[str, typer.Option(help="every-event or one-per-partition.")
+                        ] = "every-event",
         out: Annotated[Path | None, typer.Option(help="Write the outputs here (CSV).")] = None,
         ) -> None:
     """Run QUERY_FILE over EVENTS (CSV or Parquet with at least type and time)."""
@@ -99,14 +101,15 @@ def run(query_file: Path, events_file: Path, param: ParamOpt = None, table: Tabl
             events = pd.read_parquet(events_file)
         else:
             events = pd.read_csv(events_file)
-        outputs = pd.DataFrame(query.run(events, policy=policy))
+        outputs = query.run(events, policy=policy, runs=runs, output="frame")
     except (QueryError, OSError, ValueError) as exc:
         raise _fail(exc) from None
     if out is None:
         outputs.to_csv(sys.stdout, index=False)
     else:
         outputs.to_csv(out, index=False)
-    print(f"{len(outputs)} outputs; counters {query.counters.as_dict()}", file=sys.stderr)
+    print(f"{len(outputs)} outputs ({query.engine} engine); counters "
+          f"{query.counters.as_dict()}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -113,9 +113,18 @@ class Session:
         self.events_fed = 0
         self.last_time: Any = None
 
-    def feed(self, events: Iterable[dict] | Any) -> list[dict]:
+    def feed(self, events: Iterable[dict] | Any, as_frame: bool = False) -> list[dict] | Any:
+        """The outputs of one batch, as dicts or (``as_frame``) as a pandas DataFrame."""
         if isinstance(self.engine, KeyedEngine) and hasattr(events, "columns"):
-            return self._feed_frame(events)  # columns straight to the arrays
+            return self._feed_frame(events, as_frame)  # columns straight to the arrays
+        out = self._feed(events, as_frame)
+        if as_frame and not isinstance(self.engine, KeyedEngine):
+            import pandas as pd
+
+            return pd.DataFrame(out)
+        return out
+
+    def _feed(self, events: Iterable[dict] | Any, as_frame: bool) -> Any:
         evs = as_events(events, first_id=self.events_fed)
         if evs and self.last_time is not None and evs[0]["time"] < self.last_time:
             raise QueryError(f"event time {evs[0]['time']} before the previous batch's "
@@ -123,7 +132,7 @@ class Session:
         out: list[dict] = []
         if isinstance(self.engine, KeyedEngine):
             self.engine.events_fed = self.events_fed
-            out = self.engine.feed(evs)
+            out = self.engine.feed(evs, frame=as_frame)
         elif isinstance(self.engine, ReferenceEngine):
             for e in evs:
                 self.engine.process(e, out)
@@ -136,14 +145,14 @@ class Session:
             self.last_time = evs[-1]["time"]
         return out
 
-    def _feed_frame(self, frame: Any) -> list[dict]:
+    def _feed_frame(self, frame: Any, as_frame: bool) -> Any:
         if len(frame) and "time" in frame.columns and self.last_time is not None \
                 and frame["time"].iloc[0] < self.last_time:
             raise QueryError(f"event time {frame['time'].iloc[0]} before the previous "
                              f"batch's last {self.last_time}; a stream has non-decreasing "
                              "timestamps")
         self.engine.events_fed = self.events_fed
-        out = self.engine.feed(frame)
+        out = self.engine.feed(frame, frame=as_frame)
         self.events_fed += len(frame)
         if len(frame):
             self.last_time = frame["time"].iloc[-1]
@@ -277,12 +286,21 @@ class CompiledQuery:
         RETURN events (``type`` = the RETURN type, or ``"match"`` for ``RETURN (..)``; one
         field per argument named after its attribute or alias, repeats as ``end_2``; a
         ``time`` field with the detection time unless RETURN gives one), or the bindings
-        ({var: event or [events]}) without RETURN."""
+        ({var: event or [events]}) without RETURN. ``output="frame"``: the output events
+        as a pandas DataFrame (the keyed vectorized engine builds it from its arrays)."""
+        as_frame = options.get("output") == "frame"
+        if as_frame:
+            options["output"] = "events"
         if self.plan is None and not options:
             agg = self._aggregation()
             self._last = Session(agg)
             return list(agg.run(as_events(events)))
         session = self.start(policy, **options)
+        if as_frame:
+            import pandas as pd
+
+            out, rest = session.feed(events, as_frame=True), session.flush()
+            return pd.concat([out, pd.DataFrame(rest)], ignore_index=True) if rest else out
         return session.feed(events) + session.flush()
 
     def matches(self, events: Iterable[dict] | Any, policy: str = ANY, **options: Any

@@ -23,6 +23,17 @@ Both are timed in this one process with ``time.perf_counter()``; the enumeration
 The counts of both must be equal at every D (checked). The goal is a ratio of at least
 1,000×; the script says whether it was met and exits 0 either way.
 
+**meter** — Listing 6.1 (``seeds/002_33ee9fd4d8899bf7.txt``, the meter tier of Ch. 6)
+with ``LENGTH(a+[]) >= m_user`` (m_user = 3), ``--households`` (20,000) × ``--tests``
+(24) readings, one per household per test time, as a pandas DataFrame; ``λ`` is a
+pandas Series indexed by (houseID, time). Through ``cep_core`` (``compile(..).run``,
+strict contiguity, one run per household: the keyed vectorized engine; output as event
+dicts, and as a DataFrame with ``output="frame"``) against a plain per-event Python loop
+doing the same test (``λ`` from a dict keyed by (houseID, time); the loop's input rows
+and its dict are built outside the timed part, as the query is compiled outside it).
+Both outputs must be equal (checked). The reference engine runs the same query on the
+first ``--ref-households`` households for scale. Goal: ``cep_core`` ≥ 10× the loop.
+
 **reference** — the reference engine on Q1 of Listing 4.2 (``seeds/002_33ee9fd4d8899bf7.txt``)
 over the DS1 generator of §4.4.1 (Table 4.1), for skip-till-any-match and
 skip-till-next-match: events/s and matches/s (median over ``--ref-repeats`` of the wall
@@ -30,7 +41,8 @@ time of ``run`` only) and the engine's counters. No throughput goal is set for i
 
 Run from the repository root::
 
-    python scripts/bench_cep.py [--only aseq|reference|all] [--events 10000]
+    python scripts/bench_cep.py [--only aseq|meter|reference|all] [--events 10000]
+                                [--households 20000] [--tests 24] [--meter-repeats 5]
                                 [--window 50] [--repeats 3] [--aseq-repeats 21]
                                 [--ref-events 1500] [--ref-repeats 3] [--rate 1e6]
 """
@@ -242,7 +254,100 @@ def bench_reference(events: int = 1500, repeats: int = 3, rate: float = 1e6,
     return out
 
 
-PARTS = {"aseq": bench_aseq, "reference": bench_reference}
+LISTING_61 = """SEQ (smartMeterEvent a+[])
+WHERE SAME[houseID] AND a[i].time > t_start AND a[i].time < t_end
+AND a[i].accLoad > λ[a[i].houseID, a[i].time]
+AND a[i].time+1 = a[i+1].time
+AND LENGTH(a+[]) >= m_user
+WITHIN 2h
+RETURN userNonComplianceEvent(a[m_user].time, a[m_user].houseID,
+                               a[m_user].groupID, a[m_user].accLoad)"""
+
+
+def make_meter_stream(households: int, tests: int, t_start: int = 1110, seed: int = 0
+                      ) -> tuple[pd.DataFrame, pd.Series]:
+    """Readings at test times t_start+1, .. (one per household each, in time order):
+    cumulative energy ``accLoad`` against the cumulative expected response ``λ``. Each
+    household has its own response level (factor ~ N(1, 0.15) on its expected
+    per-interval energy ~ U(0.05, 0.3) kWh) and per-interval noise (sd 0.2 of the
+    expected), so some households fail every test, some never, some now and then."""
+    rng = np.random.default_rng(seed)
+    expected = rng.uniform(0.05, 0.3, (tests, households))
+    factor = rng.normal(1.0, 0.15, households)
+    actual = expected * (factor + rng.normal(0, 0.2, (tests, households)))
+    lam = np.cumsum(expected, axis=0).ravel()
+    acc = np.cumsum(actual, axis=0).ravel()
+    times = np.repeat(t_start + 1 + np.arange(tests), households)
+    house = np.tile(np.arange(households), tests)
+    frame = pd.DataFrame({"type": "smartMeterEvent", "time": times, "houseID": house,
+                          "groupID": house % 5, "accLoad": acc})
+    index = pd.MultiIndex.from_arrays([house, times], names=["houseID", "time"])
+    return frame, pd.Series(lam, index=index)
+
+
+def meter_loop(rows: list[tuple], lam: dict, t_start: int, t_end: int, m: int) -> list:
+    """Listing 6.1 by hand: per household the current run of consecutive failing tests
+    (strict contiguity: a passing test ends it); from its m-th event on, each test emits
+    the event built from the run's m-th reading."""
+    run: dict = {}
+    out = []
+    for t, h, g, acc in rows:
+        r = run.get(h)
+        if t_start < t < t_end and acc > lam[(h, t)]:
+            if r is not None and r[0] + 1 == t:
+                r[0], r[1] = t, r[1] + 1
+            else:
+                r = run[h] = [t, 1, None]
+            if r[1] == m:
+                r[2] = (t, h, g, acc)
+            if r[1] >= m:
+                mt, mh, mg, ma = r[2]
+                out.append({"type": "userNonComplianceEvent", "time": mt, "houseID": mh,
+                            "groupID": mg, "accLoad": ma})
+        elif r is not None:
+            del run[h]
+    return out
+
+
+def bench_meter(households: int = 20_000, tests: int = 24, repeats: int = 5,
+                ref_households: int = 500, seed: int = 0) -> dict:
+    """Listing 6.1 through cep_core against the per-event loop; prints a report."""
+    t_start, t_end, m = 1110, 1230, 3
+    frame, lam = make_meter_stream(households, tests, t_start, seed)
+    n = len(frame)
+    query = cep_core.compile(LISTING_61, params={"t_start": t_start, "t_end": t_end,
+                                                 "m_user": m, "λ": lam}, time_unit="min")
+    rows = list(zip(frame["time"].tolist(), frame["houseID"].tolist(),
+                    frame["groupID"].tolist(), frame["accLoad"].tolist(), strict=True))
+    lam_dict = dict(zip(lam.index.tolist(), lam.tolist(), strict=True))
+    opts = {"policy": "strict-contiguity", "runs": "one-per-partition"}
+    print(f"== meter: Listing 6.1 with LENGTH >= m_user ({households:,} households × "
+          f"{tests} tests = {n:,} events), seed {seed}, median of {repeats} runs each")
+    loop_t, loop_out = _time(partial(meter_loop, rows, lam_dict, t_start, t_end, m), repeats)
+    ev_t, ev_out = _time(partial(query.run, frame, **opts), repeats)
+    engine, counters = query.engine, query.counters
+    fr_t, fr_out = _time(partial(query.run, frame, output="frame", **opts), repeats)
+    equal = ev_out == loop_out and fr_out.to_dict("records") == loop_out
+    sub = frame[frame["houseID"] < ref_households]
+    ref_t, ref_out = _time(partial(query.run, sub, engine="reference", **opts), 1)
+    loop_med, ev_med, fr_med = (statistics.median(x) for x in (loop_t, ev_t, fr_t))
+    print(f"  per-event Python loop      {n / loop_med:12,.0f} events/s  median "
+          f"{loop_med * 1e3:8.1f} ms")
+    print(f"  cep_core ({engine}), dicts  {n / ev_med:12,.0f} events/s  median "
+          f"{ev_med * 1e3:8.1f} ms   ratio {loop_med / ev_med:6.1f}×")
+    print(f"  cep_core ({engine}), frame  {n / fr_med:12,.0f} events/s  median "
+          f"{fr_med * 1e3:8.1f} ms   ratio {loop_med / fr_med:6.1f}×")
+    print(f"  reference engine, {len(sub):,} events  {len(sub) / ref_t[0]:12,.0f} events/s")
+    print(f"  outputs {len(ev_out):,} (reference on its subset: {len(ref_out):,}); equal to "
+          f"the loop's: {equal}; counters {counters.as_dict()}")
+    ratio = loop_med / ev_med
+    print(f"  goal ≥ 10× the loop: {'met' if ratio >= 10 else 'NOT met'} ({ratio:.1f}× with "
+          f"dict output, {loop_med / fr_med:.1f}× with frame output)")
+    return {"ratio": ratio, "ratio_frame": loop_med / fr_med, "equal": equal,
+            "loop_events_per_s": n / loop_med, "events_per_s": n / ev_med}
+
+
+PARTS = {"aseq": bench_aseq, "meter": bench_meter, "reference": bench_reference}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -258,6 +363,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="DS1 events for the reference part (slow: Q1 under "
                          "skip-till-any-match grows about cubically)")
     ap.add_argument("--ref-repeats", type=int, default=3)
+    ap.add_argument("--households", type=int, default=20_000)
+    ap.add_argument("--tests", type=int, default=24)
+    ap.add_argument("--meter-repeats", type=int, default=5)
     ap.add_argument("--rate", type=float, default=1e6, help="DS1 events per second")
     args = ap.parse_args(argv)
     rc = 0
@@ -267,6 +375,10 @@ def main(argv: list[str] | None = None) -> int:
         if name == "aseq":
             out = bench_aseq(args.events, args.window, args.repeats, args.aseq_repeats,
                              args.seed)
+            if not out["equal"]:
+                rc = 1
+        elif name == "meter":
+            out = bench_meter(args.households, args.tests, args.meter_repeats, seed=args.seed)
             if not out["equal"]:
                 rc = 1
         else:

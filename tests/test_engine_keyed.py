@@ -55,12 +55,13 @@ def random_query(rng: np.random.Generator) -> str:
                        f"LENGTH({v}+[]) >= {1 + c() // 2}", f"{v}[last].x >= {v}[1].x",
                        f"{v}[2].y <= {c()}", f"{v}[i].z * 2 > tab[{v}[i].k]",
                        f"({v}[i].x = 0 OR {v}[i].y / {v}[i].x < 1)",
-                       f"NOT ({v}[i].x IN {{1, 3}})", f"abs({v}[i].x - {v}[i].y) <= {c()}"]
+                       f"NOT ({v}[i].x IN {{1, 3}})", f"abs({v}[i].x - {v}[i].y) <= {c()}",
+                       f"{v}[i].y >= tab2[{v}[i].k, {v}[i].x]"]
         else:
             options = [f"{v}.x > {c()}", f"{v}.x + {v}.y <= {c() + 3}",
                        f"{v}.y IN {{0, 2}}", f"{v}.z >= tab[{v}.k]",
                        f"({v}.y = 1 OR {v}.x / ({v}.y - 1) > 1)",
-                       f"max({v}.x, {v}.y) < {c() + 2}"]
+                       f"max({v}.x, {v}.y) < {c() + 2}", f"{v}.z < tab2[{v}.k, {v}.x]"]
         if prev is not None:
             pv, pkl = prev
             if pkl:
@@ -83,6 +84,8 @@ def random_query(rng: np.random.Generator) -> str:
 
 
 TABLE = pd.Series([0.5, 1.0, 1.5, 2.0], index=pd.Index([0, 1, 2, 3], name="k"))
+_KX = pd.MultiIndex.from_product([range(4), range(5)], names=["k", "x"])
+TABLE2 = pd.Series(np.arange(20) % 4, index=_KX)  # (k, x) -> 0..3
 
 
 def both(q, events, policy):
@@ -98,7 +101,9 @@ def both(q, events, policy):
 def test_random_queries_match_the_reference_engine(seed):
     rng = np.random.default_rng(seed)
     text = random_query(rng)
-    q = cep_core.compile(text, params={"tab": TABLE if seed % 2 else TABLE.to_dict()})
+    tables = {"tab": TABLE, "tab2": TABLE2} if seed % 2 else \
+        {"tab": TABLE.to_dict(), "tab2": TABLE2.to_dict()}
+    q = cep_core.compile(text, params=tables)
     assert q.keyed_unsupported is None, (text, q.keyed_unsupported)
     events = random_stream(rng, int(rng.integers(40, 160)))
     for policy in POLICIES:
@@ -111,7 +116,7 @@ def test_random_queries_match_the_reference_engine(seed):
 @pytest.mark.parametrize("seed", range(20))
 def test_batches_and_pickle_resume_match_one_run(seed):
     rng = np.random.default_rng(1000 + seed)
-    q = cep_core.compile(random_query(rng), params={"tab": TABLE})
+    q = cep_core.compile(random_query(rng), params={"tab": TABLE, "tab2": TABLE2})
     events = random_stream(rng, 150)
     policy = POLICIES[seed % 2]
     whole = q.run(events, policy=policy, runs=ONE, engine="reference")
@@ -189,6 +194,21 @@ def test_outside_the_class_runs_on_the_reference_engine(text, reason):
     assert "does not apply" in q.explain()
     with pytest.raises(QueryError, match="does not apply"):
         q.start("strict-contiguity", runs=ONE, engine="keyed-vectorized")
+
+
+@pytest.mark.parametrize("table", [TABLE2, TABLE2.to_dict()], ids=["series", "dict"])
+def test_a_missing_table_entry_is_the_same_error(table):
+    q = cep_core.compile("PATTERN SEQ(A+ a[]) WHERE SAME[k] AND a[i].x > 0 AND "
+                         "a[i].y >= tab2[a[i].k, a[i].x] RETURN R(a[1].x)",
+                         params={"tab2": table})
+    ok = [{"type": "A", "time": j, "k": j % 4, "x": j % 5, "y": 2} for j in range(30)]
+    # x = 0 fails the local predicate first, so k = 9 is never looked up there
+    hidden = ok + [{"type": "A", "time": 30, "k": 9, "x": 0, "y": 2}]
+    both(q, hidden, "strict-contiguity")
+    bad = ok + [{"type": "A", "time": 30, "k": 9, "x": 1, "y": 2}]
+    for engine in ("reference", None):
+        with pytest.raises(QueryError, match=r"tab2\[9, 1\]: no such entry"):
+            q.run(bad, policy="strict-contiguity", runs=ONE, engine=engine)
 
 
 def test_one_per_partition_on_table_24_is_the_non_greedy_result():

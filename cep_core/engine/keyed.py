@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -76,6 +77,7 @@ class _Compiled:
         vc = VectorCompiler(plan.variables, plan.params, _tables(plan), plan.time_unit)
         self.refs: set = set()
         self.preds: dict[int, tuple] = {}
+        self.refs_of: dict[int, set] = {}
         for p in plan.preds:
             if p.optional or p.mode == "universal":
                 raise Unsupported(f"predicate {p.text} over every i of a Kleene variable")
@@ -83,6 +85,7 @@ class _Compiled:
             fn, refs = vc.compile(p.node, top)
             lo = max((-o for _, o in p.irefs), default=0)
             self.preds[p.index] = (p, fn, lo)
+            self.refs_of[p.index] = refs
             self.refs |= refs
         self.returns: list[tuple[str, Any]] = []
         for (name, _), node in zip(plan.returns.fields, plan.returns.nodes, strict=True):
@@ -97,6 +100,27 @@ class _Compiled:
                 for e in plan.edges:
                     if p in e.preds and plan.positions[e.dst].var != p.anchor_var:
                         raise Unsupported(f"predicate {p.text} placed away from its variable")
+        #: predicates that read only the new event, by index: (its type, its variable);
+        #: they are evaluated once per batch for every event of that type
+        self.local: dict[int, tuple[str, str]] = {}
+        for p in plan.preds:
+            dsts = {e.dst for e in plan.edges if p in e.preds}
+            if len({plan.positions[d].var for d in dsts}) != 1:
+                continue
+            dst = plan.positions[dsts.pop()]
+            refs = self.refs_of[p.index]
+            if all(r[0] == "attr" and r[1] == dst.var and r[2] in ("single", "back0", "last")
+                   for r in refs):
+                self.local[p.index] = (dst.type, dst.var)
+
+
+def _compiled(plan: Plan) -> _Compiled:
+    """The plan's numpy form, compiled once per plan."""
+    got = getattr(plan, "_keyed_compiled", None)
+    if got is None:
+        got = _Compiled(plan)
+        plan._keyed_compiled = got
+    return got
 
 
 def keyed_unsupported(plan: Plan) -> str | None:
@@ -119,7 +143,7 @@ def keyed_unsupported(plan: Plan) -> str | None:
     if plan.returns is None:
         return "no RETURN (the bindings are output)"
     try:
-        _Compiled(plan)
+        _compiled(plan)
     except Unsupported as ex:
         return str(ex)
     return None
@@ -138,9 +162,9 @@ class _Batch:
                     raise QueryError(f"events need 'type' and 'time' columns (have "
                                      f"{sorted(map(str, events.columns))})")
             self.n = len(events)
-            get = {a: events[a].to_numpy() for a in {"type", "time", *attrs}
-                   if a in events.columns}
-            for a in {"type", "time", *attrs}:
+            codes, names = events["type"].factorize()
+            get = {a: events[a].to_numpy() for a in {"time", *attrs} if a in events.columns}
+            for a in {"time", *attrs}:
                 if a in get:
                     self.cols[a] = get[a]
                 elif a == "id":
@@ -163,6 +187,10 @@ class _Batch:
                     self.cols[a] = arr
                 else:
                     self.cols[a] = _array(vals)
+            codes, names = pd.factorize(np.asarray([e["type"] for e in rows], dtype=object))
+        #: the event types as numbers into ``type_names``
+        self.type_codes = np.asarray(codes)
+        self.type_names = [str(x) for x in list(names)]
         t = self.cols["time"]
         if self.n and t.dtype.kind not in "iuf":
             raise QueryError("the keyed vectorized engine needs numeric event times")
@@ -191,11 +219,12 @@ class _Env:
     """What a compiled expression reads for rows ``at`` of a wave that take the transition
     into ``var`` (``take``: a Kleene self-loop; ``newlen``: the Kleene length after it)."""
 
-    __slots__ = ("eng", "batch", "rows", "keys", "var", "take", "newlen", "size")
+    __slots__ = ("eng", "batch", "rows", "keys", "var", "take", "newlen", "size", "deferred")
 
-    def __init__(self, eng, batch, rows, keys, var, take, newlen):
+    def __init__(self, eng, batch, rows, keys, var, take, newlen, deferred=None):
         self.eng, self.batch, self.rows, self.keys = eng, batch, rows, keys
         self.var, self.take, self.newlen, self.size = var, take, newlen, len(rows)
+        self.deferred = deferred  # rows whose lookup key is missing (see TableIndex.get)
 
     def ref(self, key: tuple) -> tuple[Any, Any]:
         eng, keys = self.eng, self.keys
@@ -245,32 +274,30 @@ class KeyedEngine:
         self.plan, self.policy, self.runs = plan, policy, ONE_PER_PARTITION
         self.counters = Counters()
         self.stats = Statistics(plan)
-        self.keys: dict[Any, int] = {}
+        self.keyindex = _KeyIndex()
         self.state = np.full(0, -1, dtype=np.int32)
         self.first_t = np.zeros(0)
         kleene = [p.var for p in plan.positions if p.kleene]
         self.length = {v: np.zeros(0, dtype=np.int64) for v in kleene}
         self.store: dict[tuple, np.ndarray] = {}
+        self._typ: np.ndarray | None = None
+        self._pre: dict | None = None
         self._setup()
         self.events_fed = 0
 
     def _setup(self) -> None:
         plan = self.plan
-        self.c = _Compiled(plan)
+        self.c = _compiled(plan)
         self.types = {t: j for j, t in enumerate(sorted(plan.types))}
         stores: dict[tuple, None] = {}
         for r in self.c.refs:
             if r[0] != "attr":
                 continue
             _, v, slot, a, n = r
-            if slot == "single":
-                stores[("single", v, a, 0)] = None
-            elif slot == "nth":
-                stores[("nth", v, a, n)] = None
-                stores[("last", v, a, 0)] = None
-            else:
-                stores[("first", v, a, 0)] = None
-                stores[("last", v, a, 0)] = None
+            if slot == "back0":
+                continue  # the new event itself (see _Env.ref)
+            kind = "last" if slot == "back1" else slot
+            stores[(kind, v, a, n if kind == "nth" else 0)] = None
         self.store_keys = list(stores)
         self.attrs = sorted({k[2] for k in stores} | {r[3] for r in self.c.refs
                                                        if r[0] == "attr"} | set(plan.partition))
@@ -282,42 +309,37 @@ class KeyedEngine:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self.c = _Compiled(self.plan)
+        self.c = _compiled(self.plan)
 
     # ------------------------------------------------------------------ public
-    def feed(self, events: Any) -> list[dict]:
+    def feed(self, events: Any, frame: bool = False) -> list[dict] | pd.DataFrame:
         """Process a batch (a list of event dicts or a DataFrame); the outputs in stream
-        order."""
+        order, as dicts or (``frame=True``) as a DataFrame with one column per field."""
         b = _Batch(events, self.attrs, self.events_fed)
         self.events_fed += b.n
+        out = _Outputs(self.plan.returns.type, [n for n, _ in self.c.returns])
         if b.n == 0:
-            return []
+            return out.result(frame)
+        names, typ_all = b.type_names, b.type_codes
         keep = np.ones(b.n, dtype=bool)
         if self.plan.stream_type is not None:
-            keep &= b.cols["type"] == self.plan.stream_type
-        self._count_events(b, keep)
+            keep &= np.asarray([x == self.plan.stream_type for x in names])[typ_all]
+        self._count_events(b, keep, names, typ_all)
         for a in self.plan.partition:
             if a in b.missing:
                 keep &= ~b.missing[a]
-        typ = _codes(b.cols["type"], self.types)
+        typ = np.array([self.types.get(x, -1) for x in names], dtype=np.int64)[typ_all]
         if self.policy != STRICT:
             keep &= typ >= 0
         rows = np.flatnonzero(keep)
-        if rows.size == 0:
-            return []
-        kid = self._key_ids(b, rows)
-        self._grow(len(self.keys))
-        out: list[tuple] = []
-        order = np.argsort(kid, kind="stable")
-        counts = np.bincount(kid, minlength=len(self.keys))
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        present = np.flatnonzero(counts)
-        for r in range(int(counts.max())):
-            present = present[counts[present] > r]
-            sel = order[starts[present] + r]
-            self._wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
-        out.sort(key=lambda x: (x[0], x[1]))
-        return [rec for _, _, rec in out]
+        self._typ, self._pre = typ, {}
+        if rows.size:
+            kid = self.keyindex.ids([b.cols[a][rows] for a in self.plan.partition])
+            self._grow(self.keyindex.size)
+            for sel in _waves(kid, b.cols["time"][rows]):
+                self._wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
+        self._typ = self._pre = None
+        return out.result(frame)
 
     def flush(self) -> list[dict]:
         return []
@@ -330,31 +352,20 @@ class KeyedEngine:
         return int((self.state >= 0).sum())
 
     # ------------------------------------------------------------------ internals
-    def _count_events(self, b: _Batch, keep: np.ndarray) -> None:
+    def _count_events(self, b: _Batch, keep: np.ndarray, names: list[str],
+                      codes: np.ndarray) -> None:
         n = int(keep.sum())
         self.counters.events += n
         if not n:
             return
-        types, counts = np.unique(b.cols["type"][keep].astype(str), return_counts=True)
-        for t, c in zip(types.tolist(), counts.tolist(), strict=True):
-            self.stats.events_per_type[t] = self.stats.events_per_type.get(t, 0) + c
+        counts = np.bincount(codes[keep], minlength=len(names))
+        for t, c in zip(names, counts.tolist(), strict=True):
+            if c:
+                self.stats.events_per_type[t] = self.stats.events_per_type.get(t, 0) + c
         times = b.cols["time"][keep]
         if self.stats.first_time is None:
             self.stats.first_time = times[0].item()
         self.stats.last_time = times[-1].item()
-
-    def _key_ids(self, b: _Batch, rows: np.ndarray) -> np.ndarray:
-        cols = [b.cols[a][rows] for a in self.plan.partition]
-        if len(cols) == 1:
-            codes, uniques = pd.factorize(cols[0])
-            values = [(u,) for u in uniques.tolist()]
-        else:
-            codes, uniques = pd.MultiIndex.from_arrays(cols).factorize()
-            values = [tuple(u) for u in uniques.tolist()]
-        keys = self.keys
-        ids = np.fromiter((keys.setdefault(v, len(keys)) for v in values), np.int64,
-                          len(values))
-        return ids[codes]
 
     def _grow(self, n: int) -> None:
         cap = len(self.state)
@@ -395,6 +406,14 @@ class KeyedEngine:
             pred, fn, lo = self.c.preds[p.index]
             counters.predicates += at.size
             stats.pred_evaluated[p.index] += at.size
+            if p.index in self.c.local and pred.mode != "incremental" or lo == 0 and \
+                    pred.anchor_offset == 0 and p.index in self.c.local:
+                holds, missing = self._local_values(p.index, b)
+                sub = rows[at]
+                if missing is None or not missing[sub].any():
+                    at = at[holds[sub]]
+                    stats.pred_passed[p.index] += at.size
+                    continue
             nl = newlen[at] if newlen is not None else None
             ok = np.ones(at.size, dtype=bool)
             test = np.arange(at.size)
@@ -402,63 +421,73 @@ class KeyedEngine:
                 test = np.flatnonzero(nl - 1 - pred.anchor_offset >= lo)
             if test.size:
                 sub = at[test]
-                env = _Env(self, b, rows[sub], keys[sub], var, take,
-                           nl[test] if nl is not None else None)
-                vals, bad = fn(env)
-                res = np.broadcast_to(truth(vals), (test.size,))
-                if bad is not None:
-                    res = res & ~np.broadcast_to(bad, (test.size,))
-                ok[test] = res
+                local = self._local_values(p.index, b) if p.index in self.c.local else None
+                if local is not None and (local[1] is None or not local[1][rows[sub]].any()):
+                    ok[test] = local[0][rows[sub]]
+                else:  # (a missing lookup key among these rows raises here)
+                    env = _Env(self, b, rows[sub], keys[sub], var, take,
+                               nl[test] if nl is not None else None)
+                    ok[test] = _holds(fn(env), test.size)
             at = at[ok]
             stats.pred_passed[p.index] += at.size
         return at
 
-    def _transition(self, edge, b, rows, keys, at, newlen_all):
-        """``(passed, completed)`` positions for the rows ``at`` offered to ``edge``."""
+    def _local_values(self, index: int, b: _Batch) -> tuple:
+        """``(holds, missing)`` of a predicate that reads only the new event, over all
+        events of the batch (computed on first use); ``missing`` marks events whose
+        lookup key is not in its table (None if there are none)."""
+        got = self._pre.get(index)
+        if got is None:
+            typ, var = self.c.local[index]
+            rows = np.flatnonzero(self._typ == self.types[typ])
+            deferred = np.zeros(rows.size, dtype=bool)
+            env = _Env(self, b, rows, None, var, False, None, deferred)
+            holds = np.zeros(b.n, dtype=bool)
+            holds[rows] = _holds(self.c.preds[index][1](env), rows.size)
+            missing = None
+            if deferred.any():
+                missing = np.zeros(b.n, dtype=bool)
+                missing[rows] = deferred
+            got = self._pre[index] = (holds, missing)
+        return got
+
+    def _transition(self, edge, b, rows, keys, lens):
+        """The events ``rows`` of runs ``keys`` (Kleene lengths ``lens`` at the source, or
+        None) offered to ``edge``: ``(passed, completed, newlen)`` — the positions that
+        take it, those among them that complete a match (positions into ``passed``), and
+        the Kleene length after it for the passed ones (or None)."""
         plan = self.plan
         dst = plan.positions[edge.dst]
         take = edge.kind == "take"
-        var = dst.var
         newlen = None
         if dst.kleene:
-            newlen = (newlen_all[at] + 1) if take else np.ones(at.size, dtype=np.int64)
-        ok = self._check(edge.preds, b, rows[at], keys[at], var, take, newlen)
-        passed = at[ok]
-        if not dst.accepting or not passed.size:
-            return passed, passed[:0], newlen[ok] if newlen is not None else None
+            newlen = lens + 1 if take else np.ones(rows.size, dtype=np.int64)
+        ok = self._check(edge.preds, b, rows, keys, dst.var, take, newlen)
         nl = newlen[ok] if newlen is not None else None
-        acc = self._check(plan.accept_preds.get(edge.dst, ()), b, rows[passed],
-                          keys[passed], var, take, nl)
-        return passed, passed[acc], nl
+        if not dst.accepting or not ok.size:
+            return ok, ok[:0], nl
+        acc = self._check(plan.accept_preds.get(edge.dst, ()), b, rows[ok], keys[ok],
+                          dst.var, take, nl)
+        return ok, acc, nl
 
-    def _emit(self, edge, b, rows, keys, done, newlen, sub: int, out: list) -> None:
-        """Output events for the rows ``done`` that completed a match through ``edge``."""
-        if not done.size:
+    def _emit(self, edge, b, rows, keys, newlen, sub: int, out: _Outputs) -> None:
+        """Output events for the events ``rows`` whose runs ``keys`` completed a match
+        through ``edge``."""
+        n = rows.size
+        if not n:
             return
-        plan = self.plan
-        dst = plan.positions[edge.dst]
-        env = _Env(self, b, rows[done], keys[done], dst.var, edge.kind == "take", newlen)
-        ret = plan.returns
+        dst = self.plan.positions[edge.dst]
+        env = _Env(self, b, rows, keys, dst.var, edge.kind == "take", newlen)
         fields = []
-        for name, fn in self.c.returns:
+        for _, fn in self.c.returns:
             vals, bad = fn(env)
-            vals = np.broadcast_to(np.asarray(vals), (done.size,))
-            lst = vals.tolist()
+            vals = np.broadcast_to(np.asarray(vals), (n,))
             if bad is not None:
-                bad = np.broadcast_to(bad, (done.size,))
-                lst = [None if x else v for v, x in zip(lst, bad.tolist(), strict=True)]
-            fields.append((name, lst))
-        times = b.cols["time"][rows[done]].tolist()
-        names = [n for n, _ in fields]
-        has_time = "time" in names
-        for j, pos in enumerate(rows[done].tolist()):
-            rec = {"type": ret.type}
-            for name, lst in fields:
-                rec[name] = lst[j]
-            if not has_time:
-                rec["time"] = times[j]
-            out.append((pos, sub, rec))
-        self.counters.outputs += done.size
+                bad = np.broadcast_to(bad, (n,))
+                bad = bad if bad.any() else None
+            fields.append((vals, bad))
+        out.add(rows, sub, fields, b.cols["time"][rows])
+        self.counters.outputs += n
 
     def _enter(self, edge, b, rows, keys, t) -> None:
         """Move the runs of ``keys`` along ``edge`` with the events ``rows``."""
@@ -480,16 +509,14 @@ class KeyedEngine:
             kind, sv, a, n = sk
             if sv != v:
                 continue
-            if kind == "single" or kind == "last":
-                self._put(sk, keys, b.column(a, rows))
-            elif kind == "first" and edge.kind != "take":
+            if kind == "single" or kind == "last" or (kind == "first" and edge.kind != "take"):
                 self._put(sk, keys, b.column(a, rows))
             elif kind == "nth":
                 hit = lengths == n
                 if hit.any():
                     self._put(sk, keys[hit], b.column(a, rows[hit]))
 
-    def _wave(self, b: _Batch, rows, keys, typ, out: list) -> None:
+    def _wave(self, b: _Batch, rows, keys, typ, out: _Outputs) -> None:
         plan, counters = self.plan, self.counters
         t = b.cols["time"][rows]
         s = self.state[keys]
@@ -499,24 +526,31 @@ class KeyedEngine:
                 counters.pm_dropped += int(expired.sum())
                 self.state[keys[expired]] = -1
                 s = np.where(expired, -1, s)
-        for q in np.unique(s[s >= 0]).tolist():
+        live = s[s >= 0]
+        for q in np.flatnonzero(np.bincount(live)).tolist() if live.size else ():
             at = np.flatnonzero(s == q)
             edges = plan.out_edges[q]
             taken = np.full(at.size, -1)
             anypass = np.zeros(at.size, dtype=bool)
             entering = []
             qpos = plan.positions[q]
+            grows, gkeys, gtyp = rows[at], keys[at], typ[at]
+            glens = self.length[qpos.var][gkeys] if qpos.kleene else None
             for ei, edge in enumerate(edges):
                 code = self.types[plan.positions[edge.dst].type]
-                cand = np.flatnonzero(typ[at] == code)
+                cand = np.flatnonzero(gtyp == code)
                 if not cand.size:
                     entering.append(None)
                     continue
-                lens = self.length[qpos.var][keys] if qpos.kleene else None
-                passed, done, nl = self._transition(edge, b, rows, keys, at[cand], lens)
-                counters.pm_extended += passed.size
-                self._emit(edge, b, rows, keys, done, _sel(passed, done, nl), ei, out)
-                loc = np.searchsorted(at, passed)
+                if cand.size == at.size:
+                    cand = slice(None)
+                ok, acc, nl = self._transition(edge, b, grows[cand], gkeys[cand],
+                                               glens[cand] if glens is not None else None)
+                loc = np.arange(at.size)[cand][ok]
+                counters.pm_extended += loc.size
+                done = loc[acc]
+                self._emit(edge, b, grows[done], gkeys[done], nl[acc] if nl is not None
+                           else None, ei, out)
                 anypass[loc] = True
                 if plan.extendable[edge.dst]:
                     free = loc[taken[loc] == -1]
@@ -539,26 +573,156 @@ class KeyedEngine:
         at = np.flatnonzero((typ == code) & (self.state[keys] < 0))
         if not at.size:
             return
-        passed, done, nl = self._transition(begin, b, rows, keys, at, None)
-        self._emit(begin, b, rows, keys, done, _sel(passed, done, nl), _BEGIN, out)
+        ok, acc, nl = self._transition(begin, b, rows[at], keys[at], None)
+        passed = at[ok]
+        done = passed[acc]
+        self._emit(begin, b, rows[done], keys[done], nl[acc] if nl is not None else None,
+                   _BEGIN, out)
         if plan.extendable[begin.dst] and passed.size:
             counters.pm_created += passed.size
             self._enter(begin, b, rows[passed], keys[passed], t[passed])
 
 
-def _sel(passed: np.ndarray, done: np.ndarray, newlen: np.ndarray | None):
-    """The Kleene lengths of the ``done`` rows among the ``passed`` ones."""
-    if newlen is None or not done.size:
-        return None
-    return newlen[np.searchsorted(passed, done)]
+def _holds(result: tuple, n: int) -> np.ndarray:
+    """Where a compiled predicate's ``(values, bad)`` is true (false where bad)."""
+    vals, bad = result
+    res = np.broadcast_to(truth(vals), (n,))
+    if bad is not None:
+        res = res & ~np.broadcast_to(bad, (n,))
+    return res
 
 
-def _codes(types: np.ndarray, known: dict[str, int]) -> np.ndarray:
-    """Each event type's number in ``known`` (-1 for other types)."""
-    uniq, inv = np.unique(types.astype(str) if types.dtype != object else
-                          np.asarray([str(x) for x in types]), return_inverse=True)
-    table = np.array([known.get(u, -1) for u in uniq.tolist()], dtype=np.int64)
-    return table[inv]
+def _waves(kid: np.ndarray, times: np.ndarray) -> Iterable[np.ndarray]:
+    """Positions of the events in waves where each key occurs at most once, in stream
+    order per key: the timestamp groups when none repeats a key, else the ``r``-th event
+    of every key for r = 0, 1, ..."""
+    n = kid.size
+    cuts = np.flatnonzero(np.diff(times)) + 1
+    if len(cuts) + 1 <= max(1, n // 16):
+        bounds = [0, *cuts.tolist(), n]
+        groups = [np.arange(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+        if all(np.bincount(kid[g]).max() <= 1 for g in groups):
+            yield from groups
+            return
+    order = np.argsort(kid, kind="stable")
+    counts = np.bincount(kid)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    present = np.flatnonzero(counts)
+    for r in range(int(counts.max())):
+        present = present[counts[present] > r]
+        yield order[starts[present] + r]
+
+
+class _KeyIndex:
+    """Partition key values to dense ids 0, 1, ... (first come, first numbered). Small
+    non-negative integer keys are looked up in an array; others in a dict."""
+
+    DIRECT_LIMIT = 1 << 24
+
+    def __init__(self):
+        self.direct = np.full(0, -1, dtype=np.int64)
+        self.keys: dict[Any, int] = {}
+        self.size = 0
+
+    def ids(self, cols: list[np.ndarray]) -> np.ndarray:
+        col = cols[0]
+        if len(cols) == 1 and col.dtype.kind in "iu" and not self.keys and col.size \
+                and col.min() >= 0 and col.max() < self.DIRECT_LIMIT:
+            return self._direct(col)
+        if len(self.direct):  # leave the array for the dict from now on
+            known = np.flatnonzero(self.direct >= 0)
+            self.keys = {(int(v),): int(self.direct[v]) for v in known}
+            self.direct = np.full(0, -1, dtype=np.int64)
+        if len(cols) == 1:
+            codes, uniques = pd.factorize(col)
+            values = [(u,) for u in uniques.tolist()]
+        else:
+            codes, uniques = pd.MultiIndex.from_arrays(cols).factorize()
+            values = [tuple(u) for u in uniques.tolist()]
+        keys = self.keys
+        ids = np.fromiter((keys.setdefault(v, len(keys)) for v in values), np.int64,
+                          len(values))
+        self.size = len(keys)
+        return ids[codes]
+
+    def _direct(self, col: np.ndarray) -> np.ndarray:
+        top = int(col.max()) + 1
+        if top > len(self.direct):
+            self.direct = _resize(self.direct, max(top, 2 * len(self.direct)), -1)
+        ids = self.direct[col]
+        new = ids < 0
+        if new.any():
+            fresh = pd.unique(col[new])  # numbered in order of appearance
+            self.direct[fresh] = np.arange(self.size, self.size + fresh.size)
+            self.size += fresh.size
+            ids = self.direct[col]
+        return ids
+
+
+class _Outputs:
+    """The outputs of one fed batch, collected as columns and put in stream order."""
+
+    def __init__(self, type_: str, names: list[str]):
+        self.type, self.names = type_, names
+        self.parts: list[tuple] = []
+
+    def add(self, pos: np.ndarray, sub: int, fields: list, times: np.ndarray) -> None:
+        self.parts.append((pos, sub, fields, times))
+
+    def _columns(self) -> tuple[dict[str, np.ndarray], int]:
+        """The output fields as arrays in stream order (object arrays with None where a
+        value does not exist)."""
+        if not self.parts:
+            return {}, 0
+        pos = np.concatenate([p[0] for p in self.parts])
+        if len({p[1] for p in self.parts}) == 1:
+            order = np.argsort(pos, kind="stable")
+        else:
+            sub = np.concatenate([np.full(p[0].size, p[1]) for p in self.parts])
+            order = np.lexsort((sub, pos))
+        cols: dict[str, np.ndarray] = {}
+        for j, name in enumerate(self.names):
+            vals = _concat([p[2][j][0] for p in self.parts])[order]
+            bads = [p[2][j][1] for p in self.parts]
+            if any(x is not None for x in bads):
+                bad = np.concatenate([np.zeros(p[0].size, bool) if x is None else x
+                                      for p, x in zip(self.parts, bads, strict=True)])[order]
+                vals = vals.astype(object)
+                vals[bad] = None
+            cols[name] = vals
+        if "time" not in cols:
+            cols["time"] = _concat([p[3] for p in self.parts])[order]
+        return cols, pos.size
+
+    def result(self, frame: bool) -> list[dict] | pd.DataFrame:
+        cols, n = self._columns()
+        if frame:
+            names = ["type", *self.names] + ["time"] * ("time" not in self.names)
+            if not n:
+                return pd.DataFrame(columns=names)
+            kind = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), [self.type])
+            return pd.DataFrame({"type": kind, **cols})
+        if not n:
+            return []
+        lists = [col.tolist() for col in cols.values()]
+        return list(map(_record_builder(list(cols)), repeat(self.type, n), *lists))
+
+
+def _record_builder(fields: list[str]):
+    """``f(type, *values) -> {"type": type, field: value, ..}``: a dict display compiled
+    for these field names (about twice as fast as ``dict(zip(..))`` per record)."""
+    args = ", ".join(f"v{j}" for j in range(len(fields) + 1))
+    body = ", ".join(f"{name!r}: v{j}" for j, name in enumerate(["type", *fields]))
+    return eval(f"lambda {args}: {{{body}}}")  # noqa: S307 (names are repr()-quoted)
+
+
+def _concat(arrays: list[np.ndarray]) -> np.ndarray:
+    try:
+        return np.concatenate(arrays)
+    except (TypeError, ValueError):
+        out = np.empty(sum(a.size for a in arrays), dtype=object)
+        out[:] = [x for a in arrays for x in a.tolist()]
+        return out
 
 
 def _resize(arr: np.ndarray, n: int, fill: Any) -> np.ndarray:

@@ -26,6 +26,7 @@ that are not parameter tables, and references more than one event apart.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -85,22 +86,60 @@ class TableIndex:
                                   f"gives {nargs} argument(s)")
             self.values = table.to_numpy()
             self.index = idx
+            self.grid = self._grid(idx)
+            if self.grid is not None:
+                self.luts = [_IntLevel.of(lv) for lv in idx.levels]
 
-    def get(self, args: list[np.ndarray]) -> np.ndarray:
+    @staticmethod
+    def _grid(idx: Any) -> np.ndarray | None:
+        """For a MultiIndex whose level product is not much larger than the table: the
+        row of each combination of level codes (-1 where absent), so that a lookup is a
+        per-level hash lookup and one gather."""
+        if getattr(idx, "nlevels", 1) < 2 or not idx.is_unique:
+            return None
+        shape = tuple(len(lv) for lv in idx.levels)
+        if math.prod(shape) > max(4 * len(idx), 1 << 20):
+            return None
+        grid = np.full(math.prod(shape), -1, dtype=np.int64)
+        grid[np.ravel_multi_index(tuple(np.asarray(c) for c in idx.codes), shape)] = \
+            np.arange(len(idx))
+        return grid
+
+    def _positions(self, args: list[np.ndarray]) -> np.ndarray:
+        import pandas as pd
+
+        idx = self.index
+        if self.nargs == 1:
+            return idx.get_indexer(args[0])
+        if self.grid is None:
+            return idx.get_indexer(pd.MultiIndex.from_arrays(args))
+        codes = []
+        for lv, lut, a in zip(idx.levels, self.luts, args, strict=True):
+            c = lut.codes(a) if lut is not None else None
+            codes.append(lv.get_indexer(a) if c is None else c)
+        absent = np.zeros(len(args[0]), dtype=bool)
+        for c in codes:
+            absent |= c < 0
+        shape = tuple(len(lv) for lv in idx.levels)
+        flat = np.ravel_multi_index(tuple(np.where(absent, 0, c) for c in codes), shape)
+        return np.where(absent, -1, self.grid[flat])
+
+    def get(self, args: list[np.ndarray], deferred: np.ndarray | None = None) -> np.ndarray:
+        """The values at the keys ``args``. A missing key raises, or, with ``deferred``
+        (a boolean array over the keys), is marked there and left for the caller to
+        raise if it needs that row."""
         n = len(args[0]) if args else 0
         if n == 0:
             return np.empty(0, dtype=self.values.dtype if self.series else object)
         if self.series:
-            import pandas as pd
-
-            if self.nargs == 1:
-                pos = self.index.get_indexer(args[0])
-            else:
-                pos = self.index.get_indexer(pd.MultiIndex.from_arrays(args))
+            pos = self._positions(args)
             missing = pos < 0
             if missing.any():
-                j = int(np.flatnonzero(missing)[0])
-                self._missing(tuple(a[j] for a in args))
+                if deferred is None:
+                    j = int(np.flatnonzero(missing)[0])
+                    self._missing(tuple(a[j] for a in args))
+                deferred |= missing
+                pos = np.where(missing, 0, pos)
             return self.values[pos]
         if callable(self.table) and not isinstance(self.table, Mapping):
             return np.frompyfunc(self.table, self.nargs, 1)(*args)
@@ -108,14 +147,48 @@ class TableIndex:
             else args[0].tolist()
         table, miss = self.table, object()
         out = [table.get(k, miss) for k in keys]
-        for j, v in enumerate(out):
-            if v is miss:
-                self._missing(tuple(a[j] for a in args))
+        absent = [j for j, v in enumerate(out) if v is miss]
+        if absent:
+            if deferred is None:
+                self._missing(tuple(a[absent[0]] for a in args))
+            stand_in = next((v for v in out if v is not miss), 0)  # never read: deferred
+            for j in absent:
+                deferred[j], out[j] = True, stand_in
         return np.asarray(out)
 
     def _missing(self, key: tuple) -> None:
+        key = tuple(x.item() if isinstance(x, np.generic) else x for x in key)
         raise QueryError(f"{self.name}[{', '.join(map(repr, key))}]: no such entry in the "
                          "table")
+
+
+class _IntLevel:
+    """Codes of an index level of integers in a compact range, by one array lookup."""
+
+    def __init__(self, lo: int, lut: np.ndarray):
+        self.lo, self.lut = lo, lut
+
+    @classmethod
+    def of(cls, level: Any) -> _IntLevel | None:
+        values = np.asarray(level)
+        if values.dtype.kind not in "iu" or not values.size:
+            return None
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo >= max(4 * values.size, 1 << 16):
+            return None
+        lut = np.full(hi - lo + 1, -1, dtype=np.int64)
+        lut[values - lo] = np.arange(values.size)
+        return cls(lo, lut)
+
+    def codes(self, keys: np.ndarray) -> np.ndarray | None:
+        """The level codes of ``keys`` (-1 where absent), or None for keys that are not
+        integers (the caller asks the index itself)."""
+        keys = np.asarray(keys)
+        if keys.dtype.kind not in "iu":
+            return None
+        off = keys - self.lo
+        inside = (off >= 0) & (off < self.lut.size)
+        return np.where(inside, self.lut[np.where(inside, off, 0)], -1)
 
 
 class VectorCompiler:
@@ -295,13 +368,17 @@ class VectorCompiler:
                 x, bx = f(env)
                 args.append(np.broadcast_to(np.asarray(x), (env.size,)))
                 bad = _or(bad, bx)
+            deferred = getattr(env, "deferred", None)
             if bad is not None and bad.any():  # rows that cannot form the key
                 ok = ~bad
                 out = np.empty(env.size, dtype=object)
                 if ok.any():
-                    out[ok] = index.get([a[ok] for a in args])
+                    sub = None if deferred is None else np.zeros(int(ok.sum()), dtype=bool)
+                    out[ok] = index.get([a[ok] for a in args], sub)
+                    if sub is not None:
+                        deferred[ok] |= sub
                 return out, bad
-            return index.get(args), None
+            return index.get(args, deferred), None
         return lookup
 
 

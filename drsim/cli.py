@@ -126,3 +126,122 @@ def _print_headlines(result, path: Path, seconds: float) -> None:
     console = Console()
     console.print(table)
     console.print(f"results: {path}", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command()
+def sweep(
+    sweep_file: Annotated[Path, typer.Argument(metavar="SWEEP",
+                                               help="Sweep YAML file (see drsim/sweep.py).")],
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="Output folder; rerun with the same folder to resume.")],
+    seeds: Annotated[int | None, typer.Option(
+        min=1, help="Runs per point with independent seeds (default: the sweep file's).",
+    )] = None,
+    master: Annotated[str | None, typer.Option(
+        help="Spark master URL, e.g. spark://host:7077 (default: local[*]).")] = None,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Start afresh: delete the output folder first.")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Check the sweep and list its points; run nothing.")] = False,
+) -> None:
+    """Run a grid of scenario overrides, each point with N seeds; write a table and plots.
+
+    Finished runs are recorded in OUT/runs.jsonl as they complete: after an interruption,
+    the same command resumes where it stopped.
+    """
+    from drsim.report import sweep_table
+    from drsim.sweep import (
+        JOURNAL,
+        SweepError,
+        SweepOutputError,
+        SweepRunError,
+        default_runner,
+        load_sweep,
+        run_sweep,
+    )
+
+    started = time.perf_counter()
+    try:
+        spec = load_sweep(sweep_file)
+        if seeds is not None:
+            spec = spec.with_seeds(seeds)
+    except (SweepError, ScenarioError) as exc:
+        raise _fail(str(exc), 2) from None
+    runs = spec.runs()
+    console = Console(stderr=True)
+    if dry_run:
+        stdout = Console()
+        stdout.print(f"{spec.name}: {len(spec.points)} points x {spec.seeds} "
+                     f"seed{'s' if spec.seeds != 1 else ''} = {len(runs)} runs "
+                     f"(base scenario {spec.base.name}); nothing run (--dry-run)",
+                     markup=False, highlight=False, soft_wrap=True)
+        table = Table()
+        table.add_column("point", justify="right")
+        for axis in spec.axes:
+            table.add_column(axis, justify="right")
+        table.add_column("seeds")
+        for point in spec.points:
+            point_seeds = [str(r.seed) for r in runs if r.point is point]
+            table.add_row(str(point.index), *(str(point.values[a]) for a in spec.axes),
+                          ", ".join(point_seeds[:3]) + (" ..." if len(point_seeds) > 3 else ""))
+        stdout.print(table)
+        return
+
+    try:
+        runner = default_runner()  # resolved now, when the command runs
+    except SweepOutputError as exc:
+        raise _fail(str(exc), 1) from None
+    try:
+        with Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("runs"), TimeElapsedColumn(),
+                      TextColumn("{task.description}"), console=console) as bar:
+            task = bar.add_task("", total=len(runs))
+
+            def progress(done: int, total: int, label: str) -> None:
+                bar.update(task, completed=done, total=total, description=label)
+
+            outcome = run_sweep(spec, out, runner=runner, master=master, progress=progress,
+                                overwrite=overwrite)
+    except (SweepError, ScenarioError) as exc:
+        raise _fail(str(exc), 2) from None
+    except SweepOutputError as exc:
+        raise _fail(str(exc), 1) from None
+    except SweepRunError as exc:
+        cause = exc.__cause__
+        if cause is not None and not isinstance(cause, ScenarioError):
+            from rich.traceback import Traceback
+
+            console.print(Traceback.from_exception(type(cause), cause, cause.__traceback__))
+        raise _fail(f"{exc}\n{exc.done} of {exc.total} runs are finished and recorded in "
+                    f"{out / JOURNAL}; run the same command again to resume", 1) from None
+    except KeyboardInterrupt:
+        raise _fail(f"interrupted; the finished runs are recorded in {out / JOURNAL}; run "
+                    "the same command again to resume", 130) from None
+    if outcome.reused:
+        console.print(f"resumed: {outcome.reused} of {outcome.total} runs were already done",
+                      markup=False, highlight=False)
+    table = sweep_table(outcome.table, spec.axes, spec.metrics,
+                        title=f"{spec.name}: {len(spec.points)} points x {spec.seeds} "
+                              f"seed{'s' if spec.seeds != 1 else ''}")
+    stdout = Console()
+    stdout.print(table)
+    stdout.print(f"results: {out} ({', '.join(outcome.files)}); "
+                 f"{outcome.ran} runs in {time.perf_counter() - started:.1f} s",
+                 markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(
+        metavar="RUN_DIR", help="A result folder (summary.json) or a finished sweep folder.")],
+    section: Annotated[list[str] | None, typer.Option(
+        "--section", "-s", help="Show only this section (repeatable), e.g. reduction_mwh.",
+    )] = None,
+) -> None:
+    """Print a result folder's summary.json as tables (a sweep folder: its table)."""
+    from drsim.report import ReportError, print_report
+
+    try:
+        print_report(run_dir, Console(), sections=section)
+    except ReportError as exc:
+        raise _fail(str(exc), 2) from None

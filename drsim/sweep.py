@@ -1,0 +1,1196 @@
+"""Parameter sweeps: what-if grids over a scenario, repeated with independent seeds.
+
+A sweep file names a base scenario and the parameters to change::
+
+    name: incentive_beta                 # optional; default: the file name
+    scenario: ../paper_100k.yaml         # relative to the sweep file
+    overrides:                           # fixed changes, applied to every point
+      households: 20000                  #   (scales the groups, like --households)
+      ev.penetration: 0.3
+    grid:                                # axes: every combination of their values is a point
+      incentive.beta: [1.4, 1.8, 2.2]
+      groups[*].follow_through_drop: [0.3, 0.5]   # groups[0], groups[G1] or groups[*]
+      delay_detection: [0, 10]           # a run option, not a scenario key (minutes)
+    seeds: 5                             # runs per point, with independent seeds
+    metrics:                             # dotted paths into summary.json (DEFAULT_METRICS)
+      - reduction_mwh.adaptive
+      - prediction.utility_noncompliance_time
+
+Paths are checked against the scenario model (:mod:`drsim.scenario`) and every point is built
+and validated before any run starts; problems are reported like the scenario loader's,
+``<file>: <field>: <problem>; accepted: <...>``, one line each.
+
+Seeds: replicate 0 runs with the scenario's own seed, replicate r > 0 with a seed derived from
+(scenario seed, r) by the counter-based hash of :mod:`drsim.rng`. Replicate r uses the same seed
+at every point (common random numbers), so differences between points are not noise.
+
+The output folder holds ``runs.jsonl`` (one JSON line per finished run with its summary,
+appended and flushed as it completes), ``runs/`` (each run's own result folder), ``sweep.json``
+(the sweep as run; ``complete`` turns true at the end), and at the end ``table.csv`` /
+``table.parquet`` (one row per point: mean, 95 % Student-t confidence interval and count per
+metric) and one PNG per numeric metric against the first axis.
+
+Resuming: a run is known by a hash of its validated scenario (seed included) and run options.
+Rerunning a sweep into the same folder skips every run already in ``runs.jsonl``, so an
+interrupted sweep continues where it stopped, more seeds add only the new ones, and a sweep
+whose grid was extended runs only the new points. Changing the metrics reruns nothing: the
+table is rebuilt from the recorded summaries.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import difflib
+import hashlib
+import importlib
+import itertools
+import json
+import math
+import os
+import re
+import shutil
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from drsim.scenario import (
+    TOP_LEVEL,
+    Scenario,
+    ScenarioError,
+    _check_files,
+    _model_of,
+    _ScenarioLoader,
+    _unwrap,
+    load_scenario,
+    scenario_from_dict,
+)
+
+__all__ = [
+    "DEFAULT_METRICS",
+    "RUN_OPTIONS",
+    "Runner",
+    "Sweep",
+    "SweepError",
+    "SweepOutcome",
+    "SweepOutputError",
+    "SweepPoint",
+    "SweepRun",
+    "SweepRunError",
+    "check_scenario_path",
+    "default_runner",
+    "expand_grid",
+    "get_metric",
+    "load_sweep",
+    "mean_ci",
+    "replicate_seeds",
+    "run_sweep",
+    "sweep_from_dict",
+    "tabulate",
+]
+
+DEFAULT_METRICS = (
+    "reduction_mwh.expected",
+    "reduction_mwh.traditional",
+    "reduction_mwh.adaptive",
+    "prediction.utility_noncompliance_time",
+)
+MAX_SEEDS = 1000
+MAX_DELAY_MINUTES = 1440
+CONFIDENCE = 0.95
+
+JOURNAL = "runs.jsonl"
+RUNS_DIR = "runs"
+SWEEP_RECORD = "sweep.json"
+TABLE_CSV = "table.csv"
+TABLE_PARQUET = "table.parquet"
+
+_SWEEP_KEYS = ("name", "scenario", "overrides", "grid", "seeds", "metrics")
+_CLOCK = re.compile(r"^(\d{2}):(\d{2})$")
+
+
+def _delay_detection(value: Any) -> tuple[str, str] | None:
+    if (isinstance(value, int) and not isinstance(value, bool)
+            and 0 <= value <= MAX_DELAY_MINUTES):
+        return None
+    return (f"expected a whole number of minutes, got {_show(value)}",
+            f"an integer from 0 to {MAX_DELAY_MINUTES} (minutes)")
+
+
+#: Options of the run itself (keyword arguments of the runner), not scenario keys: name →
+#: (check of a value: None or (problem, accepted), default).
+RUN_OPTIONS: dict[str, tuple[Callable[[Any], tuple[str, str] | None], Any]] = {
+    "delay_detection": (_delay_detection, 0),
+}
+
+#: The function that runs one scenario into a result folder and returns its summary dict.
+Runner = Callable[..., Mapping[str, Any] | None]
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------------------------
+
+
+class SweepError(ScenarioError):
+    """A sweep file that cannot be used; one line per problem, like :class:`ScenarioError`."""
+
+
+class SweepOutputError(OSError):
+    """The output folder cannot be used for this sweep."""
+
+
+class SweepRunError(RuntimeError):
+    """One run failed; the runs finished before it are recorded and a rerun resumes."""
+
+    def __init__(self, message: str, run: SweepRun, done: int, total: int):
+        super().__init__(message)
+        self.run = run
+        self.done = done
+        self.total = total
+
+
+# --------------------------------------------------------------------------------------------
+# The sweep
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One combination of axis values: its scenario (with the scenario's own seed)."""
+
+    index: int
+    values: dict[str, Any]
+    scenario: Scenario
+    options: dict[str, Any] = field(default_factory=dict)  # run options (RUN_OPTIONS)
+
+    @property
+    def delay_detection(self) -> int:
+        """Minutes by which the utility's prediction is held back (a run option)."""
+        return self.options.get("delay_detection", RUN_OPTIONS["delay_detection"][1])
+
+    @property
+    def label(self) -> str:
+        """``axis=value, ...`` (or "base" for a sweep without axes)."""
+        return ", ".join(f"{k}={_label(v)}" for k, v in self.values.items()) or "base"
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    """One (point, replicate): the scenario with the replicate's seed."""
+
+    point: SweepPoint
+    replicate: int
+    seed: int
+    scenario: Scenario
+    key: str
+
+    @property
+    def name(self) -> str:
+        """The run's folder name: point, replicate and the start of its key."""
+        return f"p{self.point.index:03d}-r{self.replicate:02d}-{self.key[:8]}"
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A validated sweep: base scenario, fixed overrides, grid axes, seeds and metrics."""
+
+    name: str
+    source: str
+    scenario_file: str
+    base: Scenario
+    overrides: dict[str, Any]
+    grid: dict[str, list[Any]]
+    seeds: int
+    metrics: tuple[str, ...]
+    points: tuple[SweepPoint, ...]
+    _runs: list[SweepRun] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    @property
+    def axes(self) -> list[str]:
+        return list(self.grid)
+
+    def with_seeds(self, seeds: int) -> Sweep:
+        """The same sweep with another number of seeds per point."""
+        problem = _check_seeds(seeds)
+        if problem:
+            raise SweepError(self.source, [("seeds", *problem)])
+        return dataclasses.replace(self, seeds=seeds)
+
+    def runs(self) -> list[SweepRun]:
+        """Every (point, replicate), replicate-major: all points with seed 0 first."""
+        if not self._runs:
+            runs = []
+            seeds = {p.index: replicate_seeds(p.scenario.seed, self.seeds) for p in self.points}
+            for replicate in range(self.seeds):
+                for point in self.points:
+                    seed = seeds[point.index][replicate]
+                    scenario = point.scenario.model_copy(update={"seed": seed})
+                    runs.append(SweepRun(point, replicate, seed, scenario,
+                                         _run_key(scenario, point.options)))
+            self._runs.extend(runs)
+        return list(self._runs)
+
+    def describe(self) -> dict[str, Any]:
+        """The sweep as a JSON-able mapping (sweep.json)."""
+        runs = self.runs()
+        return {
+            "name": self.name,
+            "sweep_file": Path(self.source).name,
+            "scenario_file": self.scenario_file,
+            "axes": self.axes,
+            "grid": self.grid,
+            "overrides": self.overrides,
+            "seeds": self.seeds,
+            "metrics": list(self.metrics),
+            "confidence": CONFIDENCE,
+            "points": [{"point": p.index, "values": p.values, "options": p.options,
+                        "seeds": [r.seed for r in runs if r.point is p],
+                        "runs": [r.name for r in runs if r.point is p]}
+                       for p in self.points],
+            "scenario": self.base.model_dump(mode="json"),
+        }
+
+
+def replicate_seeds(seed: int, n: int) -> list[int]:
+    """``n`` distinct seeds: ``seed`` itself, then seeds hashed from (seed, replicate)."""
+    from drsim.rng import hash64
+
+    seeds = [int(seed)]
+    counter = 1
+    while len(seeds) < n:
+        derived = int(hash64(int(seed), np.uint64(counter), "sweep.replicate")) >> 1
+        if derived not in seeds:  # a collision is astronomically unlikely, but be exact
+            seeds.append(derived)
+        counter += 1
+    return seeds
+
+
+def _run_key(scenario: Scenario, options: Mapping[str, Any]) -> str:
+    """Content key of a run: everything that determines its result."""
+    text = json.dumps({"scenario": scenario.model_dump(mode="json"), "options": dict(options)},
+                      sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def expand_grid(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """Every combination of the axes' values; the first axis varies slowest."""
+    names = list(grid)
+    return [dict(zip(names, combo, strict=True))
+            for combo in itertools.product(*(grid[n] for n in names))]
+
+
+# --------------------------------------------------------------------------------------------
+# Reading and validating
+# --------------------------------------------------------------------------------------------
+
+_SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[([^\[\]]+)\])?")
+_YAML_ACCEPTED = ("YAML text: 'key: value' lines, nested blocks indented with spaces "
+                  "(not tabs), lists as '- item' or [a, b]")
+_SWEEP_ACCEPTED = ("a mapping with the keys " + ", ".join(_SWEEP_KEYS)
+                   + " (scenario is required)")
+
+
+def load_sweep(path: str | Path) -> Sweep:
+    """Read and validate a sweep file, its base scenario and every point of its grid.
+
+    Raises :class:`SweepError` (or the base scenario's :class:`ScenarioError`) naming the
+    file, the field and the accepted values, before any run starts.
+    """
+    source = str(path)
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SweepError(source, [("(file)", "no such file",
+                                   "the path of an existing sweep YAML file")]) from None
+    except IsADirectoryError:
+        raise SweepError(source, [("(file)", "is a folder, not a file",
+                                   "the path of a sweep YAML file")]) from None
+    except UnicodeDecodeError as exc:
+        raise SweepError(source, [("(file)", f"not UTF-8 text ({exc.reason} at byte "
+                                   f"{exc.start})", "a UTF-8 encoded YAML file")]) from None
+    except OSError as exc:
+        raise SweepError(source, [("(file)", f"cannot be read ({exc.strerror})",
+                                   "a readable sweep YAML file")]) from None
+    try:
+        data = yaml.load(text, Loader=_ScenarioLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else TOP_LEVEL
+        raise SweepError(source, [(where, f"invalid YAML: {exc.problem or exc.context}",
+                                   _YAML_ACCEPTED)]) from None
+    except yaml.YAMLError as exc:
+        raise SweepError(source, [(TOP_LEVEL, f"invalid YAML: {exc}", _YAML_ACCEPTED)]) from None
+    if data is None:
+        raise SweepError(source, [(TOP_LEVEL, "the file is empty (or only comments)",
+                                   _SWEEP_ACCEPTED)])
+    return sweep_from_dict(data, source=source, base_dir=file.parent, default_name=file.stem)
+
+
+def sweep_from_dict(data: Any, source: str = "<dict>", base_dir: str | Path = ".",
+                    default_name: str = "sweep", base: Scenario | None = None) -> Sweep:
+    """Validate a sweep mapping; ``base_dir`` is where the scenario path is read from.
+
+    ``base`` gives the base scenario directly (then the ``scenario`` key may be left out).
+    """
+    if not isinstance(data, dict):
+        raise SweepError(source, [(TOP_LEVEL, f"expected a mapping of sweep keys, got "
+                                              f"{_kind(data)}", _SWEEP_ACCEPTED)])
+    problems: list[tuple[str, str, str]] = []
+    for key in data:
+        if key not in _SWEEP_KEYS:
+            close = difflib.get_close_matches(str(key), _SWEEP_KEYS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            problems.append((str(key), f"unknown key {key!r}{hint}",
+                             "the keys " + ", ".join(_SWEEP_KEYS)))
+
+    name = data.get("name", default_name)
+    if not isinstance(name, str) or not name.strip():
+        problems.append(("name", f"expected a name, got {_kind(name)}", "non-empty text"))
+
+    seeds = data.get("seeds", 1)
+    seeds_problem = _check_seeds(seeds)
+    if seeds_problem:
+        problems.append(("seeds", *seeds_problem))
+
+    metrics = data.get("metrics", list(DEFAULT_METRICS))
+    problems += _check_metrics(metrics)
+
+    scenario_file = data.get("scenario")
+    if base is None:
+        if scenario_file is None:
+            problems.append(("scenario", "required key missing",
+                             "the path of the base scenario YAML file, relative to the sweep "
+                             "file"))
+        elif not isinstance(scenario_file, str) or not scenario_file.strip():
+            problems.append(("scenario", f"expected a file path, got {_kind(scenario_file)}",
+                             "the path of the base scenario YAML file, relative to the sweep "
+                             "file"))
+        else:
+            path = Path(scenario_file).expanduser()
+            path = path if path.is_absolute() else Path(base_dir) / path
+            if not path.is_file():
+                problems.append(("scenario", f"file not found: {scenario_file!r} (relative "
+                                 "paths are read from the sweep file's folder)",
+                                 "the path of a scenario YAML file"))
+            else:
+                # a bad base scenario raises its own ScenarioError, naming its file
+                base = load_scenario(path.resolve())
+    overrides = data.get("overrides")
+    overrides = {} if overrides is None else overrides
+    grid = data.get("grid")
+    grid = {} if grid is None else grid
+    if not isinstance(overrides, dict):
+        problems.append(("overrides", f"expected a mapping, got {_kind(overrides)}",
+                         "a mapping from a dotted scenario path (e.g. incentive.beta) or a run "
+                         "option (" + ", ".join(RUN_OPTIONS) + ") to a value"))
+        overrides = {}
+    if not isinstance(grid, dict):
+        problems.append(("grid", f"expected a mapping, got {_kind(grid)}",
+                         "a mapping from a dotted scenario path (e.g. incentive.beta) or a run "
+                         "option (" + ", ".join(RUN_OPTIONS) + ") to a list of values"))
+        grid = {}
+
+    unusable: set[str] = set()  # keys left out when the points are built
+    if base is not None:
+        for section, entries in (("overrides", overrides), ("grid", grid)):
+            for key in entries:
+                found = check_scenario_path(str(key), base)
+                if found is not None:
+                    problems.append((f"{section}.{key}", *found))
+                    unusable.add(key)
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            problems.append((f"grid.{key}", f"expected a non-empty list of values, got "
+                             f"{_kind(values)}", "a list of values, e.g. [1.4, 1.8, 2.2]"))
+            unusable.add(key)
+            continue
+        seen: list[Any] = []
+        for value in values:
+            if value in seen:
+                problems.append((f"grid.{key}", f"the value {_show(value)} is given twice",
+                                 "a list of distinct values"))
+            seen.append(value)
+    for key in grid:
+        if key in overrides:
+            problems.append((f"grid.{key}", "also given in overrides",
+                             "each path either in overrides (fixed) or in grid (an axis)"))
+    all_keys = [str(k) for k in (*overrides, *grid)]
+    for key in all_keys:
+        for other in all_keys:
+            if other != key and other.startswith(key) and other[len(key)] in ".[":
+                problems.append((f"overrides.{key}" if key in overrides else f"grid.{key}",
+                                 f"{key} contains {other}, which is also set",
+                                 "paths of which none lies inside another"))
+    for option, (check, _) in RUN_OPTIONS.items():
+        checks = [("overrides." + option, v) for v in [overrides[option]]
+                  ] if option in overrides else []
+        if isinstance(grid.get(option), list):
+            checks += [(f"grid.{option}", v) for v in grid[option]]
+        for where, value in checks:
+            found = check(value)
+            if found:
+                problems.append((where, *found))
+                unusable.add(option)
+    if base is None:
+        raise SweepError(source, _unique(problems))
+
+    # Build and validate every point, in steps so that each problem is reported once and
+    # where it belongs: each override alone, each axis value alone (with the overrides that
+    # pass), then every combination of the values that pass alone (a clash names its point).
+    grid = {str(k): list(v) for k, v in grid.items() if k not in unusable}
+    passing_overrides = {}
+    for key, value in overrides.items():
+        if key not in unusable:
+            try:
+                _point(base, {str(key): value}, {}, source)
+            except _PointError as exc:
+                problems += exc.problems
+                continue
+            passing_overrides[str(key)] = value
+    overrides = passing_overrides
+    try:
+        _point(base, overrides, {}, source)
+    except _PointError as exc:
+        problems += exc.problems
+        raise SweepError(source, _unique(problems)) from None
+    passing = {}
+    for axis, values in grid.items():
+        passing[axis] = []
+        for value in values:
+            try:
+                _point(base, overrides, {axis: value}, source)
+            except _PointError as exc:
+                problems += exc.problems
+                continue
+            passing[axis].append(value)
+    points = []
+    for index, values in enumerate(expand_grid(passing)):
+        try:
+            scenario, options = _point(base, overrides, values, source, at_point=True)
+        except _PointError as exc:
+            problems += exc.problems
+            continue
+        points.append(SweepPoint(index, values, scenario, options))
+    if problems:
+        raise SweepError(source, _unique(problems))
+    return Sweep(name=name.strip(), source=source, scenario_file=str(scenario_file or ""),
+                 base=base, overrides=overrides, grid=grid, seeds=seeds,
+                 metrics=tuple(metrics), points=tuple(points))
+
+
+def _check_seeds(seeds: Any) -> tuple[str, str] | None:
+    if isinstance(seeds, int) and not isinstance(seeds, bool) and 1 <= seeds <= MAX_SEEDS:
+        return None
+    return (f"expected a number of seeds, got {_show(seeds)}",
+            f"an integer from 1 to {MAX_SEEDS} (runs per point)")
+
+
+def _check_metrics(metrics: Any) -> list[tuple[str, str, str]]:
+    accepted = ("a list of dotted paths into summary.json, e.g. [reduction_mwh.adaptive, "
+                "prediction.utility_noncompliance_time]")
+    if not isinstance(metrics, list) or not metrics:
+        return [("metrics", f"expected a non-empty list, got {_kind(metrics)}", accepted)]
+    problems = []
+    for i, metric in enumerate(metrics):
+        if (not isinstance(metric, str) or not metric.strip()
+                or any(not part.strip() for part in metric.split("."))):
+            problems.append((f"metrics[{i}]", f"expected a dotted path, got {_show(metric)}",
+                             accepted))
+        elif metric in metrics[:i]:
+            problems.append((f"metrics[{i}]", f"{metric!r} is listed twice",
+                             "each metric once"))
+    return problems
+
+
+class _PointError(Exception):
+    def __init__(self, problems: list[tuple[str, str, str]]):
+        super().__init__(problems)
+        self.problems = problems
+
+
+def _point(base: Scenario, overrides: dict[str, Any], values: dict[str, Any],
+           source: str, at_point: bool = False) -> tuple[Scenario, dict[str, Any]]:
+    """The scenario and run options of one point; _PointError with sweep-file problems.
+
+    ``at_point``: name the point's axis values in each problem.
+    """
+    assigned = {**{k: ("overrides", v) for k, v in overrides.items()},
+                **{k: ("grid", v) for k, v in values.items()}}
+    options = {name: default for name, (_, default) in RUN_OPTIONS.items()}
+    changes = {}
+    for path, (_, value) in assigned.items():
+        if path in RUN_OPTIONS:
+            options[path] = value
+        else:
+            changes[path] = value
+    try:
+        scenario = base
+        if "households" in changes:
+            scenario = scenario.with_households(changes["households"])
+        data = scenario.model_dump()
+        for path, value in changes.items():
+            if path != "households":
+                _assign(data, _parse_path(path) or [], value)
+        scenario = scenario_from_dict(data, source=source).model_copy(
+            update={"source_path": base.source_path})
+        _check_files(scenario, source)
+    except ScenarioError as exc:
+        raise _PointError([_blame(field, problem, accepted, assigned, values, at_point)
+                           for field, problem, accepted in exc.problems]) from None
+    return scenario, options
+
+
+def _blame(field: str, problem: str, accepted: str, assigned: dict[str, tuple[str, Any]],
+           values: dict[str, Any], at_point: bool) -> tuple[str, str, str]:
+    """Turn a scenario problem at ``field`` into one at the sweep key that caused it."""
+    best = best_pattern = None
+    for path in assigned:
+        if path in RUN_OPTIONS:
+            continue
+        # groups[*] / groups[G1] / groups[0] match the scenario's groups[<position>]
+        pattern = re.sub(r"\\\[[^\]]*\\\]", r"\\[\\d+\\]", re.escape(path))
+        if re.match(pattern + r"(?:$|[.\[])", field) and (best is None or len(path) > len(best)):
+            best, best_pattern = path, pattern
+    point = (" (at the point " + ", ".join(f"{k}={_label(v)}" for k, v in values.items())
+             + ")") if at_point and values else ""
+    if best is not None and best_pattern is not None:
+        section, value = assigned[best]
+        detail = "" if re.fullmatch(best_pattern, field) else f" (at {field})"
+        return f"{section}.{best}", f"value {_show(value)}{detail}: {problem}{point}", accepted
+    return ("grid" if values else "overrides"), f"{field}: {problem}{point}", accepted
+
+
+def _parse_path(path: str) -> list[tuple[str, int | str | None]] | None:
+    """``a.b[0].c`` → [(a, None), (b, 0), (c, None)]; None if it is not such a path."""
+    steps: list[tuple[str, int | str | None]] = []
+    position = 0
+    while True:
+        match = _SEGMENT.match(path, position)
+        if not match:
+            return None
+        index: int | str | None = match[2]
+        if index is not None:
+            index = index.strip()
+            if re.fullmatch(r"-?\d+", index):
+                index = int(index)
+        steps.append((match[1], index))
+        position = match.end()
+        if position == len(path):
+            return steps
+        if path[position] != ".":
+            return None
+        position += 1
+
+
+def _join(steps: Sequence[tuple[str, int | str | None]]) -> str:
+    return ".".join(name + ("" if index is None else f"[{index}]") for name, index in steps)
+
+
+def _keys(model: Any) -> list[str]:
+    return [name for name in model.model_fields if name != "source_path"]
+
+
+def _paths(model: Any, prefix: str = "") -> list[str]:
+    """Every dotted path of a scenario model (list items as [*])."""
+    found = []
+    for name in _keys(model):
+        annotation = model.model_fields[name].annotation
+        core, _, _ = _unwrap(annotation, [])
+        path = prefix + name
+        found.append(path)
+        if typing.get_origin(core) is list and _model_of(typing.get_args(core)[0]):
+            found += _paths(_model_of(typing.get_args(core)[0]), path + "[*].")
+        elif _model_of(core):
+            found += _paths(_model_of(core), path + ".")
+    return found
+
+
+_PATH_EXAMPLES = "e.g. incentive.beta, monitoring.gamma_group, groups[*].incentive_u"
+
+
+def check_scenario_path(path: str, base: Scenario) -> tuple[str, str] | None:
+    """None if ``path`` names a scenario key (or a run option); else (problem, accepted).
+
+    A path is dotted keys of the scenario model; list items are selected with ``[index]``,
+    ``[name]`` (groups by name) or ``[*]`` (every item); a mapping (monitoring.queries) takes
+    one more key. Unknown keys get a did-you-mean from the model's fields.
+    """
+    if path in RUN_OPTIONS:
+        return None
+    steps = _parse_path(path)
+    options = ", ".join(RUN_OPTIONS)
+    if steps is None:
+        return (f"{path!r} is not a dotted path",
+                f"a dotted scenario path ({_PATH_EXAMPLES}) or a run option ({options})")
+    model: Any = Scenario
+    current: Any = base
+    for i, (name, index) in enumerate(steps):
+        where = _join(steps[:i])
+        last = i == len(steps) - 1
+        if model is None:
+            return (f"{where} is a single value and has no key {name!r}",
+                    f"the path {where} itself")
+        keys = _keys(model)
+        if name not in keys:
+            suggestions = _suggest(path, steps, i, keys)
+            hint = (" (did you mean " + " or ".join(repr(s) for s in suggestions) + "?)"
+                    if suggestions else "")
+            inside = f" in {where}" if where else ""
+            extra = f", or a run option ({options})" if i == 0 else ""
+            return (f"unknown key {name!r}{inside}{hint}",
+                    f"the keys {', '.join(keys)}{extra}")
+        core, _, _ = _unwrap(model.model_fields[name].annotation, [])
+        origin = typing.get_origin(core)
+        value = getattr(current, name, None) if current is not None else None
+        here = _join(steps[: i + 1])
+        if origin is list:
+            item_type = typing.get_args(core)[0]
+            item_model = _model_of(item_type)
+            items = list(value or [])
+            if index is None:
+                if not last:
+                    return (f"{name} is a list: say which items",
+                            f"{name}[0] (by position), {name}[<name>] (by name) or "
+                            f"{name}[*] (every item), then .{steps[i + 1][0]}")
+                return None
+            if index != "*":
+                if isinstance(index, int):
+                    if not 0 <= index < len(items):
+                        return (f"{name}[{index}] is out of range: the base scenario has "
+                                f"{len(items)} {name}",
+                                f"an index from 0 to {len(items) - 1}, a name, or *")
+                    value = items[index]
+                else:
+                    names = [getattr(item, "name", None) for item in items]
+                    if item_model is None or "name" not in item_model.model_fields:
+                        return (f"{name}[{index}]: the items of {name} have no names",
+                                f"an index from 0 to {len(items) - 1}, or *")
+                    if index not in names:
+                        close = difflib.get_close_matches(index, [str(n) for n in names], n=1)
+                        hint = f" (did you mean {name}[{close[0]}]?)" if close else ""
+                        return (f"no item of {name} is named {index!r}{hint}",
+                                "one of " + ", ".join(str(n) for n in names)
+                                + ", an index, or *")
+                    value = items[names.index(index)]
+            else:
+                value = items[0] if items else None
+            model = item_model
+            current = value
+            continue
+        if index is not None:
+            return (f"{here.rsplit('[', 1)[0]} is not a list; [{index}] cannot select an item",
+                    f"the path without [{index}]")
+        if origin is dict:
+            if last:
+                return None
+            if i + 1 == len(steps) - 1 and steps[i + 1][1] is None:
+                return None
+            return (f"{name} is a mapping of single values; only one more key may follow",
+                    f"{here}.<key>")
+        model = _model_of(core)
+        current = value
+    return None
+
+
+def _suggest(path: str, steps: Sequence[tuple[str, Any]], i: int,
+             keys: list[str]) -> list[str]:
+    """Paths the user may have meant: a close key at the same level, else a close leaf."""
+    name = steps[i][0]
+    close = difflib.get_close_matches(name, keys, n=1)
+    if close:
+        return [_join([*steps[:i], (close[0], steps[i][1]), *steps[i + 1:]])]
+    everything = _paths(Scenario)
+    leaf = steps[-1][0]
+
+    def last(p: str) -> str:
+        return p.rsplit(".", 1)[-1].replace("[*]", "")
+
+    by_leaf = [p for p in everything
+               if last(p) == leaf or last(p).endswith("_" + leaf) or last(p).startswith(leaf + "_")]
+    if by_leaf:
+        return by_leaf[:3]
+    return difflib.get_close_matches(path, everything, n=1, cutoff=0.6)
+
+
+def _assign(data: dict[str, Any], steps: Sequence[tuple[str, int | str | None]],
+            value: Any) -> None:
+    """Set ``value`` at ``steps`` in a scenario mapping (a checked path)."""
+    node: Any = data
+    for i, (name, index) in enumerate(steps):
+        rest = steps[i + 1:]
+        if index is None:
+            if not rest:
+                node[name] = copy.deepcopy(value)
+                return
+            if node.get(name) is None:
+                node[name] = {}
+            node = node[name]
+            continue
+        items = node[name] = list(node[name])
+        if index == "*":
+            positions = range(len(items))
+        elif isinstance(index, int):
+            positions = [index]
+        else:
+            positions = [p for p, item in enumerate(items) if item.get("name") == index]
+        for p in positions:
+            if rest:
+                items[p] = dict(items[p])
+                _assign(items[p], rest, value)
+            else:
+                items[p] = copy.deepcopy(value)
+        return
+
+
+# --------------------------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------------------------
+
+
+def default_runner() -> Runner:
+    """``drsim.pipeline.run_scenario``, imported now (not when this module is imported)."""
+    try:
+        module = importlib.import_module("drsim.pipeline")
+    except ModuleNotFoundError as exc:
+        if exc.name == "drsim.pipeline":
+            raise SweepOutputError("the adaptive run (drsim.pipeline.run_scenario) is not "
+                                   "available in this version of drsim") from None
+        raise
+    return module.run_scenario
+
+
+@dataclass
+class SweepOutcome:
+    """What :func:`run_sweep` did and wrote."""
+
+    out_dir: Path
+    table: Any  # pandas.DataFrame
+    total: int
+    ran: int
+    reused: int
+    files: list[str]
+
+
+Progress = Callable[[int, int, str], None]
+
+
+def run_sweep(sweep: Sweep, out_dir: str | Path, *, runner: Runner | None = None,
+              master: str | None = None, progress: Progress | None = None,
+              overwrite: bool = False) -> SweepOutcome:
+    """Run every (point, seed) not yet recorded in ``out_dir``, then write table and plots.
+
+    ``runner(scenario, run_dir, master=..., delay_detection=...)`` runs one scenario into
+    ``run_dir`` (which it creates) and returns the summary dict (or writes
+    ``run_dir/summary.json``); default :func:`default_runner`. Each finished run is appended
+    to ``runs.jsonl`` at once, so after an interruption the same call resumes. ``progress``
+    is called as ``progress(done, total, label)``.
+    """
+    runner = runner if runner is not None else default_runner()
+    out = _prepare_output(Path(out_dir), overwrite)
+    journal = out / JOURNAL
+    recorded = read_journal(journal)
+    runs = sweep.runs()
+    todo = [run for run in runs if run.key not in recorded]
+    total = len(runs)
+    reused = total - len(todo)
+    _write_json(out / SWEEP_RECORD, {**sweep.describe(), "complete": False})
+    if todo:
+        _remove_outputs(out)
+    _repair_journal(journal)
+    done = reused
+    if progress:
+        progress(done, total, todo[0].point.label if todo else "")
+    metrics_checked = False
+    for run in todo:
+        if progress:
+            progress(done, total, f"{run.point.label}, seed {run.replicate + 1}/{sweep.seeds}")
+        run_dir = out / RUNS_DIR / run.name
+        if run_dir.exists():  # a run interrupted before it finished
+            shutil.rmtree(run_dir)
+        run_dir.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            result = runner(run.scenario, run_dir, master=master, **run.point.options)
+            summary = _summary_of(result, run_dir)
+        except Exception as exc:
+            raise SweepRunError(
+                f"run {run.name} ({run.point.label}; seed {run.seed}) failed: "
+                f"{type(exc).__name__}: {exc}", run, done, total) from exc
+        record = {"key": run.key, "point": run.point.index, "values": run.point.values,
+                  "replicate": run.replicate, "seed": run.seed, "options": run.point.options,
+                  "run_dir": f"{RUNS_DIR}/{run.name}", "summary": summary}
+        _append_line(journal, record)
+        recorded[run.key] = record
+        done += 1
+        if progress:
+            progress(done, total, run.point.label)
+        if not metrics_checked:
+            _check_metric_paths(sweep, [summary])
+            metrics_checked = True
+
+    records = [recorded[run.key] for run in runs]
+    _check_metric_paths(sweep, [r["summary"] for r in records])
+    table = tabulate(sweep, recorded)
+    files = _write_table(table, out)
+    files += plot_metrics(sweep, table, out)
+    _write_json(out / SWEEP_RECORD, {**sweep.describe(), "complete": True, "files": files})
+    return SweepOutcome(out, table, total, len(todo), reused, files)
+
+
+def _prepare_output(out: Path, overwrite: bool) -> Path:
+    if out.exists() and not out.is_dir():
+        raise SweepOutputError(f"output folder {out} exists and is not a folder")
+    if out.exists() and overwrite:
+        shutil.rmtree(out)
+    if out.exists() and not (out / JOURNAL).exists() and not (out / SWEEP_RECORD).exists():
+        if any(out.iterdir()):
+            raise SweepOutputError(f"output folder {out} exists and is not a sweep folder (no "
+                                   f"{JOURNAL}); choose another --out or use --overwrite to "
+                                   "replace it")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _remove_outputs(out: Path) -> None:
+    """Drop an earlier table and plots, so that an unfinished folder never looks finished."""
+    for path in [out / TABLE_CSV, out / TABLE_PARQUET, *out.glob("*.png")]:
+        path.unlink(missing_ok=True)
+
+
+def _summary_of(result: Any, run_dir: Path) -> dict[str, Any]:
+    if isinstance(result, Mapping):
+        return json.loads(json.dumps(dict(result), default=_json_default))
+    path = run_dir / "summary.json"
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RuntimeError(f"the runner returned no summary and wrote no {path}") from None
+    if not isinstance(summary, dict):
+        raise RuntimeError(f"{path} does not hold a JSON object")
+    return summary
+
+
+def read_journal(path: Path) -> dict[str, dict[str, Any]]:
+    """The finished runs recorded in ``runs.jsonl``, by key (a torn last line is skipped)."""
+    records: dict[str, dict[str, Any]] = {}
+    if not path.exists():
+        return records
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:  # a line cut short by an interruption
+            continue
+        if isinstance(record, dict) and isinstance(record.get("key"), str) and isinstance(
+                record.get("summary"), dict):
+            records[record["key"]] = record
+    return records
+
+
+def _repair_journal(path: Path) -> None:
+    """End a line cut short by an interruption, so that the next record starts a new line."""
+    if path.exists() and path.stat().st_size:
+        with path.open("rb+") as f:
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                f.write(b"\n")
+
+
+def _append_line(path: Path, record: dict[str, Any]) -> None:
+    line = json.dumps(record, default=_json_default, ensure_ascii=False) + "\n"
+    with path.open("a", encoding="utf-8") as f:
+        f.write(line)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=_json_default) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------------------------
+# Statistics and the table
+# --------------------------------------------------------------------------------------------
+
+_MISSING = object()
+
+
+def get_metric(summary: Any, metric: str) -> Any:
+    """The value at a dotted path of a summary; ``_MISSING`` if a key is absent."""
+    node = summary
+    for part in metric.split("."):
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and re.fullmatch(r"\d+", part) and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return _MISSING
+    return node
+
+
+def _leaf_paths(node: Any, prefix: str = "") -> list[str]:
+    if isinstance(node, Mapping):
+        found = []
+        for key, value in node.items():
+            found += _leaf_paths(value, f"{prefix}{key}.")
+        return found
+    return [prefix[:-1]] if prefix else []
+
+
+def _check_metric_paths(sweep: Sweep, summaries: list[dict[str, Any]]) -> None:
+    if not summaries:
+        return
+    problems = []
+    for i, metric in enumerate(sweep.metrics):
+        if all(get_metric(s, metric) is _MISSING for s in summaries):
+            available = _leaf_paths(summaries[0])
+            close = difflib.get_close_matches(metric, available, n=1, cutoff=0.5)
+            if not close:
+                leaf = metric.rsplit(".", 1)[-1]
+                close = [p for p in available if p.rsplit(".", 1)[-1] == leaf][:1]
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            problems.append((f"metrics[{i}]", f"{metric!r} is not in the runs' summary{hint}",
+                             "a dotted path into summary.json, e.g. "
+                             + ", ".join(p for p in available[:4])))
+    if problems:
+        raise SweepError(sweep.source, problems)
+
+
+def t_quantile(p: float, df: int) -> float:
+    """Quantile ``p`` of Student's t with ``df`` degrees of freedom."""
+    from scipy.stats import t
+
+    return float(t.ppf(p, df))
+
+
+def mean_ci(values: Iterable[float], confidence: float = CONFIDENCE
+            ) -> tuple[int, float, float, float]:
+    """(n, mean, low, high): the mean and its two-sided Student-t confidence interval.
+
+    With one value the interval is undefined (NaN); with none the mean is NaN too.
+    """
+    xs = [float(v) for v in values]
+    n = len(xs)
+    if n == 0:
+        return 0, math.nan, math.nan, math.nan
+    mean = math.fsum(xs) / n
+    if n == 1:
+        return 1, mean, math.nan, math.nan
+    sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
+    half = t_quantile(0.5 + confidence / 2, n - 1) * sd / math.sqrt(n)
+    return n, mean, mean - half, mean + half
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+        value, str)
+
+
+def _clock_minutes(value: Any) -> int | None:
+    if isinstance(value, str):
+        match = _CLOCK.match(value)
+        if match and int(match[1]) <= 24 and int(match[2]) <= 59:
+            return int(match[1]) * 60 + int(match[2])
+    return None
+
+
+def clock(minutes: float) -> str:
+    """Minutes since midnight as HH:MM (rounded to the minute)."""
+    m = int(round(minutes))
+    return f"{m // 60:02d}:{m % 60:02d}"
+
+
+def metric_kind(values: Iterable[Any]) -> str:
+    """"number", "clock" (HH:MM texts) or "text", from the non-null values of a metric."""
+    present = [v for v in values if v is not None and v is not _MISSING]
+    if present and all(_is_number(v) for v in present):
+        return "number"
+    if present and all(_clock_minutes(v) is not None for v in present):
+        return "clock"
+    return "number" if not present else "text"
+
+
+def tabulate(sweep: Sweep, records: Mapping[str, Mapping[str, Any]]):
+    """One row per point: axis values, runs n, and per metric mean, 95 % CI and count.
+
+    Columns: ``point``, one per axis, ``n``, then for a numeric metric ``<m>.mean``,
+    ``<m>.ci95_low``, ``<m>.ci95_high``, ``<m>.n`` (runs where it is not null); a clock metric
+    (HH:MM) is averaged in minutes since midnight and also gets ``<m>.clock`` (the mean as
+    HH:MM); any other metric gets ``<m>`` (its distinct values joined by " | ").
+    """
+    import pandas as pd
+
+    by_point: dict[int, list[Mapping[str, Any]]] = {p.index: [] for p in sweep.points}
+    for run in sweep.runs():
+        if run.key in records:
+            by_point[run.point.index].append(records[run.key]["summary"])
+    kinds = {m: metric_kind(get_metric(s, m) for ss in by_point.values() for s in ss)
+             for m in sweep.metrics}
+    axis_cells = {axis: _axis_cells([p.values[axis] for p in sweep.points])
+                  for axis in sweep.axes}
+    rows = []
+    for row_number, point in enumerate(sweep.points):
+        summaries = by_point[point.index]
+        row: dict[str, Any] = {"point": point.index}
+        for axis in sweep.axes:
+            row[axis] = axis_cells[axis][row_number]
+        row["n"] = len(summaries)
+        for metric in sweep.metrics:
+            raw = [get_metric(s, metric) for s in summaries]
+            present = [v for v in raw if v is not None and v is not _MISSING]
+            kind = kinds[metric]
+            if kind == "text":
+                row[metric] = " | ".join(dict.fromkeys(
+                    v if isinstance(v, str) else json.dumps(v, sort_keys=True) for v in present))
+                continue
+            numbers = ([_clock_minutes(v) for v in present] if kind == "clock"
+                       else [float(v) for v in present])
+            n, mean, low, high = mean_ci(numbers)
+            row[f"{metric}.mean"] = mean
+            row[f"{metric}.ci95_low"] = low
+            row[f"{metric}.ci95_high"] = high
+            row[f"{metric}.n"] = n
+            if kind == "clock":
+                row[f"{metric}.clock"] = clock(mean) if n else None
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    table.attrs["metric_kinds"] = kinds
+    return table
+
+
+def _axis_cells(values: list[Any]) -> list[Any]:
+    """Axis values as table cells of one type (lists and mixed types as JSON text)."""
+    if all(_is_number(v) and not isinstance(v, bool) for v in values):
+        return values
+    if all(isinstance(v, str) for v in values) or all(isinstance(v, bool) for v in values):
+        return values
+    return [json.dumps(v) for v in values]
+
+
+def _write_table(table, out: Path) -> list[str]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    written = []
+    tmp = out / f".{TABLE_CSV}.tmp"
+    table.to_csv(tmp, index=False)
+    os.replace(tmp, out / TABLE_CSV)
+    written.append(TABLE_CSV)
+    tmp = out / f".{TABLE_PARQUET}.tmp"
+    pq.write_table(pa.Table.from_pandas(table, preserve_index=False), tmp)
+    os.replace(tmp, out / TABLE_PARQUET)
+    written.append(TABLE_PARQUET)
+    return written
+
+
+def _figure_name(metric: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", metric) + ".png"
+
+
+def plot_metrics(sweep: Sweep, table, out: Path) -> list[str]:
+    """One PNG per numeric (or clock) metric: mean ± 95 % CI against the first axis.
+
+    Points that differ in the other axes are separate lines. No plots without axes.
+    """
+    if not sweep.axes:
+        return []
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
+
+    x_axis, others = sweep.axes[0], sweep.axes[1:]
+    xs = [p.values[x_axis] for p in sweep.points]
+    numeric_x = all(_is_number(x) and not isinstance(x, bool) for x in xs)
+    labels = list(dict.fromkeys(_label(x) for x in xs))
+    kinds = table.attrs.get("metric_kinds", {})
+    written = []
+    for metric in sweep.metrics:
+        column = f"{metric}.mean"
+        if column not in table or not np.isfinite(table[column].to_numpy(dtype=float)).any():
+            continue
+        fig = Figure(figsize=(7, 4.5), layout="constrained")
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+        lines: dict[tuple[str, ...], list[int]] = {}
+        for row, point in enumerate(sweep.points):
+            lines.setdefault(tuple(f"{a}={_label(point.values[a], 20)}" for a in others),
+                             []).append(row)
+        for line, rows in lines.items():
+            x = np.array([xs[r] if numeric_x else labels.index(_label(xs[r])) for r in rows],
+                         dtype=float)
+            order = np.argsort(x, kind="stable")
+            sub = table.iloc[[rows[i] for i in order]]
+            mean = sub[column].to_numpy(dtype=float)
+            low = sub[f"{metric}.ci95_low"].to_numpy(dtype=float)
+            high = sub[f"{metric}.ci95_high"].to_numpy(dtype=float)
+            yerr = np.vstack([np.nan_to_num(mean - low), np.nan_to_num(high - mean)])
+            ax.errorbar(x[order], mean, yerr=yerr, marker="o", capsize=4,
+                        label=", ".join(line) or None)
+        if not numeric_x:
+            ax.set_xticks(range(len(labels)), labels)
+        unit = " (minutes)" if x_axis == "delay_detection" else ""
+        ax.set_xlabel(x_axis + unit)
+        ax.set_ylabel(metric)
+        if kinds.get(metric) == "clock":
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: clock(v)))
+        ci = (f"mean ± {CONFIDENCE:.0%} CI of {sweep.seeds} seeds" if sweep.seeds > 1
+              else "one seed")
+        ax.set_title(f"{sweep.name}: {metric}\n({ci})", fontsize="medium")
+        ax.grid(True, alpha=0.3)
+        if others:
+            ax.legend(fontsize="small")
+        name = _figure_name(metric)
+        tmp = out / f".{name}.tmp.png"
+        fig.savefig(tmp, dpi=120)
+        os.replace(tmp, out / name)
+        written.append(name)
+    return written
+
+
+# --------------------------------------------------------------------------------------------
+# Small helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _unique(problems: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    return list(dict.fromkeys(problems))
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return f"a list ({_show(value)})"
+    if value is None:
+        return "nothing (null)"
+    return f"{type(value).__name__} {_show(value)}"
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _label(value: Any, limit: int = 30) -> str:
+    """A value for labels: text without quotes, anything else as in YAML/JSON."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,222 @@
+"""``drsim report``: summary.json sections as tables, and clear errors for bad folders."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from drsim.cli import app
+from drsim.report import (
+    ReportError,
+    format_value,
+    load_summary,
+    mean_pm,
+    print_report,
+    summary_tables,
+    sweep_table,
+)
+
+SAMPLE = {
+    "scenario_name": "paper_100k",
+    "households": 100000,
+    "seed": 2021,
+    "evening_peak_time": "19:02",
+    "reduction_goal_mwh": 83.28,
+    "scenario": {"name": "paper_100k", "seed": 2021,
+                 "groups": [{"name": "G1", "range": [1, 10000], "incentive_u": 1.05},
+                            {"name": "G2", "range": [10001, 30000], "incentive_u": 1.1}],
+                 "incentive": {"u_mappings": [1.05, 1.1, 1.15, 1.2], "beta": 1.8}},
+    "reduction_mwh": {"expected": 83.28, "traditional": 47.89, "adaptive": 82.61},
+    "prediction": {"utility_noncompliance_time": "19:11", "groups_compliant": 2,
+                   "group_noncompliance_times": {"G1": "19:08", "G2": None},
+                   "second_event": {"start": "19:21", "end": "20:30"}},
+    "incentive": {"lambda_o": 1.0, "lambda_new": 1.2395, "theta_o_mean": 0.45,
+                  "p_inc": 0.5, "kappa": 50000, "penalty_c_nc": None},
+    "peaks": {"baseline": {"peak_kw": 251234.5, "time": "19:02"},
+              "traditional": {"peak_kw": 231000.0, "time": "18:29"},
+              "adaptive": {"peak_kw": 229800.25, "time": "18:29"}},
+    "cost": {"communication_events": 12345678, "computation_events": 2345678,
+             "by_tier": {"meter": {"events": 100, "partial_matches": 7},
+                         "group": {"events": 20, "partial_matches": 3}}},
+    "reduction_breakdown_mwh": {"expected": {"ev": 10.0, "wet": 5.5},
+                                "traditional": {"ev": 6.0, "wet": 3.25}},
+    "files": ["summary.json", "load_curves.parquet"],
+}
+
+
+def render(tables, width: int = 120) -> str:
+    console = Console(width=width, record=True, color_system=None)
+    for table in tables:
+        console.print(table)
+    return console.export_text()
+
+
+def write_run(tmp_path: Path, summary=SAMPLE) -> Path:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text(json.dumps(summary))
+    return run
+
+
+def test_format_value():
+    assert format_value(None) == "—"
+    assert format_value(True) == "true"
+    assert format_value(100000) == "100,000"
+    assert format_value(2021) == "2021"  # a seed or a year, not a count
+    assert format_value(7904249929207116729) == "7904249929207116729"
+    assert format_value(82.61) == "82.61"
+    assert format_value(1.2395) == "1.2395"
+    assert format_value(251234.5) == "251,234.50"
+    assert format_value(12345678.9) == "12,345,679"
+    assert format_value(float("nan")) == "nan"
+    assert format_value([1.05, 1.1]) == "[1.05, 1.1]"
+    assert format_value("19:11") == "19:11"
+    assert format_value([{"a": 1}]) == '[{"a": 1}]'
+    assert mean_pm(82.6134, 0.6712) == "82.61 ± 0.67"
+    assert mean_pm(48.2413, 1.06) == "48.2 ± 1.1"
+    assert mean_pm(1234.5, 25.0) == "1,234 ± 25"  # round-half-even on the mean
+    assert mean_pm(5.0, 0.0) == "5 ± 0"
+
+
+def test_sections_in_order_with_one_table_each():
+    tables = summary_tables(SAMPLE)
+    titles = [str(t.title) for t in tables]
+    assert titles[:6] == ["summary", "reduction_mwh", "prediction", "incentive", "peaks",
+                          "cost"]
+    assert titles.index("cost") < titles.index("reduction_breakdown_mwh") < titles.index(
+        "scenario")
+    assert titles[-1] == "scenario.groups"  # the scenario comes last, its groups as rows
+
+
+def test_report_text_shows_every_figure():
+    text = render(summary_tables(SAMPLE))
+    # single values
+    assert "households" in text and "100,000" in text and "83.28" in text
+    # the reductions
+    for name, value in (("expected", "83.28"), ("traditional", "47.89"), ("adaptive", "82.61")):
+        assert any(name in line and value in line for line in text.splitlines()), name
+    # nested keys are dotted; nulls shown as —
+    assert any("second_event.start" in line and "19:21" in line for line in text.splitlines())
+    assert any("group_noncompliance_times.G1" in line and "19:08" in line
+               for line in text.splitlines())
+    assert any("penalty_c_nc" in line and "—" in line for line in text.splitlines())
+    assert "kappa" in text and "50,000" in text
+    # a mapping of like mappings is a matrix: a row per pass, a column per key
+    peaks = render([t for t in summary_tables(SAMPLE) if str(t.title) == "peaks"])
+    header = next(line for line in peaks.splitlines() if "peak_kw" in line)
+    assert "time" in header
+    assert any(line.split("│")[1].strip() == "adaptive" and "229,800.25" in line
+               for line in peaks.splitlines() if "│" in line)
+    by_tier = render([t for t in summary_tables(SAMPLE) if str(t.title) == "cost.by_tier"])
+    assert "partial_matches" in by_tier and "meter" in by_tier
+    # lists of mappings are tables with a row per item
+    groups = render([t for t in summary_tables(SAMPLE) if str(t.title) == "scenario.groups"])
+    assert "incentive_u" in groups and "G2" in groups and "[10001, 30000]" in groups
+    assert "[summary.json, load_curves.parquet]" in text
+
+
+def test_any_nested_mapping_works():
+    odd = {"a": {"b": {"c": {"d": 1}}, "e": [1, 2]}, "x": [{"k": 1}, {"k": 2, "m": "y"}],
+           "mixed": [1, {"k": 2}], "empty": {}, "markup": {"[bold]not markup[/]": "[red]x"}}
+    text = render(summary_tables(odd))
+    assert "b.c.d" in text and "[1, 2]" in text
+    assert "[bold]not markup[/]" in text and "[red]x" in text  # printed literally
+    assert "k" in text and "m" in text
+
+
+def test_sections_filter_and_unknown_section():
+    tables = summary_tables(SAMPLE, sections=["reduction_mwh"])
+    assert [str(t.title) for t in tables] == ["reduction_mwh"]
+    with pytest.raises(ReportError, match=r"no section 'reducton_mwh' \(did you mean "
+                                          r"'reduction_mwh'\?\); accepted: summary, "):
+        summary_tables(SAMPLE, sections=["reducton_mwh"])
+
+
+def test_missing_and_bad_folders(tmp_path):
+    with pytest.raises(ReportError, match=r"nowhere: no such folder"):
+        load_summary(tmp_path / "nowhere")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ReportError, match=r"empty: no summary\.json in this folder"):
+        load_summary(empty)
+    (empty / "summary.json").write_text("{not json")
+    with pytest.raises(ReportError, match=r"summary\.json: invalid JSON at line 1, column 2"):
+        load_summary(empty)
+    (empty / "summary.json").write_text("[1, 2]")
+    with pytest.raises(ReportError, match="expected a JSON object"):
+        load_summary(empty)
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    with pytest.raises(ReportError, match="not a folder"):
+        load_summary(a_file)
+
+
+def test_print_report_heading(tmp_path):
+    run = write_run(tmp_path)
+    console = Console(width=100, record=True, color_system=None)
+    print_report(run, console)
+    text = console.export_text()
+    assert text.splitlines()[0] == f"paper_100k: {run}"
+    assert "82.61" in text
+
+
+def test_sweep_table_shows_mean_and_ci():
+    table = pd.DataFrame({
+        "point": [0, 1], "delay_detection": [0, 10], "n": [3, 3],
+        "reduction_mwh.adaptive.mean": [82.6134, 81.5], "reduction_mwh.adaptive.ci95_low":
+        [81.9422, math.nan], "reduction_mwh.adaptive.ci95_high": [83.2846, math.nan],
+        "reduction_mwh.adaptive.n": [3, 1],
+        "t.mean": [1151.0, 1161.0], "t.ci95_low": [1150.0, 1161.0],
+        "t.ci95_high": [1152.0, 1161.0], "t.n": [3, 3], "t.clock": ["19:11", "19:21"],
+        "method": ["model", "model"]})
+    text = render([sweep_table(table, ["delay_detection"], ["reduction_mwh.adaptive", "t",
+                                                            "method"])])
+    assert "82.61 ± 0.67" in text
+    assert "81.5 (n=1)" in text  # one value: no interval, and fewer values than runs
+    assert "19:11 ± 1 min" in text and "19:21 ± 0 min" in text
+    assert "model" in text
+
+
+runner = CliRunner()
+
+
+def test_cli_report(tmp_path):
+    run = write_run(tmp_path)
+    result = runner.invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    assert "reduction_mwh" in result.stdout and "82.61" in result.stdout
+    assert "19:11" in result.stdout
+
+    only = runner.invoke(app, ["report", str(run), "--section", "incentive", "-s", "peaks"])
+    assert only.exit_code == 0, only.output
+    assert "lambda_new" in only.stdout and "229,800.25" in only.stdout
+    assert "reduction_mwh" not in only.stdout
+
+
+def test_cli_report_errors(tmp_path):
+    missing = runner.invoke(app, ["report", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 2
+    assert "nowhere: no such folder" in missing.output and "Traceback" not in missing.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    no_summary = runner.invoke(app, ["report", str(empty)])
+    assert no_summary.exit_code == 2 and "no summary.json" in no_summary.output
+    bad_section = runner.invoke(app, ["report", str(write_run(tmp_path)), "-s", "pekas"])
+    assert bad_section.exit_code == 2 and "did you mean 'peaks'" in bad_section.output
+
+
+def test_cli_report_on_an_unfinished_sweep(tmp_path):
+    folder = tmp_path / "sweep"
+    folder.mkdir()
+    (folder / "sweep.json").write_text(json.dumps(
+        {"name": "s", "axes": [], "metrics": [], "points": [{"runs": ["a", "b"]}]}))
+    (folder / "runs.jsonl").write_text(json.dumps({"key": "k", "summary": {}}) + "\n")
+    result = runner.invoke(app, ["report", str(folder)])
+    assert result.exit_code == 2
+    assert "not finished (1 of 2 runs recorded" in result.output.replace("\n", " ")

@@ -772,7 +772,8 @@ def test_explain_shows_states_transitions_predicates_partition_window_engine():
     q = cep_core.compile(LISTING_61, params={"t_start": 1110, "t_end": 1230, "m_user": 3,
                                               "λ": {}}, time_unit="min")
     text = q.explain()
-    for needle in ("engine: reference", "window: 120 min", "partition key: houseID",
+    for needle in ("engine: keyed-vectorized for skip-till-next-match and strict-contiguity",
+                   "reference otherwise", "window: 120 min", "partition key: houseID",
                    "q1  smartMeterEvent a+[]  (Kleene+, accepting)", "q1 -> q1",
                    "a[i].time+1 = a[i+1].time (incremental)", "LENGTH(a+[]) > m_user",
                    "return: userNonComplianceEvent(time=a[m_user].time"):

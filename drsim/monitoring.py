@@ -1,0 +1,348 @@
+"""The DR compliance queries (Listings 6.1-6.3 as query text) and the three tiers.
+
+Source: ``seeds/002_33ee9fd4d8899bf7.txt`` §6.2.2, Listings 6.1-6.3, Figure 6.7; the
+chosen readings are those of ``specs/dr_case_study.md`` (numbered "reading N" below).
+Each tier runs its query text through ``cep_core``; a scenario may replace any text
+(``monitoring.queries``, by the names in :data:`QUERIES`).
+
+* **Meter tier** (:func:`meter_tier`, each smart meter, keyed by houseID): Listing 6.1
+  over the household's readings at its test times → ``userNonComplianceEvent``.
+* **Group tier** (:func:`group_tier`, each group leader): Listing 6.2 top (alert when more
+  than γ_user of the group's households are flagged) and bottom (m_group + 1 consecutive
+  alerts) → ``groupNonComplianceEvent``; the group is then latched.
+* **Utility tier** (:func:`utility_tier`): Listing 6.3 top (alert when more than γ_group
+  of the groups are latched) and bottom (m_utility + 1 consecutive alerts) →
+  ``utilityNonComplianceEvent`` at ``t_nc``, which triggers the second DR event.
+
+Changes from the printed listings (:data:`CHANGES` says each one again, for reports):
+
+1. Times are minutes since midnight (reading 1); ``WITHIN 2h`` is compiled with
+   ``time_unit="min"``. Household tests are δ minutes apart, so Listing 6.1's
+   ``a[i].time+1 = a[i+1].time`` is ``a[i].time + δ = a[i+1].time``; the group and
+   utility queries step by their tick, one minute, as printed (reading 2).
+2. ``a[i].time > t_start`` becomes ``a[i].time >= t_first_test`` with
+   ``t_first_test = t_start + t_wait``: the first test waits for the pre-DR rebound to
+   pass (reading 2); the group and utility queries use the same bound.
+3. Outputs are built from ``a[last]`` instead of ``a[m]``: stamped with their detection
+   time (when the next tier can see them, reading 3), carrying the latest accumulated
+   load; the house and group ids are the same for every event of a run, and ``a[last]``
+   exists even when a scenario edits the length condition. ``LENGTH(a+[]) > m`` is kept
+   as printed: m + 1 consecutive tests.
+4. Selection policy: strict contiguity with one run per partition
+   (``runs="one-per-partition"``) over the tier's own input (a meter's readings at its
+   test times, a leader's alerts at each tick). Reading 5 says skip-till-next-match;
+   with cep_core's semantics that policy starts a run at every qualifying reading (so
+   duplicate (house, time) events) and, with one run per household, cannot end a run
+   whose streak broke (a failed ``+ δ`` test is skipped, and the run waits for the
+   window). Strict contiguity with one run per household is the reading's intent: a
+   passing test ends the run, the next failing test starts a new one.
+5. The group leader keeps each household's latest status between its tests (reading 4):
+   Listing 6.2 top is evaluated on the user events of each test time, and its alert
+   holds at every tick until the next test time.
+6. A latched group counts at every later tick (reading 4): Listing 6.3 top reads, at each
+   tick, one event per group latched by then.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import cep_core
+from drsim.scenario import Scenario
+
+__all__ = ["QUERIES", "CHANGES", "MonitoringPlan", "MeterResult", "GroupResult",
+           "UtilityResult", "meter_tier", "group_tier", "utility_tier", "check_queries",
+           "POLICY", "RUNS", "NOT_LATCHED"]
+
+POLICY, RUNS = "strict-contiguity", "one-per-partition"
+NOT_LATCHED = -1  # latch / detection minute of a group or utility that never fired
+
+QUERIES: dict[str, str] = {
+    "meter": """\
+SEQ (smartMeterEvent a+[])
+WHERE SAME[houseID] AND a[i].time >= t_first_test AND a[i].time < t_end
+AND a[i].accLoad > λ[a[i].houseID, a[i].time]
+AND a[i].time + δ = a[i+1].time
+AND LENGTH(a+[]) > m_user
+WITHIN 2h
+RETURN userNonComplianceEvent(a[last].time, a[last].houseID, a[last].groupID,
+                              a[last].accLoad)""",
+    "group_alert": """\
+SELECT COUNT(DISTINCT houseID) AS alertNum, SUM(accLoad) AS sumAccLoad
+FROM userNonComplianceEvent STREAM
+WHERE SAME[groupID] AND alertNum > γ_user × GroupSize[groupID]
+GROUP BY time
+RETURN groupAlertEvent(time, groupID, sumAccLoad)""",
+    "group": """\
+SEQ (groupAlertEvent a+[])
+FROM groupAlertEvent STREAM
+WHERE SAME[groupID] AND a[i].time >= t_first_test AND a[i].time < t_end
+AND a[i].time+1 = a[i+1].time
+AND LENGTH(a+[]) > m_group
+WITHIN 2h
+RETURN groupNonComplianceEvent(a[last].time, a[last].groupID, a[last].sumAccLoad)""",
+    "utility_alert": """\
+SELECT COUNT(DISTINCT groupID) AS alertNum, SUM(sumAccLoad) AS load
+FROM groupNonComplianceEvent STREAM
+WHERE alertNum > γ_group × GROUPNUM
+GROUP BY time
+RETURN utilityAlertEvent(time, load)""",
+    "utility": """\
+SEQ (utilityAlertEvent a+[])
+FROM utilityAlertEvent STREAM
+WHERE a[i].time >= t_first_test AND a[i].time < t_end
+AND a[i].time+1=a[i+1].time
+AND LENGTH(a+[]) > m_utility
+WITHIN 2h
+RETURN utilityNonComplianceEvent(a[last].time, a[last].load)""",
+}
+
+CHANGES = [
+    "times in minutes; Listing 6.1 steps by δ (a[i].time + δ = a[i+1].time), the group "
+    "and utility queries by their 1-minute tick; WITHIN 2h = 120 minutes",
+    "a[i].time > t_start → a[i].time >= t_first_test (t_start + t_wait)",
+    "outputs built from a[last] (detection time, latest accumulated load) instead of a[m]",
+    "strict contiguity with one run per household / group / utility instead of "
+    "skip-till-next-match (see drsim.monitoring, change 4)",
+    "the group leader holds each household's latest status between tests: the alert of a "
+    "test time holds until the next test time",
+    "a latched group counts at every later tick in the utility's alert",
+]
+
+
+@dataclass(frozen=True)
+class MonitoringPlan:
+    """Times and parameters of the monitoring of one scenario (Table 6.2, §6.2.2)."""
+
+    t_start: int
+    t_end: int
+    t_first_test: int
+    delta: int
+    m_user: int
+    m_group: int
+    m_utility: int
+    gamma_user: float
+    gamma_group: float
+    reading: int
+    settlement: int
+    n_groups: int
+    queries: tuple[tuple[str, str], ...] = field(default=tuple(QUERIES.items()))
+
+    @classmethod
+    def of(cls, scenario: Scenario) -> MonitoringPlan:
+        mon, dr = scenario.monitoring, scenario.dr_program
+        unknown = sorted(set(mon.queries) - set(QUERIES))
+        if unknown:
+            raise ValueError(f"monitoring.queries: unknown query name(s) {unknown}; "
+                             f"accepted: {', '.join(QUERIES)}")
+        texts = {**QUERIES, **mon.queries}
+        return cls(dr.start_minute, dr.end_minute, dr.start_minute + mon.t_wait_minutes,
+                   mon.delta_minutes, mon.m_user, mon.m_group, mon.m_utility, mon.gamma_user,
+                   mon.gamma_group, mon.reading_interval_minutes,
+                   mon.settlement_interval_minutes, len(scenario.groups),
+                   tuple(texts.items()))
+
+    @property
+    def test_times(self) -> np.ndarray:
+        """Household test times ``t_start + t_wait + k·δ`` before ``t_end`` (reading 2)."""
+        return np.arange(self.t_first_test, self.t_end, self.delta)
+
+    @property
+    def ticks(self) -> np.ndarray:
+        """Minutes at which the group and utility tiers evaluate (reading 4)."""
+        return np.arange(self.t_first_test, self.t_end)
+
+    def text(self, name: str) -> str:
+        return dict(self.queries)[name]
+
+    def params(self) -> dict[str, Any]:
+        return {"t_start": self.t_start, "t_end": self.t_end,
+                "t_first_test": self.t_first_test, "δ": self.delta,
+                "m_user": self.m_user, "m_group": self.m_group, "m_utility": self.m_utility,
+                "γ_user": self.gamma_user, "γ_group": self.gamma_group,
+                "GROUPNUM": self.n_groups}
+
+    def compile(self, name: str, **tables: Any) -> cep_core.CompiledQuery:
+        """Query ``name`` bound to this plan's parameters and the given lookup tables."""
+        return cep_core.compile(self.text(name), params={**self.params(), **tables},
+                                time_unit="min", source=f"monitoring.queries.{name}")
+
+
+def _work(counters: Any) -> tuple[int, int]:
+    """(events processed, partial matches created + extended) of an engine so far."""
+    c = counters.as_dict()
+    return c["events"], c["pm_created"] + c["pm_extended"]
+
+
+def _feed_by_time(session: Any, stream: pd.DataFrame, times: np.ndarray,
+                  as_frame: bool = False) -> tuple[list, np.ndarray, np.ndarray]:
+    """Feed ``stream`` time by time (``times`` ascending, covering every event's time);
+    the outputs of each feed (and of the final flush) and the work booked per time."""
+    processed = np.zeros(len(times), dtype=np.int64)
+    pms = np.zeros(len(times), dtype=np.int64)
+    bounds = np.searchsorted(stream["time"].to_numpy(), times, side="left").tolist()
+    bounds.append(len(stream))
+    out = []
+    for i in range(len(times)):
+        e0, p0 = _work(session.counters)
+        out.append(session.feed(stream.iloc[bounds[i]:bounds[i + 1]], as_frame=as_frame))
+        e1, p1 = _work(session.counters)
+        processed[i], pms[i] = e1 - e0, p1 - p0
+    e0, p0 = _work(session.counters)
+    rest = session.flush()
+    e1, p1 = _work(session.counters)
+    if len(times):
+        processed[-1] += e1 - e0
+        pms[-1] += p1 - p0
+    if rest:
+        out.append(pd.DataFrame(rest) if as_frame else rest)
+    return out, processed, pms
+
+
+def check_queries(plan: MonitoringPlan) -> None:
+    """Compile every query once (with empty tables), so that a bad replacement text
+    stops the run before any work, naming the query."""
+    for name in QUERIES:
+        tables = {"λ": {}} if name == "meter" else {"GroupSize": {}} \
+            if name == "group_alert" else {}
+        plan.compile(name, **tables)
+
+
+# --------------------------------------------------------------------------- meter tier
+@dataclass
+class MeterResult:
+    """User events of one chunk and the meter tier's work per test time.
+
+    ``events``: columns time, houseID, groupID, accLoad. Per test time (arrays aligned
+    with ``plan.test_times``): ``processed`` events, ``partial_matches`` created plus
+    extended, ``outputs`` (user events). A meter fetches ``λ[houseID, time]`` once per
+    test, so remote-data transfers equal the readings tested (``processed``)."""
+
+    events: pd.DataFrame
+    processed: np.ndarray
+    partial_matches: np.ndarray
+    outputs: np.ndarray
+    first_flag: np.ndarray  # per household: first user event's minute, or NOT_LATCHED
+
+
+def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
+               acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray) -> MeterResult:
+    """Listing 6.1 on every household of a chunk (Eq. 6.4's test, reading 6).
+
+    ``acc_kwh`` and ``expected_acc_kwh`` are (households, test times): the energy used
+    since t_start up to each test time, and the expected complete response Σ P̂ over the
+    same minutes (the lookup ``λ[houseID, time]``, remote data held by the utility)."""
+    times = plan.test_times
+    n, k = len(house_ids), len(times)
+    if acc_kwh.shape != (n, k) or expected_acc_kwh.shape != (n, k):
+        raise ValueError(f"accumulated loads must be (households, tests) = {(n, k)}")
+    house_ids = np.asarray(house_ids, dtype=np.int64)
+    index = pd.MultiIndex.from_arrays([np.tile(house_ids, k), np.repeat(times, n)],
+                                      names=["houseID", "time"])
+    lam = pd.Series(expected_acc_kwh.T.ravel(), index=index)
+    stream = pd.DataFrame({"type": "smartMeterEvent", "time": np.repeat(times, n),
+                           "houseID": np.tile(house_ids, k), "groupID": group_id,
+                           "accLoad": acc_kwh.T.ravel()})
+    session = plan.compile("meter", λ=lam).start(POLICY, runs=RUNS)
+    out, processed, pms = _feed_by_time(session, stream, times, as_frame=True)
+    outputs = np.array([len(part) for part in out[:k]], dtype=np.int64)
+    events = pd.concat(out, ignore_index=True)[["time", "houseID", "groupID", "accLoad"]]
+    first = np.full(n, NOT_LATCHED, dtype=np.int64)
+    if len(events):
+        firsts = events.groupby("houseID")["time"].min()
+        pos = pd.Index(house_ids).get_indexer(firsts.index)
+        first[pos] = firsts.to_numpy()
+    return MeterResult(events.astype({"time": np.int64, "houseID": np.int64,
+                                      "groupID": np.int64, "accLoad": np.float64}),
+                       processed, pms, outputs, first)
+
+
+# --------------------------------------------------------------------------- group tier
+@dataclass
+class GroupResult:
+    """One group leader's alerts and group events, and its work per tick (aligned with
+    ``plan.ticks``): ``processed`` events and ``partial_matches`` of both queries."""
+
+    group: int
+    alerts: pd.DataFrame  # time, groupID, sumAccLoad (one row per alerting tick)
+    events: pd.DataFrame  # groupNonComplianceEvent: time, groupID, sumAccLoad
+    latch: int  # first group event's minute, or NOT_LATCHED
+    processed: np.ndarray
+    partial_matches: np.ndarray
+
+
+def _test_of_tick(plan: MonitoringPlan) -> np.ndarray:
+    """For each tick, the latest test time at or before it."""
+    times = plan.test_times
+    return times[np.searchsorted(times, plan.ticks, side="right") - 1]
+
+
+def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.DataFrame
+               ) -> GroupResult:
+    """Listing 6.2 at the leader of ``group`` (``size`` households) over its user events
+    (columns time, houseID, accLoad)."""
+    ticks = plan.ticks
+    stream = pd.DataFrame({"type": "userNonComplianceEvent",
+                           "time": user_events["time"].to_numpy(np.int64),
+                           "houseID": user_events["houseID"].to_numpy(np.int64),
+                           "groupID": group,
+                           "accLoad": user_events["accLoad"].to_numpy(np.float64)})
+    stream = stream.sort_values("time", kind="stable", ignore_index=True)
+    alert_q = plan.compile("group_alert", GroupSize={group: size})
+    parts, processed, pms = _feed_by_time(alert_q.start(), stream, ticks)
+    at_tests = pd.DataFrame([r for part in parts for r in part],
+                            columns=["type", "time", "groupID", "sumAccLoad"])
+    # the alert of a test time holds until the next test time (reading 4)
+    test_of_tick = _test_of_tick(plan)
+    alerting = np.isin(test_of_tick, at_tests["time"].to_numpy())
+    load = at_tests.set_index("time")["sumAccLoad"]
+    alerts = pd.DataFrame({"type": "groupAlertEvent", "time": ticks[alerting],
+                           "groupID": group,
+                           "sumAccLoad": load.reindex(test_of_tick[alerting]).to_numpy()})
+    session = plan.compile("group").start(POLICY, runs=RUNS)
+    out, more_processed, more_pms = _feed_by_time(session, alerts, ticks, as_frame=True)
+    processed += more_processed
+    pms += more_pms
+    events = pd.concat(out, ignore_index=True)
+    events = events.reindex(columns=["time", "groupID", "sumAccLoad"])
+    latch = int(events["time"].min()) if len(events) else NOT_LATCHED
+    return GroupResult(group, alerts.drop(columns="type"), events, latch, processed, pms)
+
+
+# --------------------------------------------------------------------------- utility tier
+@dataclass
+class UtilityResult:
+    """The utility's alerts, its prediction ``t_nc`` (or NOT_LATCHED) and its work per
+    tick."""
+
+    alerts: pd.DataFrame  # time, load
+    t_nc: int
+    processed: np.ndarray
+    partial_matches: np.ndarray
+
+
+def utility_tier(plan: MonitoringPlan, latches: dict[int, int],
+                 latch_loads: dict[int, float]) -> UtilityResult:
+    """Listing 6.3 over the latched groups: ``latches[g]`` is group g's latch minute (or
+    NOT_LATCHED), ``latch_loads[g]`` the accumulated load its group event carried."""
+    ticks = plan.ticks
+    rows = [(t, g, latch_loads.get(g, 0.0)) for t in ticks.tolist()
+            for g, at in sorted(latches.items()) if at != NOT_LATCHED and at <= t]
+    stream = pd.DataFrame(rows, columns=["time", "groupID", "sumAccLoad"])
+    stream.insert(0, "type", "groupNonComplianceEvent")
+    parts, processed, pms = _feed_by_time(plan.compile("utility_alert").start(), stream,
+                                          ticks)
+    alerts = pd.DataFrame([r for part in parts for r in part],
+                          columns=["type", "time", "load"])
+    session = plan.compile("utility").start(POLICY, runs=RUNS)
+    out, more_processed, more_pms = _feed_by_time(session, alerts, ticks)
+    processed += more_processed
+    pms += more_pms
+    found = [r["time"] for part in out for r in part]
+    t_nc = int(min(found)) if found else NOT_LATCHED
+    return UtilityResult(alerts.drop(columns="type"), t_nc, processed, pms)
+

@@ -17,14 +17,20 @@ Each compiled expression lists its references to variables (:class:`Ref`):
 
 The plan uses them to place each predicate at the earliest state where its variables
 are bound (:mod:`cep_core.plan`).
+
+This is the one place that gives the language's operators, built-in functions and time
+units their meaning: the aggregation operators compile their expressions with a
+subclass (:class:`cep_core.aggregate.evaluate.ScalarCompiler`: names and attributes read
+when evaluated, SQL's NULL rule). :func:`partition_key` reads the ``SAME[..]`` conjuncts
+of a ``WHERE`` for the plan and for the aggregation operators alike.
 """
 
 from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
 from cep_core.errors import QuerySemanticError
@@ -32,7 +38,8 @@ from cep_core.lang import ast
 from cep_core.lookup import NOT_YET, Lookup, NotYet
 
 __all__ = ["Ref", "VarInfo", "CompiledExpr", "ExprCompiler", "index_range", "to_text",
-           "convert_time", "TIME_FACTORS", "BUILTINS"]
+           "convert_time", "TIME_FACTORS", "BUILTINS", "COMPARE", "ARITH", "children", "walk",
+           "conjuncts", "partition_key"]
 
 #: seconds per time unit of ``WITHIN`` and of number literals
 TIME_FACTORS = {"ms": 0.001, "s": 1.0, "min": 60.0, "h": 3600.0}
@@ -42,10 +49,20 @@ BUILTINS: dict[str, Callable] = {
     "ceil": math.ceil, "round": round, "log": math.log, "exp": math.exp, "pow": pow,
 }
 
-_COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-            ">": operator.gt, ">=": operator.ge}
-_ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-          "^": operator.pow}
+#: the comparison and arithmetic operators of the language (``<>``, ``≤``, ``×``, ...
+#: are normalised to these by the parser)
+COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+           ">": operator.gt, ">=": operator.ge}
+ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+         "^": operator.pow}
+
+
+def _member(item: Any, collection: Any) -> bool:
+    return item in collection
+
+
+def _not_member(item: Any, collection: Any) -> bool:
+    return item not in collection
 
 
 def convert_time(value: float, unit: str, time_unit: str) -> float | int:
@@ -102,10 +119,21 @@ class CompiledExpr:
 class ExprCompiler:
     """Compiles expressions of a pattern query against its variables, parameters and
     lookups; unknown variables, unbound parameters and lookups, and unsupported
-    constructs raise :class:`QuerySemanticError` with their position."""
+    constructs raise :class:`QuerySemanticError` with their position.
+
+    The one compiler of the query language's expressions: the aggregation operators
+    compile theirs with a subclass (:class:`cep_core.aggregate.evaluate.ScalarCompiler`)
+    that reads names and attributes when evaluated and sets :attr:`null_rule`.
+    ``time_unit`` None keeps number literals with a time unit as written.
+    """
+
+    #: SQL's NULL rule: a comparison, arithmetic, ``IN``, unary operator or function call
+    #: with a ``None`` operand is ``None``, and ``AND``/``OR`` are three-valued (``False``
+    #: and ``True`` decide, else ``None`` if any operand is ``None``).
+    null_rule = False
 
     def __init__(self, variables: Mapping[str, VarInfo], params: Mapping[str, Any],
-                 lookups: Lookup, time_unit: str = "s", source: str = "<query>"):
+                 lookups: Lookup, time_unit: str | None = "s", source: str = "<query>"):
         self.variables, self.params, self.lookups = variables, params, lookups
         self.time_unit, self.source = time_unit, source
 
@@ -126,107 +154,147 @@ class ExprCompiler:
         seen: dict[Ref, None] = dict.fromkeys(refs)
         return CompiledExpr(fn, tuple(seen), tuple(dict.fromkeys(attrs)), to_text(expr))
 
+    def _apply(self, op: Callable, *fs: Callable) -> Callable:
+        """``op`` of the values of ``fs``; under the NULL rule ``None`` if one is ``None``."""
+        if self.null_rule and len(fs) == 2:
+            f, g = fs
+
+            def nullable2(b, k):
+                x, y = f(b, k), g(b, k)
+                return None if x is None or y is None else op(x, y)
+            return nullable2
+        if self.null_rule:
+            def nullable(b, k):
+                args = [f(b, k) for f in fs]
+                return None if any(a is None for a in args) else op(*args)
+            return nullable
+        if len(fs) == 1:
+            f = fs[0]
+            return lambda b, k: op(f(b, k))
+        if len(fs) == 2:
+            f, g = fs
+            return lambda b, k: op(f(b, k), g(b, k))
+        return lambda b, k: op(*[f(b, k) for f in fs])
+
+    def _connective(self, conj: bool, fs: list[Callable]) -> Callable:
+        """``AND`` (``conj``) or ``OR`` of ``fs``, evaluated left to right until one
+        decides."""
+        stop = not conj  # the value that decides: False for AND, True for OR
+        if self.null_rule:
+            def three_valued(b, k):
+                out: Any = conj
+                for f in fs:
+                    v = f(b, k)
+                    if v is stop:
+                        return stop
+                    if v is None:
+                        out = None
+                return out
+            return three_valued
+
+        def two_valued(b, k):
+            for f in fs:
+                if (not f(b, k)) is conj:
+                    return stop
+            return conj
+        return two_valued
+
+    def _is_constant(self, node: Any) -> bool:
+        """Whether ``node`` has one value for the whole query (a literal or a
+        parameter)."""
+        return isinstance(node, (ast.Num, ast.Str, ast.Name))
+
+    def _function(self, node: ast.Call, pos: Any) -> Callable:
+        func = self.params.get(node.func)
+        if not callable(func):
+            func = BUILTINS.get(node.func) or BUILTINS.get(node.func.lower())
+        if func is None:
+            raise self.error(f"unknown function '{node.func}' (built-ins: "
+                             f"{', '.join(sorted(BUILTINS))}; bind others as callables with "
+                             "params=)", node, pos)
+        return func
+
     # ------------------------------------------------------------------ nodes
     def _c(self, node: Any, refs: list[Ref], attrs: list, pos: Any) -> Callable:
         pos = getattr(node, "pos", None) or pos
+
+        def sub(x: Any) -> Callable:
+            return self._c(x, refs, attrs, pos)
+
         if isinstance(node, ast.Num):
             value = node.value
-            if node.unit == "clock":
+            if self.time_unit is not None and node.unit == "clock":
                 value = convert_time(value, "min", self.time_unit)
-            elif node.unit in TIME_FACTORS:
+            elif self.time_unit is not None and node.unit in TIME_FACTORS:
                 value = convert_time(value, node.unit, self.time_unit)
             return lambda b, k, v=value: v
         if isinstance(node, ast.Str):
             return lambda b, k, v=node.value: v
         if isinstance(node, ast.Name):
-            value = self.param(node.name, node, pos)
-            return lambda b, k, v=value: v
+            return self._name(node, pos)
         if isinstance(node, ast.Attr):
             return self._attr(node, refs, attrs, pos)
         if isinstance(node, ast.Length):
-            info = self._var(node.var, node, pos)
-            if not info.multi:
-                raise self.error(f"LENGTH({node.var}) needs a Kleene variable "
-                                 f"({node.var}+[])", node, pos)
-            refs.append(Ref(node.var, "closing"))
-            v = node.var
-            return lambda b, k: len(b.get(v, ()))
-        if isinstance(node, ast.BinOp):
-            op = _ARITH.get(node.op)
+            return self._length(node, refs, pos)
+        if isinstance(node, (ast.BinOp, ast.Compare)):
+            op = (ARITH if isinstance(node, ast.BinOp) else COMPARE).get(node.op)
             if op is None:
                 raise self.error(f"unsupported operator {node.op!r}", node, pos)
-            f, g = self._c(node.left, refs, attrs, pos), self._c(node.right, refs, attrs, pos)
-            return lambda b, k: op(f(b, k), g(b, k))
+            return self._apply(op, sub(node.left), sub(node.right))
+        if isinstance(node, ast.In):
+            return self._apply(_not_member if node.negated else _member, sub(node.item),
+                               sub(node.collection))
         if isinstance(node, ast.Neg):
-            f = self._c(node.operand, refs, attrs, pos)
-            return lambda b, k: -f(b, k)
-        if isinstance(node, ast.Compare):
-            op = _COMPARE.get(node.op)
-            if op is None:
-                raise self.error(f"unsupported comparison {node.op!r}", node, pos)
-            f, g = self._c(node.left, refs, attrs, pos), self._c(node.right, refs, attrs, pos)
-            return lambda b, k: op(f(b, k), g(b, k))
+            return self._apply(operator.neg, sub(node.operand))
+        if isinstance(node, ast.Not):
+            return self._apply(operator.not_, sub(node.item))
         if isinstance(node, ast.SetLit):
-            fs = [self._c(x, refs, attrs, pos) for x in node.items]
-            if all(isinstance(x, (ast.Num, ast.Str, ast.Name)) for x in node.items):
+            fs = [sub(x) for x in node.items]
+            if all(self._is_constant(x) for x in node.items):
                 const = frozenset(f(None, None) for f in fs)
                 return lambda b, k: const
-            return lambda b, k: tuple(f(b, k) for f in fs)
-        if isinstance(node, ast.In):
-            f, g = self._c(node.item, refs, attrs, pos), self._c(node.collection, refs, attrs,
-                                                                  pos)
-            if node.negated:
-                return lambda b, k: f(b, k) not in g(b, k)
-            return lambda b, k: f(b, k) in g(b, k)
-        if isinstance(node, ast.And):
-            fs = [self._c(x, refs, attrs, pos) for x in node.items]
-
-            def conj(b, k):
-                for f in fs:
-                    if not f(b, k):
-                        return False
-                return True
-            return conj
-        if isinstance(node, ast.Or):
-            fs = [self._c(x, refs, attrs, pos) for x in node.items]
-
-            def disj(b, k):
-                for f in fs:
-                    if f(b, k):
-                        return True
-                return False
-            return disj
-        if isinstance(node, ast.Not):
-            f = self._c(node.item, refs, attrs, pos)
-            return lambda b, k: not f(b, k)
+            make = set if self.null_rule else tuple
+            return lambda b, k: make(f(b, k) for f in fs)
+        if isinstance(node, (ast.And, ast.Or)):
+            return self._connective(isinstance(node, ast.And), [sub(x) for x in node.items])
         if isinstance(node, ast.Call):
-            func = self.params.get(node.func)
-            if not callable(func):
-                func = BUILTINS.get(node.func) or BUILTINS.get(node.func.lower())
-            if func is None:
-                raise self.error(f"unknown function '{node.func}' (bind a callable with "
-                                 "params=)", node, pos)
-            fs = [self._c(x, refs, attrs, pos) for x in node.args]
-            return lambda b, k: func(*[f(b, k) for f in fs])
+            return self._apply(self._function(node, pos), *[sub(x) for x in node.args])
         if isinstance(node, ast.Aggregate):
             return self._aggregate(node, refs, attrs, pos)
         if isinstance(node, ast.Lookup):
-            if not self.lookups.serves(node.name):
-                raise self.error(f"unbound lookup '{node.name}[..]' (bind it with remote= "
-                                 "or params=)", node, pos)
-            fs = [self._c(x, refs, attrs, pos) for x in node.args]
-            get, name = self.lookups.get, node.name
-
-            def lookup(b, k):
-                key = tuple(f(b, k) for f in fs)
-                value = get(name, key)
-                if value is NOT_YET:
-                    raise NotYet(name, key)
-                return value
-            return lookup
+            return self._lookup(node, [sub(x) for x in node.args], pos)
         if isinstance(node, ast.Same):
-            raise self.error("SAME[..] must be a top-level conjunct of WHERE", node, pos)
+            raise self.error(f"{to_text(node)} is not supported here: SAME must be a "
+                             "top-level conjunct of WHERE", node, pos)
         raise self.error(f"unsupported expression {type(node).__name__}", node, pos)
+
+    def _name(self, node: ast.Name, pos: Any) -> Callable:
+        value = self.param(node.name, node, pos)
+        return lambda b, k, v=value: v
+
+    def _length(self, node: ast.Length, refs: list[Ref], pos: Any) -> Callable:
+        info = self._var(node.var, node, pos)
+        if not info.multi:
+            raise self.error(f"LENGTH({node.var}) needs a Kleene variable "
+                             f"({node.var}+[])", node, pos)
+        refs.append(Ref(node.var, "closing"))
+        v = node.var
+        return lambda b, k: len(b.get(v, ()))
+
+    def _lookup(self, node: ast.Lookup, fs: list[Callable], pos: Any) -> Callable:
+        """``name[args]`` through :attr:`lookups`; "not yet" raises :class:`NotYet`."""
+        if not self.lookups.serves(node.name):
+            raise self.error(f"unbound lookup '{node.name}[..]' (bind it with remote= "
+                             "or params=)", node, pos)
+        get, name = self.lookups.get, node.name
+
+        def lookup(b, k):
+            key = tuple(f(b, k) for f in fs)
+            value = get(name, key)
+            if value is NOT_YET:
+                raise NotYet(name, key)
+            return value
+        return lookup
 
     def _var(self, name: str, node: Any, pos: Any) -> VarInfo:
         info = self.variables.get(name)
@@ -365,3 +433,69 @@ def to_text(node: Any) -> str:
     if isinstance(node, ast.Same):
         return f"SAME{' VALUE' if node.value_form else ''}[{', '.join(t(x) for x in node.attrs)}]"
     return repr(node)
+
+
+# --------------------------------------------------------------------------- WHERE
+def children(node: Any) -> Iterator[Any]:
+    """The syntax-tree nodes directly below ``node``."""
+    if not is_dataclass(node):
+        return
+    for f in fields(node):
+        if f.name == "pos":
+            continue
+        v = getattr(node, f.name)
+        if isinstance(v, tuple):
+            yield from (x for x in v if is_dataclass(x))
+        elif is_dataclass(v):
+            yield v
+
+
+def walk(node: Any) -> Iterator[Any]:
+    """``node`` and every node below it, top-down."""
+    yield node
+    for c in children(node):
+        yield from walk(c)
+
+
+def conjuncts(expr: Any) -> list[Any]:
+    """The top-level conjuncts of a ``WHERE`` (nested ``AND`` flattened)."""
+    if expr is None:
+        return []
+    if isinstance(expr, ast.And):
+        return [c for item in expr.items for c in conjuncts(item)]
+    return [expr]
+
+
+_CONSTRUCTS = {ast.Or: "OR", ast.Not: "NOT", ast.Compare: "a comparison", ast.In: "IN",
+               ast.BinOp: "arithmetic", ast.Neg: "a unary minus", ast.Call: "a function call",
+               ast.Lookup: "a lookup", ast.Aggregate: "an aggregate", ast.SetLit: "a set"}
+
+
+def partition_key(where: Any, source: str = "<query>") -> tuple[str, ...]:
+    """The attributes of the ``SAME[..]`` conjuncts of a ``WHERE`` (the partition key),
+    in order and without repeats.
+
+    ``SAME`` stands as a top-level conjunct of ``WHERE`` (joined to the rest by ``AND``)
+    over plain attribute names; a ``SAME`` inside ``OR``, ``NOT`` or any other
+    expression, and ``SAME`` over something else (``SAME[OVERLAP(boundary)]`` of Listing
+    5.2) raise :class:`QuerySemanticError` naming the construct and its position.
+    """
+    out: dict[str, None] = {}
+    for c in conjuncts(where):
+        if not isinstance(c, ast.Same):
+            inner = next((x for x in walk(c) if isinstance(x, ast.Same)), None)
+            if inner is not None:
+                what = _CONSTRUCTS.get(type(c), type(c).__name__)
+                raise QuerySemanticError(
+                    f"{to_text(inner)} inside {what} is not supported: SAME must be a "
+                    "top-level conjunct of WHERE (joined to the rest by AND)",
+                    inner.pos or c.pos, source)
+            continue
+        for a in c.attrs:
+            if not isinstance(a, ast.Name):
+                raise QuerySemanticError(
+                    f"{to_text(c)} is not supported: SAME takes plain attribute names "
+                    f"(SAME[houseID]), not {to_text(a)}", getattr(a, "pos", None) or c.pos,
+                    source)
+            out[a.name] = None
+    return tuple(out)

@@ -44,7 +44,7 @@ from cep_core.expr import (
     VarInfo,
     convert_time,
     index_range,
-    to_text,
+    partition_key,
 )
 from cep_core.lang import ast
 from cep_core.lookup import Lookup, LookupSet
@@ -342,7 +342,8 @@ class _Builder:
             inner = scope
             if node.kleene:
                 if scope is not None:
-                    raise self.error("SEQ(..)+ inside a repetition is not supported", node)
+                    raise self.error("SEQ(..)+ inside SEQ(..)+ is not supported (nested "
+                                     "repetition)", node)
                 group = Scope(len(plan.scopes), "group")
                 plan.scopes.append(group)
                 inner = group.index
@@ -352,8 +353,8 @@ class _Builder:
             for item in node.items:
                 if isinstance(item, ast.EventElem) and item.negated:
                     if item.kleene:
-                        raise self.error(f"NEG of a Kleene element ({item.type}+) is not "
-                                         "supported", item)
+                        raise self.error(f"NEG of a Kleene element (NEG {item.type}+ "
+                                         f"{item.var}[]) is not supported", item)
                     n = NegElem(len(plan.negs), item.var, item.type, item.pos)
                     plan.negs.append(n)
                     self._register(item.var, VarInfo(item.var, False, None, True, n.index),
@@ -472,15 +473,9 @@ def build_plan(query: ast.PatternQuery, params: Mapping[str, Any] | None = None,
     comp = ExprCompiler(plan.variables, plan.params, plan.lookups, time_unit, source)
 
     # ---- WHERE
-    partition: list[str] = []
+    plan.partition = partition_key(query.where, source)  # checks where SAME stands
     for conj in _conjuncts(query.where):
         if isinstance(conj, ast.Same):
-            for a in conj.attrs:
-                if not isinstance(a, ast.Name):
-                    raise b.error(f"{to_text(conj)}: only plain attributes can be a "
-                                  "partition key", a if getattr(a, "pos", None) else conj)
-                if a.name not in partition:
-                    partition.append(a.name)
             continue
         c = comp.compile(conj)
         negvars = sorted({r.var for r in c.refs if plan.variables[r.var].neg})
@@ -497,7 +492,6 @@ def build_plan(query: ast.PatternQuery, params: Mapping[str, Any] | None = None,
             _place_neg(plan, b, c, conj, negvars[0], irefs, has_lookup, bound_at)
         else:
             _place(plan, b, c, conj, irefs, has_lookup, dom, reach)
-    plan.partition = tuple(partition)
 
     # ---- transitions out of each state, Kleene take / back first, then in text order
     for e in plan.edges:

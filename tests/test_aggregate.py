@@ -463,6 +463,37 @@ def test_lookup_tables(table):
     assert_same(agg.run(events), pandas_alerts(events, 0.5))
 
 
+def test_evaluator_sql_null_rule():
+    """A comparison, arithmetic, IN, NOT or function call with NULL is NULL; AND/OR are
+    three-valued; a filter holds only when it is True."""
+    x, one = ast.Name("x"), ast.Num(1)
+    gt = ast.Compare(">", x, one)
+    false, true = ast.Compare("<", one, one), ast.Compare("=", one, one)
+    ev = Evaluator()
+    env = {"x": None}
+    for e in (gt, ast.BinOp("+", x, one), ast.Neg(x), ast.Not(x), ast.Call("abs", (x,)),
+              ast.In(x, ast.SetLit((one,))), ast.And((gt, true)), ast.Or((gt, false))):
+        assert ev.eval(e, env) is None, e
+        assert ev.truth(e, env) is False
+    assert ev.eval(ast.And((gt, false)), env) is False
+    assert ev.eval(ast.Or((gt, true)), env) is True
+    assert ev.eval(gt, {"x": 2}) is True and ev.truth(ast.Not(gt), {"x": 0})
+
+
+def test_evaluator_compiles_once_pickles_and_fails_early():
+    e = ast.Compare(">", ast.Lookup("T", (ast.Attr("v", "k"),)), ast.Name("lim"))
+    ev = Evaluator({"lim": 2}, {"T": pd.Series({1: 5, 2: 1})})
+    ev.check(e, set(), "an attribute")
+    assert ev.compile(e) is ev.compile(e)
+    assert [ev.truth(e, {}, {"k": k}) for k in (1, 2)] == [True, False]
+    back = pickle.loads(pickle.dumps(ev))
+    assert [back.truth(e, {}, {"k": k}) for k in (1, 2)] == [True, False]
+    with pytest.raises(QuerySemanticError, match="unknown function 'FOO'"):
+        ev.check(ast.Call("FOO", (ast.Num(1),)), set(), "an attribute")
+    with pytest.raises(QuerySemanticError, match="indexed variables"):
+        ev.check(ast.Attr("v", "k", ast.Index("last")), set(), "an attribute")
+
+
 def test_semantic_errors_name_the_unknown():
     q = ast.AggregationQuery(
         (ast.SelectItem(ast.Aggregate("COUNT", ast.Name("x")), "n"),), "T",

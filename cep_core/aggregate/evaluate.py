@@ -1,13 +1,17 @@
-"""A small evaluator of query expressions for the aggregation operators.
+"""Evaluation of query expressions for the aggregation operators.
 
-The pattern engine compiles its predicates elsewhere; the aggregation operators need
-only scalar evaluation: of a local predicate on one event (A-Seq pushes local predicates
-below the counters, ``seeds/004_a810ddb1f10442b7.txt`` §3.4), of an aggregate's argument
-on one event, and of a group filter or ``RETURN`` argument on a finished group
-(Listings 6.2/6.3, ``specs/listings.md``).
+The aggregation operators need scalar evaluation only: of a local predicate on one
+event (A-Seq pushes local predicates below the counters, ``seeds/004_a810ddb1f10442b7.txt``
+§3.4), of an aggregate's argument on one event, and of a group filter or ``RETURN``
+argument on a finished group (Listings 6.2/6.3, ``specs/listings.md``). Each expression
+is compiled once to a closure by :class:`ScalarCompiler`, a subclass of the language's
+one expression compiler (:class:`cep_core.expr.ExprCompiler`: the same operators,
+built-ins and lookups as the pattern plan).
 
-Names resolve, in order, from the evaluation environment (group keys, select aliases),
-then the compile-time parameters. Lookups ``name[args]`` read a table: a dict keyed by
+Names resolve at evaluation time, in order, from the evaluation environment (group keys,
+select aliases; the event itself for a local predicate), then the compile-time
+parameters. ``v.attr`` reads the event whatever the variable is called. Lookups
+``name[args]`` read a table through :class:`cep_core.lookup.TableLookup`: a dict keyed by
 the single argument or by the tuple of arguments, a pandas Series indexed by them, or a
 callable ``f(*args)``. SQL's NULL rule holds: a comparison or arithmetic with ``None``
 is ``None``, and a filter is true only when it evaluates to ``True``.
@@ -15,30 +19,18 @@ is ``None``, and a filter is true only when it evaluates to ``True``.
 
 from __future__ import annotations
 
-import math
-import operator
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import fields, is_dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from cep_core.errors import QueryError, QuerySemanticError
-from cep_core.expr import to_text
+from cep_core.expr import TIME_FACTORS, ExprCompiler, to_text, walk
 from cep_core.lang import ast
+from cep_core.lookup import TableLookup
 
-__all__ = ["Evaluator", "names_in", "lookups_in", "attrs_in", "strip_vars", "conjuncts",
+__all__ = ["Evaluator", "ScalarCompiler", "names_in", "lookups_in", "attrs_in", "strip_vars",
            "to_text", "TIME_FACTORS", "within_value"]
 
-#: seconds per time unit of ``WITHIN``
-TIME_FACTORS = {"ms": 0.001, "s": 1.0, "min": 60.0, "h": 3600.0}
-
-_COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-            ">": operator.gt, ">=": operator.ge}
-_ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-          "^": operator.pow}
-_BUILTINS: dict[str, Callable] = {
-    "sqrt": math.sqrt, "abs": abs, "min": min, "max": max, "floor": math.floor,
-    "ceil": math.ceil, "round": round, "log": math.log, "exp": math.exp, "pow": pow,
-}
 _MISSING = object()
 
 
@@ -58,38 +50,19 @@ def within_value(within: ast.Within | None, time_unit: str | None) -> float | No
     return within.value * TIME_FACTORS[within.unit] / TIME_FACTORS[time_unit]
 
 
-def _children(expr: Any) -> Iterator[Any]:
-    if not is_dataclass(expr):
-        return
-    for f in fields(expr):
-        if f.name == "pos":
-            continue
-        v = getattr(expr, f.name)
-        if isinstance(v, tuple):
-            yield from (x for x in v if is_dataclass(x))
-        elif is_dataclass(v):
-            yield v
-
-
-def _walk(expr: Any) -> Iterator[Any]:
-    yield expr
-    for c in _children(expr):
-        yield from _walk(c)
-
-
 def names_in(expr: Any) -> set[str]:
     """The bare names an expression reads (not function names, not lookup names)."""
-    return {x.name for x in _walk(expr) if isinstance(x, ast.Name)}
+    return {x.name for x in walk(expr) if isinstance(x, ast.Name)}
 
 
 def lookups_in(expr: Any) -> set[str]:
     """The lookup tables an expression reads."""
-    return {x.name for x in _walk(expr) if isinstance(x, ast.Lookup)}
+    return {x.name for x in walk(expr) if isinstance(x, ast.Lookup)}
 
 
 def attrs_in(expr: Any) -> list[ast.Attr]:
     """The ``var.attr`` references of an expression."""
-    return [x for x in _walk(expr) if isinstance(x, ast.Attr)]
+    return [x for x in walk(expr) if isinstance(x, ast.Attr)]
 
 
 def strip_vars(expr: Any) -> Any:
@@ -98,52 +71,73 @@ def strip_vars(expr: Any) -> Any:
     return ast.rewrite(expr, lambda n: replace(n, var="_") if isinstance(n, ast.Attr) else None)
 
 
-def conjuncts(expr: Any) -> list[Any]:
-    """The top-level conjuncts of a ``WHERE`` (nested ``AND`` flattened)."""
-    if expr is None:
-        return []
-    if isinstance(expr, ast.And):
-        return [c for item in expr.items for c in conjuncts(item)]
-    return [expr]
+class ScalarCompiler(ExprCompiler):
+    """:class:`ExprCompiler` for expressions on one event or one group: a compiled
+    expression is ``f(env, event)``; a bare name reads ``env``, then the parameters, when
+    evaluated; ``v.attr`` reads ``event`` whatever ``v`` is; the NULL rule holds; number
+    literals keep their time unit as written. Kleene indexes, ``LENGTH`` and aggregates
+    have no meaning here."""
 
+    null_rule = True
 
-def _table_get(name: str, table: Any, args: tuple) -> Any:
-    if callable(table) and not isinstance(table, Mapping) and not hasattr(table, "loc"):
-        return table(*args)
-    key = args[0] if len(args) == 1 else tuple(args)
-    if hasattr(table, "loc") and hasattr(table, "index"):  # pandas Series
-        try:
-            return table.loc[key]
-        except KeyError:
-            pass
-    else:
-        try:
-            return table[key]
-        except KeyError:
-            if len(args) == 1 and (args[0],) in table:
-                return table[(args[0],)]
-        except TypeError as ex:
-            raise QueryError(f"{name}[{', '.join(map(repr, args))}]: {ex}") from None
-    raise QueryError(f"{name}[{', '.join(map(repr, args))}]: no such entry in the table")
+    def __init__(self, params: Mapping[str, Any], lookups: TableLookup):
+        super().__init__({}, params, lookups, time_unit=None)
+
+    def _is_constant(self, node: Any) -> bool:
+        return isinstance(node, (ast.Num, ast.Str))  # a name may be read from env
+
+    def _name(self, node: ast.Name, pos: Any) -> Callable:
+        params, name = self.params, node.name
+
+        def read(env, event):
+            v = env.get(name, _MISSING)
+            if v is _MISSING:
+                v = params.get(name, _MISSING)
+            if v is _MISSING:
+                raise QuerySemanticError(f"unknown name {name}", node.pos)
+            return v
+        return read
+
+    def _attr(self, node: ast.Attr, refs: list, attrs: list, pos: Any) -> Callable:
+        if node.index is not None:
+            raise self.error(f"{to_text(node)}: indexed variables are not supported here",
+                             node, pos)
+        a, text = node.attr, to_text(node)
+
+        def read(env, event):
+            if event is None or a not in event:
+                raise QueryError(f"{text}: the event has no attribute {a!r}")
+            return event[a]
+        return read
+
+    def _length(self, node: ast.Length, refs: list, pos: Any) -> Callable:
+        raise self.error(f"`{to_text(node)}` cannot be evaluated here", node, pos)
+
+    def _aggregate(self, node: ast.Aggregate, refs: list, attrs: list, pos: Any) -> Callable:
+        raise self.error(f"`{to_text(node)}` cannot be evaluated here", node, pos)
 
 
 class Evaluator:
     """Evaluates expressions with parameters and lookup tables bound at compile time.
 
-    ``eval(expr, env, event)``: ``env`` maps bare names (group keys, aliases); ``event``
-    is the dict read by ``v.attr`` (a local predicate reads its own event whatever the
-    variable is called) and, when ``bare_attrs``, by bare names too.
+    ``eval(expr, env, event)``: ``env`` maps bare names (group keys, aliases; a local
+    predicate passes its event); ``event`` is the dict read by ``v.attr`` (a local
+    predicate reads its own event whatever the variable is called). Each expression is
+    compiled by a :class:`ScalarCompiler` on first use (or by :meth:`check`) and kept.
     """
 
     def __init__(self, params: Mapping[str, Any] | None = None,
                  lookups: Mapping[str, Any] | None = None):
         self.params = dict(params or {})
         self.lookups = dict(lookups or {})
+        self._compiler = ScalarCompiler(self.params, TableLookup(self.lookups))
+        self._compiled: dict[int, tuple[Any, Callable]] = {}
 
     def check(self, expr: Any, allowed: set[str], what: str) -> None:
         """Raises :class:`QuerySemanticError` naming every name of ``expr`` (one
         expression or a list) that is not in ``allowed`` or the parameters, and every
-        lookup that is not bound."""
+        lookup that is not bound; then compiles each expression (which raises for what
+        cannot be evaluated here)."""
         exprs = expr if isinstance(expr, list) else [expr]
         unknown = sorted({n for e in exprs for n in names_in(e)
                           if n not in allowed and n not in self.params})
@@ -160,85 +154,25 @@ class Evaluator:
                    or (lookups_in(e) - set(self.lookups))]
             raise QuerySemanticError(f"in `{' AND '.join(to_text(e) for e in bad)}`: "
                                      + "; ".join(parts), getattr(bad[0], "pos", None))
+        for e in exprs:  # unknown functions, Kleene indexes, ...: now, not when evaluated
+            self.compile(e)
 
     def truth(self, expr: Any, env: Mapping[str, Any], event: Mapping | None = None) -> bool:
         """A filter: true only when the expression is ``True`` (NULL is false)."""
-        v = self.eval(expr, env, event)
+        v = self.compile(expr)(env, event)
         return bool(v) if v is not None else False
 
-    def eval(self, e: Any, env: Mapping[str, Any], event: Mapping | None = None) -> Any:
-        if isinstance(e, ast.Num | ast.Str):
-            return e.value
-        if isinstance(e, ast.Name):
-            v = env.get(e.name, _MISSING)
-            if v is _MISSING:
-                v = self.params.get(e.name, _MISSING)
-            if v is _MISSING:
-                raise QuerySemanticError(f"unknown name {e.name}", e.pos)
-            return v
-        if isinstance(e, ast.Attr):
-            if e.index is not None:
-                raise QuerySemanticError(f"{to_text(e)}: indexed variables are not "
-                                         "supported here", e.pos)
-            if event is None or e.attr not in event:
-                raise QueryError(f"{to_text(e)}: the event has no attribute {e.attr!r}")
-            return event[e.attr]
-        if isinstance(e, ast.Compare):
-            a, b = self.eval(e.left, env, event), self.eval(e.right, env, event)
-            if a is None or b is None:
-                return None
-            return _COMPARE[e.op](a, b)
-        if isinstance(e, ast.BinOp):
-            a, b = self.eval(e.left, env, event), self.eval(e.right, env, event)
-            if a is None or b is None:
-                return None
-            return _ARITH[e.op](a, b)
-        if isinstance(e, ast.Neg):
-            v = self.eval(e.operand, env, event)
-            return None if v is None else -v
-        if isinstance(e, ast.And):
-            out: Any = True
-            for item in e.items:
-                v = self.eval(item, env, event)
-                if v is False:
-                    return False
-                if v is None:
-                    out = None
-            return out
-        if isinstance(e, ast.Or):
-            out = False
-            for item in e.items:
-                v = self.eval(item, env, event)
-                if v is True:
-                    return True
-                if v is None:
-                    out = None
-            return out
-        if isinstance(e, ast.Not):
-            v = self.eval(e.item, env, event)
-            return None if v is None else not v
-        if isinstance(e, ast.SetLit):
-            return {self.eval(x, env, event) for x in e.items}
-        if isinstance(e, ast.In):
-            item = self.eval(e.item, env, event)
-            coll = self.eval(e.collection, env, event)
-            if item is None or coll is None:
-                return None
-            return (item not in coll) if e.negated else (item in coll)
-        if isinstance(e, ast.Lookup):
-            if e.name not in self.lookups:
-                raise QuerySemanticError(f"unbound lookup {e.name}", e.pos)
-            args = tuple(self.eval(a, env, event) for a in e.args)
-            return _table_get(e.name, self.lookups[e.name], args)
-        if isinstance(e, ast.Call):
-            f = _BUILTINS.get(e.func.lower())
-            if f is None:
-                f = self.params.get(e.func)
-            if f is None or not callable(f):
-                raise QuerySemanticError(f"unknown function {e.func} (built-ins: "
-                                         f"{', '.join(sorted(_BUILTINS))}; others are "
-                                         "passed as parameters)", e.pos)
-            args = [self.eval(a, env, event) for a in e.args]
-            return None if any(a is None for a in args) else f(*args)
-        raise QuerySemanticError(f"`{to_text(e)}` cannot be evaluated here",
-                                 getattr(e, "pos", None))
+    def eval(self, expr: Any, env: Mapping[str, Any], event: Mapping | None = None) -> Any:
+        """The value of ``expr`` with the names of ``env`` and the attributes of
+        ``event``."""
+        return self.compile(expr)(env, event)
+
+    def compile(self, expr: Any) -> Callable[[Mapping[str, Any], Mapping | None], Any]:
+        """``expr`` as a function ``f(env, event)``, compiled once per expression."""
+        hit = self._compiled.get(id(expr))
+        if hit is None:  # the entry keeps ``expr`` alive, so its id stays its own
+            hit = self._compiled[id(expr)] = (expr, self._compiler.compile(expr).fn)
+        return hit[1]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_compiled": {}}  # closures do not pickle; compile again

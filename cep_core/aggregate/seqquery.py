@@ -24,11 +24,11 @@ from typing import Any
 from cep_core.aggregate.evaluate import (
     Evaluator,
     attrs_in,
-    conjuncts,
     to_text,
     within_value,
 )
 from cep_core.errors import QuerySemanticError
+from cep_core.expr import conjuncts, partition_key
 from cep_core.lang import ast
 
 __all__ = ["Element", "SeqAgg", "SeqQuery", "seq_query", "seq_query_from_ast", "AGG_FUNCS"]
@@ -217,16 +217,11 @@ def seq_query_from_ast(query: ast.PatternQuery, aggregates: Iterable[str | SeqAg
     if len(set(varnames)) != len(varnames):
         raise QuerySemanticError("A-Seq: each element needs its own variable", pat.pos)
     ev = Evaluator(params, lookups)
-    same: list[str] = []
+    same = list(partition_key(query.where))
     eq_edges: dict[str, set[frozenset[str]]] = {}
     local: dict[str, list[Any]] = {v: [] for v in varnames}
     for c in conjuncts(query.where):
         if isinstance(c, ast.Same):
-            for a in c.attrs:
-                if not isinstance(a, ast.Name):
-                    raise QuerySemanticError(f"A-Seq: SAME[{to_text(a)}] needs an attribute "
-                                             "name", c.pos)
-                same.append(a.name)
             continue
         refs = attrs_in(c)
         for r in refs:

@@ -47,10 +47,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cep_core.aggregate.evaluate import Evaluator, conjuncts, lookups_in, names_in, to_text
+from cep_core.aggregate.evaluate import Evaluator, lookups_in, names_in, to_text
 from cep_core.counters import Counters
 from cep_core.errors import QueryError, QuerySemanticError
 from cep_core.events import unique_names
+from cep_core.expr import conjuncts, partition_key
 from cep_core.lang import ast
 
 __all__ = ["compile_aggregation", "StreamAggregation"]
@@ -100,18 +101,9 @@ def compile_aggregation(query: ast.AggregationQuery, params: Mapping[str, Any] |
         raise QuerySemanticError("not an aggregation query (SELECT .. FROM T STREAM ..)",
                                  getattr(query, "pos", None))
     ev = Evaluator(params, lookups)
-    same: list[str] = []
-    filters: list[Any] = []
-    for c in conjuncts(query.where):
-        if isinstance(c, ast.Same):
-            for a in c.attrs:
-                if not isinstance(a, ast.Name):
-                    raise QuerySemanticError(f"SAME[{to_text(a)}]: an aggregation query "
-                                             "groups by attribute names", c.pos)
-                same.append(a.name)
-        else:
-            filters.append(c)
-    keys = tuple(dict.fromkeys(tuple(query.group_by) + tuple(same)))
+    same = partition_key(query.where)
+    filters = [c for c in conjuncts(query.where) if not isinstance(c, ast.Same)]
+    keys = tuple(dict.fromkeys(tuple(query.group_by) + same))
     aggs: list[tuple[str | None, ast.Aggregate]] = []
     plain: list[tuple[str, str]] = []               # (label, key attribute)
     for item in query.selects:
@@ -156,6 +148,9 @@ def compile_aggregation(query: ast.AggregationQuery, params: Mapping[str, Any] |
         out_type = ret.type or f"{query.source}Aggregate"
     ev.check(filters + [e for e, _ in ret_args], allowed,
              "a select alias or grouping attribute")
+    for spec in agg_specs:  # an argument read from each event: compiled now, for its errors
+        if spec.arg is not None and spec.attr is None:
+            ev.compile(spec.arg)
     plain_map = dict(plain)
     return StreamAggregation(query, ev, keys, agg_specs, plain_map, filters, out_type,
                              out_fields)

@@ -27,21 +27,18 @@ that are not parameter tables, and references more than one event apart.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from cep_core.errors import QueryError
-from cep_core.expr import TIME_FACTORS, VarInfo, convert_time
+from cep_core.expr import ARITH, COMPARE, TIME_FACTORS, VarInfo, convert_time
 from cep_core.lang import ast
 
 __all__ = ["Unsupported", "VectorCompiler", "truth", "TableIndex"]
 
-_COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-            ">": operator.gt, ">=": operator.ge}
-_ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul}
+_ARITH = {op: ARITH[op] for op in ("+", "-", "*")}  # "/" has its own zero rule; no "^"
 _FUNCS: dict[str, Callable] = {"abs": np.abs, "floor": np.floor, "ceil": np.ceil,
                                "round": np.round}
 
@@ -253,7 +250,7 @@ class VectorCompiler:
                 return -np.asarray(x), bad
             return neg
         if isinstance(node, ast.Compare):
-            op = _COMPARE[node.op]
+            op = COMPARE[node.op]
             f, g = self._c(node.left, top, refs), self._c(node.right, top, refs)
             return lambda env: _binary(op, f(env), g(env))
         if isinstance(node, ast.In):

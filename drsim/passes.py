@@ -69,7 +69,9 @@ class ChunkResult:
     """Per-minute system load of one chunk for each pass, in whole µkW (exact sums).
 
     ``estimates`` holds the utility's M&V estimates over the DR window, summed over the
-    chunk: B (``baseline``) and P̂ (``expected``), see drsim.baseline.
+    chunk: B (``baseline``) and P̂ (``expected``), see drsim.baseline. With
+    ``households=True`` the per-household loads over the window are kept as well:
+    ``window_kw`` (pass -> (households, window) kW) and ``estimate_window_kw`` (B̂, P̂).
     """
 
     chunk: Chunk
@@ -78,22 +80,35 @@ class ChunkResult:
     load: dict[str, np.ndarray] = field(default_factory=dict)  # pass -> (1440,)
     by_category: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     estimates: dict[str, np.ndarray] = field(default_factory=dict)  # over [start, end)
+    window_kw: dict[str, np.ndarray] = field(default_factory=dict)
+    estimate_window_kw: dict[str, np.ndarray] = field(default_factory=dict)
+    population: Population | None = None
 
 
-def simulate_chunk(scenario: Scenario, chunk: Chunk) -> ChunkResult:
-    """Run every pass over one chunk; only per-minute sums leave the chunk."""
+def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
+                   schedules: dict[str, list[DREvent]] | None = None) -> ChunkResult:
+    """Run the passes (``schedules``, default :func:`pass_schedules`) over one chunk; only
+    per-minute sums leave the chunk unless ``households`` asks for the per-household
+    loads over the DR window too (the meter tier needs them)."""
     pop = Population(scenario, chunk.first, chunk.count)
     sim = ChunkSimulator(pop)
-    result = ChunkResult(chunk, chunk.count, int(pop.has_ev.sum()))
-    for name, events in pass_schedules(scenario, chunk.group).items():
+    result = ChunkResult(chunk, chunk.count, int(pop.has_ev.sum()), population=pop)
+    dr = scenario.dr_program
+    lo, hi = dr.start_minute, dr.end_minute
+    for name, events in (schedules or pass_schedules(scenario, chunk.group)).items():
         run = sim.run(events)
         cats = run.load_by_category(0, DAY)
         result.by_category[name] = cats
         result.load[name] = np.sum([cats[c] for c in sorted(cats)], axis=0)
-    dr = scenario.dr_program
-    est = estimate(pop, dr.start_minute, dr.end_minute)
-    result.estimates = {
-        "baseline": micro_kw(est.baseline_kw).sum(axis=0),
-        "expected": micro_kw(est.expected_kw).sum(axis=0),
-    }
+        if households:
+            result.window_kw[name] = run.load(lo, hi)
+    if schedules is None:
+        est = estimate(pop, lo, hi)
+        result.estimates = {
+            "baseline": micro_kw(est.baseline_kw).sum(axis=0),
+            "expected": micro_kw(est.expected_kw).sum(axis=0),
+        }
+        if households:
+            result.estimate_window_kw = {"baseline": est.baseline_kw,
+                                         "expected": est.expected_kw}
     return result

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from drsim.passes import PASSES, Chunk, plan_chunks
+from drsim.passes import PASSES, Chunk, ChunkResult, plan_chunks
 from drsim.scenario import Scenario
 
 MINUTES = 1440
@@ -81,9 +81,15 @@ def _chunk_rows(scenario: Scenario, chunk: Chunk) -> pa.RecordBatch:
 
     start = time.perf_counter()
     result = simulate_chunk(scenario, chunk)
-    seconds = time.perf_counter() - start
+    return load_batch(scenario, result, time.perf_counter() - start)
+
+
+def load_batch(scenario: Scenario, result: ChunkResult, seconds: float) -> pa.RecordBatch:
+    """The rows (ROW_SCHEMA) of one simulated chunk: one per (pass, series), loads in
+    whole µkW, and the utility's estimates when the result has them."""
+    chunk = result.chunk
     passes, series, curves = [], [], []
-    for name in PASSES:
+    for name in result.load:
         passes.append(name)
         series.append(TOTAL)
         curves.append(result.load[name])
@@ -143,7 +149,7 @@ def run_simulation(spark: SparkSession, scenario: Scenario, chunk_size: int | No
 
     group_id = f"drsim-simulate-{time.time_ns()}"
     sc.setJobGroup(group_id, f"drsim simulate {scenario.name}: {len(chunks)} chunks")
-    watcher = _ProgressWatcher(spark, group_id, len(chunks), partitions, progress)
+    watcher = ProgressWatcher(spark, group_id, len(chunks), partitions, progress)
     if progress is not None:
         progress(0, len(chunks))
     watcher.start()
@@ -167,7 +173,8 @@ def run_simulation(spark: SparkSession, scenario: Scenario, chunk_size: int | No
     return result
 
 
-def _aggregate(scenario: Scenario, chunks: list[Chunk], table: pa.Table) -> SimulationResult:
+def _aggregate(scenario: Scenario, chunks: list[Chunk], table: pa.Table,
+               passes: tuple[str, ...] = PASSES) -> SimulationResult:
     """Sum the chunks' rows per (pass, group) and per (pass, category), in chunk order."""
     table = table.sort_by([("chunk", "ascending"), ("pass", "ascending"),
                            ("series", "ascending")])
@@ -184,7 +191,7 @@ def _aggregate(scenario: Scenario, chunks: list[Chunk], table: pa.Table) -> Simu
     n_groups = len(scenario.groups)
     total = series == TOTAL
     group_kw, system_kw, category_kw = {}, {}, {}
-    for name in PASSES:
+    for name in passes:
         rows = total & (pass_ == name)
         micro = np.zeros((n_groups, MINUTES))
         np.add.at(micro, group[rows], kw_micro[rows])  # exact: whole µkW
@@ -219,7 +226,7 @@ def _aggregate(scenario: Scenario, chunks: list[Chunk], table: pa.Table) -> Simu
     )
 
 
-class _ProgressWatcher:
+class ProgressWatcher:
     """Polls Spark's status tracker for the job group's finished tasks."""
 
     def __init__(self, spark: SparkSession, group_id: str, n_chunks: int, partitions: int,

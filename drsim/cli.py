@@ -129,6 +129,71 @@ def _print_headlines(result, path: Path, seconds: float) -> None:
 
 
 @app.command()
+def run(
+    scenario_file: Annotated[Path, typer.Argument(metavar="SCENARIO",
+                                                  help="Scenario YAML file.")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Output folder (default: results/<scenario name>).")] = None,
+    master: Annotated[str | None, typer.Option(
+        help="Spark master URL, e.g. spark://host:7077 (default: local[*]).")] = None,
+    delay_detection: Annotated[int, typer.Option(
+        min=0, help="Minutes to delay the second event after the prediction (Fig. 6.12).")
+    ] = 0,
+    households: Annotated[int | None, typer.Option(
+        min=1, help="Scale the scenario to this many households.")] = None,
+    chunk_size: Annotated[int | None, typer.Option(
+        min=1, max=MAX_CHUNK_SIZE, help="Households per Spark task (default: the scenario's).",
+    )] = None,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace the output folder if it exists.")] = False,
+) -> None:
+    """Run the adaptive DR scenario: passes, meter/group/utility tiers, second event."""
+    from drsim.pipeline import run_scenario
+    from drsim.results import OutputExistsError, check_output, run_table
+
+    started = time.perf_counter()
+    try:
+        scenario = load_scenario(scenario_file)
+        if households is not None:
+            scenario = scenario.with_households(households)
+    except ScenarioError as exc:
+        raise _fail(str(exc), 2) from None
+    out = out or Path("results") / scenario.name
+    try:
+        check_output(out, overwrite)
+    except OutputExistsError as exc:
+        raise _fail(str(exc), 1) from None
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description:24s}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("chunks"), TimeElapsedColumn(), console=console) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        try:
+            summary = run_scenario(scenario, out, master=master,
+                                   delay_detection=delay_detection, chunk_size=chunk_size,
+                                   overwrite=overwrite, progress=progress)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise _fail(str(exc), 1) from None
+    table = Table(title=f"{scenario.name}: adaptive DR", title_justify="left")
+    for col in ("quantity", "this run", "dissertation"):
+        table.add_column(col)
+    for row in run_table(summary):
+        table.add_row(*row)
+    out_console = Console()
+    out_console.print(table)
+    note = summary.get("second_event_note")
+    if note:
+        out_console.print(f"second event: {note}", markup=False)
+    out_console.print(f"written to {out} in {time.perf_counter() - started:.1f} s",
+                      markup=False)
+
+
+@app.command()
 def sweep(
     sweep_file: Annotated[Path, typer.Argument(metavar="SWEEP",
                                                help="Sweep YAML file (see drsim/sweep.py).")],

@@ -240,7 +240,6 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None, *, master: str 
     if out_dir is not None:
         from drsim.results import RunData, write_run
 
-        t5 = time.perf_counter()
         data = RunData(
             name=scenario.name, group_names=[g.name for g in scenario.groups],
             group_kw=group_kw, estimate_kw=loads.estimate_kw,
@@ -255,7 +254,6 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None, *, master: str 
             gamma_user=plan.gamma_user, tier_events=_tier_tables(mon),
             summary=summary)
         write_run(data, out_dir, overwrite=overwrite)
-        summary["timings"]["write_seconds"] = time.perf_counter() - t5
     return summary
 
 

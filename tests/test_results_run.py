@@ -1,0 +1,317 @@
+"""The adaptive DR run folder (drsim.results.write_run) on small synthetic runs."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from drsim import results
+from drsim.results import (
+    MAX_GROUP_ROWS,
+    MINUTES,
+    OutputExistsError,
+    RunData,
+    event_table,
+    json_safe,
+    plot_compliance_timeline,
+    plot_run_demand,
+    run_files,
+    run_table,
+    write_run,
+)
+
+T_START, T_END = 18 * 60 + 30, 20 * 60 + 30
+T_NC = 19 * 60 + 11
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def make_run(n_groups: int = 3, t_nc: int | None = T_NC, name: str = "synthetic") -> RunData:
+    """A made-up run: smooth evening curves, deeper cuts for the DR passes, a few events."""
+    rng = np.random.default_rng(7)
+    minutes = np.arange(MINUTES)
+    evening = np.exp(-(((minutes - 19 * 60) / 150.0) ** 2))
+    size = 50.0 + 10.0 * np.arange(n_groups)[:, None]
+    base = size * (0.4 + 1.1 * evening)[None, :]
+    window = np.zeros(MINUTES)
+    window[T_START:T_END] = 1.0
+    after = np.zeros(MINUTES)
+    after[T_END:T_END + 90] = 1.0
+    dr2 = np.zeros(MINUTES)
+    if t_nc is not None:
+        dr2[t_nc + 10:T_END] = 1.0
+    group_kw = {
+        "baseline": base,
+        "expected": base * (1 - 0.25 * window + 0.1 * after),
+        "traditional": base * (1 - 0.15 * window + 0.06 * after),
+        "adaptive": base * (1 - 0.15 * window - 0.12 * dr2 + 0.1 * after),
+    }
+    system = base.sum(axis=0)
+    estimate_b = np.where(window > 0, system * 1.02, np.nan)
+    estimate_p = np.where(window > 0, system * 0.78, np.nan)
+    test_times = np.arange(T_START + 20, T_END, 5)
+    ticks = np.arange(T_START + 20, T_END)
+    flagged = {
+        "expected": rng.uniform(0.0, 0.3, (n_groups, len(test_times))),
+        "traditional": np.clip(rng.uniform(0.2, 0.5, (n_groups, len(test_times)))
+                               + np.linspace(0, 0.4, len(test_times)), 0, 1),
+    }
+    latch = [T_NC - 3 if g % 3 != 1 else None for g in range(n_groups)]
+    for g, at in enumerate(latch):  # tests stop once a group is latched
+        if at is not None:
+            flagged["traditional"][g, test_times > at] = np.nan
+    alerts = [ticks[(ticks >= T_NC - 13) & (ticks <= (at or T_END))] if at else
+              np.array([1140, 1141, 1142, 1150]) for at in latch]
+    user_events = pd.DataFrame({
+        "pass": ["traditional"] * 4 + ["expected"],
+        "time": np.array([1165, 1170, 1170, 1175, 1170], dtype=np.int32),
+        "houseID": [3, 3, 8, 3, 12],
+        "groupID": [0, 0, 1, 0, 2],
+        "accLoad": [1.5, 1.9, 2.2, 2.4, 0.9],
+    })
+    group_alerts = pd.DataFrame({"pass": "traditional", "time": ticks[:6], "groupID": 0,
+                                 "sumAccLoad": np.linspace(10, 12, 6)})
+    group_events = pd.DataFrame(columns=["pass", "time", "groupID", "sumAccLoad"])
+    utility_alerts = pd.DataFrame({"pass": ["traditional"] * 3,
+                                   "time": [T_NC - 2, T_NC - 1, T_NC],
+                                   "load": [100.0, 101.0, 102.5]})
+    summary = {
+        "scenario_name": name,
+        "households": 1000,
+        "reduction_mwh": {"expected": np.float64(83.284), "traditional": 47.891,
+                          "adaptive": 82.6},
+        "prediction": {
+            "utility_noncompliance_time": "19:11" if t_nc is not None else None,
+            "groups_compliant_at_prediction": 1,
+            "expected_pass_noncompliance_time": None,
+            "household_precision": float("nan"),
+            "household_recall": np.float32(0.75),
+        },
+        "groups": {f"G{g + 1}": {"households": 100} for g in range(n_groups)},
+        "second_event": (t_nc, t_nc + 10, T_END) if t_nc is not None else None,
+        "latches": np.array([1, 2]),
+        "peak_kw": float("inf"),
+    }
+    return RunData(
+        name=name,
+        group_names=[f"G{g + 1}" for g in range(n_groups)],
+        group_kw=group_kw,
+        estimate_kw={"baseline": estimate_b, "expected": estimate_p},
+        program=(T_START, T_END),
+        second_event=(t_nc, t_nc + 10, T_END) if t_nc is not None else None,
+        t_nc=t_nc,
+        test_times=test_times,
+        ticks=ticks,
+        flagged_fraction=flagged,
+        group_alert_ticks={"traditional": alerts,
+                           "expected": [np.array([], dtype=np.int64)] * n_groups},
+        group_latch={"traditional": latch, "expected": [None] * n_groups},
+        gamma_user=0.5,
+        tier_events={"user_events": user_events, "group_alerts": group_alerts,
+                     "group_events": group_events, "utility_alerts": utility_alerts},
+        summary=summary,
+    )
+
+
+def test_write_run_files_read_back(tmp_path):
+    data = make_run()
+    out = write_run(data, tmp_path / "run")
+    assert out == tmp_path / "run"
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no temporary leftovers
+    expected_files = ["compliance_timeline.png", "events_group_alerts.parquet",
+                      "events_group_events.parquet", "events_user_events.parquet",
+                      "events_utility_alerts.parquet", "load_curves.parquet", "summary.json",
+                      "system_demand.png"]
+    assert sorted(p.name for p in out.iterdir()) == expected_files
+    assert sorted(run_files(data)) == expected_files
+
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary == json_safe(data.summary)
+    assert summary["prediction"]["household_precision"] is None  # NaN → null
+    assert summary["peak_kw"] is None  # inf → null
+    assert summary["reduction_mwh"]["expected"] == pytest.approx(83.284)
+    assert summary["second_event"] == [T_NC, T_NC + 10, T_END]
+    assert summary["latches"] == [1, 2]
+
+    curves = pq.read_table(out / "load_curves.parquet")
+    assert curves.column_names == ["pass", "group", "minute", "kw"]
+    assert curves.num_rows == 4 * 3 * MINUTES
+    assert curves.schema.field("pass").type == pa.string()
+    frame = curves.to_pandas()
+    assert list(dict.fromkeys(frame["pass"])) == ["baseline", "expected", "traditional",
+                                                  "adaptive"]
+    for p, kw in data.group_kw.items():
+        for g, name in enumerate(data.group_names):
+            rows = frame[(frame["pass"] == p) & (frame["group"] == name)]
+            assert rows["minute"].tolist() == list(range(MINUTES))
+            np.testing.assert_array_equal(rows["kw"].to_numpy(), kw[g])
+
+    for name, table in data.tier_events.items():
+        back = pq.read_table(out / f"events_{name}.parquet")
+        assert back.num_rows == len(table)
+        assert back.column_names == list(table.columns)
+        assert back.schema.field("pass").type == pa.string()
+        assert back.schema.field("time").type == pa.int64()
+    users = pq.read_table(out / "events_user_events.parquet").to_pandas()
+    assert users["houseID"].tolist() == [3, 3, 8, 3, 12]
+    assert users["accLoad"].tolist() == [1.5, 1.9, 2.2, 2.4, 0.9]
+    empty = pq.read_table(out / "events_group_events.parquet")  # empty: columns and types kept
+    assert empty.num_rows == 0
+    assert [(f.name, f.type) for f in empty.schema] == [
+        ("pass", pa.string()), ("time", pa.int64()), ("groupID", pa.int64()),
+        ("sumAccLoad", pa.float64())]
+    for figure in ("system_demand.png", "compliance_timeline.png"):
+        assert (out / figure).read_bytes()[:8] == PNG_MAGIC
+
+
+def test_failed_write_leaves_no_folder(tmp_path, monkeypatch):
+    def broken(data, path):
+        raise RuntimeError("plot failed")
+
+    monkeypatch.setattr(results, "plot_compliance_timeline", broken)
+    with pytest.raises(RuntimeError, match="plot failed"):
+        write_run(make_run(), tmp_path / "run")
+    assert list(tmp_path.iterdir()) == []  # neither the folder nor a temporary one
+
+    # replacing an earlier run: the old folder stays as it was
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "summary.json").write_text("{}")
+    with pytest.raises(RuntimeError, match="plot failed"):
+        write_run(make_run(), old, overwrite=True)
+    assert [p.name for p in tmp_path.iterdir()] == ["old"]
+    assert [p.name for p in old.iterdir()] == ["summary.json"]
+
+
+def test_bad_data_fails_before_any_work(tmp_path):
+    data = make_run()
+    data.group_kw["adaptive"] = data.group_kw["adaptive"][:, :100]
+    with pytest.raises(ValueError, match=r"group_kw\['adaptive'\]"):
+        write_run(data, tmp_path / "run")
+    data = make_run()
+    data.flagged_fraction["traditional"] = data.flagged_fraction["traditional"][:2]
+    with pytest.raises(ValueError, match="flagged_fraction"):
+        write_run(data, tmp_path / "run")
+    data = make_run()
+    data.tier_events["utility_alerts"] = data.tier_events["utility_alerts"].drop(columns="load")
+    with pytest.raises(ValueError, match=r"missing columns \['load'\]"):
+        write_run(data, tmp_path / "run")
+    data = make_run()
+    data.summary["where"] = object()
+    with pytest.raises(TypeError, match="summary.where"):
+        write_run(data, tmp_path / "run")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_overwrite_rules(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "marker.txt").write_text("earlier run")
+    with pytest.raises(OutputExistsError, match="--overwrite"):
+        write_run(make_run(), out)
+    assert [p.name for p in out.iterdir()] == ["marker.txt"]  # untouched
+
+    write_run(make_run(name="second"), out, overwrite=True)
+    assert not (out / "marker.txt").exists()
+    assert json.loads((out / "summary.json").read_text())["scenario_name"] == "second"
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no .old or .partial left
+
+    write_run(make_run(name="third"), out, overwrite=True)  # replacing a run folder again
+    assert json.loads((out / "summary.json").read_text())["scenario_name"] == "third"
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]
+
+
+def test_timeline_heatmap_for_many_groups(tmp_path, monkeypatch):
+    calls = []
+    for name in ("_compliance_rows", "_compliance_heatmap"):
+        original = getattr(results, name)
+        monkeypatch.setattr(results, name,
+                            lambda data, path, _f=original, _n=name: (calls.append(_n),
+                                                                      _f(data, path)))
+    many = make_run(n_groups=150)
+    plot_compliance_timeline(many, tmp_path / "many.png")
+    few = make_run(n_groups=MAX_GROUP_ROWS)
+    plot_compliance_timeline(few, tmp_path / "few.png")
+    one = make_run(n_groups=1)
+    plot_compliance_timeline(one, tmp_path / "one.png")
+    assert calls == ["_compliance_heatmap", "_compliance_rows", "_compliance_rows"]
+    for name in ("many.png", "few.png", "one.png"):
+        assert (tmp_path / name).read_bytes()[:8] == PNG_MAGIC
+
+
+def test_plots_without_prediction_or_second_event(tmp_path):
+    data = make_run(t_nc=None)
+    data.group_latch["traditional"] = [None] * len(data.group_names)
+    data.group_kw.pop("adaptive")
+    data.summary = {}
+    plot_run_demand(data, tmp_path / "demand.png")
+    plot_compliance_timeline(data, tmp_path / "timeline.png")
+    data.test_times = np.array([], dtype=np.int64)
+    data.flagged_fraction = {p: np.zeros((3, 0)) for p in data.flagged_fraction}
+    plot_compliance_timeline(data, tmp_path / "no_tests.png")
+    data.group_names = [f"g{i}" for i in range(40)]
+    data.group_latch = {"traditional": [None] * 40}
+    data.group_alert_ticks = {}
+    data.flagged_fraction = {"traditional": np.zeros((40, 0))}
+    plot_compliance_timeline(data, tmp_path / "no_tests_heatmap.png")
+    for name in ("demand.png", "timeline.png", "no_tests.png", "no_tests_heatmap.png"):
+        assert (tmp_path / name).read_bytes()[:8] == PNG_MAGIC
+
+
+def test_run_table_values_and_missing_keys():
+    rows = run_table(json_safe(make_run().summary))
+    assert [r[0] for r in rows] == [
+        "reduction, expected (MWh)", "reduction, traditional (MWh)",
+        "reduction, adaptive (MWh)", "utility non-compliance predicted",
+        "groups compliant at prediction", "prediction on the expected pass",
+        "household precision", "household recall"]
+    assert [r[1] for r in rows] == ["83.28", "47.89", "82.60", "19:11", "1 of 3", "none",
+                                    "n/a", "0.750"]
+    assert [r[2] for r in rows] == ["83.28", "47.89", "82.61", "19:11", "2 of 5", "none",
+                                    "not given", "not given"]
+
+    assert all(r[1] == "—" for r in run_table({}))
+    partial = run_table({"reduction_mwh": {"traditional": 47.0},
+                         "prediction": {"utility_noncompliance_time": 1151,
+                                        "groups_compliant_at_prediction": ["G1", "G3"],
+                                        "household_recall": math.nan}})
+    values = {label: value for label, value, _ in partial}
+    assert values["reduction, expected (MWh)"] == "—"
+    assert values["reduction, traditional (MWh)"] == "47.00"
+    assert values["utility non-compliance predicted"] == "19:11"
+    assert values["groups compliant at prediction"] == "2"  # no group count to say "of"
+    assert values["prediction on the expected pass"] == "—"
+    assert values["household precision"] == "—"
+    assert values["household recall"] == "n/a"
+
+    # the pipeline's layout: groups under "scenario"; no prediction at all
+    pipeline = {"scenario": {"groups": {f"G{g}": 100 for g in range(1, 6)}},
+                "prediction": {"utility_noncompliance_time": None,
+                               "groups_compliant_at_prediction": 2}}
+    values = {label: value for label, value, _ in run_table(pipeline)}
+    assert values["groups compliant at prediction"] == "2 of 5"
+    assert values["utility non-compliance predicted"] == "none"
+
+
+def test_event_table_types():
+    frame = pd.DataFrame({"pass": ["adaptive"], "time": [1200], "load": [3], "note": ["x"]})
+    table = event_table("utility_alerts", frame)
+    assert [(f.name, f.type) for f in table.schema] == [
+        ("pass", pa.string()), ("time", pa.int64()), ("load", pa.float64()),
+        ("note", pa.string())]
+    other = event_table("custom", pd.DataFrame(columns=["pass", "time"]))
+    assert other.num_rows == 0 and other.schema.field("pass").type == pa.string()
+    with pytest.raises(ValueError, match="no 'pass' column"):
+        event_table("custom", pd.DataFrame({"time": [1]}))
+
+
+def test_json_safe():
+    assert json_safe({"a": (np.int64(1), np.nan), "b": {"c": np.array([1.5, np.inf])},
+                      np.int32(3): None}) == {"a": [1, None], "b": {"c": [1.5, None]}, 3: None}
+    with pytest.raises(TypeError, match=r"summary\.a\[0\]"):
+        json_safe({"a": [object()]})

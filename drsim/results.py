@@ -668,6 +668,9 @@ def _compliance_rows(data: RunData, path: str | Path) -> None:
     traditional = data.flagged_fraction.get("traditional")
     expected = data.flagged_fraction.get("expected")
     alerts = data.group_alert_ticks.get("traditional")
+    shares = [f for f in (traditional, expected) if f is not None and np.size(f)]
+    peak = max([float(np.nanmax(f)) for f in shares] + [data.gamma_user])
+    top = min(1.05, 1.25 * peak)  # zoom on the shares and the threshold
     for g, ax in enumerate(axes):
         for a, b in (_runs(data.ticks, alerts[g]) if alerts is not None else []):
             ax.axvspan(a, b, color="tab:red", alpha=0.15, linewidth=0)
@@ -692,8 +695,7 @@ def _compliance_rows(data: RunData, path: str | Path) -> None:
         ax.text(0.005, 0.93, f"{names[g]}: {status}", transform=ax.transAxes, ha="left",
                 va="top", fontsize=9, fontweight="bold",
                 bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1})
-        ax.set_ylim(0, 1.05)
-        ax.set_yticks([0, 0.5, 1])
+        ax.set_ylim(0, top)
         ax.set_ylabel("flagged", fontsize=8)
         _clock_axis(ax, lo, hi, step=step, label=g == n - 1)
     handles = [

@@ -1,0 +1,64 @@
+"""The ``drsim run`` command: the run folder, the headline table, errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from drsim.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
+runner = CliRunner()
+
+
+def run(*args) -> object:
+    return runner.invoke(app, ["run", *map(str, args)])
+
+
+def test_run_writes_the_folder_and_prints_the_table(spark, tmp_path):
+    out = tmp_path / "qs"
+    result = run(QUICKSTART, "--households", 300, "--chunk-size", 150, "--out", out)
+    assert result.exit_code == 0, result.output
+    assert "reduction, adaptive" in result.output and "dissertation" in result.output
+    names = {p.name for p in out.iterdir()}
+    assert {"summary.json", "load_curves.parquet", "system_demand.png",
+            "compliance_timeline.png", "events_user_events.parquet"} <= names
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["scenario"]["households"] == 300
+    assert set(summary["reduction_mwh"]) == {"expected", "traditional", "adaptive"}
+    curves = pq.read_table(out / "load_curves.parquet")
+    assert set(curves.column("pass").to_pylist()) == {"baseline", "expected", "traditional",
+                                                      "adaptive"}
+    report = runner.invoke(app, ["report", str(out)])
+    assert report.exit_code == 0 and "reduction_mwh" in report.output
+
+
+@pytest.mark.parametrize("args, code, words", [
+    (["--delay-detection", "-1"], 2, ["delay-detection"]),
+    (["--households", "0"], 2, ["households"]),
+])
+def test_bad_options_exit_2(tmp_path, args, code, words):
+    result = run(QUICKSTART, "--out", tmp_path / "out", *args)
+    assert result.exit_code == code
+    assert all(w in result.output for w in words)
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_scenario_and_bad_query_text_stop_before_any_work(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    text = QUICKSTART.read_text().replace(
+        "  queries: {}", "  queries:\n    meter: 'SEQ (smartMeterEvent a+[]) WHERE b.x > 1'")
+    bad.write_text(text)
+    result = run(bad, "--out", tmp_path / "out")
+    assert result.exit_code != 0
+    assert "monitoring.queries.meter" in result.output and "unknown variable" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+    typo = tmp_path / "typo.yaml"
+    typo.write_text(QUICKSTART.read_text().replace("gamma_user:", "gama_user:"))
+    result = run(typo, "--out", tmp_path / "out2")
+    assert result.exit_code == 2 and "gama_user" in result.output

@@ -34,31 +34,40 @@ def _fail(message: str, code: int) -> typer.Exit:
     return typer.Exit(code)
 
 
+ScenarioArg = Annotated[Path, typer.Argument(metavar="SCENARIO", help="Scenario YAML file.")]
+HouseholdsOpt = Annotated[int | None, typer.Option(
+    min=1, help="Scale the scenario to this many households.")]
+ChunkSizeOpt = Annotated[int | None, typer.Option(
+    min=1, max=MAX_CHUNK_SIZE, help="Households per Spark task (default: the scenario's).")]
+MasterOpt = Annotated[str | None, typer.Option(
+    help="Spark master URL, e.g. spark://host:7077 (default: local[*]).")]
+OverwriteOpt = Annotated[bool, typer.Option(
+    "--overwrite", help="Replace the output folder if it exists.")]
+
+
+def _scenario(path: Path, households: int | None):
+    """The scenario of ``path`` (scaled to ``households``); a bad one exits with code 2."""
+    try:
+        scenario = load_scenario(path)
+        return scenario if households is None else scenario.with_households(households)
+    except ScenarioError as exc:
+        raise _fail(str(exc), 2) from None
+
+
 @app.command()
 def simulate(
-    scenario_file: Annotated[Path, typer.Argument(metavar="SCENARIO",
-                                                  help="Scenario YAML file.")],
+    scenario_file: ScenarioArg,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (must not exist).")],
-    households: Annotated[int | None, typer.Option(
-        min=1, help="Scale the scenario to this many households.")] = None,
-    chunk_size: Annotated[int | None, typer.Option(
-        min=1, max=MAX_CHUNK_SIZE, help="Households per Spark task (default: the scenario's).",
-    )] = None,
-    master: Annotated[str | None, typer.Option(
-        help="Spark master URL, e.g. spark://host:7077 (default: local[*]).")] = None,
-    overwrite: Annotated[bool, typer.Option(
-        "--overwrite", help="Replace the output folder if it exists.")] = False,
+    households: HouseholdsOpt = None,
+    chunk_size: ChunkSizeOpt = None,
+    master: MasterOpt = None,
+    overwrite: OverwriteOpt = False,
 ) -> None:
     """Simulate the baseline, expected and traditional passes; write curves and figures."""
     from drsim.results import OutputExistsError, check_output, write_simulation
 
     started = time.perf_counter()
-    try:
-        scenario = load_scenario(scenario_file)
-        if households is not None:
-            scenario = scenario.with_households(households)
-    except ScenarioError as exc:
-        raise _fail(str(exc), 2) from None
+    scenario = _scenario(scenario_file, households)
     try:
         check_output(out, overwrite)
     except OutputExistsError as exc:
@@ -130,34 +139,23 @@ def _print_headlines(result, path: Path, seconds: float) -> None:
 
 @app.command()
 def run(
-    scenario_file: Annotated[Path, typer.Argument(metavar="SCENARIO",
-                                                  help="Scenario YAML file.")],
+    scenario_file: ScenarioArg,
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", help="Output folder (default: results/<scenario name>).")] = None,
-    master: Annotated[str | None, typer.Option(
-        help="Spark master URL, e.g. spark://host:7077 (default: local[*]).")] = None,
+    master: MasterOpt = None,
     delay_detection: Annotated[int, typer.Option(
         min=0, help="Minutes to delay the second event after the prediction (Fig. 6.12).")
     ] = 0,
-    households: Annotated[int | None, typer.Option(
-        min=1, help="Scale the scenario to this many households.")] = None,
-    chunk_size: Annotated[int | None, typer.Option(
-        min=1, max=MAX_CHUNK_SIZE, help="Households per Spark task (default: the scenario's).",
-    )] = None,
-    overwrite: Annotated[bool, typer.Option(
-        "--overwrite", help="Replace the output folder if it exists.")] = False,
+    households: HouseholdsOpt = None,
+    chunk_size: ChunkSizeOpt = None,
+    overwrite: OverwriteOpt = False,
 ) -> None:
     """Run the adaptive DR scenario: passes, meter/group/utility tiers, second event."""
     from drsim.pipeline import run_scenario
     from drsim.results import OutputExistsError, check_output, run_table
 
     started = time.perf_counter()
-    try:
-        scenario = load_scenario(scenario_file)
-        if households is not None:
-            scenario = scenario.with_households(households)
-    except ScenarioError as exc:
-        raise _fail(str(exc), 2) from None
+    scenario = _scenario(scenario_file, households)
     out = out or Path("results") / scenario.name
     try:
         check_output(out, overwrite)
@@ -202,8 +200,7 @@ def sweep(
     seeds: Annotated[int | None, typer.Option(
         min=1, help="Runs per point with independent seeds (default: the sweep file's).",
     )] = None,
-    master: Annotated[str | None, typer.Option(
-        help="Spark master URL, e.g. spark://host:7077 (default: local[*]).")] = None,
+    master: MasterOpt = None,
     overwrite: Annotated[bool, typer.Option(
         "--overwrite", help="Start afresh: delete the output folder first.")] = False,
     dry_run: Annotated[bool, typer.Option(

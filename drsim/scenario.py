@@ -807,6 +807,38 @@ _YAML_ACCEPTED = ("YAML text: 'key: value' lines, nested blocks indented with sp
                   "(not tabs), lists as '- item' or [a, b]")
 
 
+def read_yaml(file: Path, error: type[ScenarioError], what: str) -> Any:
+    """The parsed YAML of ``file`` (None when empty); every problem (missing, a folder, not
+    UTF-8, unreadable, bad YAML with its line and column) raises ``error`` naming the
+    file. ``what`` names the kind of file in the messages ("scenario", "sweep")."""
+    source = str(file)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(source, [("(file)", "no such file",
+                              f"the path of an existing {what} YAML file")]) from None
+    except IsADirectoryError:
+        raise error(source, [("(file)", "is a folder, not a file",
+                              f"the path of a {what} YAML file")]) from None
+    except UnicodeDecodeError as exc:
+        raise error(source, [("(file)", f"not UTF-8 text ({exc.reason} at byte "
+                              f"{exc.start})", "a UTF-8 encoded YAML file")]) from None
+    except OSError as exc:
+        raise error(source, [("(file)", f"cannot be read ({exc.strerror})",
+                              f"a readable {what} YAML file")]) from None
+    try:
+        return yaml.load(text, Loader=_ScenarioLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else TOP_LEVEL
+        problem = exc.problem or exc.context or "invalid YAML"
+        if exc.context and exc.problem and exc.context_mark is not None:
+            problem += f" ({exc.context} on line {exc.context_mark.line + 1})"
+        raise error(source, [(where, f"invalid YAML: {problem}", _YAML_ACCEPTED)]) from None
+    except yaml.YAMLError as exc:
+        raise error(source, [(TOP_LEVEL, f"invalid YAML: {exc}", _YAML_ACCEPTED)]) from None
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Read a scenario YAML file, validate it and remember where it came from.
 
@@ -815,33 +847,7 @@ def load_scenario(path: str | Path) -> Scenario:
     """
     source = str(path)
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(source, [("(file)", "no such file",
-                                      "the path of an existing scenario YAML file")]) from None
-    except IsADirectoryError:
-        raise ScenarioError(source, [("(file)", "is a folder, not a file",
-                                      "the path of a scenario YAML file")]) from None
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(source, [("(file)", f"not UTF-8 text ({exc.reason} at byte "
-                                      f"{exc.start})", "a UTF-8 encoded YAML file")]) from None
-    except OSError as exc:
-        raise ScenarioError(source, [("(file)", f"cannot be read ({exc.strerror})",
-                                      "a readable scenario YAML file")]) from None
-    try:
-        data = yaml.load(text, Loader=_ScenarioLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else TOP_LEVEL
-        problem = exc.problem or exc.context or "invalid YAML"
-        if exc.context and exc.problem and exc.context_mark is not None:
-            problem += f" ({exc.context} on line {exc.context_mark.line + 1})"
-        raise ScenarioError(source, [(where, f"invalid YAML: {problem}",
-                                      _YAML_ACCEPTED)]) from None
-    except yaml.YAMLError as exc:
-        raise ScenarioError(source, [(TOP_LEVEL, f"invalid YAML: {exc}",
-                                      _YAML_ACCEPTED)]) from None
+    data = read_yaml(file, ScenarioError, "scenario")
     if data is None:
         raise ScenarioError(source, [(TOP_LEVEL, "the file is empty (or only comments)",
                                       _mapping_accepted(Scenario))])

@@ -57,17 +57,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from drsim.scenario import (
     TOP_LEVEL,
     Scenario,
     ScenarioError,
     _check_files,
+    _kind,
     _model_of,
-    _ScenarioLoader,
+    _show,
     _unwrap,
     load_scenario,
+    read_yaml,
     scenario_from_dict,
 )
 
@@ -290,8 +291,6 @@ def expand_grid(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------------------------
 
 _SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[([^\[\]]+)\])?")
-_YAML_ACCEPTED = ("YAML text: 'key: value' lines, nested blocks indented with spaces "
-                  "(not tabs), lists as '- item' or [a, b]")
 _SWEEP_ACCEPTED = ("a mapping with the keys " + ", ".join(_SWEEP_KEYS)
                    + " (scenario is required)")
 
@@ -304,29 +303,7 @@ def load_sweep(path: str | Path) -> Sweep:
     """
     source = str(path)
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SweepError(source, [("(file)", "no such file",
-                                   "the path of an existing sweep YAML file")]) from None
-    except IsADirectoryError:
-        raise SweepError(source, [("(file)", "is a folder, not a file",
-                                   "the path of a sweep YAML file")]) from None
-    except UnicodeDecodeError as exc:
-        raise SweepError(source, [("(file)", f"not UTF-8 text ({exc.reason} at byte "
-                                   f"{exc.start})", "a UTF-8 encoded YAML file")]) from None
-    except OSError as exc:
-        raise SweepError(source, [("(file)", f"cannot be read ({exc.strerror})",
-                                   "a readable sweep YAML file")]) from None
-    try:
-        data = yaml.load(text, Loader=_ScenarioLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else TOP_LEVEL
-        raise SweepError(source, [(where, f"invalid YAML: {exc.problem or exc.context}",
-                                   _YAML_ACCEPTED)]) from None
-    except yaml.YAMLError as exc:
-        raise SweepError(source, [(TOP_LEVEL, f"invalid YAML: {exc}", _YAML_ACCEPTED)]) from None
+    data = read_yaml(file, SweepError, "sweep")
     if data is None:
         raise SweepError(source, [(TOP_LEVEL, "the file is empty (or only comments)",
                                    _SWEEP_ACCEPTED)])
@@ -1173,21 +1150,6 @@ def plot_metrics(sweep: Sweep, table, out: Path) -> list[str]:
 
 def _unique(problems: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
     return list(dict.fromkeys(problems))
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list | tuple):
-        return f"a list ({_show(value)})"
-    if value is None:
-        return "nothing (null)"
-    return f"{type(value).__name__} {_show(value)}"
-
-
-def _show(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _label(value: Any, limit: int = 30) -> str:

@@ -268,12 +268,15 @@ def make_meter_stream(households: int, tests: int, t_start: int = 1110, seed: in
                       ) -> tuple[pd.DataFrame, pd.Series]:
     """Readings at test times t_start+1, .. (one per household each, in time order):
     cumulative energy ``accLoad`` against the cumulative expected response ``λ``. Each
-    household has its own response level (factor ~ N(1, 0.15) on its expected
+    household has its own response level (factor ~ N(0.92, 0.15) on its expected
     per-interval energy ~ U(0.05, 0.3) kWh) and per-interval noise (sd 0.2 of the
-    expected), so some households fail every test, some never, some now and then."""
+    expected), so some households fail every test, some never, some now and then: about
+    a third of the tests fail and a quarter of the readings give a user event, as in
+    drsim's paper scenario (traditional pass: 403,568 user events from 1,615,000 tested
+    readings)."""
     rng = np.random.default_rng(seed)
     expected = rng.uniform(0.05, 0.3, (tests, households))
-    factor = rng.normal(1.0, 0.15, households)
+    factor = rng.normal(0.92, 0.15, households)
     actual = expected * (factor + rng.normal(0, 0.2, (tests, households)))
     lam = np.cumsum(expected, axis=0).ravel()
     acc = np.cumsum(actual, axis=0).ravel()

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from drsim.dr import DREvent
@@ -37,10 +37,10 @@ from drsim.scenario import Scenario
 from spark.simulate_job import (
     ROW_SCHEMA,
     TASKS_PER_CORE,
-    ProgressWatcher,
     SimulationResult,
     _aggregate,
     _peak_rss_bytes,
+    collect_watched,
     load_batch,
 )
 
@@ -254,26 +254,6 @@ class MonitoredPasses:
     timings: dict[str, float]
 
 
-def _run_watched(spark: SparkSession, frame: DataFrame, label: str, n_chunks: int,
-                 partitions: int, progress: Progress | None) -> tuple[pa.Table, int]:
-    sc = spark.sparkContext
-    group_id = f"drsim-{label}-{time.time_ns()}"
-    sc.setJobGroup(group_id, f"drsim {label}: {n_chunks} chunks")
-    watcher = ProgressWatcher(spark, group_id, n_chunks, partitions, progress)
-    if progress is not None:
-        progress(0, n_chunks)
-    watcher.start()
-    try:
-        table = frame.toArrow()
-    finally:
-        watcher.stop()
-        for key in ("spark.jobGroup.id", "spark.job.description"):
-            sc.setLocalProperty(key, None)  # type: ignore[arg-type]
-    if progress is not None:
-        progress(n_chunks, n_chunks)
-    return table, watcher.tasks() or partitions
-
-
 def run_monitored(spark: SparkSession, scenario: Scenario, plan: MonitoringPlan,
                   chunk_size: int | None = None, progress: Progress | None = None
                   ) -> MonitoredPasses:
@@ -285,7 +265,7 @@ def run_monitored(spark: SparkSession, scenario: Scenario, plan: MonitoringPlan,
     stage1 = spark.range(len(chunks), numPartitions=partitions).mapInArrow(
         partial(_stage1_batches, scenario, plan, tuple(chunks)), STAGE1_SCHEMA).persist()
     try:
-        table, tasks = _run_watched(spark, stage1.drop("ev_time", "ev_house", "ev_acc"),
+        table, tasks = collect_watched(spark, stage1.drop("ev_time", "ev_house", "ev_acc"),
                                     "passes", len(chunks), partitions, progress)
         t1 = time.perf_counter()
         sizes = tuple(hi - lo for lo, hi in scenario.group_ranges())
@@ -357,7 +337,7 @@ def run_adaptive(spark: SparkSession, scenario: Scenario, second: tuple[int, int
     partitions = max(1, min(len(chunks), sc.defaultParallelism * TASKS_PER_CORE))
     frame = spark.range(len(chunks), numPartitions=partitions).mapInArrow(
         partial(_adaptive_batches, scenario, tuple(chunks), second, means), STAGE1_SCHEMA)
-    table, tasks = _run_watched(spark, frame, "adaptive", len(chunks), partitions, progress)
+    table, tasks = collect_watched(spark, frame, "adaptive", len(chunks), partitions, progress)
     info = table.column("info").to_pylist()
     first = np.unique(table.column("chunk").to_numpy(), return_index=True)[1]
     theta_new_sum = sum(json.loads(info[i])["theta_new_sum"] for i in first)

@@ -17,7 +17,7 @@ from functools import partial
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from drsim.passes import PASSES, Chunk, ChunkResult, plan_chunks
 from drsim.scenario import Scenario
@@ -147,27 +147,15 @@ def run_simulation(spark: SparkSession, scenario: Scenario, chunk_size: int | No
     frame = spark.range(len(chunks), numPartitions=partitions).mapInArrow(
         partial(_simulate_batches, scenario, tuple(chunks)), ROW_SCHEMA)
 
-    group_id = f"drsim-simulate-{time.time_ns()}"
-    sc.setJobGroup(group_id, f"drsim simulate {scenario.name}: {len(chunks)} chunks")
-    watcher = ProgressWatcher(spark, group_id, len(chunks), partitions, progress)
-    if progress is not None:
-        progress(0, len(chunks))
-    watcher.start()
-    try:
-        table = frame.toArrow()
-    finally:
-        watcher.stop()
-        for key in ("spark.jobGroup.id", "spark.job.description"):
-            sc.setLocalProperty(key, None)  # type: ignore[arg-type]  # later jobs are not ours
+    table, tasks = collect_watched(spark, frame, f"simulate {scenario.name}", len(chunks),
+                                   partitions, progress)
     t1 = time.perf_counter()
-    if progress is not None:
-        progress(len(chunks), len(chunks))
 
     result = _aggregate(scenario, chunks, table)
     result.master = sc.master
     result.default_parallelism = parallelism
     result.partitions = partitions
-    result.tasks = watcher.tasks() or partitions
+    result.tasks = tasks
     result.timings.update({"simulate_seconds": t1 - t0,
                            "aggregate_seconds": time.perf_counter() - t1})
     return result
@@ -224,6 +212,28 @@ def _aggregate(scenario: Scenario, chunks: list[Chunk], table: pa.Table,
         peak_task_rss_bytes=int(table.column("peak_rss_bytes").to_numpy().max()),
         chunk_seconds=table.column("seconds").to_numpy()[first],
     )
+
+
+def collect_watched(spark: SparkSession, frame: DataFrame, label: str, n_chunks: int,
+                    partitions: int, progress: Progress | None) -> tuple[pa.Table, int]:
+    """``frame.toArrow()`` as a job group of its own, reporting ``progress(done, total)``
+    in chunks as its tasks finish; the table and the number of tasks that ran."""
+    sc = spark.sparkContext
+    group_id = f"drsim-{time.time_ns()}"
+    sc.setJobGroup(group_id, f"drsim {label}: {n_chunks} chunks")
+    watcher = ProgressWatcher(spark, group_id, n_chunks, partitions, progress)
+    if progress is not None:
+        progress(0, n_chunks)
+    watcher.start()
+    try:
+        table = frame.toArrow()
+    finally:
+        watcher.stop()
+        for key in ("spark.jobGroup.id", "spark.job.description"):
+            sc.setLocalProperty(key, None)  # type: ignore[arg-type]  # later jobs are not ours
+    if progress is not None:
+        progress(n_chunks, n_chunks)
+    return table, watcher.tasks() or partitions
 
 
 class ProgressWatcher:

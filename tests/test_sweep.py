@@ -149,7 +149,7 @@ def test_group_selection_by_index_and_name_and_query_keys():
                             base=base)
     s = sweep.points[0].scenario
     assert s.groups[0].follow_through_drop == 0.1
-    assert s.groups[1].follow_through_drop == 0.5  # as in the base
+    assert s.groups[1].follow_through_drop == base.groups[1].follow_through_drop  # as based
     assert s.groups[1].follow_through.scale == 1.5
     assert s.groups[1].follow_through.distribution == "survey"  # the block's default
     assert s.groups[0].follow_through is None

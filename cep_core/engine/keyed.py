@@ -194,8 +194,9 @@ class _Batch:
         t = self.cols["time"]
         if self.n and t.dtype.kind not in "iuf":
             raise QueryError("the keyed vectorized engine needs numeric event times")
-        if self.n > 1 and (np.diff(t) < 0).any():
-            j = int(np.flatnonzero(np.diff(t) < 0)[0]) + 1
+        self.steps = np.diff(t) if self.n > 1 else np.zeros(0, dtype=t.dtype)
+        if (self.steps < 0).any():
+            j = int(np.flatnonzero(self.steps < 0)[0]) + 1
             raise QueryError(f"event {j}: time {t[j]} before the previous {t[j - 1]}; a "
                              "stream has non-decreasing timestamps")
 
@@ -336,7 +337,8 @@ class KeyedEngine:
         if rows.size:
             kid = self.keyindex.ids([b.cols[a][rows] for a in self.plan.partition])
             self._grow(self.keyindex.size)
-            for sel in _waves(kid, b.cols["time"][rows]):
+            steps = b.steps if rows.size == b.n else np.diff(b.cols["time"][rows])
+            for sel in _waves(kid, steps):
                 self._wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
         self._typ = self._pre = None
         return out.result(frame)
@@ -592,12 +594,13 @@ def _holds(result: tuple, n: int) -> np.ndarray:
     return res
 
 
-def _waves(kid: np.ndarray, times: np.ndarray) -> Iterable[np.ndarray]:
+def _waves(kid: np.ndarray, steps: np.ndarray) -> Iterable[np.ndarray]:
     """Positions of the events in waves where each key occurs at most once, in stream
-    order per key: the timestamp groups when none repeats a key, else the ``r``-th event
-    of every key for r = 0, 1, ..."""
+    order per key: the timestamp groups (``steps``: the time differences of consecutive
+    events) when none repeats a key, else the ``r``-th event of every key for r = 0, 1,
+    ..."""
     n = kid.size
-    cuts = np.flatnonzero(np.diff(times)) + 1
+    cuts = np.flatnonzero(steps) + 1
     if len(cuts) + 1 <= max(1, n // 16):
         bounds = [0, *cuts.tolist(), n]
         groups = [np.arange(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
@@ -652,7 +655,9 @@ class _KeyIndex:
         ids = self.direct[col]
         new = ids < 0
         if new.any():
-            fresh = pd.unique(col[new])  # numbered in order of appearance
+            seen = np.zeros(len(self.direct), dtype=bool)
+            seen[col[new]] = True
+            fresh = np.flatnonzero(seen)  # numbered in order of value (ids are internal)
             self.direct[fresh] = np.arange(self.size, self.size + fresh.size)
             self.size += fresh.size
             ids = self.direct[col]

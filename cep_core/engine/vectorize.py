@@ -184,6 +184,8 @@ class _IntLevel:
         if keys.dtype.kind not in "iu":
             return None
         off = keys - self.lo
+        if not off.size or (off.min() >= 0 and off.max() < self.lut.size):
+            return self.lut[off]
         inside = (off >= 0) & (off < self.lut.size)
         return np.where(inside, self.lut[np.where(inside, off, 0)], -1)
 

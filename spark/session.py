@@ -2,11 +2,12 @@
 
 Local mode (``local[*]``) needs nothing but Java 17+; ``master="spark://host:7077"`` runs the
 same jobs on a standalone cluster, with the ``drsim``, ``cep_core`` and ``spark`` packages
-shipped to the executors as a zip.
+shipped to the executors as an archive that they unpack (see ``_ship_packages``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -21,6 +22,7 @@ from pyspark.sql import SparkSession
 
 MIN_JAVA = 17
 PACKAGES = ("drsim", "cep_core", "spark")
+ARCHIVE_PREFIX = "drsim-packages-"  # the zip of PACKAGES shipped to a cluster
 PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the folder holding the packages
 LOG4J2 = """\
 rootLogger.level = error
@@ -109,12 +111,51 @@ def _log_config() -> str:
 
 
 def _ship_packages(spark: SparkSession) -> None:
-    """Zip the project's packages into a temporary file and add it to the job."""
-    fd, name = tempfile.mkstemp(prefix="drsim-packages-", suffix=".zip")
-    os.close(fd)
-    with zipfile.ZipFile(name, "w", zipfile.ZIP_DEFLATED) as zf:
-        for package in PACKAGES:
-            for file in sorted((PROJECT_ROOT / package).rglob("*")):
-                if file.is_file() and "__pycache__" not in file.parts:
-                    zf.write(file, file.relative_to(PROJECT_ROOT).as_posix())
-    spark.sparkContext.addPyFile(name)
+    """Ship the project's packages to the executors as an archive they unpack.
+
+    Not ``addPyFile``: Python imports from a zip on ``sys.path``, but the packages read data
+    files next to their modules (``Path(__file__).with_name("grammar.lark")`` in
+    ``cep_core.lang.parser``), which inside a zip are not files; and ``addPyFile`` also puts
+    the zip on the driver's own ``sys.path``, so a package the driver had not imported yet
+    came from the copy. Spark unpacks an archive into a folder of the same name in each
+    executor's working directory, where its Python workers run; a relative ``PYTHONPATH``
+    entry in the job's environment (read whenever a Python function is shipped) puts that
+    folder first on their path. The driver keeps importing the project as it is.
+    """
+    archive = _package_archive()
+    sc = spark.sparkContext
+    sc.addArchive(str(archive))  # the same path twice is ignored
+    paths = [p for p in sc.environment.get("PYTHONPATH", "").split(os.pathsep)
+             if p and not p.startswith(ARCHIVE_PREFIX)]
+    sc.environment["PYTHONPATH"] = os.pathsep.join([archive.name, *paths])
+
+
+def _package_archive() -> Path:
+    """The packages as a zip in the temporary folder, named by a hash of their contents.
+
+    Runs of the same code reuse one file (it must outlive the job: Spark serves it from
+    there to executors that join later); a new file appears only when the code changes.
+    """
+    files = [(file, file.relative_to(PROJECT_ROOT).as_posix())
+             for package in PACKAGES
+             for file in sorted((PROJECT_ROOT / package).rglob("*"))
+             if file.is_file() and "__pycache__" not in file.parts]
+    digest = hashlib.sha256()
+    contents = []
+    for file, name in files:
+        data = file.read_bytes()
+        contents.append((name, data))
+        digest.update(name.encode() + b"\0" + len(data).to_bytes(8, "little") + data)
+    path = Path(tempfile.gettempdir()) / f"{ARCHIVE_PREFIX}{digest.hexdigest()[:16]}.zip"
+    if not path.is_file():
+        fd, tmp = tempfile.mkstemp(prefix=ARCHIVE_PREFIX, suffix=".partial",
+                                   dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as zf:
+                for name, data in contents:
+                    zf.writestr(name, data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    return path

@@ -47,6 +47,7 @@ import pandas as pd
 
 from cep_core.counters import Counters
 from cep_core.engine.reference import ONE_PER_PARTITION, STRICT, Statistics
+from cep_core.engine.segment_scan import scan_batch, scan_supported
 from cep_core.engine.vectorize import Unsupported, VectorCompiler, truth
 from cep_core.errors import QueryError
 from cep_core.lookup import TableLookup
@@ -162,7 +163,7 @@ class _Batch:
                     raise QueryError(f"events need 'type' and 'time' columns (have "
                                      f"{sorted(map(str, events.columns))})")
             self.n = len(events)
-            codes, names = events["type"].factorize()
+            codes, names = _type_codes(events["type"])
             get = {a: events[a].to_numpy() for a in {"time", *attrs} if a in events.columns}
             for a in {"time", *attrs}:
                 if a in get:
@@ -207,6 +208,14 @@ class _Batch:
         return self.cols[attr][rows]
 
 
+def _type_codes(col: pd.Series) -> tuple[np.ndarray, Any]:
+    """The event types of a frame as codes and names (one comparison when there is one)."""
+    first = col.iloc[0] if len(col) else None
+    if isinstance(first, str) and (col == first).all():
+        return np.zeros(len(col), dtype=np.int8), [first]
+    return col.factorize()
+
+
 def _array(values: list) -> np.ndarray:
     arr = np.asarray(values)
     if arr.dtype.kind not in "biufUO" or arr.ndim != 1:
@@ -217,14 +226,16 @@ def _array(values: list) -> np.ndarray:
 
 
 class _Env:
-    """What a compiled expression reads for rows ``at`` of a wave that take the transition
-    into ``var`` (``take``: a Kleene self-loop; ``newlen``: the Kleene length after it)."""
+    """What a compiled expression reads for rows ``rows`` of a wave (or ``slice(None)``:
+    the whole batch) that take the transition into ``var`` (``take``: a Kleene
+    self-loop; ``newlen``: the Kleene length after it)."""
 
     __slots__ = ("eng", "batch", "rows", "keys", "var", "take", "newlen", "size", "deferred")
 
     def __init__(self, eng, batch, rows, keys, var, take, newlen, deferred=None):
         self.eng, self.batch, self.rows, self.keys = eng, batch, rows, keys
-        self.var, self.take, self.newlen, self.size = var, take, newlen, len(rows)
+        self.var, self.take, self.newlen = var, take, newlen
+        self.size = batch.n if isinstance(rows, slice) else len(rows)
         self.deferred = deferred  # rows whose lookup key is missing (see TableIndex.get)
 
     def ref(self, key: tuple) -> tuple[Any, Any]:
@@ -289,6 +300,7 @@ class KeyedEngine:
     def _setup(self) -> None:
         plan = self.plan
         self.c = _compiled(plan)
+        self.scan = scan_supported(self)
         self.types = {t: j for j, t in enumerate(sorted(plan.types))}
         stores: dict[tuple, None] = {}
         for r in self.c.refs:
@@ -337,9 +349,10 @@ class KeyedEngine:
         if rows.size:
             kid = self.keyindex.ids([b.cols[a][rows] for a in self.plan.partition])
             self._grow(self.keyindex.size)
-            steps = b.steps if rows.size == b.n else np.diff(b.cols["time"][rows])
-            for sel in _waves(kid, steps):
-                self._wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
+            if not (self.scan and scan_batch(self, b, rows, kid, typ[rows], out)):
+                steps = b.steps if rows.size == b.n else np.diff(b.cols["time"][rows])
+                for sel in _waves(kid, steps):
+                    self._wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
         self._typ = self._pre = None
         return out.result(frame)
 
@@ -360,11 +373,12 @@ class KeyedEngine:
         self.counters.events += n
         if not n:
             return
-        counts = np.bincount(codes[keep], minlength=len(names))
+        every = n == b.n
+        counts = np.bincount(codes if every else codes[keep], minlength=len(names))
         for t, c in zip(names, counts.tolist(), strict=True):
             if c:
                 self.stats.events_per_type[t] = self.stats.events_per_type.get(t, 0) + c
-        times = b.cols["time"][keep]
+        times = b.cols["time"] if every else b.cols["time"][keep]
         if self.stats.first_time is None:
             self.stats.first_time = times[0].item()
         self.stats.last_time = times[-1].item()
@@ -441,11 +455,13 @@ class KeyedEngine:
         got = self._pre.get(index)
         if got is None:
             typ, var = self.c.local[index]
-            rows = np.flatnonzero(self._typ == self.types[typ])
-            deferred = np.zeros(rows.size, dtype=bool)
+            of_type = self._typ == self.types[typ]
+            rows = slice(None) if of_type.all() else np.flatnonzero(of_type)
+            size = b.n if isinstance(rows, slice) else rows.size
+            deferred = np.zeros(size, dtype=bool)
             env = _Env(self, b, rows, None, var, False, None, deferred)
             holds = np.zeros(b.n, dtype=bool)
-            holds[rows] = _holds(self.c.preds[index][1](env), rows.size)
+            holds[rows] = _holds(self.c.preds[index][1](env), size)
             missing = None
             if deferred.any():
                 missing = np.zeros(b.n, dtype=bool)
@@ -680,7 +696,13 @@ class _Outputs:
         if not self.parts:
             return {}, 0
         pos = np.concatenate([p[0] for p in self.parts])
-        if len({p[1] for p in self.parts}) == 1:
+        if len(self.parts) == 1:  # distinct positions: ranked without a sort
+            rank = np.empty(int(pos.max()) + 1, dtype=np.int64)
+            rank[pos] = np.arange(pos.size)
+            seen = np.zeros(rank.size, dtype=bool)
+            seen[pos] = True
+            order = rank[seen]
+        elif len({p[1] for p in self.parts}) == 1:
             order = np.argsort(pos, kind="stable")
         else:
             sub = np.concatenate([np.full(p[0].size, p[1]) for p in self.parts])

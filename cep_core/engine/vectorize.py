@@ -114,6 +114,11 @@ class TableIndex:
         for lv, lut, a in zip(idx.levels, self.luts, args, strict=True):
             c = lut.codes(a) if lut is not None else None
             codes.append(lv.get_indexer(a) if c is None else c)
+        flat = codes[0]
+        if all(c.min() >= 0 for c in codes):  # every level value is known: row-major offset
+            for lv, c in zip(idx.levels[1:], codes[1:], strict=True):
+                flat = flat * len(lv) + c
+            return self.grid[flat]
         absent = np.zeros(len(args[0]), dtype=bool)
         for c in codes:
             absent |= c < 0

@@ -1,0 +1,266 @@
+"""A whole-batch path of the keyed engine for one Kleene variable under strict contiguity.
+
+The keyed vectorized engine (:mod:`cep_core.engine.keyed`) processes a batch in waves,
+one event per key at a time. For the queries below, a batch is processed at once
+instead, with array scans over the events sorted by key, and the outputs, counters and
+state are those the waves would give (the differential tests run both).
+
+**The class.** The keyed class, and: the pattern is one Kleene element ``T+ v[]``; the
+policy is strict contiguity (one run per key); the predicates of the Kleene step
+(``v[i]`` to ``v[i+1]``) read only the new event and the one before it (``v[i]``,
+``v[i+1]``, ``v[last]``, parameters, lookups), not ``v[1]``, ``v[n]`` or ``LENGTH``.
+Acceptance predicates and ``RETURN`` may read anything the keyed engine reads.
+Listing 6.1 of ``seeds/002_33ee9fd4d8899bf7.txt`` (the DR meter tier) is of this class.
+
+**Why one scan suffices.** Under strict contiguity the run of a key after its event
+``j`` is live when ``j`` extends it (the run was live after the key's previous event
+and ``j`` passes the step predicates: ``a_j``) or starts one (``b_j``, the start
+predicates; tried only when ``j`` does not extend). So ``live_j = (live_{j-1} ∧ a_j) ∨
+b_j``, which holds exactly when some ``b_i`` with ``i ≤ j`` is followed by ``a`` on
+every event of the key after ``i`` up to ``j``: a comparison of two running maxima
+(the last ``i`` with ``b_i``, the last event that fails ``a``). A run's events then
+lie between its start and ``j``, so ``v[1]``, ``v[n]``, ``v[i]`` and ``LENGTH`` are
+gathers at known positions.
+
+The scan applies to a batch when no key of it enters with a live run, no event lacks
+an attribute the query reads, the window (``WITHIN``) does not close any run of the
+batch, and no row it evaluates has a lookup key missing from its table. Otherwise
+:func:`scan_batch` changes nothing and returns False, and the waves run the batch (and
+raise the error where there is one).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cep_core.engine.reference import STRICT
+from cep_core.engine.vectorize import truth
+from cep_core.plan import START
+
+if TYPE_CHECKING:
+    from cep_core.engine.keyed import KeyedEngine, _Batch, _Outputs
+
+__all__ = ["scan_supported", "scan_batch"]
+
+_STEP_SLOTS = ("single", "back0", "last", "back1")  # what the Kleene step may read
+
+
+class _Fallback(Exception):
+    """The batch is outside what the scan processes; the waves run it."""
+
+
+def scan_supported(eng: KeyedEngine) -> bool:
+    """Whether batches of ``eng`` may take the scan (see the module doc)."""
+    plan, c = eng.plan, eng.c
+    if eng.policy != STRICT or len(plan.positions) != 1 or not plan.positions[0].kleene \
+            or not plan.extendable[0]:
+        return False
+    (take,) = plan.out_edges[0]
+    for p in take.preds:
+        pred, _, lo = c.preds[p.index]
+        if pred.mode == "incremental" and 1 - pred.anchor_offset < lo:
+            return False  # the step would test it on some lengths only
+        if any(r[0] != "attr" or r[2] not in _STEP_SLOTS for r in c.refs_of[p.index]):
+            return False
+    return True
+
+
+class _ScanEnv:
+    """What a compiled expression reads for the events at key-major positions ``pos``,
+    in runs that start at positions ``r0`` and have ``newlen`` events with them."""
+
+    __slots__ = ("batch", "order", "pos", "r0", "newlen", "size", "deferred", "rows")
+
+    def __init__(self, batch: _Batch, order: np.ndarray, pos: np.ndarray | None,
+                 r0: np.ndarray | None, newlen: np.ndarray):
+        """``pos`` None: every position (and ``r0`` None: runs of one event)."""
+        self.batch, self.order, self.newlen = batch, order, newlen
+        self.pos = np.arange(order.size) if pos is None else pos
+        self.r0 = self.pos if r0 is None else r0
+        self.size = self.pos.size
+        self.rows = order if pos is None else order[pos]
+        self.deferred = np.zeros(self.size, dtype=bool)
+
+    def _at(self, attr: str, rows: np.ndarray) -> np.ndarray:
+        return self.batch.cols[attr][rows]
+
+    def ref(self, key: tuple) -> tuple[Any, Any]:
+        if key[0] == "len":
+            return self.newlen, None
+        _, _, slot, a, n = key
+        if slot in ("single", "back0", "last"):
+            return self._at(a, self.rows), None
+        if slot == "back1":
+            return self._at(a, self.order[self.pos - 1]), self.newlen < 2
+        if slot == "first":
+            return self._at(a, self.order[self.r0]), None
+        at = np.minimum(self.r0 + (n - 1), self.order.size - 1)  # nth
+        return self._at(a, self.order[at]), self.newlen < n
+
+
+def _masks(eng: KeyedEngine, preds, b: _Batch, env: _ScanEnv) -> list[tuple]:
+    """Per predicate, in order, over the rows of ``env``: ``(index, holds, missing)``,
+    as :meth:`KeyedEngine._check` evaluates each (``missing``: rows whose lookup key is
+    not in its table, or None)."""
+    out = []
+    for p in preds:
+        pred, fn, lo = eng.c.preds[p.index]
+        if p.index in eng.c.local:
+            holds, missing = eng._local_values(p.index, b)
+            holds = holds[env.rows]
+            missing = missing[env.rows] if missing is not None else None
+        else:
+            env.deferred[:] = False
+            vals, bad = fn(env)
+            holds = np.broadcast_to(truth(vals), (env.size,))
+            if bad is not None:
+                holds = holds & ~np.broadcast_to(bad, (env.size,))
+            missing = env.deferred.copy() if env.deferred.any() else None
+        if pred.mode == "incremental":
+            tested = env.newlen - 1 - pred.anchor_offset >= lo
+            holds = holds | ~tested
+            missing = missing & tested if missing is not None else None
+        out.append((p.index, holds, missing))
+    return out
+
+
+def _passing(masks: list[tuple], reach: np.ndarray, tally: list) -> np.ndarray:
+    """The rows of ``reach`` that pass every predicate in order; the evaluations and
+    passes of each go to ``tally`` as (index, evaluated, passed)."""
+    at = reach
+    for index, holds, missing in masks:
+        evaluated = int(np.count_nonzero(at))
+        if missing is not None and (missing & at).any():
+            raise _Fallback  # the waves raise the missing entry's error
+        at = at & holds
+        tally.append((index, evaluated, int(np.count_nonzero(at))))
+    return at
+
+
+def _keys_sorted(kid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, first)``: the batch positions in key-major order (stream order per
+    key) and where each key's segment begins in it."""
+    order = np.argsort(kid, kind="stable")
+    k = kid[order]
+    first = np.empty(k.size, dtype=bool)
+    first[0] = True
+    np.not_equal(k[1:], k[:-1], out=first[1:])
+    return order, first
+
+
+def _last_where(mask: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """At each position, the last position at or before it where ``mask`` holds (-1
+    before the first); ``idx`` is ``arange(mask.size)``."""
+    return np.maximum.accumulate(np.where(mask, idx, -1))
+
+
+def scan_batch(eng: KeyedEngine, b: _Batch, rows: np.ndarray, kid: np.ndarray,
+               typ: np.ndarray, out: _Outputs) -> bool:
+    """Process the kept events ``rows`` (key ids ``kid``, type codes ``typ``) of batch
+    ``b`` at once; False, with nothing changed, when the batch is outside the scan."""
+    if any(a in b.missing for a in eng.attrs) or (eng.live_count() and
+                                                   (eng.state[kid] >= 0).any()):
+        return False
+    try:
+        return _scan(eng, b, rows, kid, typ, out)
+    except _Fallback:
+        return False
+
+
+def _scan(eng: KeyedEngine, b: _Batch, rows, kid, typ, out) -> bool:
+    plan = eng.plan
+    (begin,) = plan.out_edges[START]
+    (take,) = plan.out_edges[0]
+    var = plan.positions[0].var
+    order, first = _keys_sorted(kid)
+    n = order.size
+    idx = np.arange(n)
+    rows_k = order if n == b.n else rows[order]  # batch rows in key-major order
+    fits = typ[order] == eng.types[plan.positions[0].type]
+
+    # the Kleene step (a_j) and the start (b_j) of every event, as if offered
+    step_env = _ScanEnv(b, rows_k, None, None, np.full(n, 2, dtype=np.int64))
+    step = _masks(eng, take.preds, b, step_env)
+    a = fits & ~first
+    for _, holds, _ in step:
+        a = a & holds
+    start_env = _ScanEnv(b, rows_k, None, None, np.ones(n, dtype=np.int64))
+    start = _masks(eng, begin.preds, b, start_env)
+    s = fits.copy()
+    for _, holds, _ in start:
+        s = s & holds
+
+    # live_j = (live_{j-1} ∧ a_j) ∨ s_j, per key (module doc)
+    live = _last_where(s, idx) >= _last_where(~a, idx)
+    before = np.zeros(n, dtype=bool)
+    before[1:] = live[:-1]
+    before &= ~first  # live after the key's previous event
+    extended = before & a
+    started = live & ~extended
+    r0 = _last_where(started, idx)
+    newlen = idx - r0 + 1
+
+    t = b.cols["time"][rows_k]
+    if plan.window != math.inf:  # the waves close a run when its key's next event is late
+        opened = t[np.maximum(np.concatenate(([0], r0[:-1])), 0)]  # run live before j
+        if (before & (t - opened > plan.window)).any():
+            raise _Fallback
+
+    tally: list = []
+    _passing(step, before & fits, tally)
+    _passing(start, fits & ~extended, tally)
+    at = np.flatnonzero(live)
+    acc_env = _ScanEnv(b, rows_k, at, r0[at], newlen[at])
+    accept = plan.accept_preds.get(0, ())
+    done = at[_passing(_masks(eng, accept, b, acc_env), np.ones(at.size, bool), tally)]
+    fields = _returns(eng, b, rows_k, done, r0[done], newlen[done])
+
+    # commit: counters, outputs, the state of every key after its last event
+    c, stats = eng.counters, eng.stats
+    for index, evaluated, passed in tally:
+        c.predicates += evaluated
+        stats.pred_evaluated[index] += evaluated
+        stats.pred_passed[index] += passed
+    c.pm_extended += int(np.count_nonzero(extended))
+    c.pm_dropped += int(np.count_nonzero(before & ~extended))
+    c.pm_created += int(np.count_nonzero(started))
+    c.outputs += done.size
+    if done.size:
+        out.add(rows_k[done], 0, fields, b.cols["time"][rows_k[done]])
+    last = np.flatnonzero(np.append(first[1:], True))
+    keys = kid[order[last]]
+    eng.state[keys] = np.where(live[last], 0, -1)
+    on = last[live[last]]
+    kon = kid[order[on]]
+    eng.first_t[kon] = t[r0[on]]
+    eng.length[var][kon] = newlen[on]
+    for sk in eng.store_keys:
+        kind, _, attr, nth = sk
+        col = b.cols[attr]
+        if kind == "last":
+            eng._put(sk, kon, col[rows_k[on]])
+        elif kind == "first":
+            eng._put(sk, kon, col[rows_k[r0[on]]])
+        else:  # nth
+            has = newlen[on] >= nth
+            eng._put(sk, kon[has], col[rows_k[r0[on[has]] + nth - 1]])
+    return True
+
+
+def _returns(eng: KeyedEngine, b: _Batch, rows_k, done, r0, newlen) -> list[tuple]:
+    """The RETURN fields ``(values, bad)`` of the matches completed at ``done``."""
+    env = _ScanEnv(b, rows_k, done, r0, newlen)
+    fields = []
+    for _, fn in eng.c.returns:
+        vals, bad = fn(env)
+        if env.deferred.any():
+            raise _Fallback
+        vals = np.broadcast_to(np.asarray(vals), (done.size,))
+        if bad is not None:
+            bad = np.broadcast_to(bad, (done.size,))
+            bad = bad if bad.any() else None
+        fields.append((vals, bad))
+    return fields

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from copy import copy
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import (
@@ -39,7 +39,8 @@ from cep_core.lang import ast
 
 __all__ = ["parse", "TIME_UNITS"]
 
-GRAMMAR_FILE = Path(__file__).with_name("grammar.lark")
+#: the grammar, read as package data (so it loads from a zip on ``sys.path`` too)
+GRAMMAR_FILE = resources.files("cep_core.lang").joinpath("grammar.lark")
 
 #: spellings accepted for the time units of ``WITHIN`` and of number literals
 TIME_UNITS = {

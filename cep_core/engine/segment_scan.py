@@ -31,7 +31,6 @@ raise the error where there is one).
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -70,12 +69,13 @@ def scan_supported(eng: KeyedEngine) -> bool:
 
 class _ScanEnv:
     """What a compiled expression reads for the events at key-major positions ``pos``,
-    in runs that start at positions ``r0`` and have ``newlen`` events with them."""
+    in runs that start at positions ``r0`` and have ``newlen`` events with them (an
+    array, or one number for every row)."""
 
     __slots__ = ("batch", "order", "pos", "r0", "newlen", "size", "deferred", "rows")
 
     def __init__(self, batch: _Batch, order: np.ndarray, pos: np.ndarray | None,
-                 r0: np.ndarray | None, newlen: np.ndarray):
+                 r0: np.ndarray | None, newlen: np.ndarray | int):
         """``pos`` None: every position (and ``r0`` None: runs of one event)."""
         self.batch, self.order, self.newlen = batch, order, newlen
         self.pos = np.arange(order.size) if pos is None else pos
@@ -87,6 +87,12 @@ class _ScanEnv:
     def _at(self, attr: str, rows: np.ndarray) -> np.ndarray:
         return self.batch.cols[attr][rows]
 
+    def _shorter(self, n: int) -> np.ndarray | None:
+        """Rows whose run has fewer than ``n`` events (None: none)."""
+        if isinstance(self.newlen, int):
+            return None if self.newlen >= n else np.ones(self.size, dtype=bool)
+        return self.newlen < n
+
     def ref(self, key: tuple) -> tuple[Any, Any]:
         if key[0] == "len":
             return self.newlen, None
@@ -94,24 +100,27 @@ class _ScanEnv:
         if slot in ("single", "back0", "last"):
             return self._at(a, self.rows), None
         if slot == "back1":
-            return self._at(a, self.order[self.pos - 1]), self.newlen < 2
+            return self._at(a, self.order[self.pos - 1]), self._shorter(2)
         if slot == "first":
             return self._at(a, self.order[self.r0]), None
         at = np.minimum(self.r0 + (n - 1), self.order.size - 1)  # nth
-        return self._at(a, self.order[at]), self.newlen < n
+        return self._at(a, self.order[at]), self._shorter(n)
 
 
-def _masks(eng: KeyedEngine, preds, b: _Batch, env: _ScanEnv) -> list[tuple]:
+def _masks(eng: KeyedEngine, preds, b: _Batch, env: _ScanEnv, local: dict) -> list[tuple]:
     """Per predicate, in order, over the rows of ``env``: ``(index, holds, missing)``,
     as :meth:`KeyedEngine._check` evaluates each (``missing``: rows whose lookup key is
-    not in its table, or None)."""
+    not in its table, or None). ``local`` keeps the predicates that read only the new
+    event, over every row, between calls with the same rows."""
     out = []
     for p in preds:
         pred, fn, lo = eng.c.preds[p.index]
-        if p.index in eng.c.local:
-            holds, missing = eng._local_values(p.index, b)
-            holds = holds[env.rows]
-            missing = missing[env.rows] if missing is not None else None
+        if p.index in eng.c.local and env.pos.size == env.order.size:
+            if p.index not in local:
+                holds, missing = eng._local_values(p.index, b)
+                local[p.index] = (holds[env.rows],
+                                  missing[env.rows] if missing is not None else None)
+            holds, missing = local[p.index]
         else:
             env.deferred[:] = False
             vals, bad = fn(env)
@@ -121,8 +130,9 @@ def _masks(eng: KeyedEngine, preds, b: _Batch, env: _ScanEnv) -> list[tuple]:
             missing = env.deferred.copy() if env.deferred.any() else None
         if pred.mode == "incremental":
             tested = env.newlen - 1 - pred.anchor_offset >= lo
-            holds = holds | ~tested
-            missing = missing & tested if missing is not None else None
+            if not np.all(tested):
+                holds = holds | ~tested
+                missing = missing & tested if missing is not None else None
         out.append((p.index, holds, missing))
     return out
 
@@ -179,16 +189,16 @@ def _scan(eng: KeyedEngine, b: _Batch, rows, kid, typ, out) -> bool:
     n = order.size
     idx = np.arange(n)
     rows_k = order if n == b.n else rows[order]  # batch rows in key-major order
-    fits = typ[order] == eng.types[plan.positions[0].type]
+    fits = typ == eng.types[plan.positions[0].type]  # the event may be the element's
+    fits = np.ones(n, dtype=bool) if fits.all() else fits[order]
 
     # the Kleene step (a_j) and the start (b_j) of every event, as if offered
-    step_env = _ScanEnv(b, rows_k, None, None, np.full(n, 2, dtype=np.int64))
-    step = _masks(eng, take.preds, b, step_env)
+    local: dict = {}
+    step = _masks(eng, take.preds, b, _ScanEnv(b, rows_k, None, None, 2), local)
     a = fits & ~first
     for _, holds, _ in step:
         a = a & holds
-    start_env = _ScanEnv(b, rows_k, None, None, np.ones(n, dtype=np.int64))
-    start = _masks(eng, begin.preds, b, start_env)
+    start = _masks(eng, begin.preds, b, _ScanEnv(b, rows_k, None, None, 1), local)
     s = fits.copy()
     for _, holds, _ in start:
         s = s & holds
@@ -204,7 +214,7 @@ def _scan(eng: KeyedEngine, b: _Batch, rows, kid, typ, out) -> bool:
     newlen = idx - r0 + 1
 
     t = b.cols["time"][rows_k]
-    if plan.window != math.inf:  # the waves close a run when its key's next event is late
+    if t.size and t.max() - t.min() > plan.window:  # the waves close a run that is too old
         opened = t[np.maximum(np.concatenate(([0], r0[:-1])), 0)]  # run live before j
         if (before & (t - opened > plan.window)).any():
             raise _Fallback
@@ -215,7 +225,7 @@ def _scan(eng: KeyedEngine, b: _Batch, rows, kid, typ, out) -> bool:
     at = np.flatnonzero(live)
     acc_env = _ScanEnv(b, rows_k, at, r0[at], newlen[at])
     accept = plan.accept_preds.get(0, ())
-    done = at[_passing(_masks(eng, accept, b, acc_env), np.ones(at.size, bool), tally)]
+    done = at[_passing(_masks(eng, accept, b, acc_env, {}), np.ones(at.size, bool), tally)]
     fields = _returns(eng, b, rows_k, done, r0[done], newlen[done])
 
     # commit: counters, outputs, the state of every key after its last event

@@ -31,7 +31,9 @@ transition's predicates in plan order on the rows that passed the previous ones 
 last, on fewer rows), the completions, the run's one continuation (the Kleene ``take``
 first, as in the reference engine's rule), and the starts of keys that have no run.
 Per key, events are processed in stream order; outputs are sorted back into stream
-order. Counters match the reference engine's, except ``pm_dropped`` for windows: here a
+order. A query of one Kleene element under strict contiguity (Listing 6.1) takes a
+whole batch at once instead, by scans over the events sorted by key
+(:mod:`cep_core.engine.segment_scan`), when the batch allows it. Counters match the reference engine's, except ``pm_dropped`` for windows: here a
 run the window closed on is dropped when its key's next event arrives.
 """
 

@@ -33,8 +33,9 @@ first, as in the reference engine's rule), and the starts of keys that have no r
 Per key, events are processed in stream order; outputs are sorted back into stream
 order. A query of one Kleene element under strict contiguity (Listing 6.1) takes a
 whole batch at once instead, by scans over the events sorted by key
-(:mod:`cep_core.engine.segment_scan`), when the batch allows it. Counters match the reference engine's, except ``pm_dropped`` for windows: here a
-run the window closed on is dropped when its key's next event arrives.
+(:mod:`cep_core.engine.segment_scan`), when the batch allows it. Counters match the
+reference engine's, except ``pm_dropped`` for windows: here a run the window closed on
+is dropped when its key's next event arrives.
 """
 
 from __future__ import annotations

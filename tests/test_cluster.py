@@ -129,10 +129,11 @@ def local_runs(tmp_path_factory):
 EXECUTOR_PYTHON = '''\
 """Python for the cluster's executors: the project is importable only as the job ships it.
 
-Drops the project's editable-install finder and any path into the repository, then runs the
-module Spark asked for (``-m pyspark.daemon``). Each import of one of the project's packages,
-in this process or in the workers it forks, appends a JSON line to REPORT: where it came
-from and whether that is a file (not a member of a zip).
+Drops the project's editable-install finder and any path into the repository (but not the
+Python environment's own, which may live there), then runs the module Spark asked for
+(``-m pyspark.daemon``). Each import of one of the project's packages, in this process or
+in the workers it forks, appends a JSON line to REPORT: where it came from and whether
+that is a file (not a member of a zip).
 """
 import json
 import os
@@ -169,7 +170,9 @@ class Recorder:
 
 sys.meta_path[:] = [Recorder] + [f for f in sys.meta_path
                                  if not getattr(f, "__module__", "").startswith("__editable__")]
-sys.path[:] = [p for p in sys.path if not inside(p or os.getcwd(), ROOT)]
+# (a virtual environment may live inside the repository: its site-packages stay)
+sys.path[:] = [p for p in sys.path
+               if not inside(p or os.getcwd(), ROOT) or inside(p or os.getcwd(), sys.prefix)]
 args = sys.argv[1:]
 if "-m" not in args:
     os.execv(sys.executable, [sys.executable, *args])

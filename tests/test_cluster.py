@@ -4,7 +4,7 @@ Every run is the ``drsim`` command in a subprocess (``python -m drsim``), starte
 outside the repository: it has its own driver JVM, so it cannot collide with the SparkSession
 of the ``spark`` fixture that other tests keep in this process. A command under test is the
 argument list before ``--out`` and ``--master``: one line of COMMANDS covers a command in
-every test here (``drsim run`` is slow: ``-m slow``).
+every test here.
 """
 
 from __future__ import annotations
@@ -31,8 +31,7 @@ RUN_TIMEOUT_SECONDS = 600
 
 COMMANDS = [
     pytest.param(["simulate", str(QUICKSTART), "--households", str(HOUSEHOLDS)], id="simulate"),
-    pytest.param(["run", str(QUICKSTART), "--households", str(HOUSEHOLDS)], id="run",
-                 marks=pytest.mark.slow),  # ~1.5 min per test on 2 cores
+    pytest.param(["run", str(QUICKSTART), "--households", str(HOUSEHOLDS)], id="run"),
 ]
 
 # summary.json keys that describe how a run went, not what it found

@@ -113,9 +113,8 @@ def _log_config() -> str:
 def _ship_packages(spark: SparkSession) -> None:
     """Ship the project's packages to the executors as an archive they unpack.
 
-    Not ``addPyFile``: Python imports from a zip on ``sys.path``, but the packages read data
-    files next to their modules (``Path(__file__).with_name("grammar.lark")`` in
-    ``cep_core.lang.parser``), which inside a zip are not files; and ``addPyFile`` also puts
+    Not ``addPyFile``: unpacked, the packages are plain files on the executors as on the
+    driver, data files included, whatever reads them; and ``addPyFile`` also puts
     the zip on the driver's own ``sys.path``, so a package the driver had not imported yet
     came from the copy. Spark unpacks an archive into a folder of the same name in each
     executor's working directory, where its Python workers run; a relative ``PYTHONPATH``

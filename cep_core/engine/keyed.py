@@ -51,7 +51,7 @@ import pandas as pd
 from cep_core.counters import Counters
 from cep_core.engine.reference import ONE_PER_PARTITION, STRICT, Statistics
 from cep_core.engine.segment_scan import scan_batch, scan_supported
-from cep_core.engine.vectorize import Unsupported, VectorCompiler, truth
+from cep_core.engine.vectorize import Unsupported, VectorCompiler, fields, passes
 from cep_core.errors import QueryError
 from cep_core.lookup import TableLookup
 from cep_core.plan import START, Plan
@@ -446,7 +446,7 @@ class KeyedEngine:
                 else:  # (a missing lookup key among these rows raises here)
                     env = _Env(self, b, rows[sub], keys[sub], var, take,
                                nl[test] if nl is not None else None)
-                    ok[test] = _holds(fn(env), test.size)
+                    ok[test] = passes(fn(env), test.size)
             at = at[ok]
             stats.pred_passed[p.index] += at.size
         return at
@@ -464,7 +464,7 @@ class KeyedEngine:
             deferred = np.zeros(size, dtype=bool)
             env = _Env(self, b, rows, None, var, False, None, deferred)
             holds = np.zeros(b.n, dtype=bool)
-            holds[rows] = _holds(self.c.preds[index][1](env), size)
+            holds[rows] = passes(self.c.preds[index][1](env), size)
             missing = None
             if deferred.any():
                 missing = np.zeros(b.n, dtype=bool)
@@ -499,15 +499,8 @@ class KeyedEngine:
             return
         dst = self.plan.positions[edge.dst]
         env = _Env(self, b, rows, keys, dst.var, edge.kind == "take", newlen)
-        fields = []
-        for _, fn in self.c.returns:
-            vals, bad = fn(env)
-            vals = np.broadcast_to(np.asarray(vals), (n,))
-            if bad is not None:
-                bad = np.broadcast_to(bad, (n,))
-                bad = bad if bad.any() else None
-            fields.append((vals, bad))
-        out.add(rows, sub, fields, b.cols["time"][rows])
+        out.add(rows, sub, fields([fn for _, fn in self.c.returns], env, n),
+                b.cols["time"][rows])
         self.counters.outputs += n
 
     def _enter(self, edge, b, rows, keys, t) -> None:
@@ -602,15 +595,6 @@ class KeyedEngine:
         if plan.extendable[begin.dst] and passed.size:
             counters.pm_created += passed.size
             self._enter(begin, b, rows[passed], keys[passed], t[passed])
-
-
-def _holds(result: tuple, n: int) -> np.ndarray:
-    """Where a compiled predicate's ``(values, bad)`` is true (false where bad)."""
-    vals, bad = result
-    res = np.broadcast_to(truth(vals), (n,))
-    if bad is not None:
-        res = res & ~np.broadcast_to(bad, (n,))
-    return res
 
 
 def _waves(kid: np.ndarray, steps: np.ndarray) -> Iterable[np.ndarray]:

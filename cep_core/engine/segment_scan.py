@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cep_core.engine.reference import STRICT
-from cep_core.engine.vectorize import truth
+from cep_core.engine.vectorize import fields, passes
 from cep_core.plan import START
 
 if TYPE_CHECKING:
@@ -117,23 +117,20 @@ def _masks(eng: KeyedEngine, preds, b: _Batch, env: _ScanEnv, local: dict) -> li
         pred, fn, lo = eng.c.preds[p.index]
         if p.index in eng.c.local and env.pos.size == env.order.size:
             if p.index not in local:
-                holds, missing = eng._local_values(p.index, b)
-                local[p.index] = (holds[env.rows],
+                every, missing = eng._local_values(p.index, b)
+                local[p.index] = (every[env.rows],
                                   missing[env.rows] if missing is not None else None)
-            holds, missing = local[p.index]
+            ok, missing = local[p.index]
         else:
             env.deferred[:] = False
-            vals, bad = fn(env)
-            holds = np.broadcast_to(truth(vals), (env.size,))
-            if bad is not None:
-                holds = holds & ~np.broadcast_to(bad, (env.size,))
+            ok = passes(fn(env), env.size)
             missing = env.deferred.copy() if env.deferred.any() else None
         if pred.mode == "incremental":
             tested = env.newlen - 1 - pred.anchor_offset >= lo
             if not np.all(tested):
-                holds = holds | ~tested
+                ok = ok | ~tested
                 missing = missing & tested if missing is not None else None
-        out.append((p.index, holds, missing))
+        out.append((p.index, ok, missing))
     return out
 
 
@@ -263,14 +260,7 @@ def _scan(eng: KeyedEngine, b: _Batch, rows, kid, typ, out) -> bool:
 def _returns(eng: KeyedEngine, b: _Batch, rows_k, done, r0, newlen) -> list[tuple]:
     """The RETURN fields ``(values, bad)`` of the matches completed at ``done``."""
     env = _ScanEnv(b, rows_k, done, r0, newlen)
-    fields = []
-    for _, fn in eng.c.returns:
-        vals, bad = fn(env)
-        if env.deferred.any():
-            raise _Fallback
-        vals = np.broadcast_to(np.asarray(vals), (done.size,))
-        if bad is not None:
-            bad = np.broadcast_to(bad, (done.size,))
-            bad = bad if bad.any() else None
-        fields.append((vals, bad))
-    return fields
+    got = fields([fn for _, fn in eng.c.returns], env, done.size)
+    if env.deferred.any():
+        raise _Fallback  # a lookup key is missing: the waves raise its error
+    return got

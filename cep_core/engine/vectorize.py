@@ -36,7 +36,7 @@ from cep_core.errors import QueryError
 from cep_core.expr import ARITH, COMPARE, TIME_FACTORS, VarInfo, convert_time
 from cep_core.lang import ast
 
-__all__ = ["Unsupported", "VectorCompiler", "truth", "TableIndex"]
+__all__ = ["Unsupported", "VectorCompiler", "truth", "passes", "fields", "TableIndex"]
 
 _ARITH = {op: ARITH[op] for op in ("+", "-", "*")}  # "/" has its own zero rule; no "^"
 _FUNCS: dict[str, Callable] = {"abs": np.abs, "floor": np.floor, "ceil": np.ceil,
@@ -63,6 +63,30 @@ def truth(values: Any) -> np.ndarray:
     if arr.dtype.kind in "iuf":
         return arr != 0
     return np.frompyfunc(bool, 1, 1)(arr).astype(bool)
+
+
+def passes(result: tuple, n: int) -> np.ndarray:
+    """Where a compiled predicate's ``(values, bad)`` over ``n`` rows is true (false where
+    bad)."""
+    vals, bad = result
+    res = np.broadcast_to(truth(vals), (n,))
+    if bad is not None:
+        res = res & ~np.broadcast_to(bad, (n,))
+    return res
+
+
+def fields(fns: list[Callable], env: Any, n: int) -> list[tuple]:
+    """The ``(values, bad)`` of compiled RETURN arguments ``fns`` over ``n`` rows of
+    ``env``, broadcast to ``n`` (``bad`` None where every value exists)."""
+    out = []
+    for fn in fns:
+        vals, bad = fn(env)
+        vals = np.broadcast_to(np.asarray(vals), (n,))
+        if bad is not None:
+            bad = np.broadcast_to(bad, (n,))
+            bad = bad if bad.any() else None
+        out.append((vals, bad))
+    return out
 
 
 class TableIndex:

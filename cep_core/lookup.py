@@ -81,15 +81,21 @@ def is_table(obj: Any) -> bool:
     return callable(obj) and not isinstance(obj, type)
 
 
-def _as_table(obj: Any) -> Mapping | Callable:
-    if isinstance(obj, Mapping):
-        return obj
-    if hasattr(obj, "index") and hasattr(obj, "items") and hasattr(obj, "dtype"):
-        return dict(obj.items())  # a MultiIndex gives tuple keys
-    if callable(obj):
+def _is_series(obj: Any) -> bool:
+    return hasattr(obj, "index") and hasattr(obj, "items") and hasattr(obj, "dtype")
+
+
+def _check_table(obj: Any) -> Any:
+    if isinstance(obj, Mapping) or _is_series(obj) or callable(obj):
         return obj
     raise QueryError(f"a lookup table must be a dict, a pandas Series or a callable, "
                      f"not {type(obj).__name__}")
+
+
+def _as_table(obj: Any) -> Mapping | Callable:
+    """A table for per-event lookups: a Series becomes a dict (a MultiIndex gives tuple
+    keys)."""
+    return dict(obj.items()) if _is_series(obj) and not isinstance(obj, Mapping) else obj
 
 
 class TableLookup(Lookup):
@@ -99,15 +105,23 @@ class TableLookup(Lookup):
     ``default`` is given."""
 
     def __init__(self, tables: Mapping[str, Any], default: Any = _MISSING):
-        self.tables = {name: _as_table(t) for name, t in tables.items()}
-        self.sources = dict(tables)  # as given (a Series stays one, for bulk lookups)
+        # as given (a Series stays one, for bulk lookups); turned into per-event tables on
+        # first use, so an engine that only reads in bulk never builds the dict
+        self.sources = {name: _check_table(t) for name, t in tables.items()}
+        self._tables: dict[str, Mapping | Callable] = {}
         self.default = default
 
     def serves(self, name: str) -> bool:
-        return name in self.tables
+        return name in self.sources
+
+    def _table(self, name: str) -> Mapping | Callable:
+        table = self._tables.get(name)
+        if table is None:
+            table = self._tables[name] = _as_table(self.sources[name])
+        return table
 
     def get(self, name: str, args: tuple) -> Any:
-        table = self.tables[name]
+        table = self._table(name)
         if not isinstance(table, Mapping):
             return table(*args)
         key = args[0] if len(args) == 1 else tuple(args)
@@ -124,7 +138,7 @@ class TableLookup(Lookup):
         raise QueryError(f"{name}[{', '.join(map(repr, args))}]: no such entry in the table")
 
     def __repr__(self) -> str:
-        return f"TableLookup({sorted(self.tables)})"
+        return f"TableLookup({sorted(self.sources)})"
 
 
 class LookupSet(Lookup):

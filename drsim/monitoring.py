@@ -253,9 +253,11 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     events = pd.concat(out, ignore_index=True)[["time", "houseID", "groupID", "accLoad"]]
     first = np.full(n, NOT_LATCHED, dtype=np.int64)
     if len(events):
-        firsts = events.groupby("houseID")["time"].min()
-        pos = pd.Index(house_ids).get_indexer(firsts.index)
-        first[pos] = firsts.to_numpy()
+        house, at = events["houseID"].to_numpy(np.int64), events["time"].to_numpy(np.int64)
+        order = np.lexsort((at, house))
+        house, at = house[order], at[order]
+        earliest = np.r_[True, house[1:] != house[:-1]]
+        first[pd.Index(house_ids).get_indexer(house[earliest])] = at[earliest]
     return MeterResult(events.astype({"time": np.int64, "houseID": np.int64,
                                       "groupID": np.int64, "accLoad": np.float64}),
                        processed, pms, outputs, first)

@@ -153,9 +153,10 @@ class _Process:
     responds = True  # whether DR can move this process's starts
 
     def __init__(self, env, signals: DRSignals, pop: Population, plan: ChunkPlan, ev: bool,
-                 until: int):
+                 until: int, decisions: int = 0):
         self.env, self.signals, self.pop, self.plan = env, signals, pop, plan
         self.until = until
+        self.replica = (decisions,) if decisions else ()  # counter of the decision streams
         self.seed = pop.scenario.seed
         self.dr = pop.scenario.dr_program
         self.known: list[ResolvedEvent] = []
@@ -217,8 +218,9 @@ class _Process:
         return batch
 
     def _decision(self, batch: Batch) -> np.ndarray:
+        """The uniform a start's follow-through decision compares with θ (``u < θ``)."""
         return rng.uniform(self.seed, self.pop.ids[batch.row], "follow", batch.appliance,
-                           batch.day, batch.j, batch.gen)
+                           batch.day, batch.j, batch.gen, *self.replica)
 
     def _commit(self, batch: Batch) -> None:
         self.committed.append(batch)
@@ -234,10 +236,10 @@ class _Process:
 class ApplianceProcess(_Process):
     """All appliances of one flexibility class, for all households of the chunk."""
 
-    def __init__(self, env, signals, pop, plan, flex: int, until: int):
+    def __init__(self, env, signals, pop, plan, flex: int, until: int, decisions: int = 0):
         self.flex = flex
         self.responds = flex in RESPONSIVE
-        super().__init__(env, signals, pop, plan, ev=False, until=until)
+        super().__init__(env, signals, pop, plan, ev=False, until=until, decisions=decisions)
 
     def _new_day(self, day: int) -> None:
         """Draw the day's starts; appliances DR never moves commit the whole day at once."""
@@ -286,16 +288,16 @@ class ApplianceProcess(_Process):
 class EVProcess(_Process):
     """EV charging of the chunk's EV households (drsim.ev draws the sessions)."""
 
-    def __init__(self, env, signals, pop, plan, until: int):
+    def __init__(self, env, signals, pop, plan, until: int, decisions: int = 0):
         self.busy_until = np.full(pop.count, np.iinfo(np.int64).min // 2)
-        super().__init__(env, signals, pop, plan, ev=True, until=until)
+        super().__init__(env, signals, pop, plan, ev=True, until=until, decisions=decisions)
 
     def _new_day(self, day: int) -> None:
         self._add_pending(self.plan.ev_sessions(day))
 
     def _decision(self, batch: Batch) -> np.ndarray:
         return rng.uniform(self.seed, self.pop.ids[batch.row], "ev_follow", batch.day,
-                           batch.j, batch.gen)
+                           batch.j, batch.gen, *self.replica)
 
     def _commit(self, batch: Batch) -> None:
         """Start sessions in time order; one car charges one session at a time."""
@@ -324,7 +326,8 @@ class EVProcess(_Process):
         if not running.any():
             return
         theta = active_theta(self.known, done.row, np.full(len(done), now))
-        u = rng.uniform(self.seed, self.pop.ids[done.row], "ev_pause", done.day, done.j, done.gen)
+        u = rng.uniform(self.seed, self.pop.ids[done.row], "ev_pause", done.day, done.j, done.gen,
+                        *self.replica)
         pause = running & (u < theta)
         if not pause.any():
             return
@@ -530,20 +533,26 @@ class ChunkSimulator:
         notice = self.pop.scenario.dr_program.notice_minutes
         return [e.resolve(notice, self.theta_o) for e in events]
 
-    def run(self, events: Sequence[DREvent], until: int = DAY) -> ChunkRun:
+    def run(self, events: Sequence[DREvent], until: int = DAY, decisions: int = 0) -> ChunkRun:
         """Simulate from the start of day -1 to minute ``until`` of the DR day.
 
         Starts planned after ``until`` are not drawn (the load up to ``until`` does not
         depend on them); starts deferred past it are kept with their energy. Loads are
         complete for minutes before ``until``.
+
+        ``decisions`` > 0 draws the households' follow-through decisions (whether a start
+        is deferred or pre-run, whether a charging EV pauses) from an independent replica
+        of their streams, over the same planned day: the day's schedule is kept, only the
+        decisions change. Where a moved start goes is part of the schedule. 0 is the day
+        itself.
         """
         if not 0 < until <= MAX_UNTIL:
             raise ValueError(f"until={until}: a run ends within (0, {MAX_UNTIL}] minutes")
         env = simpy.Environment(initial_time=FIRST_DAY * DAY)
         signals = DRSignals(env, self.resolve(events))
-        procs = [ApplianceProcess(env, signals, self.pop, self.plan, f, until)
+        procs = [ApplianceProcess(env, signals, self.pop, self.plan, f, until, decisions)
                  for f in FLEX_CLASSES]
-        ev = EVProcess(env, signals, self.pop, self.plan, until)
+        ev = EVProcess(env, signals, self.pop, self.plan, until, decisions)
         env.run(until=until + 1)
         def committed(classes) -> Batch:
             return Batch.concat([b for p in procs if p.flex in classes for b in p.committed]

@@ -1,28 +1,53 @@
-"""The utility's estimates: baseline B_{k,t} and expected complete response P̂_{k,t}.
+"""The utility's estimates (measurement and verification, M&V): the baseline B_{k,t} and
+the expected complete response P̂_{k,t} of each household.
 
-Measurement and verification (M&V) never uses the evaluated day's own random draws
-(specs/dr_case_study.md, reading 6): with common random numbers every household would
-sit on its own estimate and the compliance test (Eq. 6.4) would measure nothing.
+Eq. 6.3-6.4 (dissertation §6.2.1) test a household by comparing its metered load P with
+P̂, and Eq. 6.2 measures its reduction against B; both "are estimated using standard DR
+measurement and verification techniques based on historical performance data and
+randomised control trials" (§6.2.1), and in the dissertation's simulation "both baseline
+and expected reduction are estimated" (§6.3.1).
 
-Two methods:
+The rule for every method: **estimates never use the evaluated day's follow-through
+decisions**. With common random numbers an estimate that used them would be the realised
+load itself, and Eq. 6.4 would measure nothing.
 
-``model`` (default)
-    The model's expectation for the household's appliance set, EV and θ_o. Starts of an
-    appliance form a Poisson process with rate ``starts_per_day × start_pmf`` per minute,
-    so its expected power is the convolution of that rate with its cycle profile.
-    Following through (θ = 1) removes the starts inside the event window and places
-    their mass uniformly over the rebound spread after it (deferrable) or over the lead
-    time before it (shiftable in advance); a following EV draws nothing during the event
-    and its paused or deferred energy resumes after it. Each start's decision is an
-    independent Bernoulli(θ), so P̂ = (1 − θ_o)·B + θ_o·F with F the follower's
-    expectation. Session queueing of an EV and re-deferral are ignored.
+``same_day`` (default)
+    The simulator's counterfactual of the evaluated day, perfect M&V: the limit a
+    randomised-control-trial baseline approaches, and the dissertation's simulated
+    setting. B is the household's own simulated no-DR load of the day; with F the same
+    day with the household following through on every decision (θ = 1),
+    ``P̂ = (1 − θ_o)·B + θ_o·F`` (:func:`expected_response`). Each start's decision is an
+    independent Bernoulli(θ_o) that either leaves it where B has it or moves it where F
+    has it, so P̂ is the expectation of the day's load over the decisions, exactly where
+    decisions act independently. They do not quite for EVs: one car charges one session
+    at a time, so a deferred or paused session that resumes after the event delays a
+    later one (queueing, also where the rebound overlaps a later plug-in); tests bound
+    how far the mean of many decision replicas departs from P̂.
+
+``model``
+    The model's expectation for the household's appliance set, EV and θ_o, without the
+    day's schedule. Starts of an appliance form a Poisson process with rate
+    ``starts_per_day × start_pmf`` per minute, so its expected power is the convolution
+    of that rate with its cycle profile. Following through (θ = 1) removes the starts
+    inside the event window and places their mass uniformly over the rebound spread after
+    it (deferrable) or over the lead time before it (shiftable in advance); a following EV
+    draws nothing during the event and its paused or deferred energy resumes after it.
+    P̂ = (1 − θ_o)·B + θ_o·F as above. Session queueing of an EV and re-deferral are
+    ignored.
 
 ``prior_days``
     The mean over N independent simulated days of the same households (their own
     appliances, EV and θ_o, other days' draws), like the NAESB WEQ Business Practice
-    Standards' "Baseline Type-I" (an average of the customer's own prior days'
-    interval data; NAESB WEQ-015, Measurement and Verification of Wholesale Electricity
-    Demand Response). B averages no-DR days; P̂ averages days with the program at θ_o.
+    Standards' "Baseline Type-I" (an average of the customer's own prior days' interval
+    data; NAESB WEQ-015, Measurement and Verification of Wholesale Electricity Demand
+    Response), which §6.2.1 names. B averages no-DR days; P̂ averages days with the program
+    at θ_o.
+
+M&V error (any method, :func:`with_mv_error`): each household's B and P̂ share one
+multiplicative factor, lognormal with mean 1 and coefficient of variation
+``baseline.error``, drawn from the household's own random stream; optionally every minute
+adds a further shared factor (``baseline.error_per_minute``). The utility knows how large
+its error is, not its realisation.
 """
 
 from __future__ import annotations
@@ -30,10 +55,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import ndtri
 
+from drsim import rng
 from drsim.appliances import FLEX_ADVANCE, FLEX_COLD, FLEX_DEFERRABLE, Catalogue
 from drsim.behaviour_data import EVData
-from drsim.dr import clock_minutes
+from drsim.dr import DREvent, clock_minutes
 from drsim.population import Population
 from drsim.sim import DAY, MICRO, ChunkSimulator, micro_kw, program_events
 
@@ -59,14 +86,128 @@ class _Window:
     lead: int
 
 
-def estimate(pop: Population, lo: int = 0, hi: int = DAY) -> Estimates:
-    """The scenario's estimates for minutes [lo, hi) of the households of ``pop``."""
+def estimate(pop: Population, lo: int = 0, hi: int = DAY, sim: ChunkSimulator | None = None,
+             baseline_kw: np.ndarray | None = None) -> Estimates:
+    """The utility's estimates for minutes [lo, hi) of the households of ``pop``: the
+    scenario's M&V method (:func:`estimate_exact`) with its M&V error
+    (:func:`with_mv_error`)."""
+    return with_mv_error(estimate_exact(pop, lo, hi, sim, baseline_kw), pop)
+
+
+def estimate_exact(pop: Population, lo: int = 0, hi: int = DAY,
+                   sim: ChunkSimulator | None = None, baseline_kw: np.ndarray | None = None
+                   ) -> Estimates:
+    """The scenario's M&V method without M&V error. ``same_day`` simulates the chunk's day
+    with ``sim`` (a new simulator of ``pop`` if None); ``baseline_kw``, the day's no-DR
+    load over [lo, hi) when it is already simulated, saves simulating it again."""
     if not 0 <= lo < hi <= DAY:
         raise ValueError(f"estimate window [{lo}, {hi}) outside the day [0, {DAY})")
     method = pop.scenario.baseline.method
     if method == "prior_days":
         return _prior_days(pop, pop.scenario.baseline.prior_days, lo, hi)
-    return _model(pop, lo, hi)
+    if method == "model":
+        return _model(pop, lo, hi)
+    return _same_day(pop, sim or ChunkSimulator(pop), lo, hi, baseline_kw)
+
+
+# --------------------------------------------------------------------------- same day
+def expected_response(theta: np.ndarray, baseline_kw: np.ndarray, full_kw: np.ndarray
+                      ) -> np.ndarray:
+    """Expected complete response P̂ (Eq. 6.4) of households with follow-through θ.
+
+    ``P̂_t = (1 − θ)·B_t + θ·F_t`` with B the load without DR and F the load when every
+    decision follows through (θ = 1): the expectation over independent Bernoulli(θ)
+    decisions, each of which keeps a start as in B or moves it as in F.
+
+    Parameters
+    ----------
+    theta : (households,) follow-through θ_o [1]
+    baseline_kw, full_kw : (households, minutes) load [kW]
+
+    Examples
+    --------
+    >>> expected_response(np.array([0.0, 0.5]), np.full((2, 2), 2.0), np.full((2, 2), 1.0))
+    array([[2. , 2. ],
+           [1.5, 1.5]])
+    """
+    theta = np.asarray(theta, dtype=np.float64)[:, None]
+    return (1.0 - theta) * baseline_kw + theta * full_kw
+
+
+def full_follow_through(scenario) -> list[DREvent]:
+    """The scenario's program with every household following through on every decision."""
+    return [DREvent(e.start, e.end, e.announced, follow_through=np.ones_like)
+            for e in program_events(scenario)]
+
+
+def _same_day(pop: Population, sim: ChunkSimulator, lo: int, hi: int,
+              baseline_kw: np.ndarray | None) -> Estimates:
+    base = sim.run([]).load(lo, hi) if baseline_kw is None else baseline_kw
+    full = sim.run(full_follow_through(pop.scenario)).load(lo, hi)
+    return Estimates(base, expected_response(pop.follow_through, base, full), lo, hi)
+
+
+REPLICA_DAY_STRIDE = 1000  # counter offset of the days simulated as replicas (after the day)
+
+
+def expected_replica(pop: Population, sim: ChunkSimulator, replica: int, lo: int, hi: int
+                     ) -> np.ndarray:
+    """(households, hi − lo) kW of one replica (≥ 1) of the expected response over the
+    schedule the M&V method assumes: ``same_day``, the evaluated day with independent
+    follow-through decisions; ``model`` and ``prior_days``, another simulated day (one
+    that is neither a prior day nor the evaluated one)."""
+    if replica < 1:
+        raise ValueError(f"replica {replica}: replicas are numbered from 1 (0 is the day)")
+    events = program_events(pop.scenario)
+    if pop.scenario.baseline.method == "same_day":
+        return sim.run(events, decisions=replica).load(lo, hi)
+    day = ChunkSimulator(pop, day_offset=replica * REPLICA_DAY_STRIDE)
+    return day.run(events).load(lo, hi)
+
+
+# --------------------------------------------------------------------------- M&V error
+def lognormal_factor(z: np.ndarray, cv: float) -> np.ndarray:
+    """Lognormal factors with mean 1 and coefficient of variation ``cv`` from standard
+    normal deviates ``z``: ``exp(σ·z − σ²/2)`` with ``σ² = ln(1 + cv²)`` (the moments
+    of the lognormal distribution: E = exp(μ + σ²/2), CV² = exp(σ²) − 1).
+
+    Parameters
+    ----------
+    z : standard normal deviates [1]
+    cv : coefficient of variation [1], ≥ 0
+
+    Examples
+    --------
+    >>> lognormal_factor(np.array([0.0]), 0.0)
+    array([1.])
+    >>> round(float(lognormal_factor(np.array([0.0]), 0.05)[0]), 6)
+    0.998752
+    """
+    sigma2 = np.log1p(cv * cv)
+    return np.exp(np.sqrt(sigma2) * np.asarray(z, dtype=np.float64) - sigma2 / 2.0)
+
+
+def _normal(seed: int, ids: np.ndarray, stream: str, *counters) -> np.ndarray:
+    """Standard normal deviates by inversion of the counter-based uniforms (the uniform's
+    53-bit grid shifted by half a step, so that no deviate is infinite)."""
+    return ndtri(rng.uniform(seed, ids, stream, *counters) + 2.0**-54)
+
+
+def with_mv_error(est: Estimates, pop: Population, replica: int = 0) -> Estimates:
+    """``est`` as the utility has it: B and P̂ of a household times one factor drawn from
+    its own stream ``mv_error`` (and, per minute, ``mv_error_minute``); ``replica`` > 0
+    draws the factors of an independent replica (the utility knows the error's size, not
+    its realisation). No error: ``est`` itself."""
+    settings = pop.scenario.baseline
+    if settings.error == 0.0 and settings.error_per_minute == 0.0:
+        return est
+    seed, ids, extra = pop.scenario.seed, pop.ids, (replica,) if replica else ()
+    factor = lognormal_factor(_normal(seed, ids, "mv_error", *extra), settings.error)[:, None]
+    if settings.error_per_minute:
+        minutes = np.arange(est.lo, est.hi)[None, :]
+        z = _normal(seed, ids[:, None], "mv_error_minute", minutes, *extra)
+        factor = factor * lognormal_factor(z, settings.error_per_minute)
+    return Estimates(est.baseline_kw * factor, est.expected_kw * factor, est.lo, est.hi)
 
 
 # --------------------------------------------------------------------------- model

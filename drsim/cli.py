@@ -177,13 +177,17 @@ def run(
                                    overwrite=overwrite, progress=progress)
         except (ValueError, RuntimeError, OSError) as exc:
             raise _fail(str(exc), 1) from None
+    columns, rows = run_table(summary)
     table = Table(title=f"{scenario.name}: adaptive DR", title_justify="left")
-    for col in ("quantity", "this run", "dissertation"):
+    for col in columns:
         table.add_column(col)
-    for row in run_table(summary):
+    for row in rows:
         table.add_row(*row)
     out_console = Console()
     out_console.print(table)
+    if scenario.reference is not None:
+        out_console.print(f"reference: {scenario.reference.source}", markup=False,
+                          highlight=False, soft_wrap=True)
     note = summary.get("second_event_note")
     if note:
         out_console.print(f"second event: {note}", markup=False)

@@ -17,11 +17,19 @@ not depend on chunking)::
 
     chunk   u = household_mappings(scenario, ids)
             ParticipantSums.of(theta_o, theta_red, u)          merged with +
-    driver  plan_second_event(scenario.incentive, λ_o, sums, monitoring_cost=..., c_saved=...)
+    driver  plan_second_event(scenario.incentive, λ_o, sums, monitoring_cost=...,
+                              c_saved=..., theta_red_mean=θ̄_red known at t_nc)
     chunk   θ_new = result.new_follow_through(theta_o, theta_red)     (adaptive pass)
             ParticipantSums.of(..., theta_new=θ_new) → result.with_response(sums)
-    chunk   winners = lottery_winners(seed, ids, result.p_inc, compliant_in_second_event)
-            result.winner_counts(u, winners) → result.realised_lottery_cost(counts)
+    chunk   compliant = second_event_compliant(B̂, P̂, P)               (its window)
+            winners = lottery_winners(seed, ids, result.p_inc, compliant)
+            result.winner_counts(u, winners)                   merged by adding
+    driver  result.with_lottery(counts, compliant households)
+
+The utility plans with what it knows at t_nc (drsim.deficit): θ̄_o of its participants
+(their enrolment), and θ̄_red estimated from the meter data so far, never the simulation's
+input θ_o·(1 − drop). A household's own θ_red in Eq. 6.8 is its behaviour (how it responds
+to the incentive), which the simulation knows and the utility does not need to.
 
 Readings where the text is silent (Figures 6.8 and 6.9 are images without numbers):
 
@@ -442,6 +450,28 @@ def largest_lottery(participants: int, extra_incentive: float, monitoring: float
     return Lottery(kappa / n, kappa, True)
 
 
+def second_event_compliant(baseline_kw: ArrayLike, expected_kw: ArrayLike, load_kw: ArrayLike
+                           ) -> np.ndarray:
+    """Households compliant in the second event: Eq. 6.2 over its window with the goal of
+    the expected complete response, ``Σ (B̂ − P) >= Σ (B̂ − P̂)``, i.e. ``Σ P <= Σ P̂``, as
+    the utility settles it (its M&V estimates B̂ and P̂, drsim.baseline).
+
+    Parameters
+    ----------
+    baseline_kw, expected_kw, load_kw : (households, minutes of the second event)
+        the utility's B̂ and P̂, and the metered load P [kW]
+
+    Examples
+    --------
+    >>> second_event_compliant(np.full((2, 3), 2.0), np.full((2, 3), 1.0),
+    ...                        np.array([[1.0, 1.0, 0.5], [2.0, 1.0, 1.0]]))
+    array([ True, False])
+    """
+    base = np.asarray(baseline_kw, dtype=np.float64)
+    reduction = (base - np.asarray(load_kw, dtype=np.float64)).sum(axis=1)
+    return reduction >= (base - np.asarray(expected_kw, dtype=np.float64)).sum(axis=1)
+
+
 def lottery_winners(seed: int, household_ids: ArrayLike, p_inc: float,
                     compliant: ArrayLike) -> np.ndarray:
     """Which households are paid λ_new: compliant in the second event and drawn with
@@ -524,8 +554,11 @@ class IncentiveResult:
 
     Money is in ``currency``. ``lambda_new`` maps each u in use to its λ_new (Eq. 6.7);
     ``second_event_cost`` is the left side of Eq. 6.5 (monitoring cost + κ·(λ_new − λ_o))
-    when the event is scheduled, else 0. ``theta_new_mean`` is None until
-    :meth:`with_response` adds the θ_new sums of the adaptive pass.
+    when the event is scheduled, else 0. ``theta_red_mean`` is the θ̄_red the utility
+    planned with (its estimate from the meter data, drsim.deficit), beside the
+    participants' simulated mean ``theta_red_mean_simulated``. ``theta_new_mean`` is None
+    until :meth:`with_response` adds the θ_new sums of the adaptive pass; the ``lottery_*``
+    and ``realised_*`` fields until :meth:`with_lottery` adds the draw of the run.
     """
 
     currency: str
@@ -547,7 +580,12 @@ class IncentiveResult:
     penalty_bound: float
     c_nc: float
     scheduled: bool
+    theta_red_mean_simulated: float | None = None
     theta_new_mean: float | None = None
+    second_event_compliant: int | None = None
+    lottery_winners: int | None = None
+    realised_lottery_cost: float | None = None
+    realised_second_event_cost: float | None = None
     note: str = field(default="")
 
     def new_follow_through(self, theta_o: ArrayLike, theta_red: ArrayLike) -> np.ndarray:
@@ -579,7 +617,7 @@ class IncentiveResult:
         values, counts = np.unique(factors[won], return_counts=True)
         return {float(v): int(c) for v, c in zip(values, counts, strict=True)}
 
-    def realised_lottery_cost(self, winner_counts: Mapping[float, int]) -> float:
+    def realised_lottery_cost_of(self, winner_counts: Mapping[float, int]) -> float:
         """Σ over winners of λ_new(u) − λ_o: what the lottery actually paid (Eq. 6.5)."""
         total = 0.0
         for u in sorted(winner_counts):
@@ -595,6 +633,17 @@ class IncentiveResult:
             raise ValueError("the sums hold no θ_new (use ParticipantSums.of(..., theta_new=))")
         return replace(self, theta_new_mean=sums.theta_new_mean)
 
+    def with_lottery(self, winner_counts: Mapping[float, int], compliant: int
+                     ) -> IncentiveResult:
+        """The plan with the lottery drawn in the run: ``compliant`` households met their
+        goal in the second event, ``winner_counts`` (per u) of them were paid λ_new; the
+        realised cost of Eq. 6.5's left side."""
+        cost = self.realised_lottery_cost_of(winner_counts)
+        return replace(self, second_event_compliant=int(compliant),
+                       lottery_winners=int(sum(winner_counts.values())),
+                       realised_lottery_cost=cost,
+                       realised_second_event_cost=self.monitoring_cost + cost)
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: u keys as text ("1.05"), money in ``currency``."""
         data = asdict(self)
@@ -606,32 +655,45 @@ class IncentiveResult:
 
 
 def plan_second_event(settings: Incentive, lambda_o: float, participants: ParticipantSums, *,
-                      monitoring_cost: float, c_saved: float) -> IncentiveResult:
+                      monitoring_cost: float, c_saved: float,
+                      theta_red_mean: float | None = None) -> IncentiveResult:
     """Plan the second DR event (§6.2.3; Eq. 6.5-6.8) from participant aggregates.
 
     λ_new per mapping in use (Eq. 6.7); the largest lottery within Eq. 6.5 with the
     participant-weighted mean extra incentive; the penalty C_nc of Eq. 6.6 (using the largest
     λ_new). If no lottery fits (see :class:`Lottery`), ``scheduled`` is False, p_inc = κ = 0,
     ``second_event_cost`` = 0 and C_nc is the margin alone; the run keeps the first event only.
-    ``lambda_o`` is the scenario's ``dr_program.incentive``.
+    ``lambda_o`` is the scenario's ``dr_program.incentive``. ``theta_red_mean`` is the θ̄_red
+    the utility knows (its estimate from the meter data, drsim.deficit); None uses the
+    participants' own mean. When it already reaches β·θ̄_o there is no deficit to make up:
+    λ_new = λ_o and no second event.
     """
     n = participants.count
     if n < 1:
         raise ValueError("participants: no households; the second event needs participants")
     lam = _positive("lambda_o", lambda_o)
-    mean_o, mean_red = participants.theta_o_mean, participants.theta_red_mean
+    mean_o = participants.theta_o_mean
+    mean_red = participants.theta_red_mean if theta_red_mean is None \
+        else _in_range("theta_red_mean", theta_red_mean, 0.0, 1.0)
     counts = participants.mapping_counts
     us = np.array(sorted(counts), dtype=np.float64)
-    lam_new = np.atleast_1d(new_incentive(us, lam, mean_o, mean_red, settings.beta))
     weights = np.array([counts[u] for u in sorted(counts)], dtype=np.float64)
-    extra = float(np.dot(weights, lam_new - lam) / n)
     mon = _non_negative("monitoring_cost", monitoring_cost)
     saved = _non_negative("c_saved", c_saved)
-    lottery = largest_lottery(n, extra, mon, saved)
+    if settings.beta * mean_o < mean_red:
+        lam_new = np.full(len(us), lam)
+        lottery = Lottery(0.0, 0, False)
+        note = (f"no deficit: the observed mean follow-through {mean_red:.4g} already reaches "
+                f"beta x theta_o_mean = {settings.beta * mean_o:.4g}; no second event")
+    else:
+        lam_new = np.atleast_1d(new_incentive(us, lam, mean_o, mean_red, settings.beta))
+        extra = float(np.dot(weights, lam_new - lam) / n)
+        lottery = largest_lottery(n, extra, mon, saved)
+        note = "" if lottery.feasible else (
+            f"Eq. 6.5 infeasible: monitoring cost {mon:g} + one paid participant x {extra:g} "
+            f"exceeds C_saved {saved:g}; no second event")
+    extra = float(np.dot(weights, lam_new - lam) / n)
     lottery_cost = lottery.kappa * extra
-    note = "" if lottery.feasible else (
-        f"Eq. 6.5 infeasible: monitoring cost {mon:g} + one paid participant x {extra:g} "
-        f"exceeds C_saved {saved:g}; no second event")
     return IncentiveResult(
         currency=settings.currency,
         lambda_o=lam,
@@ -643,6 +705,7 @@ def plan_second_event(settings: Incentive, lambda_o: float, participants: Partic
         lambda_new={float(u): float(v) for u, v in zip(us, lam_new, strict=True)},
         theta_o_mean=mean_o,
         theta_red_mean=mean_red,
+        theta_red_mean_simulated=participants.theta_red_mean,
         extra_incentive_mean=extra,
         monitoring_cost=mon,
         c_saved=saved,

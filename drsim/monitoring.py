@@ -41,6 +41,11 @@ Changes from the printed listings (:data:`CHANGES` says each one again, for repo
    holds at every tick until the next test time.
 6. A latched group counts at every later tick (reading 4): Listing 6.3 top reads, at each
    tick, one event per group latched by then.
+7. Listing 6.2's ``γ_user × GroupSize[groupID]`` reads the threshold per group and test
+   time, ``γ[groupID, time] × GroupSize[groupID]`` (reading 9, :mod:`drsim.threshold`): a
+   constant γ_user, as printed, is the same value everywhere; from the expected response
+   it is the utility's estimate of the share flagged when every household responds as
+   expected, plus z standard errors.
 """
 
 from __future__ import annotations
@@ -52,11 +57,11 @@ import numpy as np
 import pandas as pd
 
 import cep_core
-from drsim.scenario import Scenario
+from drsim.scenario import ExpectedShare, Scenario
 
 __all__ = ["QUERIES", "CHANGES", "MonitoringPlan", "MeterResult", "GroupResult",
-           "UtilityResult", "meter_tier", "group_tier", "utility_tier", "check_queries",
-           "POLICY", "RUNS", "NOT_LATCHED"]
+           "UtilityResult", "accumulated_kwh", "meter_tier", "group_tier", "utility_tier",
+           "check_queries", "POLICY", "RUNS", "NOT_LATCHED"]
 
 POLICY, RUNS = "strict-contiguity", "one-per-partition"
 NOT_LATCHED = -1  # latch / detection minute of a group or utility that never fired
@@ -74,7 +79,7 @@ RETURN userNonComplianceEvent(a[last].time, a[last].houseID, a[last].groupID,
     "group_alert": """\
 SELECT COUNT(DISTINCT houseID) AS alertNum, SUM(accLoad) AS sumAccLoad
 FROM userNonComplianceEvent STREAM
-WHERE SAME[groupID] AND alertNum > γ_user × GroupSize[groupID]
+WHERE SAME[groupID] AND alertNum > γ[groupID, time] × GroupSize[groupID]
 GROUP BY time
 RETURN groupAlertEvent(time, groupID, sumAccLoad)""",
     "group": """\
@@ -111,6 +116,8 @@ CHANGES = [
     "the group leader holds each household's latest status between tests: the alert of a "
     "test time holds until the next test time",
     "a latched group counts at every later tick in the utility's alert",
+    "γ_user × GroupSize[groupID] → γ[groupID, time] × GroupSize[groupID]: the threshold "
+    "per group and test time (constant, or from the expected response)",
 ]
 
 
@@ -125,7 +132,7 @@ class MonitoringPlan:
     m_user: int
     m_group: int
     m_utility: int
-    gamma_user: float
+    gamma_user: float | ExpectedShare
     gamma_group: float
     reading: int
     settlement: int
@@ -160,11 +167,14 @@ class MonitoringPlan:
         return dict(self.queries)[name]
 
     def params(self) -> dict[str, Any]:
+        """The queries' bound names; ``γ_user`` only when it is a constant (the printed
+        Listing 6.2, for replacement texts that use it)."""
+        constant = {} if isinstance(self.gamma_user, ExpectedShare) \
+            else {"γ_user": self.gamma_user}
         return {"t_start": self.t_start, "t_end": self.t_end,
                 "t_first_test": self.t_first_test, "δ": self.delta,
                 "m_user": self.m_user, "m_group": self.m_group, "m_utility": self.m_utility,
-                "γ_user": self.gamma_user, "γ_group": self.gamma_group,
-                "GROUPNUM": self.n_groups}
+                **constant, "γ_group": self.gamma_group, "GROUPNUM": self.n_groups}
 
     def compile(self, name: str, **tables: Any) -> cep_core.CompiledQuery:
         """Query ``name`` bound to this plan's parameters and the given lookup tables."""
@@ -207,12 +217,32 @@ def check_queries(plan: MonitoringPlan) -> None:
     """Compile every query once (with empty tables), so that a bad replacement text
     stops the run before any work, naming the query."""
     for name in QUERIES:
-        tables = {"λ": {}} if name == "meter" else {"GroupSize": {}} \
+        tables = {"λ": {}} if name == "meter" else {"GroupSize": {}, "γ": {}} \
             if name == "group_alert" else {}
         plan.compile(name, **tables)
 
 
 # --------------------------------------------------------------------------- meter tier
+def accumulated_kwh(window_kw: np.ndarray, lo: int, times: np.ndarray) -> np.ndarray:
+    """(households, tests) energy used from minute ``lo`` up to (not including) each test
+    minute: ``accLoad`` of Table 6.1 (reading 1) and Σ P̂ of Eq. 6.4.
+
+    Parameters
+    ----------
+    window_kw : (households, minutes) load from minute ``lo`` on [kW]
+    lo : first minute of ``window_kw`` [minutes since midnight]
+    times : test minutes, each in (lo, lo + minutes] [minutes since midnight]
+
+    Examples
+    --------
+    >>> accumulated_kwh(np.full((1, 120), 6.0), 1110, np.array([1130, 1135]))
+    array([[2. , 2.5]])
+    """
+    cum = np.concatenate([np.zeros((len(window_kw), 1)),
+                          np.cumsum(window_kw, axis=1) / 60.0], axis=1)
+    return cum[:, np.asarray(times) - lo]
+
+
 @dataclass
 class MeterResult:
     """User events of one chunk and the meter tier's work per test time.
@@ -283,10 +313,11 @@ def _test_of_tick(plan: MonitoringPlan) -> np.ndarray:
     return times[np.searchsorted(times, plan.ticks, side="right") - 1]
 
 
-def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.DataFrame
-               ) -> GroupResult:
+def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.DataFrame,
+               gamma: dict[tuple[int, int], float]) -> GroupResult:
     """Listing 6.2 at the leader of ``group`` (``size`` households) over its user events
-    (columns time, houseID, accLoad)."""
+    (columns time, houseID, accLoad); ``gamma`` is the lookup ``γ[groupID, time]``
+    (:meth:`drsim.threshold.Thresholds.table`)."""
     ticks = plan.ticks
     stream = pd.DataFrame({"type": "userNonComplianceEvent",
                            "time": user_events["time"].to_numpy(np.int64),
@@ -294,7 +325,7 @@ def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.Data
                            "groupID": group,
                            "accLoad": user_events["accLoad"].to_numpy(np.float64)})
     stream = stream.sort_values("time", kind="stable", ignore_index=True)
-    alert_q = plan.compile("group_alert", GroupSize={group: size})
+    alert_q = plan.compile("group_alert", GroupSize={group: size}, γ=gamma)
     parts, processed, pms = _feed_by_time(alert_q.start(), stream, ticks)
     at_tests = pd.DataFrame([r for part in parts for r in part],
                             columns=["type", "time", "groupID", "sumAccLoad"])

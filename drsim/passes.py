@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from drsim.baseline import estimate
+from drsim.baseline import Estimates, estimate_exact, with_mv_error
 from drsim.dr import DREvent
 from drsim.population import Population
 from drsim.scenario import Scenario
@@ -83,6 +83,8 @@ class ChunkResult:
     window_kw: dict[str, np.ndarray] = field(default_factory=dict)
     estimate_window_kw: dict[str, np.ndarray] = field(default_factory=dict)
     population: Population | None = None
+    simulator: ChunkSimulator | None = None  # the chunk's simulator (its plan drawn once)
+    estimate_exact: Estimates | None = None  # the M&V method's B and P̂ without M&V error
 
 
 def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
@@ -92,7 +94,8 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
     loads over the DR window too (the meter tier needs them)."""
     pop = Population(scenario, chunk.first, chunk.count)
     sim = ChunkSimulator(pop)
-    result = ChunkResult(chunk, chunk.count, int(pop.has_ev.sum()), population=pop)
+    result = ChunkResult(chunk, chunk.count, int(pop.has_ev.sum()), population=pop,
+                         simulator=sim)
     dr = scenario.dr_program
     lo, hi = dr.start_minute, dr.end_minute
     for name, events in (schedules or pass_schedules(scenario, chunk.group)).items():
@@ -103,7 +106,8 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
         if households:
             result.window_kw[name] = run.load(lo, hi)
     if schedules is None:
-        est = estimate(pop, lo, hi)
+        result.estimate_exact = estimate_exact(pop, lo, hi, sim, result.window_kw.get("baseline"))
+        est = with_mv_error(result.estimate_exact, pop)
         result.estimates = {
             "baseline": micro_kw(est.baseline_kw).sum(axis=0),
             "expected": micro_kw(est.expected_kw).sum(axis=0),

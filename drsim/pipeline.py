@@ -2,14 +2,19 @@
 
 ``run_scenario`` drives the Spark stages of :mod:`spark.adaptive_job`:
 
-1. baseline / expected / traditional passes with the meter tier in each chunk task;
-2. the group and utility tiers → the prediction ``t_nc`` of each monitored pass (the
-   expected pass must predict nothing: reading 6 of ``specs/dr_case_study.md``);
-3. the incentive module (Eq. 6.5-6.8, :mod:`drsim.incentive`) plans the second event,
-   announced at ``t_nc`` (+ ``delay_detection``), starting ``second_event_delay``
-   minutes later, ending at ``t_end`` (reading 10);
-4. the adaptive pass (DR1 at θ_red + DR2 at θ_new); it replays the traditional pass up to
-   the announcement (common random numbers: nothing before it depends on DR2).
+1. baseline / expected / traditional passes with the meter tier in each chunk task, and
+   the utility's estimates (B̂, P̂, :mod:`drsim.baseline`) with, when γ_user comes from the
+   expected response, the replicas' flags (:mod:`drsim.threshold`);
+2. the thresholds γ[groupID, time], then the group and utility tiers → the prediction
+   ``t_nc`` of each monitored pass (the expected pass should predict nothing: a
+   prediction there is a false alarm);
+3. the incentive module (Eq. 6.5-6.8, :mod:`drsim.incentive`) plans the second event
+   from what the utility knows at ``t_nc`` (:mod:`drsim.deficit`), announced at ``t_nc``
+   (+ ``delay_detection``), starting ``second_event_delay`` minutes later, ending at
+   ``t_end``;
+4. the adaptive pass (DR1 at θ_red + DR2 at θ_new) and the lottery of Eq. 6.5; the pass
+   replays the traditional pass up to the announcement (common random numbers: nothing
+   before it depends on DR2).
 
 Costs (reading 11) are counted as the deployed system incurs them: meters read every
 ``reading`` minutes until their group is latched (or the utility predicts
@@ -29,10 +34,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from drsim.deficit import (
+    expected_reduction_kwh,
+    last_readings,
+    observed_follow_through,
+    reduction_goal_kwh,
+    reduction_so_far,
+    shortfall_kwh,
+)
 from drsim.incentive import ParticipantSums, monitoring_cost, plan_second_event, saved_cost
 from drsim.monitoring import CHANGES, NOT_LATCHED, MonitoringPlan, check_queries
 from drsim.results import check_output, clock, code_version
-from drsim.scenario import Scenario
+from drsim.scenario import ExpectedShare, Scenario
 
 __all__ = ["run_scenario", "PASSES"]
 
@@ -117,8 +130,9 @@ def _costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray,
 
 def _precision_recall(households: pd.DataFrame, plan: MonitoringPlan, name: str,
                       stops: np.ndarray) -> tuple[float | None, float | None, dict]:
-    """Household predictions (flagged by the meter tier while their group was tested)
-    against realised Eq. 6.2 non-compliance (reduction below the household's goal)."""
+    """Household predictions (flagged by the meter tier by each group's ``stops``
+    minute) against realised Eq. 6.2 non-compliance (reduction below the household's
+    goal)."""
     hh = households[households["pass"] == name]
     flag = hh["first_flag"].to_numpy()
     predicted = (flag != NOT_LATCHED) & (flag <= stops[hh["group"].to_numpy()])
@@ -143,11 +157,30 @@ def _flagged_fraction(plan: MonitoringPlan, user_events: pd.DataFrame, name: str
     return counts / sizes[:, None]
 
 
+def _deficit_at(plan: MonitoringPlan, loads, latch: list[int], t_nc: int,
+                theta_o_mean: float, goal_kwh: float) -> dict[str, Any]:
+    """What the utility knows at t_nc (drsim.deficit): the reduction realised and
+    expected so far, the θ̄_red it reads from them and the projected shortfall."""
+    known = last_readings(plan.t_start, t_nc, np.array(latch), plan.reading, plan.settlement)
+    est = loads.estimate_group_kw
+    realised, expected = reduction_so_far(loads.group_kw["traditional"], est["baseline"],
+                                          est["expected"], plan.t_start, known)
+    total = expected_reduction_kwh(loads.estimate_kw["baseline"], loads.estimate_kw["expected"],
+                                   plan.t_start, plan.t_end)
+    return {"readings_until": [clock(int(t)) for t in known],
+            "realised_reduction_kwh": realised, "expected_reduction_kwh": expected,
+            "share_of_expected": realised / expected if expected > 0 else None,
+            "theta_o_mean": theta_o_mean,
+            "theta_red_mean_observed": observed_follow_through(theta_o_mean, realised,
+                                                               expected),
+            "shortfall_kwh": shortfall_kwh(goal_kwh, total, realised, expected)}
+
+
 # --------------------------------------------------------------------------- the run
 def run_scenario(scenario: Scenario, out_dir: str | Path | None, *, master: str | None = None,
                  delay_detection: int = 0, chunk_size: int | None = None,
-                 overwrite: bool = False, progress: Progress | None = None,
-                 source_text: str | None = None) -> dict[str, Any]:
+                 overwrite: bool = False, progress: Progress | None = None
+                 ) -> dict[str, Any]:
     """Run the adaptive DR scenario; write the run folder to ``out_dir`` (unless None)
     and return the summary. ``delay_detection`` shifts the second event later (Figure
     6.12)."""
@@ -181,51 +214,52 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None, *, master: str 
         trad = outcome["traditional"]
         t_nc = trad["t_nc"]
 
-        # ---- incentive module (Eq. 6.5-6.8)
+        # ---- incentive module (Eq. 6.5-6.8), with what the utility knows at t_nc
         costs = _costs(plan, sizes, mon.meter_work["traditional"], mon.tier_rows,
                        "traditional", trad)
         sums = sum((ParticipantSums(p["count"], p["theta_o_sum"], p["theta_red_sum"],
                                     tuple(tuple(x) for x in p["u_counts"]))
                     for p in mon.participants), ParticipantSums())
-        inc = scenario.incentive
-        mon_cost = monitoring_cost(costs["communication"]["total"],
-                                   costs["computation"]["total"],
-                                   cost_per_transmitted_event=inc.cost_per_transmitted_event,
-                                   cost_per_processed_event=inc.cost_per_processed_event)
-        goal_kwh = scenario.dr_program.reduction_goal_kwh
-        shortfall_kwh = goal_kwh * max(0.0, 1.0 - sums.theta_red_mean / sums.theta_o_mean)
-        incentive = plan_second_event(inc, scenario.dr_program.incentive, sums,
-                                      monitoring_cost=mon_cost,
-                                      c_saved=saved_cost(shortfall_kwh, inc.saved_cost_per_kwh))
-
-        # ---- second event and the adaptive pass
         loads = mon.loads
+        goal_kwh = reduction_goal_kwh(scenario.dr_program.reduction_goal_kwh,
+                                      loads.estimate_kw["baseline"],
+                                      loads.estimate_kw["expected"], plan.t_start, plan.t_end)
+        deficit = None
+        incentive = None
         second = None
         note = None
         adaptive_kw = loads.group_kw["traditional"]
         if t_nc == NOT_LATCHED:
             note = "no utility non-compliance predicted: no second event"
-        elif not incentive.scheduled:
-            note = incentive.note
         else:
+            deficit = _deficit_at(plan, loads, trad["latch"], t_nc, sums.theta_o_mean,
+                                  goal_kwh)
+            inc = scenario.incentive
+            mon_cost = monitoring_cost(
+                costs["communication"]["total"], costs["computation"]["total"],
+                cost_per_transmitted_event=inc.cost_per_transmitted_event,
+                cost_per_processed_event=inc.cost_per_processed_event)
+            incentive = plan_second_event(
+                inc, scenario.dr_program.incentive, sums, monitoring_cost=mon_cost,
+                c_saved=saved_cost(deficit["shortfall_kwh"], inc.saved_cost_per_kwh),
+                theta_red_mean=deficit["theta_red_mean_observed"])
             announce = t_nc + delay_detection
             start = announce + inc.second_event_delay_minutes
-            if start >= plan.t_end:
+            if not incentive.scheduled:
+                note = incentive.note
+            elif start >= plan.t_end:
                 note = (f"the second event would start at {clock(start)}, not before the "
                         f"program ends ({clock(plan.t_end)})")
             else:
                 second = (announce, start, plan.t_end)
-                lo_hi = incentive.target_follow_through
-                means = (incentive.theta_o_mean, incentive.theta_red_mean, incentive.beta,
-                         lo_hi[0], lo_hi[1])
                 t4 = time.perf_counter()
-                result, theta_new_sum = run_adaptive(spark, scenario, second, means,
-                                                     chunk_size, stage("adaptive pass"))
+                adaptive = run_adaptive(spark, scenario, second, incentive, chunk_size,
+                                        stage("adaptive pass"))
                 timings["adaptive_pass_seconds"] = time.perf_counter() - t4
-                adaptive_kw = result.group_kw["adaptive"]
+                adaptive_kw = adaptive.loads.group_kw["adaptive"]
                 incentive = incentive.with_response(ParticipantSums(
                     sums.count, sums.theta_o_sum, sums.theta_red_sum, sums.u_counts,
-                    theta_new_sum))
+                    adaptive.theta_new_sum)).with_lottery(adaptive.winners, adaptive.compliant)
         app_id = spark.sparkContext.applicationId
     finally:
         if own:
@@ -234,7 +268,8 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None, *, master: str 
     group_kw = {**loads.group_kw, "adaptive": adaptive_kw}
     system = {name: kw.sum(axis=0) for name, kw in group_kw.items()}
     summary = _summary(scenario, plan, loads, system, outcome, costs, incentive, second, note,
-                       mon, sizes, delay_detection, master or "local[*]", app_id, source_text)
+                       mon, sizes, delay_detection, master or "local[*]", app_id, goal_kwh,
+                       deficit)
     timings["total_seconds"] = time.perf_counter() - started
     summary["timings"] = timings
     if out_dir is not None:
@@ -251,7 +286,7 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None, *, master: str 
             group_alert_ticks={n: o["alert_ticks"] for n, o in outcome.items()},
             group_latch={n: [None if x == NOT_LATCHED else x for x in o["latch"]]
                          for n, o in outcome.items()},
-            gamma_user=plan.gamma_user, tier_events=_tier_tables(mon),
+            thresholds=mon.thresholds, tier_events=_tier_tables(mon),
             summary=summary)
         write_run(data, out_dir, overwrite=overwrite)
     return summary
@@ -277,17 +312,23 @@ def _tier_tables(mon) -> dict[str, pd.DataFrame]:
 
 
 def _summary(scenario, plan, loads, system, outcome, costs, incentive, second, note, mon,
-             sizes, delay_detection, master, app_id, source_text) -> dict[str, Any]:
+             sizes, delay_detection, master, app_id, goal_kwh, deficit) -> dict[str, Any]:
     start, end = plan.t_start, plan.t_end
     base = system["baseline"]
     reduction = {name: _mwh((base[start:end] - system[name][start:end]).sum())
                  for name in ("expected", "traditional", "adaptive")}
+    share = {name: reduction[name] / reduction["expected"] if reduction["expected"] else None
+             for name in ("traditional", "adaptive")}
+    est = loads.estimate_kw
     trad = outcome["traditional"]
     t_nc = trad["t_nc"]
     names = [g.name for g in scenario.groups]
     stops = _stops(plan, trad["latch"], t_nc)
     precision, recall, confusion = _precision_recall(mon.households, plan, "traditional",
                                                      stops)
+    whole = np.full(len(stops), plan.t_end - 1)  # had every meter been tested to the end
+    precision_all, recall_all, _ = _precision_recall(mon.households, plan, "traditional",
+                                                     whole)
     compliant = None
     if t_nc != NOT_LATCHED:
         compliant = sum(1 for x in trad["latch"] if x == NOT_LATCHED or x > t_nc)
@@ -299,10 +340,19 @@ def _summary(scenario, plan, loads, system, outcome, costs, incentive, second, n
                      "groups": dict(zip(names, sizes.tolist(), strict=True))},
         "code_version": code_version(),
         "seeds": {"scenario": scenario.seed},
-        "reduction_goal_mwh": scenario.dr_program.reduction_goal_kwh / 1000.0,
+        "reduction_goal_mwh": goal_kwh / 1000.0,
+        "reduction_goal": "expected" if scenario.dr_program.reduction_goal_kwh == "expected"
+        else "given",
         "reduction_mwh": reduction,
+        "reduction_share_of_expected": share,
+        "baseline": {**scenario.baseline.model_dump(mode="json"),
+                     "expected_reduction_mwh": expected_reduction_kwh(
+                         est["baseline"], est["expected"], start, end) / 1000.0},
         "prediction": {
+            "predicted": t_nc != NOT_LATCHED,
             "utility_noncompliance_time": None if t_nc == NOT_LATCHED else clock(t_nc),
+            "detection_delay_minutes": None if t_nc == NOT_LATCHED
+            else t_nc - plan.t_first_test,
             "groups_compliant_at_prediction": compliant,
             "group_noncompliance_times": {
                 n: None if x == NOT_LATCHED else clock(x)
@@ -310,17 +360,23 @@ def _summary(scenario, plan, loads, system, outcome, costs, incentive, second, n
             "household_precision": precision,
             "household_recall": recall,
             "household_confusion": confusion,
+            "household_precision_whole_program": precision_all,
+            "household_recall_whole_program": recall_all,
             "expected_pass_noncompliance_time": None if exp_t == NOT_LATCHED
             else clock(exp_t),
             "expected_pass_group_noncompliance_times": {
                 n: None if x == NOT_LATCHED else clock(x)
                 for n, x in zip(names, outcome["expected"]["latch"], strict=True)},
+            "expected_pass_groups_latched": sum(
+                1 for x in outcome["expected"]["latch"] if x != NOT_LATCHED),
+            "gamma_user": _gamma_summary(plan),
         },
+        "deficit_at_prediction": deficit,
         "second_event": None if second is None else {
             "announced": clock(second[0]), "start": clock(second[1]), "end": clock(second[2]),
             "delay_detection_minutes": delay_detection},
         "second_event_note": note,
-        "incentive": incentive.as_dict(),
+        "incentive": None if incentive is None else incentive.as_dict(),
         "peaks": {
             "daily_peak_mw": {n: float(c.max()) / 1000.0 for n, c in system.items()},
             "rebound_peak_mw": {n: float(system[n][after].max()) / 1000.0
@@ -334,4 +390,13 @@ def _summary(scenario, plan, loads, system, outcome, costs, incentive, second, n
                        "queries_overridden": sorted(scenario.monitoring.queries)},
         "spark": {"master": master, "app_id": app_id, "partitions": loads.partitions,
                   "tasks": loads.tasks},
+        "reference": None if scenario.reference is None
+        else scenario.reference.model_dump(mode="json"),
     }
+
+
+def _gamma_summary(plan: MonitoringPlan) -> dict[str, Any]:
+    """How Listing 6.2's threshold was set (the values: thresholds.parquet)."""
+    if isinstance(plan.gamma_user, ExpectedShare):
+        return plan.gamma_user.model_dump(mode="json")
+    return {"method": "constant", "value": plan.gamma_user}

@@ -25,9 +25,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from drsim.deficit import expected_reduction_kwh, reduction_goal_kwh
+
 if TYPE_CHECKING:
     import pandas as pd
 
+    from drsim.threshold import Thresholds
     from spark.simulate_job import SimulationResult
 
 MINUTES = 1440
@@ -107,15 +110,18 @@ def summarize(result: SimulationResult) -> dict[str, Any]:
 
     est = result.estimate_kw
     estimated = {
-        "method": scenario.baseline.method,
-        "note": "the utility's M&V estimates B and P̂ (drsim.baseline), never the evaluated "
-                "day's own draws; reduction_mwh above is measured against the simulated "
-                "no-DR pass (ground truth)",
+        **scenario.baseline.model_dump(mode="json"),
+        "note": "the utility's M&V estimates B and P̂ (drsim.baseline), which never use the "
+                "evaluated day's follow-through decisions; reduction_mwh above is measured "
+                "against the simulated no-DR pass (ground truth)",
         "baseline_mwh": _mwh(est["baseline"][start:end].sum()),
         "expected_mwh": _mwh(est["expected"][start:end].sum()),
-        "expected_reduction_mwh": _mwh((est["baseline"] - est["expected"])[start:end].sum()),
+        "expected_reduction_mwh": expected_reduction_kwh(est["baseline"], est["expected"],
+                                                         start, end) / 1000.0,
         "simulated_baseline_mwh": _mwh(base[start:end].sum()),
     }
+    goal_kwh = reduction_goal_kwh(program.reduction_goal_kwh, est["baseline"],
+                                  est["expected"], start, end)
 
     return {
         "scenario_name": scenario.name,
@@ -125,7 +131,7 @@ def summarize(result: SimulationResult) -> dict[str, Any]:
         "evening_peak_kw_per_household": float(evening.max()) / n,
         "evening_peak_time": clock(peak_minute),
         "dr_window": {"start": program.start, "end": program.end},
-        "reduction_goal_mwh": program.reduction_goal_kwh / 1000.0,
+        "reduction_goal_mwh": goal_kwh / 1000.0,
         "reduction_mwh": reduction,
         "reduction_breakdown_mwh": breakdown,
         "estimated_by_utility": estimated,
@@ -348,6 +354,7 @@ RUN_PASS_STYLE = {  # colour, line style, width, z-order: the four curves of Fig
 FLAGGED_PASSES = ("expected", "traditional")
 DEMAND_WINDOW = (16 * 60, 23 * 60)  # Figure 6.11 shows 16:00-23:00
 COMPLIANCE_FIGURE = "compliance_timeline.png"
+THRESHOLDS = "thresholds.parquet"
 MAX_GROUP_ROWS = 12  # more groups than this: a heatmap instead of one subplot per group
 EVENT_TABLES = {  # the tier tables and their column types (extra columns are kept)
     "user_events": {"pass": pa.string(), "time": pa.int64(), "houseID": pa.int64(),
@@ -357,16 +364,6 @@ EVENT_TABLES = {  # the tier tables and their column types (extra columns are ke
     "group_events": {"pass": pa.string(), "time": pa.int64(), "groupID": pa.int64(),
                      "sumAccLoad": pa.float64()},
     "utility_alerts": {"pass": pa.string(), "time": pa.int64(), "load": pa.float64()},
-}
-PAPER = {  # dissertation Ch. 6 (§6.3.2), paper scenario of Table 6.2
-    "expected": "83.28",
-    "traditional": "47.89",
-    "adaptive": "82.61",
-    "utility_noncompliance_time": "19:11",
-    "groups_compliant_at_prediction": "2 of 5",
-    "expected_pass_noncompliance_time": "none",
-    "household_precision": "not given",
-    "household_recall": "not given",
 }
 MISSING = "—"
 
@@ -393,7 +390,7 @@ class RunData:
     flagged_fraction: dict[str, np.ndarray]
     group_alert_ticks: dict[str, list[np.ndarray]]  # pass -> per group, ticks with an alert
     group_latch: dict[str, list[int | None]]  # pass -> per group, latch minute (None: never)
-    gamma_user: float
+    thresholds: Thresholds  # γ[groupID, time] of Listing 6.2 (drsim.threshold)
     # name -> table with a "pass" column: "user_events" (pass, time, houseID, groupID,
     # accLoad), "group_alerts" (pass, time, groupID, sumAccLoad), "group_events" (same),
     # "utility_alerts" (pass, time, load)
@@ -404,7 +401,7 @@ class RunData:
 def run_files(data: RunData) -> list[str]:
     """The files :func:`write_run` writes for ``data`` (for summary.json's file list)."""
     return [SUMMARY, LOAD_CURVES, *(f"events_{name}.parquet" for name in data.tier_events),
-            SYSTEM_FIGURE, COMPLIANCE_FIGURE]
+            THRESHOLDS, SYSTEM_FIGURE, COMPLIANCE_FIGURE]
 
 
 def write_run(data: RunData, out_dir: str | Path, overwrite: bool = False) -> Path:
@@ -412,7 +409,9 @@ def write_run(data: RunData, out_dir: str | Path, overwrite: bool = False) -> Pa
 
     Files: ``summary.json`` (``data.summary``, NaN and ±inf as null), ``load_curves.parquet``
     (pass, group, minute, kw: every pass, long format), ``events_<name>.parquet`` per tier
-    table (its columns and types even when empty), ``system_demand.png``
+    table (its columns and types even when empty), ``thresholds.parquet`` (group, time,
+    expected_share, gamma: Listing 6.2's threshold per group and test time),
+    ``system_demand.png``
     (:func:`plot_run_demand`) and ``compliance_timeline.png``
     (:func:`plot_compliance_timeline`). Everything is checked and converted before the
     temporary folder is made; on any error nothing is left behind. Raises OutputExistsError
@@ -426,10 +425,26 @@ def write_run(data: RunData, out_dir: str | Path, overwrite: bool = False) -> Pa
         pq.write_table(curves, tmp / LOAD_CURVES)
         for name, table in events.items():
             pq.write_table(table, tmp / f"events_{name}.parquet")
+        pq.write_table(thresholds_table(data), tmp / THRESHOLDS)
         plot_run_demand(data, tmp / SYSTEM_FIGURE)
         plot_compliance_timeline(data, tmp / COMPLIANCE_FIGURE)
         (tmp / SUMMARY).write_text(summary_text, encoding="utf-8")
     return out
+
+
+def thresholds_table(data: RunData) -> pa.Table:
+    """One row per (group, test time): the expected share flagged (null for a constant
+    γ_user) and the threshold γ of Listing 6.2."""
+    t = data.thresholds
+    n, k = np.shape(t.gamma)
+    share = (np.full((n, k), np.nan) if t.share is None
+             else np.asarray(t.share, dtype=np.float64))
+    return pa.table({
+        "group": pa.array(np.repeat(list(data.group_names), k).tolist(), pa.string()),
+        "time": pa.array(np.tile(np.asarray(t.test_times, dtype=np.int64), n)),
+        "expected_share": pa.array(share.ravel(), pa.float64(), from_pandas=True),
+        "gamma": pa.array(np.asarray(t.gamma, dtype=np.float64).ravel()),
+    })
 
 
 # --------------------------------------------------------------------------- checks
@@ -477,6 +492,9 @@ def _check_run(data: RunData) -> None:
             if len(per_group) != n:
                 raise ValueError(f"RunData.{field_name}[{p!r}]: {len(per_group)} entries, "
                                  f"expected one per group ({n})")
+    if np.shape(data.thresholds.gamma) != (n, k):
+        raise ValueError(f"RunData.thresholds.gamma: shape {np.shape(data.thresholds.gamma)}, "
+                         f"expected (groups, test times) = {(n, k)}")
     for name in data.tier_events:
         if not name or not all(c.isalnum() or c in "_-" for c in name):
             raise ValueError(f"RunData.tier_events: table name {name!r} cannot name a file "
@@ -668,13 +686,15 @@ def _compliance_rows(data: RunData, path: str | Path) -> None:
     traditional = data.flagged_fraction.get("traditional")
     expected = data.flagged_fraction.get("expected")
     alerts = data.group_alert_ticks.get("traditional")
+    gamma = np.asarray(data.thresholds.gamma, dtype=np.float64)
     shares = [f for f in (traditional, expected) if f is not None and np.size(f)]
-    peak = max([float(np.nanmax(f)) for f in shares] + [data.gamma_user])
-    top = min(1.05, 1.25 * peak)  # zoom on the shares and the threshold
+    peak = max([float(np.nanmax(f)) for f in shares] + [float(np.max(gamma, initial=0.0))])
+    top = min(1.05, max(1.25 * peak, 0.01))  # zoom on the shares and the threshold
     for g, ax in enumerate(axes):
         for a, b in (_runs(data.ticks, alerts[g]) if alerts is not None else []):
             ax.axvspan(a, b, color="tab:red", alpha=0.15, linewidth=0)
-        ax.axhline(data.gamma_user, color="dimgray", linestyle="--", linewidth=1)
+        ax.plot(times, gamma[g], color="dimgray", linestyle="--", linewidth=1,
+                drawstyle="steps-post")
         if expected is not None:
             ax.plot(times, expected[g], color="tab:green", alpha=0.6, linewidth=1,
                     drawstyle="steps-post", zorder=4)  # on top: visible where they coincide
@@ -702,7 +722,7 @@ def _compliance_rows(data: RunData, path: str | Path) -> None:
         Line2D([], [], color="tab:red", linewidth=1.8, marker="o", markersize=3,
                label="traditional: share of households flagged"),
         Line2D([], [], color="tab:green", alpha=0.6, label="expected pass (false alarms)"),
-        Line2D([], [], color="dimgray", linestyle="--", label=f"γ_user = {data.gamma_user:g}"),
+        Line2D([], [], color="dimgray", linestyle="--", label=_threshold_label(data)),
         Patch(color="tab:red", alpha=0.15, label="group alert"),
         Line2D([], [], color="darkred", linewidth=2.2, label="group latched (non-compliant)"),
     ]
@@ -714,9 +734,17 @@ def _compliance_rows(data: RunData, path: str | Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def _threshold_label(data: RunData) -> str:
+    settings = data.thresholds.settings
+    if settings is not None:
+        return f"γ[group, time]: expected share + {settings.z:g} standard errors"
+    values = np.unique(data.thresholds.gamma)
+    return f"γ_user = {float(values[0]):g}" if len(values) == 1 else "γ_user"
+
+
 def _compliance_heatmap(data: RunData, path: str | Path) -> None:
     from matplotlib import colormaps
-    from matplotlib.colors import Normalize, TwoSlopeNorm
+    from matplotlib.colors import TwoSlopeNorm
 
     names = list(data.group_names)
     n = len(names)
@@ -725,27 +753,24 @@ def _compliance_heatmap(data: RunData, path: str | Path) -> None:
     fig = _figure(11, min(4.0 + 0.05 * n, 14.0))
     ax = fig.add_subplot()
     cmap = colormaps["RdYlGn_r"].with_extremes(bad="lightgray")
-    gamma = float(data.gamma_user)
-    norm = TwoSlopeNorm(vmin=0.0, vcenter=gamma, vmax=1.0) if 0.0 < gamma < 1.0 \
-        else Normalize(0.0, 1.0)
     frac = data.flagged_fraction.get("traditional")
     if frac is not None and times.size:
+        # the share flagged as a multiple of the group's threshold: above 1 the group alerts
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.asarray(frac, dtype=np.float64) / np.asarray(data.thresholds.gamma)
+        top = max(2.0, float(np.nanmax(ratio, initial=0.0)))
+        norm = TwoSlopeNorm(vmin=0.0, vcenter=1.0, vmax=top)
         if times.size > 1:
             mids = (times[1:] + times[:-1]) / 2
             edges = np.concatenate([[times[0] - (mids[0] - times[0])], mids,
                                     [times[-1] + (times[-1] - mids[-1])]])
         else:
             edges = np.array([times[0] - 2.5, times[0] + 2.5])
-        mesh = ax.pcolormesh(edges, np.arange(n + 1) - 0.5,
-                             np.ma.masked_invalid(np.asarray(frac, dtype=np.float64)),
+        mesh = ax.pcolormesh(edges, np.arange(n + 1) - 0.5, np.ma.masked_invalid(ratio),
                              cmap=cmap, norm=norm, shading="flat")
         bar = fig.colorbar(mesh, ax=ax, pad=0.01, fraction=0.05)
-        bar.set_label("share of the group's households flagged")
-        bar.ax.axhline(gamma, color="black", linewidth=2)
-        ticks = sorted({t for t in (0.0, 0.25, 0.5, 0.75, 1.0) if abs(t - gamma) > 0.06}
-                       | {gamma})
-        bar.set_ticks(ticks, labels=[f"γ_user {t:g}" if t == gamma else f"{t:g}"
-                                     for t in ticks])
+        bar.set_label("share of the group's households flagged, / its threshold γ")
+        bar.ax.axhline(1.0, color="black", linewidth=2)
     latched = [(g, _latch(data, "traditional", g)) for g in range(n)]
     latched = [(g, t) for g, t in latched if t is not None]
     if latched:
@@ -826,27 +851,61 @@ def _fmt_groups(value: Any, summary: Mapping[str, Any]) -> str:
     return f"{count} of {total}" if total is not None else str(count)
 
 
-def run_table(summary: dict) -> list[tuple[str, str, str]]:
-    """Headline rows (quantity, this run, the dissertation's value) of a run's summary.
+def _fmt_pair(section: Any, first: str, second: str) -> str:
+    """"0.878 / 0.305": two shares of a summary section."""
+    cells = []
+    for key in (first, second):
+        found, value = _get(section, key) if isinstance(section, Mapping) else (False, None)
+        cells.append(_fmt_share(value) if found else MISSING)
+    return " / ".join(cells)
 
-    Reads ``reduction_mwh.{expected,traditional,adaptive}`` and ``prediction.{...}``; a
-    missing key shows "—", a null value "none" (no prediction) or "n/a"."""
-    rows = []
 
-    def row(label: str, key: str, paper: str, fmt) -> None:
+def _fmt_reduction(mwh: Any, expected: Any) -> str:
+    """"12.58 (58.9 %)": a reduction and its share of the expected one."""
+    number, whole = _number(mwh), _number(expected)
+    if number is None:
+        return _fmt_mwh(mwh)
+    share = f" ({100.0 * number / whole:.1f} %)" if whole else ""
+    return f"{number:.2f}{share}"
+
+
+def run_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ...]]]:
+    """The headline table of a run's summary: column names and rows.
+
+    Columns: quantity, this run, and the scenario's published reference (``reference``
+    of the summary) only where the scenario declares one. Reductions are in MWh with
+    their share of the expected reduction. A missing key shows "—", a null value "none"
+    (no prediction) or "n/a"; a reference value the source does not give, "not given"."""
+    found, ref = _get(summary, "reference")
+    ref = ref if found and isinstance(ref, Mapping) else None
+    rows: list[tuple[str, ...]] = []
+
+    def row(label: str, key: str, fmt, ref_key: str | None = None, ref_fmt=None) -> None:
         found, value = _get(summary, key)
-        rows.append((label, fmt(value) if found else MISSING, paper))
+        cells = [label, fmt(value) if found else MISSING]
+        if ref is not None:
+            has, given = _get(ref, ref_key) if ref_key else (False, None)
+            cells.append((ref_fmt or fmt)(given) if has and given is not None
+                         else "not given")
+        rows.append(tuple(cells))
 
+    _, expected = _get(summary, "reduction_mwh.expected")
+    ref_expected = _get(ref, "reduction_mwh.expected")[1] if ref is not None else None
     for name in ("expected", "traditional", "adaptive"):
-        row(f"reduction, {name} (MWh)", f"reduction_mwh.{name}", PAPER[name], _fmt_mwh)
+        row(f"reduction, {name} (MWh, share of expected)", f"reduction_mwh.{name}",
+            lambda v: _fmt_reduction(v, expected), f"reduction_mwh.{name}",
+            lambda v: _fmt_reduction(v, ref_expected))
     row("utility non-compliance predicted", "prediction.utility_noncompliance_time",
-        PAPER["utility_noncompliance_time"], _fmt_time)
+        _fmt_time, "utility_noncompliance_time")
     row("groups compliant at prediction", "prediction.groups_compliant_at_prediction",
-        PAPER["groups_compliant_at_prediction"], lambda v: _fmt_groups(v, summary))
+        lambda v: _fmt_groups(v, summary), "groups_compliant_at_prediction",
+        lambda v: _fmt_groups(v, summary))
     row("prediction on the expected pass", "prediction.expected_pass_noncompliance_time",
-        PAPER["expected_pass_noncompliance_time"], _fmt_time)
-    row("household precision", "prediction.household_precision",
-        PAPER["household_precision"], _fmt_share)
-    row("household recall", "prediction.household_recall", PAPER["household_recall"],
-        _fmt_share)
-    return rows
+        _fmt_time)
+    row("household precision / recall, flags while tested", "prediction",
+        lambda p: _fmt_pair(p, "household_precision", "household_recall"))
+    row("household precision / recall, flags over the whole program", "prediction",
+        lambda p: _fmt_pair(p, "household_precision_whole_program",
+                            "household_recall_whole_program"))
+    columns = ["quantity", "this run"] + ([] if ref is None else ["reference"])
+    return columns, rows

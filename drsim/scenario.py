@@ -50,10 +50,12 @@ __all__ = [
     "BaselineSettings",
     "DRProgram",
     "EVSettings",
+    "ExpectedShare",
     "FollowThrough",
     "Group",
     "Incentive",
     "Monitoring",
+    "Reference",
     "Scenario",
     "ScenarioError",
     "load_scenario",
@@ -297,6 +299,18 @@ class EVSettings(_Model):
     )
 
 
+_GOAL_ACCEPTED = "a number of kWh > 0, or 'expected'"
+
+
+def _goal(value: Any) -> Any:
+    """A goal in kWh (> 0) or 'expected' (one message for both readings)."""
+    if value == "expected" or (isinstance(value, int | float) and not isinstance(value, bool)
+                               and np.isfinite(value) and value > 0):
+        return value
+    raise _problem(f"expected a number of kWh > 0 or 'expected', got {_show(value)}",
+                   _GOAL_ACCEPTED)
+
+
 class DRProgram(_Model):
     """The (first) DR program of the day (Table 6.2, "DR program")."""
 
@@ -313,10 +327,12 @@ class DRProgram(_Model):
         "Minutes between the announcement of the program and its start.",
         default=60, ge=0, le=1440,
     )
-    reduction_goal_kwh: float = _described(
-        "Energy reduction goal λ of Eq. 6.1 over the program, in kWh (Table 6.2: 83.28 MWh "
-        "for 100,000 households).",
-        default=83280.0, gt=0.0,
+    reduction_goal_kwh: Annotated[float | Literal["expected"], BeforeValidator(_goal)] = _described(
+        "Energy reduction goal λ of Eq. 6.1 over the program, in kWh, or 'expected': the "
+        "utility's estimate of the complete response, Σ (B̂ − P̂) over the program and the "
+        "participants (drsim.baseline). The dissertation's goal equals its expected "
+        "reduction (Table 6.2, §6.3.2: 83.28 MWh for 100,000 households).",
+        accepted=_GOAL_ACCEPTED, default="expected",
     )
     incentive: float = _described(
         "Incentive λ_o of the first DR event (Eq. 6.7), in an abstract unit (§6.3.2).",
@@ -367,6 +383,51 @@ class DRProgram(_Model):
         return self.end_minute - self.start_minute
 
 
+class ExpectedShare(_Model):
+    """γ_user from the expected response (Listing 6.2's threshold per group and test time).
+
+    At each test time the utility estimates the share of a group's households that the
+    meter query flags when every household responds as expected (θ_o), from ``replicas``
+    simulated replicas of the follow-through decisions over the schedule its M&V method
+    assumes, and adds ``z`` standard errors of a group of the group's size (drsim.threshold).
+    """
+
+    method: Literal["expected"] = _described(
+        "'expected': the share flagged under the expected response, estimated per group and "
+        "test time.")
+    z: float = _described(
+        "Standard errors above the expected share at which a group alerts; about the "
+        "one-sided false-alarm rate of a test (3: 0.13 %).", default=3.0, ge=0.0, le=10.0,
+    )
+    replicas: int = _described(
+        "Replicas of the follow-through decisions the utility simulates per household to "
+        "estimate the expected share (more: a closer estimate, more work).",
+        default=4, ge=1, le=64,
+    )
+
+
+_GAMMA_ACCEPTED = ("a number in (0, 1] (the constant ratio of Listing 6.2), or a mapping "
+                   "{method: expected, z: <standard errors, 0 to 10>, replicas: <1 to 64>}")
+
+
+def _gamma_user(value: Any) -> Any:
+    """A constant ratio or the expected-share settings, each checked on its own (so an
+    error names one reading of the value, not both)."""
+    if isinstance(value, ExpectedShare):
+        return value
+    if isinstance(value, dict):
+        try:
+            return ExpectedShare.model_validate(value)
+        except ValidationError as exc:
+            raise _problems([("." + path if path != TOP_LEVEL else "", problem, accepted)
+                             for path, problem, accepted in _explain(exc, ExpectedShare)]
+                            ) from None
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 < value <= 1.0:
+        return float(value)
+    raise _problem(f"expected a ratio in (0, 1] or a mapping, got {_show(value)}",
+                   _GAMMA_ACCEPTED)
+
+
 class Monitoring(_Model):
     """Compliance monitoring of the three tiers (Table 6.2, "Monitoring"; Listings 6.1-6.3)."""
 
@@ -389,9 +450,14 @@ class Monitoring(_Model):
         "Consecutive utility alert times before a utility non-compliance prediction "
         "(Table 6.2: 3).", default=3, ge=1,
     )
-    gamma_user: float = _described(
-        "A group alerts when more than this fraction of its households are non-compliant "
-        "(Listing 6.2; not given in Table 6.2).", default=0.5, gt=0.0, le=1.0,
+    gamma_user: Annotated[float | ExpectedShare, BeforeValidator(_gamma_user)] = _described(
+        "The share of a group's households flagged non-compliant above which the group "
+        "alerts (Listing 6.2; not given in Table 6.2): a constant ratio, as printed, or "
+        "{method: expected, z: Z}: per group and test time, the utility's estimate of the "
+        "share flagged under the expected response plus Z standard errors for the group's "
+        "size (specs reading 9, drsim.threshold).",
+        accepted=_GAMMA_ACCEPTED,
+        default_factory=lambda: ExpectedShare(method="expected"),
     )
     gamma_group: float = _described(
         "The utility alerts when more than this fraction of the groups are non-compliant "
@@ -502,15 +568,57 @@ class Incentive(_Model):
 
 
 class BaselineSettings(_Model):
-    """How the utility estimates the baseline B and the expected response P̂."""
+    """How the utility estimates the baseline B and the expected response P̂ (measurement
+    and verification, M&V; drsim.baseline). Estimates never use the evaluated day's
+    follow-through decisions."""
 
-    method: Literal["model", "prior_days"] = _described(
-        "'model' = the load model's expectation; 'prior_days' = the mean of independently "
-        "simulated prior days (never the evaluated day's own random draws).", default="model",
+    method: Literal["same_day", "model", "prior_days"] = _described(
+        "'same_day' = the simulator's counterfactual of the evaluated day: B its no-DR load, "
+        "P̂ the expectation over the household's follow-through decisions (perfect M&V, the "
+        "dissertation's simulated setting); 'model' = the load model's expectation for the "
+        "household; 'prior_days' = the mean of independently simulated prior days.",
+        default="same_day",
     )
     prior_days: int = _described(
         "Number of prior days averaged when method is 'prior_days'.", default=10, ge=1, le=60,
     )
+    error: float = _described(
+        "M&V error: each household's B and P̂ share one multiplicative factor, lognormal "
+        "with mean 1 and this coefficient of variation (0.05 = 5 %); 0 = none.",
+        default=0.0, ge=0.0, le=1.0,
+    )
+    error_per_minute: float = _described(
+        "Per-minute M&V noise: B and P̂ of each household and minute share a further "
+        "lognormal factor with mean 1 and this coefficient of variation; 0 = none.",
+        default=0.0, ge=0.0, le=1.0,
+    )
+
+
+class ReferenceReductions(_Model):
+    """Published reductions over the program of each pass, in MWh."""
+
+    expected: float | None = _described(
+        "Reduction with the expected (complete) response, MWh.", default=None, gt=0.0)
+    traditional: float | None = _described(
+        "Reduction of the traditional single DR event, MWh.", default=None, gt=0.0)
+    adaptive: float | None = _described(
+        "Reduction of adaptive DR with the second event, MWh.", default=None, gt=0.0)
+
+
+class Reference(_Model):
+    """Published results of this scenario, shown beside drsim's in absolute and relative
+    terms (``drsim run``, ``drsim report``); a scenario without one shows none."""
+
+    source: str = _described(
+        "Where the numbers are published (author, title, section, table or figure).",
+        min_length=1)
+    reduction_mwh: ReferenceReductions = _described(
+        "Reductions over the program per pass, MWh.", default_factory=ReferenceReductions)
+    utility_noncompliance_time: ClockTime | None = _described(
+        "When the utility predicted non-compliance (t_nc), clock time HH:MM.",
+        accepted=_CLOCK_ACCEPTED, null_means="not given", default=None)
+    groups_compliant_at_prediction: int | None = _described(
+        "Groups still compliant at the prediction.", default=None, ge=0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -558,6 +666,9 @@ class Scenario(_Model):
                                       default_factory=Incentive)
     baseline: BaselineSettings = _described("Baseline and expected-response estimation.",
                                             default_factory=BaselineSettings)
+    reference: Reference | None = _described(
+        "Published results of this scenario to show beside drsim's; null = none.",
+        null_means="no reference column", default=None)
     source_path: SkipJsonSchema[Path | None] = Field(
         default=None, exclude=True,
         description="The scenario file this was loaded from (set by load_scenario; relative "
@@ -634,6 +745,17 @@ class Scenario(_Model):
         return groups
 
     @model_validator(mode="after")
+    def _reference_fits(self) -> Scenario:
+        ref = self.reference
+        n = len(self.groups)
+        if ref is not None and (ref.groups_compliant_at_prediction or 0) > n:
+            raise _problem(
+                f"{ref.groups_compliant_at_prediction} groups compliant, but the scenario has "
+                f"{n}", f"an integer from 0 to {n}",
+                at="reference.groups_compliant_at_prediction")
+        return self
+
+    @model_validator(mode="after")
     def _monitoring_fits_program(self) -> Scenario:
         duration = self.dr_program.duration_minutes
         if self.monitoring.t_wait_minutes >= duration:
@@ -685,8 +807,9 @@ class Scenario(_Model):
 
         Group sizes are scaled proportionally with largest-remainder rounding (they add up to
         ``n``; every group keeps at least one household), in the groups' own style (sizes or
-        ranges). The reduction goal is scaled by the same factor, since it is the goal of the
-        whole population (Table 6.2: 83.28 MWh for 100,000 households).
+        ranges). A reduction goal in kWh is scaled by the same factor, since it is the goal of
+        the whole population (Table 6.2: 83.28 MWh for 100,000 households); 'expected'
+        stays. The reference results are dropped: they belong to the original size.
         """
         source = str(self.source_path) if self.source_path else "<scenario>"
         if not isinstance(n, int | np.integer) or isinstance(n, bool):
@@ -711,8 +834,11 @@ class Scenario(_Model):
         data = self.model_dump()
         data["households"] = n
         data["groups"] = [g.model_dump() for g in groups]
-        data["dr_program"]["reduction_goal_kwh"] = (
-            self.dr_program.reduction_goal_kwh * n / self.households)
+        goal = self.dr_program.reduction_goal_kwh
+        if goal != "expected":
+            data["dr_program"]["reduction_goal_kwh"] = goal * n / self.households
+        if n != self.households:
+            data["reference"] = None
         scaled = Scenario.model_validate(data)
         return scaled.model_copy(update={"source_path": self.source_path})
 
@@ -896,7 +1022,11 @@ def _check_files(scenario: Scenario, source: str) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _explain(exc: ValidationError) -> list[tuple[str, str, str]]:
+def _explain(exc: ValidationError, root: type[BaseModel] | None = None
+             ) -> list[tuple[str, str, str]]:
+    """(path, problem, accepted) of each error of ``exc``, paths from ``root`` (default:
+    Scenario)."""
+    root = root or Scenario
     lines = []
     for err in exc.errors(include_url=False):
         loc = tuple(err["loc"])
@@ -908,11 +1038,11 @@ def _explain(exc: ValidationError) -> list[tuple[str, str, str]]:
         kind = err["type"]
         if kind == "missing" and loc and isinstance(loc[-1], int):
             # a short fixed-length list such as range: [1]: blame the list, not the item
-            field, annotation, metadata, _ = _locate(loc[:-1])
+            field, annotation, metadata, _ = _locate(loc[:-1], root)
             lines.append((_join_path(loc[:-1]), f"too few items: item {loc[-1]} is missing",
                           _accepted(field, annotation, metadata)))
             continue
-        field, annotation, metadata, owner = _locate(loc)
+        field, annotation, metadata, owner = _locate(loc, root)
         path = _join_path(loc)
         if kind == "extra_forbidden":
             key = str(loc[-1]) if loc else "?"
@@ -968,21 +1098,26 @@ def _unwrap(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]
 
 
 def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The model of a field (the one model among the members of a union such as
+    ``float | ExpectedShare``), else None."""
     core, _, _ = _unwrap(annotation, [])
-    return core if isinstance(core, type) and issubclass(core, BaseModel) else None
+    members = typing.get_args(core) if typing.get_origin(core) in (typing.Union,
+                                                                    types.UnionType) else (core,)
+    models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+    return models[0] if len(models) == 1 else None
 
 
-def _locate(loc: tuple[Any, ...]) -> tuple[FieldInfo | None, Any, list[Any],
-                                           type[BaseModel] | None]:
-    """Follow an error location from Scenario: (field, type, constraints, enclosing model).
+def _locate(loc: tuple[Any, ...], root: type[BaseModel]
+            ) -> tuple[FieldInfo | None, Any, list[Any], type[BaseModel] | None]:
+    """Follow an error location from ``root``: (field, type, constraints, enclosing model).
 
     The enclosing model is the one whose keys are valid at the location's last step (for
     "unknown key" errors).
     """
     field: FieldInfo | None = None
-    annotation: Any = Scenario
+    annotation: Any = root
     metadata: list[Any] = []
-    owner: type[BaseModel] | None = Scenario
+    owner: type[BaseModel] | None = root
     for part in loc:
         model = _model_of(annotation)
         core, _, _ = _unwrap(annotation, metadata)

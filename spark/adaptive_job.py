@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,9 +32,11 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from drsim.dr import DREvent
+from drsim.incentive import IncentiveResult, lottery_winners
 from drsim.monitoring import NOT_LATCHED, MonitoringPlan
 from drsim.passes import Chunk, ChunkResult, group_drop, pass_schedules, plan_chunks
 from drsim.scenario import Scenario
+from drsim.threshold import Thresholds
 from spark.simulate_job import (
     ROW_SCHEMA,
     TASKS_PER_CORE,
@@ -47,10 +50,20 @@ from spark.simulate_job import (
 MONITORED = ("expected", "traditional")  # passes the tiers run on
 PASSES_A = ("baseline", "expected", "traditional")
 
-STAGE1_SCHEMA = ROW_SCHEMA + (
-    ", kind string, ev_time array<long>, ev_house array<long>, ev_acc array<double>, "
-    "hh_id array<long>, hh_flag array<long>, hh_reduction array<double>, "
-    "hh_goal array<double>, work array<long>, info string")
+_EXTRA_TYPES = {  # stage-1 columns beside ROW_SCHEMA: null where a row has no such value
+    "kind": pa.string(), "ev_time": pa.list_(pa.int64()), "ev_house": pa.list_(pa.int64()),
+    "ev_acc": pa.list_(pa.float64()), "hh_id": pa.list_(pa.int64()),
+    "hh_flag": pa.list_(pa.int64()), "hh_reduction": pa.list_(pa.float64()),
+    "hh_goal": pa.list_(pa.float64()), "work": pa.list_(pa.int64()),
+    "replica_flags": pa.list_(pa.int64()), "lottery_u": pa.list_(pa.float64()),
+    "lottery_winners": pa.list_(pa.int64()), "second_event_compliant": pa.int64(),
+    "info": pa.string(),
+}
+_EXTRA = list(_EXTRA_TYPES)
+_SQL_TYPES = {pa.string(): "string", pa.int64(): "long", pa.float64(): "double"}
+STAGE1_SCHEMA = ROW_SCHEMA + "".join(
+    f", {name} " + (f"array<{_SQL_TYPES[t.value_type]}>" if pa.types.is_list(t)
+                    else _SQL_TYPES[t]) for name, t in _EXTRA_TYPES.items())
 TIER_SCHEMA = ("pass string, group int, kind string, time long, load double, "
                "processed long, partial_matches long")
 
@@ -58,52 +71,37 @@ Progress = Callable[[int, int], None]
 
 
 # --------------------------------------------------------------------------- executor side
-def _extra_nulls(n: int) -> list[pa.Array]:
-    return [pa.nulls(n, pa.string()), *[pa.nulls(n, pa.list_(pa.int64()))] * 2,
-            pa.nulls(n, pa.list_(pa.float64())), pa.nulls(n, pa.list_(pa.int64())),
-            pa.nulls(n, pa.list_(pa.int64())), *[pa.nulls(n, pa.list_(pa.float64()))] * 2,
-            pa.nulls(n, pa.list_(pa.int64())), pa.nulls(n, pa.string())]
-
-
-_EXTRA = ["kind", "ev_time", "ev_house", "ev_acc", "hh_id", "hh_flag", "hh_reduction",
-          "hh_goal", "work", "info"]
-
-
-def _with_kind(batch: pa.RecordBatch, kind: str, info: str | None = None
-               ) -> pa.RecordBatch:
-    """A load batch with the stage-1 columns (``kind`` and ``info`` set, the rest null)."""
+def _with_kind(batch: pa.RecordBatch, kind: str, **values: Any) -> pa.RecordBatch:
+    """A load batch with the stage-1 columns: ``kind``, the ``values`` given (one per row),
+    the rest null."""
     n = batch.num_rows
-    cols = _extra_nulls(n)
+    cols = [pa.array([values[name]] * n, typ) if name in values
+            else pa.nulls(n, typ) for name, typ in _EXTRA_TYPES.items()]
     cols[0] = pa.array([kind] * n, pa.string())
-    if info is not None:
-        cols[-1] = pa.array([info] * n, pa.string())
     return pa.RecordBatch.from_arrays([*batch.columns, *cols],
                                       names=[*batch.schema.names, *_EXTRA])
-
-
-def _accumulated(window_kw: np.ndarray, lo: int, times: np.ndarray) -> np.ndarray:
-    """kWh used from the program start up to (not including) each test minute."""
-    cum = np.concatenate([np.zeros((len(window_kw), 1)),
-                          np.cumsum(window_kw, axis=1) / 60.0], axis=1)
-    return cum[:, times - lo]
 
 
 def _meter_rows(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
                 ) -> list[dict]:
     """Per monitored pass: the chunk's user events, the meter tier's work per test time,
-    and per household its first flag, realised reduction and goal (Eq. 6.2)."""
-    from drsim.monitoring import meter_tier
+    and per household its first flag, realised reduction and goal (Eq. 6.2); on the
+    expected pass's row, the replicas' flags per test time when γ_user is estimated from
+    the expected response (drsim.threshold)."""
+    from drsim.monitoring import accumulated_kwh, meter_tier
+    from drsim.threshold import replica_flags
 
     pop, chunk = result.population, result.chunk
     lo = plan.t_start
     times = plan.test_times
-    expected_acc = _accumulated(result.estimate_window_kw["expected"], lo, times)
+    expected_acc = accumulated_kwh(result.estimate_window_kw["expected"], lo, times)
     base_kw = result.window_kw["baseline"]
     goal = (result.estimate_window_kw["baseline"]
             - result.estimate_window_kw["expected"]).sum(axis=1) / 60.0
+    replicas = getattr(plan.gamma_user, "replicas", None)
     rows = []
     for name in MONITORED:
-        acc = _accumulated(result.window_kw[name], lo, times)
+        acc = accumulated_kwh(result.window_kw[name], lo, times)
         m = meter_tier(plan, pop.ids, chunk.group, acc, expected_acc)
         rows.append({
             "pass": name, "kind": "meter",
@@ -113,6 +111,9 @@ def _meter_rows(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
             "hh_reduction": (base_kw - result.window_kw[name]).sum(axis=1) / 60.0,
             "hh_goal": goal,
             "work": np.concatenate([m.processed, m.partial_matches, m.outputs]),
+            "replica_flags": None if replicas is None or name != "expected" else
+            replica_flags(plan, pop, result.simulator, chunk.group, result.estimate_exact,
+                          replicas),
         })
     return rows
 
@@ -152,26 +153,28 @@ def _meter_batch(chunk: Chunk, rows: list[dict], info: str) -> pa.RecordBatch:
             pa.array(["meter"] * n, pa.string()), pa.nulls(n, pa.list_(pa.float64())),
             pa.array([chunk.count] * n, pa.int64()), pa.nulls(n, pa.int64()),
             pa.array([_peak_rss_bytes()] * n, pa.int64()), pa.nulls(n, pa.float64())]
-    extra = [pa.array([r["kind"] for r in rows], pa.string())]
-    for name, typ in (("ev_time", pa.int64()), ("ev_house", pa.int64()),
-                      ("ev_acc", pa.float64()), ("hh_id", pa.int64()),
-                      ("hh_flag", pa.int64()), ("hh_reduction", pa.float64()),
-                      ("hh_goal", pa.float64()), ("work", pa.int64())):
-        extra.append(pa.array([np.asarray(r[name]).tolist() for r in rows], pa.list_(typ)))
-    extra.append(pa.array([info] * n, pa.string()))
+    extra = []
+    for name, typ in _EXTRA_TYPES.items():
+        if name == "info":
+            extra.append(pa.array([info] * n, typ))
+        elif pa.types.is_list(typ):
+            extra.append(pa.array([None if r.get(name) is None else np.asarray(r[name])
+                                   for r in rows], typ))
+        else:
+            extra.append(pa.array([r.get(name) for r in rows], typ))
     names = ["chunk", "group", "pass", "series", "kw_micro", "households", "ev_households",
              "peak_rss_bytes", "seconds", *_EXTRA]
     return pa.RecordBatch.from_arrays([*base, *extra], names=names)
 
 
-def _group_tier(scenario: Scenario, plan: MonitoringPlan, sizes: tuple[int, ...],
+def _group_tier(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thresholds,
                 events: pd.DataFrame) -> pd.DataFrame:
     """applyInPandas body: one group leader of one pass (Listing 6.2)."""
     from drsim.monitoring import group_tier
 
     name, group = str(events["pass"].iloc[0]), int(events["group"].iloc[0])
     events = events.sort_values(["time", "houseID"], kind="stable")
-    g = group_tier(plan, group, sizes[group], events)
+    g = group_tier(plan, group, sizes[group], events, thresholds.table(group))
     rows = [(name, group, "alert", int(t), float(v), 0, 0)
             for t, v in zip(g.alerts["time"], g.alerts["sumAccLoad"], strict=True)]
     rows += [(name, group, "event", int(t), float(v), 0, 0)
@@ -208,14 +211,16 @@ def _utility_tier(plan: MonitoringPlan, frames: Iterator[pd.DataFrame]
 
 
 def _adaptive_batches(scenario: Scenario, chunks: tuple[Chunk, ...], second: tuple,
-                      means: tuple, batches: Iterator[pa.RecordBatch]
+                      incentive: IncentiveResult, batches: Iterator[pa.RecordBatch]
                       ) -> Iterator[pa.RecordBatch]:
-    """Stage 4: the adaptive pass of each chunk (DR1 at θ_red, DR2 at θ_new)."""
-    from drsim.incentive import ParticipantSums, household_mappings, new_follow_through
+    """Stage 4: the adaptive pass of each chunk (DR1 at θ_red, DR2 at θ_new of Eq. 6.8 for
+    the incentive the utility planned), and the lottery of Eq. 6.5 among the households
+    compliant in the second event."""
+    from drsim.baseline import estimate
+    from drsim.incentive import ParticipantSums, household_mappings, second_event_compliant
     from drsim.passes import simulate_chunk
 
     announce, start, end = second
-    theta_o_mean, theta_red_mean, beta, low, high = means
     for batch in batches:
         for index in batch.column("id").to_numpy():
             chunk = chunks[int(index)]
@@ -224,20 +229,26 @@ def _adaptive_batches(scenario: Scenario, chunks: tuple[Chunk, ...], second: tup
             drop = group_drop(scenario, chunk.group)
 
             def theta_new(theta_o, drop=drop):
-                return new_follow_through(theta_o, theta_o * (1.0 - drop), theta_o_mean,
-                                          theta_red_mean, beta, low, high)
+                return incentive.new_follow_through(theta_o, theta_o * (1.0 - drop))
 
             dr2 = DREvent(start, end, announce, follow_through=theta_new)
-            result = simulate_chunk(scenario, chunk,
+            result = simulate_chunk(scenario, chunk, households=True,
                                     schedules={"adaptive": [*schedules["traditional"], dr2]})
             pop = result.population
             theta_o = pop.follow_through
-            sums = ParticipantSums.of(theta_o, theta_o * (1.0 - drop),
-                                      household_mappings(scenario, pop.ids),
-                                      theta_new(theta_o))
+            u = household_mappings(scenario, pop.ids)
+            sums = ParticipantSums.of(theta_o, theta_o * (1.0 - drop), u, theta_new(theta_o))
+            est = estimate(pop, start, end, result.simulator)
+            lo = scenario.dr_program.start_minute
+            compliant = second_event_compliant(est.baseline_kw, est.expected_kw,
+                                               result.window_kw["adaptive"][:, start - lo:])
+            winners = incentive.winner_counts(
+                u, lottery_winners(scenario.seed, pop.ids, incentive.p_inc, compliant))
             info = json.dumps({"theta_new_sum": sums.theta_new_sum})
             yield _with_kind(load_batch(scenario, result, time.perf_counter() - t0), "load",
-                             info)
+                             info=info, lottery_u=sorted(winners),
+                             lottery_winners=[winners[k] for k in sorted(winners)],
+                             second_event_compliant=int(compliant.sum()))
 
 
 # --------------------------------------------------------------------------- driver side
@@ -249,6 +260,7 @@ class MonitoredPasses:
     user_events: pd.DataFrame  # pass, time, houseID, groupID, accLoad
     households: pd.DataFrame  # pass, houseID, group, first_flag, reduction_kwh, goal_kwh
     meter_work: dict[str, np.ndarray]  # pass -> (n_groups, 3, n_tests)
+    thresholds: Thresholds  # γ[groupID, time] of Listing 6.2
     tier_rows: pd.DataFrame  # TIER_SCHEMA rows of the group and utility tiers
     participants: list[dict]
     timings: dict[str, float]
@@ -264,18 +276,23 @@ def run_monitored(spark: SparkSession, scenario: Scenario, plan: MonitoringPlan,
     partitions = max(1, min(len(chunks), sc.defaultParallelism * TASKS_PER_CORE))
     stage1 = spark.range(len(chunks), numPartitions=partitions).mapInArrow(
         partial(_stage1_batches, scenario, plan, tuple(chunks)), STAGE1_SCHEMA).persist()
+    sizes = np.array([hi - lo for lo, hi in scenario.group_ranges()], dtype=np.int64)
     try:
         table, tasks = collect_watched(spark, stage1.drop("ev_time", "ev_house", "ev_acc"),
                                     "passes", len(chunks), partitions, progress)
         t1 = time.perf_counter()
-        sizes = tuple(hi - lo for lo, hi in scenario.group_ranges())
+        meter = table.filter(pc.equal(table.column("kind"), "meter")).to_pandas()
+        meter = meter.sort_values(["chunk", "pass"], kind="stable")
+        thresholds = Thresholds.of(plan, sizes, _replica_flags(meter, len(sizes)))
         events = stage1.filter(F.col("kind") == "meter").select(
             F.col("pass"), F.col("group"),
             F.inline(F.arrays_zip(F.col("ev_time").alias("time"),
                                   F.col("ev_house").alias("houseID"),
                                   F.col("ev_acc").alias("accLoad"))))
+        group_sizes = tuple(sizes.tolist())
+
         def group_leader(frame: pd.DataFrame) -> pd.DataFrame:
-            return _group_tier(scenario, plan, sizes, frame)
+            return _group_tier(plan, group_sizes, thresholds, frame)
 
         def utility(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
             return _utility_tier(plan, frames)
@@ -293,8 +310,6 @@ def run_monitored(spark: SparkSession, scenario: Scenario, plan: MonitoringPlan,
         [n for n in loads_table.schema.names if n in ROW_SCHEMA_NAMES]), PASSES_A)
     loads.master, loads.default_parallelism = sc.master, sc.defaultParallelism
     loads.partitions, loads.tasks = partitions, tasks
-    meter = table.filter(pc.equal(table.column("kind"), "meter")).to_pandas()
-    meter = meter.sort_values(["chunk", "pass"], kind="stable")
     k = len(plan.test_times)
     n_groups = len(scenario.groups)
     meter_work = {name: np.zeros((n_groups, 3, k), dtype=np.int64) for name in MONITORED}
@@ -316,34 +331,61 @@ def run_monitored(spark: SparkSession, scenario: Scenario, plan: MonitoringPlan,
                                       ignore_index=True)
     return MonitoredPasses(loads, user_events[["pass", "time", "houseID", "groupID",
                                                 "accLoad"]],
-                           pd.concat(hh, ignore_index=True), meter_work, tier_rows,
-                           participants,
+                           pd.concat(hh, ignore_index=True), meter_work, thresholds,
+                           tier_rows, participants,
                            {"passes_and_meter_tier_seconds": t1 - t0,
                             "group_and_utility_tiers_seconds": t2 - t1})
+
+
+def _replica_flags(meter: pd.DataFrame, n_groups: int) -> np.ndarray | None:
+    """(groups, tests) replica flags summed over each group's chunks (None without)."""
+    rows = meter[meter["replica_flags"].notna()]
+    if not len(rows):
+        return None
+    flags = np.stack([np.asarray(x, np.int64) for x in rows["replica_flags"]])
+    out = np.zeros((n_groups, flags.shape[1]), dtype=np.int64)
+    np.add.at(out, rows["group"].to_numpy(np.int64), flags)
+    return out
 
 
 ROW_SCHEMA_NAMES = ("chunk", "group", "pass", "series", "kw_micro", "households",
                     "ev_households", "peak_rss_bytes", "seconds")
 
 
+@dataclass
+class AdaptivePass:
+    """Stage 4: the adaptive pass's loads, Σθ_new (fixed point, drsim.incentive
+    .ParticipantSums), the lottery winners per mapping u and the households compliant in
+    the second event."""
+
+    loads: SimulationResult
+    theta_new_sum: int
+    winners: dict[float, int]
+    compliant: int
+
+
 def run_adaptive(spark: SparkSession, scenario: Scenario, second: tuple[int, int, int],
-                 means: tuple[float, float, float, float, float],
-                 chunk_size: int | None = None, progress: Progress | None = None
-                 ) -> tuple[SimulationResult, int]:
-    """Stage 4: the adaptive pass; returns its loads and Σθ_new (fixed point, see
-    drsim.incentive.ParticipantSums)."""
+                 incentive: IncentiveResult, chunk_size: int | None = None,
+                 progress: Progress | None = None) -> AdaptivePass:
+    """Stage 4 (module doc)."""
     chunks = plan_chunks(scenario, chunk_size)
     sc = spark.sparkContext
     partitions = max(1, min(len(chunks), sc.defaultParallelism * TASKS_PER_CORE))
     frame = spark.range(len(chunks), numPartitions=partitions).mapInArrow(
-        partial(_adaptive_batches, scenario, tuple(chunks), second, means), STAGE1_SCHEMA)
+        partial(_adaptive_batches, scenario, tuple(chunks), second, incentive), STAGE1_SCHEMA)
     table, tasks = collect_watched(spark, frame, "adaptive", len(chunks), partitions, progress)
-    info = table.column("info").to_pylist()
     first = np.unique(table.column("chunk").to_numpy(), return_index=True)[1]
-    theta_new_sum = sum(json.loads(info[i])["theta_new_sum"] for i in first)
+    per_chunk = table.take(first).to_pydict()
+    theta_new_sum = sum(json.loads(info)["theta_new_sum"] for info in per_chunk["info"])
+    winners: dict[float, int] = {}
+    for us, counts in zip(per_chunk["lottery_u"], per_chunk["lottery_winners"], strict=True):
+        for u, n in zip(us, counts, strict=True):
+            winners[u] = winners.get(u, 0) + n
     result = _aggregate(scenario, chunks, table.select(list(ROW_SCHEMA_NAMES)), ("adaptive",))
     result.tasks, result.partitions = tasks, partitions
-    return result, theta_new_sum
+    return AdaptivePass(result, theta_new_sum, winners,
+                        int(sum(per_chunk["second_event_compliant"])))
 
 
-__all__ = ["run_monitored", "run_adaptive", "MonitoredPasses", "MONITORED", "NOT_LATCHED"]
+__all__ = ["run_monitored", "run_adaptive", "MonitoredPasses", "AdaptivePass", "MONITORED",
+           "NOT_LATCHED"]

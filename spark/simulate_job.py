@@ -47,6 +47,7 @@ class SimulationResult:
     group_kw: dict[str, np.ndarray]  # pass -> (n_groups, 1440)
     category_kw: dict[str, dict[str, np.ndarray]]  # pass -> category -> (1440,)
     estimate_kw: dict[str, np.ndarray]  # "baseline" (B), "expected" (P̂): NaN outside the window
+    estimate_group_kw: dict[str, np.ndarray]  # the same per group: (n_groups, 1440)
     households: int
     ev_households: int
     master: str
@@ -191,10 +192,13 @@ def _aggregate(scenario: Scenario, chunks: list[Chunk], table: pa.Table,
             for c in sorted(set(series[rows]))
         }
 
-    estimate_kw = {
-        name: kw_micro[(pass_ == ESTIMATE) & (series == name)].sum(axis=0) / MICRO
-        for name in ("baseline", "expected")
-    }
+    estimate_group_kw = {}
+    for name in ("baseline", "expected"):
+        rows = (pass_ == ESTIMATE) & (series == name)
+        micro = np.zeros((n_groups, MINUTES))
+        np.add.at(micro, group[rows], kw_micro[rows])  # exact: whole µkW (NaN outside)
+        estimate_group_kw[name] = micro / MICRO
+    estimate_kw = {name: kw.sum(axis=0) for name, kw in estimate_group_kw.items()}
     first = np.unique(chunk, return_index=True)[1]  # one row per chunk
     return SimulationResult(
         scenario=scenario,
@@ -203,6 +207,7 @@ def _aggregate(scenario: Scenario, chunks: list[Chunk], table: pa.Table,
         group_kw=group_kw,
         category_kw=category_kw,
         estimate_kw=estimate_kw,
+        estimate_group_kw=estimate_group_kw,
         households=int(table.column("households").to_numpy()[first].sum()),
         ev_households=int(table.column("ev_households").to_numpy()[first].sum()),
         master="",

@@ -49,17 +49,19 @@ def test_simulate_writes_summary_curves_and_figures(spark, tmp_path):
         assert summary["rebound"][name]["post_event_peak_kw"] > 0
         assert isinstance(summary["rebound"][name]["post_event_energy_mwh"], float)
     est = summary["estimated_by_utility"]
-    assert est["method"] == "model"
+    assert est["method"] == "same_day" and est["error"] == 0.0
     assert est["expected_mwh"] < est["baseline_mwh"]
     assert est["expected_reduction_mwh"] == pytest.approx(est["baseline_mwh"] - est["expected_mwh"])
-    assert est["baseline_mwh"] == pytest.approx(est["simulated_baseline_mwh"], rel=0.25)
-    assert sorted(summary["groups"]) == ["north", "south"]
+    # same_day without M&V error: B is the simulated no-DR day itself
+    assert est["baseline_mwh"] == pytest.approx(est["simulated_baseline_mwh"], rel=1e-9)
+    assert summary["reduction_goal_mwh"] == pytest.approx(est["expected_reduction_mwh"])
+    assert sorted(summary["groups"]) == ["east", "north", "south"]
     assert summary["scenario"]["households"] == 200
     assert summary["scenario"]["name"] == "quickstart"
     assert summary["seed"] == summary["scenario"]["seed"]
     assert set(summary["code_version"]) == {"drsim", "git"}
     assert summary["spark"]["master"] == "local[2]"
-    assert summary["spark"]["partitions"] == summary["spark"]["tasks"] == 5
+    assert summary["spark"]["partitions"] == summary["spark"]["tasks"] == 6
     assert summary["peak_task_memory_bytes"] > 0
     assert summary["timings_seconds"]["simulate_seconds"] > 0
 
@@ -67,7 +69,7 @@ def test_simulate_writes_summary_curves_and_figures(spark, tmp_path):
     assert table.schema.names == ["pass", "group", "minute", "kw"]
     assert [f.type for f in table.schema] == [pa.string(), pa.string(), pa.int16(),
                                               pa.float64()]
-    assert table.num_rows == 3 * 2 * 1440
+    assert table.num_rows == 3 * 3 * 1440
     assert set(table.column("pass").to_pylist()) == {"baseline", "expected", "traditional"}
     baseline = table.filter(pa.compute.equal(table.column("pass"), "baseline"))
     daily_kwh = sum(baseline.column("kw").to_pylist()) / 60

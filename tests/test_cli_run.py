@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from drsim.cli import app
@@ -24,10 +25,12 @@ def test_run_writes_the_folder_and_prints_the_table(spark, tmp_path):
     out = tmp_path / "qs"
     result = run(QUICKSTART, "--households", 300, "--chunk-size", 150, "--out", out)
     assert result.exit_code == 0, result.output
-    assert "reduction, adaptive" in result.output and "dissertation" in result.output
+    assert "reduction, adaptive" in result.output
+    assert "reference" not in result.output  # the quickstart declares no published results
     names = {p.name for p in out.iterdir()}
     assert {"summary.json", "load_curves.parquet", "system_demand.png",
-            "compliance_timeline.png", "events_user_events.parquet"} <= names
+            "compliance_timeline.png", "events_user_events.parquet",
+            "thresholds.parquet"} <= names
     summary = json.loads((out / "summary.json").read_text())
     assert summary["scenario"]["households"] == 300
     assert set(summary["reduction_mwh"]) == {"expected", "traditional", "adaptive"}
@@ -62,3 +65,22 @@ def test_bad_scenario_and_bad_query_text_stop_before_any_work(tmp_path):
     typo.write_text(QUICKSTART.read_text().replace("gamma_user:", "gama_user:"))
     result = run(typo, "--out", tmp_path / "out2")
     assert result.exit_code == 2 and "gama_user" in result.output
+
+
+def test_a_declared_reference_is_shown_beside_the_run(spark, tmp_path):
+    data = yaml.safe_load(QUICKSTART.read_text())
+    data.update(households=300, chunk_size=100)
+    for group in data["groups"]:
+        group["size"] = 100
+    data["reference"] = {"source": "a published study",
+                         "reduction_mwh": {"expected": 2.0, "traditional": 1.0},
+                         "utility_noncompliance_time": "19:30"}
+    path = tmp_path / "with_reference.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = run(path, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "reference" in result.output and "a published study" in result.output
+    assert "2.00 (100.0 %)" in result.output and "1.00 (50.0 %)" in result.output
+    assert "not given" in result.output  # the adaptive reduction was not declared
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["reference"]["utility_noncompliance_time"] == "19:30"

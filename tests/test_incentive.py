@@ -304,7 +304,7 @@ def test_plan_response_lookup_payout_and_summary() -> None:
     np.testing.assert_allclose(r.new_incentive_of(u), [11.2, 11.2, 12.4, 12.4])
     counts = r.winner_counts(u, np.array([True, False, True, True]))
     assert counts == {1.1: 1, 1.2: 2}
-    assert r.realised_lottery_cost(counts) == pytest.approx(1.2 + 2 * 2.4)
+    assert r.realised_lottery_cost_of(counts) == pytest.approx(1.2 + 2 * 2.4)
     data = json.loads(json.dumps(done.as_dict()))
     assert data["lambda_new"] == pytest.approx({"1.1": 11.2, "1.2": 12.4})
     assert data["mapping_households"] == {"1.1": 2, "1.2": 2}

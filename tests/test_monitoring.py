@@ -17,9 +17,16 @@ from drsim.monitoring import (
     meter_tier,
     utility_tier,
 )
+from drsim.scenario import ExpectedShare
+from drsim.threshold import Thresholds
 
 # 18:30-20:30, first test 18:50, δ = 5, m = 3 everywhere, γ_user 0.5, γ_group 0.4, 2 groups
 PLAN = MonitoringPlan(1110, 1230, 1130, 5, 3, 3, 3, 0.5, 0.4, 1, 15, 2)
+
+
+def gamma(group: int, plan: MonitoringPlan = PLAN) -> dict:
+    """The constant γ_user of ``plan`` as the lookup γ[groupID, time] of one group."""
+    return Thresholds.of(plan, np.ones(plan.n_groups, dtype=np.int64)).table(group)
 
 
 def loads(fail: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -50,7 +57,7 @@ def test_meter_group_utility_by_hand():
     first = m.events.iloc[0]
     assert first["accLoad"] == pytest.approx(acc[0, 3])
 
-    g = group_tier(PLAN, 0, 3, m.events)
+    g = group_tier(PLAN, 0, 3, m.events, gamma(0))
     # > 1.5 of 3 households flagged at 19:05 and 19:10; each test's alert holds 5 ticks
     assert g.alerts["time"].tolist() == list(range(1165, 1175))
     assert g.latch == 1168                   # the 4th consecutive alert
@@ -68,7 +75,7 @@ def test_a_lone_flagged_household_does_not_alert_its_group():
     acc, lam = loads(fail)
     m = meter_tier(PLAN, np.arange(4), 1, acc, lam)
     assert set(m.events["houseID"]) == {0}
-    g = group_tier(PLAN, 1, 4, m.events)
+    g = group_tier(PLAN, 1, 4, m.events, gamma(1))
     assert g.alerts.empty and g.latch == NOT_LATCHED and g.events.empty
     u = utility_tier(PLAN, {0: NOT_LATCHED, 1: NOT_LATCHED}, {})
     assert u.t_nc == NOT_LATCHED and u.alerts.empty
@@ -79,7 +86,7 @@ def test_paper_parameters_give_the_earliest_times_of_reading_3():
     acc, lam = loads(np.ones((5, len(PLAN.test_times)), dtype=bool))
     m = meter_tier(PLAN, np.arange(5), 0, acc, lam)
     assert m.events["time"].min() == 1145
-    g = group_tier(PLAN, 0, 5, m.events)
+    g = group_tier(PLAN, 0, 5, m.events, gamma(0))
     assert g.latch == 1148
     assert utility_tier(PLAN, {0: g.latch, 1: g.latch}, {}).t_nc == 1151
 
@@ -111,6 +118,38 @@ def test_bad_query_replacements_are_reported():
 def test_group_tier_counts_its_work_per_tick():
     events = pd.DataFrame({"time": [1145, 1145, 1150], "houseID": [1, 2, 1],
                            "accLoad": [1.0, 2.0, 3.0]})
-    g = group_tier(PLAN, 0, 3, events)
+    g = group_tier(PLAN, 0, 3, events, gamma(0))
     tick = {t: i for i, t in enumerate(PLAN.ticks.tolist())}
     assert g.processed[tick[1145]] >= 2 and g.processed.sum() >= 3
+
+
+def test_the_threshold_is_read_per_group_and_test_time():
+    """Listing 6.2 reads γ[groupID, time]: raising it at 19:05 moves the first alert to
+    the next test time (19:10) and the latch three ticks after it."""
+    fail = np.ones((3, len(PLAN.test_times)), dtype=bool)
+    acc, lam = loads(fail)
+    m = meter_tier(PLAN, np.array([10, 11, 12]), 0, acc, lam)
+    table = gamma(0)
+    assert group_tier(PLAN, 0, 3, m.events, table).latch == 1148
+    table[(0, 1145)] = 1.0  # 3 flagged households are not more than 1.0 × 3
+    g = group_tier(PLAN, 0, 3, m.events, table)
+    assert g.alerts["time"].min() == 1150 and g.latch == 1153
+
+
+def test_a_replacement_text_may_use_the_printed_constant():
+    """The printed ``γ_user × GroupSize[groupID]`` still works with a constant γ_user; with
+    the expected share it names the unbound parameter."""
+    printed = QUERIES["group_alert"].replace("γ[groupID, time]", "γ_user")
+    fields = [getattr(PLAN, f) for f in (
+        "t_start", "t_end", "t_first_test", "delta", "m_user", "m_group", "m_utility",
+        "gamma_user", "gamma_group", "reading", "settlement", "n_groups")]
+    constant = MonitoringPlan(*fields, queries=tuple({**QUERIES, "group_alert": printed}
+                                                     .items()))
+    check_queries(constant)
+    fail = np.ones((3, len(PLAN.test_times)), dtype=bool)
+    m = meter_tier(PLAN, np.arange(3), 0, *loads(fail))
+    assert group_tier(constant, 0, 3, m.events, {}).latch == 1148
+    fields[7] = ExpectedShare(method="expected")
+    estimated = MonitoringPlan(*fields, queries=constant.queries)
+    with pytest.raises(Exception, match="γ_user"):
+        check_queries(estimated)

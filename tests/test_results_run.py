@@ -25,6 +25,8 @@ from drsim.results import (
     run_table,
     write_run,
 )
+from drsim.scenario import ExpectedShare
+from drsim.threshold import Thresholds
 
 T_START, T_END = 18 * 60 + 30, 20 * 60 + 30
 T_NC = 19 * 60 + 11
@@ -81,6 +83,9 @@ def make_run(n_groups: int = 3, t_nc: int | None = T_NC, name: str = "synthetic"
                                    "time": [T_NC - 2, T_NC - 1, T_NC],
                                    "load": [100.0, 101.0, 102.5]})
     summary = {
+        "reference": {"source": "a paper", "reduction_mwh": {
+            "expected": 83.28, "traditional": 47.89, "adaptive": 82.61},
+            "utility_noncompliance_time": "19:11", "groups_compliant_at_prediction": 2},
         "scenario_name": name,
         "households": 1000,
         "reduction_mwh": {"expected": np.float64(83.284), "traditional": 47.891,
@@ -111,7 +116,10 @@ def make_run(n_groups: int = 3, t_nc: int | None = T_NC, name: str = "synthetic"
         group_alert_ticks={"traditional": alerts,
                            "expected": [np.array([], dtype=np.int64)] * n_groups},
         group_latch={"traditional": latch, "expected": [None] * n_groups},
-        gamma_user=0.5,
+        thresholds=Thresholds(test_times, np.linspace(0.3, 0.5, len(test_times))[None, :]
+                              + 0.02 * np.arange(n_groups)[:, None],
+                              np.full((n_groups, len(test_times)), 0.25),
+                              ExpectedShare(method="expected")),
         tier_events={"user_events": user_events, "group_alerts": group_alerts,
                      "group_events": group_events, "utility_alerts": utility_alerts},
         summary=summary,
@@ -126,7 +134,7 @@ def test_write_run_files_read_back(tmp_path):
     expected_files = ["compliance_timeline.png", "events_group_alerts.parquet",
                       "events_group_events.parquet", "events_user_events.parquet",
                       "events_utility_alerts.parquet", "load_curves.parquet", "summary.json",
-                      "system_demand.png"]
+                      "system_demand.png", "thresholds.parquet"]
     assert sorted(p.name for p in out.iterdir()) == expected_files
     assert sorted(run_files(data)) == expected_files
 
@@ -167,6 +175,14 @@ def test_write_run_files_read_back(tmp_path):
         ("sumAccLoad", pa.float64())]
     for figure in ("system_demand.png", "compliance_timeline.png"):
         assert (out / figure).read_bytes()[:8] == PNG_MAGIC
+
+    thresholds = pq.read_table(out / "thresholds.parquet").to_pandas()
+    assert list(thresholds.columns) == ["group", "time", "expected_share", "gamma"]
+    assert len(thresholds) == 3 * len(data.test_times)
+    g2 = thresholds[thresholds["group"] == "G2"]
+    assert g2["time"].tolist() == data.test_times.tolist()
+    np.testing.assert_array_equal(g2["gamma"].to_numpy(), data.thresholds.gamma[1])
+    assert (thresholds["expected_share"] == 0.25).all()
 
 
 def test_failed_write_leaves_no_folder(tmp_path, monkeypatch):
@@ -253,7 +269,9 @@ def test_plots_without_prediction_or_second_event(tmp_path):
     plot_compliance_timeline(data, tmp_path / "timeline.png")
     data.test_times = np.array([], dtype=np.int64)
     data.flagged_fraction = {p: np.zeros((3, 0)) for p in data.flagged_fraction}
+    data.thresholds = Thresholds(data.test_times, np.zeros((3, 0)))
     plot_compliance_timeline(data, tmp_path / "no_tests.png")
+    data.thresholds = Thresholds(data.test_times, np.zeros((40, 0)))
     data.group_names = [f"g{i}" for i in range(40)]
     data.group_latch = {"traditional": [None] * 40}
     data.group_alert_ticks = {}
@@ -264,36 +282,41 @@ def test_plots_without_prediction_or_second_event(tmp_path):
 
 
 def test_run_table_values_and_missing_keys():
-    rows = run_table(json_safe(make_run().summary))
+    columns, rows = run_table(json_safe(make_run().summary))
+    assert columns == ["quantity", "this run", "reference"]
     assert [r[0] for r in rows] == [
-        "reduction, expected (MWh)", "reduction, traditional (MWh)",
-        "reduction, adaptive (MWh)", "utility non-compliance predicted",
+        "reduction, expected (MWh, share of expected)",
+        "reduction, traditional (MWh, share of expected)",
+        "reduction, adaptive (MWh, share of expected)", "utility non-compliance predicted",
         "groups compliant at prediction", "prediction on the expected pass",
-        "household precision", "household recall"]
-    assert [r[1] for r in rows] == ["83.28", "47.89", "82.60", "19:11", "1 of 3", "none",
-                                    "n/a", "0.750"]
-    assert [r[2] for r in rows] == ["83.28", "47.89", "82.61", "19:11", "2 of 5", "none",
-                                    "not given", "not given"]
+        "household precision / recall, flags while tested",
+        "household precision / recall, flags over the whole program"]
+    assert [r[1] for r in rows] == ["83.28 (100.0 %)", "47.89 (57.5 %)", "82.60 (99.2 %)",
+                                    "19:11", "1 of 3", "none", "n/a / 0.750", "— / —"]
+    assert [r[2] for r in rows] == ["83.28 (100.0 %)", "47.89 (57.5 %)", "82.61 (99.2 %)",
+                                    "19:11", "2 of 3", "not given", "not given",
+                                    "not given"]
 
-    assert all(r[1] == "—" for r in run_table({}))
-    partial = run_table({"reduction_mwh": {"traditional": 47.0},
-                         "prediction": {"utility_noncompliance_time": 1151,
-                                        "groups_compliant_at_prediction": ["G1", "G3"],
-                                        "household_recall": math.nan}})
-    values = {label: value for label, value, _ in partial}
-    assert values["reduction, expected (MWh)"] == "—"
-    assert values["reduction, traditional (MWh)"] == "47.00"
+    columns, rows = run_table({})  # no reference declared: no reference column
+    assert columns == ["quantity", "this run"] and all(len(r) == 2 for r in rows)
+    assert all(r[1] in ("—", "— / —") for r in rows)
+    _, partial = run_table({"reduction_mwh": {"traditional": 47.0},
+                            "prediction": {"utility_noncompliance_time": 1151,
+                                           "groups_compliant_at_prediction": ["G1", "G3"],
+                                           "household_recall": math.nan}})
+    values = {label: value for label, value in partial}
+    assert values["reduction, expected (MWh, share of expected)"] == "—"
+    assert values["reduction, traditional (MWh, share of expected)"] == "47.00"  # no share
     assert values["utility non-compliance predicted"] == "19:11"
     assert values["groups compliant at prediction"] == "2"  # no group count to say "of"
     assert values["prediction on the expected pass"] == "—"
-    assert values["household precision"] == "—"
-    assert values["household recall"] == "n/a"
+    assert values["household precision / recall, flags while tested"] == "— / n/a"
 
     # the pipeline's layout: groups under "scenario"; no prediction at all
     pipeline = {"scenario": {"groups": {f"G{g}": 100 for g in range(1, 6)}},
                 "prediction": {"utility_noncompliance_time": None,
                                "groups_compliant_at_prediction": 2}}
-    values = {label: value for label, value, _ in run_table(pipeline)}
+    values = {label: value for label, value in run_table(pipeline)[1]}
     assert values["groups compliant at prediction"] == "2 of 5"
     assert values["utility non-compliance predicted"] == "none"
 

@@ -16,10 +16,13 @@ from drsim.scenario import (
     BaselineSettings,
     DRProgram,
     EVSettings,
+    ExpectedShare,
     FollowThrough,
     Group,
     Incentive,
     Monitoring,
+    Reference,
+    ReferenceReductions,
     Scenario,
     ScenarioError,
     load_scenario,
@@ -90,10 +93,12 @@ def test_packaged_scenarios_load(name: str) -> None:
 
 def test_quickstart() -> None:
     s = load_scenario(SCENARIOS / "quickstart.yaml")
-    assert (s.households, s.seed, s.chunk_size) == (4000, 7, 1000)
-    assert s.group_sizes() == [1500, 2500]
-    assert s.effective_follow_through_drop(0) == 0.4
-    assert s.effective_follow_through_drop(1) == 0.9  # barely follows: shows the loop
+    assert (s.households, s.seed, s.chunk_size) == (6000, 7, 1000)
+    assert s.group_sizes() == [2000, 2000, 2000]
+    # one group follows through almost as expected, two barely: shows the loop
+    assert [s.effective_follow_through_drop(g) for g in range(3)] == [0.1, 0.6, 0.6]
+    assert s.reference is None  # no published results: no reference column
+    assert s.baseline.method == "same_day" and s.dr_program.reduction_goal_kwh == "expected"
 
 
 def test_paper_scenario_is_table_6_2() -> None:
@@ -105,7 +110,14 @@ def test_paper_scenario_is_table_6_2() -> None:
     assert s.group_ranges() == TABLE_6_2_RANGES
     p = s.dr_program
     assert (p.start, p.end, p.start_minute, p.end_minute) == ("18:30", "20:30", 1110, 1230)
-    assert p.reduction_goal_kwh == 83_280
+    assert p.reduction_goal_kwh == "expected"  # Table 6.2's goal is its expected reduction
+    assert s.baseline.method == "same_day" and s.baseline.error == 0.0
+    assert s.monitoring.gamma_user == ExpectedShare(method="expected", z=3.0, replicas=4)
+    ref = s.reference
+    assert ref is not None and "Zhao" in ref.source
+    assert (ref.reduction_mwh.expected, ref.reduction_mwh.traditional,
+            ref.reduction_mwh.adaptive) == (83.28, 47.89, 82.61)
+    assert (ref.utility_noncompliance_time, ref.groups_compliant_at_prediction) == ("19:11", 2)
     m = s.monitoring
     assert (m.t_wait_minutes, m.delta_minutes) == (20, 5)
     assert (m.m_user, m.m_group, m.m_utility, m.gamma_group) == (3, 3, 3, 0.4)
@@ -122,6 +134,10 @@ def test_scale_scenario() -> None:
     s = load_scenario(SCENARIOS / "scale_1.6M.yaml")
     assert s.households == 1_600_000 and s.chunk_size == 10_000
     assert s.group_sizes() == [10_000] * 160
+    # the paper scenario's drop pattern G1-G5, repeated every five groups
+    assert [s.effective_follow_through_drop(g) for g in range(160)] == \
+        [0.5, 0.1, 0.1, 0.5, 0.5] * 32
+    assert s.baseline.method == "same_day" and s.monitoring.gamma_user.method == "expected"
 
 
 # --- defaults and derived helpers --------------------------------------------------------------
@@ -138,15 +154,18 @@ def test_defaults_are_the_papers() -> None:
     p = s.dr_program
     assert (p.start_minute, p.end_minute, p.announce_minute, p.duration_minutes) == \
         (1110, 1230, 1050, 120)
-    assert p.reduction_goal_kwh == 83_280 and p.incentive == 1.0
+    assert p.reduction_goal_kwh == "expected" and p.incentive == 1.0
     m = s.monitoring
     assert (m.t_wait_minutes, m.delta_minutes, m.m_user, m.m_group, m.m_utility) == \
         (20, 5, 3, 3, 3)
-    assert (m.gamma_user, m.gamma_group) == (0.5, 0.4)
+    assert (m.gamma_user, m.gamma_group) == (ExpectedShare(method="expected"), 0.4)
+    assert (m.gamma_user.z, m.gamma_user.replicas) == (3.0, 4)
     assert (m.reading_interval_minutes, m.settlement_interval_minutes, m.queries) == (1, 15, {})
     assert s.incentive.u_mappings == [1.05, 1.10, 1.15, 1.20] and s.incentive.beta == 1.8
     assert s.incentive.second_event_delay_minutes == 10
-    assert s.baseline == BaselineSettings(method="model", prior_days=10)
+    assert s.baseline == BaselineSettings(method="same_day", prior_days=10, error=0.0,
+                                          error_per_minute=0.0)
+    assert s.reference is None
 
 
 def test_scenario_is_frozen() -> None:
@@ -158,7 +177,8 @@ def test_scenario_is_frozen() -> None:
 def test_every_field_has_a_description() -> None:
     models: list[type[BaseModel]] = [Scenario, Group, ApplianceSettings, EVSettings,
                                      FollowThrough, DRProgram, Monitoring, Incentive,
-                                     BaselineSettings]
+                                     BaselineSettings, ExpectedShare, Reference,
+                                     ReferenceReductions]
     for model in models:
         assert model.model_config.get("extra") == "forbid", model
         for name, field in model.model_fields.items():
@@ -201,7 +221,12 @@ def test_with_households_scales_groups_proportionally() -> None:
     assert small.group_sizes() == [100, 200, 50, 250, 400]
     assert small.groups[1].range == (101, 300)  # keeps the groups' style
     assert small.source_path == s.source_path
-    assert small.dr_program.reduction_goal_kwh == pytest.approx(832.8)
+    assert small.dr_program.reduction_goal_kwh == "expected"  # the estimate, at any size
+    assert small.reference is None and s.reference is not None  # results of 100,000 only
+    assert s.with_households(s.households).reference == s.reference
+    given = scenario_from_dict({**MINIMAL, "dr_program": {"reduction_goal_kwh": 1000}})
+    assert given.with_households(given.households // 2).dr_program.reduction_goal_kwh == \
+        pytest.approx(500)
     assert [g.incentive_u for g in small.groups] == [g.incentive_u for g in s.groups]
     # largest remainder: quotas 0.7 1.4 0.35 1.75 2.8; every group keeps one household
     assert s.with_households(7).group_sizes() == [1, 1, 1, 1, 3]
@@ -451,3 +476,65 @@ def test_every_problem_is_reported_one_per_line(tmp_path: Path) -> None:
                                                  "monitoring.m_user"}
     assert all(line.startswith(f"{path}: ") and "; accepted: " in line
                for line in str(error).splitlines())
+
+
+# --- the threshold, the goal, M&V and the reference ---------------------------------------------
+
+
+def test_gamma_user_is_a_ratio_or_the_expected_share(tmp_path) -> None:
+    ratio = scenario_from_dict(with_changes(monitoring={"gamma_user": 0.05}))
+    assert ratio.monitoring.gamma_user == 0.05
+    expected = scenario_from_dict(with_changes(
+        monitoring={"gamma_user": {"method": "expected", "z": 2, "replicas": 8}}))
+    assert expected.monitoring.gamma_user == ExpectedShare(method="expected", z=2.0, replicas=8)
+    for bad, where, accepted in [
+            (1.5, "monitoring.gamma_user", "a number in (0, 1]"),
+            (True, "monitoring.gamma_user", "a number in (0, 1]"),
+            ("high", "monitoring.gamma_user", "{method: expected"),
+            ({"method": "expected", "z": -1}, "monitoring.gamma_user.z", "a number in [0, 10]"),
+            ({"method": "expected", "replicas": 0}, "monitoring.gamma_user.replicas",
+             "an integer from 1 to 64"),
+            ({"z": 3}, "monitoring.gamma_user.method", "'expected'"),
+            ({"method": "expected", "zz": 3}, "monitoring.gamma_user.zz", "the keys method")]:
+        path = write(tmp_path, with_changes(monitoring={"gamma_user": bad}))
+        assert_problem(load_error(path), str(path), where, accepted)
+
+
+def test_reduction_goal_is_kwh_or_expected(tmp_path) -> None:
+    assert scenario_from_dict(with_changes(
+        dr_program={"reduction_goal_kwh": 500})).dr_program.reduction_goal_kwh == 500
+    for bad in (0, -3, "expect", True):
+        path = write(tmp_path, with_changes(dr_program={"reduction_goal_kwh": bad}))
+        assert_problem(load_error(path), str(path), "dr_program.reduction_goal_kwh",
+                       "a number of kWh > 0, or 'expected'")
+
+
+def test_baseline_methods_and_mv_error(tmp_path) -> None:
+    for method in ("same_day", "model", "prior_days"):
+        s = scenario_from_dict(with_changes(baseline={"method": method, "error": 0.05}))
+        assert (s.baseline.method, s.baseline.error) == (method, 0.05)
+    path = write(tmp_path, with_changes(baseline={"method": "history"}))
+    assert_problem(load_error(path), str(path), "baseline.method", "'same_day'", "'model'",
+                   "'prior_days'")
+    path = write(tmp_path, with_changes(baseline={"error": -0.1}))
+    assert_problem(load_error(path), str(path), "baseline.error", "a number in [0, 1]")
+
+
+def test_reference_block_is_validated(tmp_path) -> None:
+    ref = {"source": "a paper", "reduction_mwh": {"expected": 10, "adaptive": 9.5},
+           "utility_noncompliance_time": "19:11", "groups_compliant_at_prediction": 1}
+    s = scenario_from_dict(with_changes(reference=ref))
+    assert s.reference == Reference(source="a paper",
+                                    reduction_mwh=ReferenceReductions(expected=10.0,
+                                                                      adaptive=9.5),
+                                    utility_noncompliance_time="19:11",
+                                    groups_compliant_at_prediction=1)
+    for bad, where in [({**ref, "groups_compliant_at_prediction": 3},
+                        "reference.groups_compliant_at_prediction"),
+                       ({**ref, "utility_noncompliance_time": "7 pm"},
+                        "reference.utility_noncompliance_time"),
+                       ({**ref, "reduction_mwh": {"expected": -1}},
+                        "reference.reduction_mwh.expected"),
+                       ({"reduction_mwh": {}}, "reference.source")]:
+        path = write(tmp_path, with_changes(reference=bad))
+        assert_problem(load_error(path), str(path), where)

@@ -49,7 +49,7 @@ def assert_same_curves(a, b):
 
 def test_equals_direct_simulation_of_every_chunk(result50, scenario):
     chunks = plan_chunks(scenario, 50)
-    assert [c.count for c in chunks] == [50, 25, 50, 50, 25]
+    assert [c.count for c in chunks] == [50, 17, 50, 17, 50, 16]
     n_groups = len(scenario.groups)
     group_micro = {p: np.zeros((n_groups, 1440)) for p in PASSES}
     category_micro: dict[str, dict[str, np.ndarray]] = {p: {} for p in PASSES}
@@ -77,7 +77,7 @@ def test_equals_direct_simulation_of_every_chunk(result50, scenario):
 def test_groups_and_categories_sum_to_the_system_curve(result50):
     for p in PASSES:
         system = np.round(result50.system_kw[p] * MICRO)
-        assert result50.group_kw[p].shape == (2, 1440)
+        assert result50.group_kw[p].shape == (3, 1440)
         assert np.array_equal(np.round(result50.group_kw[p] * MICRO).sum(axis=0), system)
         categories = [np.round(kw * MICRO) for kw in result50.category_kw[p].values()]
         assert "ev" in result50.category_kw[p]
@@ -88,18 +88,18 @@ def test_groups_and_categories_sum_to_the_system_curve(result50):
 def test_job_statistics_and_progress(result50):
     assert result50.master == "local[2]"
     assert result50.default_parallelism == 2
-    assert result50.partitions == 5 and result50.tasks == 5
+    assert result50.partitions == 6 and result50.tasks == 6
     assert result50.peak_task_rss_bytes > 10 * 2**20
-    assert result50.chunk_seconds.shape == (5,) and (result50.chunk_seconds > 0).all()
-    assert result50.progress_calls[0] == (0, 5)
-    assert result50.progress_calls[-1] == (5, 5)
+    assert result50.chunk_seconds.shape == (6,) and (result50.chunk_seconds > 0).all()
+    assert result50.progress_calls[0] == (0, 6)
+    assert result50.progress_calls[-1] == (6, 6)
     done = [d for d, _ in result50.progress_calls]
     assert done == sorted(done)
 
 
 def test_same_numbers_for_another_chunk_size(spark, scenario, result50):
     result80 = run_simulation(spark, scenario, chunk_size=80)
-    assert [c.count for c in result80.chunks] == [75, 80, 45]
+    assert [c.count for c in result80.chunks] == [67, 67, 66]
     assert_same_curves(result50, result80)
 
 

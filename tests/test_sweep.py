@@ -128,11 +128,11 @@ def test_sweep_points_apply_overrides_and_axes(tmp_path):
         s = point.scenario
         assert s.incentive.beta == point.values["incentive.beta"]
         assert [g.follow_through_drop for g in s.groups] == [
-            point.values["groups[*].follow_through_drop"]] * 2
+            point.values["groups[*].follow_through_drop"]] * 3
         assert point.delay_detection == point.values["delay_detection"]
         assert s.ev.penetration == 0.3
         assert s.households == 400 and sum(s.group_sizes()) == 400  # scaled groups
-        assert [g.incentive_u for g in s.groups] == [None, 1.2]
+        assert [g.incentive_u for g in s.groups] == [None, 1.2, None]
         assert s.seed == base.seed
         assert s.source_path == (tmp_path / "scenarios" / "base.yaml").absolute()
     assert sweep.points[1].values == {"incentive.beta": 1.4, "groups[*].follow_through_drop": 0.2,
@@ -188,7 +188,7 @@ def test_unknown_paths_get_a_did_you_mean(tmp_path):
     assert "groups[*].incentive_u" in found["grid.u"][0]
     assert "incentive.beta is a single value" in found["grid.incentive.beta.x"][0]
     assert "did you mean groups[north]?" in found["overrides.groups[nrth].incentive_u"][0]
-    assert "north, south" in found["overrides.groups[nrth].incentive_u"][1]
+    assert "north, south, east" in found["overrides.groups[nrth].incentive_u"][1]
     assert "groups[*]" in found["overrides.groups.incentive_u"][1]
     assert "out of range" in found["overrides.groups[7].incentive_u"][0]
     assert "not a list" in found["overrides.dr_program[0]"][0]

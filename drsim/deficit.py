@@ -1,0 +1,136 @@
+"""What the utility knows of the first event's deficit when it predicts non-compliance.
+
+At t_nc the utility plans the second event (§6.2.3, Eq. 6.5-6.8) from what its meters
+have reported so far, not from the simulation's inputs. Each group's meters read every
+``reading`` minutes until the group is latched, then at the settlement rate (§6.2.2), so
+a group's cumulative energy is known up to its last reading at or before t_nc
+(:func:`last_readings`). Against the utility's estimates B̂ and P̂ (drsim.baseline) that
+gives the reduction realised so far and the reduction expected so far; their ratio ρ is
+the share of the expected response delivered (:func:`reduction_so_far`). Since the
+expected reduction of a household grows with its follow-through (B − P̂ = θ_o·(B − F)
+with the same-day estimates), the utility reads
+
+    θ̄_red ≈ ρ · θ̄_o                                   (:func:`observed_follow_through`)
+
+and projects the first event's reduction as ρ times its estimated expected reduction,
+the shortfall against the goal being what the second event is to recover (C_saved of
+Eq. 6.5, :func:`shortfall_kwh`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["expected_reduction_kwh", "last_readings", "observed_follow_through",
+           "reduction_goal_kwh", "reduction_so_far", "shortfall_kwh"]
+
+
+def expected_reduction_kwh(baseline_kw: np.ndarray, expected_kw: np.ndarray, t_start: int,
+                           t_end: int) -> float:
+    """The utility's estimate of the complete response over the program, Σ (B̂ − P̂), kWh.
+
+    Parameters
+    ----------
+    baseline_kw, expected_kw : (minutes of the day,) B̂ and P̂ summed over the
+        participants [kW]
+    t_start, t_end : the program [minutes since midnight]
+
+    Examples
+    --------
+    >>> expected_reduction_kwh(np.full(1440, 10.0), np.full(1440, 7.0), 1110, 1230)
+    6.0
+    """
+    window = slice(t_start, t_end)
+    return float((baseline_kw[window] - expected_kw[window]).sum()) / 60.0
+
+
+def reduction_goal_kwh(goal: float | str, baseline_kw: np.ndarray, expected_kw: np.ndarray,
+                       t_start: int, t_end: int) -> float:
+    """λ of Eq. 6.1 in kWh: a given goal, or for ``"expected"`` the utility's estimate of
+    the complete response (:func:`expected_reduction_kwh`), as in the dissertation, whose
+    goal equals its expected reduction (Table 6.2, §6.3.2)."""
+    if goal == "expected":
+        return expected_reduction_kwh(baseline_kw, expected_kw, t_start, t_end)
+    return float(goal)
+
+
+def last_readings(t_start: int, t_nc: int, latch: np.ndarray, reading: int,
+                  settlement: int) -> np.ndarray:
+    """Per group, the minute of its last meter reading at or before ``t_nc``.
+
+    Readings fall at ``t_start + k·reading`` until the group's latch and at
+    ``latch + k·settlement`` after it (§6.2.2); a group not latched before t_nc (``latch``
+    < 0 for never) is read at the monitoring rate throughout.
+
+    Parameters
+    ----------
+    t_start, t_nc : program start and prediction [minutes since midnight]
+    latch : (groups,) latch minute of each group, negative for none
+    reading, settlement : reading intervals before and after a latch [minutes]
+
+    Examples
+    --------
+    >>> last_readings(1110, 1151, np.array([-1, 1148, 1120]), 1, 15)
+    array([1151, 1148, 1150])
+    """
+    latch = np.asarray(latch, dtype=np.int64)
+    fast = t_start + (t_nc - t_start) // reading * reading
+    latched = (latch >= 0) & (latch < t_nc)
+    at = np.where(latched, latch, t_start)
+    slow = at + (t_nc - at) // settlement * settlement
+    return np.where(latched, slow, fast)
+
+
+def reduction_so_far(load_kw: np.ndarray, baseline_kw: np.ndarray, expected_kw: np.ndarray,
+                     t_start: int, known: np.ndarray) -> tuple[float, float]:
+    """(realised, expected) reduction in kWh from ``t_start`` up to (not including) each
+    group's ``known`` minute, summed over the groups: Σ (B̂ − P) and Σ (B̂ − P̂).
+
+    Parameters
+    ----------
+    load_kw, baseline_kw, expected_kw : (groups, minutes of the day) the metered load P and
+        the utility's estimates B̂ and P̂, summed over each group's households [kW]
+    t_start : program start [minutes since midnight]
+    known : (groups,) minute up to which each group's energy is known
+
+    Examples
+    --------
+    >>> p, b, e = np.full((1, 1440), 8.0), np.full((1, 1440), 10.0), np.full((1, 1440), 6.0)
+    >>> reduction_so_far(p, b, e, 1110, np.array([1140]))
+    (1.0, 2.0)
+    """
+    minutes = np.arange(load_kw.shape[1])[None, :]
+    inside = (minutes >= t_start) & (minutes < np.asarray(known)[:, None])
+    realised = float(np.where(inside, baseline_kw - load_kw, 0.0).sum()) / 60.0
+    expected = float(np.where(inside, baseline_kw - expected_kw, 0.0).sum()) / 60.0
+    return realised, expected
+
+
+def observed_follow_through(theta_o_mean: float, realised_kwh: float,
+                            expected_kwh: float) -> float:
+    """θ̄_red ≈ ρ·θ̄_o with ρ = realised / expected reduction so far, within [0, 1]; θ̄_o
+    itself when nothing was expected yet (no information).
+
+    Examples
+    --------
+    >>> observed_follow_through(0.45, 30.0, 50.0)
+    0.27
+    """
+    if expected_kwh <= 0.0:
+        return float(theta_o_mean)
+    return float(np.clip(theta_o_mean * realised_kwh / expected_kwh, 0.0, 1.0))
+
+
+def shortfall_kwh(goal_kwh: float, expected_total_kwh: float, realised_kwh: float,
+                  expected_kwh: float) -> float:
+    """The first event's projected shortfall against the goal: ``max(0, goal − ρ·E)`` with
+    E the estimated expected reduction of the whole program and ρ = realised / expected
+    reduction so far (1 when nothing was expected yet).
+
+    Examples
+    --------
+    >>> shortfall_kwh(100.0, 100.0, 30.0, 50.0)
+    40.0
+    """
+    share = realised_kwh / expected_kwh if expected_kwh > 0.0 else 1.0
+    return max(0.0, float(goal_kwh) - share * float(expected_total_kwh))

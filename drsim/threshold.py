@@ -1,0 +1,126 @@
+"""γ[groupID, time]: Listing 6.2's threshold per group and test time (reading 9).
+
+Listing 6.2 (dissertation §6.2.2) alerts a group when more than γ_user of its households
+are flagged by the meter query (Listing 6.1); Table 6.2 does not give γ_user. A household
+can fail Eq. 6.4 at m_user + 1 consecutive tests by chance even when it responds exactly
+as expected, and the share that does grows through the event (a run, once started, lasts
+while the household's cumulative load stays above its cumulative P̂). A constant ratio
+cannot follow it, so the utility may instead set, per group g and test time t,
+
+    γ[g, t] = p̂[g, t] + z · sqrt(p̂ (1 − p̂) (1 + 1/R) / N_g)
+
+where p̂ is its estimate of the share flagged under the expected response and N_g the
+group's size. p̂ comes from R replicas of the follow-through decisions per household over
+the schedule its M&V method assumes (:func:`drsim.baseline.expected_replica`), each tested
+by the meter query against P̂ with the replica's own M&V error: the evaluated day's
+decisions are never used. ``(1 + 1/R)`` makes z standard errors of the difference
+between the group's realised share and the estimate (the variance of a share of N_g
+households plus that of the estimate from R·N_g household replicas), so at each test an
+expected group alerts with probability about Φ(−z). p̂ is Laplace's rule of succession,
+(x + 1)/(n + 2) of x flagged among n = R·N_g household replicas, so that a share never
+seen in the replicas still has a standard error.
+
+A constant γ_user (as printed) is the table with the same value everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from drsim.baseline import Estimates, expected_replica, with_mv_error
+from drsim.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
+from drsim.population import Population
+from drsim.scenario import ExpectedShare
+from drsim.sim import ChunkSimulator
+
+__all__ = ["Thresholds", "expected_share", "replica_flags", "threshold"]
+
+
+def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, group: int,
+                  exact: Estimates, replicas: int) -> np.ndarray:
+    """(tests,) households of a chunk flagged by the meter query at each test time, summed
+    over ``replicas`` replicas of the expected response (``exact``: the M&V method's B and
+    P̂ of the chunk without M&V error, over the program)."""
+    times = plan.test_times
+    counts = np.zeros(len(times), dtype=np.int64)
+    for r in range(1, replicas + 1):
+        load = expected_replica(pop, sim, r, exact.lo, exact.hi)
+        expected = with_mv_error(exact, pop, replica=r).expected_kw
+        m = meter_tier(plan, pop.ids, group, accumulated_kwh(load, exact.lo, times),
+                       accumulated_kwh(expected, exact.lo, times))
+        counts += m.outputs
+    return counts
+
+
+def expected_share(flagged: np.ndarray, replicas: int, sizes: np.ndarray) -> np.ndarray:
+    """p̂: the estimated share flagged under the expected response, (x + 1)/(n + 2) of
+    ``flagged`` x among n = ``replicas`` × size household replicas (Laplace's rule).
+
+    Parameters
+    ----------
+    flagged : (groups, tests) household replicas flagged [1]
+    replicas : replicas per household R [1]
+    sizes : (groups,) households per group N_g [1]
+
+    Examples
+    --------
+    >>> expected_share(np.array([[0, 98]]), 1, np.array([100]))
+    array([[0.00980392, 0.97058824]])
+    """
+    n = replicas * np.asarray(sizes, dtype=np.float64)[:, None]
+    return (np.asarray(flagged, dtype=np.float64) + 1.0) / (n + 2.0)
+
+
+def threshold(share: np.ndarray, sizes: np.ndarray, z: float, replicas: int) -> np.ndarray:
+    """γ[g, t] = p̂ + z·sqrt(p̂(1 − p̂)(1 + 1/R)/N_g) (module doc), at most 1.
+
+    Parameters
+    ----------
+    share : (groups, tests) estimated share flagged under the expected response p̂ [1]
+    sizes : (groups,) households per group N_g [1]
+    z : standard errors above the share [1]
+    replicas : replicas per household R the share was estimated from [1]
+
+    Examples
+    --------
+    >>> threshold(np.array([[0.03]]), np.array([10_000]), 3.0, 4)
+    array([[0.03572167]])
+    """
+    n = np.asarray(sizes, dtype=np.float64)[:, None]
+    se = np.sqrt(share * (1.0 - share) * (1.0 + 1.0 / replicas) / n)
+    return np.minimum(share + z * se, 1.0)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """γ per group and test time, and what it was made from (for reports and plots).
+
+    ``gamma`` is (groups, tests) aligned with ``test_times``; ``share`` the estimated
+    share flagged under the expected response (None for a constant γ_user)."""
+
+    test_times: np.ndarray
+    gamma: np.ndarray
+    share: np.ndarray | None = None
+    settings: ExpectedShare | None = None
+
+    @classmethod
+    def of(cls, plan: MonitoringPlan, sizes: np.ndarray, flagged: np.ndarray | None = None
+           ) -> Thresholds:
+        """The plan's thresholds: constant, or from the replicas' ``flagged`` counts
+        ((groups, tests), summed over the chunks of each group)."""
+        settings = plan.gamma_user
+        if not isinstance(settings, ExpectedShare):
+            return cls(plan.test_times, np.full((len(sizes), len(plan.test_times)),
+                                                float(settings)))
+        if flagged is None:
+            raise ValueError("γ_user from the expected response needs the replicas' counts")
+        share = expected_share(flagged, settings.replicas, sizes)
+        return cls(plan.test_times, threshold(share, sizes, settings.z, settings.replicas),
+                   share, settings)
+
+    def table(self, group: int) -> dict[tuple[int, int], float]:
+        """The lookup ``γ[groupID, time]`` of one group's leader."""
+        return {(group, int(t)): float(g)
+                for t, g in zip(self.test_times, self.gamma[group], strict=True)}

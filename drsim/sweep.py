@@ -706,8 +706,8 @@ def _assign(data: dict[str, Any], steps: Sequence[tuple[str, int | str | None]],
             if not rest:
                 node[name] = copy.deepcopy(value)
                 return
-            if node.get(name) is None:
-                node[name] = {}
+            if not isinstance(node.get(name), dict):  # absent, or a single value such as
+                node[name] = {}                        # a constant gamma_user: a new block
             node = node[name]
             continue
         items = node[name] = list(node[name])

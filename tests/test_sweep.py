@@ -167,6 +167,41 @@ def test_the_packaged_detection_delay_sweep_reproduces_figure_6_12_setup():
     assert "reduction_mwh.adaptive" in sweep.metrics
 
 
+def test_the_packaged_what_if_sweeps():
+    """M&V error (whole baseline blocks as one axis), a uniform drop on every group, and
+    the threshold's z inside the expected-share mapping of gamma_user."""
+    paper = load_scenario(SCENARIOS / "paper_100k.yaml")
+    mv = load_sweep(SCENARIOS / "sweeps" / "mv_error.yaml")
+    assert mv.seeds == 5
+    settings = [(p.scenario.baseline.method, p.scenario.baseline.error) for p in mv.points]
+    assert settings == [("same_day", 0.0), ("same_day", 0.02), ("same_day", 0.05),
+                        ("same_day", 0.1), ("same_day", 0.2), ("model", 0.0),
+                        ("prior_days", 0.0)]
+    assert all(p.scenario.monitoring == paper.monitoring for p in mv.points)
+    drop = load_sweep(SCENARIOS / "sweeps" / "uniform_drop.yaml")
+    assert [p.values["groups[*].follow_through_drop"] for p in drop.points] == \
+        [round(0.05 * i, 2) for i in range(11)]
+    for point in drop.points:
+        drops = {point.scenario.effective_follow_through_drop(g) for g in range(5)}
+        assert drops == {point.values["groups[*].follow_through_drop"]}
+    z = load_sweep(SCENARIOS / "sweeps" / "threshold_z.yaml")
+    assert [p.scenario.monitoring.gamma_user.z for p in z.points] == [2.0, 3.0, 4.0]
+    assert {p.scenario.monitoring.gamma_user.replicas for p in z.points} == {4}
+    for sweep in (mv, drop, z):
+        assert "prediction.expected_pass_groups_latched" in sweep.metrics
+
+
+def test_a_key_inside_a_constant_gamma_user_makes_a_new_block():
+    base = load_scenario(QUICKSTART)
+    constant = base.model_copy(update={"monitoring": base.monitoring.model_copy(
+        update={"gamma_user": 0.05})})
+    ok = sweep_from_dict({"overrides": {"monitoring.gamma_user": {"method": "expected"}},
+                          "grid": {"incentive.beta": [1.8]}}, base=constant)
+    assert ok.points[0].scenario.monitoring.gamma_user.method == "expected"
+    with pytest.raises(SweepError, match="monitoring.gamma_user.method"):
+        sweep_from_dict({"grid": {"monitoring.gamma_user.z": [2]}}, base=constant)
+
+
 # --------------------------------------------------------------------------- validation
 def test_unknown_paths_get_a_did_you_mean(tmp_path):
     path = write_sweep(tmp_path, {

@@ -44,14 +44,11 @@ def expected_reduction_kwh(baseline_kw: np.ndarray, expected_kw: np.ndarray, t_s
     return float((baseline_kw[window] - expected_kw[window]).sum()) / 60.0
 
 
-def reduction_goal_kwh(goal: float | str, baseline_kw: np.ndarray, expected_kw: np.ndarray,
-                       t_start: int, t_end: int) -> float:
+def reduction_goal_kwh(goal: float | str, expected_kwh: float) -> float:
     """λ of Eq. 6.1 in kWh: a given goal, or for ``"expected"`` the utility's estimate of
-    the complete response (:func:`expected_reduction_kwh`), as in the dissertation, whose
-    goal equals its expected reduction (Table 6.2, §6.3.2)."""
-    if goal == "expected":
-        return expected_reduction_kwh(baseline_kw, expected_kw, t_start, t_end)
-    return float(goal)
+    the complete response ``expected_kwh`` (:func:`expected_reduction_kwh`), as in the
+    dissertation, whose goal equals its expected reduction (Table 6.2, §6.3.2)."""
+    return float(expected_kwh) if goal == "expected" else float(goal)
 
 
 def last_readings(t_start: int, t_nc: int, latch: np.ndarray, reading: int,

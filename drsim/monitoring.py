@@ -42,7 +42,7 @@ Changes from the printed listings (:data:`CHANGES` says each one again, for repo
 6. A latched group counts at every later tick (reading 4): Listing 6.3 top reads, at each
    tick, one event per group latched by then.
 7. Listing 6.2's ``γ_user × GroupSize[groupID]`` reads the threshold per group and test
-   time, ``γ[groupID, time] × GroupSize[groupID]`` (reading 9, :mod:`drsim.threshold`): a
+   time, ``γ[groupID, time] × GroupSize[groupID]`` (:mod:`drsim.threshold`): a
    constant γ_user, as printed, is the same value everywhere; from the expected response
    it is the utility's estimate of the share flagged when every household responds as
    expected, plus z standard errors.
@@ -261,7 +261,7 @@ class MeterResult:
 
 def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
                acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray) -> MeterResult:
-    """Listing 6.1 on every household of a chunk (Eq. 6.4's test, reading 6).
+    """Listing 6.1 on every household of a chunk (Eq. 6.4's test).
 
     ``acc_kwh`` and ``expected_acc_kwh`` are (households, test times): the energy used
     since t_start up to each test time, and the expected complete response Σ P̂ over the

@@ -158,22 +158,21 @@ def _flagged_fraction(plan: MonitoringPlan, user_events: pd.DataFrame, name: str
 
 
 def _deficit_at(plan: MonitoringPlan, loads, latch: list[int], t_nc: int,
-                theta_o_mean: float, goal_kwh: float) -> dict[str, Any]:
+                theta_o_mean: float, goal_kwh: float, total_kwh: float) -> dict[str, Any]:
     """What the utility knows at t_nc (drsim.deficit): the reduction realised and
-    expected so far, the θ̄_red it reads from them and the projected shortfall."""
+    expected so far, the θ̄_red it reads from them and the projected shortfall against
+    the goal (``total_kwh``: the estimated expected reduction of the program)."""
     known = last_readings(plan.t_start, t_nc, np.array(latch), plan.reading, plan.settlement)
     est = loads.estimate_group_kw
     realised, expected = reduction_so_far(loads.group_kw["traditional"], est["baseline"],
                                           est["expected"], plan.t_start, known)
-    total = expected_reduction_kwh(loads.estimate_kw["baseline"], loads.estimate_kw["expected"],
-                                   plan.t_start, plan.t_end)
     return {"readings_until": [clock(int(t)) for t in known],
             "realised_reduction_kwh": realised, "expected_reduction_kwh": expected,
             "share_of_expected": realised / expected if expected > 0 else None,
             "theta_o_mean": theta_o_mean,
             "theta_red_mean_observed": observed_follow_through(theta_o_mean, realised,
                                                                expected),
-            "shortfall_kwh": shortfall_kwh(goal_kwh, total, realised, expected)}
+            "shortfall_kwh": shortfall_kwh(goal_kwh, total_kwh, realised, expected)}
 
 
 # --------------------------------------------------------------------------- the run
@@ -221,9 +220,10 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None, *, master: str 
                                     tuple(tuple(x) for x in p["u_counts"]))
                     for p in mon.participants), ParticipantSums())
         loads = mon.loads
-        goal_kwh = reduction_goal_kwh(scenario.dr_program.reduction_goal_kwh,
-                                      loads.estimate_kw["baseline"],
-                                      loads.estimate_kw["expected"], plan.t_start, plan.t_end)
+        expected_kwh = expected_reduction_kwh(loads.estimate_kw["baseline"],
+                                              loads.estimate_kw["expected"], plan.t_start,
+                                              plan.t_end)
+        goal_kwh = reduction_goal_kwh(scenario.dr_program.reduction_goal_kwh, expected_kwh)
         deficit = None
         incentive = None
         second = None
@@ -233,7 +233,7 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None, *, master: str 
             note = "no utility non-compliance predicted: no second event"
         else:
             deficit = _deficit_at(plan, loads, trad["latch"], t_nc, sums.theta_o_mean,
-                                  goal_kwh)
+                                  goal_kwh, expected_kwh)
             inc = scenario.incentive
             mon_cost = monitoring_cost(
                 costs["communication"]["total"], costs["computation"]["total"],
@@ -269,7 +269,7 @@ def run_scenario(scenario: Scenario, out_dir: str | Path | None, *, master: str 
     system = {name: kw.sum(axis=0) for name, kw in group_kw.items()}
     summary = _summary(scenario, plan, loads, system, outcome, costs, incentive, second, note,
                        mon, sizes, delay_detection, master or "local[*]", app_id, goal_kwh,
-                       deficit)
+                       expected_kwh, deficit)
     timings["total_seconds"] = time.perf_counter() - started
     summary["timings"] = timings
     if out_dir is not None:
@@ -312,14 +312,14 @@ def _tier_tables(mon) -> dict[str, pd.DataFrame]:
 
 
 def _summary(scenario, plan, loads, system, outcome, costs, incentive, second, note, mon,
-             sizes, delay_detection, master, app_id, goal_kwh, deficit) -> dict[str, Any]:
+             sizes, delay_detection, master, app_id, goal_kwh, expected_kwh, deficit
+             ) -> dict[str, Any]:
     start, end = plan.t_start, plan.t_end
     base = system["baseline"]
     reduction = {name: _mwh((base[start:end] - system[name][start:end]).sum())
                  for name in ("expected", "traditional", "adaptive")}
     share = {name: reduction[name] / reduction["expected"] if reduction["expected"] else None
              for name in ("traditional", "adaptive")}
-    est = loads.estimate_kw
     trad = outcome["traditional"]
     t_nc = trad["t_nc"]
     names = [g.name for g in scenario.groups]
@@ -346,8 +346,7 @@ def _summary(scenario, plan, loads, system, outcome, costs, incentive, second, n
         "reduction_mwh": reduction,
         "reduction_share_of_expected": share,
         "baseline": {**scenario.baseline.model_dump(mode="json"),
-                     "expected_reduction_mwh": expected_reduction_kwh(
-                         est["baseline"], est["expected"], start, end) / 1000.0},
+                     "expected_reduction_mwh": expected_kwh / 1000.0},
         "prediction": {
             "predicted": t_nc != NOT_LATCHED,
             "utility_noncompliance_time": None if t_nc == NOT_LATCHED else clock(t_nc),

@@ -109,6 +109,7 @@ def summarize(result: SimulationResult) -> dict[str, Any]:
         }
 
     est = result.estimate_kw
+    expected_kwh = expected_reduction_kwh(est["baseline"], est["expected"], start, end)
     estimated = {
         **scenario.baseline.model_dump(mode="json"),
         "note": "the utility's M&V estimates B and P̂ (drsim.baseline), which never use the "
@@ -116,12 +117,10 @@ def summarize(result: SimulationResult) -> dict[str, Any]:
                 "against the simulated no-DR pass (ground truth)",
         "baseline_mwh": _mwh(est["baseline"][start:end].sum()),
         "expected_mwh": _mwh(est["expected"][start:end].sum()),
-        "expected_reduction_mwh": expected_reduction_kwh(est["baseline"], est["expected"],
-                                                         start, end) / 1000.0,
+        "expected_reduction_mwh": expected_kwh / 1000.0,
         "simulated_baseline_mwh": _mwh(base[start:end].sum()),
     }
-    goal_kwh = reduction_goal_kwh(program.reduction_goal_kwh, est["baseline"],
-                                  est["expected"], start, end)
+    goal_kwh = reduction_goal_kwh(program.reduction_goal_kwh, expected_kwh)
 
     return {
         "scenario_name": scenario.name,

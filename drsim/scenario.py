@@ -455,7 +455,7 @@ class Monitoring(_Model):
         "alerts (Listing 6.2; not given in Table 6.2): a constant ratio, as printed, or "
         "{method: expected, z: Z}: per group and test time, the utility's estimate of the "
         "share flagged under the expected response plus Z standard errors for the group's "
-        "size (specs reading 9, drsim.threshold).",
+        "size (drsim.threshold; README, \"The threshold\").",
         accepted=_GAMMA_ACCEPTED,
         default_factory=lambda: ExpectedShare(method="expected"),
     )

@@ -35,7 +35,7 @@ from drsim.dr import DREvent
 from drsim.incentive import IncentiveResult, lottery_winners
 from drsim.monitoring import NOT_LATCHED, MonitoringPlan
 from drsim.passes import Chunk, ChunkResult, group_drop, pass_schedules, plan_chunks
-from drsim.scenario import Scenario
+from drsim.scenario import ExpectedShare, Scenario
 from drsim.threshold import Thresholds
 from spark.simulate_job import (
     ROW_SCHEMA,
@@ -98,7 +98,8 @@ def _meter_rows(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
     base_kw = result.window_kw["baseline"]
     goal = (result.estimate_window_kw["baseline"]
             - result.estimate_window_kw["expected"]).sum(axis=1) / 60.0
-    replicas = getattr(plan.gamma_user, "replicas", None)
+    replicas = plan.gamma_user.replicas if isinstance(plan.gamma_user, ExpectedShare) \
+        else None
     rows = []
     for name in MONITORED:
         acc = accumulated_kwh(result.window_kw[name], lo, times)

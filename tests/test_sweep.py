@@ -174,7 +174,8 @@ def test_the_packaged_what_if_sweeps():
     mv = load_sweep(SCENARIOS / "sweeps" / "mv_error.yaml")
     assert mv.seeds == 5
     settings = [(p.scenario.baseline.method, p.scenario.baseline.error) for p in mv.points]
-    assert settings == [("same_day", 0.0), ("same_day", 0.02), ("same_day", 0.05),
+    assert settings == [("same_day", 0.0), ("same_day", 0.005), ("same_day", 0.01),
+                        ("same_day", 0.02), ("same_day", 0.05),
                         ("same_day", 0.1), ("same_day", 0.2), ("model", 0.0),
                         ("prior_days", 0.0)]
     assert all(p.scenario.monitoring == paper.monitoring for p in mv.points)
@@ -185,7 +186,7 @@ def test_the_packaged_what_if_sweeps():
         drops = {point.scenario.effective_follow_through_drop(g) for g in range(5)}
         assert drops == {point.values["groups[*].follow_through_drop"]}
     z = load_sweep(SCENARIOS / "sweeps" / "threshold_z.yaml")
-    assert [p.scenario.monitoring.gamma_user.z for p in z.points] == [2.0, 3.0, 4.0]
+    assert [p.scenario.monitoring.gamma_user.z for p in z.points] == [1, 1.5, 2, 3, 4, 5]
     assert {p.scenario.monitoring.gamma_user.replicas for p in z.points} == {4}
     for sweep in (mv, drop, z):
         assert "prediction.expected_pass_groups_latched" in sweep.metrics

@@ -891,7 +891,7 @@ def run_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ..
     _, expected = _get(summary, "reduction_mwh.expected")
     ref_expected = _get(ref, "reduction_mwh.expected")[1] if ref is not None else None
     for name in ("expected", "traditional", "adaptive"):
-        row(f"reduction, {name} (MWh, share of expected)", f"reduction_mwh.{name}",
+        row(f"reduction, {name}, MWh (share)", f"reduction_mwh.{name}",
             lambda v: _fmt_reduction(v, expected), f"reduction_mwh.{name}",
             lambda v: _fmt_reduction(v, ref_expected))
     row("utility non-compliance predicted", "prediction.utility_noncompliance_time",
@@ -901,9 +901,9 @@ def run_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ..
         lambda v: _fmt_groups(v, summary))
     row("prediction on the expected pass", "prediction.expected_pass_noncompliance_time",
         _fmt_time)
-    row("household precision / recall, flags while tested", "prediction",
+    row("household precision / recall, while tested", "prediction",
         lambda p: _fmt_pair(p, "household_precision", "household_recall"))
-    row("household precision / recall, flags over the whole program", "prediction",
+    row("household precision / recall, whole program", "prediction",
         lambda p: _fmt_pair(p, "household_precision_whole_program",
                             "household_recall_whole_program"))
     columns = ["quantity", "this run"] + ([] if ref is None else ["reference"])

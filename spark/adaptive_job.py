@@ -193,8 +193,9 @@ def _utility_tier(plan: MonitoringPlan, frames: Iterator[pd.DataFrame]
     utility's (group -1) per pass (Listing 6.3)."""
     from drsim.monitoring import utility_tier
 
-    rows = pd.concat(list(frames), ignore_index=True)
-    yield rows
+    frames = list(frames)
+    yield from frames  # as they came: a concatenated text column is several Arrow chunks
+    rows = pd.concat(frames, ignore_index=True)
     for name in MONITORED:
         ev = rows[(rows["pass"] == name) & (rows["kind"] == "event")]
         ev = ev.sort_values(["group", "time"], kind="stable")

@@ -4,6 +4,7 @@ closed loop, the second event, costs and the prediction outputs on a small scena
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from drsim.dr import DREvent
@@ -162,3 +163,24 @@ def test_a_later_detection_moves_the_second_event(forced, spark):
 def test_bad_delay_is_refused():
     with pytest.raises(ValueError, match="delay_detection"):
         run_scenario(small(100), None, delay_detection=-5)
+
+
+def test_the_utility_partition_hands_spark_single_chunk_columns():
+    """The utility's partition passes the group tier's rows through as they came: pandas
+    3 keeps a concatenated text column as several Arrow chunks, which Spark's conversion
+    of the partition's output cannot take (a 1.6-million household run has many)."""
+    import pyarrow as pa
+
+    from spark.adaptive_job import TIER_SCHEMA, _utility_tier
+
+    plan = MonitoringPlan.of(small(100))
+    columns = [c.split()[0] for c in TIER_SCHEMA.split(", ")]
+    frames = [pd.DataFrame([(name, g, "event", 1150 + g, 1.0, 0, 0)], columns=columns)
+              for name in ("expected", "traditional") for g in range(3)]
+    out = list(_utility_tier(plan, iter(frames)))
+    assert sum(len(f) for f in out[:len(frames)]) == len(frames)
+    for frame in out:
+        for column in frame.columns:
+            assert isinstance(pa.Array.from_pandas(frame[column]), pa.Array), column
+    t_nc = [f for f in out if (f["kind"] == "t_nc").any()]
+    assert len(t_nc) == 2  # one prediction row per monitored pass

@@ -285,12 +285,12 @@ def test_run_table_values_and_missing_keys():
     columns, rows = run_table(json_safe(make_run().summary))
     assert columns == ["quantity", "this run", "reference"]
     assert [r[0] for r in rows] == [
-        "reduction, expected (MWh, share of expected)",
-        "reduction, traditional (MWh, share of expected)",
-        "reduction, adaptive (MWh, share of expected)", "utility non-compliance predicted",
+        "reduction, expected, MWh (share)",
+        "reduction, traditional, MWh (share)",
+        "reduction, adaptive, MWh (share)", "utility non-compliance predicted",
         "groups compliant at prediction", "prediction on the expected pass",
-        "household precision / recall, flags while tested",
-        "household precision / recall, flags over the whole program"]
+        "household precision / recall, while tested",
+        "household precision / recall, whole program"]
     assert [r[1] for r in rows] == ["83.28 (100.0 %)", "47.89 (57.5 %)", "82.60 (99.2 %)",
                                     "19:11", "1 of 3", "none", "n/a / 0.750", "— / —"]
     assert [r[2] for r in rows] == ["83.28 (100.0 %)", "47.89 (57.5 %)", "82.61 (99.2 %)",
@@ -305,12 +305,12 @@ def test_run_table_values_and_missing_keys():
                                            "groups_compliant_at_prediction": ["G1", "G3"],
                                            "household_recall": math.nan}})
     values = {label: value for label, value in partial}
-    assert values["reduction, expected (MWh, share of expected)"] == "—"
-    assert values["reduction, traditional (MWh, share of expected)"] == "47.00"  # no share
+    assert values["reduction, expected, MWh (share)"] == "—"
+    assert values["reduction, traditional, MWh (share)"] == "47.00"  # no share
     assert values["utility non-compliance predicted"] == "19:11"
     assert values["groups compliant at prediction"] == "2"  # no group count to say "of"
     assert values["prediction on the expected pass"] == "—"
-    assert values["household precision / recall, flags while tested"] == "— / n/a"
+    assert values["household precision / recall, while tested"] == "— / n/a"
 
     # the pipeline's layout: groups under "scenario"; no prediction at all
     pipeline = {"scenario": {"groups": {f"G{g}": 100 for g in range(1, 6)}},

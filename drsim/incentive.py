@@ -680,19 +680,19 @@ def plan_second_event(settings: Incentive, lambda_o: float, participants: Partic
     weights = np.array([counts[u] for u in sorted(counts)], dtype=np.float64)
     mon = _non_negative("monitoring_cost", monitoring_cost)
     saved = _non_negative("c_saved", c_saved)
-    if settings.beta * mean_o < mean_red:
-        lam_new = np.full(len(us), lam)
+    deficit = settings.beta * mean_o >= mean_red
+    lam_new = np.atleast_1d(new_incentive(us, lam, mean_o, mean_red, settings.beta)) \
+        if deficit else np.full(len(us), lam)
+    extra = float(np.dot(weights, lam_new - lam) / n)
+    if not deficit:
         lottery = Lottery(0.0, 0, False)
         note = (f"no deficit: the observed mean follow-through {mean_red:.4g} already reaches "
                 f"beta x theta_o_mean = {settings.beta * mean_o:.4g}; no second event")
     else:
-        lam_new = np.atleast_1d(new_incentive(us, lam, mean_o, mean_red, settings.beta))
-        extra = float(np.dot(weights, lam_new - lam) / n)
         lottery = largest_lottery(n, extra, mon, saved)
         note = "" if lottery.feasible else (
             f"Eq. 6.5 infeasible: monitoring cost {mon:g} + one paid participant x {extra:g} "
             f"exceeds C_saved {saved:g}; no second event")
-    extra = float(np.dot(weights, lam_new - lam) / n)
     lottery_cost = lottery.kappa * extra
     return IncentiveResult(
         currency=settings.currency,

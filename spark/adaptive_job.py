@@ -223,6 +223,7 @@ def _adaptive_batches(scenario: Scenario, chunks: tuple[Chunk, ...], second: tup
     from drsim.passes import simulate_chunk
 
     announce, start, end = second
+    lo = scenario.dr_program.start_minute  # the window_kw of a chunk starts here
     for batch in batches:
         for index in batch.column("id").to_numpy():
             chunk = chunks[int(index)]
@@ -241,7 +242,6 @@ def _adaptive_batches(scenario: Scenario, chunks: tuple[Chunk, ...], second: tup
             u = household_mappings(scenario, pop.ids)
             sums = ParticipantSums.of(theta_o, theta_o * (1.0 - drop), u, theta_new(theta_o))
             est = estimate(pop, start, end, result.simulator)
-            lo = scenario.dr_program.start_minute
             compliant = second_event_compliant(est.baseline_kw, est.expected_kw,
                                                result.window_kw["adaptive"][:, start - lo:])
             winners = incentive.winner_counts(

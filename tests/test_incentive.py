@@ -291,6 +291,26 @@ def test_plan_second_event_hand_computed() -> None:
     assert big.c_nc == pytest.approx(12.4 - 10 + 0.5)
 
 
+def test_plan_uses_the_follow_through_the_utility_observed() -> None:
+    """θ̄_red given (the utility's estimate from the meter data) replaces the participants'
+    simulated mean in Eq. 6.7; at or above β·θ̄_o there is no deficit and no event."""
+    # λ_new = 10 + (u − 1)·10/0.5·(1.8·0.5 − 0.5): 1.1 → 10.8, 1.2 → 11.6
+    r = plan_second_event(Incentive(), LAMBDA_O, _hand_sums(), monitoring_cost=1.0,
+                          c_saved=5.5, theta_red_mean=0.5)
+    assert r.scheduled
+    assert (r.theta_red_mean, r.theta_red_mean_simulated) == pytest.approx((0.5, 0.3))
+    assert r.lambda_new == pytest.approx({1.1: 10.8, 1.2: 11.6})
+    assert r.extra_incentive_mean == pytest.approx(1.2)
+    none = plan_second_event(Incentive(), LAMBDA_O, _hand_sums(), monitoring_cost=1.0,
+                             c_saved=5.5, theta_red_mean=0.95)
+    assert not none.scheduled and "no deficit" in none.note
+    assert none.lambda_new == {1.1: LAMBDA_O, 1.2: LAMBDA_O}
+    assert (none.p_inc, none.kappa, none.second_event_cost) == (0.0, 0, 0.0)
+    with pytest.raises(ValueError, match="theta_red_mean"):
+        plan_second_event(Incentive(), LAMBDA_O, _hand_sums(), monitoring_cost=1.0,
+                          c_saved=5.5, theta_red_mean=1.5)
+
+
 def test_plan_response_lookup_payout_and_summary() -> None:
     r = plan_second_event(Incentive(), LAMBDA_O, _hand_sums(), monitoring_cost=1.0, c_saved=5.5)
     assert r.theta_new_mean is None

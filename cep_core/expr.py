@@ -3,10 +3,9 @@
 A compiled expression is ``f(b, k)``: ``b`` maps each bound variable to its event (a
 dict) or, for a Kleene variable (``T+ v[]``, or any variable inside ``SEQ(..)+``), to the
 tuple of its events; ``k`` is the running index ``i`` (0-based) of ``v[i]``, ``v[i+1]``
-(dissertation ``seeds/002_33ee9fd4d8899bf7.txt`` §2.2.1 and the Kleene predicates of
-Listings 4.1 and 6.1). Parameters are bound when compiling; lookups ``name[args]`` go
-through :class:`cep_core.lookup.Lookup` and raise :class:`cep_core.lookup.NotYet` when
-the value has not arrived.
+(dissertation §2.2.1 and the Kleene predicates of Listings 4.1 and 6.1). Parameters
+are bound when compiling; lookups ``name[args]`` go through :class:`cep_core.lookup.Lookup`
+and raise :class:`cep_core.lookup.NotYet` when the value has not arrived.
 
 Each compiled expression lists its references to variables (:class:`Ref`):
 

@@ -1,9 +1,9 @@
 """Lookups ``name[args]``: parameter tables and remote data behind one interface.
 
-A query reads remote data elements by look-up requests ``⟨qid, p1..pn⟩`` (dissertation,
-``seeds/002_33ee9fd4d8899bf7.txt`` §2.1.2, Definition 2.4); a fetch has a latency, and
-a partial match that needs an element which has not arrived yet must wait for it (§2.3,
-Definition 2.10; Ch. 5). Every lookup of a query (``REMOTE[t1.user]``,
+A query reads remote data elements by look-up requests ``⟨qid, p1..pn⟩`` (dissertation
+§2.1.2, Definition 2.4; docs/decisions.md, "Lookups and remote data"); a fetch has a
+latency, and a partial match that needs an element which has not arrived yet must wait
+for it (§2.3, Definition 2.10; Ch. 5). Every lookup of a query (``REMOTE[t1.user]``,
 ``λ[a[i].houseID, a[i].time]``, ``GroupSize[groupID]``) goes through :class:`Lookup`:
 ``get(name, args)`` returns the value or :data:`NOT_YET`. A parameter table is the
 trivial case that always answers; the engines keep the "not yet" path (a partial match

@@ -1,8 +1,8 @@
 """The compiled plan of a pattern query: an automaton over the pattern's positions.
 
-Execution model of the dissertation (``seeds/002_33ee9fd4d8899bf7.txt`` §2.2.2, Figure
-2.2): automaton states hold partial matches; transitions carry the window guard, payload
-predicates and remote predicates; accepting states emit complete matches.
+Execution model of the dissertation (§2.2.2, Figure 2.2): automaton states hold partial
+matches; transitions carry the window guard, payload predicates and remote predicates;
+accepting states emit complete matches.
 
 Construction (position automaton, one state per positive pattern element):
 

@@ -3,7 +3,7 @@
 A pattern query (``PATTERN SEQ(..) WHERE .. WITHIN .. RETURN ..``) compiles to an
 automaton (:mod:`cep_core.plan`) run by the reference engine
 (:mod:`cep_core.engine.reference`); an aggregation query (``SELECT .. FROM T STREAM ..
-GROUP BY ..``, Listings 6.2/6.3 of ``seeds/002_33ee9fd4d8899bf7.txt``) compiles through
+GROUP BY ..``, Listings 6.2/6.3 of the dissertation, §6.2.2) compiles through
 ``cep_core.aggregate.compile_aggregation``. Both answer the same API: ``explain``,
 ``run``, ``start`` (an incremental :class:`Session`), ``counters``.
 """

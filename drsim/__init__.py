@@ -1,7 +1,47 @@
-"""drsim: a distributed smart-grid demand-response simulator (see DESIGN.md)."""
+"""drsim: a distributed smart-grid demand-response simulator; its Python API is ``drsim.run``,
+``drsim.simulate`` and ``drsim.sweep``."""
 
-from drsim.dr import DREvent
-from drsim.scenario import Scenario, ScenarioError, load_scenario
-from drsim.sim import simulate_households
+from __future__ import annotations
 
-__all__ = ["DREvent", "Scenario", "ScenarioError", "load_scenario", "simulate_households"]
+import importlib
+from typing import Any
+
+__all__ = [
+    "DREvent",
+    "RunResult",
+    "Scenario",
+    "ScenarioError",
+    "SimulationResult",
+    "load_scenario",
+    "run",
+    "simulate",
+    "simulate_households",
+    "sweep",
+]
+
+# Loaded on first use (PEP 562), so that ``import drsim.scenario`` loads no simulation code.
+_LAZY = {
+    "DREvent": "drsim.dr",
+    "Scenario": "drsim.scenario",
+    "ScenarioError": "drsim.scenario",
+    "load_scenario": "drsim.scenario",
+    "simulate_households": "drsim.sim",
+    "run": "drsim.api",
+    "simulate": "drsim.api",
+    "sweep": "drsim.api",
+    "RunResult": "drsim.api",
+    "SimulationResult": "drsim.api",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from drsim.units import MICRO
+
 FLEX_DEFERRABLE, FLEX_ADVANCE, FLEX_NONE, FLEX_COLD = 0, 1, 2, 3
 FLEXIBILITY: dict[str, int] = {
     "deferrable": FLEX_DEFERRABLE,
@@ -97,7 +99,7 @@ class Catalogue:
     @cached_property
     def phase_micro_kw(self) -> np.ndarray:
         """(A, P) phase power above standby in whole µkW: the weights the load is summed in."""
-        return np.round((self.phase_kw - self.standby_kw[:, None]) * 1_000_000)
+        return np.round((self.phase_kw - self.standby_kw[:, None]) * MICRO)
 
     def index(self, name: str) -> int:
         """Position of appliance ``name``; KeyError listing the known names otherwise."""

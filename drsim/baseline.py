@@ -60,9 +60,10 @@ from scipy.special import ndtri
 from drsim import rng
 from drsim.appliances import FLEX_ADVANCE, FLEX_COLD, FLEX_DEFERRABLE, Catalogue
 from drsim.behaviour_data import EVData
-from drsim.dr import DREvent, clock_minutes
+from drsim.dr import DREvent
 from drsim.population import Population
-from drsim.sim import DAY, MICRO, ChunkSimulator, micro_kw, program_events
+from drsim.sim import ChunkSimulator, micro_kw, program_events
+from drsim.units import DAY, MICRO, clock_minutes
 
 _SPAN = 3 * DAY  # days -1, 0, 1 on one axis; index i is minute i - DAY of the DR day
 

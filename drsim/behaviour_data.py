@@ -1,7 +1,7 @@
 """Cited behaviour data of the load model: EV charging and DR follow-through.
 
 The packaged files hold the numbers and their sources (dissertation §6.3.1;
-``specs/dr_case_study.md``, "Sources for the load model's data"):
+docs/decisions.md, "Load model data and its sources" and "Follow-through per household"):
 
 * ``drsim/data/ev.yaml``: EV penetration, battery capacity, charger power, charger
   efficiency, weekday sessions per day, start-of-charging time profile (144 ten-minute

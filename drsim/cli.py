@@ -1,4 +1,4 @@
-"""The ``drsim`` command line (typer + rich)."""
+"""The ``drsim`` command line (typer + rich): the commands call :mod:`drsim.api`."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ app = typer.Typer(
 
 @app.callback()
 def main() -> None:
-    """Distributed smart-grid demand-response simulator (see DESIGN.md)."""
+    """Distributed smart-grid demand-response simulator (see README.md)."""
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -54,6 +54,23 @@ def _scenario(path: Path, households: int | None):
         raise _fail(str(exc), 2) from None
 
 
+def _progress_bar(console: Console, unit: str) -> Progress:
+    return Progress(TextColumn("{task.description:24s}"), BarColumn(), MofNCompleteColumn(),
+                    TextColumn(unit), TimeElapsedColumn(), console=console)
+
+
+def _stages(bar: Progress):
+    """A ``progress(stage, done, total)`` that shows one bar per stage."""
+    tasks: dict[str, int] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(stage, total=total)
+        bar.update(tasks[stage], completed=done, total=total)
+
+    return progress
+
+
 @app.command()
 def simulate(
     scenario_file: ScenarioArg,
@@ -64,74 +81,45 @@ def simulate(
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Simulate the baseline, expected and traditional passes; write curves and figures."""
-    from drsim.results import OutputExistsError, check_output, write_simulation
+    from drsim import api
+    from drsim.output import OutputExistsError
 
-    started = time.perf_counter()
     scenario = _scenario(scenario_file, households)
     try:
-        check_output(out, overwrite)
-    except OutputExistsError as exc:
+        with _progress_bar(Console(stderr=True), "chunks") as bar:
+            result = api.simulate(scenario, out, chunk_size=chunk_size, master=master,
+                                  overwrite=overwrite, progress=_stages(bar))
+    except (OutputExistsError, ValueError, RuntimeError, OSError) as exc:
         raise _fail(str(exc), 1) from None
-
-    from pyspark.sql import SparkSession
-
-    from spark.session import get_spark
-    from spark.simulate_job import run_simulation
-
-    console = Console(stderr=True)
-    own_session = SparkSession.getActiveSession() is None
-    t0 = time.perf_counter()
-    try:
-        spark = get_spark(master)
-    except RuntimeError as exc:
-        raise _fail(str(exc), 1) from None
-    t1 = time.perf_counter()
-    try:
-        with Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(),
-                      TextColumn("chunks"), TimeElapsedColumn(), console=console) as bar:
-            task = bar.add_task("simulate", total=None)
-            result = run_simulation(
-                spark, scenario, chunk_size,
-                progress=lambda done, total: bar.update(task, completed=done, total=total))
-    finally:
-        if own_session:
-            spark.stop()
-    result.timings = {"load_scenario_seconds": t0 - started, "spark_start_seconds": t1 - t0,
-                      **result.timings}
-    try:
-        path = write_simulation(result, out, overwrite=overwrite)
-    except OSError as exc:  # OutputExistsError included (a folder that appeared meanwhile)
-        raise _fail(str(exc), 1) from None
-    _print_headlines(result, path, time.perf_counter() - started)
+    _print_headlines(result.summary, result.out)
 
 
-def _print_headlines(result, path: Path, seconds: float) -> None:
-    from drsim.results import summarize
-
-    s = summarize(result)
-    table = Table(title=f"{result.scenario.name}: {result.households:,} households",
+def _print_headlines(s: dict, path: Path) -> None:
+    program = s["scenario"]["settings"]["dr_program"]
+    table = Table(title=f"{s['scenario']['name']}: {s['scenario']['households']:,} households",
                   show_header=False)
     table.add_column("figure")
     table.add_column("value", justify="right")
-    table.add_row("EV households", f"{result.ev_households:,}")
-    table.add_row("energy per household", f"{s['kwh_per_household_day']:.2f} kWh/day")
+    energy = s["energy"]
+    table.add_row("EV households", f"{s['scenario']['ev_households']:,}")
+    table.add_row("energy per household", f"{energy['kwh_per_household_day']:.2f} kWh/day")
     table.add_row("evening peak per household",
-                  f"{s['evening_peak_kw_per_household']:.3f} kW at {s['evening_peak_time']}")
-    window = f"{s['dr_window']['start']}–{s['dr_window']['end']}"
+                  f"{energy['evening_peak_kw_per_household']:.3f} kW at "
+                  f"{energy['evening_peak_time']}")
+    window = f"{program['start']}–{program['end']}"
     for name in ("expected", "traditional"):
         table.add_row(f"reduction {window}, {name}", f"{s['reduction_mwh'][name]:.3f} MWh")
-    est = s["estimated_by_utility"]
-    table.add_row(f"reduction {window}, utility's estimate ({est['method']})",
-                  f"{est['expected_reduction_mwh']:.3f} MWh")
+    table.add_row(f"reduction {window}, utility's estimate ({s['baseline']['method']})",
+                  f"{s['baseline']['expected_reduction_mwh']:.3f} MWh")
     table.add_row("reduction goal", f"{s['reduction_goal_mwh']:.3f} MWh")
+    peaks = s["peaks"]
     for name in ("expected", "traditional"):
-        rebound = s["rebound"][name]
-        if rebound["post_event_peak_kw"] is not None:
-            table.add_row(f"rebound peak, {name}",
-                          f"{rebound['post_event_peak_kw'] / 1000:.3f} MW at "
-                          f"{rebound['post_event_peak_time']}")
-    table.add_row("chunks / tasks", f"{len(result.chunks)} / {result.tasks} on {result.master}")
-    table.add_row("wall time", f"{seconds:.1f} s")
+        table.add_row(f"rebound peak, {name}", f"{peaks['rebound_peak_mw'][name]:.3f} MW at "
+                      f"{peaks['rebound_peak_time'][name]}")
+    backend = s["backend"]
+    table.add_row("chunks / tasks", f"{backend['chunks']} / {backend['tasks']} on "
+                  f"{backend['master'] or backend['name']}")
+    table.add_row("wall time", f"{s['timings']['total_seconds']:.1f} s")
     console = Console()
     console.print(table)
     console.print(f"results: {path}", markup=False, highlight=False, soft_wrap=True)
@@ -151,32 +139,19 @@ def run(
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Run the adaptive DR scenario: passes, meter/group/utility tiers, second event."""
-    from drsim.pipeline import run_scenario
-    from drsim.results import OutputExistsError, check_output, run_table
+    from drsim import api
+    from drsim.report import run_table
 
-    started = time.perf_counter()
     scenario = _scenario(scenario_file, households)
     out = out or Path("results") / scenario.name
     try:
-        check_output(out, overwrite)
-    except OutputExistsError as exc:
+        with _progress_bar(Console(stderr=True), "chunks") as bar:
+            result = api.run(scenario, out, master=master, delay_detection=delay_detection,
+                             chunk_size=chunk_size, overwrite=overwrite,
+                             progress=_stages(bar))
+    except (ValueError, RuntimeError, OSError) as exc:
         raise _fail(str(exc), 1) from None
-    console = Console(stderr=True)
-    with Progress(TextColumn("{task.description:24s}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("chunks"), TimeElapsedColumn(), console=console) as bar:
-        tasks: dict[str, int] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
-
-        try:
-            summary = run_scenario(scenario, out, master=master,
-                                   delay_detection=delay_detection, chunk_size=chunk_size,
-                                   overwrite=overwrite, progress=progress)
-        except (ValueError, RuntimeError, OSError) as exc:
-            raise _fail(str(exc), 1) from None
+    summary = result.summary
     columns, rows = run_table(summary)
     table = Table(title=f"{scenario.name}: adaptive DR", title_justify="left")
     for col in columns:
@@ -191,14 +166,14 @@ def run(
     note = summary.get("second_event_note")
     if note:
         out_console.print(f"second event: {note}", markup=False)
-    out_console.print(f"written to {out} in {time.perf_counter() - started:.1f} s",
+    out_console.print(f"written to {out} in {summary['timings']['total_seconds']:.1f} s",
                       markup=False)
 
 
 @app.command()
 def sweep(
-    sweep_file: Annotated[Path, typer.Argument(metavar="SWEEP",
-                                               help="Sweep YAML file (see drsim/sweep.py).")],
+    sweep_file: Annotated[Path, typer.Argument(
+        metavar="SWEEP", help="Sweep YAML file (format: README, drsim.sweeps).")],
     out: Annotated[Path, typer.Option(
         "--out", "-o", help="Output folder; rerun with the same folder to resume.")],
     seeds: Annotated[int | None, typer.Option(
@@ -216,14 +191,12 @@ def sweep(
     the same command resumes where it stopped.
     """
     from drsim.report import sweep_table
-    from drsim.sweep import (
+    from drsim.sweeps import (
         JOURNAL,
         SweepError,
         SweepOutputError,
         SweepRunError,
-        default_runner,
         load_sweep,
-        run_sweep,
     )
 
     started = time.perf_counter()
@@ -253,10 +226,8 @@ def sweep(
         stdout.print(table)
         return
 
-    try:
-        runner = default_runner()  # resolved now, when the command runs
-    except SweepOutputError as exc:
-        raise _fail(str(exc), 1) from None
+    from drsim import api
+
     try:
         with Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("runs"), TimeElapsedColumn(),
@@ -266,7 +237,7 @@ def sweep(
             def progress(done: int, total: int, label: str) -> None:
                 bar.update(task, completed=done, total=total, description=label)
 
-            outcome = run_sweep(spec, out, runner=runner, master=master, progress=progress,
+            outcome = api.sweep(spec, out, master=master, progress=progress,
                                 overwrite=overwrite)
     except (SweepError, ScenarioError) as exc:
         raise _fail(str(exc), 2) from None

@@ -1,7 +1,8 @@
 """What the utility knows of the first event's deficit when it predicts non-compliance.
 
 At t_nc the utility plans the second event (§6.2.3, Eq. 6.5-6.8) from what its meters
-have reported so far, not from the simulation's inputs. Each group's meters read every
+have reported so far, not from the simulation's inputs (docs/decisions.md, "What the
+utility knows at the prediction"). Each group's meters read every
 ``reading`` minutes until the group is latched, then at the settlement rate (§6.2.2), so
 a group's cumulative energy is known up to its last reading at or before t_nc
 (:func:`last_readings`). Against the utility's estimates B̂ and P̂ (drsim.baseline) that

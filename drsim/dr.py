@@ -13,22 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from drsim.units import clock_minutes
+
 FollowThroughSpec = None | float | Callable[[np.ndarray], np.ndarray]
-
-
-def clock_minutes(value: str | int, what: str = "time") -> int:
-    """Minutes since midnight of ``"HH:MM"`` (or an int of minutes, which may exceed a day)."""
-    if isinstance(value, int | np.integer):
-        return int(value)
-    problem = f"{what}: expected a clock time HH:MM, e.g. 18:30, got {value!r}"
-    try:
-        hh, mm = str(value).split(":")
-        h, m = int(hh), int(mm)
-    except ValueError:
-        raise ValueError(problem) from None
-    if not (0 <= h <= 24 and 0 <= m < 60):
-        raise ValueError(problem)
-    return h * 60 + m
 
 
 @dataclass(frozen=True)

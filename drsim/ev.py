@@ -13,7 +13,8 @@ import numpy as np
 
 from drsim import rng
 from drsim.population import Population
-from drsim.starts import DAY, make_batch
+from drsim.starts import make_batch
+from drsim.units import DAY
 
 
 def session_energy_kwh(initial_soc, final_soc, battery_kwh, efficiency: float) -> np.ndarray:

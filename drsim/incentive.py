@@ -1,9 +1,9 @@
 """Incentive module of the second DR event (dissertation §6.2.3 and §6.3.2, Eq. 6.5-6.8).
 
-Source: ``seeds/002_33ee9fd4d8899bf7.txt`` (the dissertation), §6.2.3.1 "Incentive for the
-Second DR Program" (Eq. 6.5, Eq. 6.6, Figure 6.8), §6.2.3.2 "Correlations between Additional
-Incentive and Consumer Response" (Figure 6.9) and §6.3.2 (Eq. 6.7, Eq. 6.8, u and β);
-digest: ``specs/dr_case_study.md``, "Incentive module".
+Source: the dissertation (Zhao 2022), §6.2.3.1 "Incentive for the Second DR Program"
+(Eq. 6.5, Eq. 6.6, Figure 6.8), §6.2.3.2 "Correlations between Additional Incentive and
+Consumer Response" (Figure 6.9) and §6.3.2 (Eq. 6.7, Eq. 6.8, u and β); the readings below
+are recorded in docs/decisions.md under the headings named with each.
 
 When the utility predicts non-compliance it offers every participant a second DR event with
 a higher incentive λ_new (Eq. 6.7), to which households respond with a higher follow-through
@@ -26,37 +26,42 @@ not depend on chunking)::
             result.winner_counts(u, winners)                   merged by adding
     driver  result.with_lottery(counts, compliant households)
 
-The utility plans with what it knows at t_nc (drsim.deficit): θ̄_o of its participants
-(their enrolment), and θ̄_red estimated from the meter data so far, never the simulation's
-input θ_o·(1 − drop). A household's own θ_red in Eq. 6.8 is its behaviour (how it responds
-to the incentive), which the simulation knows and the utility does not need to.
+The utility plans with what it knows at t_nc (drsim.deficit; docs/decisions.md, "What the
+utility knows at the prediction"): θ̄_o of its participants (their enrolment), and θ̄_red
+estimated from the meter data so far, never the simulation's input θ_o·(1 − drop). A
+household's own θ_red in Eq. 6.8 is its behaviour (how it responds to the incentive), which
+the simulation knows and the utility does not need to.
 
 Readings where the text is silent (Figures 6.8 and 6.9 are images without numbers):
 
-* Means and per-household values. Eq. 6.7 uses only the means θ̄_o (expected) and θ̄_red
-  (observed) over all participants. In Eq. 6.8 θ_red and θ_o carry no bar: they are the
-  household's own observed and expected follow-through; θ̄_o, θ̄_red are the same means as in
-  Eq. 6.7. Without clamping the mean of θ_new is exactly β·θ̄_o, since the gain
+* Means and per-household values (docs/decisions.md, "Means and per-household values in
+  Eq. 6.7 and Eq. 6.8"). Eq. 6.7 uses only the means θ̄_o (expected) and θ̄_red (observed)
+  over all participants. In Eq. 6.8 θ_red and θ_o carry no bar: they are the household's
+  own observed and expected follow-through; θ̄_o, θ̄_red are the same means as in Eq. 6.7.
+  Without clamping the mean of θ_new is exactly β·θ̄_o, since the gain
   (1 − θ_o)/(1 − θ̄_o)·(β·θ̄_o − θ̄_red) averages to β·θ̄_o − θ̄_red.
-* The mapping u. Eq. 6.7 is the linear mapping through (λ_o, θ̄_red) (the "shifted mapping"
-  observed in the first event, §6.2.3.2) with slope (1 − θ̄_o)/((u − 1)·λ_o): the unshifted
-  line reaches follow-through 1 at the incentive u·λ_o. u sets the price λ_new, not θ_new
-  (Eq. 6.8 has no u).
-* Figure 6.9's hatched region is a band [lower, upper] of follow-through
-  (``Incentive.target_min_follow_through`` / ``target_max_follow_through``). A household
-  whose first-event θ_red is below ``lower`` "did not respond at all" and one at or above
-  ``upper`` already "responded fully" (§6.2.3.2): both keep θ_red ("gain little" read as
-  "gain nothing"). Inside the band θ_new is capped at ``upper``. Eq. 6.8's factor (1 − θ_o)
-  already gives a household expected to respond fully (θ_o = 1) no gain.
-* Figure 6.8's payoffs, reconstructed from Eq. 6.6 (the only constraint the text gives):
-  Strategy-1 comply in the first event: λ_o; Strategy-2 comply only in the second:
+* The mapping u (docs/decisions.md, "The incentive-response mapping u"). Eq. 6.7 is the
+  linear mapping through (λ_o, θ̄_red) (the "shifted mapping" observed in the first event,
+  §6.2.3.2) with slope (1 − θ̄_o)/((u − 1)·λ_o): the unshifted line reaches follow-through
+  1 at the incentive u·λ_o. u sets the price λ_new, not θ_new (Eq. 6.8 has no u).
+* Figure 6.9's hatched region (docs/decisions.md, "The hatched region of Figure 6.9") is a
+  band [lower, upper] of follow-through (``Incentive.target_min_follow_through`` /
+  ``target_max_follow_through``). A household whose first-event θ_red is below ``lower``
+  "did not respond at all" and one at or above ``upper`` already "responded fully"
+  (§6.2.3.2): both keep θ_red ("gain little" read as "gain nothing"). Inside the band
+  θ_new is capped at ``upper``. Eq. 6.8's factor (1 − θ_o) already gives a household
+  expected to respond fully (θ_o = 1) no gain.
+* Figure 6.8's payoffs (docs/decisions.md, "Payoffs of Figure 6.8 and the penalty of
+  Eq. 6.6"), reconstructed from Eq. 6.6 (the only constraint the text gives): Strategy-1
+  comply in the first event: λ_o; Strategy-2 comply only in the second:
   p_inc·λ_new − C_nc; Strategy-3 comply in neither: −C_nc. Strategy-1 beats Strategy-2
   exactly when Eq. 6.6 holds.
-* κ = p_inc × N with N all participants (the text: "total participants"): the utility does
-  not know who will comply when it announces the event, so budgeting for all of them keeps
-  Eq. 6.5 within budget in expectation whoever complies. κ is a whole number of
-  participants and p_inc = κ/N. With several mappings the extra incentive per winner is the
-  participant-weighted mean of λ_new(u) − λ_o (winners are drawn uniformly).
+* κ = p_inc × N with N all participants (docs/decisions.md, "The lottery of Eq. 6.5"; the
+  text: "total participants"): the utility does not know who will comply when it
+  announces the event, so budgeting for all of them keeps Eq. 6.5 within budget in
+  expectation whoever complies. κ is a whole number of participants and p_inc = κ/N. With
+  several mappings the extra incentive per winner is the participant-weighted mean of
+  λ_new(u) − λ_o (winners are drawn uniformly).
 """
 
 from __future__ import annotations
@@ -282,7 +287,7 @@ def _fixed_sum(values: np.ndarray) -> int:
 
     Values >= 2^-7 are exact in these units (float64 has 53 significant bits), smaller ones are
     rounded once; the integer sum is exact in any order, so chunk sums merge to the same total
-    for any chunking (DESIGN.md, "Randomness": figures do not depend on chunking).
+    for any chunking (figures do not depend on chunking: docs/architecture.md).
     """
     q = np.rint(np.ldexp(values.ravel(), _FIXED_BITS)).astype(np.int64)
     high = int((q >> _HALF_BITS).sum())

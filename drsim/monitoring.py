@@ -1,7 +1,8 @@
 """The DR compliance queries (Listings 6.1-6.3 as query text) and the three tiers.
 
-Source: ``seeds/002_33ee9fd4d8899bf7.txt`` §6.2.2, Listings 6.1-6.3, Figure 6.7; the
-chosen readings are those of ``specs/dr_case_study.md`` (numbered "reading N" below).
+Source: the dissertation (Zhao 2022) §6.2.1-6.2.2, Listings 6.1-6.3, Figure 6.7, Table 6.2;
+where the text is silent or inconsistent, the readings of ``docs/decisions.md`` (cited
+below by their headings).
 Each tier runs its query text through ``cep_core``; a scenario may replace any text
 (``monitoring.queries``, by the names in :data:`QUERIES`).
 
@@ -16,35 +17,42 @@ Each tier runs its query text through ``cep_core``; a scenario may replace any t
 
 Changes from the printed listings (:data:`CHANGES` says each one again, for reports):
 
-1. Times are minutes since midnight (reading 1); ``WITHIN 2h`` is compiled with
-   ``time_unit="min"``. Household tests are δ minutes apart, so Listing 6.1's
-   ``a[i].time+1 = a[i+1].time`` is ``a[i].time + δ = a[i+1].time``; the group and
-   utility queries step by their tick, one minute, as printed (reading 2).
+1. Times are minutes since midnight (docs/decisions.md, "Units, time and the three
+   meanings of λ"); ``WITHIN 2h`` is compiled with ``time_unit="min"``. Household tests
+   are δ minutes apart, so Listing 6.1's ``a[i].time+1 = a[i+1].time`` is
+   ``a[i].time + δ = a[i+1].time``; the group and utility queries step by their tick,
+   one minute, as printed (docs/decisions.md, "Test times and the first test").
 2. ``a[i].time > t_start`` becomes ``a[i].time >= t_first_test`` with
    ``t_first_test = t_start + t_wait``: the first test waits for the pre-DR rebound to
-   pass (reading 2); the group and utility queries use the same bound.
+   pass (§6.2.1, Step 1; docs/decisions.md, "Test times and the first test"); the group
+   and utility queries use the same bound.
 3. Outputs are built from ``a[last]`` instead of ``a[m]``: stamped with their detection
-   time (when the next tier can see them, reading 3), carrying the latest accumulated
-   load; the house and group ids are the same for every event of a run, and ``a[last]``
-   exists even when a scenario edits the length condition. ``LENGTH(a+[]) > m`` is kept
-   as printed: m + 1 consecutive tests.
+   time (when the next tier can see them; docs/decisions.md, "Length and detection
+   time"), carrying the latest accumulated load; the house and group ids are the same for
+   every event of a run, and ``a[last]`` exists even when a scenario edits the length
+   condition. ``LENGTH(a+[]) > m`` is kept as printed: m + 1 consecutive tests.
 4. Selection policy: strict contiguity with one run per partition
    (``runs="one-per-partition"``) over the tier's own input (a meter's readings at its
-   test times, a leader's alerts at each tick). Reading 5 says skip-till-next-match;
-   with cep_core's semantics that policy starts a run at every qualifying reading (so
-   duplicate (house, time) events) and, with one run per household, cannot end a run
-   whose streak broke (a failed ``+ δ`` test is skipped, and the run waits for the
-   window). Strict contiguity with one run per household is the reading's intent: a
-   passing test ends the run, the next failing test starts a new one.
-5. The group leader keeps each household's latest status between its tests (reading 4):
-   Listing 6.2 top is evaluated on the user events of each test time, and its alert
-   holds at every tick until the next test time.
-6. A latched group counts at every later tick (reading 4): Listing 6.3 top reads, at each
-   tick, one event per group latched by then.
+   test times, a leader's alerts at each tick; docs/decisions.md, "Strict contiguity in
+   the monitoring queries"). The listings name no policy. Under skip-till-next-match,
+   cep_core starts a run at every qualifying reading (so duplicate (house, time)
+   events) and, with one run per household, cannot end a run whose streak broke (the
+   breaking reading is skipped, the ``+ δ`` test then fails on every later reading, and
+   the run waits for the window). Under strict contiguity with one run per household a
+   test at which Eq. 6.4 does not hold ends the run, and the next test at which it holds
+   starts a new one.
+5. The group leader keeps each household's latest status between its tests
+   (docs/decisions.md, "Cadence, held status and latching"): Listing 6.2 top is
+   evaluated on the user events of each test time, and its alert holds at every tick
+   until the next test time.
+6. A latched group counts at every later tick (docs/decisions.md, "Cadence, held status
+   and latching"): Listing 6.3 top reads, at each tick, one event per group latched by
+   then.
 7. Listing 6.2's ``γ_user × GroupSize[groupID]`` reads the threshold per group and test
-   time, ``γ[groupID, time] × GroupSize[groupID]`` (:mod:`drsim.threshold`): a
-   constant γ_user, as printed, is the same value everywhere; from the expected response
-   it is the utility's estimate of the share flagged when every household responds as
+   time, ``γ[groupID, time] × GroupSize[groupID]`` (:mod:`drsim.threshold`;
+   docs/decisions.md, "The group threshold from the expected response"): a constant
+   γ_user, as printed, is the same value everywhere; from the expected response it is
+   the utility's estimate of the share flagged when every household responds as
    expected, plus z standard errors.
 """
 
@@ -155,12 +163,14 @@ class MonitoringPlan:
 
     @property
     def test_times(self) -> np.ndarray:
-        """Household test times ``t_start + t_wait + k·δ`` before ``t_end`` (reading 2)."""
+        """Household test times ``t_start + t_wait + k·δ`` before ``t_end`` (§6.2.1;
+        docs/decisions.md, "Test times and the first test")."""
         return np.arange(self.t_first_test, self.t_end, self.delta)
 
     @property
     def ticks(self) -> np.ndarray:
-        """Minutes at which the group and utility tiers evaluate (reading 4)."""
+        """Minutes at which the group and utility tiers evaluate (docs/decisions.md,
+        "Cadence, held status and latching")."""
         return np.arange(self.t_first_test, self.t_end)
 
     def text(self, name: str) -> str:
@@ -225,7 +235,8 @@ def check_queries(plan: MonitoringPlan) -> None:
 # --------------------------------------------------------------------------- meter tier
 def accumulated_kwh(window_kw: np.ndarray, lo: int, times: np.ndarray) -> np.ndarray:
     """(households, tests) energy used from minute ``lo`` up to (not including) each test
-    minute: ``accLoad`` of Table 6.1 (reading 1) and Σ P̂ of Eq. 6.4.
+    minute: ``accLoad`` of Table 6.1 and Σ P̂ of Eq. 6.4 (docs/decisions.md, "Units, time
+    and the three meanings of λ").
 
     Parameters
     ----------
@@ -329,7 +340,8 @@ def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.Data
     parts, processed, pms = _feed_by_time(alert_q.start(), stream, ticks)
     at_tests = pd.DataFrame([r for part in parts for r in part],
                             columns=["type", "time", "groupID", "sumAccLoad"])
-    # the alert of a test time holds until the next test time (reading 4)
+    # the alert of a test time holds until the next test time (docs/decisions.md,
+    # "Cadence, held status and latching")
     test_of_tick = _test_of_tick(plan)
     alerting = np.isin(test_of_tick, at_tests["time"].to_numpy())
     load = at_tests.set_index("time")["sumAccLoad"]

@@ -1,13 +1,15 @@
 """Chunks of households and the simulation passes run over each chunk.
 
-A chunk is a contiguous range of household ids inside one group (DESIGN.md, data
-flow); it is the unit of parallelism. Every pass of a chunk shares the households'
-planned behaviour (common random numbers), so passes differ only by DR response.
-Passes (issue "simulation", dr_case_study.md reading 7):
+A chunk is a contiguous range of household ids inside one group (docs/architecture.md,
+"Data flow of one run"); it is the unit of parallelism. Every pass of a chunk shares the
+households' planned behaviour (common random numbers), so passes differ only by DR
+response (docs/decisions.md, "Passes and the observed follow-through drop"):
 
 - ``baseline``: no DR;
 - ``expected``: the scenario's DR program at each household's θ_o;
-- ``traditional``: the program at the observed θ_red = θ_o × (1 − drop) (§6.3.2: 40 %).
+- ``traditional``: the program at the observed θ_red = θ_o × (1 − drop) (§6.3.2: 40 %);
+- ``adaptive``: the traditional pass plus the second event from the utility's prediction
+  on, at θ_new of Eq. 6.8 (:class:`SecondEvent`).
 """
 
 from __future__ import annotations
@@ -18,11 +20,15 @@ import numpy as np
 
 from drsim.baseline import Estimates, estimate_exact, with_mv_error
 from drsim.dr import DREvent
+from drsim.incentive import IncentiveResult
 from drsim.population import Population
 from drsim.scenario import Scenario
 from drsim.sim import DAY, ChunkSimulator, micro_kw, program_events
 
-PASSES = ("baseline", "expected", "traditional")
+PASSES = ("baseline", "expected", "traditional")  # the passes simulated before any prediction
+MONITORED = ("expected", "traditional")  # the passes the three tiers monitor
+DR_PASSES = ("expected", "traditional", "adaptive")  # the passes with a DR response
+RUN_PASSES = (*PASSES, "adaptive")
 
 
 @dataclass(frozen=True)
@@ -45,16 +51,10 @@ def plan_chunks(scenario: Scenario, chunk_size: int | None = None) -> list[Chunk
     return chunks
 
 
-def group_drop(scenario: Scenario, group: int) -> float:
-    """Observed follow-through drop of a group (its override, else the scenario's)."""
-    g = scenario.groups[group].follow_through_drop
-    return scenario.follow_through_drop if g is None else g
-
-
 def pass_schedules(scenario: Scenario, group: int) -> dict[str, list[DREvent]]:
     """The DR schedule of each pass for the households of one group."""
     program = program_events(scenario)
-    drop = group_drop(scenario, group)
+    drop = scenario.effective_follow_through_drop(group)
     return {
         "baseline": [],
         "expected": program,
@@ -62,6 +62,29 @@ def pass_schedules(scenario: Scenario, group: int) -> dict[str, list[DREvent]]:
             DREvent(e.start, e.end, e.announced, follow_through=1.0 - drop) for e in program
         ],
     }
+
+
+@dataclass(frozen=True)
+class SecondEvent:
+    """The second DR event the utility planned (§6.2.3): announced at ``announced``
+    (t_nc + any detection delay), from ``start`` to ``end`` [min since midnight], with the
+    ``incentive`` plan whose θ_new (Eq. 6.8) the households follow."""
+
+    announced: int
+    start: int
+    end: int
+    incentive: IncentiveResult
+
+    def schedule(self, scenario: Scenario, group: int) -> list[DREvent]:
+        """The adaptive pass's schedule for a group: the traditional pass's events and DR2."""
+        incentive = self.incentive
+
+        def theta_new(theta_o: np.ndarray) -> np.ndarray:
+            drop = scenario.effective_follow_through_drop(group)
+            return incentive.new_follow_through(theta_o, theta_o * (1.0 - drop))
+
+        dr2 = DREvent(self.start, self.end, self.announced, follow_through=theta_new)
+        return [*pass_schedules(scenario, group)["traditional"], dr2]
 
 
 @dataclass

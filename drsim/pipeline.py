@@ -1,401 +1,313 @@
-"""The adaptive DR run: passes, tiers, the second event, results (DESIGN.md data flow).
+"""The stage sequence of ``simulate`` and ``run``, written once against a backend.
 
-``run_scenario`` drives the Spark stages of :mod:`spark.adaptive_job`:
+``simulate`` (docs/architecture.md, "Data flow of one run"):
 
-1. baseline / expected / traditional passes with the meter tier in each chunk task, and
-   the utility's estimates (B̂, P̂, :mod:`drsim.baseline`) with, when γ_user comes from the
-   expected response, the replicas' flags (:mod:`drsim.threshold`);
-2. the thresholds γ[groupID, time], then the group and utility tiers → the prediction
-   ``t_nc`` of each monitored pass (the expected pass should predict nothing: a
-   prediction there is a false alarm);
-3. the incentive module (Eq. 6.5-6.8, :mod:`drsim.incentive`) plans the second event
-   from what the utility knows at ``t_nc`` (:mod:`drsim.deficit`), announced at ``t_nc``
+1. **passes**: every chunk's baseline, expected and traditional passes and the utility's
+   M&V estimates (:func:`drsim.tasks.simulation_task`), summed exactly
+   (:func:`drsim.loads.sum_loads`).
+
+``run`` adds the monitoring and the closed loop (Ch. 6):
+
+1. **passes + meter tier**: the same task with every household's meter query
+   (Listing 6.1) and the replicas' flags that set γ[groupID, time]
+   (:class:`drsim.threshold.Thresholds`);
+2. **tiers**: user events grouped by (pass, group) to the group leaders (Listing 6.2),
+   their output grouped by pass to the utility (Listing 6.3): the prediction ``t_nc`` of
+   each monitored pass (a prediction on the expected pass is a false alarm);
+3. **incentive**: the second event planned from what the utility knows at ``t_nc``
+   (:mod:`drsim.deficit`, Eq. 6.5-6.8 in :mod:`drsim.incentive`), announced at ``t_nc``
    (+ ``delay_detection``), starting ``second_event_delay`` minutes later, ending at
    ``t_end``;
-4. the adaptive pass (DR1 at θ_red + DR2 at θ_new) and the lottery of Eq. 6.5; the pass
-   replays the traditional pass up to the announcement (common random numbers: nothing
-   before it depends on DR2).
+4. **adaptive pass**: DR1 at θ_red and DR2 at θ_new, with the lottery of Eq. 6.5
+   (:func:`drsim.tasks.adaptive_task`); it replays the traditional pass up to the
+   announcement (common random numbers: nothing before it depends on DR2).
 
-Costs (reading 11) are counted as the deployed system incurs them: meters read every
-``reading`` minutes until their group is latched (or the utility predicts
-non-compliance), then every ``settlement`` minutes; tests, user events, λ fetches and
-the engines' work stop at a group's latch (the utility's at ``t_nc``).
+Each value is computed once, where it is known: chunks send exact sums, the driver merges
+them and plans; executors receive the plan (:class:`drsim.passes.SecondEvent`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Callable
-from pathlib import Path
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from drsim.deficit import (
-    expected_reduction_kwh,
-    last_readings,
-    observed_follow_through,
-    reduction_goal_kwh,
-    reduction_so_far,
-    shortfall_kwh,
+from drsim import deficit
+from drsim.backend import Backend, BackendInfo
+from drsim.evaluation import TierOutcome, costs, tier_outcome
+from drsim.incentive import (
+    IncentiveResult,
+    ParticipantSums,
+    monitoring_cost,
+    plan_second_event,
+    saved_cost,
 )
-from drsim.incentive import ParticipantSums, monitoring_cost, plan_second_event, saved_cost
-from drsim.monitoring import CHANGES, NOT_LATCHED, MonitoringPlan, check_queries
-from drsim.results import check_output, clock, code_version
-from drsim.scenario import ExpectedShare, Scenario
+from drsim.loads import Loads, sum_loads
+from drsim.monitoring import MonitoringPlan, check_queries
+from drsim.passes import MONITORED, PASSES, Chunk, SecondEvent, plan_chunks
+from drsim.scenario import Scenario
+from drsim.tasks import (
+    CHUNKS,
+    EVENTS,
+    LOADS,
+    METER,
+    TIERS,
+    adaptive_task,
+    group_leader,
+    participant_sums,
+    simulation_task,
+    user_events,
+    utility,
+)
+from drsim.threshold import Thresholds
+from drsim.units import clock
 
-__all__ = ["run_scenario", "PASSES"]
-
-PASSES = ("baseline", "expected", "traditional", "adaptive")
-REBOUND_MINUTES = 180  # rebound is looked for in the three hours after t_end
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
-
-
-def _mwh(kw_minutes: float) -> float:
-    return float(kw_minutes) / 60.0 / 1000.0
-
-
-def scenario_hash(scenario: Scenario) -> str:
-    """SHA-256 of the validated scenario (its JSON form): equal hash, equal inputs."""
-    text = json.dumps(scenario.model_dump(mode="json"), sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-# --------------------------------------------------------------------------- tiers
-def _tier_outcome(plan: MonitoringPlan, rows: pd.DataFrame, name: str, n_groups: int
-                  ) -> dict[str, Any]:
-    """Latches, alert ticks and t_nc of one monitored pass from the tier rows."""
-    mine = rows[rows["pass"] == name]
-    latch: list[int] = []
-    alert_ticks: list[np.ndarray] = []
-    for g in range(n_groups):
-        ev = mine[(mine["group"] == g) & (mine["kind"] == "event")]
-        latch.append(int(ev["time"].min()) if len(ev) else NOT_LATCHED)
-        alert_ticks.append(mine[(mine["group"] == g) & (mine["kind"] == "alert")]["time"]
-                           .to_numpy(np.int64))
-    t_nc_rows = mine[mine["kind"] == "t_nc"]["time"]
-    t_nc = int(t_nc_rows.iloc[0]) if len(t_nc_rows) else NOT_LATCHED
-    return {"latch": latch, "alert_ticks": alert_ticks, "t_nc": t_nc}
+Progress = Callable[[str, int, int], None]  # (stage, chunks done, chunks in all)
 
 
-def _stops(plan: MonitoringPlan, latch: list[int], t_nc: int) -> np.ndarray:
-    """Per group, the last minute its meters are tested at the monitoring rate: its latch,
-    the utility's prediction, or the end of the program, whichever comes first."""
-    end = plan.t_end - 1
-    out = []
-    for at in latch:
-        stop = end if at == NOT_LATCHED else at
-        if t_nc != NOT_LATCHED:
-            stop = min(stop, t_nc)
-        out.append(stop)
-    return np.array(out, dtype=np.int64)
+@dataclass
+class Simulation:
+    """The passes of a whole scenario and how the backend ran them."""
+
+    scenario: Scenario
+    chunks: list[Chunk]
+    loads: Loads
+    chunk_rows: pd.DataFrame  # one row per chunk (drsim.tasks.CHUNKS), in chunk order
+    backend: BackendInfo
+    timings: dict[str, float] = field(default_factory=dict)  # stage -> wall seconds
+
+    @property
+    def households(self) -> int:
+        return int(self.chunk_rows["households"].sum())
+
+    @property
+    def ev_households(self) -> int:
+        return int(self.chunk_rows["ev_households"].sum())
+
+    @property
+    def participants(self) -> ParticipantSums:
+        """The participants' exact sums for Eq. 6.5-6.8."""
+        return participant_sums(self.chunk_rows)
 
 
-def _costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray,
-           rows: pd.DataFrame, name: str, outcome: dict) -> dict[str, Any]:
-    """Communication and computation per tier (reading 11), as deployed."""
-    stops = _stops(plan, outcome["latch"], outcome["t_nc"])
-    tests = plan.test_times
-    mine = rows[rows["pass"] == name]
-    readings = 0
-    for g, stop in enumerate(stops.tolist()):
-        fast = len(range(plan.t_start, stop + 1, plan.reading))
-        slow = len(range(stop + plan.settlement, plan.t_end, plan.settlement))
-        readings += int(sizes[g]) * (fast + slow)
-    counted = tests[None, :] <= stops[:, None]  # (groups, tests)
-    processed, pms, outputs = (meter_work[:, j, :] for j in range(3))
-    meter_computation = int(((processed + pms) * counted).sum())
-    fetches = int((processed * counted).sum())
-    user_events = int((outputs * counted).sum())
-    group_computation = group_events = 0
-    for g, stop in enumerate(stops.tolist()):
-        work = mine[(mine["group"] == g) & (mine["kind"] == "work") & (mine["time"] <= stop)]
-        group_computation += int((work["processed"] + work["partial_matches"]).sum())
-        ev = mine[(mine["group"] == g) & (mine["kind"] == "event") & (mine["time"] <= stop)]
-        group_events += len(ev)
-    t_nc = outcome["t_nc"]
-    last = plan.t_end if t_nc == NOT_LATCHED else t_nc
-    uw = mine[(mine["group"] == -1) & (mine["kind"] == "work") & (mine["time"] <= last)]
-    utility_computation = int((uw["processed"] + uw["partial_matches"]).sum())
-    communication = {"meter_readings": readings, "remote_lambda_fetches": fetches,
-                     "user_events": user_events, "group_events": group_events}
-    computation = {"meter": meter_computation, "group": group_computation,
-                   "utility": utility_computation}
-    return {"communication": {**communication, "total": sum(communication.values())},
-            "computation": {**computation, "total": sum(computation.values())}}
+@dataclass
+class Monitored:
+    """What the three tiers produced on the monitored passes."""
+
+    plan: MonitoringPlan
+    thresholds: Thresholds  # γ[groupID, time] of Listing 6.2
+    user_events: pd.DataFrame  # pass, time, houseID, groupID, accLoad
+    households: pd.DataFrame  # pass, houseID, group, first_flag, reduction_kwh, goal_kwh
+    meter_work: dict[str, np.ndarray]  # pass -> (groups, 3, tests)
+    tier_rows: pd.DataFrame  # drsim.tasks.TIERS rows of the group leaders and the utility
+    outcome: dict[str, TierOutcome]  # monitored pass -> latches and prediction
 
 
-def _precision_recall(households: pd.DataFrame, plan: MonitoringPlan, name: str,
-                      stops: np.ndarray) -> tuple[float | None, float | None, dict]:
-    """Household predictions (flagged by the meter tier by each group's ``stops``
-    minute) against realised Eq. 6.2 non-compliance (reduction below the household's
-    goal)."""
-    hh = households[households["pass"] == name]
-    flag = hh["first_flag"].to_numpy()
-    predicted = (flag != NOT_LATCHED) & (flag <= stops[hh["group"].to_numpy()])
-    truth = hh["reduction_kwh"].to_numpy() < hh["goal_kwh"].to_numpy()
-    tp = int((predicted & truth).sum())
-    fp = int((predicted & ~truth).sum())
-    fn = int((~predicted & truth).sum())
-    precision = tp / (tp + fp) if tp + fp else None
-    recall = tp / (tp + fn) if tp + fn else None
-    return precision, recall, {"true_positives": tp, "false_positives": fp,
-                               "false_negatives": fn, "households": int(len(hh)),
-                               "noncompliant_households": int(truth.sum())}
+@dataclass
+class Run:
+    """A closed-loop run: the passes, the monitoring and the second event."""
+
+    simulation: Simulation
+    monitored: Monitored
+    expected_kwh: float  # the utility's estimated expected reduction of the program
+    goal_kwh: float
+    costs: dict[str, Any]  # of the traditional pass, as deployed
+    delay_detection: int
+    deficit: dict[str, Any] | None = None  # what the utility knew at t_nc
+    incentive: IncentiveResult | None = None
+    second: SecondEvent | None = None
+    note: str | None = None  # why there is no second event
+
+    @property
+    def t_nc(self) -> int:
+        return self.monitored.outcome["traditional"].t_nc
 
 
-def _flagged_fraction(plan: MonitoringPlan, user_events: pd.DataFrame, name: str,
-                      sizes: np.ndarray) -> np.ndarray:
-    ev = user_events[user_events["pass"] == name]
-    counts = np.zeros((len(sizes), len(plan.test_times)))
-    if len(ev):
-        col = np.searchsorted(plan.test_times, ev["time"].to_numpy())
-        np.add.at(counts, (ev["groupID"].to_numpy(), col), 1)
-    return counts / sizes[:, None]
+def _stage(progress: Progress | None, name: str):
+    return None if progress is None else partial(progress, name)
 
 
-def _deficit_at(plan: MonitoringPlan, loads, latch: list[int], t_nc: int,
-                theta_o_mean: float, goal_kwh: float, total_kwh: float) -> dict[str, Any]:
-    """What the utility knows at t_nc (drsim.deficit): the reduction realised and
+def simulate(scenario: Scenario, backend: Backend, *, chunk_size: int | None = None,
+             progress: Progress | None = None) -> Simulation:
+    """The baseline, expected and traditional passes of ``scenario``."""
+    simulation, _ = _passes(scenario, backend, None, chunk_size, _stage(progress, "passes"))
+    return simulation
+
+
+def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
+            chunk_size: int | None, progress) -> tuple[Simulation, dict[str, Any]]:
+    """Stage 1 (with the meter tier when ``plan`` is given): the simulation and the
+    backend's handles of the monitored outputs."""
+    started = time.perf_counter()
+    chunks = plan_chunks(scenario, chunk_size)
+    schemas = {"loads": LOADS, "chunks": CHUNKS}
+    if plan is not None:
+        schemas.update(meter=METER, events=EVENTS)
+    out = backend.map_chunks(partial(simulation_task, scenario, tuple(chunks), plan),
+                             len(chunks), schemas, label="passes", progress=progress)
+    loads = sum_loads(backend.collect(out["loads"]), len(scenario.groups), PASSES)
+    rows = _chunk_rows(backend, out["chunks"], len(chunks))
+    simulation = Simulation(scenario, chunks, loads, rows, backend.info,
+                            {"passes_seconds": time.perf_counter() - started})
+    return simulation, out
+
+
+def _chunk_rows(backend: Backend, handle: Any, n_chunks: int) -> pd.DataFrame:
+    rows = backend.collect(handle).to_pandas().sort_values("chunk", ignore_index=True)
+    if not np.array_equal(rows["chunk"].to_numpy(), np.arange(n_chunks)):
+        raise RuntimeError(f"the backend returned {len(rows)} of {n_chunks} chunks")
+    return rows
+
+
+def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
+        chunk_size: int | None = None, progress: Progress | None = None) -> Run:
+    """The closed loop on ``scenario`` (module docstring). ``delay_detection`` [min] shifts
+    the second event later (Figure 6.12)."""
+    if delay_detection < 0:
+        raise ValueError(f"delay_detection must be >= 0 minutes, not {delay_detection}")
+    plan = MonitoringPlan.of(scenario)
+    check_queries(plan)
+    simulation, out = _passes(scenario, backend, plan, chunk_size,
+                              _stage(progress, "passes + meter tier"))
+    started = time.perf_counter()
+    monitored = _tiers(scenario, plan, backend, out)
+    simulation.timings["tiers_seconds"] = time.perf_counter() - started
+
+    loads = simulation.loads
+    sizes = np.array(scenario.group_sizes(), dtype=np.int64)
+    trad = monitored.outcome["traditional"]
+    expected_kwh = deficit.expected_reduction_kwh(
+        loads.estimate_kw["baseline"], loads.estimate_kw["expected"], plan.t_start, plan.t_end)
+    result = Run(simulation, monitored, expected_kwh,
+                 deficit.reduction_goal_kwh(scenario.dr_program.reduction_goal_kwh,
+                                            expected_kwh),
+                 costs(plan, sizes, monitored.meter_work["traditional"], monitored.tier_rows,
+                       "traditional", trad), delay_detection)
+    if not trad.predicted:
+        result.note = "no utility non-compliance predicted: no second event"
+    else:
+        _plan_second_event(result)
+    if result.second is None:  # the adaptive pass is the traditional pass
+        simulation.loads = loads.merged(loads.renamed("traditional", "adaptive"))
+    else:
+        started = time.perf_counter()
+        _adaptive_pass(result, backend, chunk_size, _stage(progress, "adaptive pass"))
+        simulation.timings["adaptive_pass_seconds"] = time.perf_counter() - started
+    return result
+
+
+def _tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[str, Any]
+           ) -> Monitored:
+    """Stage 2: thresholds, group leaders and the utility."""
+    sizes = np.array(scenario.group_sizes(), dtype=np.int64)
+    n_groups, k = len(sizes), len(plan.test_times)
+    meter = backend.collect(out["meter"]).to_pandas()
+    meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
+    thresholds = Thresholds.of(plan, sizes, _replica_flags(meter, n_groups))
+    leaders = backend.group_apply(
+        out["events"], ["pass", "group"],
+        partial(group_leader, plan, tuple(sizes.tolist()), thresholds), TIERS,
+        label="group leaders")
+    util = backend.group_apply(leaders, ["pass"], partial(utility, plan), TIERS,
+                               label="utility")
+    tier_rows = pd.concat([backend.collect(leaders).to_pandas(),
+                           backend.collect(util).to_pandas()], ignore_index=True)
+    tier_rows = tier_rows.sort_values(["pass", "group", "kind", "time"], kind="stable",
+                                      ignore_index=True)
+    meter_work = {name: np.zeros((n_groups, 3, k), dtype=np.int64) for name in MONITORED}
+    for name, group, work in zip(meter["pass"], meter["group"], meter["work"], strict=True):
+        meter_work[name][group] += np.asarray(work, np.int64).reshape(3, k)
+    counts = meter["house"].map(len).to_numpy()
+    households = pd.DataFrame({
+        "pass": np.repeat(meter["pass"].to_numpy(object), counts),
+        "houseID": np.concatenate(meter["house"].to_list()),
+        "group": np.repeat(meter["group"].to_numpy(np.int64), counts),
+        **{c: np.concatenate(meter[c].to_list())
+           for c in ("first_flag", "reduction_kwh", "goal_kwh")}})
+    return Monitored(plan, thresholds, user_events(backend.collect(out["events"]).to_pandas()),
+                     households, meter_work, tier_rows,
+                     {name: tier_outcome(tier_rows, name, n_groups) for name in MONITORED})
+
+
+def _replica_flags(meter: pd.DataFrame, n_groups: int) -> np.ndarray | None:
+    """(groups, tests) replica flags summed over each group's chunks (None without)."""
+    rows = meter[meter["replica_flags"].notna()]
+    if not len(rows):
+        return None
+    flags = np.stack([np.asarray(x, np.int64) for x in rows["replica_flags"]])
+    out = np.zeros((n_groups, flags.shape[1]), dtype=np.int64)
+    np.add.at(out, rows["group"].to_numpy(np.int64), flags)
+    return out
+
+
+def _plan_second_event(result: Run) -> None:
+    """Stage 3: what the utility knows at t_nc and the incentive plan (Eq. 6.5-6.8)."""
+    scenario = result.simulation.scenario
+    plan = result.monitored.plan
+    trad = result.monitored.outcome["traditional"]
+    sums = result.simulation.participants
+    result.deficit = deficit_at(plan, result.simulation.loads, trad, sums.theta_o_mean,
+                                result.goal_kwh, result.expected_kwh)
+    inc = scenario.incentive
+    cost = result.costs
+    incentive = plan_second_event(
+        inc, scenario.dr_program.incentive, sums,
+        monitoring_cost=monitoring_cost(
+            cost["communication"]["total"], cost["computation"]["total"],
+            cost_per_transmitted_event=inc.cost_per_transmitted_event,
+            cost_per_processed_event=inc.cost_per_processed_event),
+        c_saved=saved_cost(result.deficit["shortfall_kwh"], inc.saved_cost_per_kwh),
+        theta_red_mean=result.deficit["theta_red_mean_observed"])
+    result.incentive = incentive
+    announced = trad.t_nc + result.delay_detection
+    start = announced + inc.second_event_delay_minutes
+    if not incentive.scheduled:
+        result.note = incentive.note
+    elif start >= plan.t_end:
+        result.note = (f"the second event would start at {clock(start)}, not before the "
+                       f"program ends ({clock(plan.t_end)})")
+    else:
+        result.second = SecondEvent(announced, start, plan.t_end, incentive)
+
+
+def deficit_at(plan: MonitoringPlan, loads: Loads, outcome: TierOutcome, theta_o_mean: float,
+               goal_kwh: float, total_kwh: float) -> dict[str, Any]:
+    """What the utility knows at t_nc (:mod:`drsim.deficit`): the reduction realised and
     expected so far, the θ̄_red it reads from them and the projected shortfall against
     the goal (``total_kwh``: the estimated expected reduction of the program)."""
-    known = last_readings(plan.t_start, t_nc, np.array(latch), plan.reading, plan.settlement)
+    known = deficit.last_readings(plan.t_start, outcome.t_nc, np.array(outcome.latch),
+                                  plan.reading, plan.settlement)
     est = loads.estimate_group_kw
-    realised, expected = reduction_so_far(loads.group_kw["traditional"], est["baseline"],
-                                          est["expected"], plan.t_start, known)
+    realised, expected = deficit.reduction_so_far(
+        loads.group_kw["traditional"], est["baseline"], est["expected"], plan.t_start, known)
     return {"readings_until": [clock(int(t)) for t in known],
             "realised_reduction_kwh": realised, "expected_reduction_kwh": expected,
             "share_of_expected": realised / expected if expected > 0 else None,
             "theta_o_mean": theta_o_mean,
-            "theta_red_mean_observed": observed_follow_through(theta_o_mean, realised,
-                                                               expected),
-            "shortfall_kwh": shortfall_kwh(goal_kwh, total_kwh, realised, expected)}
+            "theta_red_mean_observed": deficit.observed_follow_through(theta_o_mean, realised,
+                                                                       expected),
+            "shortfall_kwh": deficit.shortfall_kwh(goal_kwh, total_kwh, realised, expected)}
 
 
-# --------------------------------------------------------------------------- the run
-def run_scenario(scenario: Scenario, out_dir: str | Path | None, *, master: str | None = None,
-                 delay_detection: int = 0, chunk_size: int | None = None,
-                 overwrite: bool = False, progress: Progress | None = None
-                 ) -> dict[str, Any]:
-    """Run the adaptive DR scenario; write the run folder to ``out_dir`` (unless None)
-    and return the summary. ``delay_detection`` shifts the second event later (Figure
-    6.12)."""
-    from pyspark.sql import SparkSession
-
-    from spark.adaptive_job import run_adaptive, run_monitored
-    from spark.session import get_spark
-
-    if delay_detection < 0:
-        raise ValueError(f"delay_detection must be >= 0 minutes, not {delay_detection}")
-    started = time.perf_counter()
-    plan = MonitoringPlan.of(scenario)
-    check_queries(plan)
-    if out_dir is not None:
-        check_output(out_dir, overwrite)
-    timings: dict[str, float] = {}
-    own = SparkSession.getActiveSession() is None
-    t0 = time.perf_counter()
-    spark = get_spark(master)
-    timings["spark_start_seconds"] = time.perf_counter() - t0
-    try:
-        def stage(name):
-            return None if progress is None else (lambda d, t: progress(name, d, t))
-
-        mon = run_monitored(spark, scenario, plan, chunk_size, stage("passes + meter tier"))
-        timings.update(mon.timings)
-        n_groups = len(scenario.groups)
-        sizes = np.array([hi - lo for lo, hi in scenario.group_ranges()], dtype=np.int64)
-        outcome = {name: _tier_outcome(plan, mon.tier_rows, name, n_groups)
-                   for name in ("expected", "traditional")}
-        trad = outcome["traditional"]
-        t_nc = trad["t_nc"]
-
-        # ---- incentive module (Eq. 6.5-6.8), with what the utility knows at t_nc
-        costs = _costs(plan, sizes, mon.meter_work["traditional"], mon.tier_rows,
-                       "traditional", trad)
-        sums = sum((ParticipantSums(p["count"], p["theta_o_sum"], p["theta_red_sum"],
-                                    tuple(tuple(x) for x in p["u_counts"]))
-                    for p in mon.participants), ParticipantSums())
-        loads = mon.loads
-        expected_kwh = expected_reduction_kwh(loads.estimate_kw["baseline"],
-                                              loads.estimate_kw["expected"], plan.t_start,
-                                              plan.t_end)
-        goal_kwh = reduction_goal_kwh(scenario.dr_program.reduction_goal_kwh, expected_kwh)
-        deficit = None
-        incentive = None
-        second = None
-        note = None
-        adaptive_kw = loads.group_kw["traditional"]
-        if t_nc == NOT_LATCHED:
-            note = "no utility non-compliance predicted: no second event"
-        else:
-            deficit = _deficit_at(plan, loads, trad["latch"], t_nc, sums.theta_o_mean,
-                                  goal_kwh, expected_kwh)
-            inc = scenario.incentive
-            mon_cost = monitoring_cost(
-                costs["communication"]["total"], costs["computation"]["total"],
-                cost_per_transmitted_event=inc.cost_per_transmitted_event,
-                cost_per_processed_event=inc.cost_per_processed_event)
-            incentive = plan_second_event(
-                inc, scenario.dr_program.incentive, sums, monitoring_cost=mon_cost,
-                c_saved=saved_cost(deficit["shortfall_kwh"], inc.saved_cost_per_kwh),
-                theta_red_mean=deficit["theta_red_mean_observed"])
-            announce = t_nc + delay_detection
-            start = announce + inc.second_event_delay_minutes
-            if not incentive.scheduled:
-                note = incentive.note
-            elif start >= plan.t_end:
-                note = (f"the second event would start at {clock(start)}, not before the "
-                        f"program ends ({clock(plan.t_end)})")
-            else:
-                second = (announce, start, plan.t_end)
-                t4 = time.perf_counter()
-                adaptive = run_adaptive(spark, scenario, second, incentive, chunk_size,
-                                        stage("adaptive pass"))
-                timings["adaptive_pass_seconds"] = time.perf_counter() - t4
-                adaptive_kw = adaptive.loads.group_kw["adaptive"]
-                incentive = incentive.with_response(ParticipantSums(
-                    sums.count, sums.theta_o_sum, sums.theta_red_sum, sums.u_counts,
-                    adaptive.theta_new_sum)).with_lottery(adaptive.winners, adaptive.compliant)
-        app_id = spark.sparkContext.applicationId
-    finally:
-        if own:
-            spark.stop()
-
-    group_kw = {**loads.group_kw, "adaptive": adaptive_kw}
-    system = {name: kw.sum(axis=0) for name, kw in group_kw.items()}
-    summary = _summary(scenario, plan, loads, system, outcome, costs, incentive, second, note,
-                       mon, sizes, delay_detection, master or "local[*]", app_id, goal_kwh,
-                       expected_kwh, deficit)
-    timings["total_seconds"] = time.perf_counter() - started
-    summary["timings"] = timings
-    if out_dir is not None:
-        from drsim.results import RunData, write_run
-
-        data = RunData(
-            name=scenario.name, group_names=[g.name for g in scenario.groups],
-            group_kw=group_kw, estimate_kw=loads.estimate_kw,
-            program=(plan.t_start, plan.t_end), second_event=second,
-            t_nc=None if t_nc == NOT_LATCHED else t_nc, test_times=plan.test_times,
-            ticks=plan.ticks,
-            flagged_fraction={n: _flagged_fraction(plan, mon.user_events, n, sizes)
-                              for n in ("expected", "traditional")},
-            group_alert_ticks={n: o["alert_ticks"] for n, o in outcome.items()},
-            group_latch={n: [None if x == NOT_LATCHED else x for x in o["latch"]]
-                         for n, o in outcome.items()},
-            thresholds=mon.thresholds, tier_events=_tier_tables(mon),
-            summary=summary)
-        write_run(data, out_dir, overwrite=overwrite)
-    return summary
-
-
-def _tier_tables(mon) -> dict[str, pd.DataFrame]:
-    rows = mon.tier_rows
-    group = rows[rows["group"] >= 0]
-    util = rows[(rows["group"] < 0) & (rows["kind"] == "alert")]
-
-    def pick(kind: str) -> pd.DataFrame:
-        t = group[group["kind"] == kind]
-        return pd.DataFrame({"pass": t["pass"].astype(str), "time": t["time"].astype(np.int64),
-                             "groupID": t["group"].astype(np.int64),
-                             "sumAccLoad": t["load"].astype(np.float64)}).reset_index(drop=True)
-
-    return {"user_events": mon.user_events, "group_alerts": pick("alert"),
-            "group_events": pick("event"),
-            "utility_alerts": pd.DataFrame({"pass": util["pass"].astype(str),
-                                            "time": util["time"].astype(np.int64),
-                                            "load": util["load"].astype(np.float64)}
-                                           ).reset_index(drop=True)}
-
-
-def _summary(scenario, plan, loads, system, outcome, costs, incentive, second, note, mon,
-             sizes, delay_detection, master, app_id, goal_kwh, expected_kwh, deficit
-             ) -> dict[str, Any]:
-    start, end = plan.t_start, plan.t_end
-    base = system["baseline"]
-    reduction = {name: _mwh((base[start:end] - system[name][start:end]).sum())
-                 for name in ("expected", "traditional", "adaptive")}
-    share = {name: reduction[name] / reduction["expected"] if reduction["expected"] else None
-             for name in ("traditional", "adaptive")}
-    trad = outcome["traditional"]
-    t_nc = trad["t_nc"]
-    names = [g.name for g in scenario.groups]
-    stops = _stops(plan, trad["latch"], t_nc)
-    precision, recall, confusion = _precision_recall(mon.households, plan, "traditional",
-                                                     stops)
-    whole = np.full(len(stops), plan.t_end - 1)  # had every meter been tested to the end
-    precision_all, recall_all, _ = _precision_recall(mon.households, plan, "traditional",
-                                                     whole)
-    compliant = None
-    if t_nc != NOT_LATCHED:
-        compliant = sum(1 for x in trad["latch"] if x == NOT_LATCHED or x > t_nc)
-    exp_t = outcome["expected"]["t_nc"]
-    after = slice(end, min(end + REBOUND_MINUTES, len(base)))
-    return {
-        "scenario": {"name": scenario.name, "hash": scenario_hash(scenario),
-                     "households": loads.households, "ev_households": loads.ev_households,
-                     "groups": dict(zip(names, sizes.tolist(), strict=True))},
-        "code_version": code_version(),
-        "seeds": {"scenario": scenario.seed},
-        "reduction_goal_mwh": goal_kwh / 1000.0,
-        "reduction_goal": "expected" if scenario.dr_program.reduction_goal_kwh == "expected"
-        else "given",
-        "reduction_mwh": reduction,
-        "reduction_share_of_expected": share,
-        "baseline": {**scenario.baseline.model_dump(mode="json"),
-                     "expected_reduction_mwh": expected_kwh / 1000.0},
-        "prediction": {
-            "predicted": t_nc != NOT_LATCHED,
-            "utility_noncompliance_time": None if t_nc == NOT_LATCHED else clock(t_nc),
-            "detection_delay_minutes": None if t_nc == NOT_LATCHED
-            else t_nc - plan.t_first_test,
-            "groups_compliant_at_prediction": compliant,
-            "group_noncompliance_times": {
-                n: None if x == NOT_LATCHED else clock(x)
-                for n, x in zip(names, trad["latch"], strict=True)},
-            "household_precision": precision,
-            "household_recall": recall,
-            "household_confusion": confusion,
-            "household_precision_whole_program": precision_all,
-            "household_recall_whole_program": recall_all,
-            "expected_pass_noncompliance_time": None if exp_t == NOT_LATCHED
-            else clock(exp_t),
-            "expected_pass_group_noncompliance_times": {
-                n: None if x == NOT_LATCHED else clock(x)
-                for n, x in zip(names, outcome["expected"]["latch"], strict=True)},
-            "expected_pass_groups_latched": sum(
-                1 for x in outcome["expected"]["latch"] if x != NOT_LATCHED),
-            "gamma_user": _gamma_summary(plan),
-        },
-        "deficit_at_prediction": deficit,
-        "second_event": None if second is None else {
-            "announced": clock(second[0]), "start": clock(second[1]), "end": clock(second[2]),
-            "delay_detection_minutes": delay_detection},
-        "second_event_note": note,
-        "incentive": None if incentive is None else incentive.as_dict(),
-        "peaks": {
-            "daily_peak_mw": {n: float(c.max()) / 1000.0 for n, c in system.items()},
-            "rebound_peak_mw": {n: float(system[n][after].max()) / 1000.0
-                                for n in ("traditional", "adaptive")},
-            "rebound_mwh": {n: _mwh(np.clip(system[n][after] - base[after], 0, None).sum())
-                            for n in ("traditional", "adaptive")},
-        },
-        "cost": costs,
-        "monitoring": {"test_times": [clock(t) for t in plan.test_times.tolist()],
-                       "changes_from_printed_listings": CHANGES,
-                       "queries_overridden": sorted(scenario.monitoring.queries)},
-        "spark": {"master": master, "app_id": app_id, "partitions": loads.partitions,
-                  "tasks": loads.tasks},
-        "reference": None if scenario.reference is None
-        else scenario.reference.model_dump(mode="json"),
-    }
-
-
-def _gamma_summary(plan: MonitoringPlan) -> dict[str, Any]:
-    """How Listing 6.2's threshold was set (the values: thresholds.parquet)."""
-    if isinstance(plan.gamma_user, ExpectedShare):
-        return plan.gamma_user.model_dump(mode="json")
-    return {"method": "constant", "value": plan.gamma_user}
+def _adaptive_pass(result: Run, backend: Backend, chunk_size: int | None, progress) -> None:
+    """Stage 4: the adaptive pass, θ_new's mean and the lottery drawn in the run."""
+    simulation = result.simulation
+    scenario, chunks = simulation.scenario, simulation.chunks
+    out = backend.map_chunks(partial(adaptive_task, scenario, tuple(chunks), result.second),
+                             len(chunks), {"loads": LOADS, "chunks": CHUNKS},
+                             label="adaptive pass", progress=progress)
+    adaptive = sum_loads(backend.collect(out["loads"]), len(scenario.groups), ("adaptive",))
+    simulation.loads = simulation.loads.merged(adaptive)
+    rows = _chunk_rows(backend, out["chunks"], len(chunks))
+    winners: dict[float, int] = {}
+    for us, won in zip(rows["u"], rows["winners"], strict=True):
+        for u, n in zip(us, won, strict=True):
+            winners[float(u)] = winners.get(float(u), 0) + int(n)
+    incentive = result.incentive.with_response(participant_sums(rows))
+    result.incentive = incentive.with_lottery({u: n for u, n in winners.items() if n},
+                                              int(rows["second_event_compliant"].sum()))

@@ -115,17 +115,20 @@ class Population:
     @cached_property
     def follow_through_drop(self) -> np.ndarray:
         """Observed drop of follow-through per household (group override or scenario's)."""
-        drops = np.array(
-            [
-                self.scenario.follow_through_drop if g.follow_through_drop is None
-                else g.follow_through_drop
-                for g in self.scenario.groups
-            ]
-        )
+        scenario = self.scenario
+        drops = np.array([scenario.effective_follow_through_drop(g)
+                          for g in range(len(scenario.groups))])
         return drops[self.group]
 
+    @cached_property
+    def observed_follow_through(self) -> np.ndarray:
+        """θ_red per household: θ_o × (1 − drop), the follow-through observed in the first
+        event (§6.3.2)."""
+        return self.follow_through * (1.0 - self.follow_through_drop)
+
     def _group_follow_through(self) -> list[FollowThrough]:
-        return [g.follow_through or self.scenario.follow_through for g in self.scenario.groups]
+        scenario = self.scenario
+        return [scenario.effective_follow_through(g) for g in range(len(scenario.groups))]
 
 
 def inclusion_probabilities(weights: np.ndarray, max_count: int) -> np.ndarray:

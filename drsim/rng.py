@@ -1,4 +1,4 @@
-"""Counter-based random streams (DESIGN.md, "Randomness").
+"""Counter-based random streams (docs/architecture.md).
 
 A draw is a pure function of (scenario seed, household id, stream, counter): a
 SplitMix64 finaliser (Steele, Lea, Flood, "Fast splittable pseudorandom number

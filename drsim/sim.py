@@ -1,12 +1,11 @@
 """SimPy simulation of one chunk of households, vectorized over the chunk.
 
-One ``simpy.Environment`` per chunk and schedule (DESIGN.md, "The simulation"). The
-processes are vectorized over the households: one per appliance flexibility class
-(deferrable, shiftable in advance, non-flexible, cold cycling), one for EVs and one for
-the utility's DR signals. A process advances by events — the next day's batch of
-starts, or a DR signal (announcement, start, end) — and at each wake commits the
-starts that fell due since its last wake with the knowledge it had then, so a
-household reacts to a DR event only from its announcement on.
+One ``simpy.Environment`` per chunk and schedule. The processes are vectorized over the
+households: one per appliance flexibility class (deferrable, shiftable in advance,
+non-flexible, cold cycling), one for EVs and one for the utility's DR signals. A process
+advances by events — the next day's batch of starts, or a DR signal (announcement, start,
+end) — and at each wake commits the starts that fell due since its last wake with the
+knowledge it had then, so a household reacts to a DR event only from its announcement on.
 
 Planned starts (what a household would do without DR) are drawn per day from
 counter-based streams, identical across passes (common random numbers); a DR event
@@ -29,7 +28,8 @@ from drsim.appliances import FLEX_ADVANCE, FLEX_COLD, FLEX_DEFERRABLE, FLEX_NONE
 from drsim.dr import DREvent, ResolvedEvent, active_theta, merged_windows, window_end
 from drsim.ev import planned_sessions
 from drsim.population import Population
-from drsim.starts import DAY, Batch, make_batch
+from drsim.starts import Batch, make_batch
+from drsim.units import DAY, MICRO
 
 FIRST_DAY = -1  # the DR day is day 0; the evening of day -1 runs into it
 MAX_UNTIL = 3 * DAY  # a run ends by the end of day 2 at the latest
@@ -352,9 +352,6 @@ def _duration(b: Batch) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- rendering
-MICRO = 1_000_000  # loads are summed in whole µkW: exact, so any summation order agrees
-
-
 def micro_kw(kw) -> np.ndarray:
     """kW rounded to whole µkW (as float64, exact for sums below 2**53 µkW)."""
     return np.round(np.asarray(kw, dtype=np.float64) * MICRO)

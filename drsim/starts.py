@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-DAY = 1440  # minutes
-
 
 @dataclass
 class Batch:

@@ -1,5 +1,5 @@
 """γ[groupID, time]: Listing 6.2's threshold per group and test time (README, "The
-threshold").
+threshold"; docs/decisions.md, "The group threshold from the expected response").
 
 Listing 6.2 (dissertation §6.2.2) alerts a group when more than γ_user of its households
 are flagged by the meter query (Listing 6.1); Table 6.2 does not give γ_user. A household

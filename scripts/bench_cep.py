@@ -2,7 +2,7 @@
 """Benchmarks of the cep_core engines, one function per part (``bench_<part>()``).
 
 **aseq** — A-Seq against counting by enumerating matches (the "two-step" approach of
-the A-Seq paper, ``seeds/004_a810ddb1f10442b7.txt`` §2.2 and §6.2):
+the A-Seq paper, Qi et al., SIGMOD 2014, §2.2 and §6.2):
 ``COUNT`` over ``SEQ(A a, B b, C c, D d) WITHIN 50`` on a stream of one event per time
 unit, types uniform over A-D (``--events``, default 10,000). Both report, at every D,
 the number of matches that end at or before it and start within the window
@@ -23,7 +23,7 @@ Both are timed in this one process with ``time.perf_counter()``; the enumeration
 The counts of both must be equal at every D (checked). The goal is a ratio of at least
 1,000×; the script says whether it was met and exits 0 either way.
 
-**meter** — Listing 6.1 (``seeds/002_33ee9fd4d8899bf7.txt``, the meter tier of Ch. 6)
+**meter** — Listing 6.1 (the dissertation's meter tier, §6.2.2)
 with ``LENGTH(a+[]) >= m_user`` (m_user = 3), ``--households`` (20,000) × ``--tests``
 (24) readings, one per household per test time, as a pandas DataFrame; ``λ`` is a
 pandas Series indexed by (houseID, time). Through ``cep_core`` (``compile(..).run``,
@@ -34,8 +34,8 @@ and its dict are built outside the timed part, as the query is compiled outside 
 Both outputs must be equal (checked). The reference engine runs the same query on the
 first ``--ref-households`` households for scale. Goal: ``cep_core`` ≥ 10× the loop.
 
-**reference** — the reference engine on Q1 of Listing 4.2 (``seeds/002_33ee9fd4d8899bf7.txt``)
-over the DS1 generator of §4.4.1 (Table 4.1), for skip-till-any-match and
+**reference** — the reference engine on Q1 of the dissertation's Listing 4.2 over the
+DS1 generator of §4.4.1 (Table 4.1), for skip-till-any-match and
 skip-till-next-match: events/s and matches/s (median over ``--ref-repeats`` of the wall
 time of ``run`` only) and the engine's counters. No throughput goal is set for it.
 
@@ -212,12 +212,12 @@ Q1 = ("PATTERN SEQ(A a, B b, C c) WHERE a.ID=b.ID AND a.ID=c.ID AND a.V+b.V=c.V 
 
 
 def make_ds1(n: int, rate: float = 1e6, seed: int = 0) -> list[dict]:
-    """DS1 of ``seeds/002_33ee9fd4d8899bf7.txt`` §4.4.1, Table 4.1 (around line 998):
-    type ~ U({A, B, C, D}), ID ~ U(1, 10), V ~ U(1, 10) "(or controlled)"; for Q1, §4.4.2
-    (around line 1070) draws V of C events from U(2, 10), A and B from U(1, 10).
-    Values chosen here (the text leaves them open): ID and V are integers, both ends
-    inclusive (a.V + b.V = c.V needs discrete values); timestamps in ms, evenly spaced at
-    ``rate`` events/s — 1 million, the input rate stated in §4.4.3 (around line 1134)."""
+    """DS1 of the dissertation's §4.4.1, Table 4.1: type ~ U({A, B, C, D}),
+    ID ~ U(1, 10), V ~ U(1, 10) "(or controlled)"; for Q1, §4.4.2 draws V of C events
+    from U(2, 10), A and B from U(1, 10). Values chosen here (the text leaves them open):
+    ID and V are integers, both ends inclusive (a.V + b.V = c.V needs discrete values);
+    timestamps in ms, evenly spaced at ``rate`` events/s — 1 million, the input rate
+    stated in §4.4.3."""
     rng = np.random.default_rng(seed)
     kinds = rng.choice(list("ABCD"), size=n).tolist()
     ids = rng.integers(1, 11, size=n).tolist()

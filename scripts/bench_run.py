@@ -63,7 +63,8 @@ def print_stages(label: str, walls: list[float], summary: dict, master: str) -> 
     print(f"== {label}: {summary['scenario']['households']:,} households, master {master}, "
           f"median of {len(walls)} run(s): {wall:.1f} s end to end")
     for stage, seconds in summary["timings"].items():
-        print(f"  {stage:36s} {seconds:8.1f} s")
+        if stage.endswith("_seconds"):  # chunk_seconds holds the chunks' min, mean, max
+            print(f"  {stage:36s} {seconds:8.1f} s")
     print(f"  {'start-up and writing (outside total)':36s} "
           f"{wall - summary['timings']['total_seconds']:8.1f} s")
     print(f"  prediction {summary['prediction']['utility_noncompliance_time']}, adaptive "

@@ -26,7 +26,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from drsim.sweep import JOURNAL, SWEEP_RECORD, mean_ci, read_journal
+from drsim.sweeps import JOURNAL, SWEEP_RECORD, mean_ci, read_journal
 
 FIRST_TEST = 18 * 60 + 50  # the paper scenario's first household test (t_start + t_wait)
 CAUGHT = 4  # a drop is caught when at least 4 of 5 seeds predict

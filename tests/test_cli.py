@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -37,18 +38,28 @@ def test_simulate_writes_summary_curves_and_figures(spark, tmp_path):
         "breakdown.png", "load_curves.parquet", "summary.json", "system_demand.png"]
 
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["households"] == 200
-    assert 0 < summary["ev_households"] < 200
-    assert 2 < summary["kwh_per_household_day"] < 50
-    assert 0.1 < summary["evening_peak_kw_per_household"] < 10
+    scenario, energy, peaks = summary["scenario"], summary["energy"], summary["peaks"]
+    assert scenario["households"] == 200
+    assert 0 < scenario["ev_households"] < 200
+    assert 2 < energy["kwh_per_household_day"] < 50
+    assert 0.1 < energy["evening_peak_kw_per_household"] < 10
+    assert re.fullmatch(r"(1[6-9]|2[01]):[0-5]\d", energy["evening_peak_time"])  # 16-22 h
+    assert set(energy["daily_mwh"]) == {"baseline", "expected", "traditional"}
+    assert energy["daily_mwh"]["baseline"] == pytest.approx(
+        energy["kwh_per_household_day"] * 200 / 1000)
     for name in ("expected", "traditional"):
         assert isinstance(summary["reduction_mwh"][name], float)
         breakdown = summary["reduction_breakdown_mwh"][name]
         assert sorted(breakdown) == ["cold", "ev", "rest", "wet"]
         assert sum(breakdown.values()) == pytest.approx(summary["reduction_mwh"][name])
-        assert summary["rebound"][name]["post_event_peak_kw"] > 0
-        assert isinstance(summary["rebound"][name]["post_event_energy_mwh"], float)
-    est = summary["estimated_by_utility"]
+        # rebound: the 180 minutes after the program end, energy above the baseline
+        assert peaks["rebound_peak_mw"][name] > 0
+        assert peaks["rebound_peak_mw"][name] <= peaks["daily_peak_mw"][name]
+        assert "20:30" <= peaks["rebound_peak_time"][name] < "23:30"
+        assert isinstance(peaks["rebound_mwh"][name], float)
+        assert peaks["rebound_mwh"][name] >= 0
+    assert set(peaks["daily_peak_mw"]) == {"baseline", "expected", "traditional"}
+    est = summary["baseline"]
     assert est["method"] == "same_day" and est["error"] == 0.0
     assert est["expected_mwh"] < est["baseline_mwh"]
     assert est["expected_reduction_mwh"] == pytest.approx(est["baseline_mwh"] - est["expected_mwh"])
@@ -56,14 +67,28 @@ def test_simulate_writes_summary_curves_and_figures(spark, tmp_path):
     assert est["baseline_mwh"] == pytest.approx(est["simulated_baseline_mwh"], rel=1e-9)
     assert summary["reduction_goal_mwh"] == pytest.approx(est["expected_reduction_mwh"])
     assert sorted(summary["groups"]) == ["east", "north", "south"]
-    assert summary["scenario"]["households"] == 200
-    assert summary["scenario"]["name"] == "quickstart"
-    assert summary["seed"] == summary["scenario"]["seed"]
+    assert sum(g["households"] for g in summary["groups"].values()) == 200
+    assert scenario["name"] == "quickstart"
+    assert scenario["file"] == "quickstart.yaml"
+    settings = scenario["settings"]  # the whole scenario, as run
+    assert settings["households"] == 200
+    assert (settings["dr_program"]["start"], settings["dr_program"]["end"]) == (
+        "18:30", "20:30")
+    assert summary["seeds"]["scenario"] == settings["seed"]
     assert set(summary["code_version"]) == {"drsim", "git"}
-    assert summary["spark"]["master"] == "local[2]"
-    assert summary["spark"]["partitions"] == summary["spark"]["tasks"] == 6
-    assert summary["peak_task_memory_bytes"] > 0
-    assert summary["timings_seconds"]["simulate_seconds"] > 0
+    backend = summary["backend"]
+    assert backend["name"] == "spark"
+    assert backend["master"] == "local[2]" and backend["parallelism"] == 2
+    assert backend["app_id"]
+    assert backend["chunks"] == backend["partitions"] == backend["tasks"] == 6
+    assert backend["chunk_size"] == 50
+    assert backend["peak_task_memory_bytes"] > 0
+    timings = summary["timings"]
+    assert timings["passes_seconds"] > 0
+    assert timings["total_seconds"] >= timings["passes_seconds"]
+    chunk = timings["chunk_seconds"]
+    assert 0 <= chunk["min"] <= chunk["mean"] <= chunk["max"]
+    assert sorted(summary["files"]) == sorted(p.name for p in out.iterdir())
 
     table = pq.read_table(out / "load_curves.parquet")
     assert table.schema.names == ["pass", "group", "minute", "kw"]
@@ -73,7 +98,15 @@ def test_simulate_writes_summary_curves_and_figures(spark, tmp_path):
     assert set(table.column("pass").to_pylist()) == {"baseline", "expected", "traditional"}
     baseline = table.filter(pa.compute.equal(table.column("pass"), "baseline"))
     daily_kwh = sum(baseline.column("kw").to_pylist()) / 60
-    assert daily_kwh / 200 == pytest.approx(summary["kwh_per_household_day"])
+    assert daily_kwh / 200 == pytest.approx(energy["kwh_per_household_day"])
+    # the rebound from the curves: the 180 minutes after the program end (20:30), the
+    # energy above the baseline counted only where positive
+    system = table.to_pandas().groupby(["pass", "minute"])["kw"].sum().unstack("minute")
+    after = system.loc[:, 20 * 60 + 30:20 * 60 + 30 + 179]
+    for name in ("expected", "traditional"):
+        above = (after.loc[name] - after.loc["baseline"]).clip(lower=0)
+        assert peaks["rebound_mwh"][name] == pytest.approx(above.sum() / 60 / 1000)
+        assert peaks["rebound_peak_mw"][name] == pytest.approx(after.loc[name].max() / 1000)
 
     for png in ("system_demand.png", "breakdown.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -94,9 +127,10 @@ def test_simulate_writes_summary_curves_and_figures(spark, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["qs"]
     # the same numbers for another chunk size (only timings and job statistics differ)
     summary2 = json.loads((out / "summary.json").read_text())
-    for key in ("reduction_mwh", "reduction_breakdown_mwh", "rebound", "groups",
-                "kwh_per_household_day", "evening_peak_kw_per_household"):
+    for key in ("reduction_mwh", "reduction_breakdown_mwh", "peaks", "groups", "energy",
+                "baseline"):
         assert summary2[key] == summary[key], key
+    assert summary2["backend"]["chunks"] == 3  # groups of 67, 67 and 66 in chunks of 80
 
 
 def test_bad_scenario_exits_2_without_traceback(tmp_path):

@@ -21,6 +21,16 @@ def run(*args) -> object:
     return runner.invoke(app, ["run", *map(str, args)])
 
 
+def flatten(value: object, path: str = "") -> dict[str, object]:
+    """A summary as ``{"a.b.c": leaf}`` (empty mappings are leaves)."""
+    if not isinstance(value, dict) or not value:
+        return {path: value}
+    flat: dict[str, object] = {}
+    for key, item in value.items():
+        flat.update(flatten(item, f"{path}.{key}" if path else str(key)))
+    return flat
+
+
 def test_run_writes_the_folder_and_prints_the_table(spark, tmp_path):
     out = tmp_path / "qs"
     result = run(QUICKSTART, "--households", 300, "--chunk-size", 150, "--out", out)
@@ -37,8 +47,36 @@ def test_run_writes_the_folder_and_prints_the_table(spark, tmp_path):
     curves = pq.read_table(out / "load_curves.parquet")
     assert set(curves.column("pass").to_pylist()) == {"baseline", "expected", "traditional",
                                                       "adaptive"}
+    assert sorted(summary["files"]) == sorted(names)
+    assert summary["scenario"]["file"] == "quickstart.yaml"
+    assert summary["backend"]["name"] == "spark"
+    assert summary["backend"]["master"] == "local[2]"
+    assert summary["backend"]["chunks"] == 3  # groups of 100 in chunks of 150
+    assert {"backend_start_seconds", "passes_seconds", "tiers_seconds",
+            "total_seconds"} <= set(summary["timings"])
+    assert summary["second_event_note"] or "adaptive_pass_seconds" in summary["timings"]
+    peaks = summary["peaks"]
+    assert set(peaks["rebound_mwh"]) == {"expected", "traditional", "adaptive"}
+    assert all(peaks["rebound_mwh"][p] >= 0 and peaks["rebound_peak_mw"][p] > 0
+               for p in peaks["rebound_mwh"])
     report = runner.invoke(app, ["report", str(out)])
     assert report.exit_code == 0 and "reduction_mwh" in report.output
+
+    # one summary schema: a run summary is the simulate summary plus the run sections,
+    # with the same values for the passes both make
+    sim_out = tmp_path / "sim"
+    simulated = runner.invoke(app, ["simulate", str(QUICKSTART), "--households", "300",
+                                    "--chunk-size", "150", "--out", str(sim_out)])
+    assert simulated.exit_code == 0, simulated.output
+    sim = flatten(json.loads((sim_out / "summary.json").read_text()))
+    got = flatten(summary)
+    assert set(sim) <= set(got), sorted(set(sim) - set(got))
+    differ = {k for k in sim if sim[k] != got[k] and not k.startswith(("timings.", "files"))
+              and k not in ("backend.app_id", "backend.peak_task_memory_bytes")}
+    assert not differ, sorted(differ)
+    assert set(summary) - {k.split(".")[0] for k in sim} == {
+        "prediction", "deficit_at_prediction", "second_event", "second_event_note",
+        "incentive", "cost", "monitoring"}
 
 
 @pytest.mark.parametrize("args, code, words", [

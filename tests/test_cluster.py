@@ -34,9 +34,10 @@ COMMANDS = [
     pytest.param(["run", str(QUICKSTART), "--households", str(HOUSEHOLDS)], id="run"),
 ]
 
-# summary.json keys that describe how a run went, not what it found
-RUN_FACTS = frozenset({"spark", "timings", "timings_seconds", "peak_task_memory_bytes",
-                       "code_version", "files", "clock"})
+# summary.json keys that describe how a run went, not what it found: the backend (master,
+# app id, parallelism, partitions, tasks, peak task memory), the timings, the code version
+# and the files written
+RUN_FACTS = frozenset({"backend", "timings", "code_version", "files"})
 
 
 # --------------------------------------------------------------------------- helpers
@@ -69,7 +70,7 @@ def assert_same_figures(summary: dict, expected: dict) -> None:
     assert len(numbers) >= 10, f"too few figures to compare: {sorted(want)}"
     differ = {k: (got.get(k, "<missing>"), want.get(k, "<missing>"))
               for k in sorted(set(got) | set(want)) if got.get(k, None) != want.get(k, None)}
-    assert not differ, (f"{summary['spark']['master']} and {expected['spark']['master']} "
+    assert not differ, (f"{summary['backend']['master']} and {expected['backend']['master']} "
                         f"disagree on {len(differ)} figures: {differ}")
 
 
@@ -202,8 +203,9 @@ def inside(path: str | Path, folder: str | Path) -> bool:
 @pytest.mark.parametrize("command", COMMANDS)
 def test_local_1_and_local_2_give_the_same_figures(local_runs, command):
     one, two = local_runs(command, "local[1]", "local[2]")
-    assert one["spark"]["master"] == "local[1]"
-    assert two["spark"]["master"] == "local[2]"
+    assert one["backend"]["master"] == "local[1]"
+    assert two["backend"]["master"] == "local[2]"
+    assert one["backend"]["parallelism"] == 1 and two["backend"]["parallelism"] == 2
     assert one["scenario"]["households"] == two["scenario"]["households"] == HOUSEHOLDS
     assert_same_figures(one, two)
 
@@ -217,7 +219,8 @@ def test_standalone_cluster_gives_the_same_figures(local_runs, standalone_cluste
                 env={"PYSPARK_PYTHON": str(python), "SPARK_LOCAL_IP": "127.0.0.1"},
                 cwd=tmp_path),
         partial(local_runs, command, "local[2]"))  # made already when the test above ran
-    assert summary["spark"]["master"] == standalone_cluster
+    assert summary["backend"]["master"] == standalone_cluster
+    assert summary["backend"]["name"] == "spark"
     assert summary["scenario"]["households"] == HOUSEHOLDS
     assert_same_figures(summary, local)
 

@@ -251,7 +251,7 @@ def test_a_missing_table_entry_is_the_same_error(table):
 
 
 def test_one_per_partition_on_table_24_is_the_non_greedy_result():
-    """Table 2.4 (specs/cep_semantics.md): under skip-till-next-match, one run per
+    """Table 2.4 (dissertation §2.2.2): under skip-till-next-match, one run per
     partition gives the same matches as a run per event."""
     q = cep_core.compile("PATTERN SEQ(A a, B b, A c) WITHIN 10")
     events = [{"type": t, "time": j + 1} for j, t in enumerate("ABBABA")]

@@ -1,6 +1,6 @@
 """The reference engine (cep_core.engine.reference) and query compilation (cep_core.query).
 
-Oracles: Table 2.4 of the dissertation (seeds/002_33ee9fd4d8899bf7.txt §2.2.2), hand-worked
+Oracles: Table 2.4 of the dissertation (§2.2.2, Example 2.7), hand-worked
 streams (Listing 6.1), and a brute-force enumerator of all index subsequences of a stream
 (Definition 2.7) for skip-till-any-match.
 """

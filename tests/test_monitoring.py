@@ -81,8 +81,9 @@ def test_a_lone_flagged_household_does_not_alert_its_group():
     assert u.t_nc == NOT_LATCHED and u.alerts.empty
 
 
-def test_paper_parameters_give_the_earliest_times_of_reading_3():
-    """Everyone fails from the first test: user 19:05, group 19:08, utility 19:11."""
+def test_paper_parameters_give_the_earliest_detection_times():
+    """Everyone fails from the first test: user 19:05, group 19:08, utility 19:11
+    (docs/decisions.md, "Length and detection time")."""
     acc, lam = loads(np.ones((5, len(PLAN.test_times)), dtype=bool))
     m = meter_tier(PLAN, np.arange(5), 0, acc, lam)
     assert m.events["time"].min() == 1145

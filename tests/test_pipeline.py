@@ -1,16 +1,16 @@
-"""The adaptive DR run (drsim.pipeline, spark.adaptive_job): the replay property of the
-closed loop, the second event, costs and the prediction outputs on a small scenario."""
+"""The closed-loop run (drsim.pipeline): the replay property of the closed loop, the second
+event, costs and the prediction outputs on a small scenario, on the serial backend; the
+same summary on Spark."""
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
+import drsim
 from drsim.dr import DREvent
 from drsim.monitoring import MonitoringPlan
 from drsim.passes import pass_schedules
-from drsim.pipeline import run_scenario
 from drsim.population import Population
 from drsim.scenario import load_scenario, scenario_from_dict
 from drsim.sim import ChunkSimulator
@@ -28,7 +28,8 @@ def small(households: int = 400, **monitoring) -> object:
 
 def test_adaptive_pass_replays_the_traditional_pass_before_the_announcement():
     """Two independent simulations, minute by minute: DR2 announced at 19:15 changes
-    nothing before 19:15 (DESIGN.md, "Closed loop by replay"), and something after."""
+    nothing before 19:15 (docs/architecture.md, "The closed loop by replay"), and something
+    after."""
     s = small(300)
     announce, start, end = 19 * 60 + 15, 19 * 60 + 25, 20 * 60 + 30
     trad = pass_schedules(s, 1)["traditional"]
@@ -39,11 +40,15 @@ def test_adaptive_pass_replays_the_traditional_pass_before_the_announcement():
     assert not np.array_equal(a[:, announce:], b[:, announce:])
 
 
+def run_summary(scenario, **options) -> dict:
+    return drsim.run(scenario, backend="serial", **options).summary
+
+
 @pytest.fixture(scope="module")
-def forced(spark):
+def forced():
     """A run whose constant γ_user is low enough that the traditional pass surely predicts."""
     s = small(400, gamma_user=0.01)
-    return s, run_scenario(s, None)
+    return s, run_summary(s)
 
 
 def test_a_prediction_schedules_the_second_event(forced):
@@ -52,7 +57,8 @@ def test_a_prediction_schedules_the_second_event(forced):
     t_nc = summary["prediction"]["utility_noncompliance_time"]
     assert t_nc is not None and summary["prediction"]["predicted"]
     h, m = map(int, t_nc.split(":"))
-    # earliest possible: user 19:05, group 19:08, utility 19:11 (reading 3)
+    # earliest possible: user 19:05, group 19:08, utility 19:11 (docs/decisions.md,
+    # "Length and detection time")
     assert plan.t_first_test + 21 <= h * 60 + m < plan.t_end
     assert summary["prediction"]["detection_delay_minutes"] == h * 60 + m - plan.t_first_test
     second = summary["second_event"]
@@ -112,10 +118,11 @@ def test_costs_and_household_predictions_are_reported(forced):
     assert p["household_recall_whole_program"] >= p["household_recall"]
     conf = p["household_confusion"]
     assert conf["households"] == 400
-    assert summary["spark"]["master"] and summary["spark"]["tasks"] >= 1
+    assert summary["backend"]["name"] == "serial"
+    assert summary["backend"]["tasks"] == summary["backend"]["chunks"] == 6  # 134, 133, 133
 
 
-def test_the_loop_closes_with_the_expected_share_threshold(spark):
+def test_the_loop_closes_with_the_expected_share_threshold():
     """The whole path with γ from the expected response on a small scenario: the two groups
     whose follow-through collapsed latch, the one that follows through does not, the
     expected pass predicts nothing, the second event wins back part of the deficit (a
@@ -124,7 +131,7 @@ def test_the_loop_closes_with_the_expected_share_threshold(spark):
     s = s.model_copy(update={"groups": [g.model_copy(update={"follow_through_drop": d})
                                         for g, d in zip(s.groups, (0.1, 0.8, 0.8),
                                                         strict=True)]})
-    summary = run_scenario(s, None)
+    summary = run_summary(s)
     p = summary["prediction"]
     assert p["predicted"] and summary["second_event"] is not None
     t_nc = p["utility_noncompliance_time"]
@@ -139,8 +146,8 @@ def test_the_loop_closes_with_the_expected_share_threshold(spark):
     assert red["adaptive"] > red["traditional"] + 0.25 * (red["expected"] - red["traditional"])
 
 
-def test_without_a_prediction_the_adaptive_pass_is_the_traditional_one(spark):
-    summary = run_scenario(small(200, gamma_user=0.95), None)
+def test_without_a_prediction_the_adaptive_pass_is_the_traditional_one():
+    summary = run_summary(small(200, gamma_user=0.95))
     assert summary["prediction"]["utility_noncompliance_time"] is None
     assert summary["second_event"] is None and "no utility" in summary["second_event_note"]
     assert summary["incentive"] is None and summary["deficit_at_prediction"] is None
@@ -148,9 +155,9 @@ def test_without_a_prediction_the_adaptive_pass_is_the_traditional_one(spark):
     assert red["adaptive"] == red["traditional"]
 
 
-def test_a_later_detection_moves_the_second_event(forced, spark):
+def test_a_later_detection_moves_the_second_event(forced):
     s, summary = forced
-    later = run_scenario(s, None, delay_detection=10)
+    later = run_summary(s, delay_detection=10)
     a, b = summary["second_event"], later["second_event"]
     assert later["prediction"]["utility_noncompliance_time"] == \
         summary["prediction"]["utility_noncompliance_time"]
@@ -162,25 +169,16 @@ def test_a_later_detection_moves_the_second_event(forced, spark):
 
 def test_bad_delay_is_refused():
     with pytest.raises(ValueError, match="delay_detection"):
-        run_scenario(small(100), None, delay_detection=-5)
+        run_summary(small(100), delay_detection=-5)
 
 
-def test_the_utility_partition_hands_spark_single_chunk_columns():
-    """The utility's partition passes the group tier's rows through as they came: pandas
-    3 keeps a concatenated text column as several Arrow chunks, which Spark's conversion
-    of the partition's output cannot take (a 1.6-million household run has many)."""
-    import pyarrow as pa
-
-    from spark.adaptive_job import TIER_SCHEMA, _utility_tier
-
-    plan = MonitoringPlan.of(small(100))
-    columns = [c.split()[0] for c in TIER_SCHEMA.split(", ")]
-    frames = [pd.DataFrame([(name, g, "event", 1150 + g, 1.0, 0, 0)], columns=columns)
-              for name in ("expected", "traditional") for g in range(3)]
-    out = list(_utility_tier(plan, iter(frames)))
-    assert sum(len(f) for f in out[:len(frames)]) == len(frames)
-    for frame in out:
-        for column in frame.columns:
-            assert isinstance(pa.Array.from_pandas(frame[column]), pa.Array), column
-    t_nc = [f for f in out if (f["kind"] == "t_nc").any()]
-    assert len(t_nc) == 2  # one prediction row per monitored pass
+def test_spark_and_serial_backends_give_the_same_summary(forced, spark):
+    """The run written once: on Spark (local[2], partitions in any order) every value of
+    the summary equals the serial backend's, except the backend's own facts and timings."""
+    s, serial = forced
+    on_spark = drsim.run(s, backend="spark").summary
+    assert on_spark["backend"]["name"] == "spark" and on_spark["backend"]["master"]
+    assert on_spark["prediction"]["predicted"]
+    for key in serial:
+        if key not in ("backend", "timings"):
+            assert on_spark[key] == serial[key], key

@@ -22,30 +22,42 @@ from drsim.report import (
     sweep_table,
 )
 
-SAMPLE = {
-    "scenario_name": "paper_100k",
-    "households": 100000,
-    "seed": 2021,
-    "evening_peak_time": "19:02",
+SAMPLE = {  # the layout of a run's summary.json (drsim.summary), figures of a 100k run
+    "scenario": {"name": "paper_100k", "file": "paper_100k.yaml", "households": 100000,
+                 "ev_households": 30000, "groups": {"G1": 10000, "G2": 20000},
+                 "settings": {
+                     "name": "paper_100k", "seed": 2021,
+                     "groups": [{"name": "G1", "range": [1, 10000], "incentive_u": 1.05},
+                                {"name": "G2", "range": [10001, 30000], "incentive_u": 1.1}],
+                     "incentive": {"u_mappings": [1.05, 1.1, 1.15, 1.2], "beta": 1.8}}},
+    "seeds": {"scenario": 2021},
+    "reduction_goal": "expected",
     "reduction_goal_mwh": 83.28,
-    "scenario": {"name": "paper_100k", "seed": 2021,
-                 "groups": [{"name": "G1", "range": [1, 10000], "incentive_u": 1.05},
-                            {"name": "G2", "range": [10001, 30000], "incentive_u": 1.1}],
-                 "incentive": {"u_mappings": [1.05, 1.1, 1.15, 1.2], "beta": 1.8}},
     "reduction_mwh": {"expected": 83.28, "traditional": 47.89, "adaptive": 82.61},
+    "reduction_breakdown_mwh": {"expected": {"ev": 10.0, "wet": 5.5},
+                                "traditional": {"ev": 6.0, "wet": 3.25}},
+    "groups": {"G1": {"households": 10000, "reduction_mwh": {"expected": 8.5,
+                                                             "traditional": 4.25}},
+               "G2": {"households": 20000, "reduction_mwh": {"expected": 17.0,
+                                                             "traditional": 9.75}}},
+    "energy": {"kwh_per_household_day": 12.56, "evening_peak_kw_per_household": 2.51,
+               "evening_peak_time": "19:02"},
+    "peaks": {"daily_peak_mw": {"baseline": 251.2345, "traditional": 231.0,
+                                "adaptive": 229.81},
+              "rebound_peak_mw": {"traditional": 240.5, "adaptive": 238.25},
+              "rebound_peak_time": {"traditional": "20:31", "adaptive": "20:33"},
+              "rebound_mwh": {"traditional": 4.5, "adaptive": 3.75}},
     "prediction": {"utility_noncompliance_time": "19:11", "groups_compliant": 2,
                    "group_noncompliance_times": {"G1": "19:08", "G2": None},
                    "second_event": {"start": "19:21", "end": "20:30"}},
     "incentive": {"lambda_o": 1.0, "lambda_new": 1.2395, "theta_o_mean": 0.45,
                   "p_inc": 0.5, "kappa": 50000, "penalty_c_nc": None},
-    "peaks": {"baseline": {"peak_kw": 251234.5, "time": "19:02"},
-              "traditional": {"peak_kw": 231000.0, "time": "18:29"},
-              "adaptive": {"peak_kw": 229800.25, "time": "18:29"}},
     "cost": {"communication_events": 12345678, "computation_events": 2345678,
              "by_tier": {"meter": {"events": 100, "partial_matches": 7},
                          "group": {"events": 20, "partial_matches": 3}}},
-    "reduction_breakdown_mwh": {"expected": {"ev": 10.0, "wet": 5.5},
-                                "traditional": {"ev": 6.0, "wet": 3.25}},
+    "backend": {"name": "spark", "master": "local[2]", "partitions": 8, "tasks": 8},
+    "timings": {"passes_seconds": 12.5, "total_seconds": 20.25,
+                "chunk_seconds": {"min": 0.5, "mean": 0.75, "max": 1.25}},
     "files": ["summary.json", "load_curves.parquet"],
 }
 
@@ -91,13 +103,17 @@ def test_sections_in_order_with_one_table_each():
                           "cost"]
     assert titles.index("cost") < titles.index("reduction_breakdown_mwh") < titles.index(
         "scenario")
-    assert titles[-1] == "scenario.groups"  # the scenario comes last, its groups as rows
+    assert titles.index("cost") < titles.index("backend") < titles.index("scenario")
+    # the scenario comes last, the groups of its settings as rows
+    assert titles[-2:] == ["scenario", "scenario.settings.groups"]
 
 
 def test_report_text_shows_every_figure():
     text = render(summary_tables(SAMPLE))
-    # single values
-    assert "households" in text and "100,000" in text and "83.28" in text
+    # single values, and the scenario's
+    assert "reduction_goal_mwh" in text and "83.28" in text
+    assert any("households" in line and "100,000" in line for line in text.splitlines())
+    assert any("evening_peak_time" in line and "19:02" in line for line in text.splitlines())
     # the reductions
     for name, value in (("expected", "83.28"), ("traditional", "47.89"), ("adaptive", "82.61")):
         assert any(name in line and value in line for line in text.splitlines()), name
@@ -107,16 +123,27 @@ def test_report_text_shows_every_figure():
                for line in text.splitlines())
     assert any("penalty_c_nc" in line and "—" in line for line in text.splitlines())
     assert "kappa" in text and "50,000" in text
-    # a mapping of like mappings is a matrix: a row per pass, a column per key
+    # a mapping of like mappings is a matrix: a row per group (or pass), a column per key
+    groups = render([t for t in summary_tables(SAMPLE) if str(t.title) == "groups"])
+    header = next(line for line in groups.splitlines() if "households" in line)
+    assert "reduction_mwh.expected" in header and "reduction_mwh.traditional" in header
+    assert any(line.split("│")[1].strip() == "G2" and "20,000" in line and "9.75" in line
+               for line in groups.splitlines() if "│" in line)
+    breakdown = render([t for t in summary_tables(SAMPLE)
+                        if str(t.title) == "reduction_breakdown_mwh"])
+    assert any(line.split("│")[1].strip() == "traditional" and "3.25" in line
+               for line in breakdown.splitlines() if "│" in line)
+    # peaks: a measure per pass (not the same passes in each), as dotted keys
     peaks = render([t for t in summary_tables(SAMPLE) if str(t.title) == "peaks"])
-    header = next(line for line in peaks.splitlines() if "peak_kw" in line)
-    assert "time" in header
-    assert any(line.split("│")[1].strip() == "adaptive" and "229,800.25" in line
-               for line in peaks.splitlines() if "│" in line)
+    assert any("daily_peak_mw.adaptive" in line and "229.81" in line
+               for line in peaks.splitlines())
+    assert any("rebound_peak_time.adaptive" in line and "20:33" in line
+               for line in peaks.splitlines())
     by_tier = render([t for t in summary_tables(SAMPLE) if str(t.title) == "cost.by_tier"])
     assert "partial_matches" in by_tier and "meter" in by_tier
     # lists of mappings are tables with a row per item
-    groups = render([t for t in summary_tables(SAMPLE) if str(t.title) == "scenario.groups"])
+    groups = render([t for t in summary_tables(SAMPLE)
+                     if str(t.title) == "scenario.settings.groups"])
     assert "incentive_u" in groups and "G2" in groups and "[10001, 30000]" in groups
     assert "[summary.json, load_curves.parquet]" in text
 
@@ -195,7 +222,8 @@ def test_cli_report(tmp_path):
 
     only = runner.invoke(app, ["report", str(run), "--section", "incentive", "-s", "peaks"])
     assert only.exit_code == 0, only.output
-    assert "lambda_new" in only.stdout and "229,800.25" in only.stdout
+    assert "lambda_new" in only.stdout and "229.81" in only.stdout
+    assert "rebound_mwh" in only.stdout
     assert "reduction_mwh" not in only.stdout
 
 

@@ -1,4 +1,5 @@
-"""The adaptive DR run folder (drsim.results.write_run) on small synthetic runs."""
+"""The adaptive DR run folder (drsim.output.write_run) and its figures (drsim.figures)
+on small synthetic runs."""
 
 from __future__ import annotations
 
@@ -10,23 +11,22 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from matplotlib.figure import Figure
 
-from drsim import results
-from drsim.results import (
-    MAX_GROUP_ROWS,
-    MINUTES,
+from drsim import figures, output
+from drsim.figures import MAX_GROUP_ROWS, plot_compliance_timeline, plot_run_demand
+from drsim.output import (
     OutputExistsError,
     RunData,
     event_table,
     json_safe,
-    plot_compliance_timeline,
-    plot_run_demand,
     run_files,
-    run_table,
     write_run,
 )
+from drsim.report import run_table
 from drsim.scenario import ExpectedShare
 from drsim.threshold import Thresholds
+from drsim.units import DAY as MINUTES
 
 T_START, T_END = 18 * 60 + 30, 20 * 60 + 30
 T_NC = 19 * 60 + 11
@@ -86,8 +86,8 @@ def make_run(n_groups: int = 3, t_nc: int | None = T_NC, name: str = "synthetic"
         "reference": {"source": "a paper", "reduction_mwh": {
             "expected": 83.28, "traditional": 47.89, "adaptive": 82.61},
             "utility_noncompliance_time": "19:11", "groups_compliant_at_prediction": 2},
-        "scenario_name": name,
-        "households": 1000,
+        "scenario": {"name": name, "households": 1000,
+                     "groups": {f"G{g + 1}": 100 for g in range(n_groups)}},
         "reduction_mwh": {"expected": np.float64(83.284), "traditional": 47.891,
                           "adaptive": 82.6},
         "prediction": {
@@ -97,10 +97,11 @@ def make_run(n_groups: int = 3, t_nc: int | None = T_NC, name: str = "synthetic"
             "household_precision": float("nan"),
             "household_recall": np.float32(0.75),
         },
-        "groups": {f"G{g + 1}": {"households": 100} for g in range(n_groups)},
+        "groups": {f"G{g + 1}": {"households": 100, "reduction_mwh": {"expected": 1.0}}
+                   for g in range(n_groups)},
         "second_event": (t_nc, t_nc + 10, T_END) if t_nc is not None else None,
         "latches": np.array([1, 2]),
-        "peak_kw": float("inf"),
+        "peaks": {"daily_peak_mw": {"baseline": float("inf")}},
     }
     return RunData(
         name=name,
@@ -141,7 +142,7 @@ def test_write_run_files_read_back(tmp_path):
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary == json_safe(data.summary)
     assert summary["prediction"]["household_precision"] is None  # NaN → null
-    assert summary["peak_kw"] is None  # inf → null
+    assert summary["peaks"]["daily_peak_mw"]["baseline"] is None  # inf → null
     assert summary["reduction_mwh"]["expected"] == pytest.approx(83.284)
     assert summary["second_event"] == [T_NC, T_NC + 10, T_END]
     assert summary["latches"] == [1, 2]
@@ -189,7 +190,7 @@ def test_failed_write_leaves_no_folder(tmp_path, monkeypatch):
     def broken(data, path):
         raise RuntimeError("plot failed")
 
-    monkeypatch.setattr(results, "plot_compliance_timeline", broken)
+    monkeypatch.setattr(output, "plot_compliance_timeline", broken)
     with pytest.raises(RuntimeError, match="plot failed"):
         write_run(make_run(), tmp_path / "run")
     assert list(tmp_path.iterdir()) == []  # neither the folder nor a temporary one
@@ -234,28 +235,25 @@ def test_overwrite_rules(tmp_path):
 
     write_run(make_run(name="second"), out, overwrite=True)
     assert not (out / "marker.txt").exists()
-    assert json.loads((out / "summary.json").read_text())["scenario_name"] == "second"
+    assert json.loads((out / "summary.json").read_text())["scenario"]["name"] == "second"
     assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no .old or .partial left
 
     write_run(make_run(name="third"), out, overwrite=True)  # replacing a run folder again
-    assert json.loads((out / "summary.json").read_text())["scenario_name"] == "third"
+    assert json.loads((out / "summary.json").read_text())["scenario"]["name"] == "third"
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
 
 
 def test_timeline_heatmap_for_many_groups(tmp_path, monkeypatch):
     calls = []
     for name in ("_compliance_rows", "_compliance_heatmap"):
-        original = getattr(results, name)
-        monkeypatch.setattr(results, name,
+        original = getattr(figures, name)
+        monkeypatch.setattr(figures, name,
                             lambda data, path, _f=original, _n=name: (calls.append(_n),
-                                                                      _f(data, path)))
-    many = make_run(n_groups=150)
-    plot_compliance_timeline(many, tmp_path / "many.png")
-    few = make_run(n_groups=MAX_GROUP_ROWS)
-    plot_compliance_timeline(few, tmp_path / "few.png")
-    one = make_run(n_groups=1)
-    plot_compliance_timeline(one, tmp_path / "one.png")
+                                                                      _f(data, path))[1])
+    drawn = [plot_compliance_timeline(make_run(n_groups=n), tmp_path / f"{name}.png")
+             for n, name in ((150, "many"), (MAX_GROUP_ROWS, "few"), (1, "one"))]
     assert calls == ["_compliance_heatmap", "_compliance_rows", "_compliance_rows"]
+    assert all(isinstance(fig, Figure) for fig in drawn)
     for name in ("many.png", "few.png", "one.png"):
         assert (tmp_path / name).read_bytes()[:8] == PNG_MAGIC
 
@@ -279,6 +277,18 @@ def test_plots_without_prediction_or_second_event(tmp_path):
     plot_compliance_timeline(data, tmp_path / "no_tests_heatmap.png")
     for name in ("demand.png", "timeline.png", "no_tests.png", "no_tests_heatmap.png"):
         assert (tmp_path / name).read_bytes()[:8] == PNG_MAGIC
+
+
+def test_plots_return_figures_and_save_only_given_a_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data = make_run()
+    for plot in (plot_run_demand, plot_compliance_timeline):
+        fig = plot(data)
+        assert isinstance(fig, Figure) and fig.axes
+        assert list(tmp_path.iterdir()) == []  # no path: nothing written
+        assert plot(data, tmp_path / "fig.png") is not None
+        assert (tmp_path / "fig.png").read_bytes()[:8] == PNG_MAGIC
+        (tmp_path / "fig.png").unlink()
 
 
 def test_run_table_values_and_missing_keys():

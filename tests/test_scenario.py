@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -122,7 +124,8 @@ def test_paper_scenario_is_table_6_2() -> None:
     assert (m.t_wait_minutes, m.delta_minutes) == (20, 5)
     assert (m.m_user, m.m_group, m.m_utility, m.gamma_group) == (3, 3, 3, 0.4)
     assert s.follow_through_drop == 0.4
-    # reading 8: groups differ; their household-weighted mean drop is the paper's 40 %
+    # groups differ (docs/decisions.md, "Groups differ"); their household-weighted mean
+    # drop is §6.3.2's 40 %
     drops = [s.effective_follow_through_drop(i) for i in range(5)]
     assert len(set(drops)) > 1
     assert sum(d * n for d, n in zip(drops, s.group_sizes(), strict=True)) / s.households \
@@ -538,3 +541,19 @@ def test_reference_block_is_validated(tmp_path) -> None:
                        ({"reduction_mwh": {}}, "reference.source")]:
         path = write(tmp_path, with_changes(reference=bad))
         assert_problem(load_error(path), str(path), where)
+
+
+def test_loading_a_scenario_loads_no_simulation_code() -> None:
+    """``import drsim.scenario`` and loading a file stay light: no SimPy, kernel, Spark or CEP."""
+    heavy = ["simpy", "drsim.sim", "drsim.population", "drsim.appliances", "drsim.baseline",
+             "cep_core", "pyspark"]
+    code = (
+        "import sys\n"
+        "import drsim.scenario\n"
+        f"drsim.scenario.load_scenario({str(SCENARIOS / 'quickstart.yaml')!r})\n"
+        f"print([m for m in {heavy!r} if m in sys.modules])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -1,4 +1,5 @@
-"""The Spark simulation job: exact agreement with direct chunk simulation, determinism.
+"""The simulation stage on the Spark backend: exact agreement with direct chunk simulation,
+determinism.
 
 One local[2] session is shared by the module (Spark takes seconds to start); the last test
 stops it to compare with local[1].
@@ -12,10 +13,11 @@ import numpy as np
 import pytest
 
 from drsim.passes import PASSES, plan_chunks, simulate_chunk
+from drsim.pipeline import simulate
 from drsim.scenario import load_scenario
-from drsim.sim import MICRO
+from drsim.units import MICRO
+from spark.backend import SparkBackend
 from spark.session import get_spark
-from spark.simulate_job import run_simulation
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.filterwarnings(
@@ -31,19 +33,27 @@ def scenario():
 def result50(spark, scenario):
     calls = []
     result = run_simulation(spark, scenario, chunk_size=50,
-                            progress=lambda done, total: calls.append((done, total)))
+                            progress=lambda stage, done, total: calls.append((done, total)))
     result.progress_calls = calls
     return result
 
 
+def run_simulation(session, scenario, **options):
+    return simulate(scenario, SparkBackend(spark=session), **options)
+
+
+def system_kw(result, name):
+    return result.loads.group_kw[name].sum(axis=0)
+
+
 def assert_same_curves(a, b):
-    assert list(a.system_kw) == list(b.system_kw) == list(PASSES)
+    assert list(a.loads.group_kw) == list(b.loads.group_kw) == list(PASSES)
     for name in PASSES:
-        assert np.array_equal(a.system_kw[name], b.system_kw[name]), name
-        assert np.array_equal(a.group_kw[name], b.group_kw[name]), name
-        assert sorted(a.category_kw[name]) == sorted(b.category_kw[name])
-        for category, kw in a.category_kw[name].items():
-            assert np.array_equal(kw, b.category_kw[name][category]), (name, category)
+        assert np.array_equal(a.loads.group_kw[name], b.loads.group_kw[name]), name
+        categories = a.loads.category_kw[name]
+        assert sorted(categories) == sorted(b.loads.category_kw[name])
+        for category, kw in categories.items():
+            assert np.array_equal(kw, b.loads.category_kw[name][category]), (name, category)
     assert (a.households, a.ev_households) == (b.households, b.ev_households)
 
 
@@ -67,30 +77,31 @@ def test_equals_direct_simulation_of_every_chunk(result50, scenario):
     assert (result50.households, result50.ev_households) == (households, ev_households)
     assert households == scenario.households == 200
     for p in PASSES:
-        assert np.array_equal(result50.group_kw[p], group_micro[p] / MICRO)
-        assert np.array_equal(result50.system_kw[p], group_micro[p].sum(axis=0) / MICRO)
-        assert sorted(result50.category_kw[p]) == sorted(category_micro[p])
+        assert np.array_equal(result50.loads.group_kw[p], group_micro[p] / MICRO)
+        assert sorted(result50.loads.category_kw[p]) == sorted(category_micro[p])
         for category, micro in category_micro[p].items():
-            assert np.array_equal(result50.category_kw[p][category], micro / MICRO)
+            assert np.array_equal(result50.loads.category_kw[p][category], micro / MICRO)
 
 
 def test_groups_and_categories_sum_to_the_system_curve(result50):
     for p in PASSES:
-        system = np.round(result50.system_kw[p] * MICRO)
-        assert result50.group_kw[p].shape == (3, 1440)
-        assert np.array_equal(np.round(result50.group_kw[p] * MICRO).sum(axis=0), system)
-        categories = [np.round(kw * MICRO) for kw in result50.category_kw[p].values()]
-        assert "ev" in result50.category_kw[p]
+        system = np.round(system_kw(result50, p) * MICRO)
+        assert result50.loads.group_kw[p].shape == (3, 1440)
+        assert np.array_equal(np.round(result50.loads.group_kw[p] * MICRO).sum(axis=0), system)
+        categories = [np.round(kw * MICRO) for kw in result50.loads.category_kw[p].values()]
+        assert "ev" in result50.loads.category_kw[p]
         assert np.array_equal(np.sum(categories, axis=0), system)
         assert system.min() > 0
 
 
 def test_job_statistics_and_progress(result50):
-    assert result50.master == "local[2]"
-    assert result50.default_parallelism == 2
-    assert result50.partitions == 6 and result50.tasks == 6
-    assert result50.peak_task_rss_bytes > 10 * 2**20
-    assert result50.chunk_seconds.shape == (6,) and (result50.chunk_seconds > 0).all()
+    info = result50.backend
+    assert info.name == "spark" and info.master == "local[2]" and info.parallelism == 2
+    assert [(j.label, j.chunks, j.partitions, j.tasks) for j in info.jobs] == \
+        [("passes", 6, 6, 6)]
+    assert result50.chunk_rows["peak_rss_bytes"].min() > 10 * 2**20
+    seconds = result50.chunk_rows["seconds"].to_numpy()
+    assert seconds.shape == (6,) and (seconds > 0).all()
     assert result50.progress_calls[0] == (0, 6)
     assert result50.progress_calls[-1] == (6, 6)
     done = [d for d, _ in result50.progress_calls]
@@ -108,5 +119,5 @@ def test_same_numbers_on_local1_as_on_local2(spark, scenario, result50):
     spark.stop()
     local1 = get_spark("local[1]", app_name="drsim-tests")
     result1 = run_simulation(local1, scenario, chunk_size=50)
-    assert result1.master == "local[1]" and result1.default_parallelism == 1
+    assert result1.backend.master == "local[1]" and result1.backend.parallelism == 1
     assert_same_curves(result50, result1)

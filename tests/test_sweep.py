@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -20,7 +21,7 @@ from typer.testing import CliRunner
 
 from drsim.cli import app
 from drsim.scenario import ScenarioError, load_scenario
-from drsim.sweep import (
+from drsim.sweeps import (
     DEFAULT_METRICS,
     JOURNAL,
     SweepError,
@@ -551,16 +552,18 @@ def test_null_and_text_metrics(tmp_path):
     assert table["method"].tolist() == ["model", "model"]
 
 
-def test_the_default_runner_is_resolved_when_the_sweep_runs(tmp_path, monkeypatch):
+def test_the_runner_is_given_and_the_sweep_never_imports_the_pipeline(tmp_path, monkeypatch):
     sweep = sweep_from_dict({"grid": {"incentive.beta": [1.4]}}, base=load_scenario(QUICKSTART))
-    monkeypatch.setitem(sys.modules, "drsim.pipeline", None)
-    with pytest.raises(SweepOutputError, match=r"drsim\.pipeline\.run_scenario"):
-        run_sweep(sweep, tmp_path / "none")
+    with pytest.raises(TypeError, match="runner"):
+        run_sweep(sweep, tmp_path / "none")  # no default: the caller composes the run
     assert not (tmp_path / "none").exists()  # found out before any work
+    imported = subprocess.run(
+        [sys.executable, "-c", "import sys, drsim.sweeps; print('drsim.pipeline' in sys.modules)"],
+        capture_output=True, text=True, check=True, cwd=ROOT)
+    assert imported.stdout.strip() == "False"
+    monkeypatch.setitem(sys.modules, "drsim.pipeline", None)  # not importable while it runs
     fake = FakeRunner()
-    monkeypatch.setitem(sys.modules, "drsim.pipeline",
-                        types.SimpleNamespace(run_scenario=fake))
-    run_sweep(sweep, tmp_path / "out")
+    run_sweep(sweep, tmp_path / "out", runner=fake)
     assert len(fake.calls) == 1
 
 
@@ -569,29 +572,42 @@ cli = CliRunner()
 
 
 @pytest.fixture
-def fake_pipeline(monkeypatch):
-    fake = FakeRunner()
-    monkeypatch.setitem(sys.modules, "drsim.pipeline", types.SimpleNamespace(run_scenario=fake))
+def fake_api(monkeypatch):
+    """The CLI's runs go through :mod:`drsim.api`: its backend and run are replaced by fakes.
+
+    The backend remembers its master; ``fake_api.runner`` (a FakeRunner) makes each run.
+    """
+    import drsim.api
+
+    fake = types.SimpleNamespace(runner=FakeRunner())
+
+    def open_backend(backend="spark", master=None):
+        return types.SimpleNamespace(master=master, close=lambda: None)
+
+    def run(scenario, out=None, *, backend, delay_detection=0, **_):
+        summary = fake.runner(scenario, out, master=backend.master,
+                              delay_detection=delay_detection)
+        return types.SimpleNamespace(summary=summary)
+
+    monkeypatch.setattr(drsim.api, "open_backend", open_backend)
+    monkeypatch.setattr(drsim.api, "run", run)
     return fake
 
 
-def test_cli_sweep_runs_and_resumes(tmp_path, monkeypatch, fake_pipeline):
+def test_cli_sweep_runs_and_resumes(tmp_path, fake_api):
     path = write_sweep(tmp_path, {"grid": {"delay_detection": [0, 10, 20]}})
     out = tmp_path / "out"
-    failing = FakeRunner(fail_at=1)
-    monkeypatch.setitem(sys.modules, "drsim.pipeline",
-                        types.SimpleNamespace(run_scenario=failing))
+    fake_api.runner = FakeRunner(fail_at=1)
     result = cli.invoke(app, ["sweep", str(path), "--out", str(out), "--seeds", "2"])
     assert result.exit_code == 1
     assert "the cluster went away" in result.output
     assert "1 of 6 runs are finished" in result.output and "resume" in result.output
 
-    monkeypatch.setitem(sys.modules, "drsim.pipeline",
-                        types.SimpleNamespace(run_scenario=fake_pipeline))
+    fake_api.runner = rest = FakeRunner()
     result = cli.invoke(app, ["sweep", str(path), "--out", str(out), "--seeds", "2",
                               "--master", "local[2]"])
     assert result.exit_code == 0, result.output
-    assert len(fake_pipeline.calls) == 5 and {c[3] for c in fake_pipeline.calls} == {"local[2]"}
+    assert len(rest.calls) == 5 and {c[3] for c in rest.calls} == {"local[2]"}
     assert "resumed: 1 of 6 runs were already done" in result.output
     assert "sweep: 3 points x 2 seeds" in result.stdout
     assert "19:31" in result.stdout  # the prediction time at delay 20
@@ -604,7 +620,7 @@ def test_cli_sweep_runs_and_resumes(tmp_path, monkeypatch, fake_pipeline):
     assert "3 points x 2 seeds" in shown.stdout and "19:21" in shown.stdout
 
 
-def test_cli_bad_sweep_exits_2_before_any_work(tmp_path, fake_pipeline):
+def test_cli_bad_sweep_exits_2_before_any_work(tmp_path, fake_api):
     path = write_sweep(tmp_path, {"grid": {"beta": [1.5], "incentive.beta": [9]}})
     out = tmp_path / "out"
     result = cli.invoke(app, ["sweep", str(path), "--out", str(out)])
@@ -613,31 +629,34 @@ def test_cli_bad_sweep_exits_2_before_any_work(tmp_path, fake_pipeline):
         result.output.replace("\n", ""))
     assert "accepted: a number in [1, 3]" in result.output.replace("\n", "")
     assert "Traceback" not in result.output
-    assert not out.exists() and fake_pipeline.calls == []
+    assert not out.exists() and fake_api.runner.calls == []
 
 
-def test_cli_dry_run_lists_points_and_runs_nothing(tmp_path, fake_pipeline):
+def test_cli_dry_run_lists_points_and_runs_nothing(tmp_path, fake_api):
     result = cli.invoke(app, ["sweep", str(SCENARIOS / "sweeps" / "detection_delay.yaml"),
                               "--out", str(tmp_path / "out"), "--dry-run", "--seeds", "3"])
     assert result.exit_code == 0, result.output
     assert "5 points x 3 seeds = 15 runs" in result.stdout
     assert "2021" in result.stdout
-    assert not (tmp_path / "out").exists() and fake_pipeline.calls == []
+    assert not (tmp_path / "out").exists() and fake_api.runner.calls == []
 
 
-def test_cli_without_the_pipeline_says_so(tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "drsim.pipeline", None)
+def test_cli_unusable_output_folder_says_so(tmp_path, fake_api):
     path = write_sweep(tmp_path, {"grid": {"delay_detection": [0, 10]}})
-    result = cli.invoke(app, ["sweep", str(path), "--out", str(tmp_path / "out")])
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("not a sweep")
+    result = cli.invoke(app, ["sweep", str(path), "--out", str(other)])
     assert result.exit_code == 1
-    assert "drsim.pipeline.run_scenario" in result.output and "Traceback" not in result.output
-    assert not (tmp_path / "out").exists()
+    assert "not a sweep folder" in result.output and "Traceback" not in result.output
+    assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
+    assert fake_api.runner.calls == []
 
 
 def test_the_format_example_in_the_module_docstring_is_valid():
-    import drsim.sweep
+    import drsim.sweeps
 
-    doc = drsim.sweep.__doc__
+    doc = drsim.sweeps.__doc__
     example = doc[doc.index("::") + 2: doc.index("Paths are checked")]
     data = yaml.load(example, Loader=yaml.SafeLoader)
     sweep = sweep_from_dict(data, base=load_scenario(SCENARIOS / "paper_100k.yaml"))

@@ -1,7 +1,7 @@
 """Aggregation operators of cep_core.
 
 * :mod:`cep_core.aggregate.aseq`: A-Seq, aggregates over sequence patterns without
-  constructing matches (DPC, SEM, negation, HPC, PreTree; ``seeds/004_a810ddb1f10442b7.txt``).
+  constructing matches (DPC, SEM, negation, HPC, PreTree; Qi et al., SIGMOD 2014).
 * :mod:`cep_core.aggregate.stream`: the aggregation queries of Listings 6.2/6.3 (top),
   ``SELECT .. FROM T STREAM WHERE .. GROUP BY time RETURN R(..)``.
 """

@@ -1,8 +1,9 @@
 """A-Seq: aggregation over sequence patterns without building matches.
 
 Source: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of
-Stream Sequence Patterns", SIGMOD 2014 (``seeds/004_a810ddb1f10442b7.txt``); digest and
-chosen readings in ``specs/aseq_acep_adaptive.md``.
+Stream Sequence Patterns", SIGMOD 2014 (the A-Seq paper); where its text is garbled or
+unclear, the readings of docs/decisions.md, "A-Seq: repeated event types", "A-Seq: window
+expiry", "A-Seq: negation" and "A-Seq: SUM, AVG, MIN and MAX".
 
 Prefix counters (Lemma 1-2, Eq. 4). For ``SEQ(E1..En)`` keep ``cnt[m]``, the number of
 matches of the prefix ``(E1..Em)``. An event accepted at position ``m`` extends every
@@ -14,8 +15,9 @@ itself.
 * **DPC** (no window, §3.1, Fig. 3): one counter vector per partition with
   ``cnt[0] = 1``, so a START adds one to ``cnt[1]``; O(positions) per event.
 * **SEM** (window, §3.2, Fig. 5, Lemma 3-4): one vector per START event ``s``, live while
-  ``exp = s.time + w >= now``. Definition (§2.1, ``specs/cep_semantics.md`` Def. 2.7): a
-  match spans ``last.time - first.time <= w``, so a vector is live at time ``t`` iff
+  ``exp = s.time + w >= now``. Definition (§2.1; the dissertation's Definition 2.7 and
+  docs/decisions.md, "The window bound is inclusive"): a match spans
+  ``last.time - first.time <= w``, so a vector is live at time ``t`` iff
   ``exp >= t`` (the paper writes ``exp > t``; its pseudocode also has the test reversed).
   The vectors are numpy arrays: for a run of events, every live vector and every START of
   the run is one column of a band ``(offset, node, vector)`` and the update runs once per

@@ -1,5 +1,5 @@
 """The A-Seq engine behind :mod:`cep_core.aggregate.aseq` (semantics and formulas in
-that module's docstring; paper: ``seeds/004_a810ddb1f10442b7.txt``).
+that module's docstring; paper: Qi et al., SIGMOD 2014).
 
 Layout. A query set is compiled to prefix trees (PreTree, §4.1), one per START element;
 node ``v`` of a tree is a prefix with its negations, ``C[v]`` its count (Lemma 2's

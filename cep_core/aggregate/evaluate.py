@@ -1,9 +1,10 @@
 """Evaluation of query expressions for the aggregation operators.
 
 The aggregation operators need scalar evaluation only: of a local predicate on one
-event (A-Seq pushes local predicates below the counters, ``seeds/004_a810ddb1f10442b7.txt``
-§3.4), of an aggregate's argument on one event, and of a group filter or ``RETURN``
-argument on a finished group (Listings 6.2/6.3, ``specs/listings.md``). Each expression
+event (A-Seq pushes local predicates below the counters, Qi et al., SIGMOD 2014, §3.4),
+of an aggregate's argument on one event, and of a group filter or ``RETURN`` argument on
+a finished group (the dissertation's Listings 6.2/6.3; docs/decisions.md, "Stream
+aggregation queries"). Each expression
 is compiled once to a closure by :class:`ScalarCompiler`, a subclass of the language's
 one expression compiler (:class:`cep_core.expr.ExprCompiler`: the same operators,
 built-ins and lookups as the pattern plan).

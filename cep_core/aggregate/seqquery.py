@@ -1,4 +1,4 @@
-"""Sequence aggregation queries for A-Seq (``seeds/004_a810ddb1f10442b7.txt`` §2.1).
+"""Sequence aggregation queries for A-Seq (Qi et al., SIGMOD 2014, §2.1).
 
 ``PATTERN SEQ(E1, .., !Ei, .., En) [WHERE local and equivalence predicates] [GROUP BY]
 AGG COUNT|SUM|AVG|MIN|MAX WITHIN w``: built by hand (:func:`seq_query`) or from a parsed

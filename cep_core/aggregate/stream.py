@@ -1,7 +1,7 @@
 """Stream aggregation: ``SELECT aggs FROM T STREAM [WHERE ..] [GROUP BY ..] RETURN R(..)``.
 
-The group and utility tiers of the DR application (dissertation Listings 6.2 and 6.3,
-top; ``specs/listings.md``, ``specs/dr_case_study.md``) count the distinct households
+The group and utility tiers of the DR application (dissertation §6.2.2, Listings 6.2 and
+6.3, top; docs/decisions.md, "Stream aggregation queries") count the distinct households
 (groups) that raised an alert at each time and sum their loads::
 
     SELECT COUNT(DISTINCT houseID) AS alertNum, SUM(accLoad) AS sumAccLoad

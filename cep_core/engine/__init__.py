@@ -1,4 +1,4 @@
-"""Engines that run a compiled plan (``DESIGN.md``, "The CEP core"): the reference
+"""Engines that run a compiled plan (docs/architecture.md): the reference
 engine (per event, every selection policy, any pattern); a keyed vectorized engine joins
 it later with the same semantics."""
 

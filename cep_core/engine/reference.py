@@ -1,7 +1,9 @@
 """The reference engine: per event, partial matches with bindings, every selection policy.
 
-Semantics (dissertation ``seeds/002_33ee9fd4d8899bf7.txt`` §2.2.2, Definition 2.7,
-Table 2.4; the chosen readings are in ``specs/cep_semantics.md``):
+Semantics (dissertation §2.2.2, Definition 2.7, Example 2.7 and Table 2.4; where the
+text is silent, the readings of docs/decisions.md, "The window bound is inclusive",
+"Selection policies and Table 2.4", "Kleene closure under skip-till-next-match", "One run
+per partition", "Negation between pattern elements" and "Lookups and remote data"):
 
 * **Matches** preserve stream order and span at most the window: ``last.t − first.t ≤ τ``.
   A partial match (PM) that can no longer satisfy this is dropped.
@@ -11,9 +13,9 @@ Table 2.4; the chosen readings are in ``specs/cep_semantics.md``):
   event starts a PM only when its partition has no live PM after the event was offered
   to the partition's PMs (an event that ends or completes the partition's run may start
   the next one). Under skip-till-next-match and strict contiguity runs never split, so a
-  partition holds at most one PM: "one run per household, extended greedily"
-  (``specs/dr_case_study.md`` reading 5). Over Table 2.4 skip-till-next-match gives the
-  same matches under both options.
+  partition holds at most one PM: one run per household, as the DR monitoring needs
+  (docs/decisions.md, "Strict contiguity in the monitoring queries"). Over Table 2.4
+  skip-till-next-match gives the same matches under both options.
 * **skip-till-any-match** (greedy): every PM that an event can extend is split into the
   extended copy and the unchanged original; at a Kleene state each qualifying event both
   extends the run and leaves the unextended run alive, and a run may also proceed to the
@@ -50,9 +52,10 @@ input filter), ``pm_created`` (starts and the copies made by splitting), ``pm_ex
 extended: window, strict contiguity, a NEG that blocks every way on, the state filter),
 ``predicates`` evaluated, ``outputs`` emitted.
 
-Extension points (``DESIGN.md``, "The CEP core"): ``input_filter(event) -> bool`` before
-each event (False drops it: state unchanged, nothing emitted); ``state_filter(views) ->
-kept views`` over the live PMs (:class:`PMView`: state, age, the attribute values their
+Extension points (docs/architecture.md; where hybrid load shedding, the dissertation's
+§4.2.2, and remote data, its Ch. 5, plug in): ``input_filter(event) -> bool`` before each
+event (False drops it: state unchanged, nothing emitted); ``state_filter(views) -> kept
+views`` over the live PMs (:class:`PMView`: state, age, the attribute values their
 predicates read) after each event or each fed batch; :class:`Statistics` (events per
 type, predicate pass rates).
 """

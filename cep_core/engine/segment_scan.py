@@ -10,7 +10,7 @@ policy is strict contiguity (one run per key); the predicates of the Kleene step
 (``v[i]`` to ``v[i+1]``) read only the new event and the one before it (``v[i]``,
 ``v[i+1]``, ``v[last]``, parameters, lookups), not ``v[1]``, ``v[n]`` or ``LENGTH``.
 Acceptance predicates and ``RETURN`` may read anything the keyed engine reads.
-Listing 6.1 of ``seeds/002_33ee9fd4d8899bf7.txt`` (the DR meter tier) is of this class.
+Listing 6.1 of the dissertation (§6.2.2, the DR meter tier) is of this class.
 
 **Why one scan suffices.** Under strict contiguity the run of a key after its event
 ``j`` is live when ``j`` extends it (the run was live after the key's previous event

@@ -1,7 +1,8 @@
 """Abstract syntax of the query language (dissertation Ch. 2 and the listings of Ch. 4-6).
 
-The language is SASE+-like; the text has no formal grammar (specs/cep_semantics.md), so
-this module and ``grammar.lark`` are ours. Every node is an immutable dataclass; ``pos``
+The language is SASE+-like; the text has no formal grammar (§2.2.1; docs/decisions.md,
+"The query language has no printed grammar"), so this module and ``grammar.lark`` are
+ours. Every node is an immutable dataclass; ``pos``
 (line, column) points into the query text for error messages and is left out of
 equality.
 """

@@ -1,36 +1,17 @@
-"""Scenario files: the validated description of one demand-response (DR) experiment.
+"""The scenario's pydantic models: what each parameter means, its unit, default and bounds.
 
-A scenario YAML file sets every parameter of a run: the households and their groups, the load
-model's settings, the DR program, the compliance monitoring of the three tiers (dissertation
-Ch. 6, Table 6.2) and the incentive module. The pydantic models below are the single place that
-says what each parameter means, its unit, its default and its bounds; the packaged scenarios in
-``scenarios/`` show them with comments.
-
-Entry points::
-
-    load_scenario(path)          read, validate, and remember the file (for relative paths)
-    scenario_from_dict(data)     validate a mapping that is already in memory
-
-A bad scenario raises :class:`ScenarioError` before any work, with one line per problem::
-
-    scenarios/x.yaml: monitoring.gamma_group: Input should be less than or equal to 1
-        (got 1.5); accepted: a number in (0, 1]
-
-(printed on one line). Household ids are 0-based inside the simulator; Table 6.2's consumer
-numbers ("consumer No.1-No.10,000") are 1-based and inclusive, and group ``range`` uses them.
+:class:`Scenario` is one DR experiment; its blocks are :class:`Group`, :class:`FollowThrough`,
+:class:`ApplianceSettings`, :class:`EVSettings`, :class:`DRProgram`, :class:`Monitoring`
+(with :class:`ExpectedShare`), :class:`Incentive`, :class:`BaselineSettings` and
+:class:`Reference`.
 """
 
 from __future__ import annotations
 
-import difflib
-import re
-import types
-import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-import yaml
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -41,13 +22,21 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic.fields import FieldInfo
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
+from drsim.scenario.errors import TOP_LEVEL, ScenarioError, _problem, _problems, _show
+from drsim.scenario.explain import _explain, _unwrap
+from drsim.units import DAY, clock, clock_minutes
+
 __all__ = [
+    "MAX_CHUNK_SIZE",
+    "MAX_GROUPS",
+    "MAX_HOUSEHOLDS",
+    "MAX_SEED",
     "ApplianceSettings",
     "BaselineSettings",
+    "ClockTime",
     "DRProgram",
     "EVSettings",
     "ExpectedShare",
@@ -56,10 +45,8 @@ __all__ = [
     "Incentive",
     "Monitoring",
     "Reference",
+    "ReferenceReductions",
     "Scenario",
-    "ScenarioError",
-    "load_scenario",
-    "scenario_from_dict",
 ]
 
 MAX_HOUSEHOLDS = 20_000_000
@@ -67,65 +54,23 @@ MAX_CHUNK_SIZE = 200_000
 MAX_GROUPS = 1000
 MAX_SEED = 2**63 - 1
 
-TOP_LEVEL = "(top level)"
-
-
-# --------------------------------------------------------------------------------------------
-# Errors
-# --------------------------------------------------------------------------------------------
-
-
-class ScenarioError(ValueError):
-    """A scenario that cannot be used, with every problem found.
-
-    ``str(error)`` has one line per problem: ``<file>: <field path>: <problem>; accepted: <...>``.
-    ``problems`` holds the same as ``(field path, problem, accepted)`` triples.
-    """
-
-    def __init__(self, source: str, problems: list[tuple[str, str, str]]):
-        self.source = source
-        self.problems = list(problems)
-        super().__init__(
-            "\n".join(f"{source}: {path}: {problem}; accepted: {accepted}"
-                      for path, problem, accepted in self.problems)
-        )
-
-    def __reduce__(self):
-        """Rebuild from the original arguments (pickling, re-raising in SimPy/Spark)."""
-        return (type(self), (self.source, self.problems))
-
-
-def _problem(problem: str, accepted: str, at: str = "") -> PydanticCustomError:
-    """A validation error carrying its own "accepted" text.
-
-    ``at`` extends the error's location (".end", "[2].range") when a validator of an enclosing
-    model finds a problem that belongs to one of its fields.
-    """
-    return _problems([(at, problem, accepted)])
-
-
-def _problems(items: list[tuple[str, str, str]]) -> PydanticCustomError:
-    summary = "; ".join(f"{at.lstrip('.') + ': ' if at else ''}{p}" for at, p, _ in items)
-    return PydanticCustomError("scenario", "{summary}", {"summary": summary,
-                                                         "problems": tuple(items)})
-
 
 # --------------------------------------------------------------------------------------------
 # Field types
 # --------------------------------------------------------------------------------------------
 
-_CLOCK = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*$")
 _CLOCK_ACCEPTED = "a clock time HH:MM from 00:00 to 23:59, e.g. 18:30"
 
 
 def _clock_time(value: Any) -> str:
     """Normalise a clock time to "HH:MM"; a clear error otherwise."""
     if isinstance(value, str):
-        match = _CLOCK.match(value)
-        if match:
-            hours, minutes = int(match[1]), int(match[2])
-            if hours <= 23 and minutes <= 59:
-                return f"{hours:02d}:{minutes:02d}"
+        try:
+            minute = clock_minutes(value)
+        except ValueError:
+            minute = DAY  # not a clock time: the error below
+        if minute < DAY:  # 24:00 ends a day but starts none
+            return clock(minute)
     hint = ""
     if isinstance(value, int) and not isinstance(value, bool):
         hint = " (write the time as text, e.g. \"18:30\")"
@@ -136,9 +81,9 @@ def _clock_time(value: Any) -> str:
 ClockTime = Annotated[str, BeforeValidator(_clock_time)]
 
 
-def _minutes(clock: str) -> int:
-    hours, minutes = clock.split(":")
-    return int(hours) * 60 + int(minutes)
+def _minutes(time: str) -> int:
+    """Minutes since midnight of a normalised clock time (a :data:`ClockTime`)."""
+    return clock_minutes(time)
 
 
 def _described(description: str, accepted: str | None = None, null_means: str | None = None,
@@ -875,354 +820,3 @@ def _scale_sizes(sizes: list[int], n: int) -> list[int]:
             result[i] -= 1
         missing = n - sum(result)
     return result
-
-
-# --------------------------------------------------------------------------------------------
-# Reading and validating
-# --------------------------------------------------------------------------------------------
-
-_INT_TAG = "tag:yaml.org,2002:int"
-_FLOAT_TAG = "tag:yaml.org,2002:float"
-
-
-class _ScenarioLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, minus two YAML 1.1 surprises, plus a duplicate-key check.
-
-    - ``18:30`` stays the text "18:30" (YAML 1.1 reads it as the base-60 integer 1110);
-    - ``1e-3`` is a number (YAML 1.1 needs a dot: ``1.0e-3``);
-    - a key given twice in one mapping is an error, not silently the last value.
-    """
-
-    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
-        if isinstance(node, yaml.MappingNode):
-            seen: dict[Any, int] = {}
-            for key_node, _ in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    continue
-                key = self.construct_object(key_node, deep=deep)
-                try:
-                    first_line = seen.get(key)
-                except TypeError:  # unhashable: the base class reports it
-                    continue
-                if first_line is not None:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"duplicate key {key!r} (first given on line "
-                                    f"{first_line + 1})", key_node.start_mark)
-                seen[key] = key_node.start_mark.line
-        return super().construct_mapping(node, deep=deep)
-
-
-_ScenarioLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_INT_TAG, _FLOAT_TAG)]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_ScenarioLoader.add_implicit_resolver(
-    _INT_TAG,
-    re.compile(r"^(?:[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?0b[01_]+)$"),
-    list("-+0123456789"),
-)
-_ScenarioLoader.add_implicit_resolver(
-    _FLOAT_TAG,
-    re.compile(r"^(?:[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
-               r"|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+"
-               r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
-    list("-+0123456789."),
-)
-
-_YAML_ACCEPTED = ("YAML text: 'key: value' lines, nested blocks indented with spaces "
-                  "(not tabs), lists as '- item' or [a, b]")
-
-
-def read_yaml(file: Path, error: type[ScenarioError], what: str) -> Any:
-    """The parsed YAML of ``file`` (None when empty); every problem (missing, a folder, not
-    UTF-8, unreadable, bad YAML with its line and column) raises ``error`` naming the
-    file. ``what`` names the kind of file in the messages ("scenario", "sweep")."""
-    source = str(file)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise error(source, [("(file)", "no such file",
-                              f"the path of an existing {what} YAML file")]) from None
-    except IsADirectoryError:
-        raise error(source, [("(file)", "is a folder, not a file",
-                              f"the path of a {what} YAML file")]) from None
-    except UnicodeDecodeError as exc:
-        raise error(source, [("(file)", f"not UTF-8 text ({exc.reason} at byte "
-                              f"{exc.start})", "a UTF-8 encoded YAML file")]) from None
-    except OSError as exc:
-        raise error(source, [("(file)", f"cannot be read ({exc.strerror})",
-                              f"a readable {what} YAML file")]) from None
-    try:
-        return yaml.load(text, Loader=_ScenarioLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else TOP_LEVEL
-        problem = exc.problem or exc.context or "invalid YAML"
-        if exc.context and exc.problem and exc.context_mark is not None:
-            problem += f" ({exc.context} on line {exc.context_mark.line + 1})"
-        raise error(source, [(where, f"invalid YAML: {problem}", _YAML_ACCEPTED)]) from None
-    except yaml.YAMLError as exc:
-        raise error(source, [(TOP_LEVEL, f"invalid YAML: {exc}", _YAML_ACCEPTED)]) from None
-
-
-def load_scenario(path: str | Path) -> Scenario:
-    """Read a scenario YAML file, validate it and remember where it came from.
-
-    Files the scenario names (catalogue, EV data, follow-through distributions) must exist,
-    relative to the scenario file's folder. Raises :class:`ScenarioError` for every problem.
-    """
-    source = str(path)
-    file = Path(path)
-    data = read_yaml(file, ScenarioError, "scenario")
-    if data is None:
-        raise ScenarioError(source, [(TOP_LEVEL, "the file is empty (or only comments)",
-                                      _mapping_accepted(Scenario))])
-    scenario = scenario_from_dict(data, source=source).model_copy(
-        update={"source_path": file.absolute()})
-    _check_files(scenario, source)
-    return scenario
-
-
-def scenario_from_dict(data: dict, source: str = "<dict>") -> Scenario:
-    """Validate an in-memory scenario mapping (the parsed YAML); ``source`` names it in errors."""
-    if not isinstance(data, dict):
-        raise ScenarioError(source, [(TOP_LEVEL, f"expected a mapping of scenario keys, got "
-                                                 f"{_kind(data)}",
-                                      _mapping_accepted(Scenario))])
-    try:
-        return Scenario.model_validate(data, context={"from_file": True})
-    except ValidationError as exc:
-        raise ScenarioError(source, _explain(exc)) from None
-
-
-def _check_files(scenario: Scenario, source: str) -> None:
-    """Files named by the scenario must exist (before any work starts)."""
-    wanted = [("appliances.catalogue", scenario.appliances.catalogue, "default",
-               "a catalogue YAML file"),
-              ("ev.data", scenario.ev.data, "default", "an EV parameter YAML file"),
-              ("follow_through.distribution", scenario.follow_through.distribution, "survey",
-               "a follow-through YAML file")]
-    for i, group in enumerate(scenario.groups):
-        if group.follow_through is not None:
-            wanted.append((f"groups[{i}].follow_through.distribution",
-                           group.follow_through.distribution, "survey",
-                           "a follow-through YAML file"))
-    problems = [
-        (path, f"file not found: {value!r} (relative paths are read from the scenario "
-               "file's folder)", f"{packaged!r} or the path of {what}")
-        for path, value, packaged, what in wanted
-        if value != packaged and not scenario.resolve_path(value).is_file()
-    ]
-    if problems:
-        raise ScenarioError(source, problems)
-
-
-# --------------------------------------------------------------------------------------------
-# Turning pydantic's errors into "<path>: <problem>; accepted: <...>"
-# --------------------------------------------------------------------------------------------
-
-
-def _explain(exc: ValidationError, root: type[BaseModel] | None = None
-             ) -> list[tuple[str, str, str]]:
-    """(path, problem, accepted) of each error of ``exc``, paths from ``root`` (default:
-    Scenario)."""
-    root = root or Scenario
-    lines = []
-    for err in exc.errors(include_url=False):
-        loc = tuple(err["loc"])
-        ctx = err.get("ctx") or {}
-        if err["type"] == "scenario" and "problems" in ctx:
-            for at, problem, accepted in ctx["problems"]:
-                lines.append((_join_path(loc, at), problem, accepted))
-            continue
-        kind = err["type"]
-        if kind == "missing" and loc and isinstance(loc[-1], int):
-            # a short fixed-length list such as range: [1]: blame the list, not the item
-            field, annotation, metadata, _ = _locate(loc[:-1], root)
-            lines.append((_join_path(loc[:-1]), f"too few items: item {loc[-1]} is missing",
-                          _accepted(field, annotation, metadata)))
-            continue
-        field, annotation, metadata, owner = _locate(loc, root)
-        path = _join_path(loc)
-        if kind == "extra_forbidden":
-            key = str(loc[-1]) if loc else "?"
-            keys = _keys(owner) if owner is not None else []
-            close = difflib.get_close_matches(key, keys, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            lines.append((path, f"unknown key {key!r}{hint}",
-                          "the keys " + ", ".join(keys) if keys else "no keys here"))
-            continue
-        accepted = _accepted(field, annotation, metadata)
-        if kind == "missing":
-            problem = "required key missing"
-        elif kind in ("model_type", "model_attributes_type", "dict_type"):
-            problem = f"expected a mapping, got {_kind(err['input'])}"
-        elif kind in ("list_type", "tuple_type"):
-            problem = f"expected a list, got {_kind(err['input'])}"
-        else:
-            problem = f"{err['msg']} (got {_show(err['input'])})"
-        lines.append((path, problem, accepted))
-    return lines
-
-
-def _join_path(loc: tuple[Any, ...], at: str = "") -> str:
-    path = ""
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        else:
-            path += ("." if path else "") + str(part)
-    if at:
-        path = path + at if path and at[0] in ".[" else (path + "." + at if path else at)
-    path = path.lstrip(".")
-    return path or TOP_LEVEL
-
-
-def _unwrap(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]:
-    """Strip Annotated and Optional: (core type, constraints, allows None)."""
-    optional = False
-    while True:
-        origin = typing.get_origin(annotation)
-        if origin is Annotated:
-            annotation, *extra = typing.get_args(annotation)
-            for item in extra:  # Field(...) inside Annotated keeps its constraints in .metadata
-                metadata = [*metadata, *(item.metadata if isinstance(item, FieldInfo) else [item])]
-        elif origin in (typing.Union, types.UnionType):
-            args = [a for a in typing.get_args(annotation) if a is not type(None)]
-            optional = optional or len(args) < len(typing.get_args(annotation))
-            if len(args) != 1:
-                return annotation, metadata, optional
-            annotation = args[0]
-        else:
-            return annotation, metadata, optional
-
-
-def _model_of(annotation: Any) -> type[BaseModel] | None:
-    """The model of a field (the one model among the members of a union such as
-    ``float | ExpectedShare``), else None."""
-    core, _, _ = _unwrap(annotation, [])
-    members = typing.get_args(core) if typing.get_origin(core) in (typing.Union,
-                                                                    types.UnionType) else (core,)
-    models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
-    return models[0] if len(models) == 1 else None
-
-
-def _locate(loc: tuple[Any, ...], root: type[BaseModel]
-            ) -> tuple[FieldInfo | None, Any, list[Any], type[BaseModel] | None]:
-    """Follow an error location from ``root``: (field, type, constraints, enclosing model).
-
-    The enclosing model is the one whose keys are valid at the location's last step (for
-    "unknown key" errors).
-    """
-    field: FieldInfo | None = None
-    annotation: Any = root
-    metadata: list[Any] = []
-    owner: type[BaseModel] | None = root
-    for part in loc:
-        model = _model_of(annotation)
-        core, _, _ = _unwrap(annotation, metadata)
-        owner = model
-        if model is not None and isinstance(part, str) and part in model.model_fields:
-            field = model.model_fields[part]
-            annotation, metadata = field.annotation, list(field.metadata)
-            continue
-        origin = typing.get_origin(core)
-        args = typing.get_args(core)
-        if origin is list and args:
-            annotation, metadata, field = args[0], [], None
-        elif origin is tuple and args:
-            index = part if isinstance(part, int) and part < len(args) else 0
-            annotation, metadata, field = args[index], [], None
-        elif origin is dict and len(args) == 2:
-            annotation, metadata, field = args[1], [], None
-        else:
-            break  # an unknown key (or a pydantic-internal step): stay where we are
-    return field, annotation, metadata, owner
-
-
-def _keys(model: type[BaseModel]) -> list[str]:
-    return [name for name in model.model_fields if name != "source_path"]
-
-
-def _mapping_accepted(model: type[BaseModel]) -> str:
-    return "a mapping with the keys " + ", ".join(_keys(model))
-
-
-def _accepted(field: FieldInfo | None, annotation: Any, metadata: list[Any]) -> str:
-    """What a field (or list item) accepts, in words, from its type and constraints."""
-    extra = field.json_schema_extra if field is not None else None
-    extra = extra if isinstance(extra, dict) else {}
-    core, metadata, _ = _unwrap(annotation, metadata)
-    text = extra.get("accepted")
-    if not isinstance(text, str):
-        text = _describe(core, metadata)
-    null_means = extra.get("null_means")
-    return text + (f" or null ({null_means})" if isinstance(null_means, str) else "")
-
-
-def _describe(core: Any, metadata: list[Any]) -> str:
-    bounds = {
-        key: value for m in metadata
-        for key, value in (("Ge", getattr(m, "ge", None)), ("Gt", getattr(m, "gt", None)),
-                           ("Le", getattr(m, "le", None)), ("Lt", getattr(m, "lt", None)),
-                           ("MinLen", getattr(m, "min_length", None)),
-                           ("MaxLen", getattr(m, "max_length", None)))
-        if value is not None
-    }
-    origin = typing.get_origin(core)
-    args = typing.get_args(core)
-    if origin is Literal:
-        return "one of " + ", ".join(repr(a) for a in args)
-    if isinstance(core, type) and issubclass(core, BaseModel):
-        return _mapping_accepted(core)
-    if core is bool:
-        return "true or false"
-    if core is int or core is float:
-        noun = "an integer" if core is int else "a number"
-        lo = bounds.get("Ge", bounds.get("Gt"))
-        hi = bounds.get("Le", bounds.get("Lt"))
-        if lo is not None and hi is not None:
-            if core is int and "Ge" in bounds and "Le" in bounds:
-                return f"{noun} from {_num(lo)} to {_num(hi)}"
-            return (f"{noun} in {'[' if 'Ge' in bounds else '('}{_num(lo)}, {_num(hi)}"
-                    f"{']' if 'Le' in bounds else ')'}")
-        if lo is not None:
-            return f"{noun} {'>=' if 'Ge' in bounds else '>'} {_num(lo)}"
-        if hi is not None:
-            return f"{noun} {'<=' if 'Le' in bounds else '<'} {_num(hi)}"
-        return noun
-    if core is str:
-        return "non-empty text" if bounds.get("MinLen") else "text"
-    if origin is list and args:
-        item_core, item_meta, _ = _unwrap(args[0], [])
-        item = _describe(item_core, item_meta)
-        lo, hi = bounds.get("MinLen"), bounds.get("MaxLen")
-        count = (f" ({lo} to {hi} items)" if lo and hi else f" (at least {lo} item)" if lo
-                 else "")
-        return f"a list{count}, each {item}"
-    if origin is tuple and args:
-        return "a list [" + ", ".join(_describe(*_unwrap(a, [])[:2]) for a in args) + "]"
-    if origin is dict and len(args) == 2:
-        return f"a mapping of {_describe(args[0], [])} to {_describe(args[1], [])}"
-    if isinstance(core, type) and issubclass(core, Path):
-        return "a file path"
-    return getattr(core, "__name__", str(core))
-
-
-def _num(value: float) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list | tuple):
-        return f"a list ({_show(value)})"
-    if value is None:
-        return "nothing (null)"
-    return f"{type(value).__name__} {_show(value)}"
-
-
-def _show(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,40 +1,10 @@
-"""Parameter sweeps: what-if grids over a scenario, repeated with independent seeds.
+"""The sweep file and its points: read and check a sweep, expand its grid, seed its replicates.
 
-A sweep file names a base scenario and the parameters to change::
-
-    name: incentive_beta                 # optional; default: the file name
-    scenario: ../paper_100k.yaml         # relative to the sweep file
-    overrides:                           # fixed changes, applied to every point
-      households: 20000                  #   (scales the groups, like --households)
-      ev.penetration: 0.3
-    grid:                                # axes: every combination of their values is a point
-      incentive.beta: [1.4, 1.8, 2.2]
-      groups[*].follow_through_drop: [0.3, 0.5]   # groups[0], groups[G1] or groups[*]
-      delay_detection: [0, 10]           # a run option, not a scenario key (minutes)
-    seeds: 5                             # runs per point, with independent seeds
-    metrics:                             # dotted paths into summary.json (DEFAULT_METRICS)
-      - reduction_mwh.adaptive
-      - prediction.utility_noncompliance_time
-
-Paths are checked against the scenario model (:mod:`drsim.scenario`) and every point is built
-and validated before any run starts; problems are reported like the scenario loader's,
-``<file>: <field>: <problem>; accepted: <...>``, one line each.
-
-Seeds: replicate 0 runs with the scenario's own seed, replicate r > 0 with a seed derived from
-(scenario seed, r) by the counter-based hash of :mod:`drsim.rng`. Replicate r uses the same seed
-at every point (common random numbers), so differences between points are not noise.
-
-The output folder holds ``runs.jsonl`` (one JSON line per finished run with its summary,
-appended and flushed as it completes), ``runs/`` (each run's own result folder), ``sweep.json``
-(the sweep as run; ``complete`` turns true at the end), and at the end ``table.csv`` /
-``table.parquet`` (one row per point: mean, 95 % Student-t confidence interval and count per
-metric) and one PNG per numeric metric against the first axis.
-
-Resuming: a run is known by a hash of its validated scenario (seed included) and run options.
-Rerunning a sweep into the same folder skips every run already in ``runs.jsonl``, so an
-interrupted sweep continues where it stopped, more seeds add only the new ones, and a sweep
-whose grid was extended runs only the new points. Changing the metrics reruns nothing: the
-table is rebuilt from the recorded summaries.
+:func:`load_sweep` reads a sweep file (the format is in :mod:`drsim.sweeps`), checks every
+path against the scenario model, builds and validates the scenario of every grid point before
+any run starts, and reports problems as :class:`SweepError` lines like the scenario loader's.
+A :class:`Sweep` lists its points (:class:`SweepPoint`) and its runs (:class:`SweepRun`: a
+point with one replicate's seed and the content key by which a finished run is recognised).
 """
 
 from __future__ import annotations
@@ -43,15 +13,11 @@ import copy
 import dataclasses
 import difflib
 import hashlib
-import importlib
 import itertools
 import json
-import math
-import os
 import re
-import shutil
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,29 +38,6 @@ from drsim.scenario import (
     scenario_from_dict,
 )
 
-__all__ = [
-    "DEFAULT_METRICS",
-    "RUN_OPTIONS",
-    "Runner",
-    "Sweep",
-    "SweepError",
-    "SweepOutcome",
-    "SweepOutputError",
-    "SweepPoint",
-    "SweepRun",
-    "SweepRunError",
-    "check_scenario_path",
-    "default_runner",
-    "expand_grid",
-    "get_metric",
-    "load_sweep",
-    "mean_ci",
-    "replicate_seeds",
-    "run_sweep",
-    "sweep_from_dict",
-    "tabulate",
-]
-
 DEFAULT_METRICS = (
     "reduction_mwh.expected",
     "reduction_mwh.traditional",
@@ -105,14 +48,7 @@ MAX_SEEDS = 1000
 MAX_DELAY_MINUTES = 1440
 CONFIDENCE = 0.95
 
-JOURNAL = "runs.jsonl"
-RUNS_DIR = "runs"
-SWEEP_RECORD = "sweep.json"
-TABLE_CSV = "table.csv"
-TABLE_PARQUET = "table.parquet"
-
 _SWEEP_KEYS = ("name", "scenario", "overrides", "grid", "seeds", "metrics")
-_CLOCK = re.compile(r"^(\d{2}):(\d{2})$")
 
 
 def _delay_detection(value: Any) -> tuple[str, str] | None:
@@ -129,36 +65,9 @@ RUN_OPTIONS: dict[str, tuple[Callable[[Any], tuple[str, str] | None], Any]] = {
     "delay_detection": (_delay_detection, 0),
 }
 
-#: The function that runs one scenario into a result folder and returns its summary dict.
-Runner = Callable[..., Mapping[str, Any] | None]
-
-
-# --------------------------------------------------------------------------------------------
-# Errors
-# --------------------------------------------------------------------------------------------
-
 
 class SweepError(ScenarioError):
     """A sweep file that cannot be used; one line per problem, like :class:`ScenarioError`."""
-
-
-class SweepOutputError(OSError):
-    """The output folder cannot be used for this sweep."""
-
-
-class SweepRunError(RuntimeError):
-    """One run failed; the runs finished before it are recorded and a rerun resumes."""
-
-    def __init__(self, message: str, run: SweepRun, done: int, total: int):
-        super().__init__(message)
-        self.run = run
-        self.done = done
-        self.total = total
-
-
-# --------------------------------------------------------------------------------------------
-# The sweep
-# --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -289,6 +198,7 @@ def expand_grid(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------------------------
 # Reading and validating
 # --------------------------------------------------------------------------------------------
+
 
 _SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[([^\[\]]+)\])?")
 _SWEEP_ACCEPTED = ("a mapping with the keys " + ", ".join(_SWEEP_KEYS)
@@ -724,428 +634,6 @@ def _assign(data: dict[str, Any], steps: Sequence[tuple[str, int | str | None]],
             else:
                 items[p] = copy.deepcopy(value)
         return
-
-
-# --------------------------------------------------------------------------------------------
-# Running
-# --------------------------------------------------------------------------------------------
-
-
-def default_runner() -> Runner:
-    """``drsim.pipeline.run_scenario``, imported now (not when this module is imported)."""
-    try:
-        module = importlib.import_module("drsim.pipeline")
-    except ModuleNotFoundError as exc:
-        if exc.name == "drsim.pipeline":
-            raise SweepOutputError("the adaptive run (drsim.pipeline.run_scenario) is not "
-                                   "available in this version of drsim") from None
-        raise
-    return module.run_scenario
-
-
-@dataclass
-class SweepOutcome:
-    """What :func:`run_sweep` did and wrote."""
-
-    out_dir: Path
-    table: Any  # pandas.DataFrame
-    total: int
-    ran: int
-    reused: int
-    files: list[str]
-
-
-Progress = Callable[[int, int, str], None]
-
-
-def run_sweep(sweep: Sweep, out_dir: str | Path, *, runner: Runner | None = None,
-              master: str | None = None, progress: Progress | None = None,
-              overwrite: bool = False) -> SweepOutcome:
-    """Run every (point, seed) not yet recorded in ``out_dir``, then write table and plots.
-
-    ``runner(scenario, run_dir, master=..., delay_detection=...)`` runs one scenario into
-    ``run_dir`` (which it creates) and returns the summary dict (or writes
-    ``run_dir/summary.json``); default :func:`default_runner`. Each finished run is appended
-    to ``runs.jsonl`` at once, so after an interruption the same call resumes. ``progress``
-    is called as ``progress(done, total, label)``.
-    """
-    runner = runner if runner is not None else default_runner()
-    out = _prepare_output(Path(out_dir), overwrite)
-    journal = out / JOURNAL
-    recorded = read_journal(journal)
-    runs = sweep.runs()
-    todo = [run for run in runs if run.key not in recorded]
-    total = len(runs)
-    reused = total - len(todo)
-    _write_json(out / SWEEP_RECORD, {**sweep.describe(), "complete": False})
-    if todo:
-        _remove_outputs(out)
-    _repair_journal(journal)
-    done = reused
-    if progress:
-        progress(done, total, todo[0].point.label if todo else "")
-    metrics_checked = False
-    for run in todo:
-        if progress:
-            progress(done, total, f"{run.point.label}, seed {run.replicate + 1}/{sweep.seeds}")
-        run_dir = out / RUNS_DIR / run.name
-        if run_dir.exists():  # a run interrupted before it finished
-            shutil.rmtree(run_dir)
-        run_dir.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            result = runner(run.scenario, run_dir, master=master, **run.point.options)
-            summary = _summary_of(result, run_dir)
-        except Exception as exc:
-            raise SweepRunError(
-                f"run {run.name} ({run.point.label}; seed {run.seed}) failed: "
-                f"{type(exc).__name__}: {exc}", run, done, total) from exc
-        record = {"key": run.key, "point": run.point.index, "values": run.point.values,
-                  "replicate": run.replicate, "seed": run.seed, "options": run.point.options,
-                  "run_dir": f"{RUNS_DIR}/{run.name}", "summary": summary}
-        _append_line(journal, record)
-        recorded[run.key] = record
-        done += 1
-        if progress:
-            progress(done, total, run.point.label)
-        if not metrics_checked:
-            _check_metric_paths(sweep, [summary])
-            metrics_checked = True
-
-    records = [recorded[run.key] for run in runs]
-    _check_metric_paths(sweep, [r["summary"] for r in records])
-    table = tabulate(sweep, recorded)
-    files = _write_table(table, out)
-    files += plot_metrics(sweep, table, out)
-    _write_json(out / SWEEP_RECORD, {**sweep.describe(), "complete": True, "files": files})
-    return SweepOutcome(out, table, total, len(todo), reused, files)
-
-
-def _prepare_output(out: Path, overwrite: bool) -> Path:
-    if out.exists() and not out.is_dir():
-        raise SweepOutputError(f"output folder {out} exists and is not a folder")
-    if out.exists() and overwrite:
-        shutil.rmtree(out)
-    if out.exists() and not (out / JOURNAL).exists() and not (out / SWEEP_RECORD).exists():
-        if any(out.iterdir()):
-            raise SweepOutputError(f"output folder {out} exists and is not a sweep folder (no "
-                                   f"{JOURNAL}); choose another --out or use --overwrite to "
-                                   "replace it")
-    out.mkdir(parents=True, exist_ok=True)
-    return out
-
-
-def _remove_outputs(out: Path) -> None:
-    """Drop an earlier table and plots, so that an unfinished folder never looks finished."""
-    for path in [out / TABLE_CSV, out / TABLE_PARQUET, *out.glob("*.png")]:
-        path.unlink(missing_ok=True)
-
-
-def _summary_of(result: Any, run_dir: Path) -> dict[str, Any]:
-    if isinstance(result, Mapping):
-        return json.loads(json.dumps(dict(result), default=_json_default))
-    path = run_dir / "summary.json"
-    try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RuntimeError(f"the runner returned no summary and wrote no {path}") from None
-    if not isinstance(summary, dict):
-        raise RuntimeError(f"{path} does not hold a JSON object")
-    return summary
-
-
-def read_journal(path: Path) -> dict[str, dict[str, Any]]:
-    """The finished runs recorded in ``runs.jsonl``, by key (a torn last line is skipped)."""
-    records: dict[str, dict[str, Any]] = {}
-    if not path.exists():
-        return records
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:  # a line cut short by an interruption
-            continue
-        if isinstance(record, dict) and isinstance(record.get("key"), str) and isinstance(
-                record.get("summary"), dict):
-            records[record["key"]] = record
-    return records
-
-
-def _repair_journal(path: Path) -> None:
-    """End a line cut short by an interruption, so that the next record starts a new line."""
-    if path.exists() and path.stat().st_size:
-        with path.open("rb+") as f:
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) != b"\n":
-                f.write(b"\n")
-
-
-def _append_line(path: Path, record: dict[str, Any]) -> None:
-    line = json.dumps(record, default=_json_default, ensure_ascii=False) + "\n"
-    with path.open("a", encoding="utf-8") as f:
-        f.write(line)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
-def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=_json_default) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-# --------------------------------------------------------------------------------------------
-# Statistics and the table
-# --------------------------------------------------------------------------------------------
-
-_MISSING = object()
-
-
-def get_metric(summary: Any, metric: str) -> Any:
-    """The value at a dotted path of a summary; ``_MISSING`` if a key is absent."""
-    node = summary
-    for part in metric.split("."):
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and re.fullmatch(r"\d+", part) and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return _MISSING
-    return node
-
-
-def _leaf_paths(node: Any, prefix: str = "") -> list[str]:
-    if isinstance(node, Mapping):
-        found = []
-        for key, value in node.items():
-            found += _leaf_paths(value, f"{prefix}{key}.")
-        return found
-    return [prefix[:-1]] if prefix else []
-
-
-def _check_metric_paths(sweep: Sweep, summaries: list[dict[str, Any]]) -> None:
-    if not summaries:
-        return
-    problems = []
-    for i, metric in enumerate(sweep.metrics):
-        if all(get_metric(s, metric) is _MISSING for s in summaries):
-            available = _leaf_paths(summaries[0])
-            close = difflib.get_close_matches(metric, available, n=1, cutoff=0.5)
-            if not close:
-                leaf = metric.rsplit(".", 1)[-1]
-                close = [p for p in available if p.rsplit(".", 1)[-1] == leaf][:1]
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            problems.append((f"metrics[{i}]", f"{metric!r} is not in the runs' summary{hint}",
-                             "a dotted path into summary.json, e.g. "
-                             + ", ".join(p for p in available[:4])))
-    if problems:
-        raise SweepError(sweep.source, problems)
-
-
-def t_quantile(p: float, df: int) -> float:
-    """Quantile ``p`` of Student's t with ``df`` degrees of freedom."""
-    from scipy.stats import t
-
-    return float(t.ppf(p, df))
-
-
-def mean_ci(values: Iterable[float], confidence: float = CONFIDENCE
-            ) -> tuple[int, float, float, float]:
-    """(n, mean, low, high): the mean and its two-sided Student-t confidence interval.
-
-    With one value the interval is undefined (NaN); with none the mean is NaN too.
-    """
-    xs = [float(v) for v in values]
-    n = len(xs)
-    if n == 0:
-        return 0, math.nan, math.nan, math.nan
-    mean = math.fsum(xs) / n
-    if n == 1:
-        return 1, mean, math.nan, math.nan
-    sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
-    half = t_quantile(0.5 + confidence / 2, n - 1) * sd / math.sqrt(n)
-    return n, mean, mean - half, mean + half
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
-        value, str)
-
-
-def _clock_minutes(value: Any) -> int | None:
-    if isinstance(value, str):
-        match = _CLOCK.match(value)
-        if match and int(match[1]) <= 24 and int(match[2]) <= 59:
-            return int(match[1]) * 60 + int(match[2])
-    return None
-
-
-def clock(minutes: float) -> str:
-    """Minutes since midnight as HH:MM (rounded to the minute)."""
-    m = int(round(minutes))
-    return f"{m // 60:02d}:{m % 60:02d}"
-
-
-def metric_kind(values: Iterable[Any]) -> str:
-    """"number", "clock" (HH:MM texts) or "text", from the non-null values of a metric."""
-    present = [v for v in values if v is not None and v is not _MISSING]
-    if present and all(_is_number(v) for v in present):
-        return "number"
-    if present and all(_clock_minutes(v) is not None for v in present):
-        return "clock"
-    return "number" if not present else "text"
-
-
-def tabulate(sweep: Sweep, records: Mapping[str, Mapping[str, Any]]):
-    """One row per point: axis values, runs n, and per metric mean, 95 % CI and count.
-
-    Columns: ``point``, one per axis, ``n``, then for a numeric metric ``<m>.mean``,
-    ``<m>.ci95_low``, ``<m>.ci95_high``, ``<m>.n`` (runs where it is not null); a clock metric
-    (HH:MM) is averaged in minutes since midnight and also gets ``<m>.clock`` (the mean as
-    HH:MM); any other metric gets ``<m>`` (its distinct values joined by " | ").
-    """
-    import pandas as pd
-
-    by_point: dict[int, list[Mapping[str, Any]]] = {p.index: [] for p in sweep.points}
-    for run in sweep.runs():
-        if run.key in records:
-            by_point[run.point.index].append(records[run.key]["summary"])
-    kinds = {m: metric_kind(get_metric(s, m) for ss in by_point.values() for s in ss)
-             for m in sweep.metrics}
-    axis_cells = {axis: _axis_cells([p.values[axis] for p in sweep.points])
-                  for axis in sweep.axes}
-    rows = []
-    for row_number, point in enumerate(sweep.points):
-        summaries = by_point[point.index]
-        row: dict[str, Any] = {"point": point.index}
-        for axis in sweep.axes:
-            row[axis] = axis_cells[axis][row_number]
-        row["n"] = len(summaries)
-        for metric in sweep.metrics:
-            raw = [get_metric(s, metric) for s in summaries]
-            present = [v for v in raw if v is not None and v is not _MISSING]
-            kind = kinds[metric]
-            if kind == "text":
-                row[metric] = " | ".join(dict.fromkeys(
-                    v if isinstance(v, str) else json.dumps(v, sort_keys=True) for v in present))
-                continue
-            numbers = ([_clock_minutes(v) for v in present] if kind == "clock"
-                       else [float(v) for v in present])
-            n, mean, low, high = mean_ci(numbers)
-            row[f"{metric}.mean"] = mean
-            row[f"{metric}.ci95_low"] = low
-            row[f"{metric}.ci95_high"] = high
-            row[f"{metric}.n"] = n
-            if kind == "clock":
-                row[f"{metric}.clock"] = clock(mean) if n else None
-        rows.append(row)
-    table = pd.DataFrame(rows)
-    table.attrs["metric_kinds"] = kinds
-    return table
-
-
-def _axis_cells(values: list[Any]) -> list[Any]:
-    """Axis values as table cells of one type (lists and mixed types as JSON text)."""
-    if all(_is_number(v) and not isinstance(v, bool) for v in values):
-        return values
-    if all(isinstance(v, str) for v in values) or all(isinstance(v, bool) for v in values):
-        return values
-    return [json.dumps(v) for v in values]
-
-
-def _write_table(table, out: Path) -> list[str]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    written = []
-    tmp = out / f".{TABLE_CSV}.tmp"
-    table.to_csv(tmp, index=False)
-    os.replace(tmp, out / TABLE_CSV)
-    written.append(TABLE_CSV)
-    tmp = out / f".{TABLE_PARQUET}.tmp"
-    pq.write_table(pa.Table.from_pandas(table, preserve_index=False), tmp)
-    os.replace(tmp, out / TABLE_PARQUET)
-    written.append(TABLE_PARQUET)
-    return written
-
-
-def _figure_name(metric: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", metric) + ".png"
-
-
-def plot_metrics(sweep: Sweep, table, out: Path) -> list[str]:
-    """One PNG per numeric (or clock) metric: mean ± 95 % CI against the first axis.
-
-    Points that differ in the other axes are separate lines. No plots without axes.
-    """
-    if not sweep.axes:
-        return []
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter
-
-    x_axis, others = sweep.axes[0], sweep.axes[1:]
-    xs = [p.values[x_axis] for p in sweep.points]
-    numeric_x = all(_is_number(x) and not isinstance(x, bool) for x in xs)
-    labels = list(dict.fromkeys(_label(x) for x in xs))
-    kinds = table.attrs.get("metric_kinds", {})
-    written = []
-    for metric in sweep.metrics:
-        column = f"{metric}.mean"
-        if column not in table or not np.isfinite(table[column].to_numpy(dtype=float)).any():
-            continue
-        fig = Figure(figsize=(7, 4.5), layout="constrained")
-        FigureCanvasAgg(fig)
-        ax = fig.add_subplot()
-        lines: dict[tuple[str, ...], list[int]] = {}
-        for row, point in enumerate(sweep.points):
-            lines.setdefault(tuple(f"{a}={_label(point.values[a], 20)}" for a in others),
-                             []).append(row)
-        for line, rows in lines.items():
-            x = np.array([xs[r] if numeric_x else labels.index(_label(xs[r])) for r in rows],
-                         dtype=float)
-            order = np.argsort(x, kind="stable")
-            sub = table.iloc[[rows[i] for i in order]]
-            mean = sub[column].to_numpy(dtype=float)
-            low = sub[f"{metric}.ci95_low"].to_numpy(dtype=float)
-            high = sub[f"{metric}.ci95_high"].to_numpy(dtype=float)
-            yerr = np.vstack([np.nan_to_num(mean - low), np.nan_to_num(high - mean)])
-            ax.errorbar(x[order], mean, yerr=yerr, marker="o", capsize=4,
-                        label=", ".join(line) or None)
-        if not numeric_x:
-            ax.set_xticks(range(len(labels)), labels)
-        unit = " (minutes)" if x_axis == "delay_detection" else ""
-        ax.set_xlabel(x_axis + unit)
-        ax.set_ylabel(metric)
-        if kinds.get(metric) == "clock":
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: clock(v)))
-        ci = (f"mean ± {CONFIDENCE:.0%} CI of {sweep.seeds} seeds" if sweep.seeds > 1
-              else "one seed")
-        ax.set_title(f"{sweep.name}: {metric}\n({ci})", fontsize="medium")
-        ax.grid(True, alpha=0.3)
-        if others:
-            ax.legend(fontsize="small")
-        name = _figure_name(metric)
-        tmp = out / f".{name}.tmp.png"
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, out / name)
-        written.append(name)
-    return written
-
-
-# --------------------------------------------------------------------------------------------
-# Small helpers
-# --------------------------------------------------------------------------------------------
 
 
 def _unique(problems: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:

@@ -1,0 +1,203 @@
+"""drsim's Python API: ``drsim.simulate``, ``drsim.run`` and ``drsim.sweep``.
+
+The composition root of the library (with :mod:`drsim.cli`, which calls these functions): it
+picks the backend (Spark by default, in its embedded local mode unless ``master`` names a
+cluster; ``backend="serial"`` runs in this process), runs the stage sequence of
+:mod:`drsim.pipeline`, builds the summary (:mod:`drsim.summary`) and, when ``out`` is given,
+writes the result folder (:mod:`drsim.output`). In a notebook::
+
+    import drsim
+    result = drsim.run("scenarios/quickstart.yaml")
+    result.summary["reduction_mwh"]          # the summary.json content
+    result.tables["load_curves"]             # the Parquet outputs as pandas DataFrames
+    result.figure("system_demand")           # Figure 6.11 as a matplotlib Figure
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from drsim import output, pipeline
+from drsim import summary as summaries
+from drsim.backend import Backend, SerialBackend
+from drsim.scenario import Scenario, load_scenario
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from drsim.sweeps import Sweep, SweepOutcome
+
+BACKENDS = ("spark", "serial")
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass
+class SimulationResult:
+    """A simulation: its summary, its tables as pandas DataFrames, its figures."""
+
+    summary: dict[str, Any]
+    simulation: pipeline.Simulation
+    out: Path | None = None  # the result folder, when one was written
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """``load_curves``: pass, group, minute, kw (long format)."""
+        loads = self.simulation.loads
+        names = [g.name for g in self.simulation.scenario.groups]
+        return {"load_curves": output.curves_table(names, loads.group_kw,
+                                                   list(loads.group_kw)).to_pandas()}
+
+    def figure(self, name: str) -> Figure:
+        """``system_demand`` or ``breakdown`` as a matplotlib Figure."""
+        from drsim import figures
+
+        draw = {"system_demand": figures.plot_system_demand,
+                "breakdown": figures.plot_breakdown}
+        if name not in draw:
+            raise KeyError(f"no figure {name!r}; accepted: {', '.join(draw)}")
+        return draw[name](self.simulation)
+
+
+@dataclass
+class RunResult:
+    """A closed-loop run: its summary, its tables as pandas DataFrames, its figures."""
+
+    summary: dict[str, Any]
+    run: pipeline.Run
+    out: Path | None = None
+    _data: output.RunData | None = field(default=None, repr=False)
+
+    @property
+    def data(self) -> output.RunData:
+        if self._data is None:
+            self._data = output.run_data(self.run, self.summary)
+        return self._data
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """``load_curves``, the tiers' events (``user_events``, ``group_alerts``,
+        ``group_events``, ``utility_alerts``) and ``thresholds``, as in the run folder."""
+        return {name: table.to_pandas() for name, table in output.run_tables(self.data).items()}
+
+    def figure(self, name: str) -> Figure:
+        """``system_demand`` (Figure 6.11) or ``compliance_timeline`` as a Figure."""
+        from drsim import figures
+
+        draw = {"system_demand": figures.plot_run_demand,
+                "compliance_timeline": figures.plot_compliance_timeline}
+        if name not in draw:
+            raise KeyError(f"no figure {name!r}; accepted: {', '.join(draw)}")
+        return draw[name](self.data)
+
+
+def open_backend(backend: str | Backend = "spark", master: str | None = None) -> Backend:
+    """A backend by name (``spark``: on ``master``, default local[*]; ``serial``), or the
+    given one."""
+    if not isinstance(backend, str):
+        return backend
+    if backend == "serial":
+        if master is not None:
+            raise ValueError("the serial backend runs in this process: master must be None")
+        return SerialBackend()
+    if backend == "spark":
+        from spark.backend import SparkBackend
+
+        return SparkBackend(master)
+    raise ValueError(f"backend {backend!r} is not known; accepted: {', '.join(BACKENDS)}")
+
+
+def _scenario(scenario: Scenario | str | Path, households: int | None) -> Scenario:
+    if not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario)
+    return scenario if households is None else scenario.with_households(households)
+
+
+def _with_backend(backend: str | Backend, master: str | None, work):
+    """``work(backend)`` on the named backend (closed afterwards) or on the given one, with
+    the backend's start-up time."""
+    started = time.perf_counter()
+    opened = open_backend(backend, master)
+    start_seconds = time.perf_counter() - started
+    try:
+        return work(opened), start_seconds
+    finally:
+        if opened is not backend:
+            opened.close()
+
+
+def simulate(scenario: Scenario | str | Path, out: str | Path | None = None, *,
+             households: int | None = None, chunk_size: int | None = None,
+             master: str | None = None, backend: str | Backend = "spark",
+             overwrite: bool = False, progress: Progress | None = None) -> SimulationResult:
+    """Simulate the baseline, expected and traditional passes of a scenario (a
+    :class:`~drsim.scenario.Scenario` or a YAML file), scaled to ``households`` if given;
+    write the result folder to ``out`` if given."""
+    started = time.perf_counter()
+    scenario = _scenario(scenario, households)
+    if out is not None:
+        output.check_output(out, overwrite)
+    simulation, start_seconds = _with_backend(backend, master, lambda b: pipeline.simulate(
+        scenario, b, chunk_size=chunk_size, progress=progress))
+    simulation.timings = {"backend_start_seconds": start_seconds, **simulation.timings,
+                          "total_seconds": time.perf_counter() - started}
+    summary = summaries.build(simulation, files=output.SIMULATION_FILES)
+    if out is not None:
+        out = output.write_simulation(simulation, summary, out, overwrite=overwrite)
+    return SimulationResult(summary, simulation, out)
+
+
+def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
+        households: int | None = None, delay_detection: int = 0,
+        chunk_size: int | None = None, master: str | None = None,
+        backend: str | Backend = "spark", overwrite: bool = False,
+        progress: Progress | None = None) -> RunResult:
+    """Run the closed loop on a scenario (passes, three tiers, second event); write the
+    result folder to ``out`` if given. ``delay_detection`` [min] delays the second event
+    after the prediction (Figure 6.12)."""
+    started = time.perf_counter()
+    scenario = _scenario(scenario, households)
+    if out is not None:
+        output.check_output(out, overwrite)
+    result, start_seconds = _with_backend(backend, master, lambda b: pipeline.run(
+        scenario, b, delay_detection=delay_detection, chunk_size=chunk_size,
+        progress=progress))
+    simulation = result.simulation
+    simulation.timings = {"backend_start_seconds": start_seconds, **simulation.timings,
+                          "total_seconds": time.perf_counter() - started}
+    data = output.run_data(result)
+    data.summary = summaries.build(simulation, result, files=output.run_files(data))
+    if out is not None:
+        out = output.write_run(data, out, overwrite=overwrite)
+    return RunResult(data.summary, result, out, data)
+
+
+def sweep(spec: Sweep | str | Path, out: str | Path, *, seeds: int | None = None,
+          master: str | None = None, backend: str | Backend = "spark",
+          overwrite: bool = False, progress: Callable[[int, int, str], None] | None = None
+          ) -> SweepOutcome:
+    """Run a sweep (a :class:`~drsim.sweeps.Sweep` or a sweep YAML file) into ``out``, every
+    run on one backend; rerun with the same ``out`` to resume."""
+    from drsim.sweeps import load_sweep, run_sweep
+
+    if not isinstance(spec, str | Path):
+        sweep_spec = spec
+    else:
+        sweep_spec = load_sweep(spec)
+    if seeds is not None:
+        sweep_spec = sweep_spec.with_seeds(seeds)
+
+    def sweep_on(opened: Backend) -> SweepOutcome:
+        def runner(scenario: Scenario, run_dir: Path, **options: Any) -> dict[str, Any]:
+            return run(scenario, run_dir, backend=opened, **options).summary
+
+        return run_sweep(sweep_spec, out, runner=runner, progress=progress,
+                         overwrite=overwrite)
+
+    outcome, _ = _with_backend(backend, master, sweep_on)
+    return outcome

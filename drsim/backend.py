@@ -1,0 +1,126 @@
+"""The small interface a run is written against, and the serial backend that runs it in process.
+
+A run (:mod:`drsim.pipeline`) needs three things of the machinery below it
+(docs/architecture.md, "Backends"):
+
+- **map a function over chunks**: ``task(i)`` for every chunk index, each returning one Arrow
+  record batch per named output (the outputs' schemas are given);
+- **group rows by a key and apply a function**: a pandas function over all rows of each key;
+- **collect** a result to the caller as an Arrow table (only small results are collected).
+
+A backend keeps what it computed until :meth:`Backend.close`, so a result can be grouped and
+collected without computing it twice. :class:`SerialBackend` is a plain loop in this process,
+for tests and tiny scenarios; ``spark.backend.SparkBackend`` runs the same calls on Spark.
+Both give the same numbers: every sum in a run is exact and every collected table is sorted
+before use.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pandas as pd
+import pyarrow as pa
+
+Progress = Callable[[int, int], None]  # (chunks done, chunks in all)
+ChunkTask = Callable[[int], Mapping[str, pa.RecordBatch]]  # chunk index -> output -> batch
+GroupFunction = Callable[[pd.DataFrame], pd.DataFrame]
+
+
+@dataclass
+class Job:
+    """How one :meth:`Backend.map_chunks` call ran."""
+
+    label: str
+    chunks: int
+    partitions: int
+    tasks: int
+    seconds: float
+
+
+@dataclass
+class BackendInfo:
+    """What summary.json says about the machinery of a run (its ``backend`` section)."""
+
+    name: str
+    master: str | None = None
+    app_id: str | None = None
+    parallelism: int = 1
+    jobs: list[Job] = field(default_factory=list)
+
+
+class Backend(Protocol):
+    """The three operations of a run (module docstring)."""
+
+    info: BackendInfo
+
+    def map_chunks(self, task: ChunkTask, n_chunks: int, schemas: Mapping[str, pa.Schema],
+                   *, label: str, progress: Progress | None = None) -> dict[str, Any]:
+        """Run ``task(i)`` for i in 0..n_chunks-1; one handle per output name."""
+        ...
+
+    def group_apply(self, data: Any, keys: Sequence[str], function: GroupFunction,
+                    schema: pa.Schema, *, label: str) -> Any:
+        """``function`` over the rows of each distinct ``keys`` value of ``data``; its
+        results (each a frame of ``schema``'s columns) as one handle."""
+        ...
+
+    def collect(self, data: Any) -> pa.Table:
+        """The rows of a handle as an Arrow table (in no particular order)."""
+        ...
+
+    def close(self) -> None:
+        """Release everything kept (a session the backend started is stopped)."""
+        ...
+
+
+def check_batch(name: str, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch`` cast to ``schema``; ValueError naming the output if its columns differ."""
+    if batch.schema.names != schema.names:
+        raise ValueError(f"chunk output {name!r}: columns {batch.schema.names}, expected "
+                         f"{schema.names}")
+    return batch if batch.schema.equals(schema) else batch.cast(schema)
+
+
+def frame_to_table(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
+    """A group function's result as an Arrow table of ``schema``."""
+    return pa.Table.from_pandas(frame[schema.names], schema=schema, preserve_index=False)
+
+
+class SerialBackend:
+    """Every operation as a plain loop in this process (no scheduling, no copies)."""
+
+    def __init__(self) -> None:
+        self.info = BackendInfo(name="serial")
+
+    def map_chunks(self, task: ChunkTask, n_chunks: int, schemas: Mapping[str, pa.Schema],
+                   *, label: str, progress: Progress | None = None) -> dict[str, pa.Table]:
+        started = time.perf_counter()
+        batches: dict[str, list[pa.RecordBatch]] = {name: [] for name in schemas}
+        if progress is not None:
+            progress(0, n_chunks)
+        for i in range(n_chunks):
+            for name, batch in task(i).items():
+                batches[name].append(check_batch(name, batch, schemas[name]))
+            if progress is not None:
+                progress(i + 1, n_chunks)
+        self.info.jobs.append(Job(label, n_chunks, n_chunks, n_chunks,
+                                  time.perf_counter() - started))
+        return {name: pa.Table.from_batches(b, schema=schemas[name])
+                for name, b in batches.items()}
+
+    def group_apply(self, data: pa.Table, keys: Sequence[str], function: GroupFunction,
+                    schema: pa.Schema, *, label: str) -> pa.Table:
+        frame = data.to_pandas()
+        parts = [frame_to_table(function(rows.reset_index(drop=True)), schema)
+                 for _, rows in frame.groupby(list(keys), sort=True)]
+        return pa.concat_tables(parts) if parts else schema.empty_table()
+
+    def collect(self, data: pa.Table) -> pa.Table:
+        return data
+
+    def close(self) -> None:
+        """Nothing to release."""

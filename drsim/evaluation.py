@@ -1,0 +1,123 @@
+"""What the three tiers did on a monitored pass: latches, prediction, costs, precision.
+
+Plain functions over the tiers' rows (:data:`drsim.tasks.TIERS`) and the meter tier's
+per-household output. Costs are counted as the deployed system incurs them
+(docs/decisions.md, "Communication and computation costs"): meters are read every
+``reading`` minutes until their group latches (or the utility predicts non-compliance), then
+every ``settlement`` minutes; tests, user events, λ fetches and the engines' work stop at a
+group's latch (the utility's at ``t_nc``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from drsim.monitoring import NOT_LATCHED, MonitoringPlan
+from drsim.tasks import UTILITY
+
+
+@dataclass
+class TierOutcome:
+    """One monitored pass: each group's latch minute (or NOT_LATCHED) and alerting ticks,
+    and the utility's prediction ``t_nc`` (or NOT_LATCHED)."""
+
+    latch: list[int]
+    alert_ticks: list[np.ndarray]
+    t_nc: int
+
+    @property
+    def predicted(self) -> bool:
+        return self.t_nc != NOT_LATCHED
+
+
+def tier_outcome(rows: pd.DataFrame, name: str, n_groups: int) -> TierOutcome:
+    """Latches, alert ticks and t_nc of pass ``name`` from the tiers' rows."""
+    mine = rows[rows["pass"] == name]
+    latch: list[int] = []
+    alert_ticks: list[np.ndarray] = []
+    for g in range(n_groups):
+        ev = mine[(mine["group"] == g) & (mine["kind"] == "event")]
+        latch.append(int(ev["time"].min()) if len(ev) else NOT_LATCHED)
+        alert_ticks.append(mine[(mine["group"] == g) & (mine["kind"] == "alert")]["time"]
+                           .to_numpy(np.int64))
+    t_nc_rows = mine[mine["kind"] == "t_nc"]["time"]
+    t_nc = int(t_nc_rows.iloc[0]) if len(t_nc_rows) else NOT_LATCHED
+    return TierOutcome(latch, alert_ticks, t_nc)
+
+
+def stops(plan: MonitoringPlan, outcome: TierOutcome) -> np.ndarray:
+    """Per group, the last minute its meters are tested at the monitoring rate: its latch,
+    the utility's prediction, or the end of the program, whichever comes first."""
+    out = []
+    for at in outcome.latch:
+        stop = plan.t_end - 1 if at == NOT_LATCHED else at
+        if outcome.predicted:
+            stop = min(stop, outcome.t_nc)
+        out.append(stop)
+    return np.array(out, dtype=np.int64)
+
+
+def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows: pd.DataFrame,
+          name: str, outcome: TierOutcome) -> dict[str, Any]:
+    """Communication and computation per tier, as deployed (module docstring).
+    ``meter_work`` is (groups, 3, tests): events processed, partial matches, user events."""
+    stop = stops(plan, outcome)
+    mine = rows[rows["pass"] == name]
+    readings = 0
+    for g, last in enumerate(stop.tolist()):
+        fast = len(range(plan.t_start, last + 1, plan.reading))
+        slow = len(range(last + plan.settlement, plan.t_end, plan.settlement))
+        readings += int(sizes[g]) * (fast + slow)
+    counted = plan.test_times[None, :] <= stop[:, None]  # (groups, tests)
+    processed, pms, outputs = (meter_work[:, j, :] for j in range(3))
+    group_computation = group_events = 0
+    for g, last in enumerate(stop.tolist()):
+        mine_g = mine[(mine["group"] == g) & (mine["time"] <= last)]
+        work = mine_g[mine_g["kind"] == "work"]
+        group_computation += int((work["processed"] + work["partial_matches"]).sum())
+        group_events += int((mine_g["kind"] == "event").sum())
+    until = outcome.t_nc if outcome.predicted else plan.t_end
+    uw = mine[(mine["group"] == UTILITY) & (mine["kind"] == "work") & (mine["time"] <= until)]
+    communication = {"meter_readings": readings,
+                     "remote_lambda_fetches": int((processed * counted).sum()),
+                     "user_events": int((outputs * counted).sum()),
+                     "group_events": group_events}
+    computation = {"meter": int(((processed + pms) * counted).sum()),
+                   "group": group_computation,
+                   "utility": int((uw["processed"] + uw["partial_matches"]).sum())}
+    return {"communication": {**communication, "total": sum(communication.values())},
+            "computation": {**computation, "total": sum(computation.values())}}
+
+
+def precision_recall(households: pd.DataFrame, name: str, stop: np.ndarray
+                     ) -> tuple[float | None, float | None, dict[str, int]]:
+    """Household predictions (flagged by the meter tier by each group's ``stop`` minute)
+    against realised Eq. 6.2 non-compliance (a reduction below the household's goal)."""
+    hh = households[households["pass"] == name]
+    flag = hh["first_flag"].to_numpy()
+    predicted = (flag != NOT_LATCHED) & (flag <= stop[hh["group"].to_numpy()])
+    truth = hh["reduction_kwh"].to_numpy() < hh["goal_kwh"].to_numpy()
+    tp = int((predicted & truth).sum())
+    fp = int((predicted & ~truth).sum())
+    fn = int((~predicted & truth).sum())
+    precision = tp / (tp + fp) if tp + fp else None
+    recall = tp / (tp + fn) if tp + fn else None
+    return precision, recall, {"true_positives": tp, "false_positives": fp,
+                               "false_negatives": fn, "households": int(len(hh)),
+                               "noncompliant_households": int(truth.sum())}
+
+
+def flagged_fraction(plan: MonitoringPlan, user_events: pd.DataFrame, name: str,
+                     sizes: np.ndarray) -> np.ndarray:
+    """(groups, tests): the share of each group's households with a user event at each
+    test time of pass ``name``."""
+    ev = user_events[user_events["pass"] == name]
+    counts = np.zeros((len(sizes), len(plan.test_times)))
+    if len(ev):
+        col = np.searchsorted(plan.test_times, ev["time"].to_numpy())
+        np.add.at(counts, (ev["groupID"].to_numpy(), col), 1)
+    return counts / sizes[:, None]

@@ -1,0 +1,73 @@
+"""The passes' load curves of a whole scenario, summed from the chunks' rows.
+
+Chunks send their loads as whole µkW (:data:`drsim.tasks.LOADS`), so the sums here are exact
+and the curves do not depend on chunking, partitioning or the order rows arrive in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from drsim.tasks import ESTIMATE, TOTAL
+from drsim.units import DAY, MICRO
+
+
+@dataclass
+class Loads:
+    """Per-minute loads [kW] of every pass: per group, per category, and the utility's
+    estimates B̂ (``baseline``) and P̂ (``expected``), NaN outside the program window."""
+
+    group_kw: dict[str, np.ndarray]  # pass -> (groups, 1440)
+    category_kw: dict[str, dict[str, np.ndarray]]  # pass -> category -> (1440,)
+    estimate_group_kw: dict[str, np.ndarray]  # "baseline", "expected" -> (groups, 1440)
+
+    @property
+    def system_kw(self) -> dict[str, np.ndarray]:
+        """pass -> (1440,) kW of all households."""
+        return {name: kw.sum(axis=0) for name, kw in self.group_kw.items()}
+
+    @property
+    def estimate_kw(self) -> dict[str, np.ndarray]:
+        """"baseline" (B̂), "expected" (P̂) -> (1440,) kW of all households."""
+        return {name: kw.sum(axis=0) for name, kw in self.estimate_group_kw.items()}
+
+    def merged(self, other: Loads) -> Loads:
+        """These loads and another run's passes (the adaptive pass) together."""
+        return Loads({**self.group_kw, **other.group_kw},
+                     {**self.category_kw, **other.category_kw},
+                     {**self.estimate_group_kw, **other.estimate_group_kw})
+
+    def renamed(self, name: str, new: str) -> Loads:
+        """Pass ``name``'s loads alone, under the name ``new``."""
+        return Loads({new: self.group_kw[name]}, {new: self.category_kw[name]}, {})
+
+
+def sum_loads(table: pa.Table, n_groups: int, passes: tuple[str, ...]) -> Loads:
+    """Sum the rows of :data:`drsim.tasks.LOADS` per (pass, group) and per (pass, category)."""
+    table = table.sort_by([("chunk", "ascending"), ("pass", "ascending"),
+                           ("series", "ascending")])
+    group = table.column("group").to_numpy()
+    pass_ = np.asarray(table.column("pass").to_pylist(), dtype=object)
+    series = np.asarray(table.column("series").to_pylist(), dtype=object)
+    kw_micro = table.column("kw_micro").combine_chunks().flatten().to_numpy()
+    kw_micro = kw_micro.reshape(len(table), DAY)
+
+    def per_group(rows: np.ndarray) -> np.ndarray:
+        micro = np.zeros((n_groups, DAY))
+        np.add.at(micro, group[rows], kw_micro[rows])  # exact: whole µkW (NaN stays NaN)
+        return micro / MICRO
+
+    total = series == TOTAL
+    group_kw, category_kw = {}, {}
+    for name in passes:
+        group_kw[name] = per_group(total & (pass_ == name))
+        rows = ~total & (pass_ == name)
+        category_kw[name] = {c: kw_micro[rows & (series == c)].sum(axis=0) / MICRO
+                             for c in sorted(set(series[rows]))}
+    estimates = {name: per_group((pass_ == ESTIMATE) & (series == name))
+                 for name in ("baseline", "expected") if ((pass_ == ESTIMATE)
+                                                          & (series == name)).any()}
+    return Loads(group_kw, category_kw, estimates)

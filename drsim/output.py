@@ -1,0 +1,373 @@
+"""Result folders: written complete or not at all.
+
+A folder is written to a temporary sibling and renamed into place when complete, so a
+failed or interrupted run never leaves a folder that looks like a finished result. The
+``simulate`` folder holds summary.json, load_curves.parquet and its figures; the ``run``
+folder (:class:`RunData`, :func:`write_run`) adds the tiers' events and the thresholds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from drsim.figures import (
+    _pass_order,
+    plot_breakdown,
+    plot_compliance_timeline,
+    plot_run_demand,
+    plot_system_demand,
+)
+from drsim.monitoring import NOT_LATCHED
+from drsim.tasks import UTILITY
+from drsim.units import DAY as MINUTES
+
+if TYPE_CHECKING:
+    from drsim.pipeline import Monitored, Run, Simulation
+    from drsim.threshold import Thresholds
+
+SUMMARY = "summary.json"
+LOAD_CURVES = "load_curves.parquet"
+SYSTEM_FIGURE = "system_demand.png"
+BREAKDOWN_FIGURE = "breakdown.png"
+COMPLIANCE_FIGURE = "compliance_timeline.png"
+THRESHOLDS = "thresholds.parquet"
+SIMULATION_FILES = [SUMMARY, LOAD_CURVES, SYSTEM_FIGURE, BREAKDOWN_FIGURE]
+_TABLE_FILES = {"load_curves": LOAD_CURVES, "thresholds": THRESHOLDS}
+
+EVENT_TABLES = {  # the tier tables and their column types (extra columns are kept)
+    "user_events": {"pass": pa.string(), "time": pa.int64(), "houseID": pa.int64(),
+                    "groupID": pa.int64(), "accLoad": pa.float64()},
+    "group_alerts": {"pass": pa.string(), "time": pa.int64(), "groupID": pa.int64(),
+                     "sumAccLoad": pa.float64()},
+    "group_events": {"pass": pa.string(), "time": pa.int64(), "groupID": pa.int64(),
+                     "sumAccLoad": pa.float64()},
+    "utility_alerts": {"pass": pa.string(), "time": pa.int64(), "load": pa.float64()},
+}
+
+
+class OutputExistsError(FileExistsError):
+    """The output folder exists and overwriting was not asked for."""
+
+
+def check_output(out_dir: str | Path, overwrite: bool = False) -> Path:
+    """The output folder as a Path; raise OutputExistsError if it exists (unless overwrite)."""
+    out = Path(out_dir)
+    if out.exists() and not overwrite:
+        raise OutputExistsError(f"output folder {out} already exists (use --overwrite to "
+                                "replace it)")
+    return out
+
+
+
+def curves_table(names: list[str], group_kw: Mapping[str, np.ndarray],
+                  passes: list[str] | tuple[str, ...]) -> pa.Table:
+    """Long format of ``group_kw[pass]`` ((groups, 1440) kW) in the order of ``passes``."""
+    passes = list(passes)
+    n_groups = len(names)
+    kw = np.concatenate([np.asarray(group_kw[p], dtype=np.float64).reshape(-1)
+                         for p in passes]) if passes else np.zeros(0)
+    return pa.table({
+        "pass": pa.array(np.repeat(passes, n_groups * MINUTES).tolist(), pa.string()),
+        "group": pa.array(np.tile(np.repeat(names, MINUTES), len(passes)).tolist(), pa.string()),
+        "minute": pa.array(np.tile(np.arange(MINUTES, dtype=np.int16), len(passes) * n_groups)),
+        "kw": pa.array(kw, pa.float64()),
+    })
+
+
+
+def write_simulation(result: Simulation, summary: dict, out_dir: str | Path,
+                     overwrite: bool = False) -> Path:
+    """Write summary.json, load_curves.parquet and the figures to ``out_dir`` atomically."""
+    out = check_output(out_dir, overwrite)
+    summary_text = json.dumps(json_safe(summary), indent=2, allow_nan=False) + "\n"
+    curves = curves_table([g.name for g in result.scenario.groups], result.loads.group_kw,
+                           list(result.loads.group_kw))
+    with _staged(out, overwrite) as tmp:
+        pq.write_table(curves, tmp / LOAD_CURVES)
+        plot_system_demand(result, tmp / SYSTEM_FIGURE)
+        plot_breakdown(result, tmp / BREAKDOWN_FIGURE)
+        (tmp / SUMMARY).write_text(summary_text, encoding="utf-8")
+    return out
+
+
+@contextmanager
+def _staged(out: Path, overwrite: bool) -> Iterator[Path]:
+    """A temporary sibling folder of ``out`` to write into; renamed to ``out`` (see
+    :func:`_replace`) when the block ends normally, removed when it raises."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    try:
+        os.chmod(tmp, 0o755)
+        yield tmp
+        _replace(tmp, out, overwrite)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+
+def _replace(tmp: Path, out: Path, overwrite: bool) -> None:
+    """Rename the finished folder into place (replacing ``out`` only when asked to)."""
+    if not out.exists() and not out.is_symlink():
+        tmp.rename(out)
+        return
+    if not overwrite:
+        raise OutputExistsError(f"output folder {out} already exists (use --overwrite to "
+                                "replace it)")
+    old = out.with_name(f".{out.name}.{uuid.uuid4().hex}.old")
+    out.rename(old)
+    try:
+        tmp.rename(out)
+    except BaseException:
+        old.rename(out)
+        raise
+    if old.is_dir() and not old.is_symlink():
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        old.unlink()
+
+
+
+@dataclass
+class RunData:
+    """Everything the run folder shows; built by the adaptive DR pipeline.
+
+    Times are minutes since midnight, loads kW averaged over each minute."""
+
+    name: str  # scenario name
+    group_names: list[str]
+    # pass -> (n_groups, 1440) kW; passes "baseline", "expected", "traditional", "adaptive"
+    group_kw: dict[str, np.ndarray]
+    # "baseline" (B̂), "expected" (P̂): (1440,) kW, NaN outside the program window
+    estimate_kw: dict[str, np.ndarray]
+    program: tuple[int, int]  # (t_start, t_end) minutes since midnight
+    second_event: tuple[int, int, int] | None  # (announced, start, end) of DR2, None if none
+    t_nc: int | None  # utility non-compliance prediction of the traditional pass
+    test_times: np.ndarray  # household test minutes
+    ticks: np.ndarray  # group/utility evaluation minutes
+    # pass ("expected", "traditional") -> (n_groups, len(test_times)): share of the group's
+    # households with a user event at that test
+    flagged_fraction: dict[str, np.ndarray]
+    group_alert_ticks: dict[str, list[np.ndarray]]  # pass -> per group, ticks with an alert
+    group_latch: dict[str, list[int | None]]  # pass -> per group, latch minute (None: never)
+    thresholds: Thresholds  # γ[groupID, time] of Listing 6.2 (drsim.threshold)
+    # name -> table with a "pass" column: "user_events" (pass, time, houseID, groupID,
+    # accLoad), "group_alerts" (pass, time, groupID, sumAccLoad), "group_events" (same),
+    # "utility_alerts" (pass, time, load)
+    tier_events: dict[str, pd.DataFrame]
+    summary: dict  # the complete summary.json content (the pipeline builds it)
+
+
+def run_data(run: Run, summary: dict | None = None) -> RunData:
+    """What the run folder of ``run`` shows (``summary``: its summary.json content)."""
+    from drsim.evaluation import flagged_fraction
+
+    simulation, monitored = run.simulation, run.monitored
+    scenario, plan = simulation.scenario, monitored.plan
+    sizes = np.array(scenario.group_sizes(), dtype=np.int64)
+    second = run.second
+    return RunData(
+        name=scenario.name, group_names=[g.name for g in scenario.groups],
+        group_kw=simulation.loads.group_kw, estimate_kw=simulation.loads.estimate_kw,
+        program=(plan.t_start, plan.t_end),
+        second_event=None if second is None else (second.announced, second.start, second.end),
+        t_nc=run.t_nc if monitored.outcome["traditional"].predicted else None,
+        test_times=plan.test_times, ticks=plan.ticks,
+        flagged_fraction={name: flagged_fraction(plan, monitored.user_events, name, sizes)
+                          for name in monitored.outcome},
+        group_alert_ticks={n: o.alert_ticks for n, o in monitored.outcome.items()},
+        group_latch={n: [None if x == NOT_LATCHED else x for x in o.latch]
+                     for n, o in monitored.outcome.items()},
+        thresholds=monitored.thresholds, tier_events=tier_tables(monitored),
+        summary=summary or {})
+
+
+def tier_tables(monitored: Monitored) -> dict[str, pd.DataFrame]:
+    """The tiers' output as the run folder's event tables (:data:`EVENT_TABLES`)."""
+    rows = monitored.tier_rows
+    group = rows[rows["group"] != UTILITY]
+    util = rows[(rows["group"] == UTILITY) & (rows["kind"] == "alert")]
+
+    def pick(kind: str) -> pd.DataFrame:
+        t = group[group["kind"] == kind]
+        return pd.DataFrame({"pass": t["pass"].astype(str), "time": t["time"].astype(np.int64),
+                             "groupID": t["group"].astype(np.int64),
+                             "sumAccLoad": t["load"].astype(np.float64)}).reset_index(drop=True)
+
+    return {"user_events": monitored.user_events, "group_alerts": pick("alert"),
+            "group_events": pick("event"),
+            "utility_alerts": pd.DataFrame({"pass": util["pass"].astype(str),
+                                            "time": util["time"].astype(np.int64),
+                                            "load": util["load"].astype(np.float64)}
+                                           ).reset_index(drop=True)}
+
+
+def run_files(data: RunData) -> list[str]:
+    """The files :func:`write_run` writes for ``data`` (for summary.json's file list)."""
+    return [SUMMARY, LOAD_CURVES, *(f"events_{name}.parquet" for name in data.tier_events),
+            THRESHOLDS, SYSTEM_FIGURE, COMPLIANCE_FIGURE]
+
+
+def write_run(data: RunData, out_dir: str | Path, overwrite: bool = False) -> Path:
+    """Write an adaptive DR run folder atomically and return its path.
+
+    Files: ``summary.json`` (``data.summary``, NaN and ±inf as null), ``load_curves.parquet``
+    (pass, group, minute, kw: every pass, long format), ``events_<name>.parquet`` per tier
+    table (its columns and types even when empty), ``thresholds.parquet`` (group, time,
+    expected_share, gamma: Listing 6.2's threshold per group and test time),
+    ``system_demand.png``
+    (:func:`plot_run_demand`) and ``compliance_timeline.png``
+    (:func:`plot_compliance_timeline`). Everything is checked and converted before the
+    temporary folder is made; on any error nothing is left behind. Raises OutputExistsError
+    if ``out_dir`` exists and ``overwrite`` is false, ValueError for inconsistent data."""
+    out = check_output(out_dir, overwrite)
+    summary_text = json.dumps(json_safe(data.summary), indent=2, allow_nan=False) + "\n"
+    tables = run_tables(data)
+    with _staged(out, overwrite) as tmp:
+        for name, table in tables.items():
+            pq.write_table(table, tmp / _TABLE_FILES.get(name, f"events_{name}.parquet"))
+        plot_run_demand(data, tmp / SYSTEM_FIGURE)
+        plot_compliance_timeline(data, tmp / COMPLIANCE_FIGURE)
+        (tmp / SUMMARY).write_text(summary_text, encoding="utf-8")
+    return out
+
+
+def run_tables(data: RunData) -> dict[str, pa.Table]:
+    """The run folder's Parquet tables by name: ``load_curves`` (pass, group, minute, kw:
+    every pass, long format), each tier table (its columns and types even when empty),
+    ``thresholds``. ValueError if ``data`` does not fit together."""
+    _check_run(data)
+    return {"load_curves": curves_table(list(data.group_names), data.group_kw,
+                                        _pass_order(data.group_kw)),
+            **{name: event_table(name, frame) for name, frame in data.tier_events.items()},
+            "thresholds": thresholds_table(data)}
+
+
+def thresholds_table(data: RunData) -> pa.Table:
+    """One row per (group, test time): the expected share flagged (null for a constant
+    γ_user) and the threshold γ of Listing 6.2."""
+    t = data.thresholds
+    n, k = np.shape(t.gamma)
+    share = (np.full((n, k), np.nan) if t.share is None
+             else np.asarray(t.share, dtype=np.float64))
+    return pa.table({
+        "group": pa.array(np.repeat(list(data.group_names), k).tolist(), pa.string()),
+        "time": pa.array(np.tile(np.asarray(t.test_times, dtype=np.int64), n)),
+        "expected_share": pa.array(share.ravel(), pa.float64(), from_pandas=True),
+        "gamma": pa.array(np.asarray(t.gamma, dtype=np.float64).ravel()),
+    })
+
+
+
+def _check_run(data: RunData) -> None:
+    """ValueError naming the first field whose shape or content does not fit."""
+    names = list(data.group_names)
+    n = len(names)
+    if n == 0:
+        raise ValueError("RunData.group_names: at least one group is needed")
+    if len(set(names)) != n:
+        raise ValueError(f"RunData.group_names: names must be unique, got {names}")
+    for p, kw in data.group_kw.items():
+        if np.shape(kw) != (n, MINUTES):
+            raise ValueError(f"RunData.group_kw[{p!r}]: shape {np.shape(kw)}, expected "
+                             f"(groups, minutes) = {(n, MINUTES)}")
+    for p, kw in data.estimate_kw.items():
+        if np.shape(kw) != (MINUTES,):
+            raise ValueError(f"RunData.estimate_kw[{p!r}]: shape {np.shape(kw)}, expected "
+                             f"({MINUTES},)")
+    start, end = data.program
+    if not 0 <= start < end <= MINUTES:
+        raise ValueError(f"RunData.program: {data.program}, expected (t_start, t_end) with "
+                         f"0 <= t_start < t_end <= {MINUTES}")
+    if data.second_event is not None:
+        if len(data.second_event) != 3:
+            raise ValueError(f"RunData.second_event: {data.second_event}, expected "
+                             "(announced, start, end) or None")
+        announced, s2, e2 = data.second_event
+        if not 0 <= announced <= s2 < e2 <= MINUTES:
+            raise ValueError(f"RunData.second_event: {data.second_event}, expected "
+                             "announced <= start < end within the day")
+    k = len(np.asarray(data.test_times))
+    for p, frac in data.flagged_fraction.items():
+        if np.shape(frac) != (n, k):
+            raise ValueError(f"RunData.flagged_fraction[{p!r}]: shape {np.shape(frac)}, "
+                             f"expected (groups, test times) = {(n, k)}")
+    for field_name in ("group_alert_ticks", "group_latch"):
+        for p, per_group in getattr(data, field_name).items():
+            if len(per_group) != n:
+                raise ValueError(f"RunData.{field_name}[{p!r}]: {len(per_group)} entries, "
+                                 f"expected one per group ({n})")
+    if np.shape(data.thresholds.gamma) != (n, k):
+        raise ValueError(f"RunData.thresholds.gamma: shape {np.shape(data.thresholds.gamma)}, "
+                         f"expected (groups, test times) = {(n, k)}")
+    for name in data.tier_events:
+        if not name or not all(c.isalnum() or c in "_-" for c in name):
+            raise ValueError(f"RunData.tier_events: table name {name!r} cannot name a file "
+                             "(letters, digits, '_' and '-' only)")
+
+
+def json_safe(value: Any, where: str = "summary") -> Any:
+    """``value`` as plain JSON data: numpy scalars and arrays as Python values, tuples as
+    lists, NaN and ±inf as None. TypeError naming the key for anything else."""
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if isinstance(key, np.generic):
+                key = key.item()
+            if not isinstance(key, str | int | float | bool) and key is not None:
+                raise TypeError(f"{where}: key {key!r} is not a JSON key")
+            out[key] = json_safe(item, f"{where}.{key}")
+        return out
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, list | tuple):
+        return [json_safe(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return value if np.isfinite(value) else None
+    if value is None or isinstance(value, str | int | bool):
+        return value
+    raise TypeError(f"{where}: {type(value).__name__} is not JSON data")
+
+
+def event_table(name: str, frame: pd.DataFrame) -> pa.Table:
+    """A tier table as Arrow: the known tables (:data:`EVENT_TABLES`) get their column
+    types; text columns are ``string``; an empty column of unknown type is ``string``."""
+    if "pass" not in frame.columns:
+        raise ValueError(f"RunData.tier_events[{name!r}]: no 'pass' column (columns: "
+                         f"{list(frame.columns)})")
+    known = EVENT_TABLES.get(name, {})
+    missing = [c for c in known if c not in frame.columns]
+    if missing:
+        raise ValueError(f"RunData.tier_events[{name!r}]: missing columns {missing}; "
+                         f"expected {list(known)}")
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    fields = []
+    for f in table.schema:
+        if f.name in known:
+            fields.append(pa.field(f.name, known[f.name]))
+        elif pa.types.is_null(f.type) or pa.types.is_large_string(f.type):
+            fields.append(pa.field(f.name, pa.string()))
+        else:
+            fields.append(f)
+    try:
+        return table.cast(pa.schema(fields, metadata=table.schema.metadata))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise ValueError(f"RunData.tier_events[{name!r}]: {exc}") from None
+
+

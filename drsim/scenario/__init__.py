@@ -1,0 +1,77 @@
+"""Scenario files: the validated description of one demand-response (DR) experiment.
+
+A scenario YAML file sets every parameter of a run: the households and their groups, the load
+model's settings, the DR program, the compliance monitoring of the three tiers (dissertation
+Ch. 6, Table 6.2) and the incentive module. The pydantic models (:mod:`drsim.scenario.models`)
+are the single place that says what each parameter means, its unit, its default and its
+bounds; the packaged scenarios in ``scenarios/`` show them with comments.
+
+Entry points::
+
+    load_scenario(path)          read, validate, and remember the file (for relative paths)
+    scenario_from_dict(data)     validate a mapping that is already in memory
+
+A bad scenario raises :class:`ScenarioError` before any work, with one line per problem::
+
+    scenarios/x.yaml: monitoring.gamma_group: Input should be less than or equal to 1
+        (got 1.5); accepted: a number in (0, 1]
+
+(printed on one line). Household ids are 0-based inside the simulator; Table 6.2's consumer
+numbers ("consumer No.1-No.10,000") are 1-based and inclusive, and group ``range`` uses them.
+
+Modules: ``models`` (the pydantic models), ``loading`` (YAML reading and validation),
+``errors`` (:class:`ScenarioError`), ``explain`` (pydantic errors as ScenarioError lines).
+None of them loads simulation code.
+"""
+
+# The ``name as name`` imports are private helpers, re-exported for drsim.sweeps (which checks
+# sweep files against the models).
+from drsim.scenario.errors import TOP_LEVEL as TOP_LEVEL
+from drsim.scenario.errors import ScenarioError
+from drsim.scenario.errors import _kind as _kind
+from drsim.scenario.errors import _show as _show
+from drsim.scenario.explain import _model_of as _model_of
+from drsim.scenario.explain import _unwrap as _unwrap
+from drsim.scenario.loading import _check_files as _check_files
+from drsim.scenario.loading import load_scenario, read_yaml, scenario_from_dict
+from drsim.scenario.models import (
+    MAX_CHUNK_SIZE,
+    MAX_GROUPS,
+    MAX_HOUSEHOLDS,
+    MAX_SEED,
+    ApplianceSettings,
+    BaselineSettings,
+    DRProgram,
+    EVSettings,
+    ExpectedShare,
+    FollowThrough,
+    Group,
+    Incentive,
+    Monitoring,
+    Reference,
+    ReferenceReductions,
+    Scenario,
+)
+
+__all__ = [
+    "MAX_CHUNK_SIZE",
+    "MAX_GROUPS",
+    "MAX_HOUSEHOLDS",
+    "MAX_SEED",
+    "ApplianceSettings",
+    "BaselineSettings",
+    "DRProgram",
+    "EVSettings",
+    "ExpectedShare",
+    "FollowThrough",
+    "Group",
+    "Incentive",
+    "Monitoring",
+    "Reference",
+    "ReferenceReductions",
+    "Scenario",
+    "ScenarioError",
+    "load_scenario",
+    "read_yaml",
+    "scenario_from_dict",
+]

@@ -1,0 +1,240 @@
+"""summary.json: one builder for ``simulate`` and ``run`` (fields: docs/summary.md).
+
+A ``run`` summary is a ``simulate`` summary plus the sections of the monitoring and the
+closed loop (``prediction``, ``deficit_at_prediction``, ``second_event``,
+``second_event_note``, ``incentive``, ``cost``, ``monitoring``). Energies are MWh, powers
+MW, times of day ``"HH:MM"``, durations seconds or minutes as their names say.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from drsim.deficit import expected_reduction_kwh, reduction_goal_kwh
+from drsim.evaluation import precision_recall, stops
+from drsim.monitoring import CHANGES, NOT_LATCHED
+from drsim.passes import DR_PASSES
+from drsim.pipeline import Run, Simulation
+from drsim.scenario import ExpectedShare, Scenario
+from drsim.units import DAY, clock, mwh
+
+EVENING = (16 * 60, 22 * 60)  # the evening peak is looked for in [16:00, 22:00)
+REBOUND_MINUTES = 180  # rebound is looked for in the three hours after t_end
+BREAKDOWN = ("ev", "wet", "cold", "rest")  # categories of the reduction breakdown
+
+
+def build(simulation: Simulation, run: Run | None = None, files: list[str] | None = None
+          ) -> dict[str, Any]:
+    """The summary of a simulation, or of a run when ``run`` is given (module docstring)."""
+    scenario = simulation.scenario
+    summary = {
+        "scenario": _scenario(simulation),
+        "code_version": code_version(),
+        "seeds": {"scenario": scenario.seed},
+        **_reductions(simulation),
+        "peaks": _peaks(simulation),
+    }
+    if run is not None:
+        summary.update(_run_sections(run))
+    summary["reference"] = (None if scenario.reference is None
+                            else scenario.reference.model_dump(mode="json"))
+    summary["backend"] = _backend(simulation)
+    summary["timings"] = _timings(simulation)
+    summary["files"] = list(files or [])
+    return summary
+
+
+def scenario_hash(scenario: Scenario) -> str:
+    """SHA-256 of the validated scenario (its JSON form): equal hash, equal inputs."""
+    text = json.dumps(scenario.model_dump(mode="json"), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def code_version() -> dict[str, str | None]:
+    """drsim's version and, when the code is in a git work tree, ``git describe``."""
+    from importlib import metadata
+
+    import drsim
+
+    try:
+        version = metadata.version("drsim")
+    except metadata.PackageNotFoundError:  # a source checkout that is not installed
+        version = None
+    git = None
+    try:
+        out = subprocess.run(["git", "describe", "--always", "--dirty"],
+                             cwd=Path(drsim.__file__).resolve().parent, capture_output=True,
+                             text=True, timeout=10, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+        if out.returncode == 0 and out.stdout.strip():
+            git = out.stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return {"drsim": version, "git": git}
+
+
+def _scenario(simulation: Simulation) -> dict[str, Any]:
+    scenario = simulation.scenario
+    return {"name": scenario.name,
+            "file": scenario.source_path.name if scenario.source_path else None,
+            "hash": scenario_hash(scenario),
+            "households": simulation.households, "ev_households": simulation.ev_households,
+            "groups": dict(zip([g.name for g in scenario.groups], scenario.group_sizes(),
+                               strict=True)),
+            "settings": scenario.model_dump(mode="json")}
+
+
+def _passes(simulation: Simulation) -> list[str]:
+    return [name for name in DR_PASSES if name in simulation.loads.group_kw]
+
+
+def _reductions(simulation: Simulation) -> dict[str, Any]:
+    """Reductions against the simulated no-DR pass (ground truth) and the utility's
+    estimates (:mod:`drsim.baseline`), the goal, the breakdown, energy."""
+    scenario, loads = simulation.scenario, simulation.loads
+    program = scenario.dr_program
+    start, end = program.start_minute, program.end_minute
+    system = loads.system_kw
+    base = system["baseline"]
+    names = _passes(simulation)
+    reduction = {name: mwh((base[start:end] - system[name][start:end]).sum())
+                 for name in names}
+    share = {name: reduction[name] / reduction["expected"] if reduction["expected"] else None
+             for name in names if name != "expected"}
+    breakdown = {}
+    for name in names:
+        buckets = dict.fromkeys(BREAKDOWN, 0.0)
+        for category, kw in loads.category_kw[name].items():
+            saved = loads.category_kw["baseline"][category][start:end] - kw[start:end]
+            buckets[category if category in BREAKDOWN else "rest"] += mwh(saved.sum())
+        breakdown[name] = buckets
+    groups = {}
+    for g, (group, size) in enumerate(zip(scenario.groups, scenario.group_sizes(),
+                                          strict=True)):
+        gb = loads.group_kw["baseline"][g]
+        groups[group.name] = {"households": int(size), "reduction_mwh": {
+            name: mwh((gb[start:end] - loads.group_kw[name][g][start:end]).sum())
+            for name in names}}
+    est = loads.estimate_kw
+    expected_kwh = expected_reduction_kwh(est["baseline"], est["expected"], start, end)
+    goal = reduction_goal_kwh(program.reduction_goal_kwh, expected_kwh)
+    evening = base[EVENING[0]:EVENING[1]]
+    n = simulation.households
+    return {
+        "reduction_goal": "expected" if program.reduction_goal_kwh == "expected" else "given",
+        "reduction_goal_mwh": goal / 1000.0,
+        "reduction_mwh": reduction,
+        "reduction_share_of_expected": share,
+        "reduction_breakdown_mwh": breakdown,
+        "groups": groups,
+        "baseline": {**scenario.baseline.model_dump(mode="json"),
+                     "expected_reduction_mwh": expected_kwh / 1000.0,
+                     "baseline_mwh": mwh(est["baseline"][start:end].sum()),
+                     "expected_mwh": mwh(est["expected"][start:end].sum()),
+                     "simulated_baseline_mwh": mwh(base[start:end].sum())},
+        "energy": {"kwh_per_household_day": float(base.sum()) / 60.0 / n,
+                   "daily_mwh": {name: mwh(c.sum()) for name, c in system.items()},
+                   "evening_peak_kw_per_household": float(evening.max()) / n,
+                   "evening_peak_time": clock(EVENING[0] + int(np.argmax(evening)))},
+    }
+
+
+def _peaks(simulation: Simulation) -> dict[str, Any]:
+    """Daily peaks of every pass; the rebound in the three hours after the program: its
+    peak and the energy above the baseline."""
+    system = simulation.loads.system_kw
+    base = system["baseline"]
+    end = simulation.scenario.dr_program.end_minute
+    after = slice(end, min(end + REBOUND_MINUTES, DAY))
+    names = _passes(simulation)
+    return {
+        "daily_peak_mw": {n: float(c.max()) / 1000.0 for n, c in system.items()},
+        "rebound_peak_mw": {n: float(system[n][after].max()) / 1000.0 for n in names},
+        "rebound_peak_time": {n: clock(end + int(np.argmax(system[n][after]))) for n in names},
+        "rebound_mwh": {n: mwh(np.clip(system[n][after] - base[after], 0, None).sum())
+                        for n in names},
+    }
+
+
+def _run_sections(run: Run) -> dict[str, Any]:
+    scenario = run.simulation.scenario
+    monitored = run.monitored
+    plan = monitored.plan
+    names = [g.name for g in scenario.groups]
+    trad, expected = monitored.outcome["traditional"], monitored.outcome["expected"]
+    t_nc = trad.t_nc
+    precision, recall, confusion = precision_recall(monitored.households, "traditional",
+                                                    stops(plan, trad))
+    whole = np.full(len(names), plan.t_end - 1)  # had every meter been tested to the end
+    precision_all, recall_all, _ = precision_recall(monitored.households, "traditional",
+                                                    whole)
+
+    def times(latch: list[int]) -> dict[str, str | None]:
+        return {n: None if x == NOT_LATCHED else clock(x)
+                for n, x in zip(names, latch, strict=True)}
+
+    second = run.second
+    return {
+        "prediction": {
+            "predicted": trad.predicted,
+            "utility_noncompliance_time": clock(t_nc) if trad.predicted else None,
+            "detection_delay_minutes": t_nc - plan.t_first_test if trad.predicted else None,
+            "groups_compliant_at_prediction": sum(
+                1 for x in trad.latch if x == NOT_LATCHED or x > t_nc)
+            if trad.predicted else None,
+            "group_noncompliance_times": times(trad.latch),
+            "household_precision": precision,
+            "household_recall": recall,
+            "household_confusion": confusion,
+            "household_precision_whole_program": precision_all,
+            "household_recall_whole_program": recall_all,
+            "expected_pass_noncompliance_time": clock(expected.t_nc) if expected.predicted
+            else None,
+            "expected_pass_group_noncompliance_times": times(expected.latch),
+            "expected_pass_groups_latched": sum(1 for x in expected.latch
+                                                if x != NOT_LATCHED),
+            "gamma_user": _gamma(plan.gamma_user),
+        },
+        "deficit_at_prediction": run.deficit,
+        "second_event": None if second is None else {
+            "announced": clock(second.announced), "start": clock(second.start),
+            "end": clock(second.end), "delay_detection_minutes": run.delay_detection},
+        "second_event_note": run.note,
+        "incentive": None if run.incentive is None else run.incentive.as_dict(),
+        "cost": run.costs,
+        "monitoring": {"test_times": [clock(t) for t in plan.test_times.tolist()],
+                       "changes_from_printed_listings": CHANGES,
+                       "queries_overridden": sorted(scenario.monitoring.queries)},
+    }
+
+
+def _gamma(gamma_user: float | ExpectedShare) -> dict[str, Any]:
+    """How Listing 6.2's threshold was set (the values: thresholds.parquet)."""
+    if isinstance(gamma_user, ExpectedShare):
+        return gamma_user.model_dump(mode="json")
+    return {"method": "constant", "value": gamma_user}
+
+
+def _backend(simulation: Simulation) -> dict[str, Any]:
+    info = simulation.backend
+    passes = info.jobs[0] if info.jobs else None
+    return {"name": info.name, "master": info.master, "app_id": info.app_id,
+            "parallelism": info.parallelism,
+            "chunks": len(simulation.chunks),
+            "chunk_size": max((c.count for c in simulation.chunks), default=0),
+            "partitions": passes.partitions if passes else None,
+            "tasks": passes.tasks if passes else None,
+            "peak_task_memory_bytes": int(simulation.chunk_rows["peak_rss_bytes"].max())}
+
+
+def _timings(simulation: Simulation) -> dict[str, Any]:
+    seconds = simulation.chunk_rows["seconds"].to_numpy(float)
+    return {**{k: float(v) for k, v in simulation.timings.items()},
+            "chunk_seconds": {"min": float(seconds.min()), "mean": float(seconds.mean()),
+                              "max": float(seconds.max())}}

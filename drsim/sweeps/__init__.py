@@ -1,0 +1,100 @@
+"""Parameter sweeps: what-if grids over a scenario, repeated with independent seeds.
+
+A sweep file names a base scenario and the parameters to change::
+
+    name: incentive_beta                 # optional; default: the file name
+    scenario: ../paper_100k.yaml         # relative to the sweep file
+    overrides:                           # fixed changes, applied to every point
+      households: 20000                  #   (scales the groups, like --households)
+      ev.penetration: 0.3
+    grid:                                # axes: every combination of their values is a point
+      incentive.beta: [1.4, 1.8, 2.2]
+      groups[*].follow_through_drop: [0.3, 0.5]   # groups[0], groups[G1] or groups[*]
+      delay_detection: [0, 10]           # a run option, not a scenario key (minutes)
+    seeds: 5                             # runs per point, with independent seeds
+    metrics:                             # dotted paths into summary.json (DEFAULT_METRICS)
+      - reduction_mwh.adaptive
+      - prediction.utility_noncompliance_time
+
+Paths are checked against the scenario model (:mod:`drsim.scenario`) and every point is built
+and validated before any run starts; problems are reported like the scenario loader's,
+``<file>: <field>: <problem>; accepted: <...>``, one line each.
+
+Seeds: replicate 0 runs with the scenario's own seed, replicate r > 0 with a seed derived from
+(scenario seed, r) by the counter-based hash of :mod:`drsim.rng`. Replicate r uses the same seed
+at every point (common random numbers), so differences between points are not noise.
+
+The output folder holds ``runs.jsonl`` (one JSON line per finished run with its summary,
+appended and flushed as it completes), ``runs/`` (each run's own result folder), ``sweep.json``
+(the sweep as run; ``complete`` turns true at the end), and at the end ``table.csv`` /
+``table.parquet`` (one row per point: mean, 95 % Student-t confidence interval and count per
+metric) and one PNG per numeric metric against the first axis.
+
+Resuming: a run is known by a hash of its validated scenario (seed included) and run options.
+Rerunning a sweep into the same folder skips every run already in ``runs.jsonl``, so an
+interrupted sweep continues where it stopped, more seeds add only the new ones, and a sweep
+whose grid was extended runs only the new points. Changing the metrics reruns nothing: the
+table is rebuilt from the recorded summaries.
+
+The package, one job per module: :mod:`~drsim.sweeps.spec` (the sweep file and its points),
+:mod:`~drsim.sweeps.runner` (running into the output folder, the journal and resuming),
+:mod:`~drsim.sweeps.stats` (metrics, confidence intervals, the table) and
+:mod:`~drsim.sweeps.plots` (the figures).
+"""
+
+from __future__ import annotations
+
+from drsim.sweeps.runner import (
+    JOURNAL,
+    SWEEP_RECORD,
+    TABLE_CSV,
+    TABLE_PARQUET,
+    Runner,
+    SweepOutcome,
+    SweepOutputError,
+    SweepRunError,
+    read_journal,
+    run_sweep,
+)
+from drsim.sweeps.spec import (
+    DEFAULT_METRICS,
+    RUN_OPTIONS,
+    Sweep,
+    SweepError,
+    SweepPoint,
+    SweepRun,
+    check_scenario_path,
+    expand_grid,
+    load_sweep,
+    replicate_seeds,
+    sweep_from_dict,
+)
+from drsim.sweeps.stats import get_metric, mean_ci, t_quantile, tabulate
+
+__all__ = [
+    "DEFAULT_METRICS",
+    "JOURNAL",
+    "RUN_OPTIONS",
+    "Runner",
+    "SWEEP_RECORD",
+    "Sweep",
+    "SweepError",
+    "SweepOutcome",
+    "SweepOutputError",
+    "SweepPoint",
+    "SweepRun",
+    "SweepRunError",
+    "TABLE_CSV",
+    "TABLE_PARQUET",
+    "check_scenario_path",
+    "expand_grid",
+    "get_metric",
+    "load_sweep",
+    "mean_ci",
+    "read_journal",
+    "replicate_seeds",
+    "run_sweep",
+    "sweep_from_dict",
+    "t_quantile",
+    "tabulate",
+]

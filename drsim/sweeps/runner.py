@@ -1,0 +1,224 @@
+"""Running a sweep into its output folder, with the journal that lets it resume.
+
+:func:`run_sweep` runs every (point, seed) of a :class:`~drsim.sweeps.spec.Sweep` that the
+folder's ``runs.jsonl`` does not record yet, through the :data:`Runner` it is given, appends
+each finished run's summary to the journal at once (a line torn by an interruption is skipped
+and ended), then writes ``sweep.json``, the table (``table.csv``, ``table.parquet``) and the
+plots. It owns the folder's layout and its rules (a folder that is not a sweep's is refused).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from drsim.sweeps.plots import plot_metrics
+from drsim.sweeps.spec import Sweep, SweepRun
+from drsim.sweeps.stats import _check_metric_paths, tabulate
+
+JOURNAL = "runs.jsonl"
+RUNS_DIR = "runs"
+SWEEP_RECORD = "sweep.json"
+TABLE_CSV = "table.csv"
+TABLE_PARQUET = "table.parquet"
+
+#: The function that runs one scenario into a result folder and returns its summary dict.
+Runner = Callable[..., Mapping[str, Any] | None]
+
+
+class SweepOutputError(OSError):
+    """The output folder cannot be used for this sweep."""
+
+
+class SweepRunError(RuntimeError):
+    """One run failed; the runs finished before it are recorded and a rerun resumes."""
+
+    def __init__(self, message: str, run: SweepRun, done: int, total: int):
+        super().__init__(message)
+        self.run = run
+        self.done = done
+        self.total = total
+
+
+@dataclass
+class SweepOutcome:
+    """What :func:`run_sweep` did and wrote."""
+
+    out_dir: Path
+    table: Any  # pandas.DataFrame
+    total: int
+    ran: int
+    reused: int
+    files: list[str]
+
+
+Progress = Callable[[int, int, str], None]
+
+
+def run_sweep(sweep: Sweep, out_dir: str | Path, *, runner: Runner,
+              master: str | None = None, progress: Progress | None = None,
+              overwrite: bool = False) -> SweepOutcome:
+    """Run every (point, seed) not yet recorded in ``out_dir``, then write table and plots.
+
+    ``runner(scenario, run_dir, master=..., delay_detection=...)`` runs one scenario into
+    ``run_dir`` (which it creates) and returns the summary dict (or writes
+    ``run_dir/summary.json``). Each finished run is appended to ``runs.jsonl`` at once, so
+    after an interruption the same call resumes. ``progress`` is called as
+    ``progress(done, total, label)``.
+    """
+    out = _prepare_output(Path(out_dir), overwrite)
+    journal = out / JOURNAL
+    recorded = read_journal(journal)
+    runs = sweep.runs()
+    todo = [run for run in runs if run.key not in recorded]
+    total = len(runs)
+    reused = total - len(todo)
+    _write_json(out / SWEEP_RECORD, {**sweep.describe(), "complete": False})
+    if todo:
+        _remove_outputs(out)
+    _repair_journal(journal)
+    done = reused
+    if progress:
+        progress(done, total, todo[0].point.label if todo else "")
+    metrics_checked = False
+    for run in todo:
+        if progress:
+            progress(done, total, f"{run.point.label}, seed {run.replicate + 1}/{sweep.seeds}")
+        run_dir = out / RUNS_DIR / run.name
+        if run_dir.exists():  # a run interrupted before it finished
+            shutil.rmtree(run_dir)
+        run_dir.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            result = runner(run.scenario, run_dir, master=master, **run.point.options)
+            summary = _summary_of(result, run_dir)
+        except Exception as exc:
+            raise SweepRunError(
+                f"run {run.name} ({run.point.label}; seed {run.seed}) failed: "
+                f"{type(exc).__name__}: {exc}", run, done, total) from exc
+        record = {"key": run.key, "point": run.point.index, "values": run.point.values,
+                  "replicate": run.replicate, "seed": run.seed, "options": run.point.options,
+                  "run_dir": f"{RUNS_DIR}/{run.name}", "summary": summary}
+        _append_line(journal, record)
+        recorded[run.key] = record
+        done += 1
+        if progress:
+            progress(done, total, run.point.label)
+        if not metrics_checked:
+            _check_metric_paths(sweep, [summary])
+            metrics_checked = True
+
+    records = [recorded[run.key] for run in runs]
+    _check_metric_paths(sweep, [r["summary"] for r in records])
+    table = tabulate(sweep, recorded)
+    files = _write_table(table, out)
+    files += plot_metrics(sweep, table, out)
+    _write_json(out / SWEEP_RECORD, {**sweep.describe(), "complete": True, "files": files})
+    return SweepOutcome(out, table, total, len(todo), reused, files)
+
+
+def _prepare_output(out: Path, overwrite: bool) -> Path:
+    if out.exists() and not out.is_dir():
+        raise SweepOutputError(f"output folder {out} exists and is not a folder")
+    if out.exists() and overwrite:
+        shutil.rmtree(out)
+    if out.exists() and not (out / JOURNAL).exists() and not (out / SWEEP_RECORD).exists():
+        if any(out.iterdir()):
+            raise SweepOutputError(f"output folder {out} exists and is not a sweep folder (no "
+                                   f"{JOURNAL}); choose another --out or use --overwrite to "
+                                   "replace it")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _remove_outputs(out: Path) -> None:
+    """Drop an earlier table and plots, so that an unfinished folder never looks finished."""
+    for path in [out / TABLE_CSV, out / TABLE_PARQUET, *out.glob("*.png")]:
+        path.unlink(missing_ok=True)
+
+
+def _summary_of(result: Any, run_dir: Path) -> dict[str, Any]:
+    if isinstance(result, Mapping):
+        return json.loads(json.dumps(dict(result), default=_json_default))
+    path = run_dir / "summary.json"
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RuntimeError(f"the runner returned no summary and wrote no {path}") from None
+    if not isinstance(summary, dict):
+        raise RuntimeError(f"{path} does not hold a JSON object")
+    return summary
+
+
+def read_journal(path: Path) -> dict[str, dict[str, Any]]:
+    """The finished runs recorded in ``runs.jsonl``, by key (a torn last line is skipped)."""
+    records: dict[str, dict[str, Any]] = {}
+    if not path.exists():
+        return records
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:  # a line cut short by an interruption
+            continue
+        if isinstance(record, dict) and isinstance(record.get("key"), str) and isinstance(
+                record.get("summary"), dict):
+            records[record["key"]] = record
+    return records
+
+
+def _repair_journal(path: Path) -> None:
+    """End a line cut short by an interruption, so that the next record starts a new line."""
+    if path.exists() and path.stat().st_size:
+        with path.open("rb+") as f:
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                f.write(b"\n")
+
+
+def _append_line(path: Path, record: dict[str, Any]) -> None:
+    line = json.dumps(record, default=_json_default, ensure_ascii=False) + "\n"
+    with path.open("a", encoding="utf-8") as f:
+        f.write(line)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=_json_default) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+
+def _write_table(table, out: Path) -> list[str]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    written = []
+    tmp = out / f".{TABLE_CSV}.tmp"
+    table.to_csv(tmp, index=False)
+    os.replace(tmp, out / TABLE_CSV)
+    written.append(TABLE_CSV)
+    tmp = out / f".{TABLE_PARQUET}.tmp"
+    pq.write_table(pa.Table.from_pandas(table, preserve_index=False), tmp)
+    os.replace(tmp, out / TABLE_PARQUET)
+    written.append(TABLE_PARQUET)
+    return written

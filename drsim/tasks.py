@@ -1,0 +1,263 @@
+"""What a run computes where the data is: one chunk's task, one group leader, the utility.
+
+These are the functions a backend (:mod:`drsim.backend`) runs; each is a plain function over
+numpy, pandas and Arrow data, and each returns what leaves its worker as Arrow batches or a
+pandas frame of the schemas below (docs/architecture.md, "Data flow of one run").
+
+A **chunk task** simulates its households' passes (:func:`drsim.passes.simulate_chunk`), makes
+the utility's M&V estimates (:mod:`drsim.baseline`), and, when the run is monitored, runs
+every household's meter query (Listing 6.1) right away, with the replicas' flags that set the
+threshold of Listing 6.2 (:mod:`drsim.threshold`). Only per-minute sums, user events,
+per-household flags, counters and the participants' exact sums (Eq. 6.5-6.8) leave it.
+Loads travel as whole µkW, so every sum is exact whatever the chunking.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from decimal import Decimal
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from drsim.baseline import estimate
+from drsim.incentive import (
+    ParticipantSums,
+    household_mappings,
+    lottery_winners,
+    second_event_compliant,
+)
+from drsim.monitoring import MonitoringPlan, accumulated_kwh, group_tier, meter_tier, utility_tier
+from drsim.passes import MONITORED, Chunk, ChunkResult, SecondEvent, simulate_chunk
+from drsim.scenario import ExpectedShare, Scenario
+from drsim.threshold import Thresholds, replica_flags
+from drsim.units import DAY
+
+TOTAL = "total"  # the series of a pass's whole load (the others are categories)
+ESTIMATE = "estimate"  # the pass name of the utility's M&V estimates (series B and P̂)
+_SUM = pa.decimal128(38, 0)  # the participants' fixed-point sums exceed 64 bits
+
+LOADS = pa.schema([("chunk", pa.int64()), ("group", pa.int32()), ("pass", pa.string()),
+                   ("series", pa.string()), ("kw_micro", pa.list_(pa.float64()))])
+CHUNKS = pa.schema([
+    ("chunk", pa.int64()), ("group", pa.int32()), ("households", pa.int64()),
+    ("ev_households", pa.int64()), ("peak_rss_bytes", pa.int64()), ("seconds", pa.float64()),
+    ("theta_o_sum", _SUM), ("theta_red_sum", _SUM), ("theta_new_sum", _SUM),
+    ("u", pa.list_(pa.float64())), ("u_households", pa.list_(pa.int64())),
+    ("winners", pa.list_(pa.int64())), ("second_event_compliant", pa.int64())])
+METER = pa.schema([
+    ("chunk", pa.int64()), ("group", pa.int32()), ("pass", pa.string()),
+    ("house", pa.list_(pa.int64())), ("first_flag", pa.list_(pa.int64())),
+    ("reduction_kwh", pa.list_(pa.float64())), ("goal_kwh", pa.list_(pa.float64())),
+    ("work", pa.list_(pa.int64())), ("replica_flags", pa.list_(pa.int64()))])
+EVENTS = pa.schema([
+    ("chunk", pa.int64()), ("group", pa.int32()), ("pass", pa.string()),
+    ("time", pa.list_(pa.int64())), ("houseID", pa.list_(pa.int64())),
+    ("accLoad", pa.list_(pa.float64()))])
+TIERS = pa.schema([("pass", pa.string()), ("group", pa.int32()), ("kind", pa.string()),
+                   ("time", pa.int64()), ("load", pa.float64()), ("processed", pa.int64()),
+                   ("partial_matches", pa.int64())])
+UTILITY = -1  # the group column of the utility's rows
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident memory of this process [B]."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(rss if sys.platform == "darwin" else rss * 1024)  # Linux reports KiB
+
+
+# --------------------------------------------------------------------------- chunk tasks
+def simulation_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: MonitoringPlan | None,
+                    index: int) -> dict[str, pa.RecordBatch]:
+    """The baseline, expected and traditional passes of chunk ``index``: its loads and
+    participants (``loads``, ``chunks``) and, with a monitoring ``plan``, the meter tier's
+    output (``meter``, ``events``)."""
+    chunk = chunks[index]
+    started = time.perf_counter()
+    result = simulate_chunk(scenario, chunk, households=plan is not None)
+    out = {"loads": loads_batch(scenario, result)}
+    if plan is not None:
+        out["meter"], out["events"] = _meter_batches(plan, result)
+    pop = result.population
+    sums = ParticipantSums.of(pop.follow_through, pop.observed_follow_through,
+                              household_mappings(scenario, pop.ids))
+    out["chunks"] = _chunk_batch(result, time.perf_counter() - started, sums)
+    return out
+
+
+def adaptive_task(scenario: Scenario, chunks: tuple[Chunk, ...], second: SecondEvent,
+                  index: int) -> dict[str, pa.RecordBatch]:
+    """The adaptive pass of chunk ``index`` (DR1 at θ_red, DR2 at θ_new of Eq. 6.8 for the
+    planned incentive) and the lottery of Eq. 6.5 among the households compliant in the
+    second event (:func:`drsim.incentive.second_event_compliant`)."""
+    chunk = chunks[index]
+    started = time.perf_counter()
+    result = simulate_chunk(scenario, chunk, households=True,
+                            schedules={"adaptive": second.schedule(scenario, chunk.group)})
+    pop, incentive = result.population, second.incentive
+    u = household_mappings(scenario, pop.ids)
+    theta_new = incentive.new_follow_through(pop.follow_through, pop.observed_follow_through)
+    sums = ParticipantSums.of(pop.follow_through, pop.observed_follow_through, u, theta_new)
+    est = estimate(pop, second.start, second.end, result.simulator)
+    lo = scenario.dr_program.start_minute  # the window of ``window_kw`` starts here
+    compliant = second_event_compliant(est.baseline_kw, est.expected_kw,
+                                       result.window_kw["adaptive"][:, second.start - lo:])
+    won = incentive.winner_counts(u, lottery_winners(scenario.seed, pop.ids, incentive.p_inc,
+                                                     compliant))
+    return {"loads": loads_batch(scenario, result),
+            "chunks": _chunk_batch(result, time.perf_counter() - started, sums, won,
+                                   int(compliant.sum()))}
+
+
+def loads_batch(scenario: Scenario, result: ChunkResult) -> pa.RecordBatch:
+    """One row (:data:`LOADS`) per (pass, series) of a simulated chunk, in whole µkW: each
+    pass's total and categories, and the utility's estimates B̂, P̂ (pass ``estimate``,
+    NaN outside the program window) when the result has them."""
+    chunk = result.chunk
+    passes, series, curves = [], [], []
+    for name in result.load:
+        passes.append(name)
+        series.append(TOTAL)
+        curves.append(result.load[name])
+        for category in sorted(result.by_category[name]):
+            passes.append(name)
+            series.append(category)
+            curves.append(result.by_category[name][category])
+    program = scenario.dr_program
+    for name, window in sorted(result.estimates.items()):
+        curve = np.full(DAY, np.nan)  # the utility estimates the program window only
+        curve[program.start_minute:program.end_minute] = window
+        passes.append(ESTIMATE)
+        series.append(name)
+        curves.append(curve)
+    n = len(curves)
+    values = np.concatenate([np.asarray(c, dtype=np.float64).reshape(DAY) for c in curves])
+    offsets = pa.array(np.arange(0, (n + 1) * DAY, DAY, dtype=np.int32))
+    return pa.RecordBatch.from_arrays(
+        [pa.array(np.full(n, chunk.index, dtype=np.int64)),
+         pa.array(np.full(n, chunk.group, dtype=np.int32)),
+         pa.array(passes, pa.string()), pa.array(series, pa.string()),
+         pa.ListArray.from_arrays(offsets, pa.array(values, pa.float64()))],
+        schema=LOADS)
+
+
+def _chunk_batch(result: ChunkResult, seconds: float, sums: ParticipantSums,
+                 winners: dict[float, int] | None = None, compliant: int | None = None
+                 ) -> pa.RecordBatch:
+    """The chunk's one row of :data:`CHUNKS`."""
+    chunk = result.chunk
+    won = winners or {}
+    new = None if sums.theta_new_sum is None else Decimal(sums.theta_new_sum)
+    return pa.RecordBatch.from_pylist([{
+        "chunk": chunk.index, "group": chunk.group, "households": result.households,
+        "ev_households": result.ev_households, "peak_rss_bytes": peak_rss_bytes(),
+        "seconds": seconds, "theta_o_sum": Decimal(sums.theta_o_sum),
+        "theta_red_sum": Decimal(sums.theta_red_sum), "theta_new_sum": new,
+        "u": [u for u, _ in sums.u_counts], "u_households": [n for _, n in sums.u_counts],
+        "winners": [won.get(u, 0) for u, _ in sums.u_counts],
+        "second_event_compliant": compliant}], schema=CHUNKS)
+
+
+def participant_sums(rows: pd.DataFrame) -> ParticipantSums:
+    """The chunks' rows of :data:`CHUNKS` merged into the participants' exact sums."""
+    total = ParticipantSums()
+    for row in rows.itertuples():
+        new = None if pd.isna(row.theta_new_sum) else int(row.theta_new_sum)
+        total += ParticipantSums(int(row.households), int(row.theta_o_sum),
+                                 int(row.theta_red_sum),
+                                 tuple(zip(map(float, row.u), map(int, row.u_households),
+                                           strict=True)), new)
+    return total
+
+
+def _meter_batches(plan: MonitoringPlan, result: ChunkResult
+                   ) -> tuple[pa.RecordBatch, pa.RecordBatch]:
+    """Listing 6.1 on the chunk's households for each monitored pass: per household its
+    first flag, realised reduction and goal (Eq. 6.2), the meter tier's work per test time
+    (events processed, partial matches, user events), the user events, and, on the
+    expected pass, the replicas' flags per test time when γ is estimated from the expected
+    response."""
+    pop, chunk = result.population, result.chunk
+    times = plan.test_times
+    est = result.estimate_window_kw
+    expected_acc = accumulated_kwh(est["expected"], plan.t_start, times)
+    base_kw = result.window_kw["baseline"]
+    goal = (est["baseline"] - est["expected"]).sum(axis=1) / 60.0
+    replicas = plan.gamma_user.replicas if isinstance(plan.gamma_user, ExpectedShare) \
+        else None
+    meter, events = [], []
+    for name in MONITORED:
+        acc = accumulated_kwh(result.window_kw[name], plan.t_start, times)
+        m = meter_tier(plan, pop.ids, chunk.group, acc, expected_acc)
+        flags = None
+        if replicas is not None and name == "expected":
+            flags = replica_flags(plan, pop, result.simulator, chunk.group,
+                                  result.estimate_exact, replicas)
+        meter.append({"chunk": chunk.index, "group": chunk.group, "pass": name,
+                      "house": pop.ids, "first_flag": m.first_flag,
+                      "reduction_kwh": (base_kw - result.window_kw[name]).sum(axis=1) / 60.0,
+                      "goal_kwh": goal,
+                      "work": np.concatenate([m.processed, m.partial_matches, m.outputs]),
+                      "replica_flags": flags})
+        events.append({"chunk": chunk.index, "group": chunk.group, "pass": name,
+                       **{c: m.events[c].to_numpy() for c in ("time", "houseID", "accLoad")}})
+    return (pa.RecordBatch.from_pylist(meter, schema=METER),
+            pa.RecordBatch.from_pylist(events, schema=EVENTS))
+
+
+# --------------------------------------------------------------------------- tiers
+def user_events(rows: pd.DataFrame) -> pd.DataFrame:
+    """The user events held in rows of :data:`EVENTS` as one frame (pass, time, houseID,
+    groupID, accLoad), in (pass, time, houseID) order."""
+    counts = rows["time"].map(len).to_numpy()
+    frame = pd.DataFrame({
+        "pass": np.repeat(rows["pass"].to_numpy(object), counts),
+        "time": np.concatenate([np.asarray(x, np.int64) for x in rows["time"]] or [[]]),
+        "houseID": np.concatenate([np.asarray(x, np.int64) for x in rows["houseID"]] or [[]]),
+        "groupID": np.repeat(rows["group"].to_numpy(np.int64), counts),
+        "accLoad": np.concatenate([np.asarray(x, np.float64) for x in rows["accLoad"]]
+                                  or [[]])})
+    frame = frame.astype({"time": np.int64, "houseID": np.int64, "accLoad": np.float64})
+    return frame.sort_values(["pass", "time", "houseID"], kind="stable", ignore_index=True)
+
+
+def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thresholds,
+                 rows: pd.DataFrame) -> pd.DataFrame:
+    """Listing 6.2 at the leader of one group for one pass, over its chunks' user events
+    (rows of :data:`EVENTS`); its alerts, group events and work per tick (:data:`TIERS`).
+    A group with no user event sends nothing."""
+    events = user_events(rows)
+    if not len(events):
+        return pd.DataFrame({f.name: pd.Series(dtype=f.type.to_pandas_dtype())
+                             for f in TIERS})
+    name, group = str(rows["pass"].iloc[0]), int(rows["group"].iloc[0])
+    g = group_tier(plan, group, sizes[group], events, thresholds.table(group))
+    out = [(name, group, "alert", int(t), float(v), 0, 0)
+           for t, v in zip(g.alerts["time"], g.alerts["sumAccLoad"], strict=True)]
+    out += [(name, group, "event", int(t), float(v), 0, 0)
+            for t, v in zip(g.events["time"], g.events["sumAccLoad"], strict=True)]
+    out += [(name, group, "work", int(t), 0.0, int(p), int(m))
+            for t, p, m in zip(plan.ticks, g.processed, g.partial_matches, strict=True)
+            if p or m]
+    return pd.DataFrame(out, columns=TIERS.names)
+
+
+def utility(plan: MonitoringPlan, rows: pd.DataFrame) -> pd.DataFrame:
+    """Listing 6.3 for one pass over its group leaders' output (rows of :data:`TIERS`):
+    the utility's alerts, work per tick and its prediction ``t_nc`` (group
+    :data:`UTILITY`)."""
+    name = str(rows["pass"].iloc[0])
+    ev = rows[rows["kind"] == "event"].sort_values(["group", "time"], kind="stable")
+    first = ev.groupby("group").first()
+    u = utility_tier(plan, {int(g): int(t) for g, t in first["time"].items()},
+                     {int(g): float(v) for g, v in first["load"].items()})
+    out = [(name, UTILITY, "alert", int(t), float(v), 0, 0)
+           for t, v in zip(u.alerts["time"], u.alerts["load"], strict=True)]
+    out += [(name, UTILITY, "work", int(t), 0.0, int(p), int(m))
+            for t, p, m in zip(plan.ticks, u.processed, u.partial_matches, strict=True)
+            if p or m]
+    out.append((name, UTILITY, "t_nc", int(u.t_nc), 0.0, 0, 0))
+    return pd.DataFrame(out, columns=TIERS.names)

@@ -1,0 +1,190 @@
+"""drsim's backend interface (:mod:`drsim.backend`) on Spark.
+
+- ``map_chunks``: ``spark.range(n_chunks) → mapInArrow``. A task's named outputs travel
+  in one frame whose columns are every output's columns (prefixed by the output's name)
+  and a ``kind`` column naming the output of each row; the frame is persisted and
+  materialised at once (with progress), and each output is a filter and projection of it.
+- ``group_apply``: ``groupBy(keys).applyInPandas``, persisted.
+- ``collect``: ``toArrow()``.
+
+The backend owns the session: it starts one (:func:`spark.session.get_spark`) unless one is
+active, and stops what it started on :meth:`SparkBackend.close`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
+
+import pandas as pd
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
+
+from drsim.backend import (
+    BackendInfo,
+    ChunkTask,
+    GroupFunction,
+    Job,
+    Progress,
+    check_batch,
+)
+from spark.session import get_spark
+
+TASKS_PER_CORE = 4  # partitions per core: load balance and progress granularity
+POLL_SECONDS = 0.25
+KIND = "kind"
+
+
+def _union_schema(schemas: Mapping[str, pa.Schema]) -> pa.Schema:
+    fields = [pa.field(KIND, pa.string())]
+    for name, schema in schemas.items():
+        fields += [pa.field(f"{name}__{f.name}", f.type) for f in schema]
+    return pa.schema(fields)
+
+
+def _union_batches(task: ChunkTask, schemas: Mapping[str, pa.Schema], union: pa.Schema,
+                   batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: each chunk's outputs as rows of the union schema."""
+    for batch in batches:
+        for index in batch.column("id").to_numpy():
+            for name, out in task(int(index)).items():
+                out = check_batch(name, out, schemas[name])
+                n = out.num_rows
+                columns = {KIND: pa.array([name] * n, pa.string())}
+                columns.update({f"{name}__{f}": out.column(f) for f in out.schema.names})
+                yield pa.RecordBatch.from_arrays(
+                    [columns[f.name] if f.name in columns else pa.nulls(n, f.type)
+                     for f in union], schema=union)
+
+
+def _apply(function: GroupFunction, names: list[str], frame: pd.DataFrame) -> pd.DataFrame:
+    out = function(frame)[names]
+    for column in names:  # pandas 3 text columns may hold several Arrow chunks
+        if pd.api.types.is_string_dtype(out[column]):
+            out[column] = out[column].astype(object)
+    return out
+
+
+class SparkBackend:
+    """The backend interface on a Spark session (module docstring)."""
+
+    def __init__(self, master: str | None = None, spark: SparkSession | None = None):
+        self._own = spark is None and SparkSession.getActiveSession() is None
+        self.spark = spark or get_spark(master)
+        sc = self.spark.sparkContext
+        self.info = BackendInfo(name="spark", master=sc.master, app_id=sc.applicationId,
+                                parallelism=sc.defaultParallelism)
+        self._kept: list[DataFrame] = []
+
+    def map_chunks(self, task: ChunkTask, n_chunks: int, schemas: Mapping[str, pa.Schema],
+                   *, label: str, progress: Progress | None = None) -> dict[str, DataFrame]:
+        started = time.perf_counter()
+        union = _union_schema(schemas)
+        partitions = max(1, min(n_chunks, self.info.parallelism * TASKS_PER_CORE))
+        frame = self.spark.range(n_chunks, numPartitions=partitions).mapInArrow(
+            partial(_union_batches, task, dict(schemas), union), from_arrow_schema(union))
+        frame = self._keep(frame)
+        tasks = self._watched(frame.count, label, n_chunks, partitions, progress)
+        self.info.jobs.append(Job(label, n_chunks, partitions, tasks,
+                                  time.perf_counter() - started))
+        return {name: frame.filter(F.col(KIND) == name).select(
+                    *(F.col(f"{name}__{f}").alias(f) for f in schema.names))
+                for name, schema in schemas.items()}
+
+    def group_apply(self, data: DataFrame, keys: Sequence[str], function: GroupFunction,
+                    schema: pa.Schema, *, label: str) -> DataFrame:
+        names = schema.names
+
+        def apply(frame: pd.DataFrame) -> pd.DataFrame:
+            return _apply(function, names, frame)
+
+        out = data.groupBy(*keys).applyInPandas(apply, from_arrow_schema(schema))
+        return self._keep(out)
+
+    def collect(self, data: DataFrame) -> pa.Table:
+        return data.toArrow()
+
+    def close(self) -> None:
+        for frame in self._kept:
+            frame.unpersist()
+        self._kept.clear()
+        if self._own:
+            self.spark.stop()
+
+    def _keep(self, frame: DataFrame) -> DataFrame:
+        self._kept.append(frame.persist())
+        return frame
+
+    def _watched(self, action, label: str, n_chunks: int, partitions: int,
+                 progress: Progress | None) -> int:
+        """Run ``action()`` as a job group of its own, reporting ``progress(done, total)``
+        in chunks as its tasks finish; the number of tasks that ran."""
+        sc = self.spark.sparkContext
+        group_id = f"drsim-{time.time_ns()}"
+        sc.setJobGroup(group_id, f"drsim {label}: {n_chunks} chunks")
+        watcher = ProgressWatcher(self.spark, group_id, n_chunks, partitions, progress)
+        if progress is not None:
+            progress(0, n_chunks)
+        watcher.start()
+        try:
+            action()
+        finally:
+            watcher.stop()
+            for key in ("spark.jobGroup.id", "spark.job.description"):
+                sc.setLocalProperty(key, None)  # type: ignore[arg-type]  # later jobs are not ours
+        if progress is not None:
+            progress(n_chunks, n_chunks)
+        return watcher.tasks() or partitions
+
+
+class ProgressWatcher:
+    """Polls Spark's status tracker for the job group's finished tasks."""
+
+    def __init__(self, spark: SparkSession, group_id: str, n_chunks: int, partitions: int,
+                 progress: Progress | None):
+        self.tracker = spark.sparkContext.statusTracker()
+        self.group_id = group_id
+        self.n_chunks, self.partitions = n_chunks, partitions
+        self.progress = progress
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="drsim-progress", daemon=True)
+
+    def start(self) -> None:
+        if self.progress is not None:
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _stages(self):
+        for job in self.tracker.getJobIdsForGroup(self.group_id):
+            info = self.tracker.getJobInfo(job)
+            for stage in (info.stageIds if info else []):
+                stage_info = self.tracker.getStageInfo(stage)
+                if stage_info is not None:
+                    yield stage_info
+
+    def tasks(self) -> int:
+        """Tasks of the job group's first stage (0 if Spark no longer knows them)."""
+        try:
+            return max((s.numTasks for s in self._stages()), default=0)
+        except Exception:  # noqa: BLE001 - statistics only
+            return 0
+
+    def _run(self) -> None:
+        last = -1
+        while not self._stop.wait(POLL_SECONDS):
+            try:
+                done = max((s.numCompletedTasks for s in self._stages()), default=0)
+            except Exception:  # noqa: BLE001 - the progress bar must never fail the run
+                continue
+            chunks = min(self.n_chunks, done * self.n_chunks // self.partitions)
+            if chunks != last:
+                last = chunks
+                self.progress(chunks, self.n_chunks)

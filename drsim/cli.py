@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from drsim.pass_names import MONITORED
 from drsim.scenario import MAX_CHUNK_SIZE, ScenarioError, load_scenario
 
 app = typer.Typer(
@@ -107,13 +108,13 @@ def _print_headlines(s: dict, path: Path) -> None:
                   f"{energy['evening_peak_kw_per_household']:.3f} kW at "
                   f"{energy['evening_peak_time']}")
     window = f"{program['start']}–{program['end']}"
-    for name in ("expected", "traditional"):
+    for name in MONITORED:
         table.add_row(f"reduction {window}, {name}", f"{s['reduction_mwh'][name]:.3f} MWh")
     table.add_row(f"reduction {window}, utility's estimate ({s['baseline']['method']})",
                   f"{s['baseline']['expected_reduction_mwh']:.3f} MWh")
     table.add_row("reduction goal", f"{s['reduction_goal_mwh']:.3f} MWh")
     peaks = s["peaks"]
-    for name in ("expected", "traditional"):
+    for name in MONITORED:
         table.add_row(f"rebound peak, {name}", f"{peaks['rebound_peak_mw'][name]:.3f} MW at "
                       f"{peaks['rebound_peak_time'][name]}")
     backend = s["backend"]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from drsim.passes import RUN_PASSES
+from drsim.pass_names import RUN_PASSES
 from drsim.units import DAY as MINUTES
 from drsim.units import clock
 
@@ -35,7 +35,6 @@ RUN_PASS_STYLE = {  # colour, line style, width, z-order: the four curves of Fig
     "traditional": ("tab:red", "--", 1.9, 5),
     "adaptive": ("tab:blue", "-", 3.2, 3),
 }
-FLAGGED_PASSES = ("expected", "traditional")
 DEMAND_WINDOW = (16 * 60, 23 * 60)  # Figure 6.11 shows 16:00-23:00
 MAX_GROUP_ROWS = 12  # more groups than this: a heatmap instead of one subplot per group
 

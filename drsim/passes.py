@@ -23,12 +23,8 @@ from drsim.dr import DREvent
 from drsim.incentive import IncentiveResult
 from drsim.population import Population
 from drsim.scenario import Scenario
-from drsim.sim import DAY, ChunkSimulator, micro_kw, program_events
-
-PASSES = ("baseline", "expected", "traditional")  # the passes simulated before any prediction
-MONITORED = ("expected", "traditional")  # the passes the three tiers monitor
-DR_PASSES = ("expected", "traditional", "adaptive")  # the passes with a DR response
-RUN_PASSES = (*PASSES, "adaptive")
+from drsim.sim import ChunkSimulator, micro_kw, program_events
+from drsim.units import DAY
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,8 @@ from drsim.incentive import (
 )
 from drsim.loads import Loads, sum_loads
 from drsim.monitoring import MonitoringPlan, check_queries
-from drsim.passes import MONITORED, PASSES, Chunk, SecondEvent, plan_chunks
+from drsim.pass_names import MONITORED, PASSES
+from drsim.passes import Chunk, SecondEvent, plan_chunks
 from drsim.scenario import Scenario
 from drsim.tasks import (
     CHUNKS,

@@ -26,6 +26,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from drsim.pass_names import DR_PASSES
 from drsim.units import clock
 
 __all__ = [
@@ -502,7 +503,7 @@ def run_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ..
 
     _, expected = _get(summary, "reduction_mwh.expected")
     ref_expected = _get(ref, "reduction_mwh.expected")[1] if ref is not None else None
-    for name in ("expected", "traditional", "adaptive"):
+    for name in DR_PASSES:
         row(f"reduction, {name}, MWh (share)", f"reduction_mwh.{name}",
             lambda v: _fmt_reduction(v, expected), f"reduction_mwh.{name}",
             lambda v: _fmt_reduction(v, ref_expected))

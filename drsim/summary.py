@@ -20,7 +20,7 @@ import numpy as np
 from drsim.deficit import expected_reduction_kwh, reduction_goal_kwh
 from drsim.evaluation import precision_recall, stops
 from drsim.monitoring import CHANGES, NOT_LATCHED
-from drsim.passes import DR_PASSES
+from drsim.pass_names import DR_PASSES
 from drsim.pipeline import Run, Simulation
 from drsim.scenario import ExpectedShare, Scenario
 from drsim.units import DAY, clock, mwh

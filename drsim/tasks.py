@@ -31,7 +31,8 @@ from drsim.incentive import (
     second_event_compliant,
 )
 from drsim.monitoring import MonitoringPlan, accumulated_kwh, group_tier, meter_tier, utility_tier
-from drsim.passes import MONITORED, Chunk, ChunkResult, SecondEvent, simulate_chunk
+from drsim.pass_names import MONITORED
+from drsim.passes import Chunk, ChunkResult, SecondEvent, simulate_chunk
 from drsim.scenario import ExpectedShare, Scenario
 from drsim.threshold import Thresholds, replica_flags
 from drsim.units import DAY

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from drsim.passes import PASSES, plan_chunks, simulate_chunk
+from drsim.pass_names import PASSES
+from drsim.passes import plan_chunks, simulate_chunk
 from drsim.pipeline import simulate
 from drsim.scenario import load_scenario
 from drsim.units import MICRO

@@ -141,7 +141,7 @@ def run(
 ) -> None:
     """Run the adaptive DR scenario: passes, meter/group/utility tiers, second event."""
     from drsim import api
-    from drsim.report import run_table
+    from drsim.headline import run_table
 
     scenario = _scenario(scenario_file, households)
     out = out or Path("results") / scenario.name

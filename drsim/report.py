@@ -26,15 +26,11 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from drsim.pass_names import DR_PASSES
-from drsim.units import clock
-
 __all__ = [
     "ReportError",
     "format_value",
     "load_summary",
     "print_report",
-    "run_table",
     "summary_tables",
     "sweep_table",
 ]
@@ -393,131 +389,3 @@ def print_report(run_dir: str | Path, console: Console | None = None,
     console.print(heading)
     for table in summary_tables(summary, sections):
         console.print(table)
-
-
-# --------------------------------------------------------------------------------------------
-# The headline table of a run
-# --------------------------------------------------------------------------------------------
-
-
-MISSING = "—"
-
-
-def _real(value: Any) -> float | None:
-    """A finite real number, else None (text and booleans are not numbers here)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _first(summary: Any, *dotted: str) -> Any:
-    """The value of the first of the ``dotted`` keys found in ``summary`` (else None)."""
-    for key in dotted:
-        found, value = _get(summary, key)
-        if found:
-            return value
-    return None
-
-
-def _get(summary: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
-    """(found, value) of ``a.b.c`` in nested mappings; NaN counts as null."""
-    node: Any = summary
-    for key in dotted.split("."):
-        if not isinstance(node, Mapping) or key not in node:
-            return False, None
-        node = node[key]
-    if isinstance(node, float) and not math.isfinite(node):
-        return True, None
-    return True, node
-
-
-def _fmt_mwh(value: Any) -> str:
-    number = _real(value)
-    return f"{number:.2f}" if number is not None else "none" if value is None else str(value)
-
-
-def _fmt_time(value: Any) -> str:
-    if value is None:
-        return "none"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return clock(int(value))
-    return str(value)
-
-
-def _fmt_share(value: Any) -> str:
-    number = _real(value)
-    return f"{number:.3f}" if number is not None else "n/a" if value is None else str(value)
-
-
-def _fmt_groups(value: Any, summary: Mapping[str, Any]) -> str:
-    if value is None:
-        return "n/a"
-    groups = _first(summary, "scenario.groups", "groups", "prediction.group_noncompliance_times")
-    total = len(groups) if isinstance(groups, Mapping | list) and groups else None
-    if isinstance(value, list | tuple):
-        count = len(value)
-    elif isinstance(value, int) and not isinstance(value, bool):
-        count = int(value)
-    else:
-        return str(value)
-    return f"{count} of {total}" if total is not None else str(count)
-
-
-def _fmt_pair(section: Any, first: str, second: str) -> str:
-    """"0.878 / 0.305": two shares of a summary section."""
-    cells = []
-    for key in (first, second):
-        found, value = _get(section, key) if isinstance(section, Mapping) else (False, None)
-        cells.append(_fmt_share(value) if found else MISSING)
-    return " / ".join(cells)
-
-
-def _fmt_reduction(mwh: Any, expected: Any) -> str:
-    """"12.58 (58.9 %)": a reduction and its share of the expected one."""
-    number, whole = _real(mwh), _real(expected)
-    if number is None:
-        return _fmt_mwh(mwh)
-    share = f" ({100.0 * number / whole:.1f} %)" if whole else ""
-    return f"{number:.2f}{share}"
-
-
-def run_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ...]]]:
-    """The headline table of a run's summary: column names and rows.
-
-    Columns: quantity, this run, and the scenario's published reference (``reference``
-    of the summary) only where the scenario declares one. Reductions are in MWh with
-    their share of the expected reduction. A missing key shows "—", a null value "none"
-    (no prediction) or "n/a"; a reference value the source does not give, "not given"."""
-    found, ref = _get(summary, "reference")
-    ref = ref if found and isinstance(ref, Mapping) else None
-    rows: list[tuple[str, ...]] = []
-
-    def row(label: str, key: str, fmt, ref_key: str | None = None, ref_fmt=None) -> None:
-        found, value = _get(summary, key)
-        cells = [label, fmt(value) if found else MISSING]
-        if ref is not None:
-            has, given = _get(ref, ref_key) if ref_key else (False, None)
-            cells.append((ref_fmt or fmt)(given) if has and given is not None
-                         else "not given")
-        rows.append(tuple(cells))
-
-    _, expected = _get(summary, "reduction_mwh.expected")
-    ref_expected = _get(ref, "reduction_mwh.expected")[1] if ref is not None else None
-    for name in DR_PASSES:
-        row(f"reduction, {name}, MWh (share)", f"reduction_mwh.{name}",
-            lambda v: _fmt_reduction(v, expected), f"reduction_mwh.{name}",
-            lambda v: _fmt_reduction(v, ref_expected))
-    row("utility non-compliance predicted", "prediction.utility_noncompliance_time",
-        _fmt_time, "utility_noncompliance_time")
-    row("groups compliant at prediction", "prediction.groups_compliant_at_prediction",
-        lambda v: _fmt_groups(v, summary), "groups_compliant_at_prediction",
-        lambda v: _fmt_groups(v, summary))
-    row("prediction on the expected pass", "prediction.expected_pass_noncompliance_time",
-        _fmt_time)
-    row("household precision / recall, while tested", "prediction",
-        lambda p: _fmt_pair(p, "household_precision", "household_recall"))
-    row("household precision / recall, whole program", "prediction",
-        lambda p: _fmt_pair(p, "household_precision_whole_program",
-                            "household_recall_whole_program"))
-    columns = ["quantity", "this run"] + ([] if ref is None else ["reference"])
-    return columns, rows

@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 
 from drsim import figures, output
 from drsim.figures import MAX_GROUP_ROWS, plot_compliance_timeline, plot_run_demand
+from drsim.headline import run_table
 from drsim.output import (
     OutputExistsError,
     RunData,
@@ -23,7 +24,6 @@ from drsim.output import (
     run_files,
     write_run,
 )
-from drsim.report import run_table
 from drsim.scenario import ExpectedShare
 from drsim.threshold import Thresholds
 from drsim.units import DAY as MINUTES

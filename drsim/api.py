@@ -55,13 +55,8 @@ class SimulationResult:
 
     def figure(self, name: str) -> Figure:
         """``system_demand`` or ``breakdown`` as a matplotlib Figure."""
-        from drsim import figures
-
-        draw = {"system_demand": figures.plot_system_demand,
-                "breakdown": figures.plot_breakdown}
-        if name not in draw:
-            raise KeyError(f"no figure {name!r}; accepted: {', '.join(draw)}")
-        return draw[name](self.simulation)
+        return _figure(name, self.simulation, system_demand="plot_system_demand",
+                       breakdown="plot_breakdown")
 
 
 @dataclass
@@ -87,13 +82,17 @@ class RunResult:
 
     def figure(self, name: str) -> Figure:
         """``system_demand`` (Figure 6.11) or ``compliance_timeline`` as a Figure."""
-        from drsim import figures
+        return _figure(name, self.data, system_demand="plot_run_demand",
+                       compliance_timeline="plot_compliance_timeline")
 
-        draw = {"system_demand": figures.plot_run_demand,
-                "compliance_timeline": figures.plot_compliance_timeline}
-        if name not in draw:
-            raise KeyError(f"no figure {name!r}; accepted: {', '.join(draw)}")
-        return draw[name](self.data)
+
+def _figure(name: str, data: Any, **draw: str) -> Figure:
+    """Figure ``name`` of ``data``, drawn by the :mod:`drsim.figures` function ``draw[name]``."""
+    from drsim import figures
+
+    if name not in draw:
+        raise KeyError(f"no figure {name!r}; accepted: {', '.join(draw)}")
+    return getattr(figures, draw[name])(data)
 
 
 def open_backend(backend: str | Backend = "spark", master: str | None = None) -> Backend:

@@ -95,6 +95,21 @@ class Simulation:
         """The participants' exact sums for Eq. 6.5-6.8."""
         return participant_sums(self.chunk_rows)
 
+    @property
+    def expected_kwh(self) -> float:
+        """The utility's estimated expected reduction of the program [kWh]: Σ (B̂ − P̂)."""
+        program = self.scenario.dr_program
+        est = self.loads.estimate_kw
+        return deficit.expected_reduction_kwh(est["baseline"], est["expected"],
+                                              program.start_minute, program.end_minute)
+
+    @property
+    def goal_kwh(self) -> float:
+        """The reduction goal [kWh]: the scenario's number, or the estimated expected
+        reduction."""
+        return deficit.reduction_goal_kwh(self.scenario.dr_program.reduction_goal_kwh,
+                                          self.expected_kwh)
+
 
 @dataclass
 class Monitored:
@@ -115,8 +130,6 @@ class Run:
 
     simulation: Simulation
     monitored: Monitored
-    expected_kwh: float  # the utility's estimated expected reduction of the program
-    goal_kwh: float
     costs: dict[str, Any]  # of the traditional pass, as deployed
     delay_detection: int
     deficit: dict[str, Any] | None = None  # what the utility knew at t_nc
@@ -182,11 +195,7 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     loads = simulation.loads
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     trad = monitored.outcome["traditional"]
-    expected_kwh = deficit.expected_reduction_kwh(
-        loads.estimate_kw["baseline"], loads.estimate_kw["expected"], plan.t_start, plan.t_end)
-    result = Run(simulation, monitored, expected_kwh,
-                 deficit.reduction_goal_kwh(scenario.dr_program.reduction_goal_kwh,
-                                            expected_kwh),
+    result = Run(simulation, monitored,
                  costs(plan, sizes, monitored.meter_work["traditional"], monitored.tier_rows,
                        "traditional", trad), delay_detection)
     if not trad.predicted:
@@ -253,7 +262,7 @@ def _plan_second_event(result: Run) -> None:
     trad = result.monitored.outcome["traditional"]
     sums = result.simulation.participants
     result.deficit = deficit_at(plan, result.simulation.loads, trad, sums.theta_o_mean,
-                                result.goal_kwh, result.expected_kwh)
+                                result.simulation.goal_kwh, result.simulation.expected_kwh)
     inc = scenario.incentive
     cost = result.costs
     incentive = plan_second_event(

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from drsim.deficit import expected_reduction_kwh, reduction_goal_kwh
 from drsim.evaluation import precision_recall, stops
 from drsim.monitoring import CHANGES, NOT_LATCHED
 from drsim.pass_names import DR_PASSES
@@ -66,7 +65,7 @@ def code_version() -> dict[str, str | None]:
     try:
         version = metadata.version("drsim")
     except metadata.PackageNotFoundError:  # a source checkout that is not installed
-        version = None
+        version = _pyproject_version(Path(drsim.__file__).resolve().parent.parent)
     git = None
     try:
         out = subprocess.run(["git", "describe", "--always", "--dirty"],
@@ -77,6 +76,17 @@ def code_version() -> dict[str, str | None]:
     except (OSError, subprocess.TimeoutExpired):
         pass
     return {"drsim": version, "git": git}
+
+
+def _pyproject_version(root: Path) -> str | None:
+    """The version in ``root/pyproject.toml`` when it is drsim's, else None."""
+    import tomllib
+
+    try:
+        project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return None
+    return project.get("version") if project.get("name") == "drsim" else None
 
 
 def _scenario(simulation: Simulation) -> dict[str, Any]:
@@ -122,19 +132,17 @@ def _reductions(simulation: Simulation) -> dict[str, Any]:
             name: mwh((gb[start:end] - loads.group_kw[name][g][start:end]).sum())
             for name in names}}
     est = loads.estimate_kw
-    expected_kwh = expected_reduction_kwh(est["baseline"], est["expected"], start, end)
-    goal = reduction_goal_kwh(program.reduction_goal_kwh, expected_kwh)
     evening = base[EVENING[0]:EVENING[1]]
     n = simulation.households
     return {
         "reduction_goal": "expected" if program.reduction_goal_kwh == "expected" else "given",
-        "reduction_goal_mwh": goal / 1000.0,
+        "reduction_goal_mwh": simulation.goal_kwh / 1000.0,
         "reduction_mwh": reduction,
         "reduction_share_of_expected": share,
         "reduction_breakdown_mwh": breakdown,
         "groups": groups,
         "baseline": {**scenario.baseline.model_dump(mode="json"),
-                     "expected_reduction_mwh": expected_kwh / 1000.0,
+                     "expected_reduction_mwh": simulation.expected_kwh / 1000.0,
                      "baseline_mwh": mwh(est["baseline"][start:end].sum()),
                      "expected_mwh": mwh(est["expected"][start:end].sum()),
                      "simulated_baseline_mwh": mwh(base[start:end].sum())},

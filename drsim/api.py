@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from drsim import output, pipeline
 from drsim import summary as summaries
 from drsim.backend import Backend, SerialBackend
 from drsim.scenario import Scenario, load_scenario
+from drsim.tasks import USER_EVENT_ROWS, user_events
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -77,8 +79,14 @@ class RunResult:
     @property
     def tables(self) -> dict[str, pd.DataFrame]:
         """``load_curves``, the tiers' events (``user_events``, ``group_alerts``,
-        ``group_events``, ``utility_alerts``) and ``thresholds``, as in the run folder."""
-        return {name: table.to_pandas() for name, table in output.run_tables(self.data).items()}
+        ``group_events``, ``utility_alerts``) and ``thresholds``, as in the run folder (the
+        user events are read from it when the run wrote one)."""
+        tables = {name: table.to_pandas() for name, table in output.run_tables(self.data).items()}
+        if "user_events" not in tables and self.out is not None:
+            import pyarrow.parquet as pq
+
+            tables["user_events"] = pq.read_table(self.out / output.USER_EVENTS).to_pandas()
+        return tables
 
     def figure(self, name: str) -> Figure:
         """``system_demand`` (Figure 6.11) or ``compliance_timeline`` as a Figure."""
@@ -118,13 +126,13 @@ def _scenario(scenario: Scenario | str | Path, households: int | None) -> Scenar
 
 
 def _with_backend(backend: str | Backend, master: str | None, work):
-    """``work(backend)`` on the named backend (closed afterwards) or on the given one, with
-    the backend's start-up time."""
+    """``work(backend, start_seconds)`` on the named backend (closed afterwards) or on the
+    given one; ``start_seconds``: the backend's start-up time."""
     started = time.perf_counter()
     opened = open_backend(backend, master)
     start_seconds = time.perf_counter() - started
     try:
-        return work(opened), start_seconds
+        return work(opened, start_seconds)
     finally:
         if opened is not backend:
             opened.close()
@@ -141,11 +149,15 @@ def simulate(scenario: Scenario | str | Path, out: str | Path | None = None, *,
     scenario = _scenario(scenario, households)
     if out is not None:
         output.check_output(out, overwrite)
-    simulation, start_seconds = _with_backend(backend, master, lambda b: pipeline.simulate(
-        scenario, b, chunk_size=chunk_size, progress=progress))
-    simulation.timings = {"backend_start_seconds": start_seconds, **simulation.timings,
-                          "total_seconds": time.perf_counter() - started}
-    summary = summaries.build(simulation, files=output.SIMULATION_FILES)
+
+    def work(opened: Backend, start_seconds: float) -> tuple[pipeline.Simulation, dict]:
+        simulation = pipeline.simulate(scenario, opened, chunk_size=chunk_size,
+                                       progress=progress)
+        simulation.timings = {"backend_start_seconds": start_seconds, **simulation.timings,
+                              "total_seconds": time.perf_counter() - started}
+        return simulation, summaries.build(simulation, files=output.SIMULATION_FILES)
+
+    simulation, summary = _with_backend(backend, master, work)
     if out is not None:
         out = output.write_simulation(simulation, summary, out, overwrite=overwrite)
     return SimulationResult(summary, simulation, out)
@@ -158,22 +170,35 @@ def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
         progress: Progress | None = None) -> RunResult:
     """Run the closed loop on a scenario (passes, three tiers, second event); write the
     result folder to ``out`` if given. ``delay_detection`` [min] delays the second event
-    after the prediction (Figure 6.12)."""
+    after the prediction (Figure 6.12).
+
+    The user events grow with the households: with ``out`` the backend writes them into
+    the folder (they never pass through this process); without, they are collected into
+    ``RunResult.tables``."""
     started = time.perf_counter()
     scenario = _scenario(scenario, households)
     if out is not None:
         output.check_output(out, overwrite)
-    result, start_seconds = _with_backend(backend, master, lambda b: pipeline.run(
-        scenario, b, delay_detection=delay_detection, chunk_size=chunk_size,
-        progress=progress))
-    simulation = result.simulation
-    simulation.timings = {"backend_start_seconds": start_seconds, **simulation.timings,
-                          "total_seconds": time.perf_counter() - started}
-    data = output.run_data(result)
-    data.summary = summaries.build(simulation, result, files=output.run_files(data))
-    if out is not None:
-        out = output.write_run(data, out, overwrite=overwrite)
-    return RunResult(data.summary, result, out, data)
+
+    def work(opened: Backend, start_seconds: float) -> RunResult:
+        result = pipeline.run(scenario, opened, delay_detection=delay_detection,
+                              chunk_size=chunk_size, progress=progress)
+        simulation = result.simulation
+        simulation.timings = {"backend_start_seconds": start_seconds, **simulation.timings,
+                              "total_seconds": time.perf_counter() - started}
+        data = output.run_data(result)
+        events = result.monitored.user_events
+        if out is None:
+            data.tier_events["user_events"] = user_events(opened.collect(events).to_pandas())
+        data.summary = summaries.build(simulation, result, files=output.run_files(data))
+        if out is None:
+            return RunResult(data.summary, result, None, data)
+        writer = partial(opened.write_parquet, events, function=user_events,
+                         schema=USER_EVENT_ROWS, sort_by=["pass", "time", "houseID"])
+        path = output.write_run(data, out, overwrite=overwrite, user_events=writer)
+        return RunResult(data.summary, result, path, data)
+
+    return _with_backend(backend, master, work)
 
 
 def sweep(spec: Sweep | str | Path, out: str | Path, *, seeds: int | None = None,
@@ -198,5 +223,4 @@ def sweep(spec: Sweep | str | Path, out: str | Path, *, seeds: int | None = None
         return run_sweep(sweep_spec, out, runner=runner, progress=progress,
                          overwrite=overwrite)
 
-    outcome, _ = _with_backend(backend, master, sweep_on)
-    return outcome
+    return _with_backend(backend, master, lambda opened, _: sweep_on(opened))

@@ -6,7 +6,9 @@ A run (:mod:`drsim.pipeline`) needs three things of the machinery below it
 - **map a function over chunks**: ``task(i)`` for every chunk index, each returning one Arrow
   record batch per named output (the outputs' schemas are given);
 - **group rows by a key and apply a function**: a pandas function over all rows of each key;
-- **collect** a result to the caller as an Arrow table (only small results are collected).
+- **collect** a result to the caller as an Arrow table (only small results are collected);
+- **write** a result that grows with the households (the user events) as a Parquet dataset,
+  without collecting it.
 
 A backend keeps what it computed until :meth:`Backend.close`, so a result can be grouped and
 collected without computing it twice. :class:`SerialBackend` is a plain loop in this process,
@@ -20,22 +22,24 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
-Progress = Callable[[int, int], None]  # (chunks done, chunks in all)
+Progress = Callable[[int, int], None]  # (chunks or tasks done, in all)
 ChunkTask = Callable[[int], Mapping[str, pa.RecordBatch]]  # chunk index -> output -> batch
 GroupFunction = Callable[[pd.DataFrame], pd.DataFrame]
 
 
 @dataclass
 class Job:
-    """How one :meth:`Backend.map_chunks` call ran."""
+    """How one :meth:`Backend.map_chunks` or :meth:`Backend.group_apply` call ran."""
 
     label: str
-    chunks: int
+    chunks: int | None  # None for group_apply
     partitions: int
     tasks: int
     seconds: float
@@ -50,6 +54,7 @@ class BackendInfo:
     app_id: str | None = None
     parallelism: int = 1
     jobs: list[Job] = field(default_factory=list)
+    jvm_pid: int | None = None  # the driver's JVM (Spark), for its peak memory
 
 
 class Backend(Protocol):
@@ -63,9 +68,19 @@ class Backend(Protocol):
         ...
 
     def group_apply(self, data: Any, keys: Sequence[str], function: GroupFunction,
-                    schema: pa.Schema, *, label: str) -> Any:
+                    schema: pa.Schema, *, label: str, progress: Progress | None = None
+                    ) -> Any:
         """``function`` over the rows of each distinct ``keys`` value of ``data``; its
-        results (each a frame of ``schema``'s columns) as one handle."""
+        results (each a frame of ``schema``'s columns) as one handle, computed at once
+        (``progress`` in tasks)."""
+        ...
+
+    def write_parquet(self, data: Any, path: Path, function: GroupFunction,
+                      schema: pa.Schema, sort_by: Sequence[str]) -> None:
+        """Write ``function`` of the rows of ``data`` (applied to any part of them; each
+        result a frame of ``schema``'s columns), sorted by ``sort_by``, as a Parquet
+        dataset: the folder ``path``, one or more ``part-*.parquet`` files that read in
+        order."""
         ...
 
     def collect(self, data: Any) -> pa.Table:
@@ -113,11 +128,26 @@ class SerialBackend:
                 for name, b in batches.items()}
 
     def group_apply(self, data: pa.Table, keys: Sequence[str], function: GroupFunction,
-                    schema: pa.Schema, *, label: str) -> pa.Table:
-        frame = data.to_pandas()
-        parts = [frame_to_table(function(rows.reset_index(drop=True)), schema)
-                 for _, rows in frame.groupby(list(keys), sort=True)]
+                    schema: pa.Schema, *, label: str, progress: Progress | None = None
+                    ) -> pa.Table:
+        started = time.perf_counter()
+        groups = list(data.to_pandas().groupby(list(keys), sort=True))
+        parts = []
+        for i, (_, rows) in enumerate(groups):
+            if progress is not None:
+                progress(i, len(groups))
+            parts.append(frame_to_table(function(rows.reset_index(drop=True)), schema))
+        if progress is not None:
+            progress(len(groups), len(groups))
+        self.info.jobs.append(Job(label, None, 1, len(groups),
+                                  time.perf_counter() - started))
         return pa.concat_tables(parts) if parts else schema.empty_table()
+
+    def write_parquet(self, data: pa.Table, path: Path, function: GroupFunction,
+                      schema: pa.Schema, sort_by: Sequence[str]) -> None:
+        frame = function(data.to_pandas()).sort_values(list(sort_by), kind="stable")
+        path.mkdir(parents=True)
+        pq.write_table(frame_to_table(frame, schema), path / "part-00000.parquet")
 
     def collect(self, data: pa.Table) -> pa.Table:
         return data

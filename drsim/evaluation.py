@@ -93,31 +93,30 @@ def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows:
             "computation": {**computation, "total": sum(computation.values())}}
 
 
-def precision_recall(households: pd.DataFrame, name: str, stop: np.ndarray
+def precision_recall(outcomes: np.ndarray, test_times: np.ndarray, stop: np.ndarray
                      ) -> tuple[float | None, float | None, dict[str, int]]:
     """Household predictions (flagged by the meter tier by each group's ``stop`` minute)
-    against realised Eq. 6.2 non-compliance (a reduction below the household's goal)."""
-    hh = households[households["pass"] == name]
-    flag = hh["first_flag"].to_numpy()
-    predicted = (flag != NOT_LATCHED) & (flag <= stop[hh["group"].to_numpy()])
-    truth = hh["reduction_kwh"].to_numpy() < hh["goal_kwh"].to_numpy()
-    tp = int((predicted & truth).sum())
-    fp = int((predicted & ~truth).sum())
-    fn = int((~predicted & truth).sum())
+    against realised Eq. 6.2 non-compliance (a reduction below the household's goal).
+
+    ``outcomes`` is (groups, tests + 1, 2): households by the test of their first flag
+    (the last row: never flagged) and by realised non-compliance
+    (:func:`drsim.tasks.outcome_counts` summed over each group's chunks)."""
+    outcomes = np.asarray(outcomes, dtype=np.int64)
+    k = len(test_times)
+    predicted = np.zeros(outcomes.shape[:2], dtype=bool)  # (groups, tests + 1)
+    predicted[:, :k] = np.asarray(test_times)[None, :] <= np.asarray(stop)[:, None]
+    flagged = outcomes[predicted].sum(axis=0)  # (2,): compliant, non-compliant
+    unflagged = outcomes[~predicted].sum(axis=0)
+    tp, fp, fn = int(flagged[1]), int(flagged[0]), int(unflagged[1])
     precision = tp / (tp + fp) if tp + fp else None
     recall = tp / (tp + fn) if tp + fn else None
     return precision, recall, {"true_positives": tp, "false_positives": fp,
-                               "false_negatives": fn, "households": int(len(hh)),
-                               "noncompliant_households": int(truth.sum())}
+                               "false_negatives": fn, "households": int(outcomes.sum()),
+                               "noncompliant_households": int(outcomes[..., 1].sum())}
 
 
-def flagged_fraction(plan: MonitoringPlan, user_events: pd.DataFrame, name: str,
-                     sizes: np.ndarray) -> np.ndarray:
+def flagged_fraction(meter_work: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """(groups, tests): the share of each group's households with a user event at each
-    test time of pass ``name``."""
-    ev = user_events[user_events["pass"] == name]
-    counts = np.zeros((len(sizes), len(plan.test_times)))
-    if len(ev):
-        col = np.searchsorted(plan.test_times, ev["time"].to_numpy())
-        np.add.at(counts, (ev["groupID"].to_numpy(), col), 1)
-    return counts / sizes[:, None]
+    test time, from the meter tier's work ((groups, 3, tests); the third row counts the
+    user events, one per flagged household and test)."""
+    return np.asarray(meter_work)[:, 2, :] / np.asarray(sizes)[:, None]

@@ -13,7 +13,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +45,7 @@ SYSTEM_FIGURE = "system_demand.png"
 BREAKDOWN_FIGURE = "breakdown.png"
 COMPLIANCE_FIGURE = "compliance_timeline.png"
 THRESHOLDS = "thresholds.parquet"
+USER_EVENTS = "events_user_events.parquet"  # a Parquet dataset: a folder of part files
 SIMULATION_FILES = [SUMMARY, LOAD_CURVES, SYSTEM_FIGURE, BREAKDOWN_FIGURE]
 _TABLE_FILES = {"load_curves": LOAD_CURVES, "thresholds": THRESHOLDS}
 
@@ -165,9 +166,10 @@ class RunData:
     group_alert_ticks: dict[str, list[np.ndarray]]  # pass -> per group, ticks with an alert
     group_latch: dict[str, list[int | None]]  # pass -> per group, latch minute (None: never)
     thresholds: Thresholds  # γ[groupID, time] of Listing 6.2 (drsim.threshold)
-    # name -> table with a "pass" column: "user_events" (pass, time, houseID, groupID,
-    # accLoad), "group_alerts" (pass, time, groupID, sumAccLoad), "group_events" (same),
-    # "utility_alerts" (pass, time, load)
+    # name -> table with a "pass" column: "group_alerts" (pass, time, groupID, sumAccLoad),
+    # "group_events" (same), "utility_alerts" (pass, time, load), and "user_events" (pass,
+    # time, houseID, groupID, accLoad) when the events were collected (write_run can
+    # write them from the backend instead)
     tier_events: dict[str, pd.DataFrame]
     summary: dict  # the complete summary.json content (the pipeline builds it)
 
@@ -187,7 +189,7 @@ def run_data(run: Run, summary: dict | None = None) -> RunData:
         second_event=None if second is None else (second.announced, second.start, second.end),
         t_nc=run.t_nc if monitored.outcome["traditional"].predicted else None,
         test_times=plan.test_times, ticks=plan.ticks,
-        flagged_fraction={name: flagged_fraction(plan, monitored.user_events, name, sizes)
+        flagged_fraction={name: flagged_fraction(monitored.meter_work[name], sizes)
                           for name in monitored.outcome},
         group_alert_ticks={n: o.alert_ticks for n, o in monitored.outcome.items()},
         group_latch={n: [None if x == NOT_LATCHED else x for x in o.latch]
@@ -197,7 +199,8 @@ def run_data(run: Run, summary: dict | None = None) -> RunData:
 
 
 def tier_tables(monitored: Monitored) -> dict[str, pd.DataFrame]:
-    """The tiers' output as the run folder's event tables (:data:`EVENT_TABLES`)."""
+    """The group and utility tiers' output as the run folder's event tables
+    (:data:`EVENT_TABLES`; the user events stay with the backend)."""
     rows = monitored.tier_rows
     group = rows[rows["group"] != UTILITY]
     util = rows[(rows["group"] == UTILITY) & (rows["kind"] == "alert")]
@@ -208,7 +211,7 @@ def tier_tables(monitored: Monitored) -> dict[str, pd.DataFrame]:
                              "groupID": t["group"].astype(np.int64),
                              "sumAccLoad": t["load"].astype(np.float64)}).reset_index(drop=True)
 
-    return {"user_events": monitored.user_events, "group_alerts": pick("alert"),
+    return {"group_alerts": pick("alert"),
             "group_events": pick("event"),
             "utility_alerts": pd.DataFrame({"pass": util["pass"].astype(str),
                                             "time": util["time"].astype(np.int64),
@@ -218,28 +221,40 @@ def tier_tables(monitored: Monitored) -> dict[str, pd.DataFrame]:
 
 def run_files(data: RunData) -> list[str]:
     """The files :func:`write_run` writes for ``data`` (for summary.json's file list)."""
-    return [SUMMARY, LOAD_CURVES, *(f"events_{name}.parquet" for name in data.tier_events),
+    tables = [f"events_{name}.parquet" for name in data.tier_events]
+    return [SUMMARY, LOAD_CURVES, *tables, *([] if USER_EVENTS in tables else [USER_EVENTS]),
             THRESHOLDS, SYSTEM_FIGURE, COMPLIANCE_FIGURE]
 
 
-def write_run(data: RunData, out_dir: str | Path, overwrite: bool = False) -> Path:
+def write_run(data: RunData, out_dir: str | Path, overwrite: bool = False,
+              user_events: Callable[[Path], None] | None = None) -> Path:
     """Write an adaptive DR run folder atomically and return its path.
 
     Files: ``summary.json`` (``data.summary``, NaN and ±inf as null), ``load_curves.parquet``
     (pass, group, minute, kw: every pass, long format), ``events_<name>.parquet`` per tier
     table (its columns and types even when empty), ``thresholds.parquet`` (group, time,
     expected_share, gamma: Listing 6.2's threshold per group and test time),
-    ``system_demand.png``
-    (:func:`plot_run_demand`) and ``compliance_timeline.png``
-    (:func:`plot_compliance_timeline`). Everything is checked and converted before the
-    temporary folder is made; on any error nothing is left behind. Raises OutputExistsError
-    if ``out_dir`` exists and ``overwrite`` is false, ValueError for inconsistent data."""
+    ``system_demand.png`` (:func:`plot_run_demand`) and ``compliance_timeline.png``
+    (:func:`plot_compliance_timeline`). The user events are a Parquet dataset (a folder,
+    :data:`USER_EVENTS`): written from ``data.tier_events`` when they were collected, else
+    by ``user_events(folder)`` (the backend's writer). Everything is checked and converted
+    before the temporary folder is made; on any error nothing is left behind. Raises
+    OutputExistsError if ``out_dir`` exists and ``overwrite`` is false, ValueError for
+    inconsistent data."""
     out = check_output(out_dir, overwrite)
     summary_text = json.dumps(json_safe(data.summary), indent=2, allow_nan=False) + "\n"
     tables = run_tables(data)
+    if "user_events" not in tables and user_events is None:
+        raise ValueError("RunData: no user events, and no writer for them")
     with _staged(out, overwrite) as tmp:
         for name, table in tables.items():
-            pq.write_table(table, tmp / _TABLE_FILES.get(name, f"events_{name}.parquet"))
+            if name == "user_events":
+                (tmp / USER_EVENTS).mkdir()
+                pq.write_table(table, tmp / USER_EVENTS / "part-00000.parquet")
+            else:
+                pq.write_table(table, tmp / _TABLE_FILES.get(name, f"events_{name}.parquet"))
+        if "user_events" not in tables:
+            user_events(tmp / USER_EVENTS)
         plot_run_demand(data, tmp / SYSTEM_FIGURE)
         plot_compliance_timeline(data, tmp / COMPLIANCE_FIGURE)
         (tmp / SUMMARY).write_text(summary_text, encoding="utf-8")

@@ -62,13 +62,15 @@ from drsim.tasks import (
     group_leader,
     participant_sums,
     simulation_task,
-    user_events,
     utility,
 )
 from drsim.threshold import Thresholds
 from drsim.units import clock
 
-Progress = Callable[[str, int, int], None]  # (stage, chunks done, chunks in all)
+Progress = Callable[[str, int, int], None]  # (stage, done, in all), in the stage's unit
+STAGE_UNITS = {"passes": "chunks", "passes + meter tier": "chunks",
+               "group tier": "group leaders", "utility tier": "passes",
+               "adaptive pass": "chunks"}
 
 
 @dataclass
@@ -113,13 +115,15 @@ class Simulation:
 
 @dataclass
 class Monitored:
-    """What the three tiers produced on the monitored passes."""
+    """What the three tiers produced on the monitored passes: aggregates per group and
+    test time or tick, and the backend's handle of the user events (not collected: they
+    grow with the households)."""
 
     plan: MonitoringPlan
     thresholds: Thresholds  # γ[groupID, time] of Listing 6.2
-    user_events: pd.DataFrame  # pass, time, houseID, groupID, accLoad
-    households: pd.DataFrame  # pass, houseID, group, first_flag, reduction_kwh, goal_kwh
+    user_events: Any  # backend handle of drsim.tasks.EVENTS rows (drsim.tasks.user_events)
     meter_work: dict[str, np.ndarray]  # pass -> (groups, 3, tests)
+    outcomes: dict[str, np.ndarray]  # pass -> (groups, tests + 1, 2), tasks.outcome_counts
     tier_rows: pd.DataFrame  # drsim.tasks.TIERS rows of the group leaders and the utility
     outcome: dict[str, TierOutcome]  # monitored pass -> latches and prediction
 
@@ -189,8 +193,10 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     simulation, out = _passes(scenario, backend, plan, chunk_size,
                               _stage(progress, "passes + meter tier"))
     started = time.perf_counter()
-    monitored = _tiers(scenario, plan, backend, out)
+    tier_timings: dict[str, float] = {}
+    monitored = _tiers(scenario, plan, backend, out, progress, tier_timings)
     simulation.timings["tiers_seconds"] = time.perf_counter() - started
+    simulation.timings.update(tier_timings)
 
     loads = simulation.loads
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
@@ -211,37 +217,52 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     return result
 
 
-def _tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[str, Any]
-           ) -> Monitored:
+def _tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[str, Any],
+           progress: Progress | None, timings: dict[str, float]) -> Monitored:
     """Stage 2: thresholds, group leaders and the utility."""
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     n_groups, k = len(sizes), len(plan.test_times)
     meter = backend.collect(out["meter"]).to_pandas()
     meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
     thresholds = Thresholds.of(plan, sizes, _replica_flags(meter, n_groups))
+    started = time.perf_counter()
     leaders = backend.group_apply(
         out["events"], ["pass", "group"],
         partial(group_leader, plan, tuple(sizes.tolist()), thresholds), TIERS,
-        label="group leaders")
+        label="group tier", progress=_in_units(progress, "group tier",
+                                               len(MONITORED) * n_groups))
+    timings["group_tier_seconds"] = time.perf_counter() - started
+    started = time.perf_counter()
     util = backend.group_apply(leaders, ["pass"], partial(utility, plan), TIERS,
-                               label="utility")
+                               label="utility tier",
+                               progress=_in_units(progress, "utility tier", len(MONITORED)))
+    timings["utility_tier_seconds"] = time.perf_counter() - started
     tier_rows = pd.concat([backend.collect(leaders).to_pandas(),
                            backend.collect(util).to_pandas()], ignore_index=True)
     tier_rows = tier_rows.sort_values(["pass", "group", "kind", "time"], kind="stable",
                                       ignore_index=True)
-    meter_work = {name: np.zeros((n_groups, 3, k), dtype=np.int64) for name in MONITORED}
-    for name, group, work in zip(meter["pass"], meter["group"], meter["work"], strict=True):
-        meter_work[name][group] += np.asarray(work, np.int64).reshape(3, k)
-    counts = meter["house"].map(len).to_numpy()
-    households = pd.DataFrame({
-        "pass": np.repeat(meter["pass"].to_numpy(object), counts),
-        "houseID": np.concatenate(meter["house"].to_list()),
-        "group": np.repeat(meter["group"].to_numpy(np.int64), counts),
-        **{c: np.concatenate(meter[c].to_list())
-           for c in ("first_flag", "reduction_kwh", "goal_kwh")}})
-    return Monitored(plan, thresholds, user_events(backend.collect(out["events"]).to_pandas()),
-                     households, meter_work, tier_rows,
+    meter_work = _per_group(meter, "work", n_groups, (3, k))
+    outcomes = _per_group(meter, "outcomes", n_groups, (k + 1, 2))
+    return Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,
                      {name: tier_outcome(tier_rows, name, n_groups) for name in MONITORED})
+
+
+def _in_units(progress: Progress | None, stage: str, units: int):
+    """A backend progress callback (tasks done, tasks) reporting ``units`` (group leaders,
+    passes) done in proportion."""
+    if progress is None:
+        return None
+    return lambda done, total: progress(stage, done * units // max(total, 1), units)
+
+
+def _per_group(meter: pd.DataFrame, column: str, n_groups: int, shape: tuple[int, int]
+               ) -> dict[str, np.ndarray]:
+    """pass -> (groups, *shape): the chunks' counts in ``column`` summed per group."""
+    out = {name: np.zeros((n_groups, *shape), dtype=np.int64) for name in MONITORED}
+    for name, group, values in zip(meter["pass"], meter["group"], meter[column],
+                                   strict=True):
+        out[name][group] += np.asarray(values, np.int64).reshape(shape)
+    return out
 
 
 def _replica_flags(meter: pd.DataFrame, n_groups: int) -> np.ndarray | None:

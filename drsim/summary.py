@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from drsim.evaluation import precision_recall, stops
+from drsim.memory import peak_rss_bytes, process_peak_rss_bytes
 from drsim.monitoring import CHANGES, NOT_LATCHED
 from drsim.pass_names import DR_PASSES
 from drsim.pipeline import Run, Simulation
@@ -46,6 +47,7 @@ def build(simulation: Simulation, run: Run | None = None, files: list[str] | Non
                             else scenario.reference.model_dump(mode="json"))
     summary["backend"] = _backend(simulation)
     summary["timings"] = _timings(simulation)
+    summary["resources"] = _resources(simulation)
     summary["files"] = list(files or [])
     return summary
 
@@ -177,11 +179,11 @@ def _run_sections(run: Run) -> dict[str, Any]:
     names = [g.name for g in scenario.groups]
     trad, expected = monitored.outcome["traditional"], monitored.outcome["expected"]
     t_nc = trad.t_nc
-    precision, recall, confusion = precision_recall(monitored.households, "traditional",
+    outcomes = monitored.outcomes["traditional"]
+    precision, recall, confusion = precision_recall(outcomes, plan.test_times,
                                                     stops(plan, trad))
     whole = np.full(len(names), plan.t_end - 1)  # had every meter been tested to the end
-    precision_all, recall_all, _ = precision_recall(monitored.households, "traditional",
-                                                    whole)
+    precision_all, recall_all, _ = precision_recall(outcomes, plan.test_times, whole)
 
     def times(latch: list[int]) -> dict[str, str | None]:
         return {n: None if x == NOT_LATCHED else clock(x)
@@ -215,11 +217,18 @@ def _run_sections(run: Run) -> dict[str, Any]:
             "end": clock(second.end), "delay_detection_minutes": run.delay_detection},
         "second_event_note": run.note,
         "incentive": None if run.incentive is None else run.incentive.as_dict(),
-        "cost": run.costs,
+        "cost": {**run.costs, "per_household": _per_household(run.costs,
+                                                                 run.simulation.households)},
         "monitoring": {"test_times": [clock(t) for t in plan.test_times.tolist()],
                        "changes_from_printed_listings": CHANGES,
                        "queries_overridden": sorted(scenario.monitoring.queries)},
     }
+
+
+def _per_household(costs: dict[str, Any], households: int) -> dict[str, Any]:
+    """Each cost divided by the households (Figure 6.13's axis)."""
+    return {kind: {tier: value / households for tier, value in tiers.items()}
+            for kind, tiers in costs.items()}
 
 
 def _gamma(gamma_user: float | ExpectedShare) -> dict[str, Any]:
@@ -238,6 +247,15 @@ def _backend(simulation: Simulation) -> dict[str, Any]:
             "chunk_size": max((c.count for c in simulation.chunks), default=0),
             "partitions": passes.partitions if passes else None,
             "tasks": passes.tasks if passes else None,
+            "jobs": [{"label": job.label, "partitions": job.partitions, "tasks": job.tasks}
+                     for job in info.jobs]}
+
+
+def _resources(simulation: Simulation) -> dict[str, int | None]:
+    """Peak resident memory [B] of the driver's Python process, of its JVM (Spark; None
+    elsewhere) and of the processes that ran chunk tasks (their largest)."""
+    return {"driver_peak_rss_bytes": peak_rss_bytes(),
+            "jvm_peak_rss_bytes": process_peak_rss_bytes(simulation.backend.jvm_pid),
             "peak_task_memory_bytes": int(simulation.chunk_rows["peak_rss_bytes"].max())}
 
 

@@ -8,14 +8,13 @@ A **chunk task** simulates its households' passes (:func:`drsim.passes.simulate_
 the utility's M&V estimates (:mod:`drsim.baseline`), and, when the run is monitored, runs
 every household's meter query (Listing 6.1) right away, with the replicas' flags that set the
 threshold of Listing 6.2 (:mod:`drsim.threshold`). Only per-minute sums, user events,
-per-household flags, counters and the participants' exact sums (Eq. 6.5-6.8) leave it.
+counters (the meter tier's work, households by first flag and compliance) and the
+participants' exact sums (Eq. 6.5-6.8) leave it: no row per household.
 Loads travel as whole µkW, so every sum is exact whatever the chunking.
 """
 
 from __future__ import annotations
 
-import resource
-import sys
 import time
 from decimal import Decimal
 
@@ -30,7 +29,15 @@ from drsim.incentive import (
     lottery_winners,
     second_event_compliant,
 )
-from drsim.monitoring import MonitoringPlan, accumulated_kwh, group_tier, meter_tier, utility_tier
+from drsim.memory import peak_rss_bytes
+from drsim.monitoring import (
+    NOT_LATCHED,
+    MonitoringPlan,
+    accumulated_kwh,
+    group_tier,
+    meter_tier,
+    utility_tier,
+)
 from drsim.pass_names import MONITORED
 from drsim.passes import Chunk, ChunkResult, SecondEvent, simulate_chunk
 from drsim.scenario import ExpectedShare, Scenario
@@ -49,25 +56,21 @@ CHUNKS = pa.schema([
     ("theta_o_sum", _SUM), ("theta_red_sum", _SUM), ("theta_new_sum", _SUM),
     ("u", pa.list_(pa.float64())), ("u_households", pa.list_(pa.int64())),
     ("winners", pa.list_(pa.int64())), ("second_event_compliant", pa.int64())])
-METER = pa.schema([
+METER = pa.schema([  # per (chunk, pass): aggregates only, whatever the chunk's size
     ("chunk", pa.int64()), ("group", pa.int32()), ("pass", pa.string()),
-    ("house", pa.list_(pa.int64())), ("first_flag", pa.list_(pa.int64())),
-    ("reduction_kwh", pa.list_(pa.float64())), ("goal_kwh", pa.list_(pa.float64())),
-    ("work", pa.list_(pa.int64())), ("replica_flags", pa.list_(pa.int64()))])
+    ("work", pa.list_(pa.int64())), ("outcomes", pa.list_(pa.int64())),
+    ("replica_flags", pa.list_(pa.int64()))])
 EVENTS = pa.schema([
     ("chunk", pa.int64()), ("group", pa.int32()), ("pass", pa.string()),
     ("time", pa.list_(pa.int64())), ("houseID", pa.list_(pa.int64())),
     ("accLoad", pa.list_(pa.float64()))])
+USER_EVENT_ROWS = pa.schema([  # the run folder's user events (:func:`user_events`)
+    ("pass", pa.string()), ("time", pa.int64()), ("houseID", pa.int64()),
+    ("groupID", pa.int64()), ("accLoad", pa.float64())])
 TIERS = pa.schema([("pass", pa.string()), ("group", pa.int32()), ("kind", pa.string()),
                    ("time", pa.int64()), ("load", pa.float64()), ("processed", pa.int64()),
                    ("partial_matches", pa.int64())])
 UTILITY = -1  # the group column of the utility's rows
-
-
-def peak_rss_bytes() -> int:
-    """Peak resident memory of this process [B]."""
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(rss if sys.platform == "darwin" else rss * 1024)  # Linux reports KiB
 
 
 # --------------------------------------------------------------------------- chunk tasks
@@ -176,11 +179,11 @@ def participant_sums(rows: pd.DataFrame) -> ParticipantSums:
 
 def _meter_batches(plan: MonitoringPlan, result: ChunkResult
                    ) -> tuple[pa.RecordBatch, pa.RecordBatch]:
-    """Listing 6.1 on the chunk's households for each monitored pass: per household its
-    first flag, realised reduction and goal (Eq. 6.2), the meter tier's work per test time
-    (events processed, partial matches, user events), the user events, and, on the
-    expected pass, the replicas' flags per test time when γ is estimated from the expected
-    response."""
+    """Listing 6.1 on the chunk's households for each monitored pass: the meter tier's
+    work per test time (events processed, partial matches, user events), the households
+    counted by the test of their first flag and by their realised Eq. 6.2 compliance
+    (:func:`outcome_counts`), the user events, and, on the expected pass, the replicas'
+    flags per test time when γ is estimated from the expected response."""
     pop, chunk = result.population, result.chunk
     times = plan.test_times
     est = result.estimate_window_kw
@@ -197,16 +200,37 @@ def _meter_batches(plan: MonitoringPlan, result: ChunkResult
         if replicas is not None and name == "expected":
             flags = replica_flags(plan, pop, result.simulator, chunk.group,
                                   result.estimate_exact, replicas)
+        reduction = (base_kw - result.window_kw[name]).sum(axis=1) / 60.0
         meter.append({"chunk": chunk.index, "group": chunk.group, "pass": name,
-                      "house": pop.ids, "first_flag": m.first_flag,
-                      "reduction_kwh": (base_kw - result.window_kw[name]).sum(axis=1) / 60.0,
-                      "goal_kwh": goal,
                       "work": np.concatenate([m.processed, m.partial_matches, m.outputs]),
+                      "outcomes": outcome_counts(times, m.first_flag, reduction < goal)
+                      .ravel(),
                       "replica_flags": flags})
         events.append({"chunk": chunk.index, "group": chunk.group, "pass": name,
                        **{c: m.events[c].to_numpy() for c in ("time", "houseID", "accLoad")}})
     return (pa.RecordBatch.from_pylist(meter, schema=METER),
             pa.RecordBatch.from_pylist(events, schema=EVENTS))
+
+
+def outcome_counts(test_times: np.ndarray, first_flag: np.ndarray, noncompliant: np.ndarray
+                   ) -> np.ndarray:
+    """(tests + 1, 2) households by the test of their first user event (row ``tests``:
+    never flagged) and by their realised non-compliance (column 1: a reduction below the
+    household's goal, Eq. 6.2); what household precision and recall need
+    (:func:`drsim.evaluation.precision_recall`) without a row per household.
+
+    Examples
+    --------
+    >>> outcome_counts(np.array([10, 15]), np.array([15, -1, -1]),
+    ...                np.array([True, True, False])).tolist()
+    [[0, 0], [0, 1], [1, 1]]
+    """
+    k = len(test_times)
+    flagged = first_flag != NOT_LATCHED
+    test = np.where(flagged, np.searchsorted(test_times, first_flag), k)
+    counts = np.zeros((k + 1, 2), dtype=np.int64)
+    np.add.at(counts, (test, np.asarray(noncompliant, dtype=np.int64)), 1)
+    return counts
 
 
 # --------------------------------------------------------------------------- tiers

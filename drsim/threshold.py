@@ -39,20 +39,31 @@ from drsim.sim import ChunkSimulator
 __all__ = ["Thresholds", "expected_share", "replica_flags", "threshold"]
 
 
+REPLICA_STRIDE = 1 << 32  # replica r's households are keyed houseID + r·STRIDE
+
+
 def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, group: int,
                   exact: Estimates, replicas: int) -> np.ndarray:
     """(tests,) households of a chunk flagged by the meter query at each test time, summed
     over ``replicas`` replicas of the expected response (``exact``: the M&V method's B and
-    P̂ of the chunk without M&V error, over the program)."""
+    P̂ of the chunk without M&V error, over the program).
+
+    The replicas run as one stream: replica r's households are keyed
+    ``houseID + r·REPLICA_STRIDE``, so each keeps its own run of Listing 6.1 and the
+    engine's fixed cost per test time is paid once."""
     times = plan.test_times
-    counts = np.zeros(len(times), dtype=np.int64)
+    acc, expected, keys = [], [], []
     for r in range(1, replicas + 1):
         load = expected_replica(pop, sim, r, exact.lo, exact.hi)
-        expected = with_mv_error(exact, pop, replica=r).expected_kw
-        m = meter_tier(plan, pop.ids, group, accumulated_kwh(load, exact.lo, times),
-                       accumulated_kwh(expected, exact.lo, times))
-        counts += m.outputs
-    return counts
+        acc.append(accumulated_kwh(load, exact.lo, times))
+        expected.append(accumulated_kwh(with_mv_error(exact, pop, replica=r).expected_kw,
+                                        exact.lo, times))
+        keys.append(np.asarray(pop.ids, dtype=np.int64) + r * REPLICA_STRIDE)
+    if not keys:
+        return np.zeros(len(times), dtype=np.int64)
+    m = meter_tier(plan, np.concatenate(keys), group, np.concatenate(acc),
+                   np.concatenate(expected))
+    return m.outputs
 
 
 def expected_share(flagged: np.ndarray, replicas: int, sizes: np.ndarray) -> np.ndarray:

@@ -4,8 +4,13 @@
   in one frame whose columns are every output's columns (prefixed by the output's name)
   and a ``kind`` column naming the output of each row; the frame is persisted and
   materialised at once (with progress), and each output is a filter and projection of it.
-- ``group_apply``: ``groupBy(keys).applyInPandas``, persisted.
+- ``group_apply``: ``repartition(n, keys) → groupBy(keys).applyInPandas``, persisted and
+  materialised at once (with progress): ``n`` is :data:`TASKS_PER_CORE` tasks per core, so
+  every core works and no partition holds much more than its share of the keys (Spark's
+  adaptive execution would coalesce the small shuffle of the tiers into one partition).
 - ``collect``: ``toArrow()``.
+- ``write_parquet``: ``mapInPandas → orderBy → write.parquet``: the executors write the
+  dataset; nothing passes through the driver.
 
 The backend owns the session: it starts one (:func:`spark.session.get_spark`) unless one is
 active, and stops what it started on :meth:`SparkBackend.close`.
@@ -17,9 +22,11 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
+from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
@@ -76,8 +83,10 @@ class SparkBackend:
         self._own = spark is None and SparkSession.getActiveSession() is None
         self.spark = spark or get_spark(master)
         sc = self.spark.sparkContext
+        gateway = getattr(sc, "_gateway", None)  # the JVM pyspark started (not in Connect)
         self.info = BackendInfo(name="spark", master=sc.master, app_id=sc.applicationId,
-                                parallelism=sc.defaultParallelism)
+                                parallelism=sc.defaultParallelism,
+                                jvm_pid=getattr(getattr(gateway, "proc", None), "pid", None))
         self._kept: list[DataFrame] = []
 
     def map_chunks(self, task: ChunkTask, n_chunks: int, schemas: Mapping[str, pa.Schema],
@@ -88,7 +97,8 @@ class SparkBackend:
         frame = self.spark.range(n_chunks, numPartitions=partitions).mapInArrow(
             partial(_union_batches, task, dict(schemas), union), from_arrow_schema(union))
         frame = self._keep(frame)
-        tasks = self._watched(frame.count, label, n_chunks, partitions, progress)
+        tasks = self._watched(frame.count, label, partitions,
+                              None if progress is None else _in_chunks(progress, n_chunks))
         self.info.jobs.append(Job(label, n_chunks, partitions, tasks,
                                   time.perf_counter() - started))
         return {name: frame.filter(F.col(KIND) == name).select(
@@ -96,14 +106,34 @@ class SparkBackend:
                 for name, schema in schemas.items()}
 
     def group_apply(self, data: DataFrame, keys: Sequence[str], function: GroupFunction,
-                    schema: pa.Schema, *, label: str) -> DataFrame:
+                    schema: pa.Schema, *, label: str, progress: Progress | None = None
+                    ) -> DataFrame:
+        started = time.perf_counter()
         names = schema.names
 
         def apply(frame: pd.DataFrame) -> pd.DataFrame:
             return _apply(function, names, frame)
 
-        out = data.groupBy(*keys).applyInPandas(apply, from_arrow_schema(schema))
-        return self._keep(out)
+        partitions = self.info.parallelism * TASKS_PER_CORE
+        out = self._keep(data.repartition(partitions, *keys).groupBy(*keys)
+                         .applyInPandas(apply, from_arrow_schema(schema)))
+        tasks = self._watched(out.count, label, partitions, progress)
+        self.info.jobs.append(Job(label, None, partitions, tasks,
+                                  time.perf_counter() - started))
+        return out
+
+    def write_parquet(self, data: DataFrame, path: Path, function: GroupFunction,
+                      schema: pa.Schema, sort_by: Sequence[str]) -> None:
+        names = schema.names
+
+        def apply(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+            for frame in frames:
+                yield _apply(function, names, frame)
+
+        (data.mapInPandas(apply, from_arrow_schema(schema)).orderBy(*sort_by)
+         .write.parquet(str(path)))
+        if not any(path.glob("part-*.parquet")):  # Spark writes no file for no rows
+            pq.write_table(schema.empty_table(), path / "part-00000.parquet")
 
     def collect(self, data: DataFrame) -> pa.Table:
         return data.toArrow()
@@ -119,16 +149,16 @@ class SparkBackend:
         self._kept.append(frame.persist())
         return frame
 
-    def _watched(self, action, label: str, n_chunks: int, partitions: int,
-                 progress: Progress | None) -> int:
-        """Run ``action()`` as a job group of its own, reporting ``progress(done, total)``
-        in chunks as its tasks finish; the number of tasks that ran."""
+    def _watched(self, action, label: str, partitions: int, progress: Progress | None
+                 ) -> int:
+        """Run ``action()`` as a job group of its own, reporting ``progress(tasks done,
+        partitions)`` as its tasks finish; the number of tasks that ran."""
         sc = self.spark.sparkContext
         group_id = f"drsim-{time.time_ns()}"
-        sc.setJobGroup(group_id, f"drsim {label}: {n_chunks} chunks")
-        watcher = ProgressWatcher(self.spark, group_id, n_chunks, partitions, progress)
+        sc.setJobGroup(group_id, f"drsim {label}: {partitions} tasks")
+        watcher = ProgressWatcher(self.spark, group_id, partitions, progress)
         if progress is not None:
-            progress(0, n_chunks)
+            progress(0, partitions)
         watcher.start()
         try:
             action()
@@ -137,18 +167,24 @@ class SparkBackend:
             for key in ("spark.jobGroup.id", "spark.job.description"):
                 sc.setLocalProperty(key, None)  # type: ignore[arg-type]  # later jobs are not ours
         if progress is not None:
-            progress(n_chunks, n_chunks)
+            progress(partitions, partitions)
         return watcher.tasks() or partitions
+
+
+def _in_chunks(progress: Progress, n_chunks: int) -> Progress:
+    """Tasks done → chunks done, in proportion (each task holds a range of chunks)."""
+    return lambda done, total: progress(min(n_chunks, done * n_chunks // max(total, 1)),
+                                        n_chunks)
 
 
 class ProgressWatcher:
     """Polls Spark's status tracker for the job group's finished tasks."""
 
-    def __init__(self, spark: SparkSession, group_id: str, n_chunks: int, partitions: int,
+    def __init__(self, spark: SparkSession, group_id: str, partitions: int,
                  progress: Progress | None):
         self.tracker = spark.sparkContext.statusTracker()
         self.group_id = group_id
-        self.n_chunks, self.partitions = n_chunks, partitions
+        self.partitions = partitions
         self.progress = progress
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="drsim-progress", daemon=True)
@@ -171,7 +207,7 @@ class ProgressWatcher:
                     yield stage_info
 
     def tasks(self) -> int:
-        """Tasks of the job group's first stage (0 if Spark no longer knows them)."""
+        """Tasks of the job group's largest stage (0 if Spark no longer knows them)."""
         try:
             return max((s.numTasks for s in self._stages()), default=0)
         except Exception:  # noqa: BLE001 - statistics only
@@ -181,10 +217,14 @@ class ProgressWatcher:
         last = -1
         while not self._stop.wait(POLL_SECONDS):
             try:
-                done = max((s.numCompletedTasks for s in self._stages()), default=0)
+                # the latest stage of one task per partition: the chunks' or the groups'
+                # (an earlier one reads the input, a later one counts)
+                stages = [s for s in self._stages() if s.numTasks == self.partitions]
+                done = max(stages, key=lambda s: s.stageId).numCompletedTasks \
+                    if stages else 0
             except Exception:  # noqa: BLE001 - the progress bar must never fail the run
                 continue
-            chunks = min(self.n_chunks, done * self.n_chunks // self.partitions)
-            if chunks != last:
-                last = chunks
-                self.progress(chunks, self.n_chunks)
+            done = min(done, self.partitions)
+            if done != last:
+                last = done
+                self.progress(done, self.partitions)

@@ -82,7 +82,10 @@ def test_simulate_writes_summary_curves_and_figures(spark, tmp_path):
     assert backend["app_id"]
     assert backend["chunks"] == backend["partitions"] == backend["tasks"] == 6
     assert backend["chunk_size"] == 50
-    assert backend["peak_task_memory_bytes"] > 0
+    assert [job["label"] for job in backend["jobs"]] == ["passes"]
+    resources = summary["resources"]
+    assert resources["peak_task_memory_bytes"] > 0
+    assert 0 < resources["driver_peak_rss_bytes"] < resources["jvm_peak_rss_bytes"]
     timings = summary["timings"]
     assert timings["passes_seconds"] > 0
     assert timings["total_seconds"] >= timings["passes_seconds"]

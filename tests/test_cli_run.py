@@ -71,8 +71,9 @@ def test_run_writes_the_folder_and_prints_the_table(spark, tmp_path):
     sim = flatten(json.loads((sim_out / "summary.json").read_text()))
     got = flatten(summary)
     assert set(sim) <= set(got), sorted(set(sim) - set(got))
-    differ = {k for k in sim if sim[k] != got[k] and not k.startswith(("timings.", "files"))
-              and k not in ("backend.app_id", "backend.peak_task_memory_bytes")}
+    differ = {k for k in sim if sim[k] != got[k]
+              and not k.startswith(("timings.", "files", "resources.", "backend.jobs"))
+              and k != "backend.app_id"}
     assert not differ, sorted(differ)
     assert set(summary) - {k.split(".")[0] for k in sim} == {
         "prediction", "deficit_at_prediction", "second_event", "second_event_note",

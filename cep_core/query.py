@@ -117,6 +117,9 @@ class Session:
         """The outputs of one batch, as dicts or (``as_frame``) as a pandas DataFrame."""
         if isinstance(self.engine, KeyedEngine) and hasattr(events, "columns"):
             return self._feed_frame(events, as_frame)  # columns straight to the arrays
+        if hasattr(events, "columns") and hasattr(self.engine, "reads_columns") \
+                and self.engine.reads_columns(events):
+            return self._feed_columns(events, as_frame)  # a stream aggregation, by columns
         out = self._feed(events, as_frame)
         if as_frame and not isinstance(self.engine, KeyedEngine):
             import pandas as pd
@@ -156,6 +159,17 @@ class Session:
         self.events_fed += len(frame)
         if len(frame):
             self.last_time = frame["time"].iloc[-1]
+        return out
+
+    def _feed_columns(self, frame: Any, as_frame: bool) -> Any:
+        out = self.engine.feed(frame)  # checks the time order against the stream time
+        self.events_fed += len(frame)
+        if len(frame):
+            self.last_time = frame["time"].iloc[-1]
+        if as_frame:
+            import pandas as pd
+
+            return pd.DataFrame(out)
         return out
 
     @property

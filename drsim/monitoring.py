@@ -207,7 +207,13 @@ def _feed_by_time(session: Any, stream: pd.DataFrame, times: np.ndarray,
     bounds = np.searchsorted(stream["time"].to_numpy(), times, side="left").tolist()
     bounds.append(len(stream))
     out = []
+    nothing: Any = None  # the outputs of an empty batch: a batch without events changes nothing
     for i in range(len(times)):
+        if bounds[i] == bounds[i + 1]:
+            if nothing is None:
+                nothing = session.feed(stream.iloc[:0], as_frame=as_frame)
+            out.append(nothing)
+            continue
         e0, p0 = _work(session.counters)
         out.append(session.feed(stream.iloc[bounds[i]:bounds[i + 1]], as_frame=as_frame))
         e1, p1 = _work(session.counters)

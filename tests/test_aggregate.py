@@ -439,6 +439,40 @@ def test_all_aggregates_equal_pandas(events):
     assert all(o["type"] == "userNonComplianceEventAggregate" for o in got)
 
 
+@SETTINGS
+@given(user_alerts(), BATCHES)
+def test_frames_fed_column_by_column_equal_dicts_fed_row_by_row(events, plan):
+    """The columnar feed of a DataFrame gives the same outputs (float sums to the bit)
+    and counters as the same rows fed as dicts, batch by batch."""
+    A = ast.Aggregate
+    items = [("n", A("COUNT", ast.Name("accLoad"))), ("nd", A("COUNT", ast.Name("houseID"), True)),
+             ("s", A("SUM", ast.Name("accLoad"))), ("m", A("AVG", ast.Name("accLoad"))),
+             ("lo", A("MIN", ast.Name("accLoad"))), ("hi", A("MAX", ast.Name("accLoad"))),
+             ("all", A("COUNT", ast.Name("*"))), ("sdh", A("SUM", ast.Name("houseID"), True))]
+    q = ast.AggregationQuery(tuple(ast.SelectItem(e, a) for a, e in items),
+                             "userNonComplianceEvent", None, ("time", "groupID"))
+    rows, columns = compile_aggregation(q), compile_aggregation(q)
+    got_rows, got_columns = [], []
+    for batch, _ in batches(events, plan):
+        frame = pd.DataFrame(batch, columns=["type", "time", "houseID", "groupID", "accLoad"])
+        frame["accLoad"] = frame["accLoad"].astype(float)
+        assert columns.reads_columns(frame)
+        got_columns += columns.feed(frame)
+        got_rows += rows.feed(batch)
+    got_columns += columns.flush()
+    got_rows += rows.flush()
+    assert got_columns == got_rows
+    assert columns.counters.as_dict() == rows.counters.as_dict()
+
+
+def test_a_frame_out_of_time_order_is_refused_like_dicts():
+    agg = compile_aggregation(alert_query(having=False))
+    frame = pd.DataFrame({"type": "userNonComplianceEvent", "time": [5, 4], "houseID": [1, 2],
+                          "groupID": 1, "accLoad": 1.0})
+    with pytest.raises(QueryError, match="event 1: time 4 before the previous 5"):
+        agg.feed(frame)
+
+
 def test_group_closes_when_time_passes_and_ties_stay_together():
     agg = compile_aggregation(alert_query(having=False))
     e = {"type": "userNonComplianceEvent", "groupID": 1, "accLoad": 1.0}

@@ -13,8 +13,15 @@ model's M&V (``baseline.method: model``) and a constant γ_user (0.34, the paper
 scenario's before the threshold was estimated), alternately in the same script run, and
 the ratio of the medians is printed (goal for the paper scenario: ≤ 1.5).
 
+``--scale`` measures the 1.6-million-household run against the simulation of the same
+scenario (``scenarios/scale_1.6M.yaml``), alternately in the same script run, each in a fresh
+process: targets ``drsim run`` ≤ 2 × ``drsim simulate`` (medians), the group and utility
+tiers ≤ ¼ of the run, the Python driver's peak memory < 1 GB (the driver collects only
+per-group and per-minute aggregates); the driver JVM's peak memory is reported beside it.
+
     python scripts/bench_run.py [--scenarios scenarios/quickstart.yaml scenarios/paper_100k.yaml]
                                 [--repeats 1] [--master local[*]] [--threshold-cost]
+    python scripts/bench_run.py --scale [--repeats 3]
 """
 
 from __future__ import annotations
@@ -35,12 +42,19 @@ THRESHOLD_COST_GOAL = 1.5  # the paper run with the estimated threshold, against
 REFERENCE_GAMMA_USER = 0.34
 
 
-def run_once(scenario: Path, master: str) -> tuple[float, dict]:
+SCALE_SCENARIO = Path("scenarios/scale_1.6M.yaml")
+SCALE_RATIO_GOAL = 2.0  # drsim run / drsim simulate
+TIERS_SHARE_GOAL = 0.25  # group and utility tiers / drsim run
+DRIVER_RSS_GOAL = 1 << 30  # bytes
+
+
+def run_once(scenario: Path, master: str, command: str = "run") -> tuple[float, dict]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "drsim", "run", str(scenario), "--out", str(out),
-                        "--master", master], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([sys.executable, "-m", "drsim", command, str(scenario), "--out",
+                        str(out), "--master", master], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
         wall = time.perf_counter() - t0
         summary = json.loads((out / "summary.json").read_text())
     return wall, summary
@@ -63,12 +77,41 @@ def print_stages(label: str, walls: list[float], summary: dict, master: str) -> 
     print(f"== {label}: {summary['scenario']['households']:,} households, master {master}, "
           f"median of {len(walls)} run(s): {wall:.1f} s end to end")
     for stage, seconds in summary["timings"].items():
-        if stage.endswith("_seconds"):  # chunk_seconds holds the chunks' min, mean, max
+        if stage.endswith("_seconds") and isinstance(seconds, int | float):  # not chunk_seconds
             print(f"  {stage:36s} {seconds:8.1f} s")
     print(f"  {'start-up and writing (outside total)':36s} "
           f"{wall - summary['timings']['total_seconds']:8.1f} s")
     print(f"  prediction {summary['prediction']['utility_noncompliance_time']}, adaptive "
           f"{summary['reduction_mwh']['adaptive']:.2f} MWh")
+
+
+def scale(repeats: int, master: str) -> None:
+    """``drsim run`` against ``drsim simulate`` on the 1.6M scenario (module docstring)."""
+    walls: dict[str, list[float]] = {"simulate": [], "run": []}
+    tiers: list[float] = []
+    driver: list[int] = []
+    jvm: list[int] = []
+    for _ in range(repeats):
+        for command in walls:  # alternately: the same machine load
+            wall, summary = run_once(SCALE_SCENARIO, master, command)
+            walls[command].append(wall)
+            resources = summary["resources"]
+            driver.append(resources["driver_peak_rss_bytes"])
+            jvm.append(resources["jvm_peak_rss_bytes"] or 0)
+            if command == "run":
+                tiers.append(summary["timings"]["tiers_seconds"] / wall)
+                print_stages(f"run {len(tiers)}", [wall], summary, master)
+    run, sim = statistics.median(walls["run"]), statistics.median(walls["simulate"])
+    ratio, share = run / sim, statistics.median(tiers)
+    print(f"== {SCALE_SCENARIO.name}, master {master}, medians of {repeats}: drsim simulate "
+          f"{sim:.1f} s, drsim run {run:.1f} s (each end to end, in a fresh process)")
+    print(f"  run / simulate: {ratio:.2f} (goal ≤ {SCALE_RATIO_GOAL}: "
+          f"{'met' if ratio <= SCALE_RATIO_GOAL else 'NOT met'})")
+    print(f"  group + utility tiers / run: {share:.2f} (goal ≤ {TIERS_SHARE_GOAL}: "
+          f"{'met' if share <= TIERS_SHARE_GOAL else 'NOT met'})")
+    print(f"  peak memory of the Python driver: {max(driver) / 2**30:.2f} GiB (goal < 1 GiB: "
+          f"{'met' if max(driver) < DRIVER_RSS_GOAL else 'NOT met'}); of the driver JVM: "
+          f"{max(jvm) / 2**30:.2f} GiB (the largest over all runs)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,7 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threshold-cost", action="store_true",
                     help="also run each scenario with the model's M&V and a constant γ_user, "
                          "alternately, and print the ratio of the medians")
+    ap.add_argument("--scale", action="store_true",
+                    help="drsim run against drsim simulate on scenarios/scale_1.6M.yaml")
     args = ap.parse_args(argv)
+    if args.scale:
+        scale(args.repeats, args.master)
+        return 0
     for scenario in args.scenarios:
         configs = {"as written": scenario}
         if args.threshold_cost:

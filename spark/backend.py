@@ -1,9 +1,11 @@
 """drsim's backend interface (:mod:`drsim.backend`) on Spark.
 
-- ``map_chunks``: ``spark.range(n_chunks) → mapInArrow``. A task's named outputs travel
-  in one frame whose columns are every output's columns (prefixed by the output's name)
-  and a ``kind`` column naming the output of each row; the frame is persisted and
-  materialised at once (with progress), and each output is a filter and projection of it.
+- ``map_chunks``: ``spark.range(n_chunks) → mapInArrow`` over at least
+  :data:`TASKS_PER_CORE` tasks per core and at most :data:`MAX_CHUNKS_PER_TASK` chunks per
+  task. A task's named outputs travel in one frame whose columns are every output's
+  columns (prefixed by the output's name) and a ``kind`` column naming the output of each
+  row; the frame is persisted and materialised at once (with progress), and each output
+  is a filter and projection of it.
 - ``group_apply``: ``repartition(n, keys) → groupBy(keys).applyInPandas``, persisted and
   materialised at once (with progress): ``n`` is :data:`TASKS_PER_CORE` tasks per core, so
   every core works and no partition holds much more than its share of the keys (Spark's
@@ -41,7 +43,8 @@ from drsim.backend import (
 )
 from spark.session import get_spark
 
-TASKS_PER_CORE = 4  # partitions per core: load balance and progress granularity
+TASKS_PER_CORE = 4  # at least this many partitions per core: load balance, progress
+MAX_CHUNKS_PER_TASK = 4  # at most this many chunks per task: progress every few seconds
 POLL_SECONDS = 0.25
 KIND = "kind"
 
@@ -93,7 +96,8 @@ class SparkBackend:
                    *, label: str, progress: Progress | None = None) -> dict[str, DataFrame]:
         started = time.perf_counter()
         union = _union_schema(schemas)
-        partitions = max(1, min(n_chunks, self.info.parallelism * TASKS_PER_CORE))
+        partitions = max(1, min(n_chunks, max(self.info.parallelism * TASKS_PER_CORE,
+                                              -(-n_chunks // MAX_CHUNKS_PER_TASK))))
         frame = self.spark.range(n_chunks, numPartitions=partitions).mapInArrow(
             partial(_union_batches, task, dict(schemas), union), from_arrow_schema(union))
         frame = self._keep(frame)

@@ -127,7 +127,8 @@ def _scenario(scenario: Scenario | str | Path, households: int | None) -> Scenar
 
 def _with_backend(backend: str | Backend, master: str | None, work):
     """``work(backend, start_seconds)`` on the named backend (closed afterwards) or on the
-    given one; ``start_seconds``: the backend's start-up time."""
+    given one (what the work kept on it released afterwards, as between a sweep's runs);
+    ``start_seconds``: the backend's start-up time."""
     started = time.perf_counter()
     opened = open_backend(backend, master)
     start_seconds = time.perf_counter() - started
@@ -136,6 +137,8 @@ def _with_backend(backend: str | Backend, master: str | None, work):
     finally:
         if opened is not backend:
             opened.close()
+        else:
+            opened.release()
 
 
 def simulate(scenario: Scenario | str | Path, out: str | Path | None = None, *,

@@ -87,6 +87,11 @@ class Backend(Protocol):
         """The rows of a handle as an Arrow table (in no particular order)."""
         ...
 
+    def release(self) -> None:
+        """Forget what was kept for the results handed out so far (their handles become
+        invalid); the backend stays open for the next run."""
+        ...
+
     def close(self) -> None:
         """Release everything kept (a session the backend started is stopped)."""
         ...
@@ -151,6 +156,9 @@ class SerialBackend:
 
     def collect(self, data: pa.Table) -> pa.Table:
         return data
+
+    def release(self) -> None:
+        """Nothing is kept beyond the tables handed out."""
 
     def close(self) -> None:
         """Nothing to release."""

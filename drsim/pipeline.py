@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -162,6 +162,7 @@ def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
     """Stage 1 (with the meter tier when ``plan`` is given): the simulation and the
     backend's handles of the monitored outputs."""
     started = time.perf_counter()
+    first_job = len(backend.info.jobs)  # a backend may have run other runs before (a sweep)
     chunks = plan_chunks(scenario, chunk_size)
     schemas = {"loads": LOADS, "chunks": CHUNKS}
     if plan is not None:
@@ -170,9 +171,15 @@ def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
                              len(chunks), schemas, label="passes", progress=progress)
     loads = sum_loads(backend.collect(out["loads"]), len(scenario.groups), PASSES)
     rows = _chunk_rows(backend, out["chunks"], len(chunks))
-    simulation = Simulation(scenario, chunks, loads, rows, backend.info,
+    simulation = Simulation(scenario, chunks, loads, rows, _this_run(backend.info, first_job),
                             {"passes_seconds": time.perf_counter() - started})
     return simulation, out
+
+
+def _this_run(info: BackendInfo, first_job: int) -> BackendInfo:
+    """The backend's facts with only the jobs from ``first_job`` on: a backend may have run
+    other runs before (a sweep's)."""
+    return replace(info, jobs=list(info.jobs[first_job:]))
 
 
 def _chunk_rows(backend: Backend, handle: Any, n_chunks: int) -> pd.DataFrame:
@@ -190,6 +197,7 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
         raise ValueError(f"delay_detection must be >= 0 minutes, not {delay_detection}")
     plan = MonitoringPlan.of(scenario)
     check_queries(plan)
+    first_job = len(backend.info.jobs)
     simulation, out = _passes(scenario, backend, plan, chunk_size,
                               _stage(progress, "passes + meter tier"))
     started = time.perf_counter()
@@ -214,6 +222,7 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
         started = time.perf_counter()
         _adaptive_pass(result, backend, chunk_size, _stage(progress, "adaptive pass"))
         simulation.timings["adaptive_pass_seconds"] = time.perf_counter() - started
+    simulation.backend = _this_run(backend.info, first_job)
     return result
 
 

@@ -142,10 +142,13 @@ class SparkBackend:
     def collect(self, data: DataFrame) -> pa.Table:
         return data.toArrow()
 
-    def close(self) -> None:
+    def release(self) -> None:
         for frame in self._kept:
             frame.unpersist()
         self._kept.clear()
+
+    def close(self) -> None:
+        self.release()
         if self._own:
             self.spark.stop()
 

@@ -167,6 +167,18 @@ def test_a_later_detection_moves_the_second_event(forced):
     assert later["reduction_mwh"]["adaptive"] <= summary["reduction_mwh"]["adaptive"]
 
 
+def test_runs_on_one_backend_report_their_own_jobs(forced):
+    """A sweep runs every run on one backend: each summary lists that run's jobs only."""
+    s, summary = forced
+    backend = drsim.api.open_backend("serial")
+    first = drsim.run(s, backend=backend).summary["backend"]["jobs"]
+    second = drsim.run(s, backend=backend).summary["backend"]["jobs"]
+    assert [job["label"] for job in first] == [job["label"] for job in second] == [
+        "passes", "group tier", "utility tier", "adaptive pass"]
+    assert len(backend.info.jobs) == 2 * len(first)
+    assert summary["backend"]["jobs"] == first
+
+
 def test_bad_delay_is_refused():
     with pytest.raises(ValueError, match="delay_detection"):
         run_summary(small(100), delay_detection=-5)

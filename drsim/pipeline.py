@@ -218,6 +218,7 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
         _plan_second_event(result)
     if result.second is None:  # the adaptive pass is the traditional pass
         simulation.loads = loads.merged(loads.renamed("traditional", "adaptive"))
+        simulation.timings["adaptive_pass_seconds"] = 0.0
     else:
         started = time.perf_counter()
         _adaptive_pass(result, backend, chunk_size, _stage(progress, "adaptive pass"))

@@ -247,6 +247,70 @@ def test_with_households_scales_groups_proportionally() -> None:
                    problem="5 groups")
 
 
+def test_with_groups_of_lays_out_figure_6_13s_groups() -> None:
+    paper = load_scenario(SCENARIOS / "paper_100k.yaml")
+    scale = load_scenario(SCENARIOS / "scale_1.6M.yaml")
+    big = paper.with_groups_of(1_600_000, 10_000)
+    assert big.households == 1_600_000
+    assert [g.name for g in big.groups] == [g.name for g in scale.groups]
+    assert big.group_sizes() == scale.group_sizes()
+    assert [big.effective_follow_through_drop(i) for i in range(160)] == \
+        [scale.effective_follow_through_drop(i) for i in range(160)]
+    # every setting of the base's group i mod 5, in the base's style (consecutive ranges)
+    assert [g.incentive_u for g in big.groups] == [g.incentive_u for g in paper.groups] * 32
+    assert big.groups[1].range == (10_001, 20_000)
+    assert big.groups[-1].range == (1_590_001, 1_600_000)
+    assert big.reference is None and big.source_path == paper.source_path
+    # what else differs from scale_1.6M.yaml: the name, the chunk size, and in the groups the
+    # style (ranges, sizes) and incentive_u (scale_1.6M's groups split among u_mappings)
+    mine, theirs = big.model_dump(), scale.model_dump()
+    assert {key for key in mine if mine[key] != theirs[key]} == {"name", "chunk_size", "groups"}
+    assert {g.incentive_u for g in scale.groups} == {None}
+    # a layout that is the scenario's own changes nothing
+    assert scale.with_groups_of(1_600_000, 10_000) == scale
+
+
+def test_with_groups_of_sizes_names_goal_and_reference() -> None:
+    base = scenario_from_dict({
+        **MINIMAL, "groups": [{"name": "a", "size": 40, "follow_through_drop": 0.1},
+                              {"name": "b", "size": 60, "follow_through_drop": 0.3}],
+        "dr_program": {"reduction_goal_kwh": 1000}, "reference": {"source": "somewhere"}})
+    six = base.with_groups_of(300, 50)
+    assert [g.name for g in six.groups] == ["G001", "G002", "G003", "G004", "G005", "G006"]
+    assert [(g.size, g.range) for g in six.groups] == [(50, None)] * 6
+    assert [g.follow_through_drop for g in six.groups] == [0.1, 0.3] * 3
+    assert six.dr_program.reduction_goal_kwh == pytest.approx(3000)
+    assert six.reference is None
+    many = base.with_groups_of(1000, 1)
+    assert [g.name for g in many.groups][::999] == ["G0001", "G1000"]  # four digits
+    # the same households in other groups: the published results no longer apply
+    assert base.with_groups_of(100, 50).reference is None
+    own = scenario_from_dict({**MINIMAL, "reference": {"source": "somewhere"},
+                              "groups": [{"name": "G001", "size": 50},
+                                         {"name": "G002", "size": 50}]})
+    assert own.with_groups_of(100, 50) == own
+
+
+@pytest.mark.parametrize(("households", "group_size", "field", "problem", "accepted"), [
+    (150_000, 20_000, "households", "150000 households do not divide into groups of 20000",
+     "a multiple of the group size 20000 from 20000 to 20000000"),
+    (100_000, 10, "households", "make 10000 groups, more than 1000",
+     "a multiple of the group size 10 from 10 to 10000"),
+    (5, 10, "households", "5 households make no group of 10", "from 10 to"),
+    ("many", 10, "households", "expected an integer, got 'many'", "a multiple of the group"),
+    (100_000, 0, "group_size", "got 0", "an integer from 1 to 20000000"),
+    (100_000, True, "group_size", "got True", "an integer from 1"),
+])
+def test_with_groups_of_rejects_sizes_that_do_not_fit(households: object, group_size: object,
+                                                       field: str, problem: str,
+                                                       accepted: str) -> None:
+    paper = load_scenario(SCENARIOS / "paper_100k.yaml")
+    with pytest.raises(ScenarioError) as info:
+        paper.with_groups_of(households, group_size)  # type: ignore[arg-type]
+    assert len(info.value.problems) == 1
+    assert_problem(info.value, str(paper.source_path), field, accepted, problem=problem)
+
+
 def test_resolve_path_is_relative_to_the_scenario_file(tmp_path: Path) -> None:
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "cat.yaml").write_text("{}\n")

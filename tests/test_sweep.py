@@ -193,6 +193,95 @@ def test_the_packaged_what_if_sweeps():
         assert "prediction.expected_pass_groups_latched" in sweep.metrics
 
 
+def test_group_size_lays_the_households_out_in_groups_of_that_size():
+    paper = load_scenario(SCENARIOS / "paper_100k.yaml")
+    # the base's 100,000 households do not divide by 30,000, but the sweep sets its own
+    sweep = sweep_from_dict({"overrides": {"group_size": 30_000},
+                             "grid": {"households": [90_000, 300_000],
+                                      "groups[*].follow_through_drop": [0.2, 0.3]}},
+                            base=paper)
+    assert [len(p.scenario.groups) for p in sweep.points] == [3, 3, 10, 10]
+    for point in sweep.points:
+        s = point.scenario
+        assert s.households == point.values["households"]
+        assert set(s.group_sizes()) == {30_000}
+        assert {g.follow_through_drop for g in s.groups} == \
+            {point.values["groups[*].follow_through_drop"]}
+        assert [g.incentive_u for g in s.groups] == \
+            [paper.groups[i % 5].incentive_u for i in range(len(s.groups))]
+    laid_out = paper.with_groups_of(300_000, 30_000)
+    assert sweep.points[2].scenario == laid_out.model_copy(update={"groups": [
+        g.model_copy(update={"follow_through_drop": 0.2}) for g in laid_out.groups]})
+    assert sweep.describe()["overrides"] == {"group_size": 30_000}
+    # without a households axis: the households override, else the base's households
+    fixed = sweep_from_dict({"overrides": {"households": 4000, "group_size": 1000}}, base=paper)
+    assert fixed.points[0].scenario == paper.with_groups_of(4000, 1000)
+    own = sweep_from_dict({"overrides": {"group_size": 20_000},
+                           "grid": {"incentive.beta": [1.4]}}, base=paper)
+    assert own.points[0].scenario.group_sizes() == [20_000] * 5
+    assert [g.name for g in own.points[0].scenario.groups][:2] == ["G001", "G002"]
+    # without group_size, households scale the base's groups as before
+    scaled = sweep_from_dict({"grid": {"households": [4000]}}, base=paper)
+    assert scaled.points[0].scenario == paper.with_households(4000)
+
+
+def test_the_packaged_scaling_sweep_reproduces_figure_6_13_setup():
+    sweep = load_sweep(SCENARIOS / "sweeps" / "scaling.yaml")
+    paper = load_scenario(SCENARIOS / "paper_100k.yaml")
+    scale = load_scenario(SCENARIOS / "scale_1.6M.yaml")
+    assert sweep.base == paper and sweep.seeds == 1
+    assert [p.values["households"] for p in sweep.points] == \
+        [100_000, 200_000, 400_000, 800_000, 1_600_000]
+    assert [len(p.scenario.groups) for p in sweep.points] == [10, 20, 40, 80, 160]
+    assert all(set(p.scenario.group_sizes()) == {10_000} for p in sweep.points)
+    largest = sweep.points[-1].scenario
+    assert [(g.name, g.household_count) for g in largest.groups] == \
+        [(g.name, g.household_count) for g in scale.groups]
+    assert [largest.effective_follow_through_drop(i) for i in range(160)] == \
+        [scale.effective_follow_through_drop(i) for i in range(160)]
+    for metric in ("cost.per_household.communication.total",
+                   "cost.per_household.computation.total", "cost.communication.group_events",
+                   "timings.total_seconds"):
+        assert metric in sweep.metrics
+
+
+def test_group_size_problems_name_the_key_and_the_point(tmp_path):
+    path = write_sweep(tmp_path, {"overrides": {"group_size": 1500},
+                                  "grid": {"households": [3000, 4000, 4500],
+                                           "groups[north].incentive_u": [1.1]}})
+    with pytest.raises(SweepError) as info:
+        load_sweep(path)
+    found = problems_of(info.value)
+    assert set(found) == {"grid.households", "grid.groups[north].incentive_u"}
+    problem, accepted = found["grid.households"]
+    assert problem == ("value 4000: 4000 households do not divide into groups of 1500 (1000 "
+                       "left over) (at the point households=4000)")
+    assert accepted.startswith("a multiple of the group size 1500 from 1500 to ")
+    assert "picks groups of the base scenario" in found["grid.groups[north].incentive_u"][0]
+    assert "groups[*]" in found["grid.groups[north].incentive_u"][1]
+
+    bad = write_sweep(tmp_path, {"overrides": {"group_size": "big"},
+                                 "grid": {"group_size": [100, 200]}}, "bad.yaml")
+    found = problems_of(pytest.raises(SweepError, load_sweep, bad).value)
+    assert found["overrides.group_size"] == (
+        "expected a number of households per group, got 'big'",
+        "an integer from 1 to 20000000 (households per group)")
+    assert "cannot be an axis" in found["grid.group_size"][0]
+    assert "in overrides" in found["grid.group_size"][1]
+
+    base_left = write_sweep(tmp_path, {"overrides": {"group_size": 4000}}, "left.yaml")
+    with pytest.raises(SweepError) as info:
+        load_sweep(base_left)
+    lines = str(info.value).splitlines()
+    assert lines == [f"{base_left}: overrides.group_size: value 4000: the base scenario's 6000 "
+                     "households do not divide into groups of 4000 (2000 left over); "
+                     "accepted: a divisor of 6000 (the base scenario's households) "
+                     "that makes at most 1000 groups, or households in overrides or grid"]
+    typo = write_sweep(tmp_path, {"overrides": {"group_sise": 100}}, "typo.yaml")
+    assert "did you mean 'group_size'?" in problems_of(
+        pytest.raises(SweepError, load_sweep, typo).value)["overrides.group_sise"][0]
+
+
 def test_a_key_inside_a_constant_gamma_user_makes_a_new_block():
     base = load_scenario(QUICKSTART)
     constant = base.model_copy(update={"monitoring": base.monitoring.model_copy(
@@ -663,3 +752,14 @@ def test_the_format_example_in_the_module_docstring_is_valid():
     assert sweep.name == "incentive_beta" and sweep.seeds == 5
     assert len(sweep.points) == 3 * 2 * 2 and len(sweep.runs()) == 60
     assert all(p.scenario.households == 20000 for p in sweep.points)
+
+
+def test_the_group_size_example_in_the_module_docstring_is_valid():
+    import drsim.sweeps
+
+    doc = drsim.sweeps.__doc__
+    start = doc.index("instead of scaling the base's groups::") + len(
+        "instead of scaling the base's groups::")
+    example = yaml.load(doc[start: doc.index("Every households value")], Loader=yaml.SafeLoader)
+    sweep = sweep_from_dict(example, base=load_scenario(SCENARIOS / "paper_100k.yaml"))
+    assert [len(p.scenario.groups) for p in sweep.points] == [10, 20, 40]  # as its comment says

@@ -787,6 +787,50 @@ class Scenario(_Model):
         scaled = Scenario.model_validate(data)
         return scaled.model_copy(update={"source_path": self.source_path})
 
+    def with_groups_of(self, households: int, group_size: int) -> Scenario:
+        """The same scenario as ``households / group_size`` groups of ``group_size`` each.
+
+        The layout of Figure 6.13 (§6.3.3: "every 10,000 consumers form a group"): groups
+        G001, G002, ... (zero-padded to the width of the count, at least three digits), in
+        the base's style (sizes, or consecutive ranges); group i takes every other setting
+        (follow-through, drop, incentive_u) of the base's group i mod k, k = the base's
+        number of groups, so the base's pattern repeats. Like :meth:`with_households`, a
+        reduction goal in kWh scales with the households; the reference results are dropped
+        unless the groups stay the same. ScenarioError if the sizes do not fit.
+        """
+        source = str(self.source_path) if self.source_path else "<scenario>"
+        problem = _layout_problem(households, group_size)
+        if problem is not None:
+            raise ScenarioError(source, [problem])
+        count = int(households) // int(group_size)
+        width = max(3, len(str(count)))
+        groups = [self._repeated_group(i, f"G{i + 1:0{width}d}", int(group_size))
+                  for i in range(count)]
+        return self._regrouped(int(households), groups)
+
+    def _repeated_group(self, i: int, name: str, size: int) -> Group:
+        """Group ``i`` of a layout in groups of ``size``: the base's group i mod k renamed and
+        resized, in the base's style (ranges are consecutive)."""
+        base = self.groups[i % len(self.groups)]
+        if self.groups[0].range is not None:
+            return base.model_copy(update={"name": name, "size": None,
+                                           "range": (i * size + 1, (i + 1) * size)})
+        return base.model_copy(update={"name": name, "size": size, "range": None})
+
+    def _regrouped(self, households: int, groups: list[Group]) -> Scenario:
+        """The scenario with other households and groups: a kWh goal scaled with the
+        households, the reference results dropped unless the groups are the same."""
+        data = self.model_dump()
+        data["households"] = households
+        data["groups"] = [g.model_dump() for g in groups]
+        goal = self.dr_program.reduction_goal_kwh
+        if goal != "expected":
+            data["dr_program"]["reduction_goal_kwh"] = goal * households / self.households
+        if groups != list(self.groups):
+            data["reference"] = None
+        regrouped = Scenario.model_validate(data)
+        return regrouped.model_copy(update={"source_path": self.source_path})
+
     def resolve_path(self, p: str) -> Path:
         """A path from the scenario, resolved relative to the scenario file's folder.
 
@@ -820,3 +864,33 @@ def _scale_sizes(sizes: list[int], n: int) -> list[int]:
             result[i] -= 1
         missing = n - sum(result)
     return result
+
+
+def _whole(value: Any) -> bool:
+    """An integer (numpy's too), not a boolean."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def _layout_problem(households: Any, group_size: Any) -> tuple[str, str, str] | None:
+    """Why ``households`` cannot be laid out in groups of ``group_size`` (a ScenarioError
+    problem), or None (Scenario.with_groups_of)."""
+    if not _whole(group_size) or not 1 <= group_size <= MAX_HOUSEHOLDS:
+        return ("group_size", f"expected a number of households per group, got "
+                              f"{_show(group_size)}", f"an integer from 1 to {MAX_HOUSEHOLDS}")
+    size = int(group_size)
+    top = size * min(MAX_GROUPS, MAX_HOUSEHOLDS // size)
+    accepted = f"a multiple of the group size {size} from {size} to {top}"
+    if not _whole(households):
+        return ("households", f"expected an integer, got {_show(households)}", accepted)
+    n = int(households)
+    if n < size:
+        return ("households", f"{n} households make no group of {size}", accepted)
+    if n % size:
+        return ("households", f"{n} households do not divide into groups of {size} "
+                              f"({n % size} left over)", accepted)
+    if n // size > MAX_GROUPS:
+        return ("households", f"{n} households in groups of {size} make {n // size} groups, "
+                              f"more than {MAX_GROUPS}", accepted)
+    if n > MAX_HOUSEHOLDS:
+        return ("households", f"{n} households are more than {MAX_HOUSEHOLDS}", accepted)
+    return None

@@ -20,6 +20,17 @@ Paths are checked against the scenario model (:mod:`drsim.scenario`) and every p
 and validated before any run starts; problems are reported like the scenario loader's,
 ``<file>: <field>: <problem>; accepted: <...>``, one line each.
 
+Group size (Figure 6.13, §6.3.3: "every 10,000 consumers form a group"): ``group_size: N`` in
+``overrides`` (an integer; not an axis) lays the households (the ``households`` override or
+axis, else the base's) out in groups of N, G001, G002, ..., each repeating the settings of the
+base's groups in turn (``Scenario.with_groups_of``), instead of scaling the base's groups::
+
+    overrides: {group_size: 10000}
+    grid: {households: [100000, 200000, 400000]}   # 10, 20 and 40 groups
+
+Every households value must be a multiple of N (a problem names the point that is not), and
+paths must not pick a base group by name or position (``groups[*]`` is fine).
+
 Seeds: replicate 0 runs with the scenario's own seed, replicate r > 0 with a seed derived from
 (scenario seed, r) by the counter-based hash of :mod:`drsim.rng`. Replicate r uses the same seed
 at every point (common random numbers), so differences between points are not noise.

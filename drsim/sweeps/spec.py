@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 
 from drsim.scenario import (
+    MAX_GROUPS,
+    MAX_HOUSEHOLDS,
     TOP_LEVEL,
     Scenario,
     ScenarioError,
@@ -64,6 +66,19 @@ def _delay_detection(value: Any) -> tuple[str, str] | None:
 RUN_OPTIONS: dict[str, tuple[Callable[[Any], tuple[str, str] | None], Any]] = {
     "delay_detection": (_delay_detection, 0),
 }
+
+
+#: The layout key (overrides only): lay the households out in groups of this many
+#: (Scenario.with_groups_of) instead of scaling the base's groups (Scenario.with_households).
+GROUP_SIZE = "group_size"
+
+
+def _group_size(value: Any) -> tuple[str, str] | None:
+    """None for a usable group_size, else (problem, accepted)."""
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_HOUSEHOLDS:
+        return None
+    return (f"expected a number of households per group, got {_show(value)}",
+            f"an integer from 1 to {MAX_HOUSEHOLDS} (households per group)")
 
 
 class SweepError(ScenarioError):
@@ -325,25 +340,43 @@ def sweep_from_dict(data: Any, source: str = "<dict>", base_dir: str | Path = ".
             if found:
                 problems.append((where, *found))
                 unusable.add(option)
+    layout_problems, unusable_layout = _check_layout(overrides, grid)
+    problems += layout_problems
+    unusable |= unusable_layout
     if base is None:
         raise SweepError(source, _unique(problems))
 
     # Build and validate every point, in steps so that each problem is reported once and
     # where it belongs: each override alone, each axis value alone (with the overrides that
     # pass), then every combination of the values that pass alone (a clash names its point).
+    # With group_size every check carries it (the households are laid out in its groups);
+    # a check without the sweep's households leaves the groups to the checks that have them.
     grid = {str(k): list(v) for k, v in grid.items() if k not in unusable}
+    households_set = "households" in grid or ("households" in overrides
+                                              and "households" not in unusable)
+    layout = {}
+    if GROUP_SIZE in overrides and GROUP_SIZE not in unusable:
+        layout = {GROUP_SIZE: overrides[GROUP_SIZE]}
+        try:
+            _point(base, layout, {}, source, households_set=households_set)
+        except _PointError as exc:
+            problems += exc.problems
+            layout = {}
     passing_overrides = {}
     for key, value in overrides.items():
-        if key not in unusable:
+        if key == GROUP_SIZE and layout:
+            passing_overrides[key] = value
+        elif key not in unusable and key != GROUP_SIZE:
             try:
-                _point(base, {str(key): value}, {}, source)
+                _point(base, {**layout, str(key): value}, {}, source,
+                       households_set=households_set)
             except _PointError as exc:
                 problems += exc.problems
                 continue
             passing_overrides[str(key)] = value
     overrides = passing_overrides
     try:
-        _point(base, overrides, {}, source)
+        _point(base, overrides, {}, source, households_set=households_set)
     except _PointError as exc:
         problems += exc.problems
         raise SweepError(source, _unique(problems)) from None
@@ -352,7 +385,7 @@ def sweep_from_dict(data: Any, source: str = "<dict>", base_dir: str | Path = ".
         passing[axis] = []
         for value in values:
             try:
-                _point(base, overrides, {axis: value}, source)
+                _point(base, overrides, {axis: value}, source, households_set=households_set)
             except _PointError as exc:
                 problems += exc.problems
                 continue
@@ -360,7 +393,8 @@ def sweep_from_dict(data: Any, source: str = "<dict>", base_dir: str | Path = ".
     points = []
     for index, values in enumerate(expand_grid(passing)):
         try:
-            scenario, options = _point(base, overrides, values, source, at_point=True)
+            scenario, options = _point(base, overrides, values, source, at_point=True,
+                                       households_set=households_set)
         except _PointError as exc:
             problems += exc.problems
             continue
@@ -396,6 +430,35 @@ def _check_metrics(metrics: Any) -> list[tuple[str, str, str]]:
     return problems
 
 
+def _check_layout(overrides: Mapping[Any, Any], grid: Mapping[Any, Any]
+                  ) -> tuple[list[tuple[str, str, str]], set[Any]]:
+    """Problems of group_size (an integer, in overrides only; with it no path may pick a base
+    group, since the layout replaces the groups) and the keys they make unusable."""
+    problems: list[tuple[str, str, str]] = []
+    unusable: set[Any] = set()
+    if GROUP_SIZE in grid:
+        problems.append((f"grid.{GROUP_SIZE}", f"{GROUP_SIZE} cannot be an axis",
+                         f"{GROUP_SIZE} in overrides (one group size per sweep; households "
+                         "may be an axis)"))
+        unusable.add(GROUP_SIZE)
+    if GROUP_SIZE not in overrides:
+        return problems, unusable
+    found = _group_size(overrides[GROUP_SIZE])
+    if found:
+        problems.append((f"overrides.{GROUP_SIZE}", *found))
+        unusable.add(GROUP_SIZE)
+    for section, entries in (("overrides", overrides), ("grid", grid)):
+        for key in entries:
+            steps = _parse_path(str(key))
+            if steps and steps[0][0] == "groups" and steps[0][1] != "*":
+                problems.append((f"{section}.{key}",
+                                 f"{key} picks groups of the base scenario, but {GROUP_SIZE} "
+                                 "replaces them (G001, G002, ...)",
+                                 "groups[*].<key> (every group), or no group_size"))
+                unusable.add(key)
+    return problems, unusable
+
+
 class _PointError(Exception):
     def __init__(self, problems: list[tuple[str, str, str]]):
         super().__init__(problems)
@@ -403,10 +466,12 @@ class _PointError(Exception):
 
 
 def _point(base: Scenario, overrides: dict[str, Any], values: dict[str, Any],
-           source: str, at_point: bool = False) -> tuple[Scenario, dict[str, Any]]:
+           source: str, at_point: bool = False, households_set: bool = False
+           ) -> tuple[Scenario, dict[str, Any]]:
     """The scenario and run options of one point; _PointError with sweep-file problems.
 
-    ``at_point``: name the point's axis values in each problem.
+    ``at_point``: name the point's axis values in each problem. ``households_set``: the
+    sweep sets households elsewhere, so without them here a group_size lays out nothing.
     """
     assigned = {**{k: ("overrides", v) for k, v in overrides.items()},
                 **{k: ("grid", v) for k, v in values.items()}}
@@ -417,14 +482,18 @@ def _point(base: Scenario, overrides: dict[str, Any], values: dict[str, Any],
             options[path] = value
         else:
             changes[path] = value
+    group_size = changes.pop(GROUP_SIZE, None)
     try:
-        scenario = base
-        if "households" in changes:
-            scenario = scenario.with_households(changes["households"])
+        scenario = _laid_out(base, changes.pop("households", None), group_size, households_set)
+    except ScenarioError as exc:
+        raise _PointError([
+            _blame(field, problem, accepted, assigned, values, at_point) if group_size is None
+            else _blame_layout(problem, accepted, assigned, values, base)
+            for field, problem, accepted in exc.problems]) from None
+    try:
         data = scenario.model_dump()
         for path, value in changes.items():
-            if path != "households":
-                _assign(data, _parse_path(path) or [], value)
+            _assign(data, _parse_path(path) or [], value)
         scenario = scenario_from_dict(data, source=source).model_copy(
             update={"source_path": base.source_path})
         _check_files(scenario, source)
@@ -432,6 +501,35 @@ def _point(base: Scenario, overrides: dict[str, Any], values: dict[str, Any],
         raise _PointError([_blame(field, problem, accepted, assigned, values, at_point)
                            for field, problem, accepted in exc.problems]) from None
     return scenario, options
+
+
+def _laid_out(base: Scenario, households: Any, group_size: int | None,
+              households_set: bool) -> Scenario:
+    """The base with the point's households: in groups of ``group_size``
+    (Scenario.with_groups_of, §6.3.3), else its own groups scaled (Scenario.with_households).
+
+    Without households, a group_size lays out the base's unless the sweep sets them elsewhere.
+    """
+    if group_size is None:
+        return base if households is None else base.with_households(households)
+    if households is None:
+        return base if households_set else base.with_groups_of(base.households, group_size)
+    return base.with_groups_of(households, group_size)
+
+
+def _blame_layout(problem: str, accepted: str, assigned: dict[str, tuple[str, Any]],
+                  values: dict[str, Any], base: Scenario) -> tuple[str, str, str]:
+    """A problem of laying the households out in groups: at the key that set the households
+    (naming the point when an axis did), else at group_size (the base's households)."""
+    if "households" in assigned:
+        section, value = assigned["households"]
+        point = (" (at the point " + ", ".join(f"{k}={_label(v)}" for k, v in values.items())
+                 + ")") if "households" in values else ""
+        return f"{section}.households", f"value {_show(value)}: {problem}{point}", accepted
+    section, value = assigned[GROUP_SIZE]
+    return (f"{section}.{GROUP_SIZE}", f"value {_show(value)}: the base scenario's {problem}",
+            f"a divisor of {base.households} (the base scenario's households) that makes at "
+            f"most {MAX_GROUPS} groups, or households in overrides or grid")
 
 
 def _blame(field: str, problem: str, accepted: str, assigned: dict[str, tuple[str, Any]],
@@ -509,7 +607,7 @@ def check_scenario_path(path: str, base: Scenario) -> tuple[str, str] | None:
     ``[name]`` (groups by name) or ``[*]`` (every item); a mapping (monitoring.queries) takes
     one more key. Unknown keys get a did-you-mean from the model's fields.
     """
-    if path in RUN_OPTIONS:
+    if path in RUN_OPTIONS or path == GROUP_SIZE:
         return None
     steps = _parse_path(path)
     options = ", ".join(RUN_OPTIONS)
@@ -526,11 +624,13 @@ def check_scenario_path(path: str, base: Scenario) -> tuple[str, str] | None:
                     f"the path {where} itself")
         keys = _keys(model)
         if name not in keys:
-            suggestions = _suggest(path, steps, i, keys)
+            candidates = keys + [*RUN_OPTIONS, GROUP_SIZE] if i == 0 else keys
+            suggestions = _suggest(path, steps, i, candidates)
             hint = (" (did you mean " + " or ".join(repr(s) for s in suggestions) + "?)"
                     if suggestions else "")
             inside = f" in {where}" if where else ""
-            extra = f", or a run option ({options})" if i == 0 else ""
+            extra = (f", or a run option ({options}), or {GROUP_SIZE} (overrides only)"
+                     if i == 0 else "")
             return (f"unknown key {name!r}{inside}{hint}",
                     f"the keys {', '.join(keys)}{extra}")
         core, _, _ = _unwrap(model.model_fields[name].annotation, [])

@@ -55,21 +55,45 @@ def _scenario(path: Path, households: int | None):
         raise _fail(str(exc), 2) from None
 
 
-def _progress_bar(console: Console, unit: str) -> Progress:
+def _progress_bar(console: Console) -> Progress:
     return Progress(TextColumn("{task.description:24s}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn(unit), TimeElapsedColumn(), console=console)
+                    TextColumn("{task.fields[unit]}"), TimeElapsedColumn(), console=console)
 
 
 def _stages(bar: Progress):
-    """A ``progress(stage, done, total)`` that shows one bar per stage."""
+    """A ``progress(stage, done, total)`` that shows one bar per stage, in the stage's unit
+    (chunks, group leaders, ...)."""
+    from drsim.pipeline import STAGE_UNITS
+
     tasks: dict[str, int] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
         if stage not in tasks:
-            tasks[stage] = bar.add_task(stage, total=total)
+            tasks[stage] = bar.add_task(stage, total=total, unit=STAGE_UNITS.get(stage, ""))
         bar.update(tasks[stage], completed=done, total=total)
 
     return progress
+
+
+def _print_stage_times(console: Console, timings: dict) -> None:
+    """One line: the wall time of each stage of the run (summary.json's ``timings``; the
+    ``*_tier_seconds`` are parts of ``tiers_seconds``)."""
+    def name(key: str) -> str:
+        return key.removesuffix("_seconds").replace("_", " ")
+
+    seconds = {key: value for key, value in timings.items()
+               if key.endswith("_seconds") and key != "total_seconds"
+               and isinstance(value, int | float)}
+    parts = {key: value for key, value in seconds.items() if key.endswith("_tier_seconds")}
+    shown = []
+    for key, value in seconds.items():
+        if key in parts:
+            continue
+        inner = ", ".join(f"{name(k).removesuffix(' tier')} {v:.1f} s"
+                          for k, v in parts.items()) if key == "tiers_seconds" else ""
+        shown.append(f"{name(key)} {value:.1f} s" + (f" ({inner})" if inner else ""))
+    console.print("stage times: " + ", ".join(shown), markup=False, highlight=False,
+                  soft_wrap=True)
 
 
 @app.command()
@@ -87,12 +111,13 @@ def simulate(
 
     scenario = _scenario(scenario_file, households)
     try:
-        with _progress_bar(Console(stderr=True), "chunks") as bar:
+        with _progress_bar(Console(stderr=True)) as bar:
             result = api.simulate(scenario, out, chunk_size=chunk_size, master=master,
                                   overwrite=overwrite, progress=_stages(bar))
     except (OutputExistsError, ValueError, RuntimeError, OSError) as exc:
         raise _fail(str(exc), 1) from None
     _print_headlines(result.summary, result.out)
+    _print_stage_times(Console(), result.summary["timings"])
 
 
 def _print_headlines(s: dict, path: Path) -> None:
@@ -146,7 +171,7 @@ def run(
     scenario = _scenario(scenario_file, households)
     out = out or Path("results") / scenario.name
     try:
-        with _progress_bar(Console(stderr=True), "chunks") as bar:
+        with _progress_bar(Console(stderr=True)) as bar:
             result = api.run(scenario, out, master=master, delay_detection=delay_detection,
                              chunk_size=chunk_size, overwrite=overwrite,
                              progress=_stages(bar))
@@ -167,6 +192,7 @@ def run(
     note = summary.get("second_event_note")
     if note:
         out_console.print(f"second event: {note}", markup=False)
+    _print_stage_times(out_console, summary["timings"])
     out_console.print(f"written to {out} in {summary['timings']['total_seconds']:.1f} s",
                       markup=False)
 
@@ -283,3 +309,91 @@ def report(
         print_report(run_dir, Console(), sections=section)
     except ReportError as exc:
         raise _fail(str(exc), 2) from None
+
+
+# --------------------------------------------------------------------------- drsim cluster
+cluster_app = typer.Typer(
+    help="A Spark standalone cluster on this machine: up, status, down (docs/cluster.md).",
+    no_args_is_help=True,
+)
+app.add_typer(cluster_app, name="cluster")
+
+ClusterDirOpt = Annotated[Path | None, typer.Option(
+    "--dir", help="The cluster's folder: state, logs, workers' folders "
+                  "(default: ~/.drsim/cluster).")]
+
+
+def _dir_hint(folder: Path | None) -> str:
+    return f" --dir {folder}" if folder is not None else ""
+
+
+@cluster_app.command("up")
+def cluster_up(
+    workers: Annotated[int, typer.Option(min=1, help="Workers to start.")],
+    cores_per_worker: Annotated[int, typer.Option(min=1, help="Cores of each worker.")] = 1,
+    memory_per_worker: Annotated[str, typer.Option(
+        help="Memory each worker gives its executors, e.g. 512m or 2g.")] = "2g",
+    folder: ClusterDirOpt = None,
+) -> None:
+    """Start a master and N workers; print the master URL to pass as --master."""
+    from spark import cluster
+
+    try:
+        state = cluster.up(workers, cores_per_worker, memory_per_worker, folder)
+    except ValueError as exc:
+        raise _fail(str(exc), 2) from None
+    except cluster.ClusterError as exc:
+        raise _fail(str(exc), 1) from None
+    out = Console(highlight=False, soft_wrap=True)
+    out.print(f"cluster up: {workers} worker{'s' if workers != 1 else ''} x "
+              f"{cores_per_worker} core{'s' if cores_per_worker != 1 else ''}, "
+              f"{memory_per_worker} each", markup=False)
+    out.print(f"master: {state.master_url}  (pass it as --master)", markup=False)
+    out.print(f"web UI: {state.web_ui_url}", markup=False)
+    out.print(f"logs:   {state.logs}", markup=False)
+    out.print(f"stop:   drsim cluster down{_dir_hint(folder)}", markup=False)
+
+
+@cluster_app.command("status")
+def cluster_status(folder: ClusterDirOpt = None) -> None:
+    """Show the cluster's daemons and applications (exit code 1 unless all are ALIVE)."""
+    from spark import cluster
+
+    status = cluster.status(folder)
+    if status is None:
+        raise _fail(f"no cluster is running in {cluster.resolve(folder)} (start one: drsim "
+                    f"cluster up --workers N{_dir_hint(folder)})", 1)
+    state = status.state
+    table = Table(title=f"cluster {state.master_url}", title_justify="left")
+    for column in ("daemon", "pid", "port", "web UI", "state"):
+        table.add_column(column)
+    for daemon in state.daemons:
+        table.add_row(daemon.name, str(daemon.pid), str(daemon.port),
+                      f"http://{state.host}:{daemon.webui_port}", status.state_of(daemon))
+    out = Console(highlight=False, soft_wrap=True)
+    out.print(table)
+    apps = status.applications
+    out.print(f"{status.alive_workers} of {state.workers} workers alive; applications "
+              f"running: {', '.join(apps) if apps else 'none'}; logs: {state.logs}",
+              markup=False)
+    if not status.healthy:
+        raise typer.Exit(1)
+
+
+@cluster_app.command("down")
+def cluster_down(folder: ClusterDirOpt = None) -> None:
+    """Stop the cluster: its workers (with their executors) and its master."""
+    from spark import cluster
+
+    try:
+        state = cluster.down(folder)
+    except cluster.ClusterError as exc:
+        raise _fail(str(exc), 1) from None
+    out = Console(highlight=False, soft_wrap=True)
+    if state is None:
+        out.print(f"no cluster is running in {cluster.resolve(folder)}; nothing to stop",
+                  markup=False)
+        return
+    out.print(f"stopped the cluster {state.master_url} (master and {state.workers} "
+              f"worker{'s' if state.workers != 1 else ''}); logs kept in {state.logs}",
+              markup=False)

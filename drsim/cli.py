@@ -28,6 +28,9 @@ def main() -> None:
     """Distributed smart-grid demand-response simulator (see README.md)."""
 
 
+INTERRUPTED = "interrupted: no result folder was written"
+
+
 def _fail(message: str, code: int) -> typer.Exit:
     """Print ``message`` in red on stderr (no markup, no traceback); the Exit to raise."""
     Console(stderr=True).print(message, style="red", markup=False, highlight=False,
@@ -116,6 +119,8 @@ def simulate(
                                   overwrite=overwrite, progress=_stages(bar))
     except (OutputExistsError, ValueError, RuntimeError, OSError) as exc:
         raise _fail(str(exc), 1) from None
+    except KeyboardInterrupt:
+        raise _fail(INTERRUPTED, 130) from None
     _print_headlines(result.summary, result.out)
     _print_stage_times(Console(), result.summary["timings"])
 
@@ -177,6 +182,8 @@ def run(
                              progress=_stages(bar))
     except (ValueError, RuntimeError, OSError) as exc:
         raise _fail(str(exc), 1) from None
+    except KeyboardInterrupt:
+        raise _fail(INTERRUPTED, 130) from None
     summary = result.summary
     columns, rows = run_table(summary)
     table = Table(title=f"{scenario.name}: adaptive DR", title_justify="left")

@@ -39,9 +39,6 @@ from drsim.sim import ChunkSimulator
 __all__ = ["Thresholds", "expected_share", "replica_flags", "threshold"]
 
 
-REPLICA_STRIDE = 1 << 32  # replica r's households are keyed houseID + r·STRIDE
-
-
 def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, group: int,
                   exact: Estimates, replicas: int) -> np.ndarray:
     """(tests,) households of a chunk flagged by the meter query at each test time, summed
@@ -49,8 +46,9 @@ def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, gr
     P̂ of the chunk without M&V error, over the program).
 
     The replicas run as one stream: replica r's households are keyed
-    ``houseID + r·REPLICA_STRIDE``, so each keeps its own run of Listing 6.1 and the
-    engine's fixed cost per test time is paid once."""
+    ``houseID + r·N`` (N the scenario's households, so the keys stay distinct and compact),
+    so each keeps its own run of Listing 6.1 and the engine's fixed cost per test time is
+    paid once."""
     times = plan.test_times
     acc, expected, keys = [], [], []
     for r in range(1, replicas + 1):
@@ -58,7 +56,7 @@ def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, gr
         acc.append(accumulated_kwh(load, exact.lo, times))
         expected.append(accumulated_kwh(with_mv_error(exact, pop, replica=r).expected_kw,
                                         exact.lo, times))
-        keys.append(np.asarray(pop.ids, dtype=np.int64) + r * REPLICA_STRIDE)
+        keys.append(np.asarray(pop.ids, dtype=np.int64) + r * pop.scenario.households)
     if not keys:
         return np.zeros(len(times), dtype=np.int64)
     m = meter_tier(plan, np.concatenate(keys), group, np.concatenate(acc),

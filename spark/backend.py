@@ -232,6 +232,6 @@ class ProgressWatcher:
             except Exception:  # noqa: BLE001 - the progress bar must never fail the run
                 continue
             done = min(done, self.partitions)
-            if done != last:
+            if done > last:  # a later job of the group may start again from 0: never back
                 last = done
                 self.progress(done, self.partitions)

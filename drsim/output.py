@@ -220,10 +220,11 @@ def tier_tables(monitored: Monitored) -> dict[str, pd.DataFrame]:
 
 
 def run_files(data: RunData) -> list[str]:
-    """The files :func:`write_run` writes for ``data`` (for summary.json's file list)."""
-    tables = [f"events_{name}.parquet" for name in data.tier_events]
-    return [SUMMARY, LOAD_CURVES, *tables, *([] if USER_EVENTS in tables else [USER_EVENTS]),
-            THRESHOLDS, SYSTEM_FIGURE, COMPLIANCE_FIGURE]
+    """The files :func:`write_run` writes for ``data`` (for summary.json's file list): the
+    user events first, whether they were collected or are written by the backend."""
+    tables = [f"events_{name}.parquet" for name in data.tier_events if name != "user_events"]
+    return [SUMMARY, LOAD_CURVES, USER_EVENTS, *tables, THRESHOLDS, SYSTEM_FIGURE,
+            COMPLIANCE_FIGURE]
 
 
 def write_run(data: RunData, out_dir: str | Path, overwrite: bool = False,

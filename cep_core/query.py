@@ -198,6 +198,13 @@ class Session:
         """Live partial matches as {var: event id or [ids]} (pattern queries)."""
         return self.engine.partial_matches()
 
+    def shedding_report(self) -> dict[str, Any]:
+        """Latencies on the modelled device and what was shed (sessions started with
+        ``shedding=``)."""
+        if not hasattr(self.engine, "report"):
+            raise QueryError("this session runs without load shedding")
+        return self.engine.report()
+
 
 class CompiledQuery:
     """A compiled query: ``explain()``, ``run(events, policy)``, ``matches(events,
@@ -272,15 +279,26 @@ class CompiledQuery:
               engine: str | None = None,
               input_filter: Callable[[dict], bool] | None = None,
               state_filter: Callable[[list[PMView]], Iterable[PMView]] | None = None,
-              state_filter_every: str = "event") -> Session:
+              state_filter_every: str = "event", shedding: Any = None) -> Session:
         """A :class:`Session` for incremental feeding. ``runs``: ``"every-event"`` or
         ``"one-per-partition"`` (see :mod:`cep_core.engine.reference`). ``output``:
         ``"events"`` (RETURN events) or ``"matches"`` (bindings as event ids).
         ``input_filter`` and ``state_filter``: see :mod:`cep_core.engine.reference`;
         ``state_filter_every``: ``"event"`` or ``"batch"`` (after each ``feed``). The
         engine is chosen by :meth:`engine_for` unless ``engine`` names one
-        (``"reference"`` always applies)."""
-        if self.plan is None:
+        (``"reference"`` always applies). ``shedding``: a
+        :class:`cep_core.shedding.SheddingConfig` runs the reference engine on a modelled
+        device with load shedding (:mod:`cep_core.shedding`); ``session.shedding_report()``
+        gives latencies and what was shed."""
+        if shedding is not None:
+            if self.plan is None or input_filter is not None or state_filter is not None:
+                raise QueryError("load shedding applies to pattern queries without "
+                                 "input or state filters of their own")
+            from cep_core.shedding.engine import SheddingEngine
+
+            check_options(policy, runs)
+            session = Session(SheddingEngine(self.plan, policy, output, runs, shedding))
+        elif self.plan is None:
             if input_filter is not None or state_filter is not None or output != "events":
                 raise QueryError("aggregation queries take no filters and output events")
             session = Session(self._aggregation())

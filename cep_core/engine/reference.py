@@ -89,8 +89,8 @@ class PM:
 
     __slots__ = ("state", "bind", "first_t", "cands", "blocked")
 
-    def __init__(self, state: int, bind: dict, first_t: Any):
-        self.state, self.bind, self.first_t = state, bind, first_t
+    def __init__(self, state: int, bind: dict, first_t: Any, parent: PM | None = None):
+        self.state, self.bind, self.first_t = state, bind, first_t  # (parent: see _new_pm)
         self.cands: dict[int, list] | None = None
         self.blocked: set[int] | None = None
 
@@ -225,6 +225,9 @@ class ReferenceEngine:
         self._next_sweep = -math.inf
         self._seen: set = set()
         self._waitlog: list[_Waiting] = []
+        #: makes a PM: ``(state, bindings, first time, parent PM or None) -> PM``, or None
+        #: when the PM is not to be created (early curbing, :mod:`cep_core.shedding`)
+        self._new_pm: Callable[..., PM | None] = PM
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -399,8 +402,10 @@ class ReferenceEngine:
             if rec is not None:
                 self._emit(nb, rec, out)
             if plan.extendable[edge.dst]:
-                born.append(PM(edge.dst, nb, e["time"]))
-                self.counters.pm_created += 1
+                pm = self._new_pm(edge.dst, nb, e["time"], None)
+                if pm is not None:
+                    born.append(pm)
+                    self.counters.pm_created += 1
         return born
 
     def _neg_blocks(self, pm: PM, edge, nb: dict) -> bool:
@@ -479,12 +484,16 @@ class ReferenceEngine:
                 counters.pm_dropped += 1
             for edge, nb, _ in conts:
                 if plan.extendable[edge.dst]:
-                    born.append(PM(edge.dst, nb, pm.first_t))
-                    counters.pm_created += 1
+                    child = self._new_pm(edge.dst, nb, pm.first_t, pm)
+                    if child is not None:
+                        born.append(child)
+                        counters.pm_created += 1
             return
         for edge, nb, _ in conts:  # next-match / strict: the run's one continuation
             if plan.extendable[edge.dst]:
-                keep.append(PM(edge.dst, nb, pm.first_t))
+                child = self._new_pm(edge.dst, nb, pm.first_t, pm)
+                if child is not None:
+                    keep.append(child)
                 return
         if conts:
             return  # consumed by the match(es) it completed

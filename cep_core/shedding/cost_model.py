@@ -1,0 +1,383 @@
+"""The cost model of hybrid load shedding (dissertation §4.2.3, §4.3.1-4.3.2).
+
+Contribution Γ⁺ (Eq. 4.3: complete matches that extend a partial match) and consumption
+Γ⁻ (Eq. 4.4: the resource cost Ω of the partial matches derived from it) per *class* of
+partial matches, per automaton state and per time slice.
+
+**Offline estimation** (:func:`fit_cost_model`, §4.3.2). The query runs over a
+historical stream with tracing on; every partial match (PM) records, per time slice, the
+complete matches and the work (Ω: predicates evaluated, partial matches created and
+extended, its own and its descendants') credited to it in that slice. A PM's slice is
+its age ``now − t_first`` over ``τ/m``, clamped to ``[0, m−1]`` (§4.3.1). Per state:
+
+* each PM's future value from slice ``s`` on is the sum over slices ``≥ s``;
+* K-means (scikit-learn) clusters the PMs on their standardised per-slice values
+  (Γ⁺_0..Γ⁺_{m−1}, Γ⁻_0..Γ⁻_{m−1}), the number of clusters chosen by the gap statistic
+  (Tibshirani, Walther and Hastie 2001; the text's [181]) up to ``max_classes``;
+* a decision tree (max depth = number of clusters) learns the cluster from the
+  attributes the state's predicates read; its predictions are the classes, and a class's
+  value per slice is the 90th percentile of its members' values.
+
+For input-based shedding, one multi-output decision tree per event type maps the
+event's predicate attributes to the classes of the partial matches such events created
+or extended in the history; a leaf holds the union of its events' classes (what an
+event of that leaf *could* create or extend).
+
+**Online** (§4.3.2): classification walks the fitted trees in plain Python with a memo
+per attribute tuple (the dissertation's lookup tables derived from the classifiers);
+observed counts per (state, class, slice) are blended into the values at each slice
+end, ``Γ_new = (1 − w)·Γ_old + w·Γ_observed`` with ``w = 0.5``
+(:meth:`CostModel.blend`). Chosen here: the observed value of a cell is the credit it
+received during the slice over the partial matches in it (those live at the slice's
+start plus those created during it), the offline per-PM scale.
+
+A fitted model pickles (joblib, :meth:`CostModel.save`/:func:`load_cost_model`) with
+the query text it was fitted for and reloads to the same decisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CostModel", "TreeLookup", "fit_cost_model", "load_cost_model", "gap_statistic_k",
+           "features_of"]
+
+
+def features_of(values: Iterable[Any]) -> tuple[float, ...]:
+    """Numeric features of attribute values (numbers as floats, anything else by a
+    stable code).
+
+    >>> features_of([3, 2.5, True])
+    (3.0, 2.5, 1.0)
+    """
+    out = []
+    for v in values:
+        try:
+            out.append(float(v))
+        except (TypeError, ValueError):
+            out.append(float(sum(ord(ch) * 31 ** i for i, ch in enumerate(str(v))) % 1e9))
+    return tuple(out)
+
+
+def gap_statistic_k(x: np.ndarray, max_k: int, references: int = 5, seed: int = 0) -> int:
+    """The number of clusters by the gap statistic: the smallest k with
+    ``Gap(k) ≥ Gap(k+1) − s_{k+1}``, ``Gap(k) = E*[log W_k] − log W_k`` over
+    ``references`` uniform samples in the data's bounding box (Tibshirani et al. 2001,
+    Eq. 3 and step 3).
+
+    >>> rng = np.random.default_rng(0)
+    >>> x = np.concatenate([rng.normal(0, .1, (50, 2)), rng.normal(5, .1, (50, 2))])
+    >>> gap_statistic_k(x, max_k=5)
+    2
+    """
+    from sklearn.cluster import KMeans
+
+    n = len(x)
+    max_k = max(1, min(max_k, n - 1 if n > 1 else 1, len(np.unique(x, axis=0))))
+    rng = np.random.default_rng(seed)
+    lo, hi = x.min(axis=0), x.max(axis=0)
+
+    def log_w(data: np.ndarray, k: int) -> float:
+        km = KMeans(n_clusters=k, n_init=3, random_state=seed).fit(data)
+        return float(np.log(max(km.inertia_, 1e-12)))
+
+    gaps, sks = [], []
+    for k in range(1, max_k + 2):
+        if k > max_k:
+            break
+        ref = np.array([log_w(rng.uniform(lo, hi, size=x.shape), k)
+                        for _ in range(references)])
+        gaps.append(ref.mean() - log_w(x, k))
+        sks.append(ref.std() * np.sqrt(1 + 1 / references))
+    for k in range(1, len(gaps)):
+        if gaps[k - 1] >= gaps[k] - sks[k]:
+            return k
+    return len(gaps)
+
+
+class TreeLookup:
+    """A fitted scikit-learn decision tree as a plain-Python function with a memo per
+    feature tuple: ``lookup(features) -> leaf index`` (the lookup table of §4.4.1)."""
+
+    def __init__(self, tree: Any):
+        t = tree.tree_
+        self.left = t.children_left.tolist()
+        self.right = t.children_right.tolist()
+        self.feature = t.feature.tolist()
+        self.threshold = t.threshold.tolist()
+        self._memo: dict[tuple, int] = {}
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_memo"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._memo = {}
+
+    def leaf(self, x: tuple[float, ...]) -> int:
+        got = self._memo.get(x)
+        if got is not None:
+            return got
+        node, left, right = 0, self.left, self.right
+        while left[node] != -1:
+            node = left[node] if x[self.feature[node]] <= self.threshold[node] \
+                else right[node]
+        if len(self._memo) < 100_000:
+            self._memo[x] = node
+        return node
+
+
+@dataclass
+class StateModel:
+    """Classes of the partial matches of one automaton state."""
+
+    attrs: list[tuple[str, str]]  # (variable, attribute) read by the state's predicates
+    tree: TreeLookup | None
+    leaf_class: dict[int, int]
+    plus: np.ndarray   # (classes, slices): Γ⁺ per PM from this slice on
+    minus: np.ndarray  # (classes, slices): Γ⁻ per PM from this slice on
+    completion_rate: float  # complete matches per PM created here (for SS)
+
+    @property
+    def classes(self) -> int:
+        return len(self.plus)
+
+
+@dataclass
+class EventModel:
+    """For input shedding: which classes an event of one type could create or extend."""
+
+    attrs: list[str]
+    tree: TreeLookup | None
+    leaf_labels: dict[int, frozenset[tuple[int, int]]]
+
+
+@dataclass
+class CostModel:
+    """Per (state, class, slice) contribution and consumption (module doc)."""
+
+    query_text: str
+    window: float
+    slices: int
+    states: dict[int, StateModel]
+    events: dict[str, EventModel]
+    type_selectivity: dict[str, float]  # complete matches per event, by type (for SI)
+    type_share: dict[str, float]         # share of events by type in the history
+    consumption: str = "work"
+    weight: float = 0.5
+    _obs: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def slice_length(self) -> float:
+        return self.window / self.slices
+
+    def slice_of(self, age: float) -> int:
+        """The time slice of a PM of age ``age`` (§4.3.1), clamped to [0, m−1]."""
+        if self.window == float("inf"):
+            return 0
+        s = int(age / self.slice_length)
+        return 0 if s < 0 else (self.slices - 1 if s >= self.slices else s)
+
+    def classify(self, state: int, values: tuple[float, ...]) -> int:
+        sm = self.states.get(state)
+        if sm is None or sm.tree is None:
+            return 0
+        return sm.leaf_class[sm.tree.leaf(values)]
+
+    def event_labels(self, typ: str, values: tuple[float, ...]
+                     ) -> frozenset[tuple[int, int]] | None:
+        """The (state, class) pairs an event could create or extend (None if unknown)."""
+        em = self.events.get(typ)
+        if em is None or em.tree is None:
+            return None
+        return em.leaf_labels.get(em.tree.leaf(values))
+
+    def values(self, state: int, cls: int, s: int) -> tuple[float, float]:
+        sm = self.states[state]
+        return float(sm.plus[cls, s]), float(sm.minus[cls, s])
+
+    # ---------------------------------------------------------------- online adaptation
+    def observe(self, state: int, cls: int, s: int, plus: float, minus: float) -> None:
+        acc = self._obs.setdefault((state, cls, s), [0.0, 0.0, 0])
+        acc[0] += plus
+        acc[1] += minus
+
+    def occupy(self, state: int, cls: int, s: int, n: int = 1) -> None:
+        acc = self._obs.setdefault((state, cls, s), [0.0, 0.0, 0])
+        acc[2] += n
+
+    def blend(self) -> None:
+        """End of a slice: blend observed per-PM values into the model (w = 0.5)."""
+        w = self.weight
+        for (q, c, s), (plus, minus, n) in self._obs.items():
+            sm = self.states.get(q)
+            if sm is None or n <= 0:
+                continue
+            # observed credit is made *in* slice s; the model holds the future from s on
+            later_plus = sm.plus[c, s + 1] if s + 1 < self.slices else 0.0
+            later_minus = sm.minus[c, s + 1] if s + 1 < self.slices else 0.0
+            sm.plus[c, s] = (1 - w) * sm.plus[c, s] + w * (plus / n + later_plus)
+            sm.minus[c, s] = (1 - w) * sm.minus[c, s] + w * (minus / n + later_minus)
+        self._obs = {}
+
+    # ---------------------------------------------------------------- persistence
+    def save(self, path: str) -> None:
+        """Save with joblib (the query text travels with the model)."""
+        import joblib
+
+        joblib.dump({"format": "cep_core.shedding.CostModel/1", "model": self}, path)
+
+
+def load_cost_model(path: str, query_text: str | None = None) -> CostModel:
+    """A model saved by :meth:`CostModel.save`; with ``query_text`` (the query's
+    ``explain()``), checks that the model was fitted for that query."""
+    import joblib
+
+    got = joblib.load(path)
+    if not isinstance(got, dict) or got.get("format") != "cep_core.shedding.CostModel/1":
+        raise ValueError(f"{path}: not a cep_core shedding cost model")
+    model = got["model"]
+    if query_text is not None and model.query_text != query_text:
+        raise ValueError(f"{path}: the cost model was fitted for another query")
+    return model
+
+
+# ------------------------------------------------------------------------ fitting
+def _per_slice_future(credit: np.ndarray, born: np.ndarray, m: int) -> np.ndarray:
+    """(PMs, m) future value from each slice on: suffix sums of the per-slice credit;
+    slices before a PM's birth slice get its whole future."""
+    future = np.cumsum(credit[:, ::-1], axis=1)[:, ::-1]
+    at_birth = future[np.arange(len(future)), born]
+    before = np.arange(m)[None, :] < born[:, None]
+    return np.where(before, at_birth[:, None], future)
+
+
+def _fit_state(x: np.ndarray, plus: np.ndarray, minus: np.ndarray, born: np.ndarray,
+               completions: float, attrs: list, m: int, max_classes: int,
+               seed: int, classes: int | None) -> tuple[StateModel, np.ndarray]:
+    """Classes of one state's PMs. Realised contributions are small counts, so before
+    clustering a regression tree over the attributes (depth ``max_classes``) estimates
+    each PM's expected per-slice values; K-means clusters those (k by the gap statistic
+    unless ``classes`` fixes it); a classification tree (depth k) learns the clusters
+    from the attributes; a class's value per slice is the 90th percentile of its
+    members' realised values."""
+    from sklearn.cluster import KMeans
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    fp, fm = _per_slice_future(plus, born, m), _per_slice_future(minus, born, m)
+    y = np.hstack([fp, fm])
+    scale = y.std(axis=0)
+    ys = y / np.where(scale > 0, scale, 1.0)
+    if x.shape[1] and len(x) > 2:
+        ys = DecisionTreeRegressor(max_depth=max_classes, min_samples_leaf=20,
+                                   random_state=seed).fit(x, ys).predict(x)
+    distinct = np.unique(ys, axis=0)
+    rng = np.random.default_rng(seed)
+    if classes is not None:
+        k = max(1, min(classes, len(distinct)))
+    elif len(distinct) > 1:
+        sample = ys if len(ys) <= 2000 else ys[rng.choice(len(ys), 2000, replace=False)]
+        k = gap_statistic_k(sample, max_classes, seed=seed)
+    else:
+        k = 1
+    labels = np.zeros(len(ys), dtype=int)
+    tree = None
+    leaf_class: dict[int, int] = {0: 0}
+    if k > 1 and x.shape[1]:
+        labels = KMeans(n_clusters=k, n_init=3, random_state=seed).fit_predict(ys)
+        clf = DecisionTreeClassifier(max_depth=k, random_state=seed).fit(x, labels)
+        tree = TreeLookup(clf)
+        labels = clf.predict(x)
+        leaf_class = {node: int(np.argmax(clf.tree_.value[node][0]))
+                      for node in range(len(tree.left)) if tree.left[node] == -1}
+        leaf_class = {node: int(clf.classes_[c]) for node, c in leaf_class.items()}
+    n_cls = int(labels.max()) + 1 if len(labels) else 1
+    p = np.zeros((n_cls, m))
+    mi = np.zeros((n_cls, m))
+    for c in range(n_cls):
+        members = labels == c
+        if members.any():
+            p[c] = np.percentile(fp[members], 90, axis=0)
+            mi[c] = np.percentile(fm[members], 90, axis=0)
+    rate = completions / len(x) if len(x) else 0.0
+    return StateModel(attrs, tree, leaf_class, p, mi, rate), labels
+
+
+def fit_cost_model(query: Any, history: Any, policy: str = "skip-till-any-match",
+                   slices: int = 4, max_classes: int = 10, consumption: str = "work",
+                   seed: int = 0, classes: int | None = None) -> CostModel:
+    """Fit the cost model of a compiled pattern query over a historical stream
+    (``history``: event dicts or a DataFrame). ``classes`` fixes the number of clusters
+    per state instead of the gap statistic (the dissertation's 10 for Q1, 4 for Q3).
+    ``consumption``: ``"work"`` (Ω = cost units) or ``"count"`` (Ω = 1 per partial
+    match; the ablation without explicit resource cost of §4.4.3.3)."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    from cep_core.events import as_events
+    from cep_core.shedding.engine import TracingEngine
+
+    if consumption not in ("work", "count"):
+        raise ValueError(f"consumption must be 'work' or 'count', not {consumption!r}")
+    if slices < 1:
+        raise ValueError("slices must be ≥ 1")
+    plan = query.plan
+    if plan is None:
+        raise ValueError("load shedding applies to pattern queries")
+    engine = TracingEngine(plan, policy, slices, consumption)
+    events = as_events(history)
+    out: list = []
+    for e in events:
+        engine.process(e, out)
+    m = slices
+    states: dict[int, StateModel] = {}
+    label_of: dict[int, int] = {}
+    by_state: dict[int, list] = {}
+    for pm in engine.traced:
+        by_state.setdefault(pm.state, []).append(pm)
+    for q, pms in sorted(by_state.items()):
+        attrs = engine.state_attrs[q]
+        x = np.array([pm.features for pm in pms], dtype=float).reshape(len(pms), len(attrs))
+        credit = np.array([pm.credit for pm in pms], dtype=float)
+        born = np.array([pm.born for pm in pms], dtype=int)
+        done = float(credit[:, :m].sum())
+        sm, labels = _fit_state(x, credit[:, :m], credit[:, m:], born, done, attrs, m,
+                                max_classes, seed, classes)
+        states[q] = sm
+        for pm, c in zip(pms, labels.tolist(), strict=True):
+            label_of[id(pm)] = c
+    # input side: per event type, the classes its events created or extended
+    event_models: dict[str, EventModel] = {}
+    per_type: dict[str, list] = {}
+    for typ, feats, touched in engine.touched:
+        per_type.setdefault(typ, []).append(
+            (feats, frozenset((pm.state, label_of[id(pm)]) for pm in touched)))
+    for typ, rows in per_type.items():
+        attrs = engine.event_attrs.get(typ, [])
+        x = np.array([f for f, _ in rows], dtype=float).reshape(len(rows), len(attrs))
+        universe = sorted({lab for _, labs in rows for lab in labs})
+        if not universe or not attrs:
+            event_models[typ] = EventModel(attrs, None, {})
+            continue
+        ybin = np.array([[lab in labs for lab in universe] for _, labs in rows], dtype=int)
+        depth = max(2, min(10, len(universe)))
+        clf = DecisionTreeClassifier(max_depth=depth, random_state=seed).fit(x, ybin)
+        leaves = clf.apply(x)
+        leaf_labels: dict[int, set] = {}
+        for lf, (_, labs) in zip(leaves.tolist(), rows, strict=True):
+            leaf_labels.setdefault(lf, set()).update(labs)
+        event_models[typ] = EventModel(attrs, TreeLookup(clf),
+                                       {k: frozenset(v) for k, v in leaf_labels.items()})
+    n = max(1, len(events))
+    counts: dict[str, int] = {}
+    for e in events:
+        counts[e["type"]] = counts.get(e["type"], 0) + 1
+    in_matches = engine.type_in_matches
+    selectivity = {t: in_matches.get(t, 0) / c for t, c in counts.items()}
+    share = {t: c / n for t, c in counts.items()}
+    return CostModel(query.explain(), plan.window, m, states, event_models, selectivity,
+                     share, consumption)
+

@@ -1,0 +1,455 @@
+"""Shedding strategies behind one interface (dissertation §4.2.5 and the baselines of
+§4.4.1), and their configuration.
+
+A strategy is bound to a :class:`cep_core.shedding.engine.SheddingEngine` and answers:
+
+* ``filter_inputs(cap)`` — overloaded with violation ``cap = (ℓ − θ)/ℓ``: set the input
+  filter; ``drop(event)`` applies it; ``stop()`` when ℓ ≤ θ again (the input filter is
+  on only while the bound is violated, §4.2.5);
+* ``shed_state(cap)`` — drop partial matches (at most once per time slice: the delay j
+  of §4.2.5 is one slice);
+* ``keep_ratio(r)`` — the fixed-ratio experiments (§4.4.3.1): shed a share ``r`` of the
+  events (input strategies) or of the partial matches created (state strategies).
+
+Ours, from one cost model (:mod:`cep_core.shedding.cost_model`):
+
+* **HyS**: the shedding set 𝔻 of Eq. 4.8 over the live (state, class, slice) cells
+  (:func:`cep_core.shedding.knapsack.choose_shed_set`, the set reused for a similar
+  violation while the model is unchanged); its PMs are dropped and, until the next slice,
+  not created (early curbing);
+* **HyI**: 𝔻 chosen the same way defines the input filter (Eq. 4.9): an event is dropped
+  only if every (state, class) its kind of event could create or extend (the event tree
+  of the cost model) is wholly in 𝔻 — in 𝔻 for every slice where it has live PMs;
+* **Hybrid**: both from the same 𝔻.
+
+Baselines: **RI** drops each event with probability ``cap`` (or ``r``); **SI** drops
+events by type, lowest selectivity first (complete matches per event of the type in the
+history), so that the dropped share of events is ``cap``; **RS** drops each live PM
+with probability ``cap``; **SS** drops live PMs of the states with the lowest completion
+rate first (type level: the state says which event types a PM holds) until a share
+``cap`` of them is gone.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cep_core.errors import QueryError
+from cep_core.shedding.clock import STATISTICS
+from cep_core.shedding.knapsack import ShedSetCache, choose_shed_set
+
+__all__ = ["SheddingConfig", "STRATEGIES", "MODEL_STRATEGIES"]
+
+STRATEGIES = ("RI", "SI", "RS", "SS", "HyI", "HyS", "Hybrid")
+MODEL_STRATEGIES = ("SI", "SS", "HyI", "HyS", "Hybrid")  # need a cost model (history)
+
+
+@dataclass(frozen=True)
+class SheddingConfig:
+    """Load shedding of one query session.
+
+    ``strategy``: one of :data:`STRATEGIES`; ``unit_cost``: the modelled device's cost
+    per unit of work [stream time units]; ``bound``: the latency bound θ [stream time
+    units] on the ``statistic`` (``"avg"`` or ``"p95"``) over the latencies of the most
+    recent ``window`` processed events; or ``ratio``: a fixed share to shed instead of a
+    bound. ``model``: the fitted :class:`~cep_core.shedding.cost_model.CostModel` (the
+    strategies in :data:`MODEL_STRATEGIES` need it). ``indexing`` and ``curbing``: the
+    §4.3.4 techniques (for the ablations); ``adapt``: online blending of the model."""
+
+    strategy: str
+    unit_cost: float
+    bound: float | None = None
+    statistic: str = "avg"
+    window: int = 256
+    ratio: float | None = None
+    model: Any = None
+    indexing: bool = True
+    curbing: bool = True
+    adapt: bool = True
+    seed: int = 0
+    slices: int = 4
+    min_samples: int = 16
+    exact_limit: int = 64
+    cache_step: float = 0.05
+    _check: bool = field(default=True, repr=False)
+
+    def __post_init__(self) -> None:
+        def bad(name: str, why: str) -> QueryError:
+            return QueryError(f"shedding.{name}: {why}")
+
+        if self.strategy not in STRATEGIES:
+            raise bad("strategy", f"unknown {self.strategy!r}; one of {', '.join(STRATEGIES)}")
+        if not (isinstance(self.unit_cost, int | float) and self.unit_cost > 0):
+            raise bad("unit_cost", f"must be a positive number, not {self.unit_cost!r}")
+        if (self.bound is None) == (self.ratio is None):
+            raise bad("bound", "give exactly one of bound (a latency) and ratio (a share)")
+        if self.bound is not None and not self.bound > 0:
+            raise bad("bound", f"must be a positive latency, not {self.bound!r}")
+        if self.ratio is not None and not 0 <= self.ratio <= 1:
+            raise bad("ratio", f"must be a share in [0, 1], not {self.ratio!r}")
+        if self.statistic not in STATISTICS:
+            raise bad("statistic", f"one of {', '.join(STATISTICS)}, not {self.statistic!r}")
+        if not (isinstance(self.window, int) and self.window >= 1):
+            raise bad("window", f"must be a positive number of events, not {self.window!r}")
+        if self.strategy in MODEL_STRATEGIES and self.model is None:
+            raise bad("model", f"{self.strategy} needs a cost model fitted on a historical "
+                      "stream (cep_core.shedding.fit_cost_model)")
+
+    def make_strategy(self, engine: Any) -> Strategy:
+        return _CLASSES[self.strategy](engine, self)
+
+
+class Strategy:
+    """Base: nothing shed (module doc)."""
+
+    input_level = False
+    state_level = False
+
+    def __init__(self, engine: Any, config: SheddingConfig):
+        self.engine, self.config = engine, config
+        self.rng = np.random.default_rng(config.seed)
+
+    def filter_inputs(self, cap: float) -> None:
+        pass
+
+    def shed_state(self, cap: float) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def drop(self, e: dict) -> bool:
+        return False
+
+    def keep_ratio(self, ratio: float) -> None:
+        pass
+
+    # shared by the state strategies in ratio mode: shed when behind the target share,
+    # once the first window has passed (before it, the live PMs are not yet a steady mix)
+    def _deficit(self, ratio: float) -> int:
+        eng = self.engine
+        if eng.now - eng.clock.first_arrival < eng.plan.window:
+            return 0
+        return int(ratio * (eng.counters.pm_created + eng.pms_curbed) - eng.pms_shed)
+
+    def _scan_cost(self, cells: int) -> int:
+        eng = self.engine
+        return cells if self.config.indexing else sum(len(p) for p in eng.live.values())
+
+
+# ------------------------------------------------------------------ baselines
+class RandomInput(Strategy):
+    input_level = True
+
+    def __init__(self, engine, config):
+        super().__init__(engine, config)
+        self.p = 0.0
+
+    def filter_inputs(self, cap: float) -> None:
+        self.p = cap
+
+    def stop(self) -> None:
+        self.p = 0.0
+
+    def keep_ratio(self, ratio: float) -> None:
+        self.p = ratio
+
+    def drop(self, e: dict) -> bool:
+        return self.p > 0 and self.rng.random() < self.p
+
+
+class SelectivityInput(RandomInput):
+    def __init__(self, engine, config):
+        super().__init__(engine, config)
+        self.p_type: dict[str, float] = {}
+        model = engine.model
+        self.order = sorted(model.type_share, key=lambda t: (model.type_selectivity.get(t, 0),
+                                                             -model.type_share[t], t))
+
+    def filter_inputs(self, cap: float) -> None:
+        share = self.engine.model.type_share
+        p, acc = {}, 0.0
+        for t in self.order:
+            if acc >= cap:
+                break
+            p[t] = min(1.0, (cap - acc) / share[t]) if share[t] > 0 else 0.0
+            acc += share[t] * p[t]
+        self.p_type = p
+
+    def stop(self) -> None:
+        self.p_type = {}
+
+    def keep_ratio(self, ratio: float) -> None:
+        if not self.p_type:
+            self.filter_inputs(ratio)
+
+    def drop(self, e: dict) -> bool:
+        p = self.p_type.get(e["type"], 0.0)
+        return p > 0 and (p >= 1.0 or self.rng.random() < p)
+
+
+class RandomState(Strategy):
+    state_level = True
+
+    def shed_state(self, cap: float) -> None:
+        eng = self.engine
+        n = sum(len(p) for p in eng.live.values())
+        if not n:
+            return
+        doomed = self.rng.random(n) < cap
+        it = iter(doomed.tolist())
+        eng.drop_pms(lambda pm: next(it))
+        eng.charge(n)
+
+    def keep_ratio(self, ratio: float) -> None:
+        deficit = self._deficit(ratio)
+        if deficit >= 8:
+            self._drop_some(deficit)
+
+    def _drop_some(self, k: int) -> None:
+        eng = self.engine
+        pms = eng.live_pms()
+        if not pms:
+            return
+        pick = set(self.rng.choice(len(pms), size=min(k, len(pms)), replace=False).tolist())
+        ids = {id(pms[i]) for i in pick}
+        eng.drop_pms(lambda pm: id(pm) in ids)
+        eng.charge(len(pms))
+
+
+class SelectivityState(RandomState):
+    def _rank(self) -> list[int]:
+        states = self.engine.model.states
+        return sorted(states, key=lambda q: (states[q].completion_rate, q))
+
+    def shed_state(self, cap: float) -> None:
+        eng = self.engine
+        n = sum(len(p) for p in eng.live.values())
+        if n:
+            self._drop_lowest(int(math.ceil(cap * n)))
+
+    def _drop_some(self, k: int) -> None:
+        self._drop_lowest(k)
+
+    def _drop_lowest(self, k: int) -> None:
+        eng = self.engine
+        pms = eng.live_pms()
+        by_state: dict[int, list] = {}
+        for pm in pms:
+            by_state.setdefault(pm.state, []).append(pm)
+        ids: set[int] = set()
+        for q in self._rank():
+            group = by_state.get(q, [])
+            if len(ids) >= k or not group:
+                continue
+            need = k - len(ids)
+            if len(group) <= need:
+                ids.update(id(pm) for pm in group)
+            else:
+                pick = self.rng.choice(len(group), size=need, replace=False).tolist()
+                ids.update(id(group[i]) for i in pick)
+        eng.drop_pms(lambda pm: id(pm) in ids)
+        eng.charge(len(pms))
+
+
+# ------------------------------------------------------------------ ours
+class _ModelBased(Strategy):
+    """Shedding sets from the cost model (Eq. 4.8)."""
+
+    def __init__(self, engine, config):
+        super().__init__(engine, config)
+        self.cache = ShedSetCache(config.cache_step)
+        self._cache_epoch = None
+        self.filtered: frozenset = frozenset()
+        self.shed_set: frozenset = frozenset()
+
+    def _live_cells(self) -> dict[tuple[int, int, int], int]:
+        eng = self.engine
+        cells: dict[tuple[int, int, int], int] = {}
+        for pm in eng.live_pms():
+            c = eng.cell_of(pm)
+            cells[c] = cells.get(c, 0) + 1
+        return cells
+
+    def choose(self, cap: float) -> tuple[frozenset, dict]:
+        """𝔻 for violation ``cap`` over the live cells (cached per violation bucket and
+        model epoch)."""
+        eng, model = self.engine, self.engine.model
+        cells = self._live_cells()
+        epoch = eng._next_blend
+        if epoch != self._cache_epoch:
+            self.cache.clear()
+            self._cache_epoch = epoch
+        got = self.cache.get(cap)
+        if got is not None:
+            eng.charge(len(cells) if self.config.indexing else sum(cells.values()))
+            return got, cells
+        items = list(cells)
+        plus, minus = [], []
+        for c in items:
+            gp, gm = model.values(*c)
+            plus.append(cells[c] * gp)
+            minus.append(cells[c] * gm)
+        chosen = choose_shed_set(plus, minus, cap, self.config.exact_limit)
+        shed = frozenset(items[i] for i in chosen)
+        self.cache.put(cap, shed)
+        eng.charge(self._scan_cost(len(items)))
+        return shed, cells
+
+    def _filter_from(self, shed: frozenset, cells: dict) -> frozenset:
+        """(state, class) pairs whose live cells are all in 𝔻."""
+        labels: dict[tuple[int, int], bool] = {}
+        for c in cells:
+            key = (c[0], c[1])
+            labels[key] = labels.get(key, True) and c in shed
+        return frozenset(k for k, whole in labels.items() if whole)
+
+    def _event_dropped(self, e: dict) -> bool:
+        if not self.filtered:
+            return False
+        eng, model = self.engine, self.engine.model
+        typ = e["type"]
+        em = model.events.get(typ)
+        if em is None or em.tree is None:
+            return False
+        eng.charge(1)  # the event tree's lookup
+        labels = model.event_labels(typ, _event_features(e, em.attrs))
+        return bool(labels) and labels <= self.filtered
+
+    def _shed_cells(self, shed: frozenset) -> None:
+        eng = self.engine
+        if not shed:
+            return
+        eng.drop_pms(lambda pm: eng.cell_of(pm) in shed)
+        eng.charge(len(shed) if self.config.indexing
+                   else sum(len(p) for p in eng.live.values()))
+        if self.config.curbing:
+            eng.curbing = shed
+
+
+def _event_features(e: dict, attrs: list[str]) -> tuple[float, ...]:
+    from cep_core.shedding.cost_model import features_of
+
+    return features_of(e.get(a, 0.0) for a in attrs)
+
+
+class HybridInput(_ModelBased):
+    input_level = True
+
+    def __init__(self, engine, config):
+        super().__init__(engine, config)
+        self._key: tuple | None = None
+        self._utilities: list[float] = []
+        self._recent: list[float] = []
+
+    def filter_inputs(self, cap: float) -> None:
+        key = (int(cap / self.config.cache_step), self.engine._next_blend)
+        if key != self._key:  # a new violation bucket or a new model epoch
+            self._key = key
+            shed, cells = self.choose(cap)
+            self.filtered = self._filter_from(shed, cells)
+
+    def stop(self) -> None:
+        self.filtered = frozenset()
+        self._key = None
+
+    def drop(self, e: dict) -> bool:
+        if self.config.ratio is not None:
+            return self._drop_by_rank(e, self.config.ratio)
+        return self._event_dropped(e)
+
+    def _drop_by_rank(self, e: dict, ratio: float) -> bool:
+        """Fixed ratio: drop the events whose classes promise the least contribution, a
+        share ``ratio`` of the recent 1,000 events (ties broken at random)."""
+        model = self.engine.model
+        em = model.events.get(e["type"])
+        if em is None or em.tree is None:
+            u = math.inf if e["type"] in self.engine.plan.types else -1.0
+        else:
+            labels = model.event_labels(e["type"], _event_features(e, em.attrs))
+            u = max((model.states[q].plus[c, 0] for q, c in labels), default=-1.0) \
+                if labels else math.inf
+        ranks = self._utilities
+        lo, hi = bisect.bisect_left(ranks, u), bisect.bisect_right(ranks, u)
+        n = len(ranks)
+        bisect.insort(ranks, u)
+        self._recent.append(u)
+        if len(self._recent) > 1000:
+            old = self._recent.pop(0)
+            del ranks[bisect.bisect_left(ranks, old)]
+        if not n or u == math.inf:
+            return False
+        q = (lo + self.rng.random() * (hi - lo)) / n
+        return q < ratio
+
+
+class HybridState(_ModelBased):
+    state_level = True
+
+    def shed_state(self, cap: float) -> None:
+        shed, _ = self.choose(cap)
+        self.shed_set = shed
+        self._shed_cells(shed)
+
+    def keep_ratio(self, ratio: float) -> None:
+        deficit = self._deficit(ratio)
+        if deficit < 8:
+            return
+        eng, model = self.engine, self.engine.model
+        pms = eng.live_pms()
+        if not pms:
+            return
+        cells: dict[tuple[int, int, int], list] = {}
+        for pm in pms:
+            cells.setdefault(eng.cell_of(pm), []).append(pm)
+        # least contribution per PM first; among equals the older slice first (less
+        # future left: the 90th percentiles of small counts tie), then more consumption
+        order = sorted(cells, key=lambda c: (model.values(*c)[0], -c[2],
+                                             -model.values(*c)[1], c))
+        ids: set[int] = set()
+        for c in order:
+            group = cells[c]
+            need = deficit - len(ids)
+            if need <= 0:
+                break
+            if len(group) <= need:
+                ids.update(id(pm) for pm in group)
+            else:
+                pick = self.rng.choice(len(group), size=need, replace=False).tolist()
+                ids.update(id(group[i]) for i in pick)
+        eng.drop_pms(lambda pm: id(pm) in ids)
+        eng.charge(self._scan_cost(len(cells)))
+
+
+class Hybrid(HybridState):
+    input_level = True
+
+    def filter_inputs(self, cap: float) -> None:
+        if not self.shed_set:
+            shed, cells = self.choose(cap)
+        else:
+            shed, cells = self.shed_set, self._live_cells()
+        self.filtered = self._filter_from(shed, cells)
+
+    def shed_state(self, cap: float) -> None:
+        super().shed_state(cap)
+        self.filtered = self._filter_from(self.shed_set, self._live_cells() | {
+            c: 1 for c in self.shed_set})
+
+    def stop(self) -> None:
+        self.filtered = frozenset()
+        self.shed_set = frozenset()
+
+    def drop(self, e: dict) -> bool:
+        return self._event_dropped(e)
+
+
+_CLASSES: dict[str, type[Strategy]] = {
+    "RI": RandomInput, "SI": SelectivityInput, "RS": RandomState, "SS": SelectivityState,
+    "HyI": HybridInput, "HyS": HybridState, "Hybrid": Hybrid,
+}

@@ -296,7 +296,6 @@ class CompiledQuery:
                                  "input or state filters of their own")
             from cep_core.shedding.engine import SheddingEngine
 
-            check_options(policy, runs)
             session = Session(SheddingEngine(self.plan, policy, output, runs, shedding))
         elif self.plan is None:
             if input_filter is not None or state_filter is not None or output != "events":

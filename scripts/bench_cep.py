@@ -67,6 +67,8 @@ import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from ch4_data import Q1, make_ds1  # noqa: E402  (scripts/ch4_data.py)
+
 import cep_core  # noqa: E402
 from cep_core.aggregate import SeqAggregator, seq_query  # noqa: E402
 from cep_core.engine.reference import ANY, NEXT  # noqa: E402
@@ -205,27 +207,6 @@ def bench_aseq(events: int = 10_000, window: float = 50, repeats: int = 3,
           f"updates {c.pm_extended:,}, expired {c.pm_dropped:,}, outputs {c.outputs:,}")
     return {"rates": rate, "ratio": ratio, "ratio_reference": ratio_ref,
             "equal": equal and equal_ref}
-
-
-Q1 = ("PATTERN SEQ(A a, B b, C c) WHERE a.ID=b.ID AND a.ID=c.ID AND a.V+b.V=c.V "
-      "WITHIN 8ms")
-
-
-def make_ds1(n: int, rate: float = 1e6, seed: int = 0) -> list[dict]:
-    """DS1 of the dissertation's §4.4.1, Table 4.1: type ~ U({A, B, C, D}),
-    ID ~ U(1, 10), V ~ U(1, 10) "(or controlled)"; for Q1, §4.4.2 draws V of C events
-    from U(2, 10), A and B from U(1, 10). Values chosen here (the text leaves them open):
-    ID and V are integers, both ends inclusive (a.V + b.V = c.V needs discrete values);
-    timestamps in ms, evenly spaced at ``rate`` events/s — 1 million, the input rate
-    stated in §4.4.3."""
-    rng = np.random.default_rng(seed)
-    kinds = rng.choice(list("ABCD"), size=n).tolist()
-    ids = rng.integers(1, 11, size=n).tolist()
-    v = rng.integers(1, 11, size=n).tolist()
-    vc = rng.integers(2, 11, size=n).tolist()
-    step = 1e3 / rate                                   # ms between events
-    return [{"type": k, "time": i * step, "ID": ids[i], "V": vc[i] if k == "C" else v[i]}
-            for i, k in enumerate(kinds)]
 
 
 def bench_reference(events: int = 1500, repeats: int = 3, rate: float = 1e6,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,19 +24,25 @@ from cep_core.shedding import (
     work_units,
 )
 
-Q1 = "PATTERN SEQ(A a, B b, C c) WHERE a.ID=b.ID AND a.ID=c.ID AND a.V+b.V=c.V WITHIN 8ms"
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def ds1(n: int, seed: int, rate: float = 40_000.0) -> list[dict]:
-    """DS1 of §4.4.1 (Table 4.1) with C.V ~ U(2, 10) as in §4.4.2."""
-    rng = np.random.default_rng(seed)
-    kinds = rng.choice(list("ABCD"), size=n).tolist()
-    ids = rng.integers(1, 11, size=n).tolist()
-    v = rng.integers(1, 11, size=n).tolist()
-    vc = rng.integers(2, 11, size=n).tolist()
-    step = 1e3 / rate
-    return [{"type": k, "time": i * step, "ID": ids[i], "V": vc[i] if k == "C" else v[i]}
-            for i, k in enumerate(kinds)]
+def _load_ch4_data():
+    spec = importlib.util.spec_from_file_location("ch4_data",
+                                                  ROOT / "scripts" / "ch4_data.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_DATA = _load_ch4_data()
+Q1 = _DATA.Q1
+
+
+def ds1(n: int, seed: int) -> list[dict]:
+    """DS1 of §4.4.1 (Table 4.1) with C.V ~ U(2, 10) as in §4.4.2, at 40,000 events/s
+    (320 events in Q1's window)."""
+    return _DATA.make_ds1(n, rate=40_000.0, seed=seed)
 
 
 def _key(m: dict) -> tuple:

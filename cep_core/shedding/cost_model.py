@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["CostModel", "TreeLookup", "fit_cost_model", "load_cost_model", "gap_statistic_k",
-           "features_of"]
+           "features_of", "event_features"]
 
 
 def features_of(values: Iterable[Any]) -> tuple[float, ...]:
@@ -61,6 +61,15 @@ def features_of(values: Iterable[Any]) -> tuple[float, ...]:
         except (TypeError, ValueError):
             out.append(float(sum(ord(ch) * 31 ** i for i, ch in enumerate(str(v))) % 1e9))
     return tuple(out)
+
+
+def event_features(event: dict, attrs: Iterable[str]) -> tuple[float, ...]:
+    """Features of an event: its ``attrs`` (a missing one as 0).
+
+    >>> event_features({"type": "B", "ID": 3, "V": 7}, ["V", "ID"])
+    (7.0, 3.0)
+    """
+    return features_of(event.get(a, 0.0) for a in attrs)
 
 
 def gap_statistic_k(x: np.ndarray, max_k: int, references: int = 5, seed: int = 0) -> int:
@@ -86,9 +95,7 @@ def gap_statistic_k(x: np.ndarray, max_k: int, references: int = 5, seed: int = 
         return float(np.log(max(km.inertia_, 1e-12)))
 
     gaps, sks = [], []
-    for k in range(1, max_k + 2):
-        if k > max_k:
-            break
+    for k in range(1, max_k + 1):
         ref = np.array([log_w(rng.uniform(lo, hi, size=x.shape), k)
                         for _ in range(references)])
         gaps.append(ref.mean() - log_w(x, k))
@@ -170,17 +177,6 @@ class CostModel:
     consumption: str = "work"
     weight: float = 0.5
     _obs: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def slice_length(self) -> float:
-        return self.window / self.slices
-
-    def slice_of(self, age: float) -> int:
-        """The time slice of a PM of age ``age`` (§4.3.1), clamped to [0, m−1]."""
-        if self.window == float("inf"):
-            return 0
-        s = int(age / self.slice_length)
-        return 0 if s < 0 else (self.slices - 1 if s >= self.slices else s)
 
     def classify(self, state: int, values: tuple[float, ...]) -> int:
         sm = self.states.get(state)
@@ -292,9 +288,8 @@ def _fit_state(x: np.ndarray, plus: np.ndarray, minus: np.ndarray, born: np.ndar
         clf = DecisionTreeClassifier(max_depth=k, random_state=seed).fit(x, labels)
         tree = TreeLookup(clf)
         labels = clf.predict(x)
-        leaf_class = {node: int(np.argmax(clf.tree_.value[node][0]))
+        leaf_class = {node: int(clf.classes_[np.argmax(clf.tree_.value[node][0])])
                       for node in range(len(tree.left)) if tree.left[node] == -1}
-        leaf_class = {node: int(clf.classes_[c]) for node, c in leaf_class.items()}
     n_cls = int(labels.max()) + 1 if len(labels) else 1
     p = np.zeros((n_cls, m))
     mi = np.zeros((n_cls, m))

@@ -30,7 +30,7 @@ import numpy as np
 
 from cep_core.engine.reference import PM, ReferenceEngine
 from cep_core.shedding.clock import DeviceClock, LatencyWindow, work_units
-from cep_core.shedding.cost_model import features_of
+from cep_core.shedding.cost_model import event_features, features_of
 
 __all__ = ["TracedPM", "TracingEngine", "SheddingEngine"]
 
@@ -141,7 +141,7 @@ class TracingEngine(_Tracking):
         super().process(e, out)
         typ = e["type"]
         if typ in self.plan.types and self._touch:
-            feats = features_of(e.get(a, 0.0) for a in self.event_attrs.get(typ, ()))
+            feats = event_features(e, self.event_attrs.get(typ, ()))
             self.touched.append((typ, feats, self._touch))
 
     def _admit(self, pm: TracedPM) -> TracedPM:
@@ -185,7 +185,6 @@ class SheddingEngine(_Tracking):
         self.clock = DeviceClock(config.unit_cost)
         self.monitor = LatencyWindow(config.statistic, config.window)
         self.strategy = config.make_strategy(self)
-        self.rng = np.random.default_rng(config.seed)
         self.match_latencies: list[float] = []
         self.event_latencies_sum = 0.0
         self.events_seen = 0
@@ -204,7 +203,7 @@ class SheddingEngine(_Tracking):
         start = self.clock.start(t)
         self.events_seen += 1
         self._overhead = 0
-        self.now = t if self.now is None or t > self.now else self.now
+        self.now = t  # (timestamps do not decrease; the strategies read it first)
         if self.model is not None and self.config.adapt:
             self._adapt(t)
         self._control(t)

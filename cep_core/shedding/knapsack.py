@@ -128,17 +128,18 @@ class ShedSetCache:
         self._sets: dict[int, frozenset[Hashable]] = {}
         self.hits = 0
 
-    def _key(self, cap: float) -> int:
+    def bucket(self, cap: float) -> int:
+        """The violation bucket of ``cap``: capacities in one bucket share a set."""
         return int(cap / self.step)
 
     def get(self, cap: float) -> frozenset[Hashable] | None:
-        got = self._sets.get(self._key(cap))
+        got = self._sets.get(self.bucket(cap))
         if got is not None:
             self.hits += 1
         return got
 
     def put(self, cap: float, shed: frozenset[Hashable]) -> None:
-        self._sets[self._key(cap)] = shed
+        self._sets[self.bucket(cap)] = shed
 
     def clear(self) -> None:
         self._sets.clear()

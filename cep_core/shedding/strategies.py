@@ -34,13 +34,16 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass, field
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from cep_core.errors import QueryError
 from cep_core.shedding.clock import STATISTICS
+from cep_core.shedding.cost_model import event_features
 from cep_core.shedding.knapsack import ShedSetCache, choose_shed_set
 
 __all__ = ["SheddingConfig", "STRATEGIES", "MODEL_STRATEGIES"]
@@ -76,7 +79,6 @@ class SheddingConfig:
     min_samples: int = 16
     exact_limit: int = 64
     cache_step: float = 0.05
-    _check: bool = field(default=True, repr=False)
 
     def __post_init__(self) -> None:
         def bad(name: str, why: str) -> QueryError:
@@ -140,6 +142,21 @@ class Strategy:
     def _scan_cost(self, cells: int) -> int:
         eng = self.engine
         return cells if self.config.indexing else sum(len(p) for p in eng.live.values())
+
+    def _drop_in_order(self, groups: Iterable[list], k: int) -> None:
+        """Drop ``k`` live PMs, taking ``groups`` (lists of PMs) whole in order and a
+        random part of the group where ``k`` is reached."""
+        ids: set[int] = set()
+        for group in groups:
+            need = k - len(ids)
+            if need <= 0:
+                break
+            if len(group) <= need:
+                ids.update(id(pm) for pm in group)
+            else:
+                pick = self.rng.choice(len(group), size=need, replace=False).tolist()
+                ids.update(id(group[i]) for i in pick)
+        self.engine.drop_pms(lambda pm: id(pm) in ids)
 
 
 # ------------------------------------------------------------------ baselines
@@ -242,18 +259,7 @@ class SelectivityState(RandomState):
         by_state: dict[int, list] = {}
         for pm in pms:
             by_state.setdefault(pm.state, []).append(pm)
-        ids: set[int] = set()
-        for q in self._rank():
-            group = by_state.get(q, [])
-            if len(ids) >= k or not group:
-                continue
-            need = k - len(ids)
-            if len(group) <= need:
-                ids.update(id(pm) for pm in group)
-            else:
-                pick = self.rng.choice(len(group), size=need, replace=False).tolist()
-                ids.update(id(group[i]) for i in pick)
-        eng.drop_pms(lambda pm: id(pm) in ids)
+        self._drop_in_order((by_state[q] for q in self._rank() if q in by_state), k)
         eng.charge(len(pms))
 
 
@@ -318,7 +324,7 @@ class _ModelBased(Strategy):
         if em is None or em.tree is None:
             return False
         eng.charge(1)  # the event tree's lookup
-        labels = model.event_labels(typ, _event_features(e, em.attrs))
+        labels = model.event_labels(typ, event_features(e, em.attrs))
         return bool(labels) and labels <= self.filtered
 
     def _shed_cells(self, shed: frozenset) -> None:
@@ -332,12 +338,6 @@ class _ModelBased(Strategy):
             eng.curbing = shed
 
 
-def _event_features(e: dict, attrs: list[str]) -> tuple[float, ...]:
-    from cep_core.shedding.cost_model import features_of
-
-    return features_of(e.get(a, 0.0) for a in attrs)
-
-
 class HybridInput(_ModelBased):
     input_level = True
 
@@ -345,10 +345,10 @@ class HybridInput(_ModelBased):
         super().__init__(engine, config)
         self._key: tuple | None = None
         self._utilities: list[float] = []
-        self._recent: list[float] = []
+        self._recent: deque[float] = deque()
 
     def filter_inputs(self, cap: float) -> None:
-        key = (int(cap / self.config.cache_step), self.engine._next_blend)
+        key = (self.cache.bucket(cap), self.engine._next_blend)
         if key != self._key:  # a new violation bucket or a new model epoch
             self._key = key
             shed, cells = self.choose(cap)
@@ -371,7 +371,7 @@ class HybridInput(_ModelBased):
         if em is None or em.tree is None:
             u = math.inf if e["type"] in self.engine.plan.types else -1.0
         else:
-            labels = model.event_labels(e["type"], _event_features(e, em.attrs))
+            labels = model.event_labels(e["type"], event_features(e, em.attrs))
             u = max((model.states[q].plus[c, 0] for q, c in labels), default=-1.0) \
                 if labels else math.inf
         ranks = self._utilities
@@ -380,7 +380,7 @@ class HybridInput(_ModelBased):
         bisect.insort(ranks, u)
         self._recent.append(u)
         if len(self._recent) > 1000:
-            old = self._recent.pop(0)
+            old = self._recent.popleft()
             del ranks[bisect.bisect_left(ranks, old)]
         if not n or u == math.inf:
             return False
@@ -411,18 +411,7 @@ class HybridState(_ModelBased):
         # future left: the 90th percentiles of small counts tie), then more consumption
         order = sorted(cells, key=lambda c: (model.values(*c)[0], -c[2],
                                              -model.values(*c)[1], c))
-        ids: set[int] = set()
-        for c in order:
-            group = cells[c]
-            need = deficit - len(ids)
-            if need <= 0:
-                break
-            if len(group) <= need:
-                ids.update(id(pm) for pm in group)
-            else:
-                pick = self.rng.choice(len(group), size=need, replace=False).tolist()
-                ids.update(id(group[i]) for i in pick)
-        eng.drop_pms(lambda pm: id(pm) in ids)
+        self._drop_in_order((cells[c] for c in order), deficit)
         eng.charge(self._scan_cost(len(cells)))
 
 

@@ -509,12 +509,21 @@ class ReferenceEngine:
         t, tau = e["time"], self.plan.window
         keep: list[PM] = []
         born: list[PM] = []
+        # outside strict contiguity a PM with no transition and no NEG watch for this
+        # type keeps as it is (what _advance_one would do, without its work)
+        typ = e["type"]
+        idle = None if self.policy == STRICT else {
+            q for q, by_type in self.plan.out.items()
+            if typ not in by_type and typ not in self.plan.neg_watch.get(q, {})}
         for pm in pms:
             if t - pm.first_t > tau:
                 self.counters.pm_dropped += 1
                 continue
             if not relevant:  # strict contiguity: an event the PM cannot take
                 self.counters.pm_dropped += 1
+                continue
+            if idle is not None and pm.state in idle:
+                keep.append(pm)
                 continue
             try:
                 self._advance_one(pm, e, out, keep, born)

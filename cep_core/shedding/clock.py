@@ -92,6 +92,12 @@ class LatencyWindow:
     def __len__(self) -> int:
         return len(self._recent)
 
+    def clear(self) -> None:
+        """Forget every latency (after a shedding action, whose effect is judged anew)."""
+        self._recent.clear()
+        self._sorted.clear()
+        self._sum = 0.0
+
     def value(self) -> float:
         """The statistic over the window (0 when empty)."""
         n = len(self._recent)

@@ -43,8 +43,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CostModel", "TreeLookup", "fit_cost_model", "load_cost_model", "gap_statistic_k",
-           "features_of", "event_features"]
+KEEP = (-1, -1)  # the label of an event that completes or may block a match
+
+__all__ = ["KEEP", "CostModel", "TreeLookup", "fit_cost_model", "load_cost_model",
+           "gap_statistic_k", "features_of", "event_features"]
 
 
 def features_of(values: Iterable[Any]) -> tuple[float, ...]:
@@ -142,12 +144,40 @@ class TreeLookup:
 class StateModel:
     """Classes of the partial matches of one automaton state."""
 
-    attrs: list[tuple[str, str]]  # (variable, attribute) read by the state's predicates
+    attrs: list[str]  # feature names: "var.attr" and predicate operands ("a.V+b.V")
     tree: TreeLookup | None
     leaf_class: dict[int, int]
-    plus: np.ndarray   # (classes, slices): Γ⁺ per PM from this slice on
-    minus: np.ndarray  # (classes, slices): Γ⁻ per PM from this slice on
+    plus: np.ndarray   # (classes, slices): Γ⁺ per PM from this slice on (90th pct.)
+    minus: np.ndarray  # (classes, slices): Γ⁻ per PM from this slice on (90th pct.)
     completion_rate: float  # complete matches per PM created here (for SS)
+    mean_plus: np.ndarray   # the members' mean Γ⁺: offline, then blended online
+    mean_minus: np.ndarray  # the members' mean Γ⁻: offline, then blended online
+    offline_mean: tuple[np.ndarray, np.ndarray] = field(repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        if self.offline_mean is None:
+            self.offline_mean = (self.mean_plus.copy(), self.mean_minus.copy())
+
+    def contributes(self, cls: int, s: int) -> bool:
+        """Whether a PM of class ``cls`` in slice ``s`` may still contribute: some member
+        did (its 90th percentile may be 0 where a few do)."""
+        return bool(self.mean_plus[cls, s] > 0)
+
+    def expected(self, cls: int, s: int) -> tuple[float, float]:
+        """The members' mean (Γ⁺, Γ⁻) in slice ``s`` (offline, blended online): a finer
+        ranking than the 90th percentiles, which tie among small counts."""
+        return float(self.mean_plus[cls, s]), float(self.mean_minus[cls, s])
+
+    def values(self, cls: int, s: int) -> tuple[float, float]:
+        """(Γ⁺, Γ⁻) of a PM of class ``cls`` in slice ``s``: the offline 90th
+        percentiles, scaled by how far the blended mean has moved from the offline
+        mean (the blended mean itself where the offline mean is 0)."""
+        out = []
+        for p90, now, then in ((self.plus, self.mean_plus, self.offline_mean[0]),
+                               (self.minus, self.mean_minus, self.offline_mean[1])):
+            base = then[cls, s]
+            out.append(float(now[cls, s] * p90[cls, s] / base if base > 0 else now[cls, s]))
+        return out[0], out[1]
 
     @property
     def classes(self) -> int:
@@ -186,15 +216,22 @@ class CostModel:
 
     def event_labels(self, typ: str, values: tuple[float, ...]
                      ) -> frozenset[tuple[int, int]] | None:
-        """The (state, class) pairs an event could create or extend (None if unknown)."""
+        """The (state, class) pairs an event could create, with :data:`KEEP` if it
+        could complete a match or block one (a NEG type); None for a type the history
+        did not show."""
         em = self.events.get(typ)
-        if em is None or em.tree is None:
+        if em is None:
             return None
-        return em.leaf_labels.get(em.tree.leaf(values))
+        return em.leaf_labels.get(em.tree.leaf(values) if em.tree is not None else 0)
+
+    def contributes(self, state: int, cls: int, s: int) -> bool:
+        """:meth:`StateModel.contributes` of ``state``."""
+        return self.states[state].contributes(cls, s)
 
     def values(self, state: int, cls: int, s: int) -> tuple[float, float]:
-        sm = self.states[state]
-        return float(sm.plus[cls, s]), float(sm.minus[cls, s])
+        """(Γ⁺, Γ⁻) of a PM of ``state`` and class ``cls`` in slice ``s``
+        (:meth:`StateModel.values`)."""
+        return self.states[state].values(cls, s)
 
     # ---------------------------------------------------------------- online adaptation
     def observe(self, state: int, cls: int, s: int, plus: float, minus: float) -> None:
@@ -207,17 +244,20 @@ class CostModel:
         acc[2] += n
 
     def blend(self) -> None:
-        """End of a slice: blend observed per-PM values into the model (w = 0.5)."""
+        """End of a slice: blend the observed per-PM means into the model's means
+        (``Γ_new = (1 − w)·Γ_old + w·Γ_observed``, w = 0.5)."""
         w = self.weight
         for (q, c, s), (plus, minus, n) in self._obs.items():
             sm = self.states.get(q)
             if sm is None or n <= 0:
                 continue
             # observed credit is made *in* slice s; the model holds the future from s on
-            later_plus = sm.plus[c, s + 1] if s + 1 < self.slices else 0.0
-            later_minus = sm.minus[c, s + 1] if s + 1 < self.slices else 0.0
-            sm.plus[c, s] = (1 - w) * sm.plus[c, s] + w * (plus / n + later_plus)
-            sm.minus[c, s] = (1 - w) * sm.minus[c, s] + w * (minus / n + later_minus)
+            last = s + 1 >= self.slices
+            later_plus = 0.0 if last else sm.mean_plus[c, s + 1]
+            later_minus = 0.0 if last else sm.mean_minus[c, s + 1]
+            sm.mean_plus[c, s] = (1 - w) * sm.mean_plus[c, s] + w * (plus / n + later_plus)
+            sm.mean_minus[c, s] = ((1 - w) * sm.mean_minus[c, s]
+                                   + w * (minus / n + later_minus))
         self._obs = {}
 
     # ---------------------------------------------------------------- persistence
@@ -252,54 +292,83 @@ def _per_slice_future(credit: np.ndarray, born: np.ndarray, m: int) -> np.ndarra
     return np.where(before, at_birth[:, None], future)
 
 
+def _cluster_leaves(estimate: np.ndarray, weight: np.ndarray, m: int, k: int,
+                    seed: int) -> np.ndarray:
+    """A class per tree leaf from its estimated per-slice values (``estimate``: leaves ×
+    2m, contribution first): the leaves whose PMs never contributed to a match form one
+    class of their own, so that a class of zero contribution holds no PM that did
+    (K-means would merge a small leaf of rare matches into it: the consumption
+    dimensions dominate the distances); K-means (weighted by leaf size) splits the rest
+    into ``k − 1`` classes (``k`` if every leaf contributed). Classes are numbered 0..n−1
+    in order of first use."""
+    from sklearn.cluster import KMeans
+
+    zero = estimate[:, :m].max(axis=1) <= 0
+    out = np.zeros(len(estimate), dtype=int)
+    rest = np.flatnonzero(~zero)
+    n = min(k - int(zero.any()), len(np.unique(estimate[rest], axis=0)))
+    if n > 1:
+        out[rest] = 1 + KMeans(n_clusters=n, n_init=3, random_state=seed).fit_predict(
+            estimate[rest], sample_weight=weight[rest])
+    elif len(rest):
+        out[rest] = 1
+    return np.unique(out, return_inverse=True)[1]
+
+
 def _fit_state(x: np.ndarray, plus: np.ndarray, minus: np.ndarray, born: np.ndarray,
                completions: float, attrs: list, m: int, max_classes: int,
                seed: int, classes: int | None) -> tuple[StateModel, np.ndarray]:
-    """Classes of one state's PMs. Realised contributions are small counts, so before
-    clustering a regression tree over the attributes (depth ``max_classes``) estimates
-    each PM's expected per-slice values; K-means clusters those (k by the gap statistic
-    unless ``classes`` fixes it); a classification tree (depth k) learns the clusters
-    from the attributes; a class's value per slice is the 90th percentile of its
-    members' realised values."""
-    from sklearn.cluster import KMeans
-    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+    """Classes of one state's PMs. Realised contributions are small counts, so a
+    decision tree over the features (a regression tree of depth ``max_classes``)
+    estimates each PM's expected per-slice values; its leaves hold at least 1 % of the
+    PMs (and 20), so that a leaf that never contributed did not just miss its few
+    chances. K-means clusters the leaves' estimates (k by the gap statistic unless
+    ``classes`` fixes it; leaves of zero contribution apart, :func:`_cluster_leaves`),
+    and each leaf takes its estimate's cluster as class: the tree is the classifier,
+    and its path predicates are the class predicates. A class's value per slice is the
+    90th percentile of its members' realised values."""
+    from sklearn.tree import DecisionTreeRegressor
 
     fp, fm = _per_slice_future(plus, born, m), _per_slice_future(minus, born, m)
     y = np.hstack([fp, fm])
     scale = y.std(axis=0)
     ys = y / np.where(scale > 0, scale, 1.0)
-    if x.shape[1] and len(x) > 2:
-        ys = DecisionTreeRegressor(max_depth=max_classes, min_samples_leaf=20,
-                                   random_state=seed).fit(x, ys).predict(x)
-    distinct = np.unique(ys, axis=0)
-    rng = np.random.default_rng(seed)
-    if classes is not None:
-        k = max(1, min(classes, len(distinct)))
-    elif len(distinct) > 1:
-        sample = ys if len(ys) <= 2000 else ys[rng.choice(len(ys), 2000, replace=False)]
-        k = gap_statistic_k(sample, max_classes, seed=seed)
-    else:
-        k = 1
-    labels = np.zeros(len(ys), dtype=int)
+    labels = np.zeros(len(x), dtype=int)
     tree = None
     leaf_class: dict[int, int] = {0: 0}
-    if k > 1 and x.shape[1]:
-        labels = KMeans(n_clusters=k, n_init=3, random_state=seed).fit_predict(ys)
-        clf = DecisionTreeClassifier(max_depth=k, random_state=seed).fit(x, labels)
-        tree = TreeLookup(clf)
-        labels = clf.predict(x)
-        leaf_class = {node: int(clf.classes_[np.argmax(clf.tree_.value[node][0])])
-                      for node in range(len(tree.left)) if tree.left[node] == -1}
+    if x.shape[1] and len(x) > 2:
+        reg = DecisionTreeRegressor(max_depth=max_classes,
+                                    min_samples_leaf=max(20, len(x) // 100),
+                                    random_state=seed).fit(x, ys)
+        leaves = reg.apply(x)
+        ids, at = np.unique(leaves, return_inverse=True)
+        estimate = reg.tree_.value[ids][:, :, 0]  # (leaves, 2m)
+        distinct = np.unique(estimate, axis=0)
+        if classes is not None:
+            k = max(1, min(classes, len(distinct)))
+        elif len(distinct) > 1:
+            rng = np.random.default_rng(seed)
+            sample = estimate[at] if len(at) <= 2000 else \
+                estimate[at[rng.choice(len(at), 2000, replace=False)]]
+            k = gap_statistic_k(sample, max_classes, seed=seed)
+        else:
+            k = 1
+        if k > 1:
+            of_leaf = _cluster_leaves(estimate, np.bincount(at, minlength=len(ids)), m, k,
+                                      seed)
+            tree = TreeLookup(reg)
+            leaf_class = dict(zip(ids.tolist(), of_leaf.tolist(), strict=True))
+            labels = of_leaf[at]
     n_cls = int(labels.max()) + 1 if len(labels) else 1
-    p = np.zeros((n_cls, m))
-    mi = np.zeros((n_cls, m))
+    p, mi, mean_p, mean_mi = (np.zeros((n_cls, m)) for _ in range(4))
     for c in range(n_cls):
         members = labels == c
         if members.any():
             p[c] = np.percentile(fp[members], 90, axis=0)
             mi[c] = np.percentile(fm[members], 90, axis=0)
+            mean_p[c], mean_mi[c] = fp[members].mean(axis=0), fm[members].mean(axis=0)
     rate = completions / len(x) if len(x) else 0.0
-    return StateModel(attrs, tree, leaf_class, p, mi, rate), labels
+    return StateModel(attrs, tree, leaf_class, p, mi, rate, mean_p, mean_mi), labels
 
 
 def fit_cost_model(query: Any, history: Any, policy: str = "skip-till-any-match",
@@ -334,7 +403,7 @@ def fit_cost_model(query: Any, history: Any, policy: str = "skip-till-any-match"
     for pm in engine.traced:
         by_state.setdefault(pm.state, []).append(pm)
     for q, pms in sorted(by_state.items()):
-        attrs = engine.state_attrs[q]
+        attrs = [name for name, _ in engine.state_features[q]]
         x = np.array([pm.features for pm in pms], dtype=float).reshape(len(pms), len(attrs))
         credit = np.array([pm.credit for pm in pms], dtype=float)
         born = np.array([pm.born for pm in pms], dtype=int)
@@ -344,19 +413,21 @@ def fit_cost_model(query: Any, history: Any, policy: str = "skip-till-any-match"
         states[q] = sm
         for pm, c in zip(pms, labels.tolist(), strict=True):
             label_of[id(pm)] = c
-    # input side: per event type, the classes its events created or extended
+    # input side: per event type, the classes its events created, and KEEP for an
+    # event that completed a match or is of a negated type (never shed by the filter)
     event_models: dict[str, EventModel] = {}
     per_type: dict[str, list] = {}
-    for typ, feats, touched in engine.touched:
-        per_type.setdefault(typ, []).append(
-            (feats, frozenset((pm.state, label_of[id(pm)]) for pm in touched)))
+    for typ, feats, created, kept in engine.touched:
+        labels = {(pm.state, label_of[id(pm)]) for pm in created}
+        per_type.setdefault(typ, []).append((feats, frozenset(labels | ({KEEP} if kept
+                                                                      else set()))))
     for typ, rows in per_type.items():
         attrs = engine.event_attrs.get(typ, [])
-        x = np.array([f for f, _ in rows], dtype=float).reshape(len(rows), len(attrs))
         universe = sorted({lab for _, labs in rows for lab in labs})
-        if not universe or not attrs:
-            event_models[typ] = EventModel(attrs, None, {})
+        if not attrs or len({labs for _, labs in rows}) == 1:
+            event_models[typ] = EventModel(attrs, None, {0: frozenset(universe)})
             continue
+        x = np.array([f for f, _ in rows], dtype=float).reshape(len(rows), len(attrs))
         ybin = np.array([[lab in labs for lab in universe] for _, labs in rows], dtype=int)
         depth = max(2, min(10, len(universe)))
         clf = DecisionTreeClassifier(max_depth=depth, random_state=seed).fit(x, ybin)

@@ -24,28 +24,73 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from cep_core.engine.reference import PM, ReferenceEngine
+from cep_core.expr import ExprCompiler, walk
+from cep_core.lang import ast
 from cep_core.shedding.clock import DeviceClock, LatencyWindow, work_units
 from cep_core.shedding.cost_model import event_features, features_of
 
 __all__ = ["TracedPM", "TracingEngine", "SheddingEngine"]
 
 
-def pm_attributes(plan) -> dict[int, list[tuple[str, str]]]:
-    """Per automaton state, the (variable, attribute) pairs of its bound variables that
-    any predicate reads: the features of its partial matches' classes (§4.3.2: "the
-    attributes of partial matches that appear in the query predicates"). Bound variables
-    are those of the positions up to the state in pattern order."""
+def pm_features(plan) -> dict[int, list[tuple[str, Callable[[dict], Any]]]]:
+    """Per automaton state, the named features of its partial matches' classes (§4.3.2:
+    "the attributes of partial matches that appear in the query predicates"):
+
+    * each attribute of a bound variable that a predicate reads (the latest event of a
+      Kleene variable);
+    * each arithmetic operand of a predicate's comparison whose variables are all bound
+      and that reads no lookup and no running index — the shared value a later
+      predicate compares with (§4.3.4), e.g. ``a.V+b.V`` of Q1's ``a.V+b.V=c.V`` at
+      the state of (a, b). A tree over the raw attributes can only approximate such a
+      diagonal boundary with axis-parallel cuts; over the operand it is one cut.
+
+    Bound variables are those of the positions up to the state in pattern order."""
     read = [(v, a) for p in plan.preds for v, a in p.attrs]
+    compiler = ExprCompiler(plan.variables, plan.params, plan.lookups, plan.time_unit)
+    operands = []
+    for p in plan.preds:
+        for node in walk(p.node):
+            if not isinstance(node, ast.Compare):
+                continue
+            for side in (node.left, node.right):
+                if isinstance(side, ast.BinOp) and not any(
+                        isinstance(x, ast.Lookup) for x in walk(side)):
+                    c = compiler.compile(side)
+                    if not c.irefs and c.text not in {t for t, _, _ in operands}:
+                        operands.append((c.text, c.vars, c.fn))
     out = {}
     for q in range(len(plan.positions)):
         bound = {p.var for p in plan.positions[:q + 1]}
-        out[q] = list(dict.fromkeys((v, a) for v, a in read if v in bound))
+        feats = [(f"{v}.{a}", _latest(v, a))
+                 for v, a in dict.fromkeys((v, a) for v, a in read if v in bound)]
+        feats += [(text, _operand(fn)) for text, vars_, fn in operands
+                  if vars_ and vars_ <= bound]
+        out[q] = feats
     return out
+
+
+def _latest(var: str, attr: str) -> Callable[[dict], Any]:
+    def value(bind: dict) -> Any:
+        ev = bind.get(var)
+        if isinstance(ev, tuple):
+            ev = ev[-1] if ev else None
+        return ev.get(attr) if ev is not None else 0.0
+    return value
+
+
+def _operand(fn: Callable) -> Callable[[dict], Any]:
+    def value(bind: dict) -> Any:
+        try:
+            return fn(bind, None)
+        except (TypeError, ValueError, ZeroDivisionError, IndexError, KeyError):
+            return 0.0
+    return value
 
 
 class TracedPM(PM):
@@ -56,7 +101,7 @@ class TracedPM(PM):
 
     def __getstate__(self):
         return (super().__getstate__(), self.parent, self.cls, self.born, self.features,
-                self.credit)
+                getattr(self, "credit", None))  # (credit: only while tracing)
 
     def __setstate__(self, s):
         super().__setstate__(s[0])
@@ -74,8 +119,17 @@ class _Tracking(ReferenceEngine):
         self.slice_len = plan.window / slices if plan.window != math.inf else math.inf
         self.count_only = consumption == "count"
         self.model = model
-        self.state_attrs = pm_attributes(plan)
+        self.state_features = pm_features(plan)
         self._overhead = 0
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        del state["state_features"]  # closures: built again from the plan
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.state_features = pm_features(self.plan)
 
     def slice_of(self, age: float) -> int:
         if self.slice_len == math.inf:
@@ -84,13 +138,7 @@ class _Tracking(ReferenceEngine):
         return 0 if s < 0 else (self.m - 1 if s >= self.m else s)
 
     def pm_features(self, state: int, bind: dict) -> tuple[float, ...]:
-        vals = []
-        for v, a in self.state_attrs[state]:
-            ev = bind.get(v)
-            if isinstance(ev, tuple):
-                ev = ev[-1] if ev else None
-            vals.append(ev.get(a) if ev is not None else 0.0)
-        return features_of(vals)
+        return features_of(f(bind) for _, f in self.state_features[state])
 
     def _make_pm(self, state: int, bind: dict, first_t: Any, parent: PM | None
                  ) -> TracedPM | None:
@@ -103,14 +151,18 @@ class _Tracking(ReferenceEngine):
     def _admit(self, pm: TracedPM) -> TracedPM | None:
         return pm
 
-    def _work(self) -> int:
-        c = self.counters
-        return c.pm_created + c.pm_extended + (0 if self.count_only else c.predicates)
+    crediting = True  # whether work and matches are credited to PMs and ancestors
 
     def _advance_one(self, pm, e, out, keep, born) -> None:
-        w0, o0 = self._work(), self.counters.outputs
-        super()._advance_one(pm, e, out, keep, born)
-        work, done = self._work() - w0, self.counters.outputs - o0
+        if not self.crediting:
+            return ReferenceEngine._advance_one(self, pm, e, out, keep, born)
+        c = self.counters
+        p0 = 0 if self.count_only else c.predicates
+        w0, o0 = c.pm_created + c.pm_extended, c.outputs
+        ReferenceEngine._advance_one(self, pm, e, out, keep, born)
+        work = c.pm_created + c.pm_extended - w0 + (0 if self.count_only
+                                                     else c.predicates - p0)
+        done = c.outputs - o0
         if work or done:
             self._credit(pm, work, done)
 
@@ -119,41 +171,48 @@ class _Tracking(ReferenceEngine):
 
 
 class TracingEngine(_Tracking):
-    """Offline: every PM with its per-slice credit, and per event the PMs it created or
-    extended (module doc)."""
+    """Offline: every PM with its per-slice credit, and per event of the pattern the
+    PMs it created (the input side of the cost model, module doc of
+    :mod:`cep_core.shedding.cost_model`) and whether it completed a match or is of a
+    negated type."""
 
     def __init__(self, plan, policy: str, slices: int = 4, consumption: str = "work"):
         super().__init__(plan, policy, slices, consumption)
         self.traced: list[TracedPM] = []
-        self.touched: list[tuple[str, tuple, list]] = []
+        #: per event of a pattern or NEG type: (type, features, PMs created, whether it
+        #: completed a match or may block one)
+        self.touched: list[tuple[str, tuple, list, bool]] = []
         self.type_in_matches: dict[str, int] = {}
         var_type = {p.var: p.type for p in plan.positions}
+        var_type.update({n.var: n.type for n in plan.negs})
         attrs: dict[str, dict[str, None]] = {}
         for p in plan.preds:
             for v, a in p.attrs:
                 if v in var_type:
                     attrs.setdefault(var_type[v], {})[a] = None
         self.event_attrs = {t: list(a) for t, a in attrs.items()}
-        self._touch: list = []
+        self._created: list = []
 
     def process(self, e: dict, out: list) -> None:
-        self._touch = []
+        self._created = []
+        n0 = self.counters.outputs
         super().process(e, out)
         typ = e["type"]
-        if typ in self.plan.types and self._touch:
+        plan = self.plan
+        if typ in plan.types or typ in plan.neg_types:
             feats = event_features(e, self.event_attrs.get(typ, ()))
-            self.touched.append((typ, feats, self._touch))
+            kept = self.counters.outputs > n0 or typ in plan.neg_types
+            self.touched.append((typ, feats, self._created, kept))
 
     def _admit(self, pm: TracedPM) -> TracedPM:
         pm.credit = [0] * (2 * self.m)
         self.traced.append(pm)
-        self._touch.append(pm)
+        self._created.append(pm)
         return pm
 
     def _credit(self, pm: TracedPM, work: int, done: int) -> None:
         s = self.slice_of(self.now - pm.first_t)
         m = self.m
-        self._touch.append(pm)
         p = pm
         while p is not None:
             p.credit[s] += done
@@ -182,6 +241,7 @@ class SheddingEngine(_Tracking):
         super().__init__(plan, policy, model.slices if model else config.slices,
                          model.consumption if model else "work", output, runs, model)
         self.config = config
+        self.crediting = model is not None and config.adapt
         self.clock = DeviceClock(config.unit_cost)
         self.monitor = LatencyWindow(config.statistic, config.window)
         self.strategy = config.make_strategy(self)
@@ -195,6 +255,9 @@ class SheddingEngine(_Tracking):
         self.overloaded = False
         self.shedding_triggered = 0
         self._cool_until = -math.inf
+        self._judge_from = -math.inf
+        self._curb_until = math.inf
+        self._final_types = {p.type for p in plan.positions if p.accepting}
         self._next_blend: float | None = None
 
     # ------------------------------------------------------------------ per event
@@ -217,18 +280,25 @@ class SheddingEngine(_Tracking):
         super().process(e, out)
         finish = self.clock.serve(start, work_units(self.counters) - u0 + self._overhead)
         latency = finish - t
-        self.monitor.add(latency)
         self.event_latencies_sum += latency
         if len(out) > n0:
             self.match_latencies.extend([latency] * (len(out) - n0))
+        if e["type"] in self._final_types and t >= self._judge_from:
+            self.monitor.add(latency)
 
     def _control(self, t: float) -> None:
         cfg, strategy = self.config, self.strategy
+        if t >= self._curb_until:
+            self.curbing = frozenset()
         if cfg.ratio is not None:
             strategy.keep_ratio(cfg.ratio)
             return
+        if cfg.bound is None:
+            return  # NS
+        if len(self.monitor) < cfg.min_samples:
+            return  # too few latencies since the last state shedding to judge by
         latency = self.monitor.value()
-        if latency > cfg.bound and len(self.monitor) >= cfg.min_samples:
+        if latency > cfg.bound:
             cap = (latency - cfg.bound) / latency
             if not self.overloaded:
                 self.shedding_triggered += 1
@@ -239,6 +309,10 @@ class SheddingEngine(_Tracking):
                 strategy.shed_state(cap)
                 self._cool_until = t + (self.slice_len if self.slice_len != math.inf
                                         else 0.0)
+                # judge this shedding by the matches of events that arrive after it
+                # (those queued now wait for work done before it)
+                self.monitor.clear()
+                self._judge_from = self.clock.start(t)
         elif self.overloaded:
             self.overloaded = False
             strategy.stop()
@@ -257,8 +331,6 @@ class SheddingEngine(_Tracking):
 
     def _credit(self, pm: TracedPM, work: int, done: int) -> None:
         model = self.model
-        if model is None or not self.config.adapt:
-            return
         s = self.slice_of(self.now - pm.first_t)
         p = pm
         while p is not None:
@@ -301,6 +373,13 @@ class SheddingEngine(_Tracking):
         self.pms_shed += n
         self.counters.pm_dropped += n
         return n
+
+    def curb(self, cells: frozenset) -> None:
+        """Early curbing (§4.3.4): PMs of these (state, class, slice) cells are not
+        created until the next slice (the delay j of §4.2.5) or the end of the overload."""
+        self.curbing = cells
+        self._curb_until = self.now + (self.slice_len if self.slice_len != math.inf
+                                       else 0.0)
 
     def charge(self, units: int) -> None:
         """Book shedding work on the device (it delays the event being processed)."""

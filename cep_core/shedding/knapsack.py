@@ -90,10 +90,14 @@ def greedy_cover(contribution: Sequence[float], consumption: Sequence[float],
 
 
 def choose_shed_set(contribution: Sequence[float], consumption: Sequence[float],
-                    cap: float, exact_limit: int = 64, resolution: int = 1000) -> list[int]:
+                    cap: float, exact_limit: int = 64, resolution: int = 1000,
+                    free: Sequence[bool] | None = None) -> list[int]:
     """The shedding set of Eq. 4.8 as item indices: exact DP for at most ``exact_limit``
     items (consumptions on a grid of ``resolution``), greedy beyond. ``contribution``
     and ``consumption`` need not be normalised (they are divided by their totals).
+    Among the sets of least contribution it takes the one that frees most: every
+    ``free`` item is in it (known to contribute nothing, by default those of zero
+    contribution: they cost nothing, and shedding them now spares the next violation).
 
     >>> choose_shed_set([0.0, 9.0, 1.0], [3.0, 3.0, 4.0], cap=0.25)
     [0]
@@ -104,8 +108,10 @@ def choose_shed_set(contribution: Sequence[float], consumption: Sequence[float],
         return []
     dc = c / c.sum() if c.sum() > 0 else c
     dw = w / w.sum()
+    free_mask = c == 0 if free is None else np.asarray(free, dtype=bool)
+    free = [i for i in range(len(c)) if free_mask[i] and dw[i] > 0]
     if len(c) > exact_limit:
-        return greedy_cover(dc, dw, cap)
+        return sorted(set(greedy_cover(dc, dw, cap)) | set(free))
     weights = np.floor(dw * resolution).astype(int)
     need = int(np.floor(cap * resolution)) + 1
     chosen = min_contribution_cover(dc.tolist(), weights.tolist(), need)
@@ -116,7 +122,7 @@ def choose_shed_set(contribution: Sequence[float], consumption: Sequence[float],
             chosen.append(int(i))
             if dw[chosen].sum() > cap:
                 break
-    return sorted(chosen)
+    return sorted(set(chosen) | set(free))
 
 
 class ShedSetCache:

@@ -43,12 +43,12 @@ import numpy as np
 
 from cep_core.errors import QueryError
 from cep_core.shedding.clock import STATISTICS
-from cep_core.shedding.cost_model import event_features
+from cep_core.shedding.cost_model import KEEP, event_features
 from cep_core.shedding.knapsack import ShedSetCache, choose_shed_set
 
 __all__ = ["SheddingConfig", "STRATEGIES", "MODEL_STRATEGIES"]
 
-STRATEGIES = ("RI", "SI", "RS", "SS", "HyI", "HyS", "Hybrid")
+STRATEGIES = ("NS", "RI", "SI", "RS", "SS", "HyI", "HyS", "Hybrid")
 MODEL_STRATEGIES = ("SI", "SS", "HyI", "HyS", "Hybrid")  # need a cost model (history)
 
 
@@ -56,7 +56,8 @@ MODEL_STRATEGIES = ("SI", "SS", "HyI", "HyS", "Hybrid")  # need a cost model (hi
 class SheddingConfig:
     """Load shedding of one query session.
 
-    ``strategy``: one of :data:`STRATEGIES`; ``unit_cost``: the modelled device's cost
+    ``strategy``: one of :data:`STRATEGIES` (``"NS"``: none, the same device without
+    shedding, needs neither bound nor ratio); ``unit_cost``: the modelled device's cost
     per unit of work [stream time units]; ``bound``: the latency bound θ [stream time
     units] on the ``statistic`` (``"avg"`` or ``"p95"``) over the latencies of the most
     recent ``window`` processed events; or ``ratio``: a fixed share to shed instead of a
@@ -68,7 +69,7 @@ class SheddingConfig:
     unit_cost: float
     bound: float | None = None
     statistic: str = "avg"
-    window: int = 256
+    window: int = 64
     ratio: float | None = None
     model: Any = None
     indexing: bool = True
@@ -88,7 +89,10 @@ class SheddingConfig:
             raise bad("strategy", f"unknown {self.strategy!r}; one of {', '.join(STRATEGIES)}")
         if not (isinstance(self.unit_cost, int | float) and self.unit_cost > 0):
             raise bad("unit_cost", f"must be a positive number, not {self.unit_cost!r}")
-        if (self.bound is None) == (self.ratio is None):
+        if self.strategy == "NS":
+            if self.bound is not None or self.ratio is not None:
+                raise bad("bound", "NS sheds nothing: give neither bound nor ratio")
+        elif (self.bound is None) == (self.ratio is None):
             raise bad("bound", "give exactly one of bound (a latency) and ratio (a share)")
         if self.bound is not None and not self.bound > 0:
             raise bad("bound", f"must be a positive latency, not {self.bound!r}")
@@ -137,26 +141,30 @@ class Strategy:
         eng = self.engine
         if eng.now - eng.clock.first_arrival < eng.plan.window:
             return 0
-        return int(ratio * (eng.counters.pm_created + eng.pms_curbed) - eng.pms_shed)
+        return int(ratio * (eng.counters.pm_created + eng.pms_curbed)
+                   - eng.pms_shed - eng.pms_curbed)
 
     def _scan_cost(self, cells: int) -> int:
         eng = self.engine
         return cells if self.config.indexing else sum(len(p) for p in eng.live.values())
 
-    def _drop_in_order(self, groups: Iterable[list], k: int) -> None:
+    def _drop_in_order(self, groups: Iterable[list], k: int) -> int:
         """Drop ``k`` live PMs, taking ``groups`` (lists of PMs) whole in order and a
-        random part of the group where ``k`` is reached."""
+        random part of the group where ``k`` is reached; the number taken whole."""
         ids: set[int] = set()
+        whole = 0
         for group in groups:
             need = k - len(ids)
             if need <= 0:
                 break
             if len(group) <= need:
                 ids.update(id(pm) for pm in group)
+                whole += 1
             else:
                 pick = self.rng.choice(len(group), size=need, replace=False).tolist()
                 ids.update(id(group[i]) for i in pick)
         self.engine.drop_pms(lambda pm: id(pm) in ids)
+        return whole
 
 
 # ------------------------------------------------------------------ baselines
@@ -271,7 +279,7 @@ class _ModelBased(Strategy):
         super().__init__(engine, config)
         self.cache = ShedSetCache(config.cache_step)
         self._cache_epoch = None
-        self.filtered: frozenset = frozenset()
+        self.filtered: frozenset | None = None  # None: the input filter is off
         self.shed_set: frozenset = frozenset()
 
     def _live_cells(self) -> dict[tuple[int, int, int], int]:
@@ -301,7 +309,8 @@ class _ModelBased(Strategy):
             gp, gm = model.values(*c)
             plus.append(cells[c] * gp)
             minus.append(cells[c] * gm)
-        chosen = choose_shed_set(plus, minus, cap, self.config.exact_limit)
+        free = [not model.contributes(*c) for c in items]
+        chosen = choose_shed_set(plus, minus, cap, self.config.exact_limit, free=free)
         shed = frozenset(items[i] for i in chosen)
         self.cache.put(cap, shed)
         eng.charge(self._scan_cost(len(items)))
@@ -315,17 +324,28 @@ class _ModelBased(Strategy):
             labels[key] = labels.get(key, True) and c in shed
         return frozenset(k for k, whole in labels.items() if whole)
 
-    def _event_dropped(self, e: dict) -> bool:
-        if not self.filtered:
-            return False
+    def _labels(self, e: dict) -> frozenset | None:
+        """What ``e`` could create (:meth:`CostModel.event_labels`): the empty set for a
+        type the pattern does not read, None for one the history did not show."""
         eng, model = self.engine, self.engine.model
         typ = e["type"]
+        if typ not in eng.plan.types and typ not in eng.plan.neg_types:
+            return frozenset()
         em = model.events.get(typ)
-        if em is None or em.tree is None:
+        if em is None:
+            return None
+        if em.tree is not None:
+            eng.charge(1)  # the event tree's lookup
+        return model.event_labels(typ, event_features(e, em.attrs))
+
+    def _event_dropped(self, e: dict) -> bool:
+        """Eq. 4.9: while the filter is on, drop ``e`` when every PM it could create is
+        of a (state, class) wholly in 𝔻 and it could neither complete nor block a match
+        (an event that can create nothing at all is dropped too)."""
+        if self.filtered is None:
             return False
-        eng.charge(1)  # the event tree's lookup
-        labels = model.event_labels(typ, event_features(e, em.attrs))
-        return bool(labels) and labels <= self.filtered
+        labels = self._labels(e)
+        return labels is not None and labels <= self.filtered
 
     def _shed_cells(self, shed: frozenset) -> None:
         eng = self.engine
@@ -335,7 +355,7 @@ class _ModelBased(Strategy):
         eng.charge(len(shed) if self.config.indexing
                    else sum(len(p) for p in eng.live.values()))
         if self.config.curbing:
-            eng.curbing = shed
+            eng.curb(shed)
 
 
 class HybridInput(_ModelBased):
@@ -355,7 +375,7 @@ class HybridInput(_ModelBased):
             self.filtered = self._filter_from(shed, cells)
 
     def stop(self) -> None:
-        self.filtered = frozenset()
+        self.filtered = None
         self._key = None
 
     def drop(self, e: dict) -> bool:
@@ -367,13 +387,11 @@ class HybridInput(_ModelBased):
         """Fixed ratio: drop the events whose classes promise the least contribution, a
         share ``ratio`` of the recent 1,000 events (ties broken at random)."""
         model = self.engine.model
-        em = model.events.get(e["type"])
-        if em is None or em.tree is None:
-            u = math.inf if e["type"] in self.engine.plan.types else -1.0
+        labels = self._labels(e)
+        if labels is None or KEEP in labels:
+            u = math.inf
         else:
-            labels = model.event_labels(e["type"], event_features(e, em.attrs))
-            u = max((model.states[q].plus[c, 0] for q, c in labels), default=-1.0) \
-                if labels else math.inf
+            u = max((model.values(q, c, 0)[0] for q, c in labels), default=-1.0)
         ranks = self._utilities
         lo, hi = bisect.bisect_left(ranks, u), bisect.bisect_right(ranks, u)
         n = len(ranks)
@@ -407,12 +425,14 @@ class HybridState(_ModelBased):
         cells: dict[tuple[int, int, int], list] = {}
         for pm in pms:
             cells.setdefault(eng.cell_of(pm), []).append(pm)
-        # least contribution per PM first; among equals the older slice first (less
-        # future left: the 90th percentiles of small counts tie), then more consumption
-        order = sorted(cells, key=lambda c: (model.values(*c)[0], -c[2],
-                                             -model.values(*c)[1], c))
-        self._drop_in_order((cells[c] for c in order), deficit)
+        # least expected contribution per PM first, then the most consumption
+        states = model.states
+        order = sorted(cells, key=lambda c: (states[c[0]].expected(c[1], c[2])[0],
+                                             -states[c[0]].expected(c[1], c[2])[1], c))
+        whole = self._drop_in_order((cells[c] for c in order), deficit)
         eng.charge(self._scan_cost(len(cells)))
+        if self.config.curbing and whole:  # cells shed whole are not created for a slice
+            eng.curb(frozenset(order[:whole]))
 
 
 class Hybrid(HybridState):
@@ -431,7 +451,7 @@ class Hybrid(HybridState):
             c: 1 for c in self.shed_set})
 
     def stop(self) -> None:
-        self.filtered = frozenset()
+        self.filtered = None
         self.shed_set = frozenset()
 
     def drop(self, e: dict) -> bool:
@@ -439,6 +459,6 @@ class Hybrid(HybridState):
 
 
 _CLASSES: dict[str, type[Strategy]] = {
-    "RI": RandomInput, "SI": SelectivityInput, "RS": RandomState, "SS": SelectivityState,
-    "HyI": HybridInput, "HyS": HybridState, "Hybrid": Hybrid,
+    "NS": Strategy, "RI": RandomInput, "SI": SelectivityInput, "RS": RandomState,
+    "SS": SelectivityState, "HyI": HybridInput, "HyS": HybridState, "Hybrid": Hybrid,
 }

@@ -113,21 +113,27 @@ class Session:
         self.events_fed = 0
         self.last_time: Any = None
 
-    def feed(self, events: Iterable[dict] | Any, as_frame: bool = False) -> list[dict] | Any:
-        """The outputs of one batch, as dicts or (``as_frame``) as a pandas DataFrame."""
+    def feed(self, events: Iterable[dict] | Any, as_frame: bool = False,
+             keep: Any = None) -> list[dict] | Any:
+        """The outputs of one batch, as dicts or (``as_frame``) as a pandas DataFrame.
+        ``keep`` (keyed engine): the input filter as a mask over the batch
+        (:meth:`KeyedEngine.feed`)."""
+        if keep is not None and not isinstance(self.engine, KeyedEngine):
+            raise QueryError("keep= masks a batch on the keyed vectorized engine; the "
+                             "reference engine takes an input_filter")
         if isinstance(self.engine, KeyedEngine) and hasattr(events, "columns"):
-            return self._feed_frame(events, as_frame)  # columns straight to the arrays
+            return self._feed_frame(events, as_frame, keep)  # columns straight to arrays
         if hasattr(events, "columns") and hasattr(self.engine, "reads_columns") \
                 and self.engine.reads_columns(events):
             return self._feed_columns(events, as_frame)  # a stream aggregation, by columns
-        out = self._feed(events, as_frame)
+        out = self._feed(events, as_frame, keep)
         if as_frame and not isinstance(self.engine, KeyedEngine):
             import pandas as pd
 
             return pd.DataFrame(out)
         return out
 
-    def _feed(self, events: Iterable[dict] | Any, as_frame: bool) -> Any:
+    def _feed(self, events: Iterable[dict] | Any, as_frame: bool, keep: Any = None) -> Any:
         evs = as_events(events, first_id=self.events_fed)
         if evs and self.last_time is not None and evs[0]["time"] < self.last_time:
             raise QueryError(f"event time {evs[0]['time']} before the previous batch's "
@@ -135,7 +141,7 @@ class Session:
         out: list[dict] = []
         if isinstance(self.engine, KeyedEngine):
             self.engine.events_fed = self.events_fed
-            out = self.engine.feed(evs, frame=as_frame)
+            out = self.engine.feed(evs, frame=as_frame, keep=keep)
         elif isinstance(self.engine, ReferenceEngine):
             for e in evs:
                 self.engine.process(e, out)
@@ -148,14 +154,14 @@ class Session:
             self.last_time = evs[-1]["time"]
         return out
 
-    def _feed_frame(self, frame: Any, as_frame: bool) -> Any:
+    def _feed_frame(self, frame: Any, as_frame: bool, keep: Any = None) -> Any:
         if len(frame) and "time" in frame.columns and self.last_time is not None \
                 and frame["time"].iloc[0] < self.last_time:
             raise QueryError(f"event time {frame['time'].iloc[0]} before the previous "
                              f"batch's last {self.last_time}; a stream has non-decreasing "
                              "timestamps")
         self.engine.events_fed = self.events_fed
-        out = self.engine.feed(frame, frame=as_frame)
+        out = self.engine.feed(frame, frame=as_frame, keep=keep)
         self.events_fed += len(frame)
         if len(frame):
             self.last_time = frame["time"].iloc[-1]
@@ -197,6 +203,21 @@ class Session:
     def partial_matches(self) -> list[dict[str, Any]]:
         """Live partial matches as {var: event id or [ids]} (pattern queries)."""
         return self.engine.partial_matches()
+
+    def live_runs(self, *attrs: str) -> dict[str, Any]:
+        """The live runs as columns (keyed engine, :meth:`KeyedEngine.live_runs`)."""
+        return self._keyed("live_runs")(*attrs)
+
+    def drop_runs(self, *keys: Any) -> int:
+        """Drop the live runs of these partition keys (keyed engine, the state filter:
+        :meth:`KeyedEngine.drop_runs`); the number dropped."""
+        return self._keyed("drop_runs")(*keys)
+
+    def _keyed(self, name: str) -> Callable:
+        if not isinstance(self.engine, KeyedEngine):
+            raise QueryError(f"{name}() is a feature of the keyed vectorized engine; the "
+                             "reference engine takes a state_filter")
+        return getattr(self.engine, name)
 
     def shedding_report(self) -> dict[str, Any]:
         """Latencies on the modelled device and what was shed (sessions started with

@@ -328,16 +328,27 @@ class KeyedEngine:
         self.c = _compiled(self.plan)
 
     # ------------------------------------------------------------------ public
-    def feed(self, events: Any, frame: bool = False) -> list[dict] | pd.DataFrame:
+    def feed(self, events: Any, frame: bool = False,
+             keep: np.ndarray | None = None) -> list[dict] | pd.DataFrame:
         """Process a batch (a list of event dicts or a DataFrame); the outputs in stream
-        order, as dicts or (``frame=True``) as a DataFrame with one column per field."""
+        order, as dicts or (``frame=True``) as a DataFrame with one column per field.
+        ``keep``: the input filter as a mask over the batch (load shedding, §4.2.2): an
+        event it drops is not processed and changes no state (Eq. 4.2), not even a
+        strictly contiguous run's."""
         b = _Batch(events, self.attrs, self.events_fed)
         self.events_fed += b.n
         out = _Outputs(self.plan.returns.type, [n for n, _ in self.c.returns])
         if b.n == 0:
             return out.result(frame)
         names, typ_all = b.type_names, b.type_codes
-        keep = np.ones(b.n, dtype=bool)
+        if keep is None:
+            keep = np.ones(b.n, dtype=bool)
+        else:
+            keep = np.array(keep, dtype=bool)
+            if keep.shape != (b.n,):
+                raise QueryError(f"keep must be one flag per event of the batch ({b.n}), "
+                                 f"not of shape {keep.shape}")
+            self.stats.filtered += int(b.n - keep.sum())
         if self.plan.stream_type is not None:
             keep &= np.asarray([x == self.plan.stream_type for x in names])[typ_all]
         self._count_events(b, keep, names, typ_all)
@@ -368,6 +379,36 @@ class KeyedEngine:
 
     def live_count(self) -> int:
         return int((self.state >= 0).sum())
+
+    def live_runs(self, *attrs: str) -> dict[str, np.ndarray]:
+        """The live runs as columns (for a state filter, §4.2.2): the partition key's
+        attributes, ``state`` (0-based automaton state), ``first_time``, the length of
+        each Kleene variable (``length_<var>``) and, per ``attrs`` entry ``"var.attr"``,
+        the attribute of the variable's latest event."""
+        live = np.flatnonzero(self.state >= 0)
+        out = dict(zip(self.plan.partition, self.keyindex.values(live), strict=True))
+        out["state"] = self.state[live].astype(np.int64)
+        out["first_time"] = self.first_t[live]
+        for v, n in self.length.items():
+            out[f"length_{v}"] = n[live]
+        for label in attrs:
+            var, attr = label.split(".", 1)
+            col = self.store.get(("last", var, attr, 0), self.store.get(
+                ("single", var, attr, 0)))
+            if col is None:
+                raise QueryError(f"live_runs(): {label} is not kept by this query's plan")
+            out[label] = col[live]
+        return out
+
+    def drop_runs(self, *keys: np.ndarray) -> int:
+        """The state filter (§4.2.2): drop the live runs of these partition keys (one
+        array per partition attribute); the number dropped."""
+        ids = self.keyindex.find([np.asarray(k) for k in keys])
+        ids = ids[ids >= 0]
+        ids = ids[self.state[ids] >= 0]
+        self.state[ids] = -1
+        self.counters.pm_dropped += ids.size
+        return int(ids.size)
 
     # ------------------------------------------------------------------ internals
     def _count_events(self, b: _Batch, keep: np.ndarray, names: list[str],
@@ -650,6 +691,32 @@ class _KeyIndex:
                           len(values))
         self.size = len(keys)
         return ids[codes]
+
+    def find(self, cols: list[np.ndarray]) -> np.ndarray:
+        """The ids of known keys, -1 for keys never seen (nothing is numbered)."""
+        col = cols[0]
+        if len(self.direct) and len(cols) == 1 and col.dtype.kind in "iu":
+            inside = (col >= 0) & (col < len(self.direct))
+            out = np.full(col.size, -1, dtype=np.int64)
+            out[inside] = self.direct[col[inside]]
+            return out
+        values = zip(*(c.tolist() for c in cols), strict=True)
+        return np.fromiter((self.keys.get(tuple(v), -1) for v in values), np.int64,
+                           col.size)
+
+    def values(self, ids: np.ndarray) -> list[np.ndarray]:
+        """The key values (one array per partition attribute) of these ids."""
+        if len(self.direct):
+            order = np.full(self.size, -1, dtype=np.int64)
+            known = np.flatnonzero(self.direct >= 0)
+            order[self.direct[known]] = known
+            return [order[ids]]
+        by_id: list[Any] = [None] * self.size
+        for key, i in self.keys.items():
+            by_id[i] = key
+        rows = [by_id[i] for i in ids.tolist()]
+        width = len(by_id[0]) if by_id else 1
+        return [np.array([r[j] for r in rows]) for j in range(width)]
 
     def _direct(self, col: np.ndarray) -> np.ndarray:
         top = int(col.max()) + 1

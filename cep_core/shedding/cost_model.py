@@ -152,11 +152,14 @@ class StateModel:
     completion_rate: float  # complete matches per PM created here (for SS)
     mean_plus: np.ndarray   # the members' mean Γ⁺: offline, then blended online
     mean_minus: np.ndarray  # the members' mean Γ⁻: offline, then blended online
+    at_birth: np.ndarray = None  # mean Γ⁺ of the members created in each slice
     offline_mean: tuple[np.ndarray, np.ndarray] = field(repr=False, default=None)
 
     def __post_init__(self) -> None:
         if self.offline_mean is None:
             self.offline_mean = (self.mean_plus.copy(), self.mean_minus.copy())
+        if self.at_birth is None:
+            self.at_birth = self.mean_plus.copy()
 
     def contributes(self, cls: int, s: int) -> bool:
         """Whether a PM of class ``cls`` in slice ``s`` may still contribute: some member
@@ -167,6 +170,11 @@ class StateModel:
         """The members' mean (Γ⁺, Γ⁻) in slice ``s`` (offline, blended online): a finer
         ranking than the 90th percentiles, which tie among small counts."""
         return float(self.mean_plus[cls, s]), float(self.mean_minus[cls, s])
+
+    def born(self, cls: int, s: int) -> float:
+        """The expected Γ⁺ of a PM of class ``cls`` created in slice ``s`` (offline):
+        what shedding it at its creation costs."""
+        return float(self.at_birth[cls, s])
 
     def values(self, cls: int, s: int) -> tuple[float, float]:
         """(Γ⁺, Γ⁻) of a PM of class ``cls`` in slice ``s``: the offline 90th
@@ -204,6 +212,7 @@ class CostModel:
     events: dict[str, EventModel]
     type_selectivity: dict[str, float]  # complete matches per event, by type (for SI)
     type_share: dict[str, float]         # share of events by type in the history
+    state_share: dict[int, float]        # share of PMs by state in the history (for SS)
     consumption: str = "work"
     weight: float = 0.5
     _obs: dict = field(default_factory=dict, repr=False)
@@ -367,8 +376,21 @@ def _fit_state(x: np.ndarray, plus: np.ndarray, minus: np.ndarray, born: np.ndar
             p[c] = np.percentile(fp[members], 90, axis=0)
             mi[c] = np.percentile(fm[members], 90, axis=0)
             mean_p[c], mean_mi[c] = fp[members].mean(axis=0), fm[members].mean(axis=0)
+    at_birth = mean_p.copy()
+    whole = fp[np.arange(len(fp)), born]
+    for (c, s), value in _group_mean(labels, born, whole).items():
+        at_birth[c, s] = value
     rate = completions / len(x) if len(x) else 0.0
-    return StateModel(attrs, tree, leaf_class, p, mi, rate, mean_p, mean_mi), labels
+    return StateModel(attrs, tree, leaf_class, p, mi, rate, mean_p, mean_mi,
+                      at_birth), labels
+
+
+def _group_mean(a: np.ndarray, b: np.ndarray, values: np.ndarray) -> dict:
+    """The mean of ``values`` per pair (a, b) that occurs."""
+    pairs, at = np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True)
+    at = at.ravel()
+    means = np.bincount(at, values) / np.bincount(at)
+    return {(int(x), int(y)): float(v) for (x, y), v in zip(pairs, means, strict=True)}
 
 
 def fit_cost_model(query: Any, history: Any, policy: str = "skip-till-any-match",
@@ -444,6 +466,7 @@ def fit_cost_model(query: Any, history: Any, policy: str = "skip-till-any-match"
     in_matches = engine.type_in_matches
     selectivity = {t: in_matches.get(t, 0) / c for t, c in counts.items()}
     share = {t: c / n for t, c in counts.items()}
+    created = {q: len(pms) / max(1, len(engine.traced)) for q, pms in by_state.items()}
     return CostModel(query.explain(), plan.window, m, states, event_models, selectivity,
-                     share, consumption)
+                     share, created, consumption)
 

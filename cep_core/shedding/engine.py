@@ -258,6 +258,11 @@ class SheddingEngine(_Tracking):
         self._judge_from = -math.inf
         self._curb_until = math.inf
         self._final_types = {p.type for p in plan.positions if p.accepting}
+        # fixed ratio, state strategies: shed PMs as they are created (§4.4.3.1), with
+        # early curbing (not created at all) for the model-based ones, §4.3.4
+        self._sheds_new = config.ratio is not None and self.strategy.state_level
+        self._curbs = config.curbing and self.strategy.curbs
+        self._doomed: list[TracedPM] = []
         self._next_blend: float | None = None
 
     # ------------------------------------------------------------------ per event
@@ -291,6 +296,10 @@ class SheddingEngine(_Tracking):
         if t >= self._curb_until:
             self.curbing = frozenset()
         if cfg.ratio is not None:
+            if self._doomed:
+                doomed = {id(pm) for pm in self._doomed}
+                self.drop_pms(lambda pm: id(pm) in doomed)
+                self._doomed = []
             strategy.keep_ratio(cfg.ratio)
             return
         if cfg.bound is None:
@@ -327,6 +336,11 @@ class SheddingEngine(_Tracking):
         if self.curbing and (pm.state, pm.cls, pm.born) in self.curbing:
             self.pms_curbed += 1
             return None
+        if self._sheds_new and self.strategy.shed_new(pm):
+            if self._curbs:
+                self.pms_curbed += 1
+                return None
+            self._doomed.append(pm)  # created, and dropped before the next event
         return pm
 
     def _credit(self, pm: TracedPM, work: int, done: int) -> None:

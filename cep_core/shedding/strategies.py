@@ -115,6 +115,7 @@ class Strategy:
 
     input_level = False
     state_level = False
+    curbs = False  # early curbing (§4.3.4) is part of the model-based strategies
 
     def __init__(self, engine: Any, config: SheddingConfig):
         self.engine, self.config = engine, config
@@ -135,36 +136,51 @@ class Strategy:
     def keep_ratio(self, ratio: float) -> None:
         pass
 
-    # shared by the state strategies in ratio mode: shed when behind the target share,
-    # once the first window has passed (before it, the live PMs are not yet a steady mix)
-    def _deficit(self, ratio: float) -> int:
-        eng = self.engine
-        if eng.now - eng.clock.first_arrival < eng.plan.window:
-            return 0
-        return int(ratio * (eng.counters.pm_created + eng.pms_curbed)
-                   - eng.pms_shed - eng.pms_curbed)
+    def shed_new(self, pm: Any) -> bool:
+        """Fixed ratio, state strategies: whether the PM being created is shed."""
+        return False
 
     def _scan_cost(self, cells: int) -> int:
         eng = self.engine
         return cells if self.config.indexing else sum(len(p) for p in eng.live.values())
 
-    def _drop_in_order(self, groups: Iterable[list], k: int) -> int:
+    def _drop_in_order(self, groups: Iterable[list], k: int) -> None:
         """Drop ``k`` live PMs, taking ``groups`` (lists of PMs) whole in order and a
-        random part of the group where ``k`` is reached; the number taken whole."""
+        random part of the group where ``k`` is reached."""
         ids: set[int] = set()
-        whole = 0
         for group in groups:
             need = k - len(ids)
             if need <= 0:
                 break
             if len(group) <= need:
                 ids.update(id(pm) for pm in group)
-                whole += 1
             else:
                 pick = self.rng.choice(len(group), size=need, replace=False).tolist()
                 ids.update(id(group[i]) for i in pick)
         self.engine.drop_pms(lambda pm: id(pm) in ids)
-        return whole
+
+
+class _Ranks:
+    """The rank of a utility among the most recent ``size`` ones, as a share with ties
+    broken at random: shedding the items whose share is below ``r`` sheds a share ``r``
+    of the least useful (the fixed-ratio experiments of §4.4.3.1)."""
+
+    def __init__(self, rng: np.random.Generator, size: int = 1000):
+        self.rng, self.size = rng, size
+        self._sorted: list[float] = []
+        self._recent: deque[float] = deque()
+
+    def below(self, u: float, share: float) -> bool:
+        ranks = self._sorted
+        lo, hi = bisect.bisect_left(ranks, u), bisect.bisect_right(ranks, u)
+        n = len(ranks)
+        bisect.insort(ranks, u)
+        self._recent.append(u)
+        if len(self._recent) > self.size:
+            del ranks[bisect.bisect_left(ranks, self._recent.popleft())]
+        if not n or u == math.inf:
+            return False
+        return (lo + self.rng.random() * (hi - lo)) / n < share
 
 
 # ------------------------------------------------------------------ baselines
@@ -197,14 +213,7 @@ class SelectivityInput(RandomInput):
                                                              -model.type_share[t], t))
 
     def filter_inputs(self, cap: float) -> None:
-        share = self.engine.model.type_share
-        p, acc = {}, 0.0
-        for t in self.order:
-            if acc >= cap:
-                break
-            p[t] = min(1.0, (cap - acc) / share[t]) if share[t] > 0 else 0.0
-            acc += share[t] * p[t]
-        self.p_type = p
+        self.p_type = _allocate(self.order, self.engine.model.type_share, cap)
 
     def stop(self) -> None:
         self.p_type = {}
@@ -231,49 +240,55 @@ class RandomState(Strategy):
         eng.drop_pms(lambda pm: next(it))
         eng.charge(n)
 
-    def keep_ratio(self, ratio: float) -> None:
-        deficit = self._deficit(ratio)
-        if deficit >= 8:
-            self._drop_some(deficit)
+    def shed_new(self, pm: Any) -> bool:
+        return self.rng.random() < self.config.ratio
 
-    def _drop_some(self, k: int) -> None:
+
+class SelectivityState(RandomState):
+    def __init__(self, engine, config):
+        super().__init__(engine, config)
+        states = engine.model.states
+        self.order = sorted(states, key=lambda q: (states[q].completion_rate, q))
+        self.p_state: dict[int, float] | None = None
+
+    def shed_state(self, cap: float) -> None:
         eng = self.engine
         pms = eng.live_pms()
         if not pms:
             return
-        pick = set(self.rng.choice(len(pms), size=min(k, len(pms)), replace=False).tolist())
-        ids = {id(pms[i]) for i in pick}
-        eng.drop_pms(lambda pm: id(pm) in ids)
-        eng.charge(len(pms))
-
-
-class SelectivityState(RandomState):
-    def _rank(self) -> list[int]:
-        states = self.engine.model.states
-        return sorted(states, key=lambda q: (states[q].completion_rate, q))
-
-    def shed_state(self, cap: float) -> None:
-        eng = self.engine
-        n = sum(len(p) for p in eng.live.values())
-        if n:
-            self._drop_lowest(int(math.ceil(cap * n)))
-
-    def _drop_some(self, k: int) -> None:
-        self._drop_lowest(k)
-
-    def _drop_lowest(self, k: int) -> None:
-        eng = self.engine
-        pms = eng.live_pms()
         by_state: dict[int, list] = {}
         for pm in pms:
             by_state.setdefault(pm.state, []).append(pm)
-        self._drop_in_order((by_state[q] for q in self._rank() if q in by_state), k)
+        self._drop_in_order((by_state[q] for q in self.order if q in by_state),
+                            int(math.ceil(cap * len(pms))))
         eng.charge(len(pms))
+
+    def shed_new(self, pm: Any) -> bool:
+        if self.p_state is None:  # the lowest completion rates first, up to the ratio
+            self.p_state = _allocate(self.order, self.engine.model.state_share,
+                                     self.config.ratio)
+        p = self.p_state.get(pm.state, 0.0)
+        return p > 0 and (p >= 1.0 or self.rng.random() < p)
+
+
+def _allocate(order: list, share: dict, target: float) -> dict:
+    """Shedding probabilities by kind (event type or state), taking the kinds in
+    ``order`` whole until ``target`` of all items (``share``: each kind's share) is
+    reached, the last one in part."""
+    p, acc = {}, 0.0
+    for k in order:
+        if acc >= target:
+            break
+        p[k] = min(1.0, (target - acc) / share[k]) if share.get(k, 0) > 0 else 0.0
+        acc += share.get(k, 0) * p[k]
+    return p
 
 
 # ------------------------------------------------------------------ ours
 class _ModelBased(Strategy):
     """Shedding sets from the cost model (Eq. 4.8)."""
+
+    curbs = True
 
     def __init__(self, engine, config):
         super().__init__(engine, config)
@@ -354,7 +369,7 @@ class _ModelBased(Strategy):
         eng.drop_pms(lambda pm: eng.cell_of(pm) in shed)
         eng.charge(len(shed) if self.config.indexing
                    else sum(len(p) for p in eng.live.values()))
-        if self.config.curbing:
+        if self.curbs and self.config.curbing:
             eng.curb(shed)
 
 
@@ -364,8 +379,7 @@ class HybridInput(_ModelBased):
     def __init__(self, engine, config):
         super().__init__(engine, config)
         self._key: tuple | None = None
-        self._utilities: list[float] = []
-        self._recent: deque[float] = deque()
+        self._ranks = _Ranks(self.rng)
 
     def filter_inputs(self, cap: float) -> None:
         key = (self.cache.bucket(cap), self.engine._next_blend)
@@ -385,54 +399,33 @@ class HybridInput(_ModelBased):
 
     def _drop_by_rank(self, e: dict, ratio: float) -> bool:
         """Fixed ratio: drop the events whose classes promise the least contribution, a
-        share ``ratio`` of the recent 1,000 events (ties broken at random)."""
+        share ``ratio`` of the recent 1,000 events."""
         model = self.engine.model
         labels = self._labels(e)
         if labels is None or KEEP in labels:
             u = math.inf
         else:
-            u = max((model.values(q, c, 0)[0] for q, c in labels), default=-1.0)
-        ranks = self._utilities
-        lo, hi = bisect.bisect_left(ranks, u), bisect.bisect_right(ranks, u)
-        n = len(ranks)
-        bisect.insort(ranks, u)
-        self._recent.append(u)
-        if len(self._recent) > 1000:
-            old = self._recent.popleft()
-            del ranks[bisect.bisect_left(ranks, old)]
-        if not n or u == math.inf:
-            return False
-        q = (lo + self.rng.random() * (hi - lo)) / n
-        return q < ratio
+            u = max((model.states[q].expected(c, 0)[0] for q, c in labels), default=-1.0)
+        return self._ranks.below(u, ratio)
 
 
 class HybridState(_ModelBased):
     state_level = True
+    _ranks: _Ranks | None = None
 
     def shed_state(self, cap: float) -> None:
         shed, _ = self.choose(cap)
         self.shed_set = shed
         self._shed_cells(shed)
 
-    def keep_ratio(self, ratio: float) -> None:
-        deficit = self._deficit(ratio)
-        if deficit < 8:
-            return
-        eng, model = self.engine, self.engine.model
-        pms = eng.live_pms()
-        if not pms:
-            return
-        cells: dict[tuple[int, int, int], list] = {}
-        for pm in pms:
-            cells.setdefault(eng.cell_of(pm), []).append(pm)
-        # least expected contribution per PM first, then the most consumption
-        states = model.states
-        order = sorted(cells, key=lambda c: (states[c[0]].expected(c[1], c[2])[0],
-                                             -states[c[0]].expected(c[1], c[2])[1], c))
-        whole = self._drop_in_order((cells[c] for c in order), deficit)
-        eng.charge(self._scan_cost(len(cells)))
-        if self.config.curbing and whole:  # cells shed whole are not created for a slice
-            eng.curb(frozenset(order[:whole]))
+    def shed_new(self, pm: Any) -> bool:
+        """Fixed ratio: shed the new PMs that promise the least contribution (the mean
+        of their class's members created in the same slice: 90th percentiles tie among
+        small counts), a share ``ratio`` of the recent 1,000."""
+        if self._ranks is None:
+            self._ranks = _Ranks(self.rng)
+        u = self.engine.model.states[pm.state].born(pm.cls, pm.born)
+        return self._ranks.below(u, self.config.ratio)
 
 
 class Hybrid(HybridState):

@@ -125,11 +125,21 @@ class _Tracking(ReferenceEngine):
     def __getstate__(self):
         state = super().__getstate__()
         del state["state_features"]  # closures: built again from the plan
+        state.pop("_advance_one", None)
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self.state_features = pm_features(self.plan)
+        if not self.crediting:
+            self._plain_steps()
+
+    crediting = True  # whether work and matches are credited to PMs and ancestors
+
+    def _plain_steps(self) -> None:
+        """Nothing reads the credit: advance PMs with the reference engine's own step."""
+        self.crediting = False
+        self._advance_one = super()._advance_one
 
     def slice_of(self, age: float) -> int:
         if self.slice_len == math.inf:
@@ -143,19 +153,23 @@ class _Tracking(ReferenceEngine):
     def _make_pm(self, state: int, bind: dict, first_t: Any, parent: PM | None
                  ) -> TracedPM | None:
         pm = TracedPM(state, bind, first_t)
-        pm.parent, pm.features = parent, self.pm_features(state, bind)
+        pm.parent = parent
         pm.born = self.slice_of(self.now - first_t)
-        pm.cls = self.model.classify(state, pm.features) if self.model is not None else 0
+        if self.model is not None or self.tracing:
+            pm.features = self.pm_features(state, bind)
+            pm.cls = self.model.classify(state, pm.features) if self.model is not None else 0
+        else:  # no model (NS, RI, RS): nothing to classify by
+            pm.features, pm.cls = (), 0
         return self._admit(pm)
 
     def _admit(self, pm: TracedPM) -> TracedPM | None:
         return pm
 
-    crediting = True  # whether work and matches are credited to PMs and ancestors
+    tracing = True    # whether PMs keep their features (the offline fit reads them)
 
     def _advance_one(self, pm, e, out, keep, born) -> None:
-        if not self.crediting:
-            return ReferenceEngine._advance_one(self, pm, e, out, keep, born)
+        """The reference engine's step, crediting its work and matches to ``pm`` and its
+        ancestors (replaced by the plain step where nothing reads the credit)."""
         c = self.counters
         p0 = 0 if self.count_only else c.predicates
         w0, o0 = c.pm_created + c.pm_extended, c.outputs
@@ -241,10 +255,14 @@ class SheddingEngine(_Tracking):
         super().__init__(plan, policy, model.slices if model else config.slices,
                          model.consumption if model else "work", output, runs, model)
         self.config = config
-        self.crediting = model is not None and config.adapt
+        if model is None or not config.adapt:
+            self._plain_steps()
+        self.tracing = False
         self.clock = DeviceClock(config.unit_cost)
         self.monitor = LatencyWindow(config.statistic, config.window)
         self.strategy = config.make_strategy(self)
+        if model is None and not self.strategy.state_level:
+            self._new_pm = PM  # nothing reads a PM's class, slice or parent (NS, RI)
         self.match_latencies: list[float] = []
         self.event_latencies_sum = 0.0
         self.events_seen = 0

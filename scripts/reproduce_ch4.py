@@ -20,7 +20,8 @@ Experiments (the ``experiment`` column; queries and data in ``scripts/ch4_data.p
 * ``ablation_curbing`` (Figure 4.15b): Hybrid's state shedding (HyS) on Q4 at fixed
   ratios with and without early curbing;
 * ``q4_negation`` (§4.4.3.6, Figure 4.17): Q4 with B events 5-50 % of the stream, 10 %
-  of the partial matches shed: recall and precision.
+  of the partial matches (state strategies) or events (input strategies) shed: recall
+  and precision.
 
 Set-up (the text leaves these open; each is written to the results): events evenly
 spaced at ``event_rate`` events/s (Q1: 40,000/s, 320 events in its 8 ms window; the
@@ -69,7 +70,7 @@ from cep_core.shedding import (  # noqa: E402
 STRATEGIES = ("RI", "SI", "RS", "SS", "HyI", "HyS", "Hybrid")
 BASELINES = ("RI", "SI", "RS", "SS")
 COLUMNS = ("experiment", "strategy", "bound", "recall", "precision", "throughput",
-           "utilisation", "parameter", "value", "statistic", "events_shed", "pms_shed",
+           "utilisation", "parameter", "value", "ratio", "statistic", "events_shed", "pms_shed",
            "latency_avg", "latency_p95", "matches", "unit_cost", "event_rate", "events")
 
 
@@ -155,6 +156,7 @@ def _one(args: tuple) -> dict:
             "parameter": run.parameter or ("shed_ratio" if run.ratio is not None else ""),
             "value": run.value if run.parameter else (run.ratio if run.ratio is not None
                                                        else ""),
+            "ratio": "" if run.ratio is None else run.ratio,
             "statistic": run.statistic if run.share is not None else "",
             "events_shed": r["events_shed"] / r["events"],
             "pms_shed": (r["pms_shed"] + r["pms_curbed"])
@@ -213,7 +215,7 @@ def plan(quick: bool, rate: float = 40_000.0, events: int | None = None) -> list
     for p_b in ([0.05, 0.25, 0.5] if quick else [0.05, 0.1, 0.2, 0.3, 0.4, 0.5]):
         case = Case(ch4_data.Q4, rate=40_000.0, events=n, data_kw=(("p_b", p_b),))
         runs += [Run("q4_negation", case, s, ratio=0.1, parameter="p_b", value=p_b)
-                 for s in ("RS", "SS", "HyS")]
+                 for s in ("RI", "HyI", "RS", "SS", "HyS")]
     return runs
 
 

@@ -64,7 +64,8 @@ def stops(plan: MonitoringPlan, outcome: TierOutcome) -> np.ndarray:
 def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows: pd.DataFrame,
           name: str, outcome: TierOutcome) -> dict[str, Any]:
     """Communication and computation per tier, as deployed (module docstring).
-    ``meter_work`` is (groups, 3, tests): events processed, partial matches, user events."""
+    ``meter_work`` is (groups, 4, tests): events processed, partial matches, user events,
+    readings shed (not reported: neither sent nor evaluated, drsim.shedding)."""
     stop = stops(plan, outcome)
     mine = rows[rows["pass"] == name]
     readings = 0
@@ -73,7 +74,8 @@ def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows:
         slow = len(range(last + plan.settlement, plan.t_end, plan.settlement))
         readings += int(sizes[g]) * (fast + slow)
     counted = plan.test_times[None, :] <= stop[:, None]  # (groups, tests)
-    processed, pms, outputs = (meter_work[:, j, :] for j in range(3))
+    processed, pms, outputs, shed = (meter_work[:, j, :] for j in range(4))
+    readings -= int((shed * counted).sum())
     group_computation = group_events = 0
     for g, last in enumerate(stop.tolist()):
         mine_g = mine[(mine["group"] == g) & (mine["time"] <= last)]

@@ -276,13 +276,11 @@ class MeterResult:
     first_flag: np.ndarray  # per household: first user event's minute, or NOT_LATCHED
 
 
-def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
-               acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray) -> MeterResult:
-    """Listing 6.1 on every household of a chunk (Eq. 6.4's test).
-
-    ``acc_kwh`` and ``expected_acc_kwh`` are (households, test times): the energy used
-    since t_start up to each test time, and the expected complete response Σ P̂ over the
-    same minutes (the lookup ``λ[houseID, time]``, remote data held by the utility)."""
+def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
+                 acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray
+                 ) -> tuple[pd.DataFrame, pd.Series]:
+    """The readings Listing 6.1 tests (time, houseID, groupID, accLoad; by test time, then
+    household) and the lookup ``λ[houseID, time]`` (module doc of :func:`meter_tier`)."""
     times = plan.test_times
     n, k = len(house_ids), len(times)
     if acc_kwh.shape != (n, k) or expected_acc_kwh.shape != (n, k):
@@ -294,8 +292,26 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     stream = pd.DataFrame({"type": "smartMeterEvent", "time": np.repeat(times, n),
                            "houseID": np.tile(house_ids, k), "groupID": group_id,
                            "accLoad": acc_kwh.T.ravel()})
+    return stream, lam
+
+
+def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
+               acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
+               shedder: Any = None) -> MeterResult:
+    """Listing 6.1 on every household of a chunk (Eq. 6.4's test).
+
+    ``acc_kwh`` and ``expected_acc_kwh`` are (households, test times): the energy used
+    since t_start up to each test time, and the expected complete response Σ P̂ over the
+    same minutes (the lookup ``λ[houseID, time]``, remote data held by the utility).
+    ``shedder``: makes, from the query session, what the readings are fed through test
+    time by test time (load shedding, :mod:`drsim.shedding`)."""
+    times = plan.test_times
+    n, k = len(house_ids), len(times)
+    house_ids = np.asarray(house_ids, dtype=np.int64)
+    stream, lam = meter_stream(plan, house_ids, group_id, acc_kwh, expected_acc_kwh)
     session = plan.compile("meter", λ=lam).start(POLICY, runs=RUNS)
-    out, processed, pms = _feed_by_time(session, stream, times, as_frame=True)
+    feeder = session if shedder is None else shedder(session)
+    out, processed, pms = _feed_by_time(feeder, stream, times, as_frame=True)
     outputs = np.array([len(part) for part in out[:k]], dtype=np.int64)
     events = pd.concat(out, ignore_index=True)[["time", "houseID", "groupID", "accLoad"]]
     first = np.full(n, NOT_LATCHED, dtype=np.int64)

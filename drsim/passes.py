@@ -38,8 +38,14 @@ class Chunk:
 
 
 def plan_chunks(scenario: Scenario, chunk_size: int | None = None) -> list[Chunk]:
-    """Split every group's id range into chunks of at most ``chunk_size`` households."""
+    """Split every group's id range into chunks of at most ``chunk_size`` households; with
+    load shedding, of whole gateways (a multiple of ``gateway_households``, at least one),
+    so that a gateway's meters are never split between tasks."""
     size = chunk_size or scenario.chunk_size
+    shedding = scenario.monitoring.shedding
+    if shedding is not None:
+        gateway = shedding.gateway_households
+        size = max(gateway, size // gateway * gateway)
     chunks: list[Chunk] = []
     for g, (lo, hi) in enumerate(scenario.group_ranges()):
         for first in range(lo, hi, size):

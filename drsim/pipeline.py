@@ -52,13 +52,17 @@ from drsim.monitoring import MonitoringPlan, check_queries
 from drsim.pass_names import MONITORED, PASSES
 from drsim.passes import Chunk, SecondEvent, plan_chunks
 from drsim.scenario import Scenario
+from drsim.shedding import GatewayStats, bl_name
 from drsim.tasks import (
     CHUNKS,
     EVENTS,
     LOADS,
     METER,
+    MODELS,
     TIERS,
+    WORK_ROWS,
     adaptive_task,
+    cost_model_task,
     group_leader,
     participant_sums,
     simulation_task,
@@ -68,7 +72,7 @@ from drsim.threshold import Thresholds
 from drsim.units import clock
 
 Progress = Callable[[str, int, int], None]  # (stage, done, in all), in the stage's unit
-STAGE_UNITS = {"passes": "chunks", "passes + meter tier": "chunks",
+STAGE_UNITS = {"cost models": "groups", "passes": "chunks", "passes + meter tier": "chunks",
                "group tier": "group leaders", "utility tier": "passes",
                "adaptive pass": "chunks"}
 
@@ -122,10 +126,16 @@ class Monitored:
     plan: MonitoringPlan
     thresholds: Thresholds  # γ[groupID, time] of Listing 6.2
     user_events: Any  # backend handle of drsim.tasks.EVENTS rows (drsim.tasks.user_events)
-    meter_work: dict[str, np.ndarray]  # pass -> (groups, 3, tests)
+    meter_work: dict[str, np.ndarray]  # pass -> (groups, WORK_ROWS, tests)
     outcomes: dict[str, np.ndarray]  # pass -> (groups, tests + 1, 2), tasks.outcome_counts
     tier_rows: pd.DataFrame  # drsim.tasks.TIERS rows of the group leaders and the utility
     outcome: dict[str, TierOutcome]  # monitored pass -> latches and prediction
+    gateways: dict[str, GatewayStats] = field(default_factory=dict)  # with shedding
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The monitored passes' names (with their unshed twins under shedding)."""
+        return tuple(self.outcome)
 
 
 @dataclass
@@ -136,6 +146,7 @@ class Run:
     monitored: Monitored
     costs: dict[str, Any]  # of the traditional pass, as deployed
     delay_detection: int
+    unshed_costs: dict[str, Any] | None = None  # the traditional pass unshed (BL)
     deficit: dict[str, Any] | None = None  # what the utility knew at t_nc
     incentive: IncentiveResult | None = None
     second: SecondEvent | None = None
@@ -165,15 +176,32 @@ def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
     first_job = len(backend.info.jobs)  # a backend may have run other runs before (a sweep)
     chunks = plan_chunks(scenario, chunk_size)
     schemas = {"loads": LOADS, "chunks": CHUNKS}
+    models = None
     if plan is not None:
         schemas.update(meter=METER, events=EVENTS)
-    out = backend.map_chunks(partial(simulation_task, scenario, tuple(chunks), plan),
+        if scenario.monitoring.shedding is not None:
+            models = _cost_models(scenario, plan, backend, progress)
+    out = backend.map_chunks(partial(simulation_task, scenario, tuple(chunks), plan,
+                                     models=models),
                              len(chunks), schemas, label="passes", progress=progress)
     loads = sum_loads(backend.collect(out["loads"]), len(scenario.groups), PASSES)
     rows = _chunk_rows(backend, out["chunks"], len(chunks))
     simulation = Simulation(scenario, chunks, loads, rows, _this_run(backend.info, first_job),
                             {"passes_seconds": time.perf_counter() - started})
     return simulation, out
+
+
+def _cost_models(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
+                 progress) -> tuple[bytes, ...]:
+    """Each group's pickled cost model of the meter query (load shedding, fitted where
+    the data is: :func:`drsim.tasks.cost_model_task`)."""
+    n = len(scenario.groups)
+    out = backend.map_chunks(partial(cost_model_task, scenario, plan), n,
+                             {"models": MODELS}, label="cost models",
+                             progress=None if progress is None else
+                             (lambda done, total: progress(done * n // max(total, 1), n)))
+    rows = backend.collect(out["models"]).to_pandas().sort_values("group")
+    return tuple(rows["model"].tolist())
 
 
 def _this_run(info: BackendInfo, first_job: int) -> BackendInfo:
@@ -212,6 +240,10 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     result = Run(simulation, monitored,
                  costs(plan, sizes, monitored.meter_work["traditional"], monitored.tier_rows,
                        "traditional", trad), delay_detection)
+    if scenario.monitoring.shedding is not None:
+        bl = bl_name("traditional")
+        result.unshed_costs = costs(plan, sizes, monitored.meter_work[bl],
+                                    monitored.tier_rows, bl, monitored.outcome[bl])
     if not trad.predicted:
         result.note = "no utility non-compliance predicted: no second event"
     else:
@@ -232,6 +264,8 @@ def _tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict
     """Stage 2: thresholds, group leaders and the utility."""
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     n_groups, k = len(sizes), len(plan.test_times)
+    names = MONITORED if scenario.monitoring.shedding is None else \
+        (*MONITORED, *map(bl_name, MONITORED))
     meter = backend.collect(out["meter"]).to_pandas()
     meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
     thresholds = Thresholds.of(plan, sizes, _replica_flags(meter, n_groups))
@@ -240,21 +274,24 @@ def _tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict
         out["events"], ["pass", "group"],
         partial(group_leader, plan, tuple(sizes.tolist()), thresholds), TIERS,
         label="group tier", progress=_in_units(progress, "group tier",
-                                               len(MONITORED) * n_groups))
+                                               len(names) * n_groups))
     timings["group_tier_seconds"] = time.perf_counter() - started
     started = time.perf_counter()
     util = backend.group_apply(leaders, ["pass"], partial(utility, plan), TIERS,
                                label="utility tier",
-                               progress=_in_units(progress, "utility tier", len(MONITORED)))
+                               progress=_in_units(progress, "utility tier", len(names)))
     timings["utility_tier_seconds"] = time.perf_counter() - started
     tier_rows = pd.concat([backend.collect(leaders).to_pandas(),
                            backend.collect(util).to_pandas()], ignore_index=True)
     tier_rows = tier_rows.sort_values(["pass", "group", "kind", "time"], kind="stable",
                                       ignore_index=True)
-    meter_work = _per_group(meter, "work", n_groups, (3, k))
-    outcomes = _per_group(meter, "outcomes", n_groups, (k + 1, 2))
+    meter_work = _per_group(meter, "work", names, n_groups, (WORK_ROWS, k))
+    outcomes = _per_group(meter, "outcomes", names, n_groups, (k + 1, 2))
+    gateways = {name: GatewayStats.merged(meter.loc[meter["pass"] == name, "gateways"])
+                for name in names if scenario.monitoring.shedding is not None}
     return Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,
-                     {name: tier_outcome(tier_rows, name, n_groups) for name in MONITORED})
+                     {name: tier_outcome(tier_rows, name, n_groups) for name in names},
+                     gateways)
 
 
 def _in_units(progress: Progress | None, stage: str, units: int):
@@ -265,10 +302,10 @@ def _in_units(progress: Progress | None, stage: str, units: int):
     return lambda done, total: progress(stage, done * units // max(total, 1), units)
 
 
-def _per_group(meter: pd.DataFrame, column: str, n_groups: int, shape: tuple[int, int]
-               ) -> dict[str, np.ndarray]:
+def _per_group(meter: pd.DataFrame, column: str, names: tuple[str, ...], n_groups: int,
+               shape: tuple[int, int]) -> dict[str, np.ndarray]:
     """pass -> (groups, *shape): the chunks' counts in ``column`` summed per group."""
-    out = {name: np.zeros((n_groups, *shape), dtype=np.int64) for name in MONITORED}
+    out = {name: np.zeros((n_groups, *shape), dtype=np.int64) for name in names}
     for name, group, values in zip(meter["pass"], meter["group"], meter[column],
                                    strict=True):
         out[name][group] += np.asarray(values, np.int64).reshape(shape)

@@ -23,6 +23,7 @@ from drsim.monitoring import CHANGES, NOT_LATCHED
 from drsim.pass_names import DR_PASSES
 from drsim.pipeline import Run, Simulation
 from drsim.scenario import ExpectedShare, Scenario
+from drsim.shedding import bl_name
 from drsim.units import DAY, clock, mwh
 
 EVENING = (16 * 60, 22 * 60)  # the evening peak is looked for in [16:00, 22:00)
@@ -222,7 +223,34 @@ def _run_sections(run: Run) -> dict[str, Any]:
         "monitoring": {"test_times": [clock(t) for t in plan.test_times.tolist()],
                        "changes_from_printed_listings": CHANGES,
                        "queries_overridden": sorted(scenario.monitoring.queries)},
+        "shedding": _shedding(run, times),
     }
+
+
+def _shedding(run: Run, times: Any) -> dict[str, Any] | None:
+    """The optimised monitoring (OP, load shedding) beside the unshed one (BL) on the same
+    households: per configuration the meter tier's gateways (readings and runs shed, work,
+    utilisation, latency), the costs as deployed and the prediction (drsim.shedding)."""
+    cfg = run.simulation.scenario.monitoring.shedding
+    if cfg is None:
+        return None
+    monitored = run.monitored
+
+    def side(name: str, cost: dict[str, Any]) -> dict[str, Any]:
+        outcome = monitored.outcome[name]
+        return {"meter_tier": monitored.gateways[name].summary(),
+                "group_tier": "no shedding", "utility_tier": "no shedding",
+                "communication": cost["communication"]["total"],
+                "computation": cost["computation"]["total"],
+                "utility_noncompliance_time": clock(outcome.t_nc) if outcome.predicted
+                else None,
+                "group_noncompliance_times": times(outcome.latch)}
+
+    op = side("traditional", run.costs)
+    bl = side(bl_name("traditional"), run.unshed_costs)
+    return {"config": cfg.model_dump(), "op": op, "bl": bl,
+            "op_share_of_bl": {k: op[k] / bl[k] if bl[k] else None
+                               for k in ("communication", "computation")}}
 
 
 def _per_household(costs: dict[str, Any], households: int) -> dict[str, Any]:

@@ -15,8 +15,10 @@ Loads travel as whole µkW, so every sum is exact whatever the chunking.
 
 from __future__ import annotations
 
+import pickle
 import time
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,6 +43,7 @@ from drsim.monitoring import (
 from drsim.pass_names import MONITORED
 from drsim.passes import Chunk, ChunkResult, SecondEvent, simulate_chunk
 from drsim.scenario import ExpectedShare, Scenario
+from drsim.shedding import bl_name, fit_meter_model, shed_meter_tier
 from drsim.threshold import Thresholds, replica_flags
 from drsim.units import DAY
 
@@ -59,7 +62,10 @@ CHUNKS = pa.schema([
 METER = pa.schema([  # per (chunk, pass): aggregates only, whatever the chunk's size
     ("chunk", pa.int64()), ("group", pa.int32()), ("pass", pa.string()),
     ("work", pa.list_(pa.int64())), ("outcomes", pa.list_(pa.int64())),
-    ("replica_flags", pa.list_(pa.int64()))])
+    ("replica_flags", pa.list_(pa.int64())),
+    ("gateways", pa.list_(pa.float64()))])  # drsim.shedding.GatewayStats, with shedding
+MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary())])
+WORK_ROWS = 4  # meter work per test: events processed, partial matches, user events, shed
 EVENTS = pa.schema([
     ("chunk", pa.int64()), ("group", pa.int32()), ("pass", pa.string()),
     ("time", pa.list_(pa.int64())), ("houseID", pa.list_(pa.int64())),
@@ -75,21 +81,33 @@ UTILITY = -1  # the group column of the utility's rows
 
 # --------------------------------------------------------------------------- chunk tasks
 def simulation_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: MonitoringPlan | None,
-                    index: int) -> dict[str, pa.RecordBatch]:
+                    index: int, models: tuple[bytes, ...] | None = None
+                    ) -> dict[str, pa.RecordBatch]:
     """The baseline, expected and traditional passes of chunk ``index``: its loads and
     participants (``loads``, ``chunks``) and, with a monitoring ``plan``, the meter tier's
-    output (``meter``, ``events``)."""
+    output (``meter``, ``events``); with load shedding, ``models`` holds each group's
+    pickled cost model of the meter query (:func:`cost_model_task`)."""
     chunk = chunks[index]
     started = time.perf_counter()
     result = simulate_chunk(scenario, chunk, households=plan is not None)
     out = {"loads": loads_batch(scenario, result)}
     if plan is not None:
-        out["meter"], out["events"] = _meter_batches(plan, result)
+        model = None if models is None else pickle.loads(models[chunk.group])
+        out["meter"], out["events"] = _meter_batches(scenario, plan, result, model)
     pop = result.population
     sums = ParticipantSums.of(pop.follow_through, pop.observed_follow_through,
                               household_mappings(scenario, pop.ids))
     out["chunks"] = _chunk_batch(result, time.perf_counter() - started, sums)
     return out
+
+
+def cost_model_task(scenario: Scenario, plan: MonitoringPlan, group: int
+                    ) -> dict[str, pa.RecordBatch]:
+    """The utility's cost model of the meter query for ``group``, pickled
+    (:func:`drsim.shedding.fit_meter_model`)."""
+    model = fit_meter_model(scenario, plan, group)
+    return {"models": pa.RecordBatch.from_pylist(
+        [{"group": group, "model": pickle.dumps(model)}], schema=MODELS)}
 
 
 def adaptive_task(scenario: Scenario, chunks: tuple[Chunk, ...], second: SecondEvent,
@@ -177,13 +195,16 @@ def participant_sums(rows: pd.DataFrame) -> ParticipantSums:
     return total
 
 
-def _meter_batches(plan: MonitoringPlan, result: ChunkResult
-                   ) -> tuple[pa.RecordBatch, pa.RecordBatch]:
+def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult,
+                   model: Any = None) -> tuple[pa.RecordBatch, pa.RecordBatch]:
     """Listing 6.1 on the chunk's households for each monitored pass: the meter tier's
-    work per test time (events processed, partial matches, user events), the households
-    counted by the test of their first flag and by their realised Eq. 6.2 compliance
-    (:func:`outcome_counts`), the user events, and, on the expected pass, the replicas'
-    flags per test time when γ is estimated from the expected response."""
+    work per test time (events processed, partial matches, user events, readings shed),
+    the households counted by the test of their first flag and by their realised Eq. 6.2
+    compliance (:func:`outcome_counts`), the user events, and, on the expected pass, the
+    replicas' flags per test time when γ is estimated from the expected response. With
+    load shedding (``model``: the group's cost model) each pass is monitored twice, under
+    the bound (the pass's own name) and unshed (:func:`drsim.shedding.bl_name`), each
+    with its gateways' figures (:class:`drsim.shedding.GatewayStats`)."""
     pop, chunk = result.population, result.chunk
     times = plan.test_times
     est = result.estimate_window_kw
@@ -192,22 +213,35 @@ def _meter_batches(plan: MonitoringPlan, result: ChunkResult
     goal = (est["baseline"] - est["expected"]).sum(axis=1) / 60.0
     replicas = plan.gamma_user.replicas if isinstance(plan.gamma_user, ExpectedShare) \
         else None
+    shedding = scenario.monitoring.shedding
+    first = scenario.group_ranges()[chunk.group][0]
     meter, events = [], []
     for name in MONITORED:
         acc = accumulated_kwh(result.window_kw[name], plan.t_start, times)
-        m = meter_tier(plan, pop.ids, chunk.group, acc, expected_acc)
+        if shedding is None:
+            runs = [(name, meter_tier(plan, pop.ids, chunk.group, acc, expected_acc), None)]
+        else:
+            bl, bl_stats, op, op_stats = shed_meter_tier(plan, shedding, model, pop.ids,
+                                                         chunk.group, first, acc,
+                                                         expected_acc)
+            runs = [(name, op, op_stats), (bl_name(name), bl, bl_stats)]
         flags = None
         if replicas is not None and name == "expected":
             flags = replica_flags(plan, pop, result.simulator, chunk.group,
                                   result.estimate_exact, replicas)
         reduction = (base_kw - result.window_kw[name]).sum(axis=1) / 60.0
-        meter.append({"chunk": chunk.index, "group": chunk.group, "pass": name,
-                      "work": np.concatenate([m.processed, m.partial_matches, m.outputs]),
-                      "outcomes": outcome_counts(times, m.first_flag, reduction < goal)
-                      .ravel(),
-                      "replica_flags": flags})
-        events.append({"chunk": chunk.index, "group": chunk.group, "pass": name,
-                       **{c: m.events[c].to_numpy() for c in ("time", "houseID", "accLoad")}})
+        for label, m, stats in runs:
+            shed = len(pop.ids) - m.processed
+            outcomes = outcome_counts(times, m.first_flag, reduction < goal).ravel()
+            meter.append({"chunk": chunk.index, "group": chunk.group, "pass": label,
+                          "work": np.concatenate([m.processed, m.partial_matches, m.outputs,
+                                                  shed]),
+                          "outcomes": outcomes,
+                          "replica_flags": flags if label == name else None,
+                          "gateways": None if stats is None else stats.as_list()})
+            events.append({"chunk": chunk.index, "group": chunk.group, "pass": label,
+                           **{c: m.events[c].to_numpy() for c in ("time", "houseID",
+                                                                  "accLoad")}})
     return (pa.RecordBatch.from_pylist(meter, schema=METER),
             pa.RecordBatch.from_pylist(events, schema=EVENTS))
 

@@ -400,6 +400,30 @@ class KeyedEngine:
             out[label] = col[live]
         return out
 
+    def event_tests(self, events: Any, indices: list[int]) -> np.ndarray:
+        """(events, predicates) whether each event of a batch passes each predicate of
+        ``indices`` that reads only the new event (an event of another type, or whose
+        lookup key is missing, does not pass): the input side of load shedding."""
+        b = _Batch(events, self.attrs, 0)
+        out = np.zeros((b.n, len(indices)), dtype=bool)
+        if not b.n:
+            return out
+        saved = self._typ, self._pre
+        names = b.type_names
+        self._typ = np.array([self.types.get(x, -1) for x in names], dtype=np.int64)[
+            b.type_codes]
+        self._pre = {}
+        try:
+            for j, index in enumerate(indices):
+                if index not in self.c.local:
+                    raise QueryError(f"predicate {self.plan.preds[index].text} does not read "
+                                     "the new event alone")
+                holds, missing = self._local_values(index, b)
+                out[:, j] = holds if missing is None else holds & ~missing
+        finally:
+            self._typ, self._pre = saved
+        return out
+
     def drop_runs(self, *keys: np.ndarray) -> int:
         """The state filter (§4.2.2): drop the live runs of these partition keys (one
         array per partition attribute); the number dropped."""

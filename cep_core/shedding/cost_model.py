@@ -46,7 +46,7 @@ import numpy as np
 KEEP = (-1, -1)  # the label of an event that completes or may block a match
 
 __all__ = ["KEEP", "CostModel", "TreeLookup", "fit_cost_model", "load_cost_model",
-           "gap_statistic_k", "features_of", "event_features"]
+           "gap_statistic_k", "features_of", "event_features", "local_tests", "test_values"]
 
 
 def features_of(values: Iterable[Any]) -> tuple[float, ...]:
@@ -72,6 +72,45 @@ def event_features(event: dict, attrs: Iterable[str]) -> tuple[float, ...]:
     (7.0, 3.0)
     """
     return features_of(event.get(a, 0.0) for a in attrs)
+
+
+def local_tests(plan: Any) -> dict[str, list[Any]]:
+    """Per event type, the predicates that read only the new event of that type: its
+    attributes (``v.attr`` or ``v[i].attr``), parameters and lookups, no other variable,
+    no ``LENGTH`` and no other index. Whether an event passes them is a feature of the
+    input side (the ψ of Eq. 4.9: which value predicates an event can satisfy), e.g.
+    ``a[i].accLoad > λ[a[i].houseID, a[i].time]`` of Listing 6.1."""
+    from cep_core.expr import walk
+    from cep_core.lang import ast
+
+    types = {p.var: p.type for p in plan.positions}
+    out: dict[str, list[Any]] = {}
+    for pred in plan.preds:
+        if len(pred.vars) != 1 or pred.node is None:
+            continue
+        (var,) = pred.vars
+        nodes = list(walk(pred.node))
+        if var not in types or any(isinstance(n, ast.Length | ast.Aggregate) for n in nodes):
+            continue
+        if all(n.var == var and (n.index is None or n.index.kind == "i" and
+                                 n.index.offset == 0)
+               for n in nodes if isinstance(n, ast.Attr)):
+            out.setdefault(types[var], []).append(pred)
+    return out
+
+
+def test_values(tests: list[Any], var_multi: dict[str, bool], event: dict
+                ) -> tuple[float, ...]:
+    """Whether ``event`` passes each of ``tests`` (1.0 or 0.0; a failing lookup is 0)."""
+    out = []
+    for pred in tests:
+        (var,) = pred.vars
+        try:
+            ok = pred.test({var: (event,) if var_multi[var] else event})
+        except Exception:  # noqa: BLE001 (a missing key of a lookup: not passed)
+            ok = False
+        out.append(1.0 if ok else 0.0)
+    return tuple(out)
 
 
 def gap_statistic_k(x: np.ndarray, max_k: int, references: int = 5, seed: int = 0) -> int:
@@ -126,6 +165,20 @@ class TreeLookup:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._memo = {}
+
+    def leaves(self, x: np.ndarray) -> np.ndarray:
+        """The leaf of every row of ``x`` (rows × features), walked level by level."""
+        left, right = np.asarray(self.left), np.asarray(self.right)
+        feature, threshold = np.asarray(self.feature), np.asarray(self.threshold)
+        node = np.zeros(len(x), dtype=np.int64)
+        rows = np.arange(len(x))
+        inner = left[node] != -1
+        while inner.any():
+            at = node[inner]
+            go_left = x[rows[inner], feature[at]] <= threshold[at]
+            node[inner] = np.where(go_left, left[at], right[at])
+            inner = left[node] != -1
+        return node
 
     def leaf(self, x: tuple[float, ...]) -> int:
         got = self._memo.get(x)
@@ -194,11 +247,14 @@ class StateModel:
 
 @dataclass
 class EventModel:
-    """For input shedding: which classes an event of one type could create or extend."""
+    """For input shedding: which classes an event of one type could create or extend.
+    Its features: the attributes ``attrs``, then whether it passes each predicate of
+    ``tests`` (by their index in the plan, :func:`local_tests`)."""
 
     attrs: list[str]
     tree: TreeLookup | None
     leaf_labels: dict[int, frozenset[tuple[int, int]]]
+    tests: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -222,6 +278,16 @@ class CostModel:
         if sm is None or sm.tree is None:
             return 0
         return sm.leaf_class[sm.tree.leaf(values)]
+
+    def classify_many(self, state: int, x: np.ndarray) -> np.ndarray:
+        """:meth:`classify` of every row of ``x`` (PMs × the state's features)."""
+        sm = self.states.get(state)
+        if sm is None or sm.tree is None:
+            return np.zeros(len(x), dtype=np.int64)
+        leaves = sm.tree.leaves(np.asarray(x, dtype=np.float64))
+        ids = np.unique(leaves)
+        return np.array([sm.leaf_class[i] for i in ids.tolist()], dtype=np.int64)[
+            np.searchsorted(ids, leaves)]
 
     def event_labels(self, typ: str, values: tuple[float, ...]
                      ) -> frozenset[tuple[int, int]] | None:
@@ -395,12 +461,14 @@ def _group_mean(a: np.ndarray, b: np.ndarray, values: np.ndarray) -> dict:
 
 def fit_cost_model(query: Any, history: Any, policy: str = "skip-till-any-match",
                    slices: int = 4, max_classes: int = 10, consumption: str = "work",
-                   seed: int = 0, classes: int | None = None) -> CostModel:
+                   seed: int = 0, classes: int | None = None,
+                   runs: str = "every-event") -> CostModel:
     """Fit the cost model of a compiled pattern query over a historical stream
     (``history``: event dicts or a DataFrame). ``classes`` fixes the number of clusters
     per state instead of the gap statistic (the dissertation's 10 for Q1, 4 for Q3).
     ``consumption``: ``"work"`` (Ω = cost units) or ``"count"`` (Ω = 1 per partial
-    match; the ablation without explicit resource cost of §4.4.3.3)."""
+    match; the ablation without explicit resource cost of §4.4.3.3). ``policy`` and
+    ``runs``: the session options the query will run with."""
     from sklearn.tree import DecisionTreeClassifier
 
     from cep_core.events import as_events
@@ -413,7 +481,7 @@ def fit_cost_model(query: Any, history: Any, policy: str = "skip-till-any-match"
     plan = query.plan
     if plan is None:
         raise ValueError("load shedding applies to pattern queries")
-    engine = TracingEngine(plan, policy, slices, consumption)
+    engine = TracingEngine(plan, policy, slices, consumption, runs)
     events = as_events(history)
     out: list = []
     for e in events:
@@ -443,13 +511,16 @@ def fit_cost_model(query: Any, history: Any, policy: str = "skip-till-any-match"
         labels = {(pm.state, label_of[id(pm)]) for pm in created}
         per_type.setdefault(typ, []).append((feats, frozenset(labels | ({KEEP} if kept
                                                                       else set()))))
+    tests = local_tests(plan)
     for typ, rows in per_type.items():
         attrs = engine.event_attrs.get(typ, [])
+        indices = [p.index for p in tests.get(typ, [])]
         universe = sorted({lab for _, labs in rows for lab in labs})
-        if not attrs or len({labs for _, labs in rows}) == 1:
+        if not attrs and not indices or len({labs for _, labs in rows}) == 1:
             event_models[typ] = EventModel(attrs, None, {0: frozenset(universe)})
             continue
-        x = np.array([f for f, _ in rows], dtype=float).reshape(len(rows), len(attrs))
+        x = np.array([f for f, _ in rows], dtype=float).reshape(len(rows),
+                                                                len(attrs) + len(indices))
         ybin = np.array([[lab in labs for lab in universe] for _, labs in rows], dtype=int)
         depth = max(2, min(10, len(universe)))
         clf = DecisionTreeClassifier(max_depth=depth, random_state=seed).fit(x, ybin)
@@ -458,7 +529,8 @@ def fit_cost_model(query: Any, history: Any, policy: str = "skip-till-any-match"
         for lf, (_, labs) in zip(leaves.tolist(), rows, strict=True):
             leaf_labels.setdefault(lf, set()).update(labs)
         event_models[typ] = EventModel(attrs, TreeLookup(clf),
-                                       {k: frozenset(v) for k, v in leaf_labels.items()})
+                                       {k: frozenset(v) for k, v in leaf_labels.items()},
+                                       indices)
     n = max(1, len(events))
     counts: dict[str, int] = {}
     for e in events:

@@ -33,7 +33,12 @@ from cep_core.engine.reference import PM, ReferenceEngine
 from cep_core.expr import ExprCompiler, walk
 from cep_core.lang import ast
 from cep_core.shedding.clock import DeviceClock, LatencyWindow, work_units
-from cep_core.shedding.cost_model import event_features, features_of
+from cep_core.shedding.cost_model import (
+    event_features,
+    features_of,
+    local_tests,
+    test_values,
+)
 
 __all__ = ["TracedPM", "TracingEngine", "SheddingEngine"]
 
@@ -190,8 +195,9 @@ class TracingEngine(_Tracking):
     :mod:`cep_core.shedding.cost_model`) and whether it completed a match or is of a
     negated type."""
 
-    def __init__(self, plan, policy: str, slices: int = 4, consumption: str = "work"):
-        super().__init__(plan, policy, slices, consumption)
+    def __init__(self, plan, policy: str, slices: int = 4, consumption: str = "work",
+                 runs: str = "every-event"):
+        super().__init__(plan, policy, slices, consumption, runs=runs)
         self.traced: list[TracedPM] = []
         #: per event of a pattern or NEG type: (type, features, PMs created, whether it
         #: completed a match or may block one)
@@ -205,6 +211,8 @@ class TracingEngine(_Tracking):
                 if v in var_type:
                     attrs.setdefault(var_type[v], {})[a] = None
         self.event_attrs = {t: list(a) for t, a in attrs.items()}
+        self.event_tests = local_tests(plan)
+        self.var_multi = {p.var: p.multi for p in plan.positions}
         self._created: list = []
 
     def process(self, e: dict, out: list) -> None:
@@ -214,7 +222,8 @@ class TracingEngine(_Tracking):
         typ = e["type"]
         plan = self.plan
         if typ in plan.types or typ in plan.neg_types:
-            feats = event_features(e, self.event_attrs.get(typ, ()))
+            feats = event_features(e, self.event_attrs.get(typ, ())) + test_values(
+                self.event_tests.get(typ, []), self.var_multi, e)
             kept = self.counters.outputs > n0 or typ in plan.neg_types
             self.touched.append((typ, feats, self._created, kept))
 

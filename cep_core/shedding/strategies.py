@@ -43,7 +43,7 @@ import numpy as np
 
 from cep_core.errors import QueryError
 from cep_core.shedding.clock import STATISTICS
-from cep_core.shedding.cost_model import KEEP, event_features
+from cep_core.shedding.cost_model import KEEP, event_features, test_values
 from cep_core.shedding.knapsack import ShedSetCache, choose_shed_set
 
 __all__ = ["SheddingConfig", "STRATEGIES", "MODEL_STRATEGIES"]
@@ -351,7 +351,10 @@ class _ModelBased(Strategy):
             return None
         if em.tree is not None:
             eng.charge(1)  # the event tree's lookup
-        return model.event_labels(typ, event_features(e, em.attrs))
+        tests = [eng.plan.preds[i] for i in em.tests]
+        multi = {p.var: p.multi for p in eng.plan.positions}
+        return model.event_labels(typ, event_features(e, em.attrs)
+                                  + test_values(tests, multi, e))
 
     def _event_dropped(self, e: dict) -> bool:
         """Eq. 4.9: while the filter is on, drop ``e`` when every PM it could create is

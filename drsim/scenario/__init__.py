@@ -51,6 +51,7 @@ from drsim.scenario.models import (
     Reference,
     ReferenceReductions,
     Scenario,
+    Shedding,
 )
 
 __all__ = [
@@ -71,6 +72,7 @@ __all__ = [
     "ReferenceReductions",
     "Scenario",
     "ScenarioError",
+    "Shedding",
     "load_scenario",
     "read_yaml",
     "scenario_from_dict",

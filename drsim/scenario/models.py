@@ -47,6 +47,7 @@ __all__ = [
     "Reference",
     "ReferenceReductions",
     "Scenario",
+    "Shedding",
 ]
 
 MAX_HOUSEHOLDS = 20_000_000
@@ -373,6 +374,44 @@ def _gamma_user(value: Any) -> Any:
                    _GAMMA_ACCEPTED)
 
 
+class Shedding(_Model):
+    """Hybrid load shedding of the meter tier (the "OP" configuration of §6.3.4, Ch. 4;
+    drsim.shedding): Listing 6.1 runs on gateways, each serving a fixed number of meters
+    on a modelled device, and sheds readings (not reported: neither sent nor evaluated)
+    and runs of failed tests to keep its latency under a bound."""
+
+    strategy: Literal["Hybrid", "HyI", "HyS", "RI", "RS"] = _described(
+        "What to shed: Hybrid (readings and runs from one cost model, §4.2.5), HyI "
+        "(readings), HyS (runs), or the random baselines RI (readings) and RS (runs).",
+        default="Hybrid",
+    )
+    bound: float = _described(
+        "The latency bound as a share of each gateway's unshed latency (§6.3.4: 0.5).",
+        default=0.5, gt=0.0, le=1.0,
+    )
+    statistic: Literal["avg", "p95"] = _described(
+        "The latency the bound applies to: the average or the 95th percentile of the "
+        "gateway's recent readings.", default="avg",
+    )
+    gateway_households: int = _described(
+        "Meters per gateway, counted from each group's first household (the last gateway of "
+        "a group may serve fewer); chunks are cut at gateway boundaries.",
+        default=250, ge=1,
+    )
+    utilisation: float = _described(
+        "How busy the unshed run keeps each gateway's modelled device: its cost per unit of "
+        "work is set from that (the less powerful edge devices of §6.3.4).",
+        default=0.9, gt=0.0, lt=1.0,
+    )
+    classes: int = _described(
+        "Classes of runs per automaton state in the cost model (K-means, §4.3.2).",
+        default=4, ge=1, le=20,
+    )
+    slices: int = _described(
+        "Time slices of the query window in the cost model (§4.3.1).", default=4, ge=1, le=24,
+    )
+
+
 class Monitoring(_Model):
     """Compliance monitoring of the three tiers (Table 6.2, "Monitoring"; Listings 6.1-6.3)."""
 
@@ -420,6 +459,10 @@ class Monitoring(_Model):
         "Optional replacements of the DR query texts, keyed by query name (the names are "
         "checked by drsim.monitoring).",
         accepted="a mapping from query name to query text", default_factory=dict,
+    )
+    shedding: Shedding | None = _described(
+        "Hybrid load shedding of the meter tier under a latency bound (§6.3.4); off when "
+        "absent.", null_means="no load shedding (the BL configuration)", default=None,
     )
 
     @model_validator(mode="after")

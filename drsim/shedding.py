@@ -105,6 +105,9 @@ class GatewayStats:
 
     LAYOUT = 8  # the leading fields of :meth:`as_list`
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GatewayStats) and self.as_list() == other.as_list()
+
     def as_list(self) -> list[float]:
         return [self.readings, self.readings_shed, self.runs_shed, self.work, self.busy,
                 self.span, self.latency_sum, self.latency_count, *self.histogram.tolist()]

@@ -380,6 +380,18 @@ class KeyedEngine:
     def live_count(self) -> int:
         return int((self.state >= 0).sum())
 
+    def track(self, *labels: str) -> None:
+        """Keep the latest value of each ``"var.attr"`` for :meth:`live_runs` (from the
+        next event on), also where the query itself does not read it again."""
+        for label in labels:
+            var, attr = label.split(".", 1)
+            if attr in self.plan.partition or var not in self.plan.variables:
+                continue
+            key = ("last", var, attr, 0)
+            if key not in self.store_keys and ("single", var, attr, 0) not in self.store_keys:
+                self.store_keys.append(key)
+                self.attrs = sorted({*self.attrs, attr})
+
     def live_runs(self, *attrs: str) -> dict[str, np.ndarray]:
         """The live runs as columns (for a state filter, §4.2.2): the partition key's
         attributes, ``state`` (0-based automaton state), ``first_time``, the length of

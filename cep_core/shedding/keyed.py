@@ -97,6 +97,7 @@ class KeyedShedder:
         self.device_of, self.exact_limit, self.min_samples = device_of, exact_limit, \
             min_samples
         self.key = engine.plan.partition[0]
+        engine.track(*self._features_of(model))
         self.fleet = DeviceFleet(unit_cost, window)
         n = len(self.fleet)
         self.bound = None if bound is None or strategy == "NS" else \
@@ -227,9 +228,13 @@ class KeyedShedder:
         return self.slice_len if self.slice_len != math.inf else 0.0
 
     def _features(self) -> list[str]:
+        return self._features_of(self.model)
+
+    def _features_of(self, model: Any) -> list[str]:
+        """The run features the model's classifiers read (the key aside)."""
         names: dict[str, None] = {}
-        if self.model is not None:
-            for sm in self.model.states.values():
+        if model is not None:
+            for sm in model.states.values():
                 names.update(dict.fromkeys(sm.attrs))
         return [n for n in names if n.split(".", 1)[1] != self.key]
 

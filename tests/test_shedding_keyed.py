@@ -1,0 +1,178 @@
+"""Load shedding on the keyed engine for many modelled devices (cep_core.shedding.keyed,
+fleet) and in the DR monitoring (drsim.shedding, the OP configuration of §6.3.4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+import cep_core
+from cep_core.errors import QueryError
+from cep_core.shedding import DeviceFleet, KeyedShedder, fit_cost_model
+from drsim import pipeline
+from drsim.backend import SerialBackend
+from drsim.scenario import ScenarioError, scenario_from_dict
+from drsim.shedding import bl_name
+
+RUN = "PATTERN SEQ(R a+[]) WHERE SAME[k] AND a[i].x > lim AND a[i].time + 1 = a[i+1].time " \
+      "AND LENGTH(a+[]) > 2 WITHIN 50 RETURN U(a[last].time, a[last].k)"
+
+
+def readings(keys: int, steps: int, seed: int) -> pd.DataFrame:
+    """Each key a reading per time step; keys below half fail the test (x > 5) in long
+    streaks, the others now and then."""
+    rng = np.random.default_rng(seed)
+    hot = np.arange(keys) < keys // 2
+    x = np.where(hot[None, :], rng.integers(4, 12, (steps, keys)),
+                 rng.integers(0, 7, (steps, keys)))
+    return pd.DataFrame({"type": "R", "time": np.repeat(np.arange(steps), keys),
+                         "k": np.tile(np.arange(keys), steps), "x": x.ravel()})
+
+
+def by_step(frame: pd.DataFrame):
+    return [g for _, g in frame.groupby("time", sort=True)]
+
+
+def test_the_fleet_serves_each_device_fifo_in_order():
+    fleet = DeviceFleet(np.array([0.5, 1.0]), size=2)
+    lat = fleet.serve(np.array([1, 0, 1, 0]), 0.0, np.array([1, 2, 3, 4]))
+    assert lat.tolist() == [1.0, 1.0, 4.0, 3.0]
+    lat = fleet.serve(np.array([0]), 1.0, np.array([2]))  # waits for the backlog
+    assert lat.tolist() == [3.0] and fleet.free_at.tolist() == [4.0, 4.0]
+    assert fleet.statistic("avg").tolist() == [3.0, 2.5]  # windows of two
+
+
+def test_without_a_bound_the_shedder_changes_nothing():
+    q = cep_core.compile(RUN, params={"lim": 5})
+    data = readings(40, 30, 1)
+    plain = q.start("strict-contiguity", runs="one-per-partition")
+    want = [plain.feed(g, as_frame=True) for g in by_step(data)]
+    s = KeyedShedder(q.start("strict-contiguity", runs="one-per-partition"), "NS",
+                     lambda k: k // 10, np.ones(4))
+    got = [s.feed(g) for g in by_step(data)]
+    assert all(a.equals(b) for a, b in zip(got, want, strict=True))
+    report = s.report()
+    assert report["events_shed"].sum() == report["runs_shed"].sum() == 0
+    assert report["events"].tolist() == [300] * 4 and len(report["latencies"]) == 1200
+
+
+@pytest.fixture(scope="module")
+def model():
+    q = cep_core.compile(RUN, params={"lim": 5})
+    return fit_cost_model(q, readings(40, 60, 7), policy="strict-contiguity",
+                          runs="one-per-partition", classes=3, max_classes=3)
+
+
+def test_input_shedding_drops_what_can_create_nothing_first(model):
+    """A reading that fails ``a[i].x > lim`` alone creates nothing (the ψ of Eq. 4.9):
+    under a tight bound HyI drops those first (and readings that would only start runs
+    of a class that rarely completes) and keeps nearly every output; RI, dropping at
+    random, loses many."""
+    q = cep_core.compile(RUN, params={"lim": 5})
+    data = readings(40, 40, 3)
+    truth = pd.concat([q.start("strict-contiguity", runs="one-per-partition")
+                       .feed(data, as_frame=True)])
+    cost = np.full(4, 0.1)
+    outs = {}
+    for strategy in ("HyI", "RI"):
+        s = KeyedShedder(q.start("strict-contiguity", runs="one-per-partition"), strategy,
+                         lambda k: k // 10, cost, bound=np.full(4, 0.05), model=model,
+                         min_samples=4, window=8)
+        outs[strategy] = (pd.concat([s.feed(g) for g in by_step(data)]), s.report())
+    hyi, hyi_report = outs["HyI"]
+    ri, ri_report = outs["RI"]
+    assert hyi_report["events_shed"].sum() > 0.4 * len(data)
+    assert len(hyi) >= 0.95 * len(truth)
+    assert ri_report["events_shed"].sum() > 0.05 * len(data)
+    assert len(ri) < 0.9 * len(truth)
+
+
+def test_shedding_is_the_same_whatever_else_is_in_the_batch(model):
+    """Decisions are per device: the keys of devices 0-1 give the same outputs alone as
+    beside devices 2-3."""
+    q = cep_core.compile(RUN, params={"lim": 5})
+    data = readings(40, 40, 4)
+
+    def run(frame: pd.DataFrame) -> pd.DataFrame:
+        s = KeyedShedder(q.start("strict-contiguity", runs="one-per-partition"), "Hybrid",
+                         lambda k: k // 10, np.full(4, 0.1), bound=np.full(4, 0.05),
+                         model=model, min_samples=4, window=8)
+        return pd.concat([s.feed(g) for g in by_step(frame)])
+
+    both = run(data)
+    alone = run(data[data["k"] < 20])
+    assert both[both["k"] < 20].reset_index(drop=True).equals(alone.reset_index(drop=True))
+
+
+def test_a_keyed_shedder_checks_its_arguments(model):
+    q = cep_core.compile(RUN, params={"lim": 5})
+    s = q.start("strict-contiguity", runs="one-per-partition")
+    with pytest.raises(QueryError, match="shedding.strategy"):
+        KeyedShedder(s, "SS", lambda k: k, np.ones(1))
+    with pytest.raises(QueryError, match="needs a cost model"):
+        KeyedShedder(s, "HyS", lambda k: k, np.ones(1))
+    shedder = KeyedShedder(s, "NS", lambda k: k * 0, np.ones(1))
+    with pytest.raises(QueryError, match="one time"):
+        shedder.feed(pd.DataFrame({"type": "R", "time": [1, 2], "k": [0, 0], "x": [9, 9]}))
+
+
+# ------------------------------------------------------------------ the DR monitoring
+def _quickstart(households: int = 1200, **shedding) -> dict:
+    with open("scenarios/quickstart.yaml") as f:
+        data = yaml.safe_load(f)
+    data["households"] = households
+    share = households // len(data["groups"])
+    for g in data["groups"]:
+        g.pop("range", None)
+        g["size"] = share
+    data["monitoring"]["shedding"] = {"gateway_households": 100, **shedding}
+    return data
+
+
+@pytest.fixture(scope="module")
+def op_run():
+    scenario = scenario_from_dict(_quickstart(), "op.yaml")
+    return scenario, pipeline.run(scenario, SerialBackend())
+
+
+def test_the_unshed_monitoring_beside_op_is_the_run_without_shedding(op_run):
+    scenario, op = op_run
+    plain = scenario.model_copy(update={"monitoring": scenario.monitoring.model_copy(
+        update={"shedding": None})})
+    bl = pipeline.run(plain, SerialBackend(), chunk_size=200)
+    trad = op.monitored.outcome[bl_name("traditional")]
+    assert trad.latch == bl.monitored.outcome["traditional"].latch
+    assert trad.t_nc == bl.monitored.outcome["traditional"].t_nc
+    assert op.unshed_costs == bl.costs
+    assert np.array_equal(op.monitored.meter_work[bl_name("traditional")],
+                          bl.monitored.meter_work["traditional"])
+
+
+def test_op_sheds_readings_and_costs_less(op_run):
+    _, op = op_run
+    gw = op.monitored.gateways
+    shed, unshed = gw["traditional"], gw[bl_name("traditional")]
+    assert shed.readings == unshed.readings and unshed.readings_shed == 0
+    assert shed.readings_shed > 0 and shed.work < unshed.work
+    assert op.costs["computation"]["total"] < op.unshed_costs["computation"]["total"]
+    assert op.costs["communication"]["meter_readings"] \
+        <= op.unshed_costs["communication"]["meter_readings"]
+
+
+def test_op_is_the_same_for_any_chunking_of_whole_gateways(op_run):
+    scenario, op = op_run
+    again = pipeline.run(scenario, SerialBackend(), chunk_size=300)  # → 300: 3 gateways
+    assert again.monitored.gateways == op.monitored.gateways
+    assert again.costs == op.costs and again.t_nc == op.t_nc
+
+
+@pytest.mark.parametrize("field, value", [("strategy", "SS"), ("bound", 1.5),
+                                          ("gateway_households", 0), ("statistic", "max"),
+                                          ("utilisation", 1.0), ("nonsense", 1)])
+def test_bad_shedding_configuration_gets_one_line_naming_the_field(field, value):
+    with pytest.raises(ScenarioError) as err:
+        scenario_from_dict(_quickstart(**{field: value}), "bad.yaml")
+    line = str(err.value).strip().splitlines()[0]
+    assert "monitoring.shedding" in line and field in line

@@ -130,5 +130,26 @@ def run_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ..
     row("household precision / recall, whole program", "prediction",
         lambda p: _fmt_pair(p, "household_precision_whole_program",
                             "household_recall_whole_program"))
+    found, shed = _get(summary, "shedding")
+    if found and isinstance(shed, Mapping):
+        op, bl = shed.get("op", {}), shed.get("bl", {})
+
+        def pair(a: Any, b: Any, fmt=str) -> tuple[str, ...]:
+            return (f"{fmt(a)} (unshed: {fmt(b)})",) + (("",) if ref is not None else ())
+
+        share = shed.get("op_share_of_bl", {})
+        rows.append(("load shedding (OP), prediction",
+                     *pair(op.get("utility_noncompliance_time"),
+                           bl.get("utility_noncompliance_time"), _fmt_time)))
+        rows.append(("OP communication / computation, share of unshed",
+                     _fmt_pair(share, "communication", "computation"),
+                     *(("",) if ref is not None else ())))
+        meter_op, meter_bl = op.get("meter_tier", {}), bl.get("meter_tier", {})
+        rows.append(("OP gateway latency avg, min",
+                     *pair(meter_op.get("latency_avg_minutes"),
+                           meter_bl.get("latency_avg_minutes"), _fmt_share)))
+        rows.append(("OP readings / runs shed",
+                     f"{meter_op.get('readings_shed')} / {meter_op.get('runs_shed')}",
+                     *(("",) if ref is not None else ())))
     columns = ["quantity", "this run"] + ([] if ref is None else ["reference"])
     return columns, rows

@@ -16,9 +16,12 @@ step by step, one batch of events arriving at one time per step, and per device:
 3. *input shedding* (HyI, Hybrid; RI): while overloaded, masks the batch's events whose
    every label (the (state, class) pairs such events created in the history, from the
    cost model's event trees over their attributes and the predicates they pass alone,
-   Eq. 4.9) is wholly in 𝔻 — or that create nothing; a filter holds at least one time
-   slice (with one batch a step, ℓ ≤ θ right after filtering says little of the load
-   the filter keeps away);
+   Eq. 4.9) is wholly in 𝔻, and those that can create nothing at all. The latter go
+   first: they cover as much of the violation as their share of the device's work, and
+   𝔻 (of HyI and Hybrid) is chosen for the rest only — Eq. 4.8 weighs partial matches,
+   and events that create none would otherwise not count towards it. A filter holds at
+   least one time slice (with one batch a step, ℓ ≤ θ right after filtering says little
+   of the load the filter keeps away);
 4. feeds the batch with the mask (``feed(keep=...)``) and serves each kept event on its
    device: one cost unit for the event and one more when it created or extended its
    key's run (the events and partial matches that the engines count).
@@ -110,6 +113,8 @@ class KeyedShedder:
         self.filter_until = np.full(n, -np.inf)  # an input filter holds at least a slice
         self.filtered: dict[int, frozenset] = {}  # device -> (state, class) wholly in 𝔻
         self.cap = np.zeros(n)
+        self.pm_cap = np.zeros(n)  # the violation left to the partial matches
+        self.step_work = np.zeros(n)  # each device's work at its latest step
         # what happened, per device
         self.events = np.zeros(n, dtype=np.int64)
         self.events_shed = np.zeros(n, dtype=np.int64)
@@ -138,9 +143,11 @@ class KeyedShedder:
         keys = batch[self.key].to_numpy()
         device = np.asarray(self.device_of(keys), dtype=np.int64)
         np.add.at(self.events, device, 1)
+        code, labels = self._event_labels(batch) if self.strategy in _MODEL \
+            and self.strategy in _INPUT and self.bound is not None else (None, None)
         if self.bound is not None:
-            self._control(t)
-        keep = self._input_mask(batch, keys, device, t)
+            self._control(t, device, code, labels)
+        keep = self._input_mask(keys, device, t, code, labels)
         eng = self.engine
         kid = eng.keyindex.find([keys])
         before = self._run_marks(kid)
@@ -153,6 +160,8 @@ class KeyedShedder:
         dev = device[keep]
         np.add.at(self.events_shed, device[~keep], 1)
         np.add.at(self.work, dev, work)
+        self.step_work = np.bincount(dev, weights=work, minlength=len(self.fleet))
+        self.step_work += np.bincount(device[~keep], minlength=len(self.fleet))  # offered
         latency = self.fleet.serve(dev, t, work)
         np.add.at(self.latency_sum, dev, latency)
         self.latencies.append(latency)
@@ -172,12 +181,22 @@ class KeyedShedder:
         return state, first, length
 
     # ------------------------------------------------------------------ control
-    def _control(self, t: float) -> None:
+    def _control(self, t: float, device: np.ndarray, code: np.ndarray | None,
+                 labels: list | None) -> None:
         fleet = self.fleet
         ell = fleet.statistic(self.statistic)
         judged = fleet.samples() >= self.min_samples
         over = judged & (ell > self.bound)
         self.cap = np.where(over, (ell - self.bound) / np.where(ell > 0, ell, 1.0), 0.0)
+        self.pm_cap = self.cap
+        if code is not None:
+            # the events that can create nothing go first, at no cost in results; the
+            # partial matches need only cover the rest of the violation (their share
+            # of the work: the device's offered work at its previous step)
+            free = np.array([lab is not None and not lab for lab in labels])[code]
+            share = np.minimum(np.bincount(device[free], minlength=len(fleet))
+                               / np.maximum(self.step_work, 1.0), 0.99)
+            self.pm_cap = np.maximum(0.0, (self.cap - share) / (1.0 - share))
         held = t < self.filter_until
         for d in np.flatnonzero(judged & ~over & ~held).tolist():
             self.filtered.pop(d, None)  # ℓ ≤ θ again (and a slice has passed): it stops
@@ -207,7 +226,7 @@ class KeyedShedder:
         doomed = np.zeros(len(rkeys), dtype=bool)
         for d in devices.tolist():
             mine = np.flatnonzero(rdev == d)
-            shed = self._shedding_set(cells[mine], self.cap[d])
+            shed = self._shedding_set(cells[mine], self.pm_cap[d])
             if strategy in _INPUT:
                 self.filtered[d] = _wholly(shed, cells[mine])
                 self.filter_until[d] = t + self._slice()
@@ -260,7 +279,7 @@ class KeyedShedder:
 
     def _shedding_set(self, cells: np.ndarray, cap: float) -> frozenset:
         """𝔻 of Eq. 4.8 over one device's live cells."""
-        if not len(cells):
+        if not len(cells) or cap <= 0:
             return frozenset()
         items, counts = np.unique(cells, axis=0, return_counts=True)
         model = self.model
@@ -274,17 +293,14 @@ class KeyedShedder:
         return frozenset(tuple(items[i].tolist()) for i in chosen)
 
     # ------------------------------------------------------------------ input filter
-    def _input_mask(self, batch: pd.DataFrame, keys: np.ndarray, device: np.ndarray,
-                    t: float) -> np.ndarray:
-        keep = np.ones(len(batch), dtype=bool)
+    def _input_mask(self, keys: np.ndarray, device: np.ndarray, t: float,
+                    code: np.ndarray | None, labels: list | None) -> np.ndarray:
+        keep = np.ones(len(keys), dtype=bool)
         if self.bound is None or self.strategy not in _INPUT:
             return keep
         over = self.cap > 0
         if self.strategy == "RI":
             return ~(over[device] & (uniform_of(self.seed, keys, t) < self.cap[device]))
-        if not self.filtered:
-            return keep
-        code, labels = self._event_labels(batch)
         for d, f in self.filtered.items():
             dropped = np.array([lab is not None and lab <= f for lab in labels], dtype=bool)
             mine = device == d

@@ -15,10 +15,12 @@ Utilisation is busy time over the stream's time span. An experiment sets ``unit_
 that the unshed run's utilisation is a chosen value (:func:`unit_cost_for`; 0.9 in the
 Ch. 4 reproduction), then bounds latency as a share of the unshed run's.
 
-Choice (the spec leaves it open): the overload detector ℓ(k) reads a window of the
-latencies of the most recent *processed events* (each is the latency a match completed
-by that event would have), not of recent matches: matches are too sparse and bursty to
-steer by. The statistic reported as the result is over matches.
+Choice (the spec leaves it open): the overload detector ℓ(k) of Eq. 2.5 reads a window of
+the latencies of the most recent processed events *that could complete a match* (of a
+type that enters an accepting state: each is the latency a match it completes has), not
+of the matches themselves, which are too sparse and bursty to steer by; after a state
+shedding it is judged on the events that arrive after it only. The statistic reported
+as the result is over matches.
 """
 
 from __future__ import annotations

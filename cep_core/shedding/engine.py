@@ -7,12 +7,13 @@ model (:mod:`cep_core.shedding.cost_model`).
 
 :class:`SheddingEngine` runs a query on the modelled device clock
 (:mod:`cep_core.shedding.clock`) with a strategy (:mod:`cep_core.shedding.strategies`):
-before each event it compares the latency statistic ℓ with the bound θ (or, with a fixed
-ratio, the share shed so far with the target) and lets the strategy shed; an event the
-input filter drops costs nothing and changes nothing (Eq. 4.2); a PM the state filter
-drops is gone with all it would have derived. Each new PM is classified when it is
-created (one cost unit on the device, the classifier's lookup); while a state-shedding
-set is in force, PMs of its classes are not created at all (early curbing, §4.3.4).
+before each event it compares the latency statistic ℓ with the bound θ and lets the
+strategy shed (with a fixed ratio, state strategies decide on each PM as it is
+created); an event the input filter drops costs nothing and changes nothing (Eq. 4.2);
+a PM the state filter drops is gone with all it would have derived. Each new PM is
+classified when it is created (one cost unit on the device, the classifier's lookup);
+while a state-shedding set is in force, PMs of its classes are not created at all
+(early curbing, §4.3.4).
 With ``indexing`` the live PMs are addressed by class, so choosing and dropping a
 shedding set costs one unit per class cell; without, one unit per live PM scanned.
 

@@ -8,8 +8,10 @@ A strategy is bound to a :class:`cep_core.shedding.engine.SheddingEngine` and an
   on only while the bound is violated, §4.2.5);
 * ``shed_state(cap)`` — drop partial matches (at most once per time slice: the delay j
   of §4.2.5 is one slice);
-* ``keep_ratio(r)`` — the fixed-ratio experiments (§4.4.3.1): shed a share ``r`` of the
-  events (input strategies) or of the partial matches created (state strategies).
+* ``keep_ratio(r)`` and ``shed_new(pm)`` — the fixed-ratio experiments (§4.4.3.1): a
+  share ``r`` of the events (input strategies, ``drop``) or of the partial matches as
+  they are created (state strategies: ``shed_new``; ours do not create them, early
+  curbing, the baselines create and drop them).
 
 Ours, from one cost model (:mod:`cep_core.shedding.cost_model`):
 
@@ -18,8 +20,9 @@ Ours, from one cost model (:mod:`cep_core.shedding.cost_model`):
   violation while the model is unchanged); its PMs are dropped and, until the next slice,
   not created (early curbing);
 * **HyI**: 𝔻 chosen the same way defines the input filter (Eq. 4.9): an event is dropped
-  only if every (state, class) its kind of event could create or extend (the event tree
-  of the cost model) is wholly in 𝔻 — in 𝔻 for every slice where it has live PMs;
+  only if every (state, class) its kind of event could create (the event tree of the
+  cost model) is wholly in 𝔻 — in 𝔻 for every slice where it has live PMs — and it can
+  neither complete nor block a match; an event that can create nothing is dropped too;
 * **Hybrid**: both from the same 𝔻.
 
 Baselines: **RI** drops each event with probability ``cap`` (or ``r``); **SI** drops
@@ -27,7 +30,7 @@ events by type, lowest selectivity first (complete matches per event of the type
 history), so that the dropped share of events is ``cap``; **RS** drops each live PM
 with probability ``cap``; **SS** drops live PMs of the states with the lowest completion
 rate first (type level: the state says which event types a PM holds) until a share
-``cap`` of them is gone.
+``cap`` of them is gone. **NS** sheds nothing (the unshed run on the same device).
 """
 
 from __future__ import annotations
@@ -60,9 +63,10 @@ class SheddingConfig:
     shedding, needs neither bound nor ratio); ``unit_cost``: the modelled device's cost
     per unit of work [stream time units]; ``bound``: the latency bound θ [stream time
     units] on the ``statistic`` (``"avg"`` or ``"p95"``) over the latencies of the most
-    recent ``window`` processed events; or ``ratio``: a fixed share to shed instead of a
-    bound. ``model``: the fitted :class:`~cep_core.shedding.cost_model.CostModel` (the
-    strategies in :data:`MODEL_STRATEGIES` need it). ``indexing`` and ``curbing``: the
+    recent ``window`` events that could complete a match (:mod:`cep_core.shedding.clock`);
+    or ``ratio``: a fixed share to shed instead of a bound. ``model``: the fitted
+    :class:`~cep_core.shedding.cost_model.CostModel` (the strategies in
+    :data:`MODEL_STRATEGIES` need it). ``indexing`` and ``curbing``: the
     §4.3.4 techniques (for the ablations); ``adapt``: online blending of the model."""
 
     strategy: str

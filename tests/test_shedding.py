@@ -228,3 +228,12 @@ def test_a_saved_cost_model_reloads_to_the_same_decisions(q1, tmp_path):
     assert first[1] == second[1] and first[2] == second[2]
     with pytest.raises(ValueError, match="another query"):
         load_cost_model(str(path), "PATTERN SEQ(A a, B b) WITHIN 1ms")
+
+
+def test_selectivity_input_shedding_drops_the_type_no_match_needs_first(q1):
+    """D events take part in no match of Q1 (selectivity 0): SI sheds them before any
+    other type, so a tenth of the events costs it no match; RI's tenth does."""
+    si, report, _ = _run(q1, "SI", ratio=0.1)
+    ri, _, _ = _run(q1, "RI", ratio=0.1)
+    assert report["events_shed"] > 0.05 * len(q1[2])
+    assert si == 1.0 and ri < 0.9

@@ -169,18 +169,17 @@ def simulate(scenario: Scenario, backend: Backend, *, chunk_size: int | None = N
 
 
 def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
-            chunk_size: int | None, progress) -> tuple[Simulation, dict[str, Any]]:
-    """Stage 1 (with the meter tier when ``plan`` is given): the simulation and the
-    backend's handles of the monitored outputs."""
+            chunk_size: int | None, progress, models: tuple[bytes, ...] | None = None
+            ) -> tuple[Simulation, dict[str, Any]]:
+    """Stage 1 (with the meter tier when ``plan`` is given, and load shedding with each
+    group's cost model in ``models``): the simulation and the backend's handles of the
+    monitored outputs."""
     started = time.perf_counter()
     first_job = len(backend.info.jobs)  # a backend may have run other runs before (a sweep)
     chunks = plan_chunks(scenario, chunk_size)
     schemas = {"loads": LOADS, "chunks": CHUNKS}
-    models = None
     if plan is not None:
         schemas.update(meter=METER, events=EVENTS)
-        if scenario.monitoring.shedding is not None:
-            models = _cost_models(scenario, plan, backend, progress)
     out = backend.map_chunks(partial(simulation_task, scenario, tuple(chunks), plan,
                                      models=models),
                              len(chunks), schemas, label="passes", progress=progress)
@@ -197,9 +196,7 @@ def _cost_models(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
     the data is: :func:`drsim.tasks.cost_model_task`)."""
     n = len(scenario.groups)
     out = backend.map_chunks(partial(cost_model_task, scenario, plan), n,
-                             {"models": MODELS}, label="cost models",
-                             progress=None if progress is None else
-                             (lambda done, total: progress(done * n // max(total, 1), n)))
+                             {"models": MODELS}, label="cost models", progress=progress)
     rows = backend.collect(out["models"]).to_pandas().sort_values("group")
     return tuple(rows["model"].tolist())
 
@@ -226,8 +223,14 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     plan = MonitoringPlan.of(scenario)
     check_queries(plan)
     first_job = len(backend.info.jobs)
+    started = time.perf_counter()
+    models = None if scenario.monitoring.shedding is None else \
+        _cost_models(scenario, plan, backend, _stage(progress, "cost models"))
+    models_seconds = time.perf_counter() - started
     simulation, out = _passes(scenario, backend, plan, chunk_size,
-                              _stage(progress, "passes + meter tier"))
+                              _stage(progress, "passes + meter tier"), models)
+    if models is not None:
+        simulation.timings["cost_models_seconds"] = models_seconds
     started = time.perf_counter()
     tier_timings: dict[str, float] = {}
     monitored = _tiers(scenario, plan, backend, out, progress, tier_timings)

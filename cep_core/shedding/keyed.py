@@ -20,8 +20,9 @@ step by step, one batch of events arriving at one time per step, and per device:
    first: they cover as much of the violation as their share of the device's work, and
    𝔻 (of HyI and Hybrid) is chosen for the rest only — Eq. 4.8 weighs partial matches,
    and events that create none would otherwise not count towards it. A filter holds at
-   least one time slice (with one batch a step, ℓ ≤ θ right after filtering says little
-   of the load the filter keeps away);
+   least one time slice, and until the latency the device would have without it (ℓ
+   scaled by the work offered over the work served) is within the bound: with one batch
+   a step, ℓ ≤ θ right after filtering says little of the load the filter keeps away;
 4. feeds the batch with the mask (``feed(keep=...)``) and serves each kept event on its
    device: one cost unit for the event and one more when it created or extended its
    key's run (the events and partial matches that the engines count).
@@ -114,7 +115,8 @@ class KeyedShedder:
         self.filtered: dict[int, frozenset] = {}  # device -> (state, class) wholly in 𝔻
         self.cap = np.zeros(n)
         self.pm_cap = np.zeros(n)  # the violation left to the partial matches
-        self.step_work = np.zeros(n)  # each device's work at its latest step
+        self.step_work = np.zeros(n)  # each device's work offered at its latest step
+        self.step_served = np.zeros(n)  # and the part of it that was served
         # what happened, per device
         self.events = np.zeros(n, dtype=np.int64)
         self.events_shed = np.zeros(n, dtype=np.int64)
@@ -160,8 +162,9 @@ class KeyedShedder:
         dev = device[keep]
         np.add.at(self.events_shed, device[~keep], 1)
         np.add.at(self.work, dev, work)
-        self.step_work = np.bincount(dev, weights=work, minlength=len(self.fleet))
-        self.step_work += np.bincount(device[~keep], minlength=len(self.fleet))  # offered
+        self.step_served = np.bincount(dev, weights=work, minlength=len(self.fleet))
+        self.step_work = self.step_served + np.bincount(device[~keep],
+                                                        minlength=len(self.fleet))
         latency = self.fleet.serve(dev, t, work)
         np.add.at(self.latency_sum, dev, latency)
         self.latencies.append(latency)
@@ -197,9 +200,13 @@ class KeyedShedder:
             share = np.minimum(np.bincount(device[free], minlength=len(fleet))
                                / np.maximum(self.step_work, 1.0), 0.99)
             self.pm_cap = np.maximum(0.0, (self.cap - share) / (1.0 - share))
-        held = t < self.filter_until
-        for d in np.flatnonzero(judged & ~over & ~held).tolist():
-            self.filtered.pop(d, None)  # ℓ ≤ θ again (and a slice has passed): it stops
+        # an input filter stops once a slice has passed and the latency the device would
+        # have without it — ℓ scaled by the work offered over the work served, as when
+        # a step's own work sets its latency — is within the bound
+        unfiltered = ell * self.step_work / np.maximum(self.step_served, 1.0)
+        lift = judged & (unfiltered <= self.bound) & (t >= self.filter_until)
+        for d in np.flatnonzero(lift).tolist():
+            self.filtered.pop(d, None)
         if not over.any():
             return
         act = np.flatnonzero(over)

@@ -67,7 +67,9 @@ class SheddingConfig:
     or ``ratio``: a fixed share to shed instead of a bound. ``model``: the fitted
     :class:`~cep_core.shedding.cost_model.CostModel` (the strategies in
     :data:`MODEL_STRATEGIES` need it). ``indexing`` and ``curbing``: the
-    §4.3.4 techniques (for the ablations); ``adapt``: online blending of the model."""
+    §4.3.4 techniques (for the ablations); ``adapt``: online blending of the model;
+    ``min_samples``: latencies ℓ needs before it is judged (by default a whole window:
+    fewer let a short burst after a shedding trigger a large second one)."""
 
     strategy: str
     unit_cost: float
@@ -81,7 +83,7 @@ class SheddingConfig:
     adapt: bool = True
     seed: int = 0
     slices: int = 4
-    min_samples: int = 16
+    min_samples: int = 64
     exact_limit: int = 64
     cache_step: float = 0.05
 

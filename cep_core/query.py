@@ -219,10 +219,16 @@ class Session:
                              "reference engine takes a state_filter")
         return getattr(self.engine, name)
 
+    def remote_report(self) -> dict[str, Any]:
+        """Latencies and fetches of a session started with ``remote=``."""
+        if not hasattr(self.engine, "fetch"):
+            raise QueryError("this session runs without remote data on a modelled device")
+        return self.engine.report()
+
     def shedding_report(self) -> dict[str, Any]:
         """Latencies on the modelled device and what was shed (sessions started with
         ``shedding=``)."""
-        if not hasattr(self.engine, "report"):
+        if not hasattr(self.engine, "report") or hasattr(self.engine, "fetch"):
             raise QueryError("this session runs without load shedding")
         return self.engine.report()
 
@@ -300,7 +306,8 @@ class CompiledQuery:
               engine: str | None = None,
               input_filter: Callable[[dict], bool] | None = None,
               state_filter: Callable[[list[PMView]], Iterable[PMView]] | None = None,
-              state_filter_every: str = "event", shedding: Any = None) -> Session:
+              state_filter_every: str = "event", shedding: Any = None,
+              remote: Any = None) -> Session:
         """A :class:`Session` for incremental feeding. ``runs``: ``"every-event"`` or
         ``"one-per-partition"`` (see :mod:`cep_core.engine.reference`). ``output``:
         ``"events"`` (RETURN events) or ``"matches"`` (bindings as event ids).
@@ -310,8 +317,19 @@ class CompiledQuery:
         (``"reference"`` always applies). ``shedding``: a
         :class:`cep_core.shedding.SheddingConfig` runs the reference engine on a modelled
         device with load shedding (:mod:`cep_core.shedding`); ``session.shedding_report()``
-        gives latencies and what was shed."""
-        if shedding is not None:
+        gives latencies and what was shed. ``remote``: a
+        :class:`cep_core.remote.RemoteConfig` runs the reference engine on a modelled
+        device that fetches remote data (:mod:`cep_core.remote`);
+        ``session.remote_report()`` gives latencies and fetches."""
+        if remote is not None:
+            if self.plan is None or input_filter is not None or state_filter is not None \
+                    or shedding is not None:
+                raise QueryError("remote data on the modelled device applies to pattern "
+                                 "queries without filters or shedding")
+            from cep_core.remote.engine import RemoteEngine
+
+            session = Session(RemoteEngine(self.plan, policy, output, runs, remote))
+        elif shedding is not None:
             if self.plan is None or input_filter is not None or state_filter is not None:
                 raise QueryError("load shedding applies to pattern queries without "
                                  "input or state filters of their own")

@@ -1,0 +1,724 @@
+"""The reference engine with remote data on the modelled device clock (dissertation
+Ch. 5: EIRES).
+
+A query whose look-ups are served by a :class:`cep_core.remote.source.RemoteSource`
+runs on a :class:`cep_core.shedding.clock.DeviceClock`: event ``k`` arrives at its
+timestamp and waits for the device; its work costs the engine's cost units times the
+unit cost; a fetch of a missing element sent at device time ``t`` arrives at
+``t + ℓ_remote(d)``; when the device must *block* for it, it stands still until then
+(time waited, not busy). A match is detected when the device finishes its last event,
+so its latency includes the time it waited for remote data (§5.2.3.1).
+
+Strategies (:data:`STRATEGIES`; §5.4, §5.6.1):
+
+* ``BL1``: block on every miss, no cache (an element fetched while processing an event
+  serves the other partial matches evaluating that event, then is forgotten).
+* ``BL2``: block on a miss, with the cache (LRU or cost-based, :mod:`.cache`).
+* ``BL3``: postpone every remote predicate to the final state; there, fetch all the
+  elements the match needs at once and block for the last of them.
+* ``PFetch``: prefetch (below), block on a miss (only for what is still in flight if the
+  prefetch was late).
+* ``LzEval``: on a miss, send the fetch and postpone the predicate while the partial
+  match advances through ``succ(j)`` (:func:`cep_core.remote.utility.lazy_reach`); the
+  predicate is evaluated as soon as the element arrives; a partial match that would
+  leave ``succ(j)`` or complete a match blocks for it first.
+* ``Hybrid``: PFetch and LzEval: prefetch, postpone what the prefetch did not bring in
+  time, block outside ``succ(j)``.
+
+**Postponing keeps the matches exact.** A postponed step is taken speculatively under a
+*guard* (the postponed predicates over the step's bindings): the extended partial match
+(PM) carries the guard as true; under skip-till-next-match and strict contiguity, where
+the extension replaces the PM, the PM also stays, carrying the guard as false (the
+branch in which the event was skipped). When the guard is evaluated, the branch that
+contradicts it dies with all it derived, so the PM is back in its state before the
+postponed step, having processed the later events as blocking evaluation would have.
+The set of matches is therefore that of blocking evaluation under every policy; only
+their latency and the work differ (the speculative branches are the extra partial
+matches of §5.4.2). Postponing needs ``runs="every-event"`` (with one run per
+partition the start of a run would depend on a speculative one); start transitions and
+NEG predicates that read remote data always block.
+
+**Prefetching** (§5.4.1, Alg. 1 and 3): for a known-key need (:mod:`.needs`) of
+category ``m``, the lookahead category is the one closest to ``m`` whose prefetches
+have missed fewer than ``miss_threshold`` times (the cache-hit matrix H, counts reset
+``miss_reset`` time units after their last increment; the reading of the spec: H is
+kept per pair of categories, not per element); when a PM of that category is created,
+the element is prefetched — at once, or when the category is ``m`` itself at the age
+``1/λ − ℓ_remote`` (estimated-arrival timing) when that is positive. Event-key needs
+are anticipated from the utility model alone: at each slice end the elements of the
+highest utility not cached are prefetched. An element is prefetched only when the
+cache has room or its utility (``ω_fetch``) exceeds the lowest one cached (Eq. 5.5).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cep_core.engine.reference import ANY, EVERY_EVENT, NEXT, PM, ReferenceEngine
+from cep_core.errors import QueryError
+from cep_core.plan import START
+from cep_core.remote.cache import CACHES, T1, T2
+from cep_core.remote.needs import remote_needs
+from cep_core.remote.source import Element, FetchStats, RemoteSource
+from cep_core.remote.utility import UtilityModel, lazy_reach
+from cep_core.shedding.clock import DeviceClock, work_units
+
+__all__ = ["STRATEGIES", "RemoteConfig", "RemoteEngine"]
+
+STRATEGIES = ("BL1", "BL2", "BL3", "PFetch", "LzEval", "Hybrid")
+_PREFETCH = {"PFetch", "Hybrid"}
+_LAZY = {"LzEval", "Hybrid"}
+
+
+@dataclass(frozen=True)
+class RemoteConfig:
+    """How a query integrates remote data (module doc). ``unit_cost`` [time units per
+    cost unit] of the modelled device; ``capacity`` of the cache [size units]; ``cache``
+    ``"lru"`` or ``"cost"`` (BL1 has none); ``slices``: m per window (§5.3.2);
+    ``omega_fetch``, ``omega_cache``: ω of Eq. 5.3 for fetching and caching (§5.6.3:
+    0.7 and 0.5); ``miss_threshold``, ``miss_reset`` [time units; default the window]:
+    the cache-hit matrix of Alg. 3."""
+
+    strategy: str = "Hybrid"
+    unit_cost: float = 0.0
+    cache: str = "cost"
+    capacity: float = math.inf
+    slices: int = 4
+    omega_fetch: float = 0.7
+    omega_cache: float = 0.5
+    miss_threshold: int = 3
+    miss_reset: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise QueryError(f"remote strategy must be one of {', '.join(STRATEGIES)}, "
+                             f"not {self.strategy!r}")
+        if self.cache not in ("lru", "cost"):
+            raise QueryError(f"remote cache must be 'lru' or 'cost', not {self.cache!r}")
+        if not self.unit_cost >= 0:
+            raise QueryError(f"remote unit_cost must be ≥ 0, not {self.unit_cost!r}")
+        if not self.capacity >= 0:
+            raise QueryError(f"remote capacity must be ≥ 0, not {self.capacity!r}")
+        if not (isinstance(self.slices, int) and self.slices >= 1):
+            raise QueryError(f"remote slices must be an integer ≥ 1, not {self.slices!r}")
+        for name in ("omega_fetch", "omega_cache"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise QueryError(f"remote {name} must be in [0, 1], "
+                                 f"not {getattr(self, name)!r}")
+        if not (isinstance(self.miss_threshold, int) and self.miss_threshold >= 1):
+            raise QueryError("remote miss_threshold must be an integer ≥ 1, "
+                             f"not {self.miss_threshold!r}")
+
+
+class Postpone(Exception):
+    """A look-up in postponing mode found its element missing."""
+
+    def __init__(self, d: Element):
+        self.d = d
+
+
+class Guard:
+    """Postponed predicates of one speculative step: their bindings, the elements they
+    read, when those arrive (inf: not requested yet), the states the PM may reach
+    before it must block (``reach``) and, once evaluated, ``value``."""
+
+    __slots__ = ("preds", "bind", "elements", "ready_at", "reach", "value", "lits")
+
+    def __init__(self, preds: list, bind: dict, elements: set, ready_at: float,
+                 reach: frozenset):
+        self.preds, self.bind, self.elements = preds, bind, elements
+        self.ready_at, self.reach, self.value = ready_at, reach, None
+        self.lits: list[Lit] = []  # the literals that rest on it, until it is evaluated
+
+
+class Lit:
+    """A literal "``guard`` evaluates to ``holds``" on a chain of literals (``up``): a
+    partial match rests on the chain from its newest literal up. Chains are shared by a
+    PM's descendants; when a guard contradicts a literal, the literal and every literal
+    below it (``down``) die, so a PM is dead exactly when its newest literal is."""
+
+    __slots__ = ("guard", "holds", "up", "down", "dead")
+
+    def __init__(self, guard: Guard, holds: bool, up: Lit | None):
+        self.guard, self.holds, self.up = guard, holds, up
+        self.down: list[Lit] = []
+        self.dead = up is not None and up.dead
+        if up is not None:
+            up.down.append(self)
+        if guard.value is None:
+            guard.lits.append(self)
+        elif guard.value != holds:
+            self.dead = True
+
+    def kill(self) -> None:
+        todo = [self]
+        while todo:
+            lit = todo.pop()
+            if not lit.dead:
+                lit.dead = True
+                todo.extend(lit.down)
+
+    def open_guards(self) -> list[Guard]:
+        """The guards on the chain not evaluated yet."""
+        out, lit = [], self
+        while lit is not None:
+            if lit.guard.value is None:
+                out.append(lit.guard)
+            lit = lit.up
+        return out
+
+
+class GPM(PM):
+    """A partial match resting on guards: ``cond``, its newest :class:`Lit` (None: on
+    nothing), and ``waited``, the ℓ_fetch of its steps so far (Eq. 2.3)."""
+
+    __slots__ = ("cond", "waited")
+
+    def __init__(self, state, bind, first_t, parent=None):
+        super().__init__(state, bind, first_t, parent)
+        self.cond: Lit | None = None
+        self.waited = 0.0
+
+    def rest_on(self, guard: Guard, holds: bool) -> None:
+        self.cond = Lit(guard, holds, self.cond)
+
+    @property
+    def dead(self) -> bool:
+        return self.cond is not None and self.cond.dead
+
+    def __getstate__(self):
+        return (super().__getstate__(), self.cond, self.waited)
+
+    def __setstate__(self, s):
+        super().__setstate__(s[0])
+        self.cond, self.waited = s[1], s[2]
+
+
+_BLOCK, _POSTPONE, _RESOLVE = 0, 1, 2
+#: ℓ_pm of Alg. 4 in cost units: an extra partial match is created and evaluates the
+#: predicate of one more event before its guard is known
+_PM_UNITS = 2.0
+
+
+class RemoteEngine(ReferenceEngine):
+    """Runs a plan whose remote look-ups are fetched on the modelled device (module doc);
+    :meth:`report` gives latencies, fetches and time waited."""
+
+    name = "reference+remote"
+
+    def __init__(self, plan, policy: str = ANY, output: str = "events",
+                 runs: str = EVERY_EVENT, config: RemoteConfig | None = None):
+        super().__init__(plan, policy, output, runs=runs)
+        cfg = self.config = config or RemoteConfig()
+        self.sources = _remote_sources(plan)
+        if not self.sources:
+            raise QueryError("remote data needs a query with a look-up served by a "
+                             "RemoteSource (compile(.., remote={name: RemoteSource(..)}))")
+        for src in self.sources:
+            src.engine = self
+        self.bl3 = cfg.strategy == "BL3"
+        self.lazy = cfg.strategy in _LAZY or self.bl3
+        if self.lazy and runs != EVERY_EVENT:
+            raise QueryError(f"remote strategy {cfg.strategy} postpones predicates and "
+                             "needs runs='every-event'")
+        self.prefetching = cfg.strategy in _PREFETCH
+        self.clock = DeviceClock(cfg.unit_cost)
+        self.cache = CACHES[cfg.cache](0 if cfg.strategy == "BL1" else cfg.capacity)
+        self._in_hand: dict[Element, float] = {}  # fetched for the current event
+        self.fetch = FetchStats()
+        self.match_latencies: list[float] = []
+        self.mode = _BLOCK
+        self._new_pm = self._make_pm
+        self._source_of = {n: s for s in self.sources for n in s.names}
+        self.needs, self.event_key = remote_needs(plan, lambda n: n in self._source_of)
+        self._needs_at: dict[int, list] = {}
+        for need in self.needs:
+            self._needs_at.setdefault(need.state, []).append(need)
+        self._trigger: dict[int, list] = {}  # lookahead category -> needs it triggers
+        self._remote_dsts: dict[int, set[int]] = {}  # state -> where its remote edges go
+        for src, edges in plan.out_edges.items():
+            for edge in edges:
+                if src != START and any(p.lookups for p in edge.preds):
+                    self._remote_dsts.setdefault(src, set()).add(edge.dst)
+        self.slice = plan.window / cfg.slices if plan.window < math.inf else math.inf
+        self.utility = UtilityModel(cfg.slices, self._ell, self._ancestors)
+        self.miss_reset = cfg.miss_reset if cfg.miss_reset is not None else plan.window
+        self._misses: dict[tuple[int, int], list] = {}
+        self._prefetched: dict[Element, tuple[int, int]] = {}
+        self._deferred: list = []  # (due time, seq, element, (j, m))
+        self._arrivals: list = []  # (ready_at, seq, guard)
+        self._seq = 0
+        self._uncached: dict[Element, float] = {}
+        self._ell_sum, self._ell_n = 0.0, 0
+        self._reach: dict[int, frozenset] = {}
+        self._category = START
+        self._slice_end = -math.inf
+        self._start = 0.0
+        self._stall = 0.0
+        self._step_wait = 0.0
+        self._fetch_lat: list[float] = []
+        self._u0 = 0
+        self._floor = 0.0
+        self._choose_triggers()
+        self._set_reach(first=True)
+
+    # ------------------------------------------------------------------ the clock
+    def device_now(self) -> float:
+        """The device's time while it processes the current event."""
+        return self._start + self._stall + \
+            (work_units(self.counters) - self._u0) * self.config.unit_cost
+
+    def _wait_until(self, t: float) -> None:
+        now = self.device_now()
+        if t > now:
+            self._stall += t - now
+            self.fetch.waited += t - now
+
+    def process(self, e: dict, out: list) -> None:
+        t = e["time"]
+        self._start = self.clock.start(t)
+        self._stall, self._u0 = 0.0, work_units(self.counters)
+        self._in_hand = {}
+        if t >= self._slice_end:
+            self._close_slice(t)
+        self.utility.event(e["type"], self._key(e))
+        if self._arrivals:
+            self._arrived()
+        if self._deferred:
+            self._due_prefetches()
+        n0 = len(out)
+        self._fetch_lat = []
+        super().process(e, out)
+        units = work_units(self.counters) - self._u0
+        finish = self.clock.serve(self._start + self._stall, units)
+        if len(out) > n0:  # Eq. 2.4: detection − arrival, plus earlier steps' ℓ_fetch
+            extra = self._fetch_lat + [0.0] * (len(out) - n0 - len(self._fetch_lat))
+            self.match_latencies.extend(finish - t + w for w in extra)
+
+    # ------------------------------------------------------------------ look-ups
+    def remote_get(self, source: RemoteSource, d: Element) -> Any:
+        """The value of ``d`` for the predicate being evaluated (module doc)."""
+        if self.mode == _RESOLVE:
+            return source.value(*d)
+        self.utility.needed(self._category, d)
+        now = self.device_now()
+        arrival = self._in_hand.get(d)
+        if arrival is None:
+            arrival = self.cache.arrival(d, source.ancestors(d))
+        if arrival is not None and arrival <= now:
+            self.fetch.hits += 1
+            self.cache.access(d, now)
+            return source.value(*d)
+        self._note_miss(d, now)
+        if self.mode == _POSTPONE:
+            if arrival is None and self.config.strategy != "BL3":
+                self._request(source, d, now, T1)
+            raise Postpone(d)
+        self.fetch.misses += 1
+        need = now
+        if arrival is None:  # sent with the event's other blocking fetches (module doc)
+            need = self._start
+            arrival = self._request(source, d, need, T1)
+        self._step_wait = max(self._step_wait, arrival - need)
+        self._wait_until(arrival)
+        self.cache.access(d, self.device_now())
+        return source.value(*d)
+
+    def _request(self, source: RemoteSource, d: Element, now: float, tier: int) -> float:
+        ell = source.draw()
+        self._ell_sum += ell
+        self._ell_n += 1
+        size = source.size_of(d)
+        self.fetch.requests += 1
+        self.fetch.bytes += size
+        arrival = now + ell
+        self._in_hand[d] = arrival
+        if not self.cache.admit(d, arrival, size, now, tier):
+            self._uncached[d] = arrival
+        return arrival
+
+    def _arrival_of(self, d: Element) -> float | None:
+        """When ``d`` arrives (fetched for this event, cached, or in flight), or None."""
+        a = self._in_hand.get(d)
+        if a is None:
+            a = self.cache.arrival(d, self._source_of[d[0]].ancestors(d))
+        return a if a is not None else self._uncached.get(d)
+
+    def _ell(self, d: Element) -> float:
+        if self._ell_n:
+            return self._ell_sum / self._ell_n
+        return self._source_of[d[0]].latency.mean
+
+    def _ancestors(self, d: Element) -> list:
+        return self._source_of[d[0]].ancestors(d)
+
+    # ------------------------------------------------------------------ guards
+    def _check_lazy(self, preds, nb: dict, j: int):
+        """``False`` if a predicate fails, ``None`` if all hold, else a :class:`Guard`
+        over the postponed ones."""
+        counters, stats = self.counters, self.stats
+        postponed, elements = None, None
+        may = self.lazy and bool(self._reach.get(j))
+        for p in preds:
+            counters.predicates += 1
+            stats.pred_evaluated[p.index] += 1
+            if may and p.lookups:
+                self.mode = _POSTPONE
+                try:
+                    ok = p.test(nb)
+                except Postpone as x:
+                    if postponed is None:
+                        postponed, elements = [], set()
+                    postponed.append(p)
+                    elements.add(x.d)
+                    self.fetch.postponed += 1
+                    continue
+                finally:
+                    self.mode = _BLOCK
+            else:
+                ok = p.test(nb)
+            if not ok:
+                return False
+            stats.pred_passed[p.index] += 1
+        if postponed is None:
+            return None
+        ready = [self._arrival_of(d) for d in elements]
+        ready_at = math.inf if any(r is None for r in ready) else max(ready)
+        g = Guard(postponed, nb, elements, ready_at, self._reach[j])
+        if ready_at < math.inf:
+            self._seq += 1
+            heapq.heappush(self._arrivals, (ready_at, self._seq, g))
+        return g
+
+    def _evaluate(self, g: Guard) -> bool:
+        self.mode = _RESOLVE
+        try:
+            self.counters.predicates += len(g.preds)
+            g.value = all(p.test(g.bind) for p in g.preds)
+        finally:
+            self.mode = _BLOCK
+        for lit in g.lits:
+            if lit.holds != g.value:
+                lit.kill()
+        g.lits = []
+        return g.value
+
+    def _resolve_now(self, g: Guard) -> bool:
+        """Block until ``g``'s elements are there (fetching any not requested yet, all
+        at once), then evaluate it."""
+        if g.value is not None:
+            return g.value
+        now, last = self.device_now(), self.device_now()
+        for d in g.elements:
+            a = self._arrival_of(d)
+            if a is None:
+                a = self._request(self._source_of[d[0]], d, now, T1)
+            last = max(last, a)
+        self.fetch.misses += 1
+        self._step_wait = max(self._step_wait, last - now)
+        self._wait_until(last)
+        return self._evaluate(g)
+
+    def _arrived(self) -> None:
+        now = self.device_now()
+        while self._arrivals and self._arrivals[0][0] <= now:
+            g = heapq.heappop(self._arrivals)[2]
+            if g.value is None:
+                self._evaluate(g)
+
+    # ------------------------------------------------------------------ steps
+    def _advance(self, pms, e, key, out, relevant):
+        alive = []
+        for pm in pms:
+            if pm.dead:
+                self.counters.pm_dropped += 1
+            else:
+                alive.append(pm)
+        return super()._advance(alive, e, key, out, relevant) if alive else []
+
+    def _step(self, pm: GPM, e: dict) -> tuple[list, list[int]]:
+        plan, typ = self.plan, e["type"]
+        self._category = pm.state
+        self._step_wait = 0.0
+        conts = []
+        for edge in plan.out[pm.state].get(typ, ()):
+            nb = self._extend(pm.bind, edge.dst, e)
+            if edge.negs and self._neg_blocks(pm, edge, nb):
+                continue
+            guard = self._check_lazy(edge.preds, nb, pm.state)
+            if guard is False:
+                continue
+            final = plan.positions[edge.dst].accepting
+            if guard is not None and (final or edge.dst not in guard.reach):
+                if not self._resolve_now(guard):
+                    continue
+                guard = None
+            if pm.cond is not None and (final or not self.bl3):
+                for g in pm.cond.open_guards():
+                    if final or edge.dst not in g.reach:
+                        self._resolve_now(g)
+                if pm.dead:
+                    return [], []
+            conts.append((edge, nb, self._completion(edge.dst, nb, e["time"]), guard,
+                          self._step_wait))
+        negrec: list[int] = []
+        watch = plan.neg_watch.get(pm.state)
+        if watch:
+            for nid in watch.get(typ, ()):
+                if pm.blocked and nid in pm.blocked:
+                    continue
+                early = plan.neg_early.get((pm.state, nid))
+                if early:
+                    nb = dict(pm.bind)
+                    nb[plan.negs[nid].var] = e
+                    if not self._check(early, nb):
+                        continue
+                negrec.append(nid)
+        return conts, negrec
+
+    def _advance_one(self, pm: GPM, e: dict, out: list, keep: list, born: list) -> None:
+        conts, negrec = self._step(pm, e)
+        plan, counters = self.plan, self.counters
+        if pm.dead:
+            counters.pm_dropped += 1
+            return
+        counters.pm_extended += len(conts)
+        for _, nb, rec, _, _ in conts:
+            if rec is not None:
+                n = len(out)
+                self._emit(nb, rec, out)
+                if len(out) > n:
+                    self._fetch_lat.append(pm.waited)
+        if self.policy == ANY:
+            if not negrec or self._note_negs(pm, negrec, e):
+                keep.append(pm)
+            else:
+                counters.pm_dropped += 1
+            for edge, nb, _, guard, wait in conts:
+                if plan.extendable[edge.dst]:
+                    child = self._new_pm(edge.dst, nb, pm.first_t, pm)
+                    child.waited = pm.waited + wait
+                    if guard is not None:
+                        child.rest_on(guard, True)
+                    born.append(child)
+                    counters.pm_created += 1
+            return
+        skipped: list[Guard] = []  # next-match / strict: one continuation per branch
+        for edge, nb, _, guard, wait in conts:
+            if plan.extendable[edge.dst]:
+                child = self._new_pm(edge.dst, nb, pm.first_t, pm)
+                child.waited = pm.waited + wait
+                for g in skipped:
+                    child.rest_on(g, False)
+                keep.append(child)
+                if guard is None:
+                    return
+                child.rest_on(guard, True)
+                skipped.append(guard)
+        if any(c[3] is None for c in conts):
+            return  # consumed by the match(es) it completed
+        for g in skipped:  # the branch in which e was skipped
+            pm.rest_on(g, False)
+        if self.policy != NEXT:
+            counters.pm_dropped += 1
+        elif not negrec or self._note_negs(pm, negrec, e):
+            keep.append(pm)
+        else:
+            counters.pm_dropped += 1
+
+    def _make_pm(self, state: int, bind: dict, first_t: Any, parent) -> GPM:
+        pm = GPM(state, bind, first_t)
+        if parent is not None:
+            pm.cond = parent.cond
+        self.utility.created(state)
+        for need in self._needs_at.get(state, ()):  # Alg. 2, line 2
+            try:
+                self.utility.urgent[(need.name, need.key(bind))] += 1
+            except (KeyError, TypeError, IndexError):
+                pass
+        if self.prefetching and state in self._trigger:
+            self._lookahead(pm)
+        return pm
+
+    # ------------------------------------------------------------------ prefetching
+    def _choose_triggers(self) -> None:
+        """The lookahead category of each known-key need (Alg. 3)."""
+        self._trigger = {}
+        now = self._start
+        for need in self.needs:
+            chosen = need.candidates[-1]
+            for j in need.candidates:
+                cell = self._misses.get((j, need.state))
+                if cell is not None and now - cell[1] > self.miss_reset:
+                    del self._misses[(j, need.state)]
+                    cell = None
+                if cell is None or cell[0] < self.config.miss_threshold:
+                    chosen = j
+                    break
+            self._trigger.setdefault(chosen, []).append(need)
+
+    def _lookahead(self, pm: GPM) -> None:
+        for need in self._trigger[pm.state]:
+            try:
+                d = (need.name, need.key(pm.bind))
+            except (KeyError, TypeError, IndexError):
+                continue
+            if pm.state == need.state:
+                offset = self._offset(need.state, d)
+                if offset > 0:
+                    self._seq += 1
+                    heapq.heappush(self._deferred, (self.device_now() + offset, self._seq, d,
+                                                    (pm.state, need.state)))
+                    continue
+            self._prefetch(d, (pm.state, need.state))
+
+    def _offset(self, m: int, d: Element) -> float:
+        """Estimated-arrival timing: 1/λ − ℓ_remote(d) for the events extending ``m``."""
+        lam = sum(self.utility.rates.get(t, 0.0) for t in self.plan.out.get(m, {}))
+        return (1.0 / lam - self._ell(d)) if lam > 0 else 0.0
+
+    def _due_prefetches(self) -> None:
+        now = self.device_now()
+        while self._deferred and self._deferred[0][0] <= now:
+            _, _, d, cell = heapq.heappop(self._deferred)
+            self._prefetch(d, cell)
+
+    def _prefetch(self, d: Element, cell: tuple[int, int] | None) -> None:
+        """Send a prefetch of ``d`` if it is worth the room (Eq. 5.5)."""
+        src = self._source_of[d[0]]
+        if self._arrival_of(d) is not None:
+            return
+        size = src.size_of(d)
+        if self.cache.used + size > self.cache.capacity and \
+                self.utility.utility(d, self.config.omega_fetch) <= self._floor:
+            return
+        self.fetch.prefetches += 1
+        self._request(src, d, self.device_now(), T2)
+        if cell is not None:
+            self._prefetched[d] = cell
+
+    def _note_miss(self, d: Element, now: float) -> None:
+        cell = self._prefetched.pop(d, None)
+        if cell is not None:
+            c = self._misses.setdefault(cell, [0, now])
+            c[0] += 1
+            c[1] = now
+
+    # ------------------------------------------------------------------ slices
+    def _close_slice(self, t: float) -> None:
+        if self.slice == math.inf:
+            self._slice_end = math.inf
+            return
+        if self._slice_end > -math.inf:
+            live = Counter()
+            urgent = []
+            for pms in self.live.values():
+                for pm in pms:
+                    live[pm.state] += 1
+                    for need in self._needs_at.get(pm.state, ()):
+                        try:
+                            urgent.append((need.name, need.key(pm.bind)))
+                        except (KeyError, TypeError, IndexError):
+                            pass
+            self.utility.close_slice(self.slice, live, urgent)
+            self.cache.set_utility(lambda d: self.utility.utility(d, self.config.omega_cache))
+            self._floor = min((self.utility.utility(d, self.config.omega_fetch)
+                               for d in self.cache.entries), default=0.0)
+            self._uncached = {d: a for d, a in self._uncached.items()
+                              if a > t - self.plan.window}
+            self._choose_triggers()
+            self._set_reach()
+            if self.prefetching and self.event_key:
+                self._prefetch_by_utility()
+        # the slice holding t (slices are aligned to the stream's first event)
+        if self._slice_end == -math.inf:
+            self._slice_end = t + self.slice
+        else:
+            self._slice_end += self.slice * max(1, math.ceil((t - self._slice_end)
+                                                             / self.slice + 1e-12))
+
+    def _prefetch_by_utility(self) -> None:
+        room = self.cache.capacity - self.cache.used
+        for u, d in self.utility.ranked(self.config.omega_fetch):
+            if u <= 0 or (room <= 0 and u <= self._floor):
+                break
+            if self._arrival_of(d) is None:
+                self._prefetch(d, None)
+                room -= self._source_of[d[0]].size_of(d)
+
+    def _set_reach(self, first: bool = False) -> None:
+        """``succ(j)`` for every category that reads remote data (Alg. 4)."""
+        plan = self.plan
+        accepting = {p.index for p in plan.positions if p.accepting}
+        n = len(plan.positions)
+        states = {need.state for need in self.needs} | self.event_key
+        if self.config.strategy == "BL3":
+            self._reach = {j: frozenset(range(j + 1, n)) - accepting for j in states}
+            return
+        if not self.lazy:
+            return
+        ell = self._ell_sum / self._ell_n if self._ell_n else \
+            float(np.mean([s.latency.mean for s in self.sources]))
+        ell_pm = self.config.unit_cost * _PM_UNITS
+        parts = self.utility.partitions
+        live = {q: v / parts for q, v in self.utility.mean_live().items()}
+        for j in states:
+            reach: set[int] = set()
+            for dst in self._remote_dsts.get(j, ()):
+                chain = _chain(plan, dst)
+                if first or not self.utility.rates:  # no statistics yet: one state ahead
+                    reach |= set(chain[:1]) - accepting
+                    continue
+                rates = [self.utility.rates.get(plan.positions[q].type, 0.0)
+                         for q in chain]
+                reach |= lazy_reach(j, chain, rates, live, ell, ell_pm, accepting)
+            self._reach[j] = frozenset(reach)
+
+    # ------------------------------------------------------------------ results
+    def report(self) -> dict[str, Any]:
+        """Latencies of the matches (percentiles), fetches, time waited, utilisation."""
+        lat = np.asarray(self.match_latencies, dtype=float)
+        span = (self.stats.last_time - self.stats.first_time) \
+            if self.stats.first_time is not None else 0.0
+        pct = {f"p{q}": float(np.percentile(lat, q)) if len(lat) else 0.0
+               for q in (5, 25, 50, 75, 95)}
+        return {
+            "strategy": self.config.strategy,
+            "cache": "none" if self.config.strategy == "BL1" else self.config.cache,
+            "capacity": self.cache.capacity,
+            "matches": int(len(lat)),
+            **pct,
+            "latency_avg": float(lat.mean()) if len(lat) else 0.0,
+            "busy": self.clock.busy,
+            "utilisation": self.clock.utilisation(span) if span else 0.0,
+            "finish": self.clock.last_finish,
+            "fetch": self.fetch.as_dict(),
+            "evictions": self.cache.evictions,
+            "counters": self.counters.as_dict(),
+        }
+
+
+def _chain(plan, dst: int) -> list[int]:
+    """``dst`` and the states after it along its first outgoing path (pattern order)."""
+    chain, q = [dst], dst
+    while True:
+        nxt = [e.dst for e in plan.out_edges.get(q, ()) if e.dst not in chain]
+        if not nxt:
+            return chain
+        q = min(nxt)
+        chain.append(q)
+
+
+def _remote_sources(plan) -> list[RemoteSource]:
+    lk = plan.lookups
+    found: list[RemoteSource] = []
+    for cand in [*getattr(lk, "routes", {}).values(), getattr(lk, "fallback", None)]:
+        if isinstance(cand, RemoteSource) and all(cand is not s for s in found):
+            found.append(cand)
+    return found

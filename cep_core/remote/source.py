@@ -1,0 +1,183 @@
+"""Remote data sources on the modelled device clock (dissertation §5.2.1, §2.1.2).
+
+A remote source answers a look-up ``name[args]`` (a data element ``d``, keyed by
+``(name, args)``) after a transmission latency ``ℓ_remote(d)`` drawn from its
+:class:`LatencyModel`. Elements have a size ``|d|`` and may be contained in a larger
+element: ``ρ(d)`` (§5.2.1; for instance a slot of a household's profile ⊂ the profile ⊂
+its group's profile). A fetched container answers every element it contains.
+
+:class:`RemoteSource` is a :class:`cep_core.lookup.Lookup`: passed to
+``cep_core.compile(.., remote={"REMOTE": source})``. Run by an ordinary engine it
+answers at once, like a local table; run by :class:`cep_core.remote.engine.RemoteEngine`
+every answer goes through that engine's cache and device clock.
+
+Latency draws come from a generator seeded per source and are taken in request order,
+so a run is deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cep_core.errors import QueryError
+from cep_core.lookup import Lookup
+
+__all__ = ["LatencyModel", "RemoteSource", "FetchStats", "Element"]
+
+#: a remote data element: the lookup name and its arguments
+Element = tuple[str, tuple]
+
+LATENCY_KINDS = ("fixed", "uniform", "lognormal", "trace")
+
+
+@dataclass(frozen=True)
+class LatencyModel:
+    """The transmission latency of a fetch [stream time units].
+
+    * ``fixed``: always ``value``;
+    * ``uniform``: U(``low``, ``high``) (the Ch. 5 experiments: U(10, 100) µs, §5.6.2);
+    * ``lognormal``: median ``value``, shape ``sigma`` (long-tailed networks);
+    * ``trace``: the recorded latencies ``trace``, in order, cycled.
+
+    >>> m = LatencyModel("uniform", low=10.0, high=100.0)
+    >>> draw = m.sampler(seed=1)
+    >>> 10.0 <= draw() <= 100.0
+    True
+    >>> m.mean
+    55.0
+    """
+
+    kind: str = "fixed"
+    value: float = 0.0
+    low: float = 0.0
+    high: float = 0.0
+    sigma: float = 0.5
+    trace: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in LATENCY_KINDS:
+            raise QueryError(f"latency kind must be one of {', '.join(LATENCY_KINDS)}, "
+                             f"not {self.kind!r}")
+        if self.kind == "uniform" and not 0 <= self.low <= self.high:
+            raise QueryError(f"uniform latency needs 0 ≤ low ≤ high, not "
+                             f"low={self.low!r}, high={self.high!r}")
+        if self.kind in ("fixed", "lognormal") and not self.value >= 0:
+            raise QueryError(f"latency value must be ≥ 0, not {self.value!r}")
+        if self.kind == "lognormal" and not self.sigma >= 0:
+            raise QueryError(f"lognormal sigma must be ≥ 0, not {self.sigma!r}")
+        if self.kind == "trace" and (not self.trace or min(self.trace) < 0):
+            raise QueryError("a latency trace needs at least one latency, none negative")
+
+    @property
+    def mean(self) -> float:
+        """The expected latency [time units]."""
+        if self.kind == "uniform":
+            return (self.low + self.high) / 2
+        if self.kind == "lognormal":
+            return self.value * float(np.exp(self.sigma ** 2 / 2))
+        if self.kind == "trace":
+            return float(np.mean(self.trace))
+        return self.value
+
+    def sampler(self, seed: int = 0) -> Callable[[], float]:
+        """A deterministic stream of latencies."""
+        if self.kind == "fixed":
+            return lambda: self.value
+        if self.kind == "trace":
+            it = iter(())
+            trace = self.trace
+
+            def next_of_trace() -> float:
+                nonlocal it
+                try:
+                    return next(it)
+                except StopIteration:
+                    it = iter(trace)
+                    return next(it)
+            return next_of_trace
+        rng = np.random.default_rng(seed)
+        if self.kind == "uniform":
+            return lambda: float(rng.uniform(self.low, self.high))
+        return lambda: float(self.value * np.exp(self.sigma * rng.standard_normal()))
+
+
+@dataclass
+class FetchStats:
+    """What a source was asked: ``requests`` (fetches sent), ``prefetches`` (of them,
+    sent ahead of need), ``bytes`` (sizes fetched), ``waited`` (time the device stood
+    still for data [time units]), ``hits`` and ``misses`` (element needed and available /
+    not available in the cache), ``postponed`` (predicates evaluated lazily)."""
+
+    requests: int = 0
+    prefetches: int = 0
+    bytes: int = 0
+    waited: float = 0.0
+    hits: int = 0
+    misses: int = 0
+    postponed: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(eq=False)
+class RemoteSource(Lookup):
+    """Remote data: ``table`` answers ``name[args]`` (a dict keyed by the single
+    argument or the argument tuple, or a callable ``f(*args)``) for each name in
+    ``names``; ``latency`` the transmission latency; ``size(element)`` its size in bytes
+    (default ``element_size`` each); ``parent(element)`` the element containing it, or
+    None (ρ of §5.2.1); ``seed`` seeds the latency draws."""
+
+    table: Mapping | Callable
+    names: Sequence[str] = ("REMOTE",)
+    latency: LatencyModel = field(default_factory=LatencyModel)
+    element_size: int = 1
+    size: Callable[[Element], int] | None = None
+    parent: Callable[[Element], Element | None] | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.table, Mapping) or callable(self.table)):
+            raise QueryError("a remote source's table must be a dict or a callable, "
+                             f"not {type(self.table).__name__}")
+        if self.element_size < 1:
+            raise QueryError(f"element_size must be ≥ 1, not {self.element_size!r}")
+        self.names = tuple(self.names)
+        self.draw = self.latency.sampler(self.seed)
+        self.engine: Any = None  # the RemoteEngine running it, if any
+
+    def serves(self, name: str) -> bool:
+        return name in self.names
+
+    def value(self, name: str, args: tuple) -> Any:
+        """The element's value at the source (no latency)."""
+        if not isinstance(self.table, Mapping):
+            return self.table(*args)
+        key = args[0] if len(args) == 1 else tuple(args)
+        try:
+            return self.table[key]
+        except KeyError:
+            raise QueryError(f"{name}[{', '.join(map(repr, args))}]: no such element "
+                             "at the remote source") from None
+
+    def get(self, name: str, args: tuple) -> Any:
+        if self.engine is None:
+            return self.value(name, args)
+        return self.engine.remote_get(self, (name, tuple(args)))
+
+    def size_of(self, d: Element) -> int:
+        return self.size(d) if self.size is not None else self.element_size
+
+    def ancestors(self, d: Element) -> list[Element]:
+        """ρ*(d) without d: the elements containing d, innermost first."""
+        out = []
+        if self.parent is not None:
+            p = self.parent(d)
+            while p is not None:
+                out.append(p)
+                p = self.parent(p)
+        return out

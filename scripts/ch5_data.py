@@ -32,12 +32,12 @@ Q6 = ("PATTERN SEQ(A a, (SEQ(B b, C d, D f) OR SEQ(C c, B e))) "
 QUERIES = {"Q5": Q5, "Q6": Q6}
 
 #: window per (query, selection) in events of the stream (times 1/rate for µs)
-WINDOWS = {("Q5", "non-greedy"): 20_000, ("Q5", "greedy"): 4_000,
+WINDOWS = {("Q5", "non-greedy"): 20_000, ("Q5", "greedy"): 5_000,
            ("Q6", "non-greedy"): 500, ("Q6", "greedy"): 150}
 
 #: events per stream per (query, selection): (quick run, full run); Q5 under
 #: skip-till-next-match completes about one run in 200 events
-EVENTS = {("Q5", "non-greedy"): (20_000, 100_000), ("Q5", "greedy"): (5_000, 20_000),
+EVENTS = {("Q5", "non-greedy"): (20_000, 100_000), ("Q5", "greedy"): (5_000, 8_000),
           ("Q6", "non-greedy"): (3_000, 12_000), ("Q6", "greedy"): (3_000, 12_000)}
 
 

@@ -215,3 +215,13 @@ def test_an_element_is_answered_by_the_cached_element_containing_it():
     cache = LRUCache(capacity=5)
     cache.admit(("P", (3, -1)), arrival=5.0, size=1, now=0.0)
     assert cache.arrival(("P", (3, 2)), source.ancestors(("P", (3, 2)))) == 5.0
+
+
+def test_a_source_answers_at_once_outside_a_remote_session():
+    source = RemoteSource({1: 7}, latency=LatencyModel("fixed", value=50.0))
+    cq = cep_core.compile(QUERY, remote={"REMOTE": source})
+    session = cq.start("skip-till-next-match", remote=RemoteConfig("BL2"))
+    session.feed(_abc(20.0))
+    waited = session.remote_report()["fetch"]["waited"]
+    assert cq.matches(_abc(20.0), policy="skip-till-next-match")  # a local table now
+    assert session.remote_report()["fetch"]["waited"] == waited

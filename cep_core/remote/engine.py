@@ -6,8 +6,11 @@ runs on a :class:`cep_core.shedding.clock.DeviceClock`: event ``k`` arrives at i
 timestamp and waits for the device; its work costs the engine's cost units times the
 unit cost; a fetch of a missing element sent at device time ``t`` arrives at
 ``t + ℓ_remote(d)``; when the device must *block* for it, it stands still until then
-(time waited, not busy). A match is detected when the device finishes its last event,
-so its latency includes the time it waited for remote data (§5.2.3.1).
+(time waited, not busy). The blocking fetches an event needs are sent together when the
+device picks the event up, so they cost their maximum, not their sum (Definition 2.10:
+elements needed in one state are "transmitted in parallel"). The latency of a match is
+its detection (the device finishing its last event) minus the arrival of that event,
+plus ℓ_fetch of its earlier steps, which each partial match carries (Eq. 2.3-2.4).
 
 Strategies (:data:`STRATEGIES`; §5.4, §5.6.1):
 
@@ -220,8 +223,6 @@ class RemoteEngine(ReferenceEngine):
         if not self.sources:
             raise QueryError("remote data needs a query with a look-up served by a "
                              "RemoteSource (compile(.., remote={name: RemoteSource(..)}))")
-        for src in self.sources:
-            src.engine = self
         self.bl3 = cfg.strategy == "BL3"
         self.lazy = cfg.strategy in _LAZY or self.bl3
         if self.lazy and runs != EVERY_EVENT:
@@ -294,7 +295,13 @@ class RemoteEngine(ReferenceEngine):
             self._due_prefetches()
         n0 = len(out)
         self._fetch_lat = []
-        super().process(e, out)
+        for src in self.sources:  # answered through this engine while it processes
+            src.engine = self
+        try:
+            super().process(e, out)
+        finally:
+            for src in self.sources:
+                src.engine = None
         units = work_units(self.counters) - self._u0
         finish = self.clock.serve(self._start + self._stall, units)
         if len(out) > n0:  # Eq. 2.4: detection − arrival, plus earlier steps' ℓ_fetch

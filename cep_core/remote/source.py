@@ -148,7 +148,7 @@ class RemoteSource(Lookup):
             raise QueryError(f"element_size must be ≥ 1, not {self.element_size!r}")
         self.names = tuple(self.names)
         self.draw = self.latency.sampler(self.seed)
-        self.engine: Any = None  # the RemoteEngine running it, if any
+        self.engine: Any = None  # the RemoteEngine processing an event, if any
 
     def serves(self, name: str) -> bool:
         return name in self.names

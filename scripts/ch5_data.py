@@ -37,8 +37,8 @@ WINDOWS = {("Q5", "non-greedy"): 20_000, ("Q5", "greedy"): 5_000,
 
 #: events per stream per (query, selection): (quick run, full run); Q5 under
 #: skip-till-next-match completes about one run in 200 events
-EVENTS = {("Q5", "non-greedy"): (20_000, 100_000), ("Q5", "greedy"): (5_000, 8_000),
-          ("Q6", "non-greedy"): (3_000, 12_000), ("Q6", "greedy"): (3_000, 12_000)}
+EVENTS = {("Q5", "non-greedy"): (15_000, 40_000), ("Q5", "greedy"): (5_000, 8_000),
+          ("Q6", "non-greedy"): (3_000, 6_000), ("Q6", "greedy"): (3_000, 8_000)}
 
 
 def stream(dataset: str, n: int, rate: float, seed: int, keys: int = KEYS) -> list[dict]:

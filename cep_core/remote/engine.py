@@ -318,9 +318,12 @@ class RemoteEngine(ReferenceEngine):
         arrival = self._in_hand.get(d)
         if arrival is None:
             arrival = self.cache.arrival(d, source.ancestors(d))
+        if arrival is None and self._uncached.get(d, -math.inf) > now:
+            arrival = self._uncached[d]  # in flight, though the cache could not keep it
         if arrival is not None and arrival <= now:
             self.fetch.hits += 1
             self.cache.access(d, now)
+            self._prefetched.pop(d, None)  # a prefetch in time: no miss for H
             return source.value(*d)
         self._note_miss(d, now)
         if self.mode == _POSTPONE:

@@ -221,14 +221,18 @@ class Session:
 
     def remote_report(self) -> dict[str, Any]:
         """Latencies and fetches of a session started with ``remote=``."""
-        if not hasattr(self.engine, "fetch"):
+        from cep_core.remote.engine import RemoteEngine
+
+        if not isinstance(self.engine, RemoteEngine):
             raise QueryError("this session runs without remote data on a modelled device")
         return self.engine.report()
 
     def shedding_report(self) -> dict[str, Any]:
         """Latencies on the modelled device and what was shed (sessions started with
         ``shedding=``)."""
-        if not hasattr(self.engine, "report") or hasattr(self.engine, "fetch"):
+        from cep_core.shedding.engine import SheddingEngine
+
+        if not isinstance(self.engine, SheddingEngine):
             raise QueryError("this session runs without load shedding")
         return self.engine.report()
 

@@ -225,3 +225,12 @@ def test_a_source_answers_at_once_outside_a_remote_session():
     waited = session.remote_report()["fetch"]["waited"]
     assert cq.matches(_abc(20.0), policy="skip-till-next-match")  # a local table now
     assert session.remote_report()["fetch"]["waited"] == waited
+
+
+def test_reports_belong_to_their_sessions():
+    cq = cep_core.compile(QUERY, remote={"REMOTE": RemoteSource({1: 7})})
+    plain, remote = cq.start(), cq.start(remote=RemoteConfig("BL1"))
+    with pytest.raises(QueryError, match="without remote data"):
+        plain.remote_report()
+    with pytest.raises(QueryError, match="without load shedding"):
+        remote.shedding_report()

@@ -50,7 +50,7 @@ from cep_core.lang import ast
 from cep_core.lookup import Lookup, LookupSet
 
 __all__ = ["START", "Position", "Scope", "NegElem", "Pred", "Edge", "ReturnSpec", "Plan",
-           "build_plan", "TIME_UNITS"]
+           "build_plan", "reachable", "TIME_UNITS"]
 
 START = -1
 TIME_UNITS = ("ms", "s", "min", "h")
@@ -410,7 +410,7 @@ def _dominators(plan: Plan) -> dict[int, set[int]]:
     return dom
 
 
-def _reachable(plan: Plan) -> dict[int, set[int]]:
+def reachable(plan: Plan) -> dict[int, set[int]]:
     """``reach[p]``: the states reachable from p by one or more transitions."""
     succ: dict[int, set[int]] = {p.index: set() for p in plan.positions}
     for e in plan.edges:
@@ -453,7 +453,7 @@ def build_plan(query: ast.PatternQuery, params: Mapping[str, Any] | None = None,
                           plan.negs[negs[0]])
         plan.positions[p].accepting = True
     dom = _dominators(plan)
-    reach = _reachable(plan)
+    reach = reachable(plan)
     scope_of = {p.index: p.scope for p in plan.positions}
 
     def bound_at(q: int) -> set[str]:

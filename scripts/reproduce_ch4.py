@@ -49,7 +49,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import csv  # noqa: E402
 import multiprocessing  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -58,6 +57,7 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import ch4_data  # noqa: E402  (scripts/ch4_data.py)
+from results_csv import write_rows  # noqa: E402  (scripts/results_csv.py)
 
 import cep_core  # noqa: E402
 from cep_core.shedding import (  # noqa: E402
@@ -250,17 +250,6 @@ def check(rows: list[dict]) -> list[tuple[str, bool]]:
     return out
 
 
-def write(rows: list[dict], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".partial")
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(COLUMNS))
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
-    tmp.replace(path)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -295,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             if i % 20 == 0 or i == len(runs):
                 print(f"  {i}/{len(runs)} runs, {time.perf_counter() - t0:.0f} s", flush=True)
     path = Path(args.out) / ("recall.csv" if args.quick else "recall_full.csv")
-    write(rows, path)
+    write_rows(rows, path, COLUMNS)
     for text, ok in check(rows):
         print(f"{'holds' if ok else 'does NOT hold'}: {text}")
     if args.figures:

@@ -31,7 +31,6 @@ statements hold; ``--figures`` draws them from the CSV just written.
 from __future__ import annotations
 
 import argparse
-import csv
 import multiprocessing
 import os
 import sys
@@ -40,6 +39,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import ch5_data  # scripts/ch5_data.py
+from results_csv import write_rows  # scripts/results_csv.py
 
 import cep_core
 from cep_core.remote import LatencyModel, RemoteConfig, RemoteSource
@@ -139,17 +139,6 @@ def check(rows: list[dict]) -> list[tuple[str, bool]]:
     return out
 
 
-def write(rows: list[dict], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".partial")
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(COLUMNS))
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
-    tmp.replace(path)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -177,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             if i % 10 == 0 or i == len(todo):
                 print(f"  {i}/{len(todo)} runs, {time.perf_counter() - t0:.0f} s", flush=True)
     path = Path(args.out) / ("latency.csv" if args.quick else "latency_full.csv")
-    write(rows, path)
+    write_rows(rows, path, COLUMNS)
     for text, ok in check(rows):
         print(f"{'holds' if ok else 'does NOT hold'}: {text}")
     if args.figures:

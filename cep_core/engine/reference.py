@@ -438,20 +438,25 @@ class ReferenceEngine:
             if not self._check(edge.preds, nb):
                 continue
             conts.append((edge, nb, self._completion(edge.dst, nb, e["time"])))
-        negrec: list[int] = []
         watch = plan.neg_watch.get(pm.state)
-        if watch:
-            for nid in watch.get(typ, ()):
-                if pm.blocked and nid in pm.blocked:
+        return conts, (self._neg_candidates(pm, e, watch) if watch else [])
+
+    def _neg_candidates(self, pm: PM, e: dict, watch: dict) -> list[int]:
+        """The NEG elements of ``pm``'s state that ``e`` is a candidate for (``watch``:
+        the state's NEG elements by type)."""
+        plan = self.plan
+        negrec: list[int] = []
+        for nid in watch.get(e["type"], ()):
+            if pm.blocked and nid in pm.blocked:
+                continue
+            early = plan.neg_early.get((pm.state, nid))
+            if early:
+                nb = dict(pm.bind)
+                nb[plan.negs[nid].var] = e
+                if not self._check(early, nb):
                     continue
-                early = plan.neg_early.get((pm.state, nid))
-                if early:
-                    nb = dict(pm.bind)
-                    nb[plan.negs[nid].var] = e
-                    if not self._check(early, nb):
-                        continue
-                negrec.append(nid)
-        return conts, negrec
+            negrec.append(nid)
+        return negrec
 
     def _note_negs(self, pm: PM, negrec: list[int], e: dict) -> bool:
         """Record ``e`` as a NEG candidate of ``pm``; False when no way on is left."""

@@ -128,15 +128,14 @@ class Postpone(Exception):
 
 class Guard:
     """Postponed predicates of one speculative step: their bindings, the elements they
-    read, when those arrive (inf: not requested yet), the states the PM may reach
-    before it must block (``reach``) and, once evaluated, ``value``."""
+    read, the states the PM may reach before it must block (``reach``) and, once
+    evaluated, ``value``."""
 
-    __slots__ = ("preds", "bind", "elements", "ready_at", "reach", "value", "lits")
+    __slots__ = ("preds", "bind", "elements", "reach", "value", "lits")
 
-    def __init__(self, preds: list, bind: dict, elements: set, ready_at: float,
-                 reach: frozenset):
+    def __init__(self, preds: list, bind: dict, elements: set, reach: frozenset):
         self.preds, self.bind, self.elements = preds, bind, elements
-        self.ready_at, self.reach, self.value = ready_at, reach, None
+        self.reach, self.value = reach, None
         self.lits: list[Lit] = []  # the literals that rest on it, until it is evaluated
 
 
@@ -267,7 +266,7 @@ class RemoteEngine(ReferenceEngine):
         self._u0 = 0
         self._floor = 0.0
         self._choose_triggers()
-        self._set_reach(first=True)
+        self._set_reach()
 
     # ------------------------------------------------------------------ the clock
     def device_now(self) -> float:
@@ -400,8 +399,8 @@ class RemoteEngine(ReferenceEngine):
             return None
         ready = [self._arrival_of(d) for d in elements]
         ready_at = math.inf if any(r is None for r in ready) else max(ready)
-        g = Guard(postponed, nb, elements, ready_at, self._reach[j])
-        if ready_at < math.inf:
+        g = Guard(postponed, nb, elements, self._reach[j])
+        if ready_at < math.inf:  # evaluated when its elements are there (BL3: not sent)
             self._seq += 1
             heapq.heappush(self._arrivals, (ready_at, self._seq, g))
         return g
@@ -424,7 +423,7 @@ class RemoteEngine(ReferenceEngine):
         at once), then evaluate it."""
         if g.value is not None:
             return g.value
-        now, last = self.device_now(), self.device_now()
+        now = last = self.device_now()
         for d in g.elements:
             a = self._arrival_of(d)
             if a is None:
@@ -477,20 +476,8 @@ class RemoteEngine(ReferenceEngine):
                     return [], []
             conts.append((edge, nb, self._completion(edge.dst, nb, e["time"]), guard,
                           self._step_wait))
-        negrec: list[int] = []
         watch = plan.neg_watch.get(pm.state)
-        if watch:
-            for nid in watch.get(typ, ()):
-                if pm.blocked and nid in pm.blocked:
-                    continue
-                early = plan.neg_early.get((pm.state, nid))
-                if early:
-                    nb = dict(pm.bind)
-                    nb[plan.negs[nid].var] = e
-                    if not self._check(early, nb):
-                        continue
-                negrec.append(nid)
-        return conts, negrec
+        return conts, (self._neg_candidates(pm, e, watch) if watch else [])
 
     def _advance_one(self, pm: GPM, e: dict, out: list, keep: list, born: list) -> None:
         conts, negrec = self._step(pm, e)
@@ -662,7 +649,7 @@ class RemoteEngine(ReferenceEngine):
                 self._prefetch(d, None)
                 room -= self._source_of[d[0]].size_of(d)
 
-    def _set_reach(self, first: bool = False) -> None:
+    def _set_reach(self) -> None:
         """``succ(j)`` for every category that reads remote data (Alg. 4)."""
         plan = self.plan
         accepting = {p.index for p in plan.positions if p.accepting}
@@ -682,7 +669,7 @@ class RemoteEngine(ReferenceEngine):
             reach: set[int] = set()
             for dst in self._remote_dsts.get(j, ()):
                 chain = _chain(plan, dst)
-                if first or not self.utility.rates:  # no statistics yet: one state ahead
+                if not self.utility.rates:  # no statistics yet: one state ahead
                     reach |= set(chain[:1]) - accepting
                     continue
                 rates = [self.utility.rates.get(plan.positions[q].type, 0.0)

@@ -19,7 +19,7 @@ from typing import Any
 
 from cep_core.expr import ExprCompiler, walk
 from cep_core.lang import ast
-from cep_core.plan import START, Plan
+from cep_core.plan import START, Plan, reachable
 
 __all__ = ["Need", "remote_needs", "ancestors_of"]
 
@@ -36,22 +36,9 @@ class Need:
 
 
 def ancestors_of(plan: Plan) -> dict[int, set[int]]:
-    """Per state, the states a PM passes through before reaching it."""
-    parents: dict[int, set[int]] = {q: set() for q in range(len(plan.positions))}
-    for src, edges in plan.out_edges.items():
-        for e in edges:
-            if src != START and e.dst != src:
-                parents[e.dst].add(src)
-    out: dict[int, set[int]] = {}
-    for q in parents:
-        seen, todo = set(), list(parents[q])
-        while todo:
-            p = todo.pop()
-            if p not in seen:
-                seen.add(p)
-                todo.extend(parents[p])
-        out[q] = seen
-    return out
+    """Per state, the other states a PM passes through before reaching it."""
+    reach = reachable(plan)
+    return {q: {p for p, after in reach.items() if q in after and p != q} for q in reach}
 
 
 def _key_fn(fns: list[Callable]) -> Callable[[dict], tuple]:

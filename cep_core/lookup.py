@@ -81,21 +81,21 @@ def is_table(obj: Any) -> bool:
     return callable(obj) and not isinstance(obj, type)
 
 
-def _is_series(obj: Any) -> bool:
+def is_series(obj: Any) -> bool:
     return hasattr(obj, "index") and hasattr(obj, "items") and hasattr(obj, "dtype")
 
 
 def _check_table(obj: Any) -> Any:
-    if isinstance(obj, Mapping) or _is_series(obj) or callable(obj):
+    if isinstance(obj, Mapping) or is_series(obj) or callable(obj):
         return obj
     raise QueryError(f"a lookup table must be a dict, a pandas Series or a callable, "
                      f"not {type(obj).__name__}")
 
 
-def _as_table(obj: Any) -> Mapping | Callable:
+def as_table(obj: Any) -> Mapping | Callable:
     """A table for per-event lookups: a Series becomes a dict (a MultiIndex gives tuple
     keys)."""
-    return dict(obj.items()) if _is_series(obj) and not isinstance(obj, Mapping) else obj
+    return dict(obj.items()) if is_series(obj) and not isinstance(obj, Mapping) else obj
 
 
 class TableLookup(Lookup):
@@ -117,7 +117,7 @@ class TableLookup(Lookup):
     def _table(self, name: str) -> Mapping | Callable:
         table = self._tables.get(name)
         if table is None:
-            table = self._tables[name] = _as_table(self.sources[name])
+            table = self._tables[name] = as_table(self.sources[name])
         return table
 
     def get(self, name: str, args: tuple) -> Any:

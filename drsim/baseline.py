@@ -43,6 +43,12 @@ load itself, and Eq. 6.4 would measure nothing.
     Response), which §6.2.1 names. B averages no-DR days; P̂ averages days with the program
     at θ_o.
 
+Day-of adjustment (any method, optional, :func:`day_of_ratio`): at the announcement the
+utility scales each household's B and P̂ by its metered load over the minutes before the
+notice against its estimated baseline over the same minutes, within a cap, and publishes
+the adjusted profiles (one update of the remote data, drsim.fetching). Readings after the
+notice carry the household's decisions and are not used.
+
 M&V error (any method, :func:`with_mv_error`): each household's B and P̂ share one
 multiplicative factor, lognormal with mean 1 and coefficient of variation
 ``baseline.error``, drawn from the household's own random stream; optionally every minute
@@ -209,6 +215,58 @@ def with_mv_error(est: Estimates, pop: Population, replica: int = 0) -> Estimate
         z = _normal(seed, ids[:, None], "mv_error_minute", minutes, *extra)
         factor = factor * lognormal_factor(z, settings.error_per_minute)
     return Estimates(est.baseline_kw * factor, est.expected_kw * factor, est.lo, est.hi)
+
+
+# --------------------------------------------------------------------------- day-of
+def day_of_ratio(readings_kw: np.ndarray, baseline_kw: np.ndarray, cap: float) -> np.ndarray:
+    """The day-of adjustment factor of each household (module doc).
+
+    ``r_k = clip(Σ_t P_{k,t} / Σ_t B̂_{k,t}, 1 − cap, 1 + cap)`` over the adjustment
+    minutes t before the notice: the multiplicative day-of adjustment of M&V baselines,
+    capped as ISO baselines cap theirs (a household whose estimate is zero there keeps 1).
+
+    Parameters
+    ----------
+    readings_kw : (households, minutes) metered load before the notice [kW]
+    baseline_kw : (households, minutes) estimated baseline B̂ over the same minutes [kW]
+    cap : the largest relative change [1]
+
+    Examples
+    --------
+    >>> day_of_ratio(np.array([[1.1, 1.1], [3.0, 3.0], [1.0, 1.0]]),
+    ...              np.array([[1.0, 1.0], [1.0, 1.0], [0.0, 0.0]]), 0.2).round(6).tolist()
+    [1.1, 1.2, 1.0]
+    """
+    used, expected = readings_kw.sum(axis=1), baseline_kw.sum(axis=1)
+    ratio = np.divide(used, expected, out=np.ones_like(used), where=expected > 0)
+    return np.clip(ratio, 1.0 - cap, 1.0 + cap)
+
+
+def adjustment_minutes(scenario) -> tuple[int, int]:
+    """The minutes [lo, notice) a day-of adjustment reads (module doc; from midnight at
+    the earliest)."""
+    program = scenario.dr_program
+    notice = program.start_minute - program.notice_minutes
+    return max(0, notice - scenario.baseline.day_of_adjustment.window_minutes), notice
+
+
+def day_of_adjusted(est: Estimates, pop: Population, sim: ChunkSimulator,
+                    readings_kw: np.ndarray, baseline_kw: np.ndarray) -> Estimates:
+    """``est`` (as the utility has it, with M&V error) after the scenario's day-of
+    adjustment (:func:`day_of_ratio`); ``readings_kw`` and ``baseline_kw`` are the
+    metered load and the day's no-DR load over :func:`adjustment_minutes` (``same_day``'s
+    B there, so that it is not simulated again)."""
+    scenario = pop.scenario
+    lo, notice = adjustment_minutes(scenario)
+    if notice <= lo:  # an announcement at midnight: nothing to compare
+        return est
+    if scenario.baseline.method == "same_day":
+        before = Estimates(baseline_kw, baseline_kw, lo, notice)
+    else:
+        before = estimate_exact(pop, lo, notice, sim)
+    ratio = day_of_ratio(readings_kw, with_mv_error(before, pop).baseline_kw,
+                         scenario.baseline.day_of_adjustment.cap)[:, None]
+    return Estimates(est.baseline_kw * ratio, est.expected_kw * ratio, est.lo, est.hi)
 
 
 # --------------------------------------------------------------------------- model

@@ -64,8 +64,9 @@ def stops(plan: MonitoringPlan, outcome: TierOutcome) -> np.ndarray:
 def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows: pd.DataFrame,
           name: str, outcome: TierOutcome) -> dict[str, Any]:
     """Communication and computation per tier, as deployed (module docstring).
-    ``meter_work`` is (groups, 4, tests): events processed, partial matches, user events,
-    readings shed (not reported: neither sent nor evaluated, drsim.shedding)."""
+    ``meter_work`` is (groups, 5, tests): events processed, partial matches, user events,
+    readings shed (not reported: neither sent nor evaluated, drsim.shedding) and remote
+    data requested (drsim.fetching)."""
     stop = stops(plan, outcome)
     mine = rows[rows["pass"] == name]
     readings = 0
@@ -74,7 +75,7 @@ def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows:
         slow = len(range(last + plan.settlement, plan.t_end, plan.settlement))
         readings += int(sizes[g]) * (fast + slow)
     counted = plan.test_times[None, :] <= stop[:, None]  # (groups, tests)
-    processed, pms, outputs, shed = (meter_work[:, j, :] for j in range(4))
+    processed, pms, outputs, shed, fetches = (meter_work[:, j, :] for j in range(5))
     readings -= int((shed * counted).sum())
     group_computation = group_events = 0
     for g, last in enumerate(stop.tolist()):
@@ -85,7 +86,7 @@ def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows:
     until = outcome.t_nc if outcome.predicted else plan.t_end
     uw = mine[(mine["group"] == UTILITY) & (mine["kind"] == "work") & (mine["time"] <= until)]
     communication = {"meter_readings": readings,
-                     "remote_lambda_fetches": int((processed * counted).sum()),
+                     "remote_lambda_fetches": int((fetches * counted).sum()),
                      "user_events": int((outputs * counted).sum()),
                      "group_events": group_events}
     computation = {"meter": int(((processed + pms) * counted).sum()),

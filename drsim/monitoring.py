@@ -186,10 +186,13 @@ class MonitoringPlan:
                 "m_user": self.m_user, "m_group": self.m_group, "m_utility": self.m_utility,
                 **constant, "γ_group": self.gamma_group, "GROUPNUM": self.n_groups}
 
-    def compile(self, name: str, **tables: Any) -> cep_core.CompiledQuery:
-        """Query ``name`` bound to this plan's parameters and the given lookup tables."""
+    def compile(self, name: str, remote: dict[str, Any] | None = None,
+                **tables: Any) -> cep_core.CompiledQuery:
+        """Query ``name`` bound to this plan's parameters, the given lookup tables and
+        ``remote`` sources (:mod:`drsim.fetching`)."""
         return cep_core.compile(self.text(name), params={**self.params(), **tables},
-                                time_unit="min", source=f"monitoring.queries.{name}")
+                                remote=remote, time_unit="min",
+                                source=f"monitoring.queries.{name}")
 
 
 def _work(counters: Any) -> tuple[int, int]:
@@ -264,16 +267,20 @@ def accumulated_kwh(window_kw: np.ndarray, lo: int, times: np.ndarray) -> np.nda
 class MeterResult:
     """User events of one chunk and the meter tier's work per test time.
 
-    ``events``: columns time, houseID, groupID, accLoad. Per test time (arrays aligned
-    with ``plan.test_times``): ``processed`` events, ``partial_matches`` created plus
-    extended, ``outputs`` (user events). A meter fetches ``λ[houseID, time]`` once per
-    test, so remote-data transfers equal the readings tested (``processed``)."""
+    ``events``: columns time, houseID, groupID, accLoad, and ``delay`` [min]: how long
+    after its test time the reading that raised it was decided (its remote data in hand,
+    :mod:`drsim.fetching`; 0 with local tables). Per test time (arrays aligned with
+    ``plan.test_times``): ``processed`` events, ``partial_matches`` created plus
+    extended, ``outputs`` (user events) and ``fetches`` (remote-data requests sent for
+    it: with local tables, one ``λ[houseID, time]`` per reading tested)."""
 
     events: pd.DataFrame
     processed: np.ndarray
     partial_matches: np.ndarray
     outputs: np.ndarray
     first_flag: np.ndarray  # per household: first user event's minute, or NOT_LATCHED
+    fetches: np.ndarray
+    fetched: list[int] | None = None  # drsim.fetching.FetchCounts.as_list, with remote data
 
 
 def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
@@ -297,23 +304,34 @@ def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
 
 def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
                acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
-               shedder: Any = None) -> MeterResult:
+               shedder: Any = None, fetch: Any = None) -> MeterResult:
     """Listing 6.1 on every household of a chunk (Eq. 6.4's test).
 
     ``acc_kwh`` and ``expected_acc_kwh`` are (households, test times): the energy used
     since t_start up to each test time, and the expected complete response Σ P̂ over the
     same minutes (the lookup ``λ[houseID, time]``, remote data held by the utility).
     ``shedder``: makes, from the query session, what the readings are fed through test
-    time by test time (load shedding, :mod:`drsim.shedding`)."""
+    time by test time (load shedding, :mod:`drsim.shedding`); ``fetch``: a
+    :class:`drsim.fetching.MeterFetch`, which serves λ as remote data."""
     times = plan.test_times
     n, k = len(house_ids), len(times)
     house_ids = np.asarray(house_ids, dtype=np.int64)
     stream, lam = meter_stream(plan, house_ids, group_id, acc_kwh, expected_acc_kwh)
-    session = plan.compile("meter", λ=lam).start(POLICY, runs=RUNS)
+    if fetch is None:
+        session = plan.compile("meter", λ=lam).start(POLICY, runs=RUNS)
+    else:
+        source = fetch.source(lam)
+        session = plan.compile("meter", remote={"λ": source}).start(POLICY, runs=RUNS)
     feeder = session if shedder is None else shedder(session)
+    if fetch is not None:
+        feeder = fetch.wrap(feeder, source)
     out, processed, pms = _feed_by_time(feeder, stream, times, as_frame=True)
     outputs = np.array([len(part) for part in out[:k]], dtype=np.int64)
-    events = pd.concat(out, ignore_index=True)[["time", "houseID", "groupID", "accLoad"]]
+    events = pd.concat(out, ignore_index=True)
+    if "data_delay" not in events.columns:
+        events["data_delay"] = 0.0
+    events = events[["time", "houseID", "groupID", "accLoad", "data_delay"]].rename(
+        columns={"data_delay": "delay"})
     first = np.full(n, NOT_LATCHED, dtype=np.int64)
     if len(events):
         house, at = events["houseID"].to_numpy(np.int64), events["time"].to_numpy(np.int64)
@@ -321,9 +339,12 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
         house, at = house[order], at[order]
         earliest = np.r_[True, house[1:] != house[:-1]]
         first[pd.Index(house_ids).get_indexer(house[earliest])] = at[earliest]
+    fetches = processed.copy() if fetch is None else fetch.requests_per_test()
     return MeterResult(events.astype({"time": np.int64, "houseID": np.int64,
-                                      "groupID": np.int64, "accLoad": np.float64}),
-                       processed, pms, outputs, first)
+                                      "groupID": np.int64, "accLoad": np.float64,
+                                      "delay": np.float64}),
+                       processed, pms, outputs, first, fetches,
+                       None if fetch is None else fetch.counts())
 
 
 # --------------------------------------------------------------------------- group tier
@@ -347,10 +368,13 @@ def _test_of_tick(plan: MonitoringPlan) -> np.ndarray:
 
 
 def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.DataFrame,
-               gamma: dict[tuple[int, int], float]) -> GroupResult:
+               gamma: dict[tuple[int, int], float],
+               shift: np.ndarray | None = None) -> GroupResult:
     """Listing 6.2 at the leader of ``group`` (``size`` households) over its user events
     (columns time, houseID, accLoad); ``gamma`` is the lookup ``γ[groupID, time]``
-    (:meth:`drsim.threshold.Thresholds.table`)."""
+    (:meth:`drsim.threshold.Thresholds.table`); ``shift``: per test time, the whole
+    minutes after it from which its alert holds (remote data in hand,
+    :func:`drsim.fetching.alert_shift`; none: from the test time)."""
     ticks = plan.ticks
     stream = pd.DataFrame({"type": "userNonComplianceEvent",
                            "time": user_events["time"].to_numpy(np.int64),
@@ -366,6 +390,9 @@ def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.Data
     # "Cadence, held status and latching")
     test_of_tick = _test_of_tick(plan)
     alerting = np.isin(test_of_tick, at_tests["time"].to_numpy())
+    if shift is not None:
+        alerting &= ticks >= test_of_tick + shift[np.searchsorted(plan.test_times,
+                                                                  test_of_tick)]
     load = at_tests.set_index("time")["sumAccLoad"]
     alerts = pd.DataFrame({"type": "groupAlertEvent", "time": ticks[alerting],
                            "groupID": group,

@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from drsim.baseline import Estimates, estimate_exact, with_mv_error
+from drsim.baseline import (
+    Estimates,
+    adjustment_minutes,
+    day_of_adjusted,
+    estimate_exact,
+    with_mv_error,
+)
 from drsim.dr import DREvent
 from drsim.incentive import IncentiveResult
 from drsim.population import Population
@@ -39,12 +45,11 @@ class Chunk:
 
 def plan_chunks(scenario: Scenario, chunk_size: int | None = None) -> list[Chunk]:
     """Split every group's id range into chunks of at most ``chunk_size`` households; with
-    load shedding, of whole gateways (a multiple of ``gateway_households``, at least one),
-    so that a gateway's meters are never split between tasks."""
+    load shedding or remote data, of whole gateways (a multiple of ``gateway_households``,
+    at least one), so that a gateway's meters are never split between tasks."""
     size = chunk_size or scenario.chunk_size
-    shedding = scenario.monitoring.shedding
-    if shedding is not None:
-        gateway = shedding.gateway_households
+    gateway = scenario.monitoring.gateway_households
+    if gateway is not None:
         size = max(gateway, size // gateway * gateway)
     chunks: list[Chunk] = []
     for g, (lo, hi) in enumerate(scenario.group_ranges()):
@@ -123,8 +128,12 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
                          simulator=sim)
     dr = scenario.dr_program
     lo, hi = dr.start_minute, dr.end_minute
+    adjust = schedules is None and scenario.baseline.day_of_adjustment is not None
+    before: dict[str, np.ndarray] = {}  # loads over the day-of adjustment's minutes
     for name, events in (schedules or pass_schedules(scenario, chunk.group)).items():
         run = sim.run(events)
+        if adjust and name in ("baseline", "traditional"):
+            before[name] = run.load(*adjustment_minutes(scenario))
         cats = run.load_by_category(0, DAY)
         result.by_category[name] = cats
         result.load[name] = np.sum([cats[c] for c in sorted(cats)], axis=0)
@@ -133,6 +142,8 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
     if schedules is None:
         result.estimate_exact = estimate_exact(pop, lo, hi, sim, result.window_kw.get("baseline"))
         est = with_mv_error(result.estimate_exact, pop)
+        if adjust:
+            est = day_of_adjusted(est, pop, sim, before["traditional"], before["baseline"])
         result.estimates = {
             "baseline": micro_kw(est.baseline_kw).sum(axis=0),
             "expected": micro_kw(est.expected_kw).sum(axis=0),

@@ -40,6 +40,7 @@ import pandas as pd
 from drsim import deficit
 from drsim.backend import Backend, BackendInfo
 from drsim.evaluation import TierOutcome, costs, tier_outcome
+from drsim.fetching import FetchCounts, group_fetch_delays
 from drsim.incentive import (
     IncentiveResult,
     ParticipantSums,
@@ -131,6 +132,10 @@ class Monitored:
     tier_rows: pd.DataFrame  # drsim.tasks.TIERS rows of the group leaders and the utility
     outcome: dict[str, TierOutcome]  # monitored pass -> latches and prediction
     gateways: dict[str, GatewayStats] = field(default_factory=dict)  # with shedding
+    #: with remote data: the meter tier's fetches per monitored pass, and the group
+    #: leaders' (the same for every pass)
+    fetches: dict[str, FetchCounts] = field(default_factory=dict)
+    group_fetches: FetchCounts | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -272,10 +277,14 @@ def _tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict
     meter = backend.collect(out["meter"]).to_pandas()
     meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
     thresholds = Thresholds.of(plan, sizes, _replica_flags(meter, n_groups))
+    remote = scenario.monitoring.remote
+    gamma_delays, group_fetches = (None, None) if remote is None else \
+        group_fetch_delays(plan, remote, n_groups, scenario.seed)
     started = time.perf_counter()
     leaders = backend.group_apply(
         out["events"], ["pass", "group"],
-        partial(group_leader, plan, tuple(sizes.tolist()), thresholds), TIERS,
+        partial(group_leader, plan, tuple(sizes.tolist()), thresholds,
+                gamma_delays=gamma_delays), TIERS,
         label="group tier", progress=_in_units(progress, "group tier",
                                                len(names) * n_groups))
     timings["group_tier_seconds"] = time.perf_counter() - started
@@ -292,9 +301,11 @@ def _tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict
     outcomes = _per_group(meter, "outcomes", names, n_groups, (k + 1, 2))
     gateways = {name: GatewayStats.merged(meter.loc[meter["pass"] == name, "gateways"])
                 for name in names if scenario.monitoring.shedding is not None}
+    fetches = {name: FetchCounts.merged(meter.loc[meter["pass"] == name, "fetched"])
+                for name in names if remote is not None}
     return Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,
                      {name: tier_outcome(tier_rows, name, n_groups) for name in names},
-                     gateways)
+                     gateways, fetches, group_fetches)
 
 
 def _in_units(progress: Progress | None, stage: str, units: int):

@@ -157,10 +157,11 @@ def _statistic(latencies: np.ndarray, device: np.ndarray, n: int, kind: str) -> 
 
 def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: np.ndarray,
                     group_id: int, group_first: int, acc_kwh: np.ndarray,
-                    expected_acc_kwh: np.ndarray
+                    expected_acc_kwh: np.ndarray, fetch: Any = None
                     ) -> tuple[MeterResult, GatewayStats, MeterResult, GatewayStats]:
     """Listing 6.1 on a chunk's gateways: the unshed run (BL) and the run under the
-    bound (OP), each with what its gateways did (module doc)."""
+    bound (OP), each with what its gateways did (module doc); ``fetch()`` makes each
+    run's :class:`drsim.fetching.MeterFetch` when λ is remote data."""
     from cep_core.shedding import KeyedShedder
 
     gw = gateways(house_ids, group_first, cfg.gateway_households)
@@ -186,7 +187,8 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
 
     def run(strategy: str, unit_cost: np.ndarray, bound=None):
         result = meter_tier(plan, index, group_id, acc_kwh, expected_acc_kwh,
-                            shedder(strategy, unit_cost, bound))
+                            shedder(strategy, unit_cost, bound),
+                            None if fetch is None else fetch())
         return result, made[-1].report()
 
     _, sized = run("NS", np.ones(n))

@@ -224,7 +224,25 @@ def _run_sections(run: Run) -> dict[str, Any]:
                        "changes_from_printed_listings": CHANGES,
                        "queries_overridden": sorted(scenario.monitoring.queries)},
         "shedding": _shedding(run, times),
+        "remote": _remote(run),
     }
+
+
+def _remote(run: Run) -> dict[str, Any] | None:
+    """The profiles fetched from the utility (drsim.fetching): the configuration, per
+    tier what was fetched and waited for on the traditional pass, and the prediction."""
+    scenario = run.simulation.scenario
+    cfg = scenario.monitoring.remote
+    if cfg is None:
+        return None
+    monitored, trad = run.monitored, run.monitored.outcome["traditional"]
+    return {"config": cfg.model_dump(mode="json"),
+            "day_of_adjustment": None if scenario.baseline.day_of_adjustment is None
+            else scenario.baseline.day_of_adjustment.model_dump(mode="json"),
+            "meter_tier": monitored.fetches["traditional"].summary(),
+            "group_tier": monitored.group_fetches.summary(),
+            "utility_tier": "no remote data",
+            "utility_noncompliance_time": clock(trad.t_nc) if trad.predicted else None}
 
 
 def _shedding(run: Run, times: Any) -> dict[str, Any] | None:

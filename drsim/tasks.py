@@ -18,6 +18,7 @@ from __future__ import annotations
 import pickle
 import time
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ import pandas as pd
 import pyarrow as pa
 
 from drsim.baseline import estimate
+from drsim.fetching import MeterFetch, alert_shift
 from drsim.incentive import (
     ParticipantSums,
     household_mappings,
@@ -63,16 +65,19 @@ METER = pa.schema([  # per (chunk, pass): aggregates only, whatever the chunk's 
     ("chunk", pa.int64()), ("group", pa.int32()), ("pass", pa.string()),
     ("work", pa.list_(pa.int64())), ("outcomes", pa.list_(pa.int64())),
     ("replica_flags", pa.list_(pa.int64())),
-    ("gateways", pa.list_(pa.float64()))])  # drsim.shedding.GatewayStats, with shedding
+    ("gateways", pa.list_(pa.float64())),  # drsim.shedding.GatewayStats, with shedding
+    ("fetched", pa.list_(pa.int64()))])  # drsim.fetching.FetchCounts, with remote data
 MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary())])
-WORK_ROWS = 4  # meter work per test: events processed, partial matches, user events, shed
+#: meter work per test: events processed, partial matches, user events, readings shed,
+#: remote-data requests
+WORK_ROWS = 5
 EVENTS = pa.schema([
     ("chunk", pa.int64()), ("group", pa.int32()), ("pass", pa.string()),
     ("time", pa.list_(pa.int64())), ("houseID", pa.list_(pa.int64())),
-    ("accLoad", pa.list_(pa.float64()))])
+    ("accLoad", pa.list_(pa.float64())), ("delay", pa.list_(pa.float64()))])
 USER_EVENT_ROWS = pa.schema([  # the run folder's user events (:func:`user_events`)
     ("pass", pa.string()), ("time", pa.int64()), ("houseID", pa.int64()),
-    ("groupID", pa.int64()), ("accLoad", pa.float64())])
+    ("groupID", pa.int64()), ("accLoad", pa.float64()), ("delay", pa.float64())])
 TIERS = pa.schema([("pass", pa.string()), ("group", pa.int32()), ("kind", pa.string()),
                    ("time", pa.int64()), ("load", pa.float64()), ("processed", pa.int64()),
                    ("partial_matches", pa.int64())])
@@ -213,17 +218,20 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
     goal = (est["baseline"] - est["expected"]).sum(axis=1) / 60.0
     replicas = plan.gamma_user.replicas if isinstance(plan.gamma_user, ExpectedShare) \
         else None
-    shedding = scenario.monitoring.shedding
+    shedding, remote = scenario.monitoring.shedding, scenario.monitoring.remote
     first = scenario.group_ranges()[chunk.group][0]
+    fetch = None if remote is None else \
+        partial(MeterFetch, plan, remote, pop.ids, first, scenario.seed)
     meter, events = [], []
     for name in MONITORED:
         acc = accumulated_kwh(result.window_kw[name], plan.t_start, times)
         if shedding is None:
-            runs = [(name, meter_tier(plan, pop.ids, chunk.group, acc, expected_acc), None)]
+            runs = [(name, meter_tier(plan, pop.ids, chunk.group, acc, expected_acc,
+                                      fetch=None if fetch is None else fetch()), None)]
         else:
             bl, bl_stats, op, op_stats = shed_meter_tier(plan, shedding, model, pop.ids,
                                                          chunk.group, first, acc,
-                                                         expected_acc)
+                                                         expected_acc, fetch)
             runs = [(name, op, op_stats), (bl_name(name), bl, bl_stats)]
         flags = None
         if replicas is not None and name == "expected":
@@ -235,13 +243,14 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
             outcomes = outcome_counts(times, m.first_flag, reduction < goal).ravel()
             meter.append({"chunk": chunk.index, "group": chunk.group, "pass": label,
                           "work": np.concatenate([m.processed, m.partial_matches, m.outputs,
-                                                  shed]),
+                                                  shed, m.fetches]),
                           "outcomes": outcomes,
                           "replica_flags": flags if label == name else None,
-                          "gateways": None if stats is None else stats.as_list()})
+                          "gateways": None if stats is None else stats.as_list(),
+                          "fetched": m.fetched})
             events.append({"chunk": chunk.index, "group": chunk.group, "pass": label,
                            **{c: m.events[c].to_numpy() for c in ("time", "houseID",
-                                                                  "accLoad")}})
+                                                                  "accLoad", "delay")}})
     return (pa.RecordBatch.from_pylist(meter, schema=METER),
             pa.RecordBatch.from_pylist(events, schema=EVENTS))
 
@@ -270,30 +279,37 @@ def outcome_counts(test_times: np.ndarray, first_flag: np.ndarray, noncompliant:
 # --------------------------------------------------------------------------- tiers
 def user_events(rows: pd.DataFrame) -> pd.DataFrame:
     """The user events held in rows of :data:`EVENTS` as one frame (pass, time, houseID,
-    groupID, accLoad), in (pass, time, houseID) order."""
+    groupID, accLoad, delay [min]: when after its test time it was decided), in (pass,
+    time, houseID) order."""
     counts = rows["time"].map(len).to_numpy()
     frame = pd.DataFrame({
         "pass": np.repeat(rows["pass"].to_numpy(object), counts),
         "time": np.concatenate([np.asarray(x, np.int64) for x in rows["time"]] or [[]]),
         "houseID": np.concatenate([np.asarray(x, np.int64) for x in rows["houseID"]] or [[]]),
         "groupID": np.repeat(rows["group"].to_numpy(np.int64), counts),
-        "accLoad": np.concatenate([np.asarray(x, np.float64) for x in rows["accLoad"]]
-                                  or [[]])})
-    frame = frame.astype({"time": np.int64, "houseID": np.int64, "accLoad": np.float64})
+        **{c: np.concatenate([np.asarray(x, np.float64) for x in rows[c]] or [[]])
+           for c in ("accLoad", "delay")}})
+    frame = frame.astype({"time": np.int64, "houseID": np.int64, "accLoad": np.float64,
+                          "delay": np.float64})
     return frame.sort_values(["pass", "time", "houseID"], kind="stable", ignore_index=True)
 
 
 def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thresholds,
-                 rows: pd.DataFrame) -> pd.DataFrame:
+                 rows: pd.DataFrame, gamma_delays: np.ndarray | None = None) -> pd.DataFrame:
     """Listing 6.2 at the leader of one group for one pass, over its chunks' user events
     (rows of :data:`EVENTS`); its alerts, group events and work per tick (:data:`TIERS`).
-    A group with no user event sends nothing."""
+    A group with no user event sends nothing. ``gamma_delays``: with remote data, the
+    (groups, tests) delays of the leaders' γ fetches [min]
+    (:func:`drsim.fetching.group_fetch_delays`), which with the user events' own delays
+    hold its alerts back (:func:`drsim.fetching.alert_shift`)."""
     events = user_events(rows)
     if not len(events):
         return pd.DataFrame({f.name: pd.Series(dtype=f.type.to_pandas_dtype())
                              for f in TIERS})
     name, group = str(rows["pass"].iloc[0]), int(rows["group"].iloc[0])
-    g = group_tier(plan, group, sizes[group], events, thresholds.table(group))
+    shift = None if gamma_delays is None else \
+        alert_shift(plan, events, gamma_delays[group])
+    g = group_tier(plan, group, sizes[group], events, thresholds.table(group), shift)
     out = [(name, group, "alert", int(t), float(v), 0, 0)
            for t, v in zip(g.alerts["time"], g.alerts["sumAccLoad"], strict=True)]
     out += [(name, group, "event", int(t), float(v), 0, 0)

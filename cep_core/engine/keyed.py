@@ -64,12 +64,18 @@ _BEGIN = 1 << 20  # starts emit after the continuations of the same event
 
 
 def _tables(plan: Plan) -> dict[str, Any]:
-    """The lookups of the plan that are parameter tables, by name (as given)."""
+    """The lookups of the plan that are parameter tables, by name (as given); a remote
+    source's table is read directly (its fetches are modelled around the engine, by
+    :class:`cep_core.remote.batch.KeyedFetcher`)."""
+    from cep_core.remote.source import RemoteSource
+
     out: dict[str, Any] = {}
     lookups = plan.lookups
     for name, route in lookups.routes.items():
         if isinstance(route, TableLookup) and name in route.sources:
             out[name] = route.sources[name]
+        elif isinstance(route, RemoteSource) and route.serves(name):
+            out[name] = route.table
     return out
 
 

@@ -2,11 +2,13 @@
 latency models and element hierarchies, caches (LRU, cost-based two-tier), the utility
 model, and the strategies BL1, BL2, BL3, PFetch, LzEval and Hybrid. Start a session with
 ``CompiledQuery.start(..., remote=RemoteConfig(..))`` on a query compiled with
-``remote={name: RemoteSource(..)}``."""
+``remote={name: RemoteSource(..)}``; on the keyed engine, feed the session through a
+:class:`KeyedFetcher` (fetches modelled per batch and device, :mod:`.batch`)."""
 
+from cep_core.remote.batch import BatchFetcher, KeyedFetcher
 from cep_core.remote.cache import CostCache, LRUCache
 from cep_core.remote.engine import STRATEGIES, RemoteConfig, RemoteEngine
 from cep_core.remote.source import FetchStats, LatencyModel, RemoteSource
 
 __all__ = ["RemoteSource", "LatencyModel", "FetchStats", "LRUCache", "CostCache",
-           "RemoteConfig", "RemoteEngine", "STRATEGIES"]
+           "RemoteConfig", "RemoteEngine", "STRATEGIES", "BatchFetcher", "KeyedFetcher"]

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.special import ndtri
 
 from cep_core.errors import QueryError
-from cep_core.lookup import Lookup
+from cep_core.lookup import Lookup, as_table, is_series
 
 __all__ = ["LatencyModel", "RemoteSource", "FetchStats", "Element"]
 
@@ -83,6 +84,24 @@ class LatencyModel:
             return float(np.mean(self.trace))
         return self.value
 
+    def quantile(self, u: np.ndarray) -> np.ndarray:
+        """The latencies at uniform draws ``u`` ∈ [0, 1) (inverse transform sampling, so
+        that a latency can be tied to a hash of what is fetched).
+
+        >>> LatencyModel("uniform", low=10.0, high=20.0).quantile(np.array([0.0, 0.5]))
+        array([10., 15.])
+        """
+        u = np.asarray(u, dtype=np.float64)
+        if self.kind == "uniform":
+            return self.low + u * (self.high - self.low)
+        if self.kind == "lognormal":
+            z = ndtri(np.clip(u, 1e-12, 1 - 1e-12))
+            return self.value * np.exp(self.sigma * z)
+        if self.kind == "trace":
+            trace = np.asarray(self.trace, dtype=np.float64)
+            return trace[np.minimum((u * len(trace)).astype(np.int64), len(trace) - 1)]
+        return np.full(u.shape, self.value)
+
     def sampler(self, seed: int = 0) -> Callable[[], float]:
         """A deterministic stream of latencies."""
         if self.kind == "fixed":
@@ -127,7 +146,7 @@ class FetchStats:
 @dataclass(eq=False)
 class RemoteSource(Lookup):
     """Remote data: ``table`` answers ``name[args]`` (a dict keyed by the single
-    argument or the argument tuple, or a callable ``f(*args)``) for each name in
+    argument or the argument tuple, a pandas Series, or a callable ``f(*args)``) for each name in
     ``names``; ``latency`` the transmission latency; ``size(element)`` its size in bytes
     (default ``element_size`` each); ``parent(element)`` the element containing it, or
     None (ρ of §5.2.1); ``seed`` seeds the latency draws."""
@@ -141,9 +160,11 @@ class RemoteSource(Lookup):
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.table, Mapping) or callable(self.table)):
-            raise QueryError("a remote source's table must be a dict or a callable, "
-                             f"not {type(self.table).__name__}")
+        if not (isinstance(self.table, Mapping) or is_series(self.table)
+                or callable(self.table)):
+            raise QueryError("a remote source's table must be a dict, a pandas Series or "
+                             f"a callable, not {type(self.table).__name__}")
+        self._values: Mapping | Callable = as_table(self.table)
         if self.element_size < 1:
             raise QueryError(f"element_size must be ≥ 1, not {self.element_size!r}")
         self.names = tuple(self.names)
@@ -155,11 +176,12 @@ class RemoteSource(Lookup):
 
     def value(self, name: str, args: tuple) -> Any:
         """The element's value at the source (no latency)."""
-        if not isinstance(self.table, Mapping):
-            return self.table(*args)
+        table = self._values
+        if not isinstance(table, Mapping):
+            return table(*args)
         key = args[0] if len(args) == 1 else tuple(args)
         try:
-            return self.table[key]
+            return table[key]
         except KeyError:
             raise QueryError(f"{name}[{', '.join(map(repr, args))}]: no such element "
                              "at the remote source") from None

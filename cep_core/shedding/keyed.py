@@ -124,6 +124,7 @@ class KeyedShedder:
         self.work = np.zeros(n, dtype=np.int64)
         self.latency_sum = np.zeros(n)
         self.latencies: list[np.ndarray] = []
+        self.kept: np.ndarray | None = None
 
     @property
     def counters(self) -> Any:
@@ -154,6 +155,7 @@ class KeyedShedder:
         kid = eng.keyindex.find([keys])
         before = self._run_marks(kid)
         out = self.session.feed(batch, as_frame=as_frame, keep=keep)
+        self.kept = keep  # the batch's events served (what a fetcher around this needs)
         kid = eng.keyindex.find([keys])
         after = self._run_marks(kid)
         advanced = (after[0] >= 0) & ((before[0] < 0) | (after[0] != before[0])

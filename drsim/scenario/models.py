@@ -48,6 +48,9 @@ __all__ = [
     "ReferenceReductions",
     "Scenario",
     "Shedding",
+    "RemoteData",
+    "NetworkLatency",
+    "DayOfAdjustment",
 ]
 
 MAX_HOUSEHOLDS = 20_000_000
@@ -412,6 +415,65 @@ class Shedding(_Model):
     )
 
 
+class NetworkLatency(_Model):
+    """The latency of one fetch over the metering network, in seconds (advanced metering
+    networks answer in seconds; cep_core.remote.LatencyModel)."""
+
+    kind: Literal["fixed", "uniform", "lognormal"] = _described(
+        "fixed (always `seconds`), uniform (from low_seconds to high_seconds) or lognormal "
+        "(median `seconds`, shape `sigma`: a long tail of slow answers).", default="lognormal",
+    )
+    seconds: float = _described(
+        "The latency of kind fixed, or the median of kind lognormal [s].",
+        default=2.0, ge=0.0, le=3600.0,
+    )
+    low_seconds: float = _described(
+        "The shortest latency of kind uniform [s].", default=1.0, ge=0.0, le=3600.0)
+    high_seconds: float = _described(
+        "The longest latency of kind uniform [s].", default=5.0, ge=0.0, le=3600.0)
+    sigma: float = _described(
+        "The shape of kind lognormal (the standard deviation of the latency's logarithm).",
+        default=0.5, ge=0.0, le=3.0,
+    )
+
+    @model_validator(mode="after")
+    def _range(self) -> NetworkLatency:
+        if self.kind == "uniform" and self.low_seconds > self.high_seconds:
+            raise _problem(f"low_seconds ({self.low_seconds}) is above high_seconds "
+                           f"({self.high_seconds})", f"a number up to {self.high_seconds}",
+                           at=".low_seconds")
+        return self
+
+
+class RemoteData(_Model):
+    """The utility's M&V profiles as remote data (Ch. 5, EIRES; drsim.fetching): meters
+    (at their gateways) fetch λ[houseID, time], group leaders γ[groupID, time], one element
+    per household or group and test time, over the metering network."""
+
+    strategy: Literal["BL1", "BL2", "PFetch", "LzEval", "Hybrid"] = _described(
+        "How fetches are made (§5.4, §5.6.1): BL1 blocks on every fetch, no cache; BL2 blocks "
+        "on a cache miss; PFetch prefetches the next test's element and blocks on a miss; "
+        "LzEval decides each reading when its element arrives, without blocking the gateway; "
+        "Hybrid prefetches and decides lazily.", default="Hybrid",
+    )
+    latency: NetworkLatency = _described(
+        "The latency of one fetch over the metering network.",
+        default_factory=NetworkLatency,
+    )
+    cache_elements: int = _described(
+        "Profile elements a gateway or group leader keeps (least recently used out first; "
+        "BL1 keeps none).", default=500, ge=0, le=10_000_000,
+    )
+    element_bytes: int = _described(
+        "Bytes of one fetched element (a household or group and a test time, and the value).",
+        default=16, ge=1, le=1_000_000,
+    )
+    gateway_households: int = _described(
+        "Meters per gateway, counted from each group's first household (as for load "
+        "shedding; chunks are cut at gateway boundaries).", default=250, ge=1,
+    )
+
+
 class Monitoring(_Model):
     """Compliance monitoring of the three tiers (Table 6.2, "Monitoring"; Listings 6.1-6.3)."""
 
@@ -464,6 +526,19 @@ class Monitoring(_Model):
         "Hybrid load shedding of the meter tier under a latency bound (§6.3.4); off when "
         "absent.", null_means="no load shedding (the BL configuration)", default=None,
     )
+    remote: RemoteData | None = _described(
+        "The M&V profiles fetched from the utility over the metering network (Ch. 5); "
+        "local tables that answer at once when absent.",
+        null_means="local tables (no fetches)", default=None,
+    )
+
+    @property
+    def gateway_households(self) -> int | None:
+        """Meters per gateway, when load shedding or remote data model gateways."""
+        for part in (self.shedding, self.remote):
+            if part is not None:
+                return part.gateway_households
+        return None
 
     @model_validator(mode="after")
     def _intervals(self) -> Monitoring:
@@ -481,6 +556,13 @@ class Monitoring(_Model):
                     f"{name} ({value}) is not a multiple of reading_interval_minutes "
                     f"({reading}), so tests would fall between readings",
                     f"a multiple of reading_interval_minutes ({reading})", at="." + name)
+        if self.shedding is not None and self.remote is not None and \
+                self.shedding.gateway_households != self.remote.gateway_households:
+            raise _problem(
+                f"remote.gateway_households ({self.remote.gateway_households}) differs from "
+                f"shedding.gateway_households ({self.shedding.gateway_households})",
+                f"{self.shedding.gateway_households} (one gateway layout)",
+                at=".remote.gateway_households")
         return self
 
 
@@ -555,6 +637,21 @@ class Incentive(_Model):
         return self
 
 
+class DayOfAdjustment(_Model):
+    """A day-of adjustment of B and P̂ (M&V practice): at the announcement the utility
+    scales each household's estimates by its metered load over the hours before the
+    notice against its estimated baseline over the same minutes (drsim.baseline)."""
+
+    window_minutes: int = _described(
+        "Minutes before the announcement whose readings are compared (from midnight at the "
+        "earliest).", default=180, ge=15, le=1440,
+    )
+    cap: float = _described(
+        "The largest change of the estimates, as a share (0.2: scaled by 0.8 to 1.2).",
+        default=0.2, ge=0.0, le=1.0,
+    )
+
+
 class BaselineSettings(_Model):
     """How the utility estimates the baseline B and the expected response P̂ (measurement
     and verification, M&V; drsim.baseline). Estimates never use the evaluated day's
@@ -579,6 +676,11 @@ class BaselineSettings(_Model):
         "Per-minute M&V noise: B and P̂ of each household and minute share a further "
         "lognormal factor with mean 1 and this coefficient of variation; 0 = none.",
         default=0.0, ge=0.0, le=1.0,
+    )
+    day_of_adjustment: DayOfAdjustment | None = _described(
+        "Adjust B and P̂ at the announcement from each household's readings before the "
+        "notice (published to meters and group leaders as one update of the profiles).",
+        null_means="no adjustment", default=None,
     )
 
 

@@ -1,0 +1,213 @@
+"""The M&V profiles as remote data at the utility: the dissertation's EIRES (Ch. 5) in the
+DR monitoring (§6.2.2, §6.3.4), on :mod:`cep_core.remote.batch`.
+
+The meter query's ``λ[houseID, time]`` (Listing 6.1: the expected complete response
+Σ P̂ up to each test time) and the group query's ``γ[groupID, time]`` (Listing 6.2's
+threshold table, :mod:`drsim.threshold`) live at the utility. One element per
+(household or group, test time), ``element_bytes`` each, travels over the metering
+network with the scenario's latency model (seconds; the engines' time is in minutes).
+
+* *Meter tier*: the meters of a gateway (``gateway_households`` of one group, counted
+  from the group's first household, as for load shedding) share one device: at each
+  test time the gateway needs the elements of the readings it evaluates (a reading shed
+  by load shedding needs none).
+* *Group tier*: each group leader is one device; it needs its group's element at each
+  test time.
+
+Strategies (``monitoring.remote.strategy``; §5.4, §5.6.1): ``BL1`` fetches what a test
+needs when it comes and blocks until the last element is in (no cache); ``BL2`` the same
+with a cache; ``PFetch`` prefetches each household's (group's) next test element when
+a test is done, and the first test's at the program's start, and blocks on what has not
+arrived; ``LzEval`` fetches when needed but decides each reading when its own element
+arrives, without holding the device; ``Hybrid`` prefetches and decides lazily. The
+profiles fetched are the ones published at the announcement (with the day-of adjustment
+when ``baseline.day_of_adjustment`` is set; every fetch is after the start, so no
+element of the earlier version is in a cache).
+
+**When the tiers see the data** (docs/decisions.md, "Remote profiles and when the tiers
+see them"). A reading decided ``data_delay`` after its test time sends its user event
+then; a group leader evaluates at whole minutes, so the alert of test time T holds from
+the tick ``T + ⌈delay⌉``, the delay being the largest of T's user events' and of the
+leader's own γ fetch, until the next test time. Without latency every delay is zero and
+the run is the run with local tables.
+
+Not modelled: the gateway's processing time (load shedding's device, :mod:`drsim.shedding`)
+is not added to the data delays, and fetches do not occupy that device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cep_core.remote import BatchFetcher, KeyedFetcher, LatencyModel, RemoteSource
+from drsim.monitoring import MonitoringPlan
+from drsim.scenario import RemoteData
+
+__all__ = ["latency_model", "MeterFetch", "FetchCounts", "group_fetch_delays",
+           "alert_shift", "MICRO"]
+
+MICRO = 1_000_000  # waits and delays are summed in whole µs
+SECONDS_PER_MINUTE = 60.0
+
+
+def latency_model(cfg: RemoteData) -> LatencyModel:
+    """The metering network's latency in the engines' time unit, minutes."""
+    lat = cfg.latency
+    m = SECONDS_PER_MINUTE
+    if lat.kind == "uniform":
+        return LatencyModel("uniform", low=lat.low_seconds / m, high=lat.high_seconds / m)
+    return LatencyModel(lat.kind, value=lat.seconds / m, sigma=lat.sigma)
+
+
+@dataclass
+class FetchCounts:
+    """What one tier's devices fetched, in integers that add up exactly over chunks:
+    requests (prefetches among them), bytes, time the devices waited [µs], cache hits
+    and misses of the elements needed, decisions made (readings or group tests) and their
+    data delays summed [µs]."""
+
+    requests: int = 0
+    prefetches: int = 0
+    bytes: int = 0
+    waited_us: int = 0
+    hits: int = 0
+    misses: int = 0
+    decisions: int = 0
+    delay_us: int = 0
+
+    def as_list(self) -> list[int]:
+        return list(self.__dict__.values())
+
+    @classmethod
+    def of(cls, fetcher: BatchFetcher) -> FetchCounts:
+        """The counts of a fetcher whose time unit is minutes."""
+        s, delays = fetcher.stats, fetcher.report()["delays"]
+        us = SECONDS_PER_MINUTE * MICRO
+        return cls(int(s["requests"].sum()), int(s["prefetches"].sum()),
+                   int(s["bytes"].sum()), int(np.round(s["waited"] * us).sum()),
+                   int(s["hits"].sum()), int(s["misses"].sum()), int(delays.size),
+                   int(np.round(delays * us).sum()))
+
+    @classmethod
+    def merged(cls, rows: Any) -> FetchCounts:
+        """The sum of :meth:`as_list` rows."""
+        rows = [r for r in rows if r is not None]
+        if not rows:
+            return cls()
+        total = np.sum([np.asarray(r, dtype=np.int64) for r in rows], axis=0)
+        return cls(*(int(x) for x in total))
+
+    def summary(self) -> dict[str, Any]:
+        """The figures a run reports (summary.json's ``remote``)."""
+        return {"requests": self.requests, "prefetches": self.prefetches,
+                "bytes": self.bytes, "waited_seconds": self.waited_us / MICRO,
+                "hits": self.hits, "misses": self.misses, "decisions": self.decisions,
+                "data_delay_avg_seconds": self.delay_us / MICRO / self.decisions
+                if self.decisions else None}
+
+
+def _source(cfg: RemoteData, table: Any, name: str, seed: int) -> RemoteSource:
+    return RemoteSource(table, names=(name,), latency=latency_model(cfg),
+                        element_size=cfg.element_bytes, seed=seed)
+
+
+def _next_test(plan: MonitoringPlan):
+    """The events the keys send at the test after a step's (none after the last)."""
+    def following(rows: pd.DataFrame) -> pd.DataFrame:
+        nxt = rows.assign(time=rows["time"] + plan.delta)
+        return nxt[nxt["time"] < plan.t_end]
+    return following
+
+
+class MeterFetch:
+    """The meter tier's fetches of ``λ[houseID, time]`` for the households of one chunk
+    (module doc): :func:`drsim.monitoring.meter_tier` makes the source from the chunk's
+    table and wraps what it feeds in the fetcher."""
+
+    def __init__(self, plan: MonitoringPlan, cfg: RemoteData, house_ids: np.ndarray,
+                 group_first: int, seed: int):
+        self.plan, self.cfg, self.seed = plan, cfg, seed
+        self.house_ids = np.asarray(house_ids, dtype=np.int64)
+        self.gateway = (self.house_ids - group_first) // cfg.gateway_households
+        self.first = int(self.gateway.min())
+        self.devices = int(self.gateway.max()) - self.first + 1
+        self.group_first = group_first
+        self.fetcher: KeyedFetcher | None = None
+
+    def source(self, lam: pd.Series) -> RemoteSource:
+        return _source(self.cfg, lam, "λ", self.seed)
+
+    def _device_of(self, keys: np.ndarray) -> np.ndarray:
+        return (np.asarray(keys, dtype=np.int64) - self.group_first) \
+            // self.cfg.gateway_households - self.first
+
+    def wrap(self, feeder: Any, source: RemoteSource) -> KeyedFetcher:
+        """The fetcher the readings go through; with a prefetching strategy, the first
+        test's elements are requested at the program's start."""
+        plan = self.plan
+        self.fetcher = KeyedFetcher(feeder, source, "λ", ("houseID", "time"),
+                                    self._device_of, self.devices, self.cfg.strategy,
+                                    self.cfg.cache_elements, _next_test(plan))
+        if self.cfg.strategy in ("PFetch", "Hybrid") and len(plan.test_times):
+            self.fetcher.prefetch(plan.t_start, pd.DataFrame(
+                {"houseID": self.house_ids, "time": plan.test_times[0]}))
+        return self.fetcher
+
+    def counts(self) -> list[int]:
+        """:class:`FetchCounts` of the chunk, as a list."""
+        return FetchCounts.of(self.fetcher).as_list()
+
+    def requests_per_test(self) -> np.ndarray:
+        """Requests sent for each test time (those sent before the first test, at the
+        program's start, count at the first)."""
+        times = self.plan.test_times
+        out = np.zeros(len(times), dtype=np.int64)
+        if self.fetcher is not None and self.fetcher.sent:
+            when = np.fromiter(self.fetcher.sent, float, len(self.fetcher.sent))
+            count = np.fromiter(self.fetcher.sent.values(), np.int64, len(when))
+            at = np.searchsorted(times, when, side="right") - 1
+            np.add.at(out, at.clip(0, len(times) - 1), count)
+        return out
+
+
+def group_fetch_delays(plan: MonitoringPlan, cfg: RemoteData, groups: int,
+                       seed: int) -> tuple[np.ndarray, FetchCounts]:
+    """The group leaders' fetches of ``γ[groupID, time]`` (module doc): the data delay of
+    each (group, test time) [min] and the counts (the values are the threshold table's,
+    :mod:`drsim.threshold`; only the timing is modelled here)."""
+    source = _source(cfg, {}, "γ", seed)
+    fetcher = BatchFetcher(source, "γ", ("groupID", "time"), "groupID", lambda k: k,
+                           groups, cfg.strategy, cfg.cache_elements, _next_test(plan))
+    ids = np.arange(groups, dtype=np.int64)
+    times = plan.test_times
+    if cfg.strategy in ("PFetch", "Hybrid") and len(times):
+        fetcher.prefetch(plan.t_start, pd.DataFrame({"groupID": ids, "time": times[0]}))
+    delays = np.zeros((groups, len(times)))
+    for j, t in enumerate(times.tolist()):
+        delays[:, j] = fetcher.step(t, pd.DataFrame({"groupID": ids, "time": t}))
+    return delays, FetchCounts.of(fetcher)
+
+
+def alert_shift(plan: MonitoringPlan, user_events: pd.DataFrame,
+                gamma_delay: np.ndarray | None) -> np.ndarray:
+    """Per test time, the whole minutes after it from which a group leader's alert of that
+    test holds (module doc): ``⌈max(delay of its user events, its γ fetch)⌉``.
+
+    >>> from types import SimpleNamespace
+    >>> plan = SimpleNamespace(test_times=np.array([1130, 1135]))
+    >>> ev = pd.DataFrame({"time": [1130, 1130], "delay": [0.02, 0.0]})
+    >>> alert_shift(plan, ev, np.array([0.0, 0.0])).tolist()
+    [1, 0]
+    """
+    times = plan.test_times
+    delay = np.zeros(len(times)) if gamma_delay is None else np.asarray(gamma_delay, float)
+    if len(user_events):
+        per_test = user_events.groupby("time")["delay"].max()
+        at = np.searchsorted(times, per_test.index.to_numpy())
+        delay = delay.copy()
+        np.maximum.at(delay, at, per_test.to_numpy())
+    return np.ceil(delay - 1e-9).clip(min=0).astype(np.int64)

@@ -68,7 +68,7 @@ from drsim.appliances import FLEX_ADVANCE, FLEX_COLD, FLEX_DEFERRABLE, Catalogue
 from drsim.behaviour_data import EVData
 from drsim.dr import DREvent
 from drsim.population import Population
-from drsim.sim import ChunkSimulator, micro_kw, program_events
+from drsim.sim import ChunkRun, ChunkSimulator, micro_kw, program_events
 from drsim.units import DAY, MICRO, clock_minutes
 
 _SPAN = 3 * DAY  # days -1, 0, 1 on one axis; index i is minute i - DAY of the DR day
@@ -157,19 +157,18 @@ def _same_day(pop: Population, sim: ChunkSimulator, lo: int, hi: int,
 REPLICA_DAY_STRIDE = 1000  # counter offset of the days simulated as replicas (after the day)
 
 
-def expected_replica(pop: Population, sim: ChunkSimulator, replica: int, lo: int, hi: int
-                     ) -> np.ndarray:
-    """(households, hi − lo) kW of one replica (≥ 1) of the expected response over the
-    schedule the M&V method assumes: ``same_day``, the evaluated day with independent
-    follow-through decisions; ``model`` and ``prior_days``, another simulated day (one
-    that is neither a prior day nor the evaluated one)."""
+def expected_replica(pop: Population, sim: ChunkSimulator, replica: int) -> ChunkRun:
+    """The day's run of one replica (≥ 1) of the expected response over the schedule the
+    M&V method assumes: ``same_day``, the evaluated day with independent follow-through
+    decisions; ``model`` and ``prior_days``, another simulated day (one that is neither a
+    prior day nor the evaluated one)."""
     if replica < 1:
         raise ValueError(f"replica {replica}: replicas are numbered from 1 (0 is the day)")
     events = program_events(pop.scenario)
     if pop.scenario.baseline.method == "same_day":
-        return sim.run(events, decisions=replica).load(lo, hi)
+        return sim.run(events, decisions=replica)
     day = ChunkSimulator(pop, day_offset=replica * REPLICA_DAY_STRIDE)
-    return day.run(events).load(lo, hi)
+    return day.run(events)
 
 
 # --------------------------------------------------------------------------- M&V error
@@ -250,22 +249,29 @@ def adjustment_minutes(scenario) -> tuple[int, int]:
     return max(0, notice - scenario.baseline.day_of_adjustment.window_minutes), notice
 
 
-def day_of_adjusted(est: Estimates, pop: Population, sim: ChunkSimulator,
-                    readings_kw: np.ndarray, baseline_kw: np.ndarray) -> Estimates:
-    """``est`` (as the utility has it, with M&V error) after the scenario's day-of
-    adjustment (:func:`day_of_ratio`); ``readings_kw`` and ``baseline_kw`` are the
-    metered load and the day's no-DR load over :func:`adjustment_minutes` (``same_day``'s
-    B there, so that it is not simulated again)."""
-    scenario = pop.scenario
-    lo, notice = adjustment_minutes(scenario)
-    if notice <= lo:  # an announcement at midnight: nothing to compare
+def baseline_before_notice(pop: Population, sim: ChunkSimulator,
+                           baseline_kw: np.ndarray) -> Estimates | None:
+    """The M&V method's estimates without M&V error over :func:`adjustment_minutes` (None
+    when the announcement is at midnight); ``baseline_kw``, the day's no-DR load there, is
+    ``same_day``'s B, so that it is not simulated again."""
+    lo, notice = adjustment_minutes(pop.scenario)
+    if notice <= lo:
+        return None
+    if pop.scenario.baseline.method == "same_day":
+        return Estimates(baseline_kw, baseline_kw, lo, notice)
+    return estimate_exact(pop, lo, notice, sim)
+
+
+def day_of_adjusted(est: Estimates, pop: Population, readings_kw: np.ndarray,
+                    before: Estimates | None, replica: int = 0) -> Estimates:
+    """``est`` (as the utility has it, with the M&V error of ``replica``) after the
+    scenario's day-of adjustment (:func:`day_of_ratio`): ``readings_kw`` is the metered
+    load and ``before`` the estimates without error (:func:`baseline_before_notice`) over
+    the adjustment minutes."""
+    if before is None:
         return est
-    if scenario.baseline.method == "same_day":
-        before = Estimates(baseline_kw, baseline_kw, lo, notice)
-    else:
-        before = estimate_exact(pop, lo, notice, sim)
-    ratio = day_of_ratio(readings_kw, with_mv_error(before, pop).baseline_kw,
-                         scenario.baseline.day_of_adjustment.cap)[:, None]
+    ratio = day_of_ratio(readings_kw, with_mv_error(before, pop, replica).baseline_kw,
+                         pop.scenario.baseline.day_of_adjustment.cap)[:, None]
     return Estimates(est.baseline_kw * ratio, est.expected_kw * ratio, est.lo, est.hi)
 
 

@@ -28,8 +28,8 @@ element of the earlier version is in a cache).
 see them"). A reading decided ``data_delay`` after its test time sends its user event
 then; a group leader evaluates at whole minutes, so the alert of test time T holds from
 the tick ``T + ⌈delay⌉``, the delay being the largest of T's user events' and of the
-leader's own γ fetch, until the next test time. Without latency every delay is zero and
-the run is the run with local tables.
+leader's own γ fetch, until a later test's is in (before, the previous test's holds).
+Without latency every delay is zero and the run is the run with local tables.
 
 Not modelled: the gateway's processing time (load shedding's device, :mod:`drsim.shedding`)
 is not added to the data delays, and fetches do not occupy that device.
@@ -194,8 +194,8 @@ def group_fetch_delays(plan: MonitoringPlan, cfg: RemoteData, groups: int,
 
 def alert_shift(plan: MonitoringPlan, user_events: pd.DataFrame,
                 gamma_delay: np.ndarray | None) -> np.ndarray:
-    """Per test time, the whole minutes after it from which a group leader's alert of that
-    test holds (module doc): ``⌈max(delay of its user events, its γ fetch)⌉``.
+    """Per test time, the whole minutes after it from which a group leader knows that
+    test's alert (module doc): ``⌈max(delay of its user events, its γ fetch)⌉``.
 
     >>> from types import SimpleNamespace
     >>> plan = SimpleNamespace(test_times=np.array([1130, 1135]))

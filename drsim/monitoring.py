@@ -361,10 +361,22 @@ class GroupResult:
     partial_matches: np.ndarray
 
 
-def _test_of_tick(plan: MonitoringPlan) -> np.ndarray:
-    """For each tick, the latest test time at or before it."""
+def latest_test(plan: MonitoringPlan, shift: np.ndarray | None = None) -> np.ndarray:
+    """For each tick, the latest test time known by then: at or before it, or, with
+    ``shift`` (per test time, the whole minutes until its data are in, drsim.fetching),
+    the latest test T with T + shift ≤ tick (-1 before any).
+
+    >>> from types import SimpleNamespace
+    >>> plan = SimpleNamespace(test_times=np.array([10, 11, 12]), ticks=np.arange(10, 14))
+    >>> latest_test(plan).tolist(), latest_test(plan, np.array([1, 1, 1])).tolist()
+    ([10, 11, 12, 12], [-1, 10, 11, 12])
+    """
     times = plan.test_times
-    return times[np.searchsorted(times, plan.ticks, side="right") - 1]
+    ready = times if shift is None else times + shift
+    order = np.argsort(ready, kind="stable")
+    latest = np.maximum.accumulate(times[order])
+    at = np.searchsorted(ready[order], plan.ticks, side="right") - 1
+    return np.where(at >= 0, latest[at.clip(0)], -1)
 
 
 def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.DataFrame,
@@ -373,8 +385,8 @@ def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.Data
     """Listing 6.2 at the leader of ``group`` (``size`` households) over its user events
     (columns time, houseID, accLoad); ``gamma`` is the lookup ``γ[groupID, time]``
     (:meth:`drsim.threshold.Thresholds.table`); ``shift``: per test time, the whole
-    minutes after it from which its alert holds (remote data in hand,
-    :func:`drsim.fetching.alert_shift`; none: from the test time)."""
+    minutes after it until its data are in (:func:`drsim.fetching.alert_shift`; none:
+    at once), from which its alert replaces the previous test's."""
     ticks = plan.ticks
     stream = pd.DataFrame({"type": "userNonComplianceEvent",
                            "time": user_events["time"].to_numpy(np.int64),
@@ -386,17 +398,14 @@ def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.Data
     parts, processed, pms = _feed_by_time(alert_q.start(), stream, ticks)
     at_tests = pd.DataFrame([r for part in parts for r in part],
                             columns=["type", "time", "groupID", "sumAccLoad"])
-    # the alert of a test time holds until the next test time (docs/decisions.md,
-    # "Cadence, held status and latching")
-    test_of_tick = _test_of_tick(plan)
-    alerting = np.isin(test_of_tick, at_tests["time"].to_numpy())
-    if shift is not None:
-        alerting &= ticks >= test_of_tick + shift[np.searchsorted(plan.test_times,
-                                                                  test_of_tick)]
+    # the alert of a test time holds until the next test time is known (docs/decisions.md,
+    # "Cadence, held status and latching", "Remote profiles and when the tiers see them")
+    known = latest_test(plan, shift)
+    alerting = np.isin(known, at_tests["time"].to_numpy())
     load = at_tests.set_index("time")["sumAccLoad"]
     alerts = pd.DataFrame({"type": "groupAlertEvent", "time": ticks[alerting],
                            "groupID": group,
-                           "sumAccLoad": load.reindex(test_of_tick[alerting]).to_numpy()})
+                           "sumAccLoad": load.reindex(known[alerting]).to_numpy()})
     session = plan.compile("group").start(POLICY, runs=RUNS)
     out, more_processed, more_pms = _feed_by_time(session, alerts, ticks, as_frame=True)
     processed += more_processed

@@ -21,6 +21,7 @@ import numpy as np
 from drsim.baseline import (
     Estimates,
     adjustment_minutes,
+    baseline_before_notice,
     day_of_adjusted,
     estimate_exact,
     with_mv_error,
@@ -115,6 +116,8 @@ class ChunkResult:
     population: Population | None = None
     simulator: ChunkSimulator | None = None  # the chunk's simulator (its plan drawn once)
     estimate_exact: Estimates | None = None  # the M&V method's B and P̂ without M&V error
+    #: with a day-of adjustment: the same over the minutes it reads (baseline_before_notice)
+    before_notice: Estimates | None = None
 
 
 def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
@@ -143,7 +146,8 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
         result.estimate_exact = estimate_exact(pop, lo, hi, sim, result.window_kw.get("baseline"))
         est = with_mv_error(result.estimate_exact, pop)
         if adjust:
-            est = day_of_adjusted(est, pop, sim, before["traditional"], before["baseline"])
+            result.before_notice = baseline_before_notice(pop, sim, before["baseline"])
+            est = day_of_adjusted(est, pop, before["traditional"], result.before_notice)
         result.estimates = {
             "baseline": micro_kw(est.baseline_kw).sum(axis=0),
             "expected": micro_kw(est.expected_kw).sum(axis=0),

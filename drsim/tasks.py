@@ -236,7 +236,7 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
         flags = None
         if replicas is not None and name == "expected":
             flags = replica_flags(plan, pop, result.simulator, chunk.group,
-                                  result.estimate_exact, replicas)
+                                  result.estimate_exact, replicas, result.before_notice)
         reduction = (base_kw - result.window_kw[name]).sum(axis=1) / 60.0
         for label, m, stats in runs:
             shed = len(pop.ids) - m.processed

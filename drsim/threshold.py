@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from drsim.baseline import Estimates, expected_replica, with_mv_error
+from drsim.baseline import Estimates, day_of_adjusted, expected_replica, with_mv_error
 from drsim.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
 from drsim.population import Population
 from drsim.scenario import ExpectedShare
@@ -40,10 +40,14 @@ __all__ = ["Thresholds", "expected_share", "replica_flags", "threshold"]
 
 
 def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, group: int,
-                  exact: Estimates, replicas: int) -> np.ndarray:
+                  exact: Estimates, replicas: int, before: Estimates | None = None
+                  ) -> np.ndarray:
     """(tests,) households of a chunk flagged by the meter query at each test time, summed
     over ``replicas`` replicas of the expected response (``exact``: the M&V method's B and
-    P̂ of the chunk without M&V error, over the program).
+    P̂ of the chunk without M&V error, over the program). With a day-of adjustment
+    (``before``: the estimates without error over the minutes it reads), each replica's
+    estimates are adjusted from the replica's own readings before the notice, as the
+    utility adjusts the day's (:func:`drsim.baseline.day_of_adjusted`).
 
     The replicas run as one stream: replica r's households are keyed
     ``houseID + r·N`` (N the scenario's households, so the keys stay distinct and compact),
@@ -52,10 +56,12 @@ def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, gr
     times = plan.test_times
     acc, expected, keys = [], [], []
     for r in range(1, replicas + 1):
-        load = expected_replica(pop, sim, r, exact.lo, exact.hi)
-        acc.append(accumulated_kwh(load, exact.lo, times))
-        expected.append(accumulated_kwh(with_mv_error(exact, pop, replica=r).expected_kw,
-                                        exact.lo, times))
+        run = expected_replica(pop, sim, r)
+        acc.append(accumulated_kwh(run.load(exact.lo, exact.hi), exact.lo, times))
+        est = with_mv_error(exact, pop, replica=r)
+        if before is not None:
+            est = day_of_adjusted(est, pop, run.load(before.lo, before.hi), before, replica=r)
+        expected.append(accumulated_kwh(est.expected_kw, exact.lo, times))
         keys.append(np.asarray(pop.ids, dtype=np.int64) + r * pop.scenario.households)
     if not keys:
         return np.zeros(len(times), dtype=np.int64)

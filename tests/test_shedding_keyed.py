@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
+from small_scenarios import quickstart
 
 import cep_core
 from cep_core.errors import QueryError
@@ -119,21 +119,9 @@ def test_a_keyed_shedder_checks_its_arguments(model):
 
 
 # ------------------------------------------------------------------ the DR monitoring
-def _quickstart(households: int = 1200, **shedding) -> dict:
-    with open("scenarios/quickstart.yaml") as f:
-        data = yaml.safe_load(f)
-    data["households"] = households
-    share = households // len(data["groups"])
-    for g in data["groups"]:
-        g.pop("range", None)
-        g["size"] = share
-    data["monitoring"]["shedding"] = {"gateway_households": 100, **shedding}
-    return data
-
-
 @pytest.fixture(scope="module")
 def op_run():
-    scenario = scenario_from_dict(_quickstart(), "op.yaml")
+    scenario = scenario_from_dict(quickstart(shedding={}), "op.yaml")
     return scenario, pipeline.run(scenario, SerialBackend())
 
 
@@ -173,6 +161,6 @@ def test_op_is_the_same_for_any_chunking_of_whole_gateways(op_run):
                                           ("utilisation", 1.0), ("nonsense", 1)])
 def test_bad_shedding_configuration_gets_one_line_naming_the_field(field, value):
     with pytest.raises(ScenarioError) as err:
-        scenario_from_dict(_quickstart(**{field: value}), "bad.yaml")
+        scenario_from_dict(quickstart(shedding={field: value}), "bad.yaml")
     line = str(err.value).strip().splitlines()[0]
     assert "monitoring.shedding" in line and field in line

@@ -199,6 +199,23 @@ def _normal(seed: int, ids: np.ndarray, stream: str, *counters) -> np.ndarray:
     return ndtri(rng.uniform(seed, ids, stream, *counters) + 2.0**-54)
 
 
+def mv_factors(pop: Population, lo: int, hi: int, replica: int = 0
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The M&V error's factors of :func:`with_mv_error` over minutes [lo, hi): per
+    household (households,) and per household and minute (households, hi − lo), each 1
+    where the scenario has none."""
+    settings = pop.scenario.baseline
+    seed, ids, extra = pop.scenario.seed, pop.ids, (replica,) if replica else ()
+    household = lognormal_factor(_normal(seed, ids, "mv_error", *extra), settings.error) \
+        if settings.error else np.ones(len(ids))
+    minute = np.ones((len(ids), hi - lo))
+    if settings.error_per_minute:
+        minutes = np.arange(lo, hi)[None, :]
+        z = _normal(seed, ids[:, None], "mv_error_minute", minutes, *extra)
+        minute = lognormal_factor(z, settings.error_per_minute)
+    return household, minute
+
+
 def with_mv_error(est: Estimates, pop: Population, replica: int = 0) -> Estimates:
     """``est`` as the utility has it: B and P̂ of a household times one factor drawn from
     its own stream ``mv_error`` (and, per minute, ``mv_error_minute``); ``replica`` > 0
@@ -207,12 +224,8 @@ def with_mv_error(est: Estimates, pop: Population, replica: int = 0) -> Estimate
     settings = pop.scenario.baseline
     if settings.error == 0.0 and settings.error_per_minute == 0.0:
         return est
-    seed, ids, extra = pop.scenario.seed, pop.ids, (replica,) if replica else ()
-    factor = lognormal_factor(_normal(seed, ids, "mv_error", *extra), settings.error)[:, None]
-    if settings.error_per_minute:
-        minutes = np.arange(est.lo, est.hi)[None, :]
-        z = _normal(seed, ids[:, None], "mv_error_minute", minutes, *extra)
-        factor = factor * lognormal_factor(z, settings.error_per_minute)
+    household, minute = mv_factors(pop, est.lo, est.hi, replica)
+    factor = household[:, None] * minute
     return Estimates(est.baseline_kw * factor, est.expected_kw * factor, est.lo, est.hi)
 
 
@@ -262,17 +275,33 @@ def baseline_before_notice(pop: Population, sim: ChunkSimulator,
     return estimate_exact(pop, lo, notice, sim)
 
 
-def day_of_adjusted(est: Estimates, pop: Population, readings_kw: np.ndarray,
+def day_of_adjusted(exact: Estimates, pop: Population, readings_kw: np.ndarray,
                     before: Estimates | None, replica: int = 0) -> Estimates:
-    """``est`` (as the utility has it, with the M&V error of ``replica``) after the
-    scenario's day-of adjustment (:func:`day_of_ratio`): ``readings_kw`` is the metered
-    load and ``before`` the estimates without error (:func:`baseline_before_notice`) over
-    the adjustment minutes."""
+    """The estimates as the utility publishes them at the announcement: ``exact`` (the
+    M&V method's, without error) with the M&V error of ``replica`` and the scenario's
+    day-of adjustment (:func:`day_of_ratio`); ``readings_kw`` is the metered load and
+    ``before`` the estimates without error (:func:`baseline_before_notice`) over the
+    adjustment minutes.
+
+    With f the household's error factor and m the per-minute ones, the utility's estimate
+    is ``f·m·exact`` and its ratio ``r = clip(ΣP / Σ f·m·B, 1 − cap, 1 + cap)``; the
+    result ``r·f·m·exact`` is computed as ``(ΣP / Σ m·B)·m·exact`` where r is not capped,
+    the same value with f cancelled exactly, so that an error the adjustment undoes leaves
+    no rounding behind (Eq. 6.4 compares with ``>``, and a household with nothing to shift
+    has its load equal to P̂)."""
+    est = with_mv_error(exact, pop, replica)
     if before is None:
         return est
-    ratio = day_of_ratio(readings_kw, with_mv_error(before, pop, replica).baseline_kw,
-                         pop.scenario.baseline.day_of_adjustment.cap)[:, None]
-    return Estimates(est.baseline_kw * ratio, est.expected_kw * ratio, est.lo, est.hi)
+    f, m = mv_factors(pop, exact.lo, exact.hi, replica)
+    _, m_before = mv_factors(pop, before.lo, before.hi, replica)
+    used = readings_kw.sum(axis=1)
+    estimated = (before.baseline_kw * m_before).sum(axis=1)  # without the household factor
+    cap = pop.scenario.baseline.day_of_adjustment.cap
+    ratio = day_of_ratio(readings_kw, before.baseline_kw * m_before * f[:, None], cap)
+    inside = (estimated > 0) & (ratio > 1.0 - cap) & (ratio < 1.0 + cap)
+    gain = np.where(inside, np.divide(used, estimated, out=np.ones_like(used),
+                                      where=estimated > 0), f * ratio)[:, None] * m
+    return Estimates(exact.baseline_kw * gain, exact.expected_kw * gain, exact.lo, exact.hi)
 
 
 # --------------------------------------------------------------------------- model

@@ -147,7 +147,8 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
         est = with_mv_error(result.estimate_exact, pop)
         if adjust:
             result.before_notice = baseline_before_notice(pop, sim, before["baseline"])
-            est = day_of_adjusted(est, pop, before["traditional"], result.before_notice)
+            est = day_of_adjusted(result.estimate_exact, pop, before["traditional"],
+                                  result.before_notice)
         result.estimates = {
             "baseline": micro_kw(est.baseline_kw).sum(axis=0),
             "expected": micro_kw(est.expected_kw).sum(axis=0),

@@ -58,9 +58,8 @@ def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, gr
     for r in range(1, replicas + 1):
         run = expected_replica(pop, sim, r)
         acc.append(accumulated_kwh(run.load(exact.lo, exact.hi), exact.lo, times))
-        est = with_mv_error(exact, pop, replica=r)
-        if before is not None:
-            est = day_of_adjusted(est, pop, run.load(before.lo, before.hi), before, replica=r)
+        est = with_mv_error(exact, pop, replica=r) if before is None else \
+            day_of_adjusted(exact, pop, run.load(before.lo, before.hi), before, replica=r)
         expected.append(accumulated_kwh(est.expected_kw, exact.lo, times))
         keys.append(np.asarray(pop.ids, dtype=np.int64) + r * pop.scenario.households)
     if not keys:

@@ -161,12 +161,3 @@ def test_bad_configurations_get_one_line_errors():
     with pytest.raises(QueryError, match="one time"):
         KeyedFetcher(session, source, "L", ("h", "time"), lambda k: k, 6, "BL1").feed(mixed)
 
-
-def test_behind_a_shedder_only_keys_with_live_runs_get_prefetches(monkeypatch):
-    gated, fetcher = _run("Hybrid", shed=True)
-    requests = fetcher.totals().requests
-    monkeypatch.setattr(KeyedFetcher, "_worth_prefetching", lambda self, batch, kept: None)
-    ungated, every = _run("Hybrid", shed=True)
-    pd.testing.assert_frame_equal(gated.drop(columns="data_delay"),
-                                  ungated.drop(columns="data_delay"))
-    assert requests < every.totals().requests

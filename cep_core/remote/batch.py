@@ -24,11 +24,8 @@ per device:
    keys will send next (the attributes that give their elements, known before they
    come, such as a meter's next reading slot); their elements are requested when the
    device has done the step, unless cached. :meth:`KeyedFetcher.prefetch` requests
-   elements before the first step. Behind a load shedder, a device that shed events in
-   the step prefetches only for the keys with a live run: a partial match needs their
-   next element (its urgent utility UU, §5.3.1, is positive), while the next events of
-   the other keys are the kind the input filter drops, and an element prefetched for an
-   event that is shed is fetched for nothing;
+   elements before the first step. An element prefetched for an event that a load
+   shedder then drops is fetched for nothing (counted, never used);
 5. the cache keeps ``capacity`` elements per device, the least recently used evicted
    first, an element in flight never; ``BL1`` keeps none (§5.6.1).
 
@@ -79,7 +76,7 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def element_hash(name: str, cols: Sequence[np.ndarray], seed: int = 0) -> np.ndarray:
+def element_hash(name: str, cols: Sequence[np.ndarray]) -> np.ndarray:
     """A 64-bit hash of each element ``name[cols[0][i], cols[1][i], ..]``, the same in
     every process.
 
@@ -90,7 +87,6 @@ def element_hash(name: str, cols: Sequence[np.ndarray], seed: int = 0) -> np.nda
     """
     n = len(cols[0])
     h = np.full(n, pd.util.hash_array(np.array([name], dtype=object))[0], dtype=np.uint64)
-    h ^= np.uint64(seed & 0xFFFFFFFFFFFFFFFF)
     with np.errstate(over="ignore"):
         for col in cols:
             h = _mix(h * _GOLDEN + pd.util.hash_array(np.asarray(col)))
@@ -124,11 +120,10 @@ class BatchCache:
 
     def find(self, key: np.ndarray) -> np.ndarray:
         """Index of each entry, -1 where absent."""
-        i = np.searchsorted(self.key, key)
-        i = np.minimum(i, max(len(self.key) - 1, 0))
-        hit = (len(self.key) > 0) & (self.key[i] == key) if len(self.key) else \
-            np.zeros(len(key), dtype=bool)
-        return np.where(hit, i, -1)
+        if not len(self.key):
+            return np.full(len(key), -1)
+        i = np.minimum(np.searchsorted(self.key, key), len(self.key) - 1)
+        return np.where(self.key[i] == key, i, -1)
 
     def touch(self, index: np.ndarray, t: np.ndarray | float) -> None:
         self.used[index] = np.maximum(self.used[index], t)
@@ -198,11 +193,8 @@ class BatchFetcher:
         self.sent: dict[float, int] = {}  # requests by the time they were sent
         self.delays: list[np.ndarray] = []
 
-    def step(self, t: float, events: pd.DataFrame,
-             prefetch_for: np.ndarray | None = None) -> np.ndarray:
-        """The data delay of each event of a step at ``t`` (module doc, 1-5);
-        ``prefetch_for``: the events whose keys' next elements may be prefetched (all by
-        default)."""
+    def step(self, t: float, events: pd.DataFrame) -> np.ndarray:
+        """The data delay of each event of a step at ``t`` (module doc, 1-5)."""
         if not len(events):
             return np.zeros(0)
         n = len(self.free)
@@ -222,8 +214,7 @@ class BatchFetcher:
             done = np.where(active, end, t)
             delay = end[dev] - t
         if self.strategy in _PREFETCH and self.next_events is not None:
-            following = self.next_events(events if prefetch_for is None
-                                         else events[prefetch_for])
+            following = self.next_events(events)
             if len(following):
                 fdev = self._devices(following)
                 self._request(self._hashes(following), fdev, done[fdev], prefetch=True)
@@ -337,21 +328,8 @@ class KeyedFetcher(BatchFetcher):
                              "time")
         kept = getattr(self.session, "kept", None)
         rows = batch if kept is None else batch[kept]
-        delay = self.step(float(times[0]), rows, self._worth_prefetching(batch, kept))
+        delay = self.step(float(times[0]), rows)
         return _with_delay(out, rows[self.key].to_numpy(), delay, self.key)
-
-    def _worth_prefetching(self, batch: pd.DataFrame, kept: np.ndarray | None
-                           ) -> np.ndarray | None:
-        """Per event served, whether its key's next element is prefetched (module doc, 4):
-        on a device that shed events in this step, only for keys with a live run."""
-        if kept is None or kept.all() or self.strategy not in _PREFETCH:
-            return None
-        device = self._devices(batch)
-        shedding = np.zeros(len(self.free), dtype=bool)
-        shedding[device[~kept]] = True
-        keys = batch[self.key].to_numpy()[kept]
-        live = np.isin(keys, self.engine.live_runs()[self.key])
-        return ~shedding[device[kept]] | live
 
 
 def _with_delay(out: Any, keys: np.ndarray | None, delay: np.ndarray | None,

@@ -132,9 +132,9 @@ class MeterFetch:
                  group_first: int, seed: int):
         self.plan, self.cfg, self.seed = plan, cfg, seed
         self.house_ids = np.asarray(house_ids, dtype=np.int64)
-        self.gateway = (self.house_ids - group_first) // cfg.gateway_households
-        self.first = int(self.gateway.min())
-        self.devices = int(self.gateway.max()) - self.first + 1
+        gateway = (self.house_ids - group_first) // cfg.gateway_households
+        self.first = int(gateway.min())
+        self.devices = int(gateway.max()) - self.first + 1
         self.group_first = group_first
         self.fetcher: KeyedFetcher | None = None
 

@@ -144,11 +144,12 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
             result.window_kw[name] = run.load(lo, hi)
     if schedules is None:
         result.estimate_exact = estimate_exact(pop, lo, hi, sim, result.window_kw.get("baseline"))
-        est = with_mv_error(result.estimate_exact, pop)
         if adjust:
             result.before_notice = baseline_before_notice(pop, sim, before["baseline"])
             est = day_of_adjusted(result.estimate_exact, pop, before["traditional"],
                                   result.before_notice)
+        else:
+            est = with_mv_error(result.estimate_exact, pop)
         result.estimates = {
             "baseline": micro_kw(est.baseline_kw).sum(axis=0),
             "expected": micro_kw(est.expected_kw).sum(axis=0),

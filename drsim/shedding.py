@@ -185,13 +185,13 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
             return s
         return make
 
-    def run(strategy: str, unit_cost: np.ndarray, bound=None):
+    def run(strategy: str, unit_cost: np.ndarray, bound=None, fetching: bool = True):
         result = meter_tier(plan, index, group_id, acc_kwh, expected_acc_kwh,
                             shedder(strategy, unit_cost, bound),
-                            None if fetch is None else fetch())
+                            fetch() if fetching and fetch is not None else None)
         return result, made[-1].report()
 
-    _, sized = run("NS", np.ones(n))
+    _, sized = run("NS", np.ones(n), fetching=False)  # only the work counts here
     unit_cost = cfg.utilisation * span / np.maximum(sized["work"], 1)
     bl, bl_report = run("NS", unit_cost)
     device = np.tile(device_of(index), len(plan.test_times))  # BL serves every reading

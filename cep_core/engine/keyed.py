@@ -56,7 +56,7 @@ from cep_core.errors import QueryError
 from cep_core.lookup import TableLookup
 from cep_core.plan import START, Plan
 
-__all__ = ["KeyedEngine", "keyed_unsupported", "KEYED_POLICIES"]
+__all__ = ["KeyedEngine", "KeyedStepper", "keyed_unsupported", "KEYED_POLICIES"]
 
 KEYED_POLICIES = ("skip-till-next-match", STRICT)
 _MISSING = object()
@@ -77,6 +77,35 @@ def _tables(plan: Plan) -> dict[str, Any]:
         elif isinstance(route, RemoteSource) and route.serves(name):
             out[name] = route.table
     return out
+
+
+class KeyedStepper:
+    """Base of what feeds a keyed session step by step, one batch of events arriving at
+    one time per step (load shedding, :mod:`cep_core.shedding.keyed`; remote data,
+    :mod:`cep_core.remote.batch`): the session (or another stepper around it), its
+    engine and partition key, its counters and flush."""
+
+    def _wrap(self, session: Any) -> None:
+        engine = session.engine
+        if not hasattr(engine, "live_runs") or len(engine.plan.partition) != 1:
+            raise QueryError(f"a {type(self).__name__} runs a keyed session with one "
+                             "partition attribute")
+        self.session, self.engine, self.key = session, engine, engine.plan.partition[0]
+
+    @property
+    def counters(self) -> Counters:
+        return self.session.counters
+
+    def flush(self) -> list:
+        return self.session.flush()
+
+    def _step_time(self, batch: pd.DataFrame) -> float:
+        """The one arrival time of a step's events."""
+        times = batch["time"].to_numpy()
+        if (times != times[0]).any():
+            raise QueryError(f"a {type(self).__name__} step is one batch of events "
+                             "arriving at one time")
+        return float(times[0])
 
 
 class _Compiled:

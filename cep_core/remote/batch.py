@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cep_core.engine.keyed import KeyedStepper
 from cep_core.errors import QueryError
 from cep_core.remote.source import FetchStats, RemoteSource
 
@@ -288,7 +289,7 @@ class BatchFetcher:
                           int(self.lazy) * int(s["misses"].sum()))
 
 
-class KeyedFetcher(BatchFetcher):
+class KeyedFetcher(KeyedStepper, BatchFetcher):
     """A :class:`BatchFetcher` around ``session`` (a keyed session with one partition
     attribute, the key, or a :class:`cep_core.shedding.KeyedShedder` around one, whose
     shed events need no data): :meth:`feed` feeds a step and gives the session's outputs,
@@ -298,23 +299,12 @@ class KeyedFetcher(BatchFetcher):
                  device_of: Callable[[np.ndarray], np.ndarray], devices: int,
                  strategy: str, capacity: int = 0,
                  next_events: Callable[[pd.DataFrame], pd.DataFrame] | None = None):
-        engine = session.engine
-        if not hasattr(engine, "live_runs") or len(engine.plan.partition) != 1:
-            raise QueryError("a KeyedFetcher runs a keyed session with one partition "
-                             "attribute")
-        if engine.plan.lookups.routes.get(name) is not source:
+        self._wrap(session)
+        if self.engine.plan.lookups.routes.get(name) is not source:
             raise QueryError(f"{name}[..] is not served by this remote source in the "
                              "session's query")
-        super().__init__(source, name, args, engine.plan.partition[0], device_of, devices,
-                         strategy, capacity, next_events)
-        self.session, self.engine = session, engine
-
-    @property
-    def counters(self) -> Any:
-        return self.session.counters
-
-    def flush(self) -> list:
-        return self.session.flush()
+        super().__init__(source, name, args, self.key, device_of, devices, strategy,
+                         capacity, next_events)
 
     def feed(self, batch: pd.DataFrame, as_frame: bool = True) -> Any:
         """Process one batch of events arriving at one time (module doc); the session's
@@ -322,13 +312,10 @@ class KeyedFetcher(BatchFetcher):
         out = self.session.feed(batch, as_frame=as_frame)
         if not len(batch):
             return _with_delay(out, None, None, self.key)
-        times = batch["time"].to_numpy()
-        if (times != times[0]).any():
-            raise QueryError("a KeyedFetcher step is one batch of events arriving at one "
-                             "time")
+        t = self._step_time(batch)
         kept = getattr(self.session, "kept", None)
         rows = batch if kept is None else batch[kept]
-        delay = self.step(float(times[0]), rows)
+        delay = self.step(t, rows)
         return _with_delay(out, rows[self.key].to_numpy(), delay, self.key)
 
 

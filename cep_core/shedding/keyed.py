@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cep_core.engine.keyed import KeyedStepper
 from cep_core.errors import QueryError
 from cep_core.shedding.cost_model import KEEP
 from cep_core.shedding.fleet import DeviceFleet
@@ -73,7 +74,7 @@ def uniform_of(seed: int, key: np.ndarray, t: float) -> np.ndarray:
     return (x >> np.uint64(11)).astype(np.float64) / float(1 << 53)
 
 
-class KeyedShedder:
+class KeyedShedder(KeyedStepper):
     """Load shedding for ``session`` (a keyed session, one partition attribute) on
     ``len(unit_cost)`` devices (module doc).
 
@@ -92,15 +93,11 @@ class KeyedShedder:
                              f"one of {', '.join(KEYED_STRATEGIES)}")
         if strategy in _MODEL and model is None:
             raise QueryError(f"shedding.model: {strategy} needs a cost model")
-        engine = session.engine
-        if not hasattr(engine, "live_runs") or len(engine.plan.partition) != 1:
-            raise QueryError("a KeyedShedder runs a keyed session with one partition "
-                             "attribute")
-        self.session, self.engine, self.strategy = session, engine, strategy
-        self.model, self.statistic, self.seed = model, statistic, seed
+        self._wrap(session)
+        engine = self.engine
+        self.strategy, self.model, self.statistic, self.seed = strategy, model, statistic, seed
         self.device_of, self.exact_limit, self.min_samples = device_of, exact_limit, \
             min_samples
-        self.key = engine.plan.partition[0]
         engine.track(*self._features_of(model))
         self.fleet = DeviceFleet(unit_cost, window)
         n = len(self.fleet)
@@ -126,23 +123,13 @@ class KeyedShedder:
         self.latencies: list[np.ndarray] = []
         self.kept: np.ndarray | None = None
 
-    @property
-    def counters(self) -> Any:
-        return self.session.counters
-
-    def flush(self) -> list:
-        return self.session.flush()
-
     # ------------------------------------------------------------------ a step
     def feed(self, batch: pd.DataFrame, as_frame: bool = True) -> Any:
         """Process one batch of events that arrive at one time (module doc); the
         session's outputs."""
         if not len(batch):
             return self.session.feed(batch, as_frame=as_frame)
-        times = batch["time"].to_numpy()
-        t = float(times[0])
-        if (times != times[0]).any():
-            raise QueryError("a KeyedShedder step is one batch of events arriving at one time")
+        t = self._step_time(batch)
         keys = batch[self.key].to_numpy()
         device = np.asarray(self.device_of(keys), dtype=np.int64)
         np.add.at(self.events, device, 1)

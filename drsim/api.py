@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from drsim import output, pipeline
+from drsim import folders, output, pipeline
 from drsim import summary as summaries
 from drsim.backend import Backend, SerialBackend
 from drsim.scenario import Scenario, load_scenario
@@ -151,7 +151,7 @@ def simulate(scenario: Scenario | str | Path, out: str | Path | None = None, *,
     started = time.perf_counter()
     scenario = _scenario(scenario, households)
     if out is not None:
-        output.check_output(out, overwrite)
+        folders.check_output(out, overwrite)
 
     def work(opened: Backend, start_seconds: float) -> tuple[pipeline.Simulation, dict]:
         simulation = pipeline.simulate(scenario, opened, chunk_size=chunk_size,
@@ -181,7 +181,7 @@ def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
     started = time.perf_counter()
     scenario = _scenario(scenario, households)
     if out is not None:
-        output.check_output(out, overwrite)
+        folders.check_output(out, overwrite)
 
     def work(opened: Backend, start_seconds: float) -> RunResult:
         result = pipeline.run(scenario, opened, delay_detection=delay_detection,

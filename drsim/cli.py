@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +12,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from drsim.pass_names import MONITORED
 from drsim.scenario import MAX_CHUNK_SIZE, ScenarioError, load_scenario
 
 app = typer.Typer(
@@ -20,6 +20,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,  # plain help: flags show as flags (rich help marks them <bool>)
 )
 
 
@@ -46,7 +47,21 @@ ChunkSizeOpt = Annotated[int | None, typer.Option(
 MasterOpt = Annotated[str | None, typer.Option(
     help="Spark master URL, e.g. spark://host:7077 (default: local[*]).")]
 OverwriteOpt = Annotated[bool, typer.Option(
-    "--overwrite", help="Replace the output folder if it exists.")]
+    "--overwrite", help="Replace the output folder if drsim wrote it (or it is empty); "
+                        "anything else there is refused and left alone.")]
+
+
+class BackendName(StrEnum):
+    """Where the stages run (drsim.api.BACKENDS)."""
+
+    spark = "spark"
+    serial = "serial"
+
+
+BackendOpt = Annotated[BackendName, typer.Option(
+    "--backend", help="spark (default: local mode, or --master) or serial (this process, no "
+                      "Spark: quick for small scenarios).", case_sensitive=False)]
+SERIAL_WARNING_HOUSEHOLDS = 20_000  # above this, the serial backend is called slow
 
 
 def _scenario(path: Path, households: int | None):
@@ -56,6 +71,29 @@ def _scenario(path: Path, households: int | None):
         return scenario if households is None else scenario.with_households(households)
     except ScenarioError as exc:
         raise _fail(str(exc), 2) from None
+
+
+def _backend(backend: BackendName, master: str | None, households: int) -> str:
+    """The backend's name; ``--master`` with ``serial`` exits with code 2, and ``serial``
+    on more than :data:`SERIAL_WARNING_HOUSEHOLDS` households warns that it will be slow."""
+    if backend is BackendName.serial:
+        if master is not None:
+            raise _fail(f"--master {master}: the serial backend runs in this process; use "
+                        "--backend spark with --master", 2)
+        if households > SERIAL_WARNING_HOUSEHOLDS:
+            Console(stderr=True).print(
+                f"warning: --backend serial runs all {households:,} households in this one "
+                "process, on one core; --backend spark uses every core", style="yellow",
+                markup=False, highlight=False, soft_wrap=True)
+    return backend.value
+
+
+def _output_errors():
+    """The exceptions of an output path that may not be written: input errors (exit 2)."""
+    from drsim.folders import OutputExistsError
+    from drsim.sweeps import SweepOutputError
+
+    return OutputExistsError, SweepOutputError
 
 
 def _progress_bar(console: Console) -> Progress:
@@ -106,54 +144,35 @@ def simulate(
     households: HouseholdsOpt = None,
     chunk_size: ChunkSizeOpt = None,
     master: MasterOpt = None,
+    backend: BackendOpt = BackendName.spark,
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Simulate the baseline, expected and traditional passes; write curves and figures."""
     from drsim import api
-    from drsim.output import OutputExistsError
 
     scenario = _scenario(scenario_file, households)
+    name = _backend(backend, master, scenario.households)
     try:
         with _progress_bar(Console(stderr=True)) as bar:
             result = api.simulate(scenario, out, chunk_size=chunk_size, master=master,
-                                  overwrite=overwrite, progress=_stages(bar))
-    except (OutputExistsError, ValueError, RuntimeError, OSError) as exc:
+                                  backend=name, overwrite=overwrite, progress=_stages(bar))
+    except _output_errors() as exc:
+        raise _fail(str(exc), 2) from None
+    except (ValueError, RuntimeError, OSError) as exc:
         raise _fail(str(exc), 1) from None
     except KeyboardInterrupt:
         raise _fail(INTERRUPTED, 130) from None
-    _print_headlines(result.summary, result.out)
+    _print_headline(result.summary)
     _print_stage_times(Console(), result.summary["timings"])
+    Console().print(f"results: {result.out}", markup=False, highlight=False, soft_wrap=True)
 
 
-def _print_headlines(s: dict, path: Path) -> None:
-    program = s["scenario"]["settings"]["dr_program"]
-    table = Table(title=f"{s['scenario']['name']}: {s['scenario']['households']:,} households",
-                  show_header=False)
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    energy = s["energy"]
-    table.add_row("EV households", f"{s['scenario']['ev_households']:,}")
-    table.add_row("energy per household", f"{energy['kwh_per_household_day']:.2f} kWh/day")
-    table.add_row("evening peak per household",
-                  f"{energy['evening_peak_kw_per_household']:.3f} kW at "
-                  f"{energy['evening_peak_time']}")
-    window = f"{program['start']}–{program['end']}"
-    for name in MONITORED:
-        table.add_row(f"reduction {window}, {name}", f"{s['reduction_mwh'][name]:.3f} MWh")
-    table.add_row(f"reduction {window}, utility's estimate ({s['baseline']['method']})",
-                  f"{s['baseline']['expected_reduction_mwh']:.3f} MWh")
-    table.add_row("reduction goal", f"{s['reduction_goal_mwh']:.3f} MWh")
-    peaks = s["peaks"]
-    for name in MONITORED:
-        table.add_row(f"rebound peak, {name}", f"{peaks['rebound_peak_mw'][name]:.3f} MW at "
-                      f"{peaks['rebound_peak_time'][name]}")
-    backend = s["backend"]
-    table.add_row("chunks / tasks", f"{backend['chunks']} / {backend['tasks']} on "
-                  f"{backend['master'] or backend['name']}")
-    table.add_row("wall time", f"{s['timings']['total_seconds']:.1f} s")
+def _print_headline(summary: dict) -> None:
+    from drsim.headline import headline
+
     console = Console()
-    console.print(table)
-    console.print(f"results: {path}", markup=False, highlight=False, soft_wrap=True)
+    for part in headline(summary):
+        console.print(part, markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -167,38 +186,29 @@ def run(
     ] = 0,
     households: HouseholdsOpt = None,
     chunk_size: ChunkSizeOpt = None,
+    backend: BackendOpt = BackendName.spark,
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Run the adaptive DR scenario: passes, meter/group/utility tiers, second event."""
     from drsim import api
-    from drsim.headline import run_table
 
     scenario = _scenario(scenario_file, households)
+    name = _backend(backend, master, scenario.households)
     out = out or Path("results") / scenario.name
     try:
         with _progress_bar(Console(stderr=True)) as bar:
             result = api.run(scenario, out, master=master, delay_detection=delay_detection,
-                             chunk_size=chunk_size, overwrite=overwrite,
+                             chunk_size=chunk_size, backend=name, overwrite=overwrite,
                              progress=_stages(bar))
+    except _output_errors() as exc:
+        raise _fail(str(exc), 2) from None
     except (ValueError, RuntimeError, OSError) as exc:
         raise _fail(str(exc), 1) from None
     except KeyboardInterrupt:
         raise _fail(INTERRUPTED, 130) from None
     summary = result.summary
-    columns, rows = run_table(summary)
-    table = Table(title=f"{scenario.name}: adaptive DR", title_justify="left")
-    for col in columns:
-        table.add_column(col)
-    for row in rows:
-        table.add_row(*row)
+    _print_headline(summary)
     out_console = Console()
-    out_console.print(table)
-    if scenario.reference is not None:
-        out_console.print(f"reference: {scenario.reference.source}", markup=False,
-                          highlight=False, soft_wrap=True)
-    note = summary.get("second_event_note")
-    if note:
-        out_console.print(f"second event: {note}", markup=False)
     _print_stage_times(out_console, summary["timings"])
     out_console.print(f"written to {out} in {summary['timings']['total_seconds']:.1f} s",
                       markup=False)
@@ -214,15 +224,18 @@ def sweep(
         min=1, help="Runs per point with independent seeds (default: the sweep file's).",
     )] = None,
     master: MasterOpt = None,
+    backend: BackendOpt = BackendName.spark,
     overwrite: Annotated[bool, typer.Option(
-        "--overwrite", help="Start afresh: delete the output folder first.")] = False,
+        "--overwrite", help="Start afresh: replace the output folder if it is a sweep folder "
+                            "that holds only what drsim wrote (or is empty).")] = False,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Check the sweep and list its points; run nothing.")] = False,
 ) -> None:
     """Run a grid of scenario overrides, each point with N seeds; write a table and plots.
 
     Finished runs are recorded in OUT/runs.jsonl as they complete: after an interruption,
-    the same command resumes where it stopped.
+    the same command resumes where it stopped (without --overwrite, an existing sweep folder
+    is resumed).
     """
     from drsim.report import sweep_table
     from drsim.sweeps import (
@@ -262,6 +275,7 @@ def sweep(
 
     from drsim import api
 
+    name = _backend(backend, master, max(r.scenario.households for r in runs))
     try:
         with Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("runs"), TimeElapsedColumn(),
@@ -271,12 +285,10 @@ def sweep(
             def progress(done: int, total: int, label: str) -> None:
                 bar.update(task, completed=done, total=total, description=label)
 
-            outcome = api.sweep(spec, out, master=master, progress=progress,
+            outcome = api.sweep(spec, out, master=master, backend=name, progress=progress,
                                 overwrite=overwrite)
-    except (SweepError, ScenarioError) as exc:
+    except (SweepError, ScenarioError, SweepOutputError) as exc:
         raise _fail(str(exc), 2) from None
-    except SweepOutputError as exc:
-        raise _fail(str(exc), 1) from None
     except SweepRunError as exc:
         cause = exc.__cause__
         if cause is not None and not isinstance(cause, ScenarioError):
@@ -305,15 +317,18 @@ def sweep(
 def report(
     run_dir: Annotated[Path, typer.Argument(
         metavar="RUN_DIR", help="A result folder (summary.json) or a finished sweep folder.")],
+    full: Annotated[bool, typer.Option(
+        "--full", help="Every field of summary.json, section by section.")] = False,
     section: Annotated[list[str] | None, typer.Option(
-        "--section", "-s", help="Show only this section (repeatable), e.g. reduction_mwh.",
+        "--section", "-s", help="Every field of this section (repeatable), e.g. prediction.",
     )] = None,
 ) -> None:
-    """Print a result folder's summary.json as tables (a sweep folder: its table)."""
+    """Print a result folder's headline, as drsim run or simulate printed it (--full: every
+    field of its summary.json); a sweep folder: its table."""
     from drsim.report import ReportError, print_report
 
     try:
-        print_report(run_dir, Console(), sections=section)
+        print_report(run_dir, Console(), sections=section, full=full)
     except ReportError as exc:
         raise _fail(str(exc), 2) from None
 

@@ -1,6 +1,10 @@
-"""The headline table of a run, as ``drsim run`` prints it: reductions with their share of
-the expected one, the prediction, precision and recall, and the scenario's published
-results beside them when it declares them (``reference:``)."""
+"""The headline of a result folder, as ``drsim run``, ``drsim simulate`` and ``drsim report``
+print it.
+
+A run's table: reductions with their share of the expected one, the prediction, precision
+and recall, and the scenario's published results beside them when it declares them
+(``reference:``). A simulation's table: energy, evening peak, reductions and rebound peaks.
+Every number is rounded for reading; ``drsim report --full`` shows every field."""
 
 from __future__ import annotations
 
@@ -8,7 +12,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from drsim.pass_names import DR_PASSES
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from drsim.pass_names import DR_PASSES, MONITORED
 from drsim.units import clock
 
 MISSING = "—"
@@ -163,3 +171,61 @@ def run_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ..
                      *(("",) if ref is not None else ())))
     columns = ["quantity", "this run"] + ([] if ref is None else ["reference"])
     return columns, rows
+
+
+def simulate_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ...]]]:
+    """The headline table of a simulation's summary (``drsim simulate``): column names and
+    rows. A missing key shows "—"."""
+    rows: list[tuple[str, ...]] = []
+
+    def row(label: str, fmt, *keys: str) -> None:
+        values = [_get(summary, key) for key in keys]
+        rows.append((label, fmt(*(v for _, v in values)) if all(f for f, _ in values)
+                     else MISSING))
+
+    row("EV households", lambda n: f"{n:,}", "scenario.ev_households")
+    row("energy per household", lambda e: f"{e:.2f} kWh/day", "energy.kwh_per_household_day")
+    row("evening peak per household", lambda kw, t: f"{kw:.3f} kW at {t}",
+        "energy.evening_peak_kw_per_household", "energy.evening_peak_time")
+    _, program = _get(summary, "scenario.settings.dr_program")
+    window = f" {program['start']}–{program['end']}" if isinstance(program, Mapping) else ""
+    _, expected = _get(summary, "reduction_mwh.expected")
+    for name in MONITORED:
+        row(f"reduction{window}, {name}, MWh (share)",
+            lambda v: _fmt_reduction(v, expected), f"reduction_mwh.{name}")
+    _, method = _get(summary, "baseline.method")
+    row(f"reduction{window}, utility's estimate ({method})", lambda v: f"{v:.2f} MWh",
+        "baseline.expected_reduction_mwh")
+    row("reduction goal", lambda v: f"{v:.2f} MWh", "reduction_goal_mwh")
+    for name in MONITORED:
+        row(f"rebound peak, {name}", lambda mw, t: f"{mw:.2f} MW at {t}",
+            f"peaks.rebound_peak_mw.{name}", f"peaks.rebound_peak_time.{name}")
+    row("chunks / tasks", lambda c, t, m: f"{c} / {t} on {m}", "backend.chunks",
+        "backend.tasks", "backend.name")
+    row("wall time", lambda s: f"{s:.1f} s", "timings.total_seconds")
+    return ["quantity", "this simulation"], rows
+
+
+def headline(summary: Mapping[str, Any]) -> list[RenderableType]:
+    """The headline of a run's or a simulation's summary as rich renderables: the table,
+    the reference's source and the second event's note when there are any."""
+    scenario = summary.get("scenario") if isinstance(summary.get("scenario"), Mapping) else {}
+    name = scenario.get("name", "")
+    households = scenario.get("households")
+    who = f", {households:,} households" if isinstance(households, int) else ""
+    is_run = "prediction" in summary
+    columns, rows = run_table(summary) if is_run else simulate_table(summary)
+    title = f"{name}{who}: {'adaptive DR' if is_run else 'simulation'}"
+    table = Table(title=Text(title, style="bold"), title_justify="left")
+    for i, column in enumerate(columns):
+        table.add_column(column, justify="left" if i == 0 else "right")
+    for cells in rows:
+        table.add_row(*(Text(c) for c in cells))
+    out: list[RenderableType] = [table]
+    found, ref = _get(summary, "reference")
+    if found and isinstance(ref, Mapping) and ref.get("source"):
+        out.append(Text(f"reference: {ref['source']}"))
+    found, note = _get(summary, "second_event_note")
+    if found and note:
+        out.append(Text(f"second event: {note}"))
+    return out

@@ -1,7 +1,8 @@
 """Result folders: written complete or not at all.
 
 A folder is written to a temporary sibling and renamed into place when complete, so a
-failed or interrupted run never leaves a folder that looks like a finished result. The
+failed or interrupted run never leaves a folder that looks like a finished result; only a
+folder drsim wrote (or an empty one) is ever replaced (:mod:`drsim.folders`). The
 ``simulate`` folder holds summary.json, load_curves.parquet and its figures; the ``run``
 folder (:class:`RunData`, :func:`write_run`) adds the tiers' events and the thresholds.
 """
@@ -9,12 +10,7 @@ folder (:class:`RunData`, :func:`write_run`) adds the tiers' events and the thre
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
-import uuid
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +27,7 @@ from drsim.figures import (
     plot_run_demand,
     plot_system_demand,
 )
+from drsim.folders import check_output, staged
 from drsim.monitoring import NOT_LATCHED
 from drsim.tasks import UTILITY
 from drsim.units import DAY as MINUTES
@@ -60,20 +57,6 @@ EVENT_TABLES = {  # the tier tables and their column types (extra columns are ke
 }
 
 
-class OutputExistsError(FileExistsError):
-    """The output folder exists and overwriting was not asked for."""
-
-
-def check_output(out_dir: str | Path, overwrite: bool = False) -> Path:
-    """The output folder as a Path; raise OutputExistsError if it exists (unless overwrite)."""
-    out = Path(out_dir)
-    if out.exists() and not overwrite:
-        raise OutputExistsError(f"output folder {out} already exists (use --overwrite to "
-                                "replace it)")
-    return out
-
-
-
 def curves_table(names: list[str], group_kw: Mapping[str, np.ndarray],
                   passes: list[str] | tuple[str, ...]) -> pa.Table:
     """Long format of ``group_kw[pass]`` ((groups, 1440) kW) in the order of ``passes``."""
@@ -94,53 +77,16 @@ def write_simulation(result: Simulation, summary: dict, out_dir: str | Path,
                      overwrite: bool = False) -> Path:
     """Write summary.json, load_curves.parquet and the figures to ``out_dir`` atomically."""
     out = check_output(out_dir, overwrite)
+    summary = {**summary, "files": SIMULATION_FILES}  # what marks the folder as drsim's
     summary_text = json.dumps(json_safe(summary), indent=2, allow_nan=False) + "\n"
     curves = curves_table([g.name for g in result.scenario.groups], result.loads.group_kw,
                            list(result.loads.group_kw))
-    with _staged(out, overwrite) as tmp:
+    with staged(out, overwrite) as tmp:
         pq.write_table(curves, tmp / LOAD_CURVES)
         plot_system_demand(result, tmp / SYSTEM_FIGURE)
         plot_breakdown(result, tmp / BREAKDOWN_FIGURE)
         (tmp / SUMMARY).write_text(summary_text, encoding="utf-8")
     return out
-
-
-@contextmanager
-def _staged(out: Path, overwrite: bool) -> Iterator[Path]:
-    """A temporary sibling folder of ``out`` to write into; renamed to ``out`` (see
-    :func:`_replace`) when the block ends normally, removed when it raises."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
-    try:
-        os.chmod(tmp, 0o755)
-        yield tmp
-        _replace(tmp, out, overwrite)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
-
-def _replace(tmp: Path, out: Path, overwrite: bool) -> None:
-    """Rename the finished folder into place (replacing ``out`` only when asked to)."""
-    if not out.exists() and not out.is_symlink():
-        tmp.rename(out)
-        return
-    if not overwrite:
-        raise OutputExistsError(f"output folder {out} already exists (use --overwrite to "
-                                "replace it)")
-    old = out.with_name(f".{out.name}.{uuid.uuid4().hex}.old")
-    out.rename(old)
-    try:
-        tmp.rename(out)
-    except BaseException:
-        old.rename(out)
-        raise
-    if old.is_dir() and not old.is_symlink():
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        old.unlink()
-
 
 
 @dataclass
@@ -231,7 +177,8 @@ def write_run(data: RunData, out_dir: str | Path, overwrite: bool = False,
               user_events: Callable[[Path], None] | None = None) -> Path:
     """Write an adaptive DR run folder atomically and return its path.
 
-    Files: ``summary.json`` (``data.summary``, NaN and ±inf as null), ``load_curves.parquet``
+    Files: ``summary.json`` (``data.summary``, NaN and ±inf as null, ``files`` the list of
+    the folder's files: what marks it as drsim's, :mod:`drsim.folders`), ``load_curves.parquet``
     (pass, group, minute, kw: every pass, long format), ``events_<name>.parquet`` per tier
     table (its columns and types even when empty), ``thresholds.parquet`` (group, time,
     expected_share, gamma: Listing 6.2's threshold per group and test time),
@@ -240,14 +187,15 @@ def write_run(data: RunData, out_dir: str | Path, overwrite: bool = False,
     :data:`USER_EVENTS`): written from ``data.tier_events`` when they were collected, else
     by ``user_events(folder)`` (the backend's writer). Everything is checked and converted
     before the temporary folder is made; on any error nothing is left behind. Raises
-    OutputExistsError if ``out_dir`` exists and ``overwrite`` is false, ValueError for
-    inconsistent data."""
+    :class:`~drsim.folders.OutputExistsError` if something is at ``out_dir`` that may not
+    be replaced (:func:`~drsim.folders.check_output`), ValueError for inconsistent data."""
     out = check_output(out_dir, overwrite)
-    summary_text = json.dumps(json_safe(data.summary), indent=2, allow_nan=False) + "\n"
+    summary = {**data.summary, "files": run_files(data)}  # what marks the folder as drsim's
+    summary_text = json.dumps(json_safe(summary), indent=2, allow_nan=False) + "\n"
     tables = run_tables(data)
     if "user_events" not in tables and user_events is None:
         raise ValueError("RunData: no user events, and no writer for them")
-    with _staged(out, overwrite) as tmp:
+    with staged(out, overwrite) as tmp:
         for name, table in tables.items():
             if name == "user_events":
                 (tmp / USER_EVENTS).mkdir()

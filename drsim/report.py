@@ -1,6 +1,8 @@
 """``drsim report``: a result folder's figures as rich tables.
 
-A run folder's ``summary.json`` is printed section by section: the top-level single values in
+By default a result folder's headline is printed as ``drsim run`` (or ``drsim simulate``)
+printed it (:func:`drsim.headline.headline`). With ``--full`` (or ``--section``) its
+``summary.json`` is printed section by section: the top-level single values in
 one table, then each nested section (``reduction_mwh``, ``prediction``, ``incentive``,
 ``peaks``, ``cost`` first, ``scenario`` last) in its own table. Any nested mapping works:
 
@@ -368,8 +370,10 @@ def _sweep_renderables(folder: Path) -> list[RenderableType]:
 
 
 def print_report(run_dir: str | Path, console: Console | None = None,
-                 sections: Sequence[str] | None = None) -> None:
-    """Print a run folder's summary (or a finished sweep folder's table)."""
+                 sections: Sequence[str] | None = None, full: bool = False) -> None:
+    """Print a run folder's headline (``full``: every field of its summary; ``sections``:
+    every field of those sections), or a finished sweep folder's table."""
+    from drsim.headline import headline
     from drsim.sweeps import SWEEP_RECORD
 
     console = console or Console()
@@ -387,5 +391,10 @@ def print_report(run_dir: str | Path, console: Console | None = None,
     heading = Text(f"{name}: " if name else "", style="bold")
     heading.append(str(folder))
     console.print(heading)
+    if not full and not sections:
+        for part in headline(summary):
+            console.print(part)
+        console.print(Text(f"every field: drsim report {folder} --full", style="dim"))
+        return
     for table in summary_tables(summary, sections):
         console.print(table)

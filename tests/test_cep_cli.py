@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from cep_core.__main__ import app
@@ -56,3 +57,37 @@ def test_errors_are_one_line_without_traceback(tmp_path):
     q, _ = _files(tmp_path, "PATTERN SEQ(A a, B b)\nWHERE a.x > missing\n")
     result = runner.invoke(app, ["run", str(q), str(ev)])
     assert result.exit_code == 2 and "missing" in result.output
+
+
+@pytest.mark.parametrize("content, message", [
+    ("type,time\nA,1\nB,12:05\n", "events.csv: column 'time', line 3: '12:05' is not a number"),
+    ("type,time\nA,1\nB,\n", "events.csv: column 'time', line 3: no value"),
+    ("type,time\nA,1\n,2\n", "events.csv: column 'type', line 3: no value"),
+    ("type,time\nA,4\nB,3\n", "events.csv: column 'time', line 3: 3 is before the previous "
+                              "event's 4; sort the file by time, or pass --sort"),
+    ("type,time\nA,1\nD,2\n", "events.csv: column 'type', line 3: 'D' is not a type of the "
+                              "query (A, B)"),
+    ("", "events.csv: the file is empty"),
+    ("type,time\n", "events.csv: no events (a header line but no rows)"),
+    ("kind,time\nA,1\n", "events.csv: no column 'type'; columns: kind, time"),
+    ("type,time\nA,1\nB,\"2\n", "events.csv: not a CSV file"),
+])
+def test_bad_events_files_give_one_line_errors(tmp_path, content, message):
+    q, ev = _files(tmp_path)
+    ev.write_text(content)
+    result = runner.invoke(app, ["run", str(q), str(ev)])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: " + message), result.output
+    assert result.output.count("\n") == 1 and "Traceback" not in result.output
+
+
+def test_sort_and_other_types_are_asked_for(tmp_path):
+    q, ev = _files(tmp_path)
+    ev.write_text("type,time\nA,1\nB,4\nA,3\nX,5\nA,6\n")
+    sorted_run = runner.invoke(app, ["run", str(q), str(ev), "--sort", "--other-types"])
+    assert sorted_run.exit_code == 0, sorted_run.output
+    out = pd.read_csv(io.StringIO(sorted_run.stdout))
+    # ids are the file's row numbers: A1 (0), A3 (2), B4 (1), X5 (3), A6 (4)
+    assert sorted(map(tuple, out[["first", "last"]].values.tolist())) == [(0, 4), (2, 4)]
+    without = runner.invoke(app, ["run", str(q), str(ev), "--sort"])
+    assert without.exit_code == 2 and "'X' is not a type of the query" in without.output

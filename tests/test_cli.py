@@ -32,7 +32,7 @@ def test_simulate_writes_summary_curves_and_figures(spark, tmp_path):
     out = tmp_path / "qs"
     result = simulate(QUICKSTART, "--out", out, "--households", 200, "--chunk-size", 50)
     assert result.exit_code == 0, result.output
-    assert "quickstart: 200 households" in result.stdout
+    assert "quickstart, 200 households: simulation" in result.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["qs"]  # no temporary leftovers
     assert sorted(p.name for p in out.iterdir()) == [
         "breakdown.png", "load_curves.parquet", "summary.json", "system_demand.png"]
@@ -117,16 +117,19 @@ def test_simulate_writes_summary_curves_and_figures(spark, tmp_path):
     # an existing folder is refused without --overwrite, and left as it was
     before = (out / "summary.json").read_bytes()
     refused = simulate(QUICKSTART, "--out", out, "--households", 200, "--chunk-size", 50)
-    assert refused.exit_code == 1
+    assert refused.exit_code == 2
     assert "already exists" in refused.output and "Traceback" not in refused.output
     assert (out / "summary.json").read_bytes() == before
 
-    # ... and replaced with it
-    (out / "stale.txt").write_text("from an earlier run")
+    # ... and replaced with it, unless it holds a file drsim did not write
+    (out / "notes.txt").write_text("the user's notes")
+    kept = simulate(QUICKSTART, "--out", out, "--households", 200, "--overwrite")
+    assert kept.exit_code == 2 and "notes.txt" in kept.output, kept.output
+    assert (out / "notes.txt").exists() and (out / "summary.json").read_bytes() == before
+    (out / "notes.txt").unlink()
     again = simulate(QUICKSTART, "--out", out, "--households", 200, "--chunk-size", 80,
                      "--overwrite")
     assert again.exit_code == 0, again.output
-    assert not (out / "stale.txt").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["qs"]
     # the same numbers for another chunk size (only timings and job statistics differ)
     summary2 = json.loads((out / "summary.json").read_text())
@@ -157,11 +160,11 @@ def test_missing_scenario_file_exits_2(tmp_path):
     assert "Traceback" not in result.output
 
 
-def test_existing_output_folder_exits_1(tmp_path):
+def test_existing_output_folder_exits_2(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     result = simulate(QUICKSTART, "--out", out)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "already exists" in result.output and "--overwrite" in result.output
     assert "Traceback" not in result.output
     assert list(out.iterdir()) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -59,8 +60,21 @@ def test_run_writes_the_folder_and_prints_the_table(spark, tmp_path):
     assert set(peaks["rebound_mwh"]) == {"expected", "traditional", "adaptive"}
     assert all(peaks["rebound_mwh"][p] >= 0 and peaks["rebound_peak_mw"][p] > 0
                for p in peaks["rebound_mwh"])
-    report = runner.invoke(app, ["report", str(out)])
-    assert report.exit_code == 0 and "reduction_mwh" in report.output
+    report = runner.invoke(app, ["report", str(out)])  # the headline drsim run printed
+    assert report.exit_code == 0 and "reduction, adaptive, MWh (share)" in report.output
+    rows = [line for line in result.output.splitlines() if line.startswith("│")]
+    assert rows and all(row in report.output.splitlines() for row in rows)
+    full = runner.invoke(app, ["report", str(out), "--full"])
+    assert full.exit_code == 0 and "reduction_mwh" in full.output
+
+    # --backend serial runs in this process, with Spark's figures (timings aside)
+    serial = run(QUICKSTART, "--households", 300, "--chunk-size", 150, "--out",
+                 tmp_path / "serial", "--backend", "serial")
+    assert serial.exit_code == 0, serial.output
+    one = json.loads((tmp_path / "serial" / "summary.json").read_text())
+    assert one["backend"]["name"] == "serial"
+    for key in ("reduction_mwh", "prediction", "peaks", "incentive", "cost", "second_event"):
+        assert one[key] == summary[key], key
 
     # one summary schema: a run summary is the simulate summary plus the run sections,
     # with the same values for the passes both make
@@ -123,3 +137,63 @@ def test_a_declared_reference_is_shown_beside_the_run(spark, tmp_path):
     assert "not given" in result.output  # the adaptive reduction was not declared
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["reference"]["utility_noncompliance_time"] == "19:30"
+
+
+def test_serial_backend_options(tmp_path, monkeypatch):
+    import drsim.api
+
+    calls = []
+
+    def fake_run(scenario, out, **options):
+        calls.append((scenario.households, options["backend"]))
+        raise RuntimeError("stopped after the options were checked")
+
+    monkeypatch.setattr(drsim.api, "run", fake_run)
+    many = run(QUICKSTART, "--out", tmp_path / "out", "--backend", "serial",
+               "--households", "20001")
+    assert "warning: --backend serial runs all 20,001 households in this one process" in \
+        many.output.replace("\n", " ")
+    few = run(QUICKSTART, "--out", tmp_path / "out", "--backend", "serial",
+              "--households", "20000")
+    assert "warning" not in few.output
+    assert calls == [(20001, "serial"), (20000, "serial")]
+    clash = run(QUICKSTART, "--out", tmp_path / "out", "--backend", "serial", "--master",
+                "local[2]")
+    assert clash.exit_code == 2 and "the serial backend runs in this process" in clash.output
+    unknown = run(QUICKSTART, "--out", tmp_path / "out", "--backend", "dask")
+    assert unknown.exit_code == 2 and "dask" in unknown.output
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize("command", [["run"], ["simulate"], ["sweep"], ["report"],
+                                     ["cluster", "up"]])
+def test_help_shows_boolean_flags_as_flags(command):
+    result = runner.invoke(app, [*command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "<bool>" not in result.output and "BOOLEAN" not in result.output
+    flags = {"run": "--overwrite", "simulate": "--overwrite", "sweep": "--dry-run",
+             "report": "--full", "cluster": "--help"}[command[0]]
+    assert re.search(rf"^\s+{flags}\s+\w", result.output, re.M), result.output
+
+
+def test_overwrite_keeps_a_users_folder_file_and_link(tmp_path):
+    """``drsim run --overwrite`` at a user's folder, file or link: exit 2, one line naming
+    the path and what is there, and everything as it was (no Spark is started)."""
+    mine = tmp_path / "mydocs"
+    (mine / "chapters").mkdir(parents=True)
+    (mine / "thesis.txt").write_text("three years of work")
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep")
+    link = tmp_path / "link"
+    link.symlink_to(mine, target_is_directory=True)
+    for out, what in ((mine, "a folder with 2 entries (chapters/, thesis.txt)"),
+                      (precious, "a file (4 bytes)"), (link, "a symbolic link to")):
+        for overwrite in ([], ["--overwrite"]):
+            result = run(QUICKSTART, "--out", out, "--backend", "serial", *overwrite)
+            assert result.exit_code == 2, result.output
+            text = result.output.replace("\n", " ")
+            assert str(out) in text and what in text and "Traceback" not in text
+    assert (mine / "thesis.txt").read_text() == "three years of work"
+    assert (mine / "chapters").is_dir() and precious.read_text() == "keep"
+    assert link.is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == [
+        "link", "mydocs", "precious.txt"]

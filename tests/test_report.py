@@ -213,12 +213,27 @@ def test_sweep_table_shows_mean_and_ci():
 runner = CliRunner()
 
 
-def test_cli_report(tmp_path):
-    run = write_run(tmp_path)
+def test_cli_report_prints_the_headline_by_default_and_every_field_with_full(tmp_path):
+    reference = {"source": "the dissertation, §6.3.2",
+                 "reduction_mwh": {"expected": 83.28, "traditional": 47.89, "adaptive": 82.61},
+                 "utility_noncompliance_time": "19:11", "groups_compliant_at_prediction": 2}
+    summary = {**SAMPLE, "reduction_mwh": {"expected": 21.354417, "traditional": 12.582193,
+                                           "adaptive": 21.881209},
+               "reference": reference}
+    run = write_run(tmp_path, summary)
     result = runner.invoke(app, ["report", str(run)])
     assert result.exit_code == 0, result.output
-    assert "reduction_mwh" in result.stdout and "82.61" in result.stdout
-    assert "19:11" in result.stdout
+    text = result.stdout
+    # drsim run's headline: rounded, each reduction with its share, the reference beside
+    assert "21.88 (102.5 %)" in text and "82.61 (99.2 %)" in text and "12.58 (58.9 %)" in text
+    assert "reference" in text.splitlines()[3] and "the dissertation, §6.3.2" in text
+    assert "19:11" in text
+    assert "21.881209" not in text and "reduction_mwh" not in text
+    assert len(text.splitlines()) < 25
+    full = runner.invoke(app, ["report", str(run), "--full"])
+    assert full.exit_code == 0, full.output
+    assert "reduction_mwh" in full.stdout and "21.8812" in full.stdout
+    assert "lambda_new" in full.stdout
 
     only = runner.invoke(app, ["report", str(run), "--section", "incentive", "-s", "peaks"])
     assert only.exit_code == 0, only.output

@@ -15,9 +15,9 @@ from matplotlib.figure import Figure
 
 from drsim import figures, output
 from drsim.figures import MAX_GROUP_ROWS, plot_compliance_timeline, plot_run_demand
+from drsim.folders import OutputExistsError, OutputRefusedError
 from drsim.headline import run_table
 from drsim.output import (
-    OutputExistsError,
     RunData,
     event_table,
     json_safe,
@@ -140,7 +140,7 @@ def test_write_run_files_read_back(tmp_path):
     assert sorted(run_files(data)) == expected_files
 
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert summary == json_safe(data.summary)
+    assert summary == {**json_safe(data.summary), "files": run_files(data)}
     assert summary["prediction"]["household_precision"] is None  # NaN → null
     assert summary["peaks"]["daily_peak_mw"]["baseline"] is None  # inf → null
     assert summary["reduction_mwh"]["expected"] == pytest.approx(83.284)
@@ -196,13 +196,14 @@ def test_failed_write_leaves_no_folder(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []  # neither the folder nor a temporary one
 
     # replacing an earlier run: the old folder stays as it was
-    old = tmp_path / "old"
-    old.mkdir()
-    (old / "summary.json").write_text("{}")
+    monkeypatch.undo()
+    old = write_run(make_run(name="earlier"), tmp_path / "old")
+    before = {p.name: p.read_bytes() for p in old.iterdir() if p.is_file()}
+    monkeypatch.setattr(output, "plot_compliance_timeline", broken)
     with pytest.raises(RuntimeError, match="plot failed"):
         write_run(make_run(), old, overwrite=True)
     assert [p.name for p in tmp_path.iterdir()] == ["old"]
-    assert [p.name for p in old.iterdir()] == ["summary.json"]
+    assert {p.name: p.read_bytes() for p in old.iterdir() if p.is_file()} == before
 
 
 def test_bad_data_fails_before_any_work(tmp_path):
@@ -228,15 +229,19 @@ def test_bad_data_fails_before_any_work(tmp_path):
 def test_overwrite_rules(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
-    (out / "marker.txt").write_text("earlier run")
-    with pytest.raises(OutputExistsError, match="--overwrite"):
+    (out / "marker.txt").write_text("the user's")
+    with pytest.raises(OutputExistsError, match="choose another --out"):
         write_run(make_run(), out)
+    with pytest.raises(OutputRefusedError, match="marker.txt"):  # not a folder drsim wrote
+        write_run(make_run(), out, overwrite=True)
     assert [p.name for p in out.iterdir()] == ["marker.txt"]  # untouched
+    (out / "marker.txt").unlink()
 
-    write_run(make_run(name="second"), out, overwrite=True)
-    assert not (out / "marker.txt").exists()
+    write_run(make_run(name="second"), out, overwrite=True)  # an empty folder
     assert json.loads((out / "summary.json").read_text())["scenario"]["name"] == "second"
     assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no .old or .partial left
+    with pytest.raises(OutputExistsError, match="--overwrite"):
+        write_run(make_run(), out)
 
     write_run(make_run(name="third"), out, overwrite=True)  # replacing a run folder again
     assert json.loads((out / "summary.json").read_text())["scenario"]["name"] == "third"

@@ -32,6 +32,7 @@ from drsim.sweeps import (
     get_metric,
     load_sweep,
     mean_ci,
+    read_journal,
     replicate_seeds,
     run_sweep,
     sweep_from_dict,
@@ -84,7 +85,8 @@ class FakeRunner:
         self.calls.append((scenario.incentive.beta, delay_detection, scenario.seed, master))
         summary = fake_summary(scenario, delay_detection)
         out_dir.mkdir()
-        (out_dir / "summary.json").write_text(json.dumps(summary))
+        (out_dir / "summary.json").write_text(json.dumps(  # as drsim writes a run folder
+            {**summary, "files": ["summary.json"]}))
         return summary
 
 
@@ -592,18 +594,48 @@ def test_keyboard_interrupt_keeps_the_finished_runs(tmp_path):
 
 
 def test_output_folder_rules(tmp_path):
-    sweep = sweep_from_dict({"grid": {"incentive.beta": [1.4]}}, base=load_scenario(QUICKSTART))
+    """A sweep resumes in its own folder, starts in an empty one, replaces (--overwrite)
+    only a sweep folder that holds nothing but what drsim wrote; anything else is refused
+    and left as it was."""
+    sweep = sweep_from_dict({"grid": {"incentive.beta": [1.4, 1.8]}},
+                            base=load_scenario(QUICKSTART))
     other = tmp_path / "other"
     other.mkdir()
     (other / "notes.txt").write_text("not a sweep")
-    with pytest.raises(SweepOutputError, match="not a sweep folder"):
-        run_sweep(sweep, other, runner=FakeRunner())
-    assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
-    run_sweep(sweep, other, runner=FakeRunner(), overwrite=True)
-    assert not (other / "notes.txt").exists() and (other / "table.csv").exists()
+    for overwrite in (False, True):
+        with pytest.raises(SweepOutputError, match=r"a folder with 1 entry \(notes.txt\)"):
+            run_sweep(sweep, other, runner=FakeRunner(), overwrite=overwrite)
+        assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("mine")
+    with pytest.raises(SweepOutputError, match="is a file"):
+        run_sweep(sweep, a_file, runner=FakeRunner(), overwrite=True)
+    assert a_file.read_text() == "mine"
+
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert run_sweep(sweep, empty, runner=FakeRunner()).ran == 1
+    assert run_sweep(sweep, empty, runner=FakeRunner()).ran == 2
+    plots = sorted(p.name for p in empty.glob("*.png"))
+    assert plots  # the metrics' plots
+    # resumed as it is (nothing to run); a file of the user's in it stays
+    (empty / "mine.png").write_text("the user's figure")
+    assert run_sweep(sweep, empty, runner=FakeRunner()).ran == 0
+    # ... and --overwrite refuses the folder while it holds that file
+    with pytest.raises(SweepOutputError, match="mine.png"):
+        run_sweep(sweep, empty, runner=FakeRunner(), overwrite=True)
+    assert (empty / "mine.png").exists() and len(read_journal(empty / JOURNAL)) == 2
+    # a resume that has runs to do drops the earlier table and plots, never the user's
+    assert run_sweep(sweep.with_seeds(2), empty, runner=FakeRunner()).ran == 2
+    assert (empty / "mine.png").read_text() == "the user's figure"
+    (empty / "mine.png").unlink()
+    # a sweep folder of drsim's own is replaced: every run again
+    assert run_sweep(sweep, empty, runner=FakeRunner(), overwrite=True).ran == 2
+    assert len(read_journal(empty / JOURNAL)) == 2
+    # a run folder is not a sweep folder
+    run = tmp_path / "run"
+    FakeRunner()(sweep.base, run)
+    with pytest.raises(SweepOutputError, match="no runs.jsonl or sweep.json"):
+        run_sweep(sweep, run, runner=FakeRunner(), overwrite=True)
 
 
 def test_a_metric_missing_from_the_summary_is_reported_and_nothing_reruns(tmp_path):
@@ -735,10 +767,12 @@ def test_cli_unusable_output_folder_says_so(tmp_path, fake_api):
     other = tmp_path / "other"
     other.mkdir()
     (other / "notes.txt").write_text("not a sweep")
-    result = cli.invoke(app, ["sweep", str(path), "--out", str(other)])
-    assert result.exit_code == 1
-    assert "not a sweep folder" in result.output and "Traceback" not in result.output
-    assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
+    for overwrite in ([], ["--overwrite"]):
+        result = cli.invoke(app, ["sweep", str(path), "--out", str(other), *overwrite])
+        assert result.exit_code == 2
+        text = result.output.replace("\n", " ")
+        assert "a folder with 1 entry (notes.txt)" in text and "Traceback" not in text
+        assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
     assert fake_api.runner.calls == []
 
 

@@ -7,18 +7,14 @@ axis, one line per combination of the other axes, and writes the PNGs into the o
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import numpy as np
 
+from drsim.folders import sweep_plot_name
 from drsim.sweeps.spec import CONFIDENCE, Sweep, _label
 from drsim.sweeps.stats import _is_number
 from drsim.units import clock
-
-
-def _figure_name(metric: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", metric) + ".png"
 
 
 def plot_metrics(sweep: Sweep, table, out: Path) -> list[str]:
@@ -73,7 +69,7 @@ def plot_metrics(sweep: Sweep, table, out: Path) -> list[str]:
         ax.grid(True, alpha=0.3)
         if others:
             ax.legend(fontsize="small")
-        name = _figure_name(metric)
+        name = sweep_plot_name(metric)
         tmp = out / f".{name}.tmp.png"
         fig.savefig(tmp, dpi=120)
         os.replace(tmp, out / name)

@@ -4,14 +4,15 @@
 folder's ``runs.jsonl`` does not record yet, through the :data:`Runner` it is given, appends
 each finished run's summary to the journal at once (a line torn by an interruption is skipped
 and ended), then writes ``sweep.json``, the table (``table.csv``, ``table.parquet``) and the
-plots. It owns the folder's layout and its rules (a folder that is not a sweep's is refused).
+plots. It owns the folder's layout and its rules: a sweep resumes in its own folder (or
+starts in an empty one); ``overwrite`` replaces a sweep folder that holds only what drsim
+wrote (:mod:`drsim.folders`); anything else at the output path is refused, untouched.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,15 +20,15 @@ from typing import Any
 
 import numpy as np
 
+from drsim import folders
 from drsim.sweeps.plots import plot_metrics
 from drsim.sweeps.spec import Sweep, SweepRun
 from drsim.sweeps.stats import _check_metric_paths, tabulate
 
-JOURNAL = "runs.jsonl"
-RUNS_DIR = "runs"
-SWEEP_RECORD = "sweep.json"
-TABLE_CSV = "table.csv"
-TABLE_PARQUET = "table.parquet"
+JOURNAL = folders.SWEEP_JOURNAL
+RUNS_DIR = folders.SWEEP_RUNS
+SWEEP_RECORD = folders.SWEEP_RECORD
+TABLE_CSV, TABLE_PARQUET = folders.SWEEP_TABLES
 
 #: The function that runs one scenario into a result folder and returns its summary dict.
 Runner = Callable[..., Mapping[str, Any] | None]
@@ -80,9 +81,9 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, runner: Runner,
     todo = [run for run in runs if run.key not in recorded]
     total = len(runs)
     reused = total - len(todo)
-    _write_json(out / SWEEP_RECORD, {**sweep.describe(), "complete": False})
     if todo:
-        _remove_outputs(out)
+        _remove_outputs(out, sweep)
+    _write_json(out / SWEEP_RECORD, {**sweep.describe(), "complete": False})
     _repair_journal(journal)
     done = reused
     if progress:
@@ -92,10 +93,10 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, runner: Runner,
         if progress:
             progress(done, total, f"{run.point.label}, seed {run.replicate + 1}/{sweep.seeds}")
         run_dir = out / RUNS_DIR / run.name
-        if run_dir.exists():  # a run interrupted before it finished
-            shutil.rmtree(run_dir)
         run_dir.parent.mkdir(parents=True, exist_ok=True)
         try:
+            # a run that finished but was not recorded (killed in between): run it again
+            folders.remove(run_dir)
             result = runner(run.scenario, run_dir, master=master, **run.point.options)
             summary = _summary_of(result, run_dir)
         except Exception as exc:
@@ -124,23 +125,28 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, runner: Runner,
 
 
 def _prepare_output(out: Path, overwrite: bool) -> Path:
-    if out.exists() and not out.is_dir():
-        raise SweepOutputError(f"output folder {out} exists and is not a folder")
-    if out.exists() and overwrite:
-        shutil.rmtree(out)
-    if out.exists() and not (out / JOURNAL).exists() and not (out / SWEEP_RECORD).exists():
-        if any(out.iterdir()):
-            raise SweepOutputError(f"output folder {out} exists and is not a sweep folder (no "
-                                   f"{JOURNAL}); choose another --out or use --overwrite to "
-                                   "replace it")
+    """The sweep folder to write into: resumed as it is, emptied (``overwrite``), or new."""
+    try:
+        if overwrite:
+            folders.remove(out, kind=folders.SWEEP)
+        elif not folders.is_sweep_folder(out) and (why := folders.problem(out, folders.SWEEP)):
+            raise SweepOutputError(f"{out} already exists and is {why}; choose another --out "
+                                   "(a sweep resumes only in its own folder)")
+    except folders.OutputExistsError as exc:
+        raise SweepOutputError(str(exc)) from None
     out.mkdir(parents=True, exist_ok=True)
     return out
 
 
-def _remove_outputs(out: Path) -> None:
-    """Drop an earlier table and plots, so that an unfinished folder never looks finished."""
-    for path in [out / TABLE_CSV, out / TABLE_PARQUET, *out.glob("*.png")]:
-        path.unlink(missing_ok=True)
+def _remove_outputs(out: Path, sweep: Sweep) -> None:
+    """Drop an earlier table and the plots of the earlier and the current metrics, so that
+    an unfinished folder never looks finished (no other file is touched)."""
+    plots = {folders.sweep_plot_name(m) for m in sweep.metrics}
+    plots |= folders.sweep_plots(out)
+    for name in [TABLE_CSV, TABLE_PARQUET, *sorted(plots)]:
+        path = out / name
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
 
 
 def _summary_of(result: Any, run_dir: Path) -> dict[str, Any]:

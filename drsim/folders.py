@@ -1,0 +1,312 @@
+"""Output folders: what drsim may replace, and writing a folder complete or not at all.
+
+drsim deletes or replaces only what it wrote itself. At an output path it replaces
+
+- a **result folder**: a real folder (not a symbolic link) holding a ``summary.json`` that
+  drsim wrote (a JSON object whose list ``files`` names what the folder holds, itself
+  included) and nothing but those files;
+- a **sweep folder** (for a sweep only): ``runs.jsonl`` or ``sweep.json``, the table, the
+  plots of the metrics that ``sweep.json`` records, and ``runs/`` holding result folders;
+- an **empty folder**.
+
+Anything else is refused with a one-line error that names the path and what is there, and
+nothing is touched: a file, a symbolic link, a folder with other files.
+
+A folder is written into a hidden sibling ``.NAME.<32 hex digits>.partial`` that holds a
+marker (:data:`PARTIAL_MARK`: the writer's process id and host) and is renamed to ``NAME``
+when complete. A run killed while writing leaves that sibling behind; the next write to the
+same path removes it, and only it: a sibling whose name is ``NAME``'s exactly, that holds
+the marker, and whose writer's process is gone from this host. The folder being replaced is
+renamed to ``.NAME.<hex>.old`` before it is removed; one left by a killed run is removed the
+same way when it is still a result folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal
+
+SUMMARY = "summary.json"
+PARTIAL_MARK = ".drsim-partial"
+RESULT = "result"
+SWEEP = "sweep"
+Kind = Literal["result", "sweep"]
+
+# a sweep folder's own files (drsim.sweeps.runner names them; kept here so that this module
+# depends on nothing else of drsim)
+SWEEP_JOURNAL = "runs.jsonl"
+SWEEP_RECORD = "sweep.json"
+SWEEP_RUNS = "runs"
+SWEEP_TABLES = ("table.csv", "table.parquet")
+
+
+class OutputExistsError(FileExistsError):
+    """Something is at the output path and overwriting it was not asked for, or may not be."""
+
+
+class OutputRefusedError(OutputExistsError):
+    """``--overwrite`` was asked for, but what is at the output path is not drsim's."""
+
+
+# --------------------------------------------------------------------------- what is there
+def describe(path: str | Path) -> str:
+    """What is at ``path``, in a few words: "a file (12 bytes)", "a symbolic link to X",
+    "an empty folder", "a folder with 3 entries (a.txt, b/, c.txt)", "nothing"."""
+    path = Path(path)
+    if path.is_symlink():
+        return f"a symbolic link to {os.readlink(path)}"
+    if not path.exists():
+        return "nothing"
+    if path.is_dir():
+        try:
+            entries = sorted(path.iterdir())
+        except OSError as exc:
+            return f"a folder that cannot be read ({exc.strerror})"
+        if not entries:
+            return "an empty folder"
+        return f"a folder with {_entries(entries)}"
+    if path.is_file():
+        size = path.stat().st_size
+        return f"a file ({size:,} byte{'s' if size != 1 else ''})"
+    return "a special file"
+
+
+def _entries(entries: list[Path], shown: int = 3) -> str:
+    names = [p.name + ("/" if p.is_dir() and not p.is_symlink() else "") for p in entries]
+    more = ", ..." if len(names) > shown else ""
+    return (f"{len(names)} entr{'ies' if len(names) != 1 else 'y'} "
+            f"({', '.join(names[:shown])}{more})")
+
+
+def _result_summary(folder: Path) -> dict | None:
+    """The summary.json of ``folder`` if drsim wrote it (see the module docstring)."""
+    path = folder / SUMMARY
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(summary, dict):
+        return None
+    files = summary.get("files")
+    if not isinstance(files, list) or SUMMARY not in files or not all(
+            isinstance(f, str) for f in files):
+        return None
+    return summary
+
+
+def _not_a_result_folder(folder: Path) -> str | None:
+    """Why ``folder`` is not a result folder drsim wrote (None: it is one)."""
+    if folder.is_symlink() or not folder.is_dir():
+        return describe(folder)
+    summary = _result_summary(folder)
+    if summary is None:
+        return f"{describe(folder)}, and no summary.json written by drsim"
+    foreign = sorted(p for p in folder.iterdir() if p.name not in summary["files"])
+    if foreign:
+        return f"a drsim result folder that also holds files drsim did not write: " \
+               f"{_entries(foreign)}"
+    return None
+
+
+def sweep_plots(folder: Path) -> set[str]:
+    """The plot files of the metrics that the folder's sweep.json records."""
+    try:
+        record = json.loads((folder / SWEEP_RECORD).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return set()
+    metrics = record.get("metrics") if isinstance(record, dict) else None
+    if not isinstance(metrics, list):
+        return set()
+    return {sweep_plot_name(m) for m in metrics if isinstance(m, str)}
+
+
+def sweep_plot_name(metric: str) -> str:
+    """The file name of a sweep's plot of ``metric``."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", metric) + ".png"
+
+
+def is_sweep_folder(folder: Path) -> bool:
+    """A real folder holding a sweep's journal or record."""
+    return (folder.is_dir() and not folder.is_symlink()
+            and ((folder / SWEEP_JOURNAL).is_file() or (folder / SWEEP_RECORD).is_file()))
+
+
+def _not_a_sweep_folder(folder: Path) -> str | None:
+    """Why ``folder`` is not a sweep folder made only of what drsim wrote (None: it is)."""
+    if not is_sweep_folder(folder):
+        what = describe(folder)
+        return what if folder.is_symlink() or not folder.is_dir() else \
+            f"{what}, and no {SWEEP_JOURNAL} or {SWEEP_RECORD}"
+    own = {SWEEP_JOURNAL, SWEEP_RECORD, SWEEP_RUNS, *SWEEP_TABLES, *sweep_plots(folder)}
+    foreign = [p for p in folder.iterdir()
+               if p.name not in own and not _is_temporary(p)]
+    runs = folder / SWEEP_RUNS
+    if runs.is_symlink() or runs.exists() and not runs.is_dir():
+        foreign.append(runs)
+    elif runs.is_dir():
+        for run in runs.iterdir():
+            if _not_a_result_folder(run) is not None and not _is_leftover(run):
+                foreign.append(run)
+    if foreign:
+        return (f"a sweep folder that also holds files drsim did not write: "
+                f"{_entries(sorted(foreign))}")
+    return None
+
+
+def _is_temporary(path: Path) -> bool:
+    """A sweep's file being written (``.sweep.json.tmp``, ``.table.csv.tmp``, ...)."""
+    return (path.is_file() and not path.is_symlink() and path.name.startswith(".")
+            and ".tmp" in path.name)
+
+
+def _is_empty_folder(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink() and not any(path.iterdir())
+
+
+def problem(path: str | Path, kind: Kind = RESULT) -> str | None:
+    """Why drsim may not replace what is at ``path`` with a ``kind`` folder, in words that
+    name what is there (None: it may, or nothing is there)."""
+    path = Path(path)
+    if not os.path.lexists(path) or _is_empty_folder(path):
+        return None
+    if kind == SWEEP:
+        return _not_a_sweep_folder(path)
+    if is_sweep_folder(path):
+        return "a sweep folder (drsim sweep replaces it; a run does not)"
+    return _not_a_result_folder(path)
+
+
+# --------------------------------------------------------------------------- checking
+def check_output(path: str | Path, overwrite: bool = False, kind: Kind = RESULT) -> Path:
+    """``path`` as a Path if a ``kind`` folder may be written there; else
+    :class:`OutputExistsError` (something is there and ``overwrite`` is false) or
+    :class:`OutputRefusedError` (``overwrite``, but what is there is not drsim's). Each
+    error is one line naming the path and what is there; nothing is touched."""
+    path = Path(path)
+    if not os.path.lexists(path):
+        return path
+    why = problem(path, kind)
+    if not overwrite:
+        if why is None:
+            raise OutputExistsError(f"output folder {path} already exists "
+                                    f"({describe(path)}); use --overwrite to replace it")
+        raise OutputExistsError(f"{path} already exists and is {why}; choose another --out")
+    if why is not None:
+        raise OutputRefusedError(
+            f"--overwrite refused: {path} is {why}; drsim replaces only a folder it wrote "
+            f"or an empty folder, so nothing was touched (choose another --out)")
+    return path
+
+
+def remove(path: str | Path, kind: Kind = RESULT) -> None:
+    """Remove the ``kind`` folder at ``path`` after checking it is drsim's
+    (:class:`OutputRefusedError` if it is not; nothing is touched then)."""
+    path = check_output(path, overwrite=True, kind=kind)
+    if os.path.lexists(path):
+        shutil.rmtree(path)
+
+
+# --------------------------------------------------------------------------- writing
+def _named(path: Path) -> Path:
+    """``path`` with a last component to name siblings after ("." and ".." resolved)."""
+    return path.resolve() if path.name in ("", ".", "..") else path
+
+
+def _sibling(out: Path, suffix: str) -> Path:
+    return out.with_name(f".{out.name}.{uuid.uuid4().hex}.{suffix}")
+
+
+def _writer_alive(partial: Path) -> bool:
+    """Whether the process that writes ``partial`` may still be running (True when its
+    marker cannot be read, or names another host: then nobody here can know)."""
+    try:
+        mark = json.loads((partial / PARTIAL_MARK).read_text(encoding="utf-8"))
+        pid, host = int(mark["pid"]), str(mark["host"])
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return True
+    if host != socket.gethostname():
+        return True
+    if pid == os.getpid():
+        return False  # this process is not writing it now: it was an earlier run of ours
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _is_leftover(path: Path) -> bool:
+    """A ``.NAME.<hex>.partial`` of a writer that is gone, or a ``.NAME.<hex>.old`` that
+    is still a result folder: what a killed run left (see the module docstring)."""
+    if path.is_symlink() or not path.is_dir() or not path.name.startswith("."):
+        return False
+    parts = path.name.rsplit(".", 2)
+    if len(parts) != 3 or not re.fullmatch(r"[0-9a-f]{32}", parts[1]):
+        return False
+    if parts[2] == "partial":
+        return (path / PARTIAL_MARK).is_file() and not _writer_alive(path)
+    return parts[2] == "old" and _not_a_result_folder(path) is None
+
+
+def leftovers(out: str | Path) -> list[Path]:
+    """The siblings of ``out`` that a killed write to ``out`` left (module docstring)."""
+    out = Path(out)
+    if not out.parent.is_dir():
+        return []
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.[0-9a-f]{{32}}\.(partial|old)")
+    return sorted(p for p in out.parent.iterdir()
+                  if pattern.fullmatch(p.name) and _is_leftover(p))
+
+
+@contextmanager
+def staged(out: str | Path, overwrite: bool = False) -> Iterator[Path]:
+    """A hidden sibling folder of ``out`` to write into, renamed to ``out`` when the block
+    ends normally (replacing what is there only as :func:`check_output` allows, checked
+    again at that moment) and removed when it raises. What a killed write to ``out`` left
+    is removed first."""
+    out = _named(Path(out))
+    check_output(out, overwrite)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for left in leftovers(out):
+        shutil.rmtree(left, ignore_errors=True)
+    tmp = _sibling(out, "partial")
+    tmp.mkdir(mode=0o755)
+    try:
+        (tmp / PARTIAL_MARK).write_text(json.dumps({"pid": os.getpid(),
+                                                    "host": socket.gethostname()}),
+                                        encoding="utf-8")
+        yield tmp
+        (tmp / PARTIAL_MARK).unlink()
+        _replace(tmp, out, overwrite)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _replace(tmp: Path, out: Path, overwrite: bool) -> None:
+    """Rename the finished folder ``tmp`` to ``out``; what is at ``out`` is checked again
+    (it may have changed while the folder was written) and moved aside, then removed."""
+    check_output(out, overwrite)
+    if not os.path.lexists(out):
+        tmp.rename(out)
+        return
+    old = _sibling(out, "old")
+    out.rename(old)
+    try:
+        tmp.rename(out)
+    except BaseException:
+        old.rename(out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

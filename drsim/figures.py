@@ -81,13 +81,13 @@ def plot_system_demand(result: Simulation, path: str | Path | None = None) -> Fi
         color, style = PASS_STYLE.get(name, (None, "-"))
         ax.plot(minutes, curve / 1000.0, color=color, linestyle=style, linewidth=1.2, label=name)
     for name, curve in result.loads.estimate_kw.items():
-        ax.plot(minutes, curve / 1000.0, color=PASS_STYLE.get(name, (None, "-"))[0],
-                linestyle=":", linewidth=1.6, label=f"utility estimate: {name}")
+        if name in result.loads.system_kw:
+            _plot_estimate(ax, minutes, name, curve, result.loads.system_kw[name])
     _clock_axis(ax)
     ax.set_ylabel("system demand (MW)")
     ax.set_ylim(bottom=0)
     ax.set_title(f"{result.scenario.name}: system demand, {result.households:,} households")
-    ax.legend(loc="upper left")
+    ax.legend(loc="lower center", fontsize="small")  # the night and midday leave room there
     return _saved(fig, path, 150)
 
 
@@ -171,10 +171,9 @@ def plot_run_demand(data: RunData, path: str | Path | None = None) -> Figure:
             label = f"{name}: {mwh:.2f} MWh reduced"
         ax.plot(minutes[view], _system_mw(data, name)[view], color=color, linestyle=style,
                 linewidth=width, label=label, zorder=z)
-    if "baseline" in data.estimate_kw:
-        estimate = np.asarray(data.estimate_kw["baseline"], dtype=np.float64) / 1000.0
-        ax.plot(minutes[view], estimate[view], color="dimgray", linestyle=":", linewidth=2.0,
-                label="utility's baseline estimate B̂", zorder=7)
+    if "baseline" in data.estimate_kw and "baseline" in data.group_kw:
+        _plot_estimate(ax, minutes[view], "baseline", data.estimate_kw["baseline"],
+                       1000.0 * _system_mw(data, "baseline"))
     marker = ax.get_xaxis_transform()  # x in minutes, y in axes fraction
     if data.t_nc is not None:
         what = "non-compliance predicted"
@@ -196,6 +195,35 @@ def plot_run_demand(data: RunData, path: str | Path | None = None) -> Figure:
     ax.set_title(f"{data.name}: system demand ({who}{len(data.group_names)} groups)")
     fig.legend(loc="outside lower center", ncols=3, fontsize="small")
     return _saved(fig, path, 150)
+
+
+ESTIMATE_STYLE = {"baseline": ("tab:purple", "B̂", "baseline"),  # colour, symbol, what
+                  "expected": ("tab:olive", "P̂", "expected response")}
+
+
+def _estimate_label(name: str, estimate: np.ndarray, simulated: np.ndarray) -> str:
+    """The legend entry of the utility's estimate ``name`` (B̂ or P̂) [MW], with how far it
+    is from the simulated pass [MW] over the minutes it is estimated: it is drawn on top
+    of that pass and would hide in it unnoticed."""
+    _, symbol, what = ESTIMATE_STYLE.get(name, (None, name, name))
+    label = f"utility's estimate {symbol} of the {what}"
+    known = np.isfinite(estimate)
+    if not known.any():
+        return label
+    gap = estimate[known] - simulated[known]
+    if np.abs(gap).max() <= 1e-3 * np.abs(simulated[known]).max():
+        return f"{label} (equals the simulated one)"
+    return f"{label} ({np.mean(gap):+.2f} MW on average against the simulated one)"
+
+
+def _plot_estimate(ax, minutes: np.ndarray, name: str, estimate_kw: np.ndarray,
+                   simulated_kw: np.ndarray) -> None:
+    """The utility's estimate ``name`` [kW] dotted, on top of every pass, in MW."""
+    estimate = np.asarray(estimate_kw, dtype=np.float64) / 1000.0
+    simulated = np.asarray(simulated_kw, dtype=np.float64) / 1000.0
+    ax.plot(minutes, estimate[minutes], color=ESTIMATE_STYLE.get(name, ("dimgray",))[0],
+            linestyle=(0, (1, 1.5)), linewidth=2.4, zorder=9,
+            label=_estimate_label(name, estimate, simulated))
 
 
 def _runs(ticks: np.ndarray, marked: np.ndarray) -> list[tuple[float, float]]:
@@ -233,6 +261,37 @@ def _latch(data: RunData, name: str, g: int) -> int | None:
     return None if latches is None or latches[g] is None else int(latches[g])
 
 
+def _stop(data: RunData, name: str, g: int) -> int | None:
+    stop = data.monitoring_stop.get(name)
+    return None if stop is None else int(stop[g])
+
+
+def _steps(times: np.ndarray, values: np.ndarray, stop: int | None
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """A step curve's points up to ``stop`` [min]: the tests until then (``values`` is NaN
+    after it, :func:`_tested`) and the last value held until ``stop``."""
+    if stop is None:
+        return times, values
+    kept = times <= stop
+    x, y = times[kept], values[kept]
+    if not len(x):
+        return x, y
+    return np.append(x, stop), np.append(y, y[-1])
+
+
+def _tested(data: RunData, name: str) -> np.ndarray | None:
+    """The shares flagged of pass ``name`` (groups, tests), NaN after each group's meters
+    stopped being tested (:attr:`RunData.monitoring_stop`: its latch or t_nc)."""
+    frac = data.flagged_fraction.get(name)
+    if frac is None:
+        return None
+    frac = np.array(frac, dtype=np.float64)
+    stop = data.monitoring_stop.get(name)
+    if stop is not None:
+        frac[np.asarray(data.test_times)[None, :] > np.asarray(stop)[:, None]] = np.nan
+    return frac
+
+
 def _compliance_rows(data: RunData, path: str | Path | None) -> Figure:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -243,24 +302,31 @@ def _compliance_rows(data: RunData, path: str | Path | None) -> Figure:
     lo, hi, step = _timeline_window(data)
     fig = _figure(11, 1.0 + 1.35 * n)
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
-    traditional = data.flagged_fraction.get("traditional")
-    expected = data.flagged_fraction.get("expected")
+    traditional = _tested(data, "traditional")
+    expected = _tested(data, "expected")
     alerts = data.group_alert_ticks.get("traditional")
+    stop = data.monitoring_stop.get("traditional")
     gamma = np.asarray(data.thresholds.gamma, dtype=np.float64)
     shares = [f for f in (traditional, expected) if f is not None and np.size(f)]
-    peak = max([float(np.nanmax(f)) for f in shares] + [float(np.max(gamma, initial=0.0))])
+    peak = max([float(np.nanmax(f, initial=0.0)) for f in shares]
+               + [float(np.max(gamma, initial=0.0))])
     top = min(1.05, max(1.25 * peak, 0.01))  # zoom on the shares and the threshold
     for g, ax in enumerate(axes):
-        for a, b in (_runs(data.ticks, alerts[g]) if alerts is not None else []):
+        marked = [] if alerts is None else np.asarray(alerts[g])
+        if stop is not None:
+            marked = marked[marked <= stop[g]]
+        for a, b in _runs(data.ticks, marked):
             ax.axvspan(a, b, color="tab:red", alpha=0.15, linewidth=0)
         ax.plot(times, gamma[g], color="dimgray", linestyle="--", linewidth=1,
                 drawstyle="steps-post")
         if expected is not None:
-            ax.plot(times, expected[g], color="tab:green", alpha=0.6, linewidth=1,
-                    drawstyle="steps-post", zorder=4)  # on top: visible where they coincide
+            ax.plot(*_steps(times, expected[g], _stop(data, "expected", g)), color="tab:green",
+                    alpha=0.6, linewidth=1, drawstyle="steps-post",
+                    zorder=4)  # on top: visible where they coincide
         if traditional is not None:
-            ax.plot(times, traditional[g], color="tab:red", linewidth=1.8,
-                    drawstyle="steps-post", marker="o", markersize=3)
+            x, y = _steps(times, traditional[g], _stop(data, "traditional", g))
+            ax.plot(x, y, color="tab:red", linewidth=1.8, drawstyle="steps-post", marker="o",
+                    markersize=3, markevery=list(range(len(x) - 1)))
         latch = _latch(data, "traditional", g)
         status = "never latched"
         if latch is not None:
@@ -276,11 +342,11 @@ def _compliance_rows(data: RunData, path: str | Path | None) -> Figure:
                 va="top", fontsize=9, fontweight="bold",
                 bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1})
         ax.set_ylim(0, top)
-        ax.set_ylabel("flagged", fontsize=8)
+        ax.set_ylabel("share of\nhouseholds\nflagged", fontsize=8)
         _clock_axis(ax, lo, hi, step=step, label=g == n - 1)
     handles = [
         Line2D([], [], color="tab:red", linewidth=1.8, marker="o", markersize=3,
-               label="traditional: share of households flagged"),
+               label="traditional: share of households flagged, until tests stop"),
         Line2D([], [], color="tab:green", alpha=0.6, label="expected pass (false alarms)"),
         Line2D([], [], color="dimgray", linestyle="--", label=_threshold_label(data)),
         Patch(color="tab:red", alpha=0.15, label="group alert"),
@@ -313,7 +379,7 @@ def _compliance_heatmap(data: RunData, path: str | Path | None) -> Figure:
     fig = _figure(11, min(4.0 + 0.05 * n, 14.0))
     ax = fig.add_subplot()
     cmap = colormaps["RdYlGn_r"].with_extremes(bad="lightgray")
-    frac = data.flagged_fraction.get("traditional")
+    frac = _tested(data, "traditional")
     if frac is not None and times.size:
         # the share flagged as a multiple of the group's threshold: above 1 the group alerts
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -351,7 +417,7 @@ def _compliance_heatmap(data: RunData, path: str | Path | None) -> Figure:
     if frac is not None and np.isnan(np.asarray(frac, dtype=np.float64)).any():
         from matplotlib.patches import Patch
 
-        handles.append(Patch(color="lightgray", label="no test (group latched)"))
+        handles.append(Patch(color="lightgray", label="no test (group latched or t_nc)"))
     if handles:
         ax.legend(handles=handles, loc="upper left", fontsize="small", framealpha=0.9)
     return _saved(fig, path, 120)

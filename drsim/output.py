@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,17 +112,21 @@ class RunData:
     group_alert_ticks: dict[str, list[np.ndarray]]  # pass -> per group, ticks with an alert
     group_latch: dict[str, list[int | None]]  # pass -> per group, latch minute (None: never)
     thresholds: Thresholds  # γ[groupID, time] of Listing 6.2 (drsim.threshold)
+
     # name -> table with a "pass" column: "group_alerts" (pass, time, groupID, sumAccLoad),
     # "group_events" (same), "utility_alerts" (pass, time, load), and "user_events" (pass,
     # time, houseID, groupID, accLoad) when the events were collected (write_run can
     # write them from the backend instead)
     tier_events: dict[str, pd.DataFrame]
     summary: dict  # the complete summary.json content (the pipeline builds it)
+    # pass -> (groups,): the last minute each group's meters are tested at the monitoring
+    # rate (drsim.evaluation.stops: its latch, t_nc or the program's end)
+    monitoring_stop: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def run_data(run: Run, summary: dict | None = None) -> RunData:
     """What the run folder of ``run`` shows (``summary``: its summary.json content)."""
-    from drsim.evaluation import flagged_fraction
+    from drsim.evaluation import flagged_fraction, stops
 
     simulation, monitored = run.simulation, run.monitored
     scenario, plan = simulation.scenario, monitored.plan
@@ -141,7 +145,8 @@ def run_data(run: Run, summary: dict | None = None) -> RunData:
         group_latch={n: [None if x == NOT_LATCHED else x for x in o.latch]
                      for n, o in monitored.outcome.items()},
         thresholds=monitored.thresholds, tier_events=tier_tables(monitored),
-        summary=summary or {})
+        summary=summary or {},
+        monitoring_stop={n: stops(plan, o) for n, o in monitored.outcome.items()})
 
 
 def tier_tables(monitored: Monitored) -> dict[str, pd.DataFrame]:
@@ -275,6 +280,10 @@ def _check_run(data: RunData) -> None:
             if len(per_group) != n:
                 raise ValueError(f"RunData.{field_name}[{p!r}]: {len(per_group)} entries, "
                                  f"expected one per group ({n})")
+    for p, stop in data.monitoring_stop.items():
+        if np.shape(stop) != (n,):
+            raise ValueError(f"RunData.monitoring_stop[{p!r}]: shape {np.shape(stop)}, "
+                             f"expected one minute per group ({n},)")
     if np.shape(data.thresholds.gamma) != (n, k):
         raise ValueError(f"RunData.thresholds.gamma: shape {np.shape(data.thresholds.gamma)}, "
                          f"expected (groups, test times) = {(n, k)}")

@@ -64,9 +64,8 @@ def make_run(n_groups: int = 3, t_nc: int | None = T_NC, name: str = "synthetic"
                                + np.linspace(0, 0.4, len(test_times)), 0, 1),
     }
     latch = [T_NC - 3 if g % 3 != 1 else None for g in range(n_groups)]
-    for g, at in enumerate(latch):  # tests stop once a group is latched
-        if at is not None:
-            flagged["traditional"][g, test_times > at] = np.nan
+    # tests stop once a group is latched, or at the prediction
+    stop = [at if at is not None else t_nc if t_nc is not None else T_END - 1 for at in latch]
     alerts = [ticks[(ticks >= T_NC - 13) & (ticks <= (at or T_END))] if at else
               np.array([1140, 1141, 1142, 1150]) for at in latch]
     user_events = pd.DataFrame({
@@ -124,6 +123,7 @@ def make_run(n_groups: int = 3, t_nc: int | None = T_NC, name: str = "synthetic"
         tier_events={"user_events": user_events, "group_alerts": group_alerts,
                      "group_events": group_events, "utility_alerts": utility_alerts},
         summary=summary,
+        monitoring_stop={"traditional": np.array(stop), "expected": np.full(n_groups, T_END - 1)},
     )
 
 
@@ -277,11 +277,41 @@ def test_plots_without_prediction_or_second_event(tmp_path):
     data.thresholds = Thresholds(data.test_times, np.zeros((40, 0)))
     data.group_names = [f"g{i}" for i in range(40)]
     data.group_latch = {"traditional": [None] * 40}
+    data.monitoring_stop = {"traditional": np.full(40, T_END - 1)}
     data.group_alert_ticks = {}
     data.flagged_fraction = {"traditional": np.zeros((40, 0))}
     plot_compliance_timeline(data, tmp_path / "no_tests_heatmap.png")
     for name in ("demand.png", "timeline.png", "no_tests.png", "no_tests_heatmap.png"):
         assert (tmp_path / name).read_bytes()[:8] == PNG_MAGIC
+
+
+def test_figures_say_what_they_show():
+    """The compliance timeline's axes read "share of households flagged" and each group's
+    curve ends where its meters stopped being tested; the utility's B̂ is drawn on top of
+    the passes and its legend entry says how far it is from the simulated baseline."""
+    data = make_run()
+    fig = plot_compliance_timeline(data)
+    stop = data.monitoring_stop["traditional"]
+    for g, ax in enumerate(fig.axes):
+        assert " ".join(ax.get_ylabel().split()) == "share of households flagged"
+        red = [line for line in ax.get_lines() if line.get_color() == "tab:red"]
+        assert len(red) == 1
+        x, y = (np.asarray(v, dtype=np.float64) for v in red[0].get_data())
+        assert x[np.isfinite(y)].max() == stop[g]  # held until the stop, not a minute more
+        assert data.test_times[data.test_times <= stop[g]].max() in x
+    assert not np.isnan(data.flagged_fraction["traditional"]).any()  # the data go on
+
+    demand = plot_run_demand(data).axes[0]
+    lines = {line.get_label(): line for line in demand.get_lines()}
+    (label,) = [k for k in lines if "B̂" in k]
+    assert "+" in label and "MW on average against the simulated one" in label
+    assert lines[label].get_zorder() > max(line.get_zorder() for k, line in lines.items()
+                                           if k != label)
+    data.estimate_kw["baseline"] = np.where(
+        np.isfinite(data.estimate_kw["baseline"]), data.group_kw["baseline"].sum(axis=0), np.nan)
+    (label,) = [line.get_label() for line in plot_run_demand(data).axes[0].get_lines()
+                if "B̂" in line.get_label()]
+    assert label.endswith("(equals the simulated one)")
 
 
 def test_plots_return_figures_and_save_only_given_a_path(tmp_path, monkeypatch):

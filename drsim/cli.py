@@ -140,7 +140,8 @@ def _print_stage_times(console: Console, timings: dict) -> None:
 @app.command()
 def simulate(
     scenario_file: ScenarioArg,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (must not exist).")],
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="Output folder (new, or one drsim wrote with --overwrite).")],
     households: HouseholdsOpt = None,
     chunk_size: ChunkSizeOpt = None,
     master: MasterOpt = None,

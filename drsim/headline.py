@@ -175,13 +175,22 @@ def run_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ..
 
 def simulate_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ...]]]:
     """The headline table of a simulation's summary (``drsim simulate``): column names and
-    rows. A missing key shows "—"."""
+    rows, with the reductions of the scenario's published reference beside drsim's when it
+    declares one. A missing key shows "—"."""
+    found, ref = _get(summary, "reference")
+    ref = ref if found and isinstance(ref, Mapping) else None
+    ref_expected = _get(ref, "reduction_mwh.expected")[1] if ref is not None else None
     rows: list[tuple[str, ...]] = []
 
-    def row(label: str, fmt, *keys: str) -> None:
+    def row(label: str, fmt, *keys: str, ref_key: str | None = None) -> None:
         values = [_get(summary, key) for key in keys]
-        rows.append((label, fmt(*(v for _, v in values)) if all(f for f, _ in values)
-                     else MISSING))
+        cells = [label, fmt(*(v for _, v in values)) if all(f for f, _ in values)
+                 else MISSING]
+        if ref is not None:
+            given = _get(ref, ref_key)[1] if ref_key else None
+            cells.append(_fmt_reduction(given, ref_expected) if given is not None
+                         else "not given" if ref_key else "")
+        rows.append(tuple(cells))
 
     row("EV households", lambda n: f"{n:,}", "scenario.ev_households")
     row("energy per household", lambda e: f"{e:.2f} kWh/day", "energy.kwh_per_household_day")
@@ -192,7 +201,8 @@ def simulate_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[st
     _, expected = _get(summary, "reduction_mwh.expected")
     for name in MONITORED:
         row(f"reduction{window}, {name}, MWh (share)",
-            lambda v: _fmt_reduction(v, expected), f"reduction_mwh.{name}")
+            lambda v: _fmt_reduction(v, expected), f"reduction_mwh.{name}",
+            ref_key=f"reduction_mwh.{name}")
     _, method = _get(summary, "baseline.method")
     row(f"reduction{window}, utility's estimate ({method})", lambda v: f"{v:.2f} MWh",
         "baseline.expected_reduction_mwh")
@@ -200,10 +210,10 @@ def simulate_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[st
     for name in MONITORED:
         row(f"rebound peak, {name}", lambda mw, t: f"{mw:.2f} MW at {t}",
             f"peaks.rebound_peak_mw.{name}", f"peaks.rebound_peak_time.{name}")
-    row("chunks / tasks", lambda c, t, m: f"{c} / {t} on {m}", "backend.chunks",
-        "backend.tasks", "backend.name")
+    row("chunks / tasks", lambda c, t, name, master: f"{c} / {t} on {master or name}",
+        "backend.chunks", "backend.tasks", "backend.name", "backend.master")
     row("wall time", lambda s: f"{s:.1f} s", "timings.total_seconds")
-    return ["quantity", "this simulation"], rows
+    return ["quantity", "this simulation"] + ([] if ref is None else ["reference"]), rows
 
 
 def headline(summary: Mapping[str, Any]) -> list[RenderableType]:

@@ -181,3 +181,34 @@ def test_describe_names_what_is_there(tmp_path):
         (tmp_path / "d" / name).write_text("")
     assert folders.describe(tmp_path / "d") == "a folder with 4 entries (a, b, c, ...)"
     assert check_output(tmp_path / "new") == tmp_path / "new"
+
+
+def test_a_run_killed_while_writing_leaves_a_partial_that_the_next_run_removes(tmp_path):
+    """A process killed inside the staged block leaves its hidden ``.partial`` sibling;
+    ``drsim run`` to the same --out removes it, and not another output's."""
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from drsim.cli import app
+
+    killed = ("import os, signal, sys\nfrom drsim.folders import staged\n"
+              "with staged(sys.argv[1]) as tmp:\n"
+              "    (tmp / 'summary.json').write_text('{\"half\": ')\n"
+              "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    for name in ("out", "other"):
+        done = subprocess.run([sys.executable, "-c", killed, str(tmp_path / name)],
+                              capture_output=True)
+        assert done.returncode == -9, done.stderr
+    left = {p.name.split(".")[1]: p for p in tmp_path.iterdir()}
+    assert sorted(left) == ["other", "out"]
+    assert all(p.name.endswith(".partial") and (p / "summary.json").exists()
+               for p in left.values())
+    assert not (tmp_path / "out").exists()  # nothing that looks finished
+
+    quickstart = Path(__file__).resolve().parents[1] / "scenarios" / "quickstart.yaml"
+    result = CliRunner().invoke(app, ["run", str(quickstart), "--households", "300",
+                                      "--backend", "serial", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["out", left["other"].name])

@@ -140,6 +140,7 @@ def test_a_killed_run_leaves_nothing_that_looks_finished_and_the_folder_can_be_r
     finally:
         again.stop()
     assert json.loads((out / "summary.json").read_text())["scenario"]["households"] == 300
+    assert traces(out) == [out.name]  # a partial sibling the killed run left is removed
 
 
 # --------------------------------------------------------------------------- drsim sweep

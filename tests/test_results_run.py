@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from drsim import figures, output
 from drsim.figures import MAX_GROUP_ROWS, plot_compliance_timeline, plot_run_demand
 from drsim.folders import OutputExistsError, OutputRefusedError
-from drsim.headline import run_table
+from drsim.headline import run_table, simulate_table
 from drsim.output import (
     RunData,
     event_table,
@@ -364,6 +364,32 @@ def test_run_table_values_and_missing_keys():
     values = {label: value for label, value in run_table(pipeline)[1]}
     assert values["groups compliant at prediction"] == "2 of 5"
     assert values["utility non-compliance predicted"] == "none"
+
+
+def test_simulate_table_rounds_and_sets_the_reference_beside():
+    summary = {"scenario": {"ev_households": 22480,
+                            "settings": {"dr_program": {"start": "18:30", "end": "20:30"}}},
+               "energy": {"kwh_per_household_day": 13.1449, "evening_peak_kw_per_household":
+                          0.86213, "evening_peak_time": "18:56"},
+               "reduction_mwh": {"expected": 21.354417, "traditional": 12.582193},
+               "baseline": {"method": "same_day", "expected_reduction_mwh": 21.5213},
+               "reduction_goal_mwh": 21.5213,
+               "backend": {"chunks": 20, "tasks": 20, "name": "spark", "master": "local[2]"}}
+    columns, rows = simulate_table(summary)
+    values = {label: cells for label, *cells in rows}
+    assert columns == ["quantity", "this simulation"]
+    assert values["reduction 18:30–20:30, traditional, MWh (share)"] == ["12.58 (58.9 %)"]
+    assert values["energy per household"] == ["13.14 kWh/day"]
+    assert values["chunks / tasks"] == ["20 / 20 on local[2]"]
+    assert values["wall time"] == ["—"]  # a missing key
+    summary["reference"] = {"source": "a paper", "reduction_mwh": {"expected": 83.28,
+                                                                   "traditional": 47.89}}
+    columns, rows = simulate_table(summary)
+    values = {label: cells for label, *cells in rows}
+    assert columns == ["quantity", "this simulation", "reference"]
+    assert values["reduction 18:30–20:30, traditional, MWh (share)"] == [
+        "12.58 (58.9 %)", "47.89 (57.5 %)"]
+    assert values["energy per household"] == ["13.14 kWh/day", ""]
 
 
 def test_event_table_types():

@@ -14,7 +14,11 @@ Construction (position automaton, one state per positive pattern element):
   Nesting repetitions, and ``OR`` inside ``SEQ(..)+``, are not supported.
 * ``NEG T v`` is not a state: it guards every transition between its neighbours
   (``SEQ(A a, NEG B b, C c)``: ``a -> c`` unless a qualifying ``B`` came in between).
-  ``NEG`` as the first or last element has a missing neighbour and is rejected.
+  ``NEG`` before the first element (``lead_negs``, per first state) or after the last
+  (``trail_negs``, per accepting state) bounds the match's window instead
+  (:mod:`cep_core.engine.negation`); ``NEG T+ v[]`` forbids a sequence of ``T`` events
+  that satisfies ``v``'s predicates. The predicates of those NEG elements are all in
+  ``neg_preds`` and are checked with the match's bindings.
 * Each ``WHERE`` conjunct is placed at the earliest transition where all its variables
   are bound (SASE's predicate pushdown): on the transitions into the state of its latest
   variable; ``v[i]``/``v[i+1]`` predicates are checked incrementally on each new event of
@@ -85,12 +89,14 @@ class Scope:
 
 @dataclass
 class NegElem:
-    """``NEG type var``."""
+    """``NEG type var`` (``kleene``: ``NEG type+ var[]``, no sequence of one or more such
+    events that satisfies ``var``'s predicates)."""
 
     index: int
     var: str
     type: str
     pos: Any = None
+    kleene: bool = False
 
 
 @dataclass(eq=False)
@@ -189,6 +195,9 @@ class Plan:
         self.neg_early: dict[tuple[int, int], list[Pred]] = {}
         self.neg_watch: dict[int, dict[str, list[int]]] = {}
         self.neg_flag: dict[tuple[int, int], bool] = {}
+        self.lead_negs: dict[int, tuple[int, ...]] = {}  # first state -> NEG ids before it
+        self.trail_negs: dict[int, tuple[int, ...]] = {}  # accepting state -> NEG ids after
+        self.neg_preds: dict[int, list[Pred]] = {}  # NEG id -> predicates (end or Kleene)
         self.out: dict[int, dict[str, list[Edge]]] = {}
         self.out_edges: dict[int, list[Edge]] = {}
         self.extendable: list[bool] = []
@@ -252,7 +261,18 @@ class Plan:
         for n in self.negs:
             guarded = sorted({f"{self.state_name(e.src)}->{self.state_name(e.dst)}"
                               for e in self.edges if n.index in e.negs})
-            lines.append(f"  NEG {n.type} {n.var}: guards {', '.join(guarded)}")
+            roles = [f"guards {', '.join(guarded)}"] if guarded else []
+            before = [self.state_name(q) for q, ids in self.lead_negs.items() if n.index in ids]
+            after = [self.state_name(q) for q, ids in self.trail_negs.items() if n.index in ids]
+            if before:
+                roles.append(f"before {', '.join(before)}: none in [last.t - WITHIN, first.t)")
+            if after:
+                roles.append(f"after {', '.join(after)}: none in (last.t, first.t + WITHIN], "
+                             "the match emitted when the window closes")
+            what = f"NEG {n.type}+ {n.var}[]" if n.kleene else f"NEG {n.type} {n.var}"
+            cond = [p.text for p in self.neg_preds.get(n.index, [])]
+            lines.append(f"  {what}: {'; '.join(roles)}"
+                         + (f" (with {' AND '.join(cond)})" if cond else ""))
         lines.append("transitions:")
         for e in sorted(self.edges, key=lambda e: (e.src, e.dst)):
             dst = self.positions[e.dst]
@@ -263,7 +283,10 @@ class Plan:
                 neg = self.negs[nid]
                 cond = [p.text for p in self.neg_early.get((e.src, nid), [])]
                 cond += [p.text for p in e.late.get(nid, [])]
-                preds.append(f"no {neg.type} {neg.var} in between"
+                if neg.kleene:
+                    cond += [p.text for p in self.neg_preds.get(nid, [])]
+                what = f"{neg.type}+ {neg.var}[]" if neg.kleene else f"{neg.type} {neg.var}"
+                preds.append(f"no {what} in between"
                              + (f" with {' AND '.join(cond)}" if cond else ""))
             lines.append(head + ("  if " + "; ".join(preds) if preds else ""))
         if any(self.accept_preds.values()):
@@ -352,13 +375,10 @@ class _Builder:
             first, last = None, None
             for item in node.items:
                 if isinstance(item, ast.EventElem) and item.negated:
-                    if item.kleene:
-                        raise self.error(f"NEG of a Kleene element (NEG {item.type}+ "
-                                         f"{item.var}[]) is not supported", item)
-                    n = NegElem(len(plan.negs), item.var, item.type, item.pos)
+                    n = NegElem(len(plan.negs), item.var, item.type, item.pos, item.kleene)
                     plan.negs.append(n)
-                    self._register(item.var, VarInfo(item.var, False, None, True, n.index),
-                                   item)
+                    self._register(item.var, VarInfo(item.var, item.kleene, None, True,
+                                                     n.index), item)
                     pending.append(n.index)
                     continue
                 f, lst = self.build(item, inner)
@@ -442,15 +462,11 @@ def build_plan(query: ast.PatternQuery, params: Mapping[str, Any] | None = None,
     first, last = b.build(query.pattern, None)
     for q, negs in first:
         if negs:
-            raise b.error(f"NEG {plan.negs[negs[0]].var} before the first element of the "
-                          "pattern is not supported (it has no left neighbour)",
-                          plan.negs[negs[0]])
+            plan.lead_negs[q] = tuple(dict.fromkeys(plan.lead_negs.get(q, ()) + negs))
         b.edge(START, q, "begin", ())
     for p, negs in last:
         if negs:
-            raise b.error(f"NEG {plan.negs[negs[0]].var} after the last element of the "
-                          "pattern is not supported (it has no right neighbour)",
-                          plan.negs[negs[0]])
+            plan.trail_negs[p] = tuple(dict.fromkeys(plan.trail_negs.get(p, ()) + negs))
         plan.positions[p].accepting = True
     dom = _dominators(plan)
     reach = reachable(plan)
@@ -513,7 +529,7 @@ def build_plan(query: ast.PatternQuery, params: Mapping[str, Any] | None = None,
     for src, watch in plan.neg_watch.items():
         for nids in watch.values():
             for nid in nids:
-                plan.neg_flag[(src, nid)] = not any(
+                plan.neg_flag[(src, nid)] = not plan.negs[nid].kleene and not any(
                     e.late.get(nid) for e in plan.out_edges[src] if nid in e.negs)
 
     # ---- attribute values a partial match's predicates read (for a state filter)
@@ -638,7 +654,13 @@ def _place_neg(plan: Plan, b: _Builder, c, conj, negvar, irefs, has_lookup,
     others = {r.var for r in c.refs} - {negvar}
     mode = "universal" if irefs else "plain"
     pred = _new_pred(plan, c, conj, irefs, mode, None, 0, has_lookup, f"NEG {negvar}")
-    applied = False
+    at_end = any(nid in negs for negs in (*plan.lead_negs.values(),
+                                          *plan.trail_negs.values()))
+    if at_end or plan.negs[nid].kleene:  # checked with the whole match's bindings
+        plan.neg_preds.setdefault(nid, []).append(pred)
+        if plan.negs[nid].kleene:
+            return
+    applied = at_end
     guarded = [e for e in plan.edges if nid in e.negs]
     for src in dict.fromkeys(e.src for e in guarded):
         bound = bound_at(src)

@@ -693,8 +693,6 @@ def test_state_filter_sees_state_age_values_and_sheds():
     ("PATTERN SEQ(A+ a[]) WHERE a[m].x > 1 WITHIN 5", {}, "unbound parameter 'm'"),
     ("PATTERN SEQ(A a, B b) WHERE a[i].x > 1 WITHIN 5", {}, "'a' is not a Kleene variable"),
     ("PATTERN SEQ(A a, B b) WHERE SAME[OVERLAP(boundary)] WITHIN 5", {}, "OVERLAP"),
-    ("PATTERN SEQ(NEG B n, A a) WITHIN 5", {}, "NEG n before the first element"),
-    ("PATTERN SEQ(A a, NEG B n) WITHIN 5", {}, "NEG n after the last element"),
     ("PATTERN SEQ(A a, A a) WITHIN 5", {}, "variable 'a' is bound twice"),
     ("PATTERN SEQ(SEQ(A+ a[], B b)+) WITHIN 5", {}, "nested repetition"),
     ("PATTERN SEQ(A a, B b) WHERE FOO(a.x) > 1 WITHIN 5", {}, "unknown function 'FOO'"),

@@ -28,16 +28,6 @@ PATTERN SEQ(A a, ⟨B b+[])+ WITHIN 10
 PATTERN SEQ(A a,
     SEQ(⟨(B b OR C c), D d)+)
 WITHIN 10
--- neg-first: NEG n before the first element of the pattern is not supported
-PATTERN SEQ(⟨NEG A n, B b, C c) WITHIN 10
--- neg-first-of-nested-seq: NEG n before the first element of the pattern is not supported
-PATTERN SEQ(SEQ(⟨NEG A n, B b), C c) WITHIN 10
--- neg-last: NEG n after the last element of the pattern is not supported
-PATTERN SEQ(A a, B b,
-            ⟨NEG C n)
-WITHIN 10
--- neg-kleene: NEG of a Kleene element (NEG B+ n[]) is not supported
-PATTERN SEQ(A a, ⟨NEG B+ n[], C c) WITHIN 10
 -- same-in-or: SAME[id] inside OR is not supported
 PATTERN SEQ(A a, B b)
 WHERE a.x > 1 OR ⟨SAME[id]

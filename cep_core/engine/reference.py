@@ -67,6 +67,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from cep_core.counters import Counters
+from cep_core.engine.negation import EndNegation, kleene_exists
 from cep_core.errors import QueryError
 from cep_core.lookup import NotYet
 from cep_core.plan import START, Plan
@@ -228,6 +229,12 @@ class ReferenceEngine:
         #: makes a PM: ``(state, bindings, first time, parent PM or None) -> PM``, or None
         #: when the PM is not to be created (early curbing, :mod:`cep_core.shedding`)
         self._new_pm: Callable[..., PM | None] = PM
+        timed = output == "events" and plan.returns is not None and all(
+            name != "time" for name, _ in plan.returns.fields)
+        #: NEG before the first or after the last element (None without)
+        self.ends = EndNegation(plan, self._check, timed) if (
+            plan.lead_negs or plan.trail_negs) else None
+        self._key_now: Any = None  # the partition whose matches _emit sees
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -250,6 +257,12 @@ class ReferenceEngine:
         if t >= self._next_sweep:
             self._sweep(t)
         key = self._key(e)
+        if self.ends is not None:
+            self.counters.outputs += self.ends.release_before(t, out)
+            if key is not _NOKEY:
+                queued = [w.queue[0]["time"] for w in self.waiting.get(key, ())]
+                self.ends.observe(e, key, min(queued, default=t))
+        self._key_now = key
         if key is not _NOKEY:
             self._seen = set()
             waits = self.waiting.get(key)
@@ -290,6 +303,8 @@ class ReferenceEngine:
                 n = sum(len(w) for w in self.waiting.values())
                 raise QueryError(f"{n} partial match(es) still wait for a lookup at the "
                                  "end of the stream (the lookup did not settle)")
+        if self.ends is not None:
+            self.counters.outputs += self.ends.flush(out)
         return out
 
     def partial_matches(self) -> list[dict[str, Any]]:
@@ -372,6 +387,8 @@ class ReferenceEngine:
         if key in self._seen:
             return
         self._seen.add(key)
+        if self.ends is not None and not self.ends.admit(bind, rec, self._key_now, out):
+            return  # violated by a leading NEG, or waiting for its window to close
         out.append(rec)
         self.counters.outputs += 1
 
@@ -414,6 +431,11 @@ class ReferenceEngine:
             if pm.blocked and nid in pm.blocked:
                 return True
             cands = pm.cands.get(nid) if pm.cands else None
+            if cands and plan.negs[nid].kleene:
+                if kleene_exists(plan.negs[nid].var, cands, nb, plan.neg_preds.get(nid, ()),
+                                 self._check):
+                    return True
+                continue
             if cands:
                 late = edge.late.get(nid)
                 if not late:
@@ -590,6 +612,7 @@ class ReferenceEngine:
 
     def _resolve(self, out: list) -> None:
         for key in list(self.waiting):
+            self._key_now = key
             entries = self.waiting.pop(key)
             still = []
             for w in entries:

@@ -156,7 +156,8 @@ class Edge:
     """A transition ``src -> dst`` taken by an event of ``dst``'s type; ``kind`` is
     ``begin`` (from q0), ``next``, ``take`` (Kleene self-loop) or ``back``
     (``SEQ(..)+``). ``negs`` are the guarding NEG elements, ``late`` their predicates
-    that also read ``dst``'s variable."""
+    that also read ``dst``'s variable; ``fresh`` and ``needs`` guard the transitions of an
+    ``AND`` (:meth:`allows`)."""
 
     index: int
     src: int
@@ -165,6 +166,12 @@ class Edge:
     negs: tuple[int, ...] = ()
     preds: list[Pred] = field(default_factory=list)
     late: dict[int, list[Pred]] = field(default_factory=dict)
+    fresh: frozenset[str] = frozenset()  # AND: variables still unbound (the next element's)
+    needs: frozenset[str] = frozenset()  # AND: variables bound (every element's, to leave)
+
+    def allows(self, bind: Mapping[str, Any]) -> bool:
+        """Whether an ``AND`` lets a partial match with ``bind`` take this transition."""
+        return not any(v in bind for v in self.fresh) and all(v in bind for v in self.needs)
 
 
 @dataclass
@@ -198,6 +205,8 @@ class Plan:
         self.lead_negs: dict[int, tuple[int, ...]] = {}  # first state -> NEG ids before it
         self.trail_negs: dict[int, tuple[int, ...]] = {}  # accepting state -> NEG ids after
         self.neg_preds: dict[int, list[Pred]] = {}  # NEG id -> predicates (end or Kleene)
+        self.conj_blocks: list[frozenset[int]] = []  # the positions of each AND
+        self.accept_needs: dict[int, frozenset[str]] = {}  # accepting state -> AND variables
         self.out: dict[int, dict[str, list[Edge]]] = {}
         self.out_edges: dict[int, list[Edge]] = {}
         self.extendable: list[bool] = []
@@ -279,6 +288,10 @@ class Plan:
             head = (f"  {self.state_name(e.src)} -> {self.state_name(e.dst)}  on {dst.type}"
                     f"  [{e.kind}]")
             preds = [p.text + ("" if p.mode == "plain" else f" ({p.mode})") for p in e.preds]
+            if e.fresh:
+                preds.insert(0, f"{', '.join(sorted(e.fresh))} not yet bound (AND)")
+            if e.needs:
+                preds.insert(0, f"{', '.join(sorted(e.needs))} all bound (AND)")
             for nid in e.negs:
                 neg = self.negs[nid]
                 cond = [p.text for p in self.neg_early.get((e.src, nid), [])]
@@ -312,6 +325,7 @@ class _Builder:
     def __init__(self, plan: Plan):
         self.plan = plan
         self._edge_keys: dict[tuple, Edge] = {}
+        self.exit_needs: dict[int, frozenset[str]] = {}  # last states of an AND's elements
 
     def error(self, message: str, node: Any = None) -> QuerySemanticError:
         return QuerySemanticError(message, getattr(node, "pos", None), self.plan.source)
@@ -321,13 +335,54 @@ class _Builder:
             raise self.error(f"variable '{name}' is bound twice in the pattern", node)
         self.plan.variables[name] = info
 
-    def edge(self, src: int, dst: int, kind: str, negs: tuple[int, ...]) -> None:
+    def edge(self, src: int, dst: int, kind: str, negs: tuple[int, ...],
+             fresh: frozenset[str] = frozenset()) -> None:
         negs = tuple(dict.fromkeys(negs))
-        key = (src, dst, kind, negs)
+        needs = self.exit_needs.get(src, frozenset())
+        if any(dst in block and src in block for block in self.plan.conj_blocks):
+            needs = frozenset()  # between two elements of the same AND
+        key = (src, dst, kind, negs, fresh, needs)
         if key not in self._edge_keys:
-            e = Edge(len(self.plan.edges), src, dst, kind, negs)
+            e = Edge(len(self.plan.edges), src, dst, kind, negs, fresh=fresh, needs=needs)
             self.plan.edges.append(e)
             self._edge_keys[key] = e
+
+    def conj(self, node: ast.Conj, scope: int | None) -> tuple[list, list]:
+        """``AND(p1, ..., pn)``: each element built alone; from the last state of one
+        element to the first of another that is still unbound (``fresh``); out of the last
+        states only with every element bound (``needs``, :attr:`exit_needs`)."""
+        plan = self.plan
+        if scope is not None:
+            raise self.error("AND inside SEQ(..)+ is not supported", node)
+        if len(node.items) < 2:
+            raise self.error("AND(..) needs at least two elements", node)
+        begin = len(plan.positions)
+        parts = []
+        for item in node.items:
+            bad = next((x for x in _elements(item) if isinstance(x, ast.OrPattern | ast.Conj)
+                        or getattr(x, "negated", False) or getattr(x, "kleene", False)), None)
+            if bad is not None:
+                what = ("NEG" if getattr(bad, "negated", False) else "OR"
+                        if isinstance(bad, ast.OrPattern) else "AND"
+                        if isinstance(bad, ast.Conj) else "Kleene+")
+                raise self.error(f"{what} inside AND(..) is not supported: its elements are "
+                                 "events or SEQs of events", bad)
+            start = len(plan.positions)
+            first, last = self.build(item, scope)
+            parts.append((first, last, range(start, len(plan.positions))))
+        plan.conj_blocks.append(frozenset(range(begin, len(plan.positions))))
+        names = [frozenset(plan.positions[q].var for q in span) for _, _, span in parts]
+        for i, (_, last_i, _) in enumerate(parts):
+            for j, (first_j, _, _) in enumerate(parts):
+                if i != j:
+                    for p, na in last_i:
+                        for q, nb in first_j:
+                            self.edge(p, q, "next", na + nb, fresh=names[j])
+        every = frozenset().union(*names)
+        last = [entry for _, last_i, _ in parts for entry in last_i]
+        for p, _ in last:
+            self.exit_needs[p] = every
+        return [entry for first_i, _, _ in parts for entry in first_i], last
 
     def build(self, node: Any, scope: int | None) -> tuple[list, list]:
         """Returns (first, last): lists of (position, NEG ids before/after it)."""
@@ -351,6 +406,8 @@ class _Builder:
             if node.kleene:
                 self.edge(p.index, p.index, "take", ())
             return [(p.index, ())], [(p.index, ())]
+        if isinstance(node, ast.Conj):
+            return self.conj(node, scope)
         if isinstance(node, ast.OrPattern):
             if scope is not None:
                 raise self.error("OR inside SEQ(..)+ is not supported", node)
@@ -399,6 +456,12 @@ class _Builder:
                         self.edge(p, q, "back", na + nb)
             return first, last
         raise self.error(f"unsupported pattern element {type(node).__name__}", node)
+
+
+def _elements(node: Any) -> list[Any]:
+    """``node`` and the pattern elements nested in it."""
+    inner = getattr(node, "items", None) or getattr(node, "alternatives", None) or ()
+    return [node, *(x for item in inner for x in _elements(item))]
 
 
 def _conjuncts(expr: Any) -> list[Any]:
@@ -468,6 +531,8 @@ def build_plan(query: ast.PatternQuery, params: Mapping[str, Any] | None = None,
         if negs:
             plan.trail_negs[p] = tuple(dict.fromkeys(plan.trail_negs.get(p, ()) + negs))
         plan.positions[p].accepting = True
+        if p in b.exit_needs:
+            plan.accept_needs[p] = b.exit_needs[p]
     dom = _dominators(plan)
     reach = reachable(plan)
     scope_of = {p.index: p.scope for p in plan.positions}
@@ -618,12 +683,17 @@ def _place(plan: Plan, b: _Builder, c, conj, irefs, has_lookup, dom, reach) -> N
                           "match binds together (different OR alternatives?)", conj)
     if kind == "enter":
         where = f"enter {plan.positions[anchor_pos].name}"
+        targets = {anchor_pos}
+        block = next((bk for bk in plan.conj_blocks if anchor_pos in bk), None)
+        if block is not None:  # an AND binds its elements in any order: check at each
+            targets |= {V[r.var].position for r in c.refs if V[r.var].position in block}
+            optional = optional or len(targets) > 1
         pred = _new_pred(plan, c, conj, irefs, mode, anchor_var, anchor_off, has_lookup,
                          where)
         pred.optional = optional
         for e in plan.edges:
-            if e.dst == anchor_pos and not (e.src == START and mode == "incremental"
-                                            and _vacuous_at_begin(pred)):
+            if e.dst in targets and not (e.src == START and mode == "incremental"
+                                         and _vacuous_at_begin(pred)):
                 e.preds.append(pred)
         return
     members = set(scopes[scope].positions)

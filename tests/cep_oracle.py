@@ -33,7 +33,7 @@ class Elem:
     kind: str  # "event", "kleene", "neg", "neg_kleene", "and"
     type: str = ""
     var: str = ""
-    members: tuple[tuple[str, str], ...] = ()  # (type, var) of an AND
+    members: tuple[tuple[tuple[str, str], ...], ...] = ()  # AND: (type, var) per element
     preds: list[Pred] = field(default_factory=list)  # a NEG's, with the match's bindings
 
 
@@ -72,14 +72,11 @@ def matches(pattern: list[Elem], preds: list[Pred], stream: list[dict], window: 
             for seq in _subsets([x for x in rest if x["type"] == el.type]):
                 assign(j + 1, seq[-1]["pos"] + 1, spans + [(seq[0]["pos"], seq[-1]["pos"])],
                        {**bind, el.var: seq})
-        else:  # AND: one event per member, distinct, in any order
-            options = [[x for x in rest if x["type"] == t] for t, _ in el.members]
-            for pick in itertools.product(*options):
-                if len({x["pos"] for x in pick}) < len(pick):
-                    continue
-                ps = [x["pos"] for x in pick]
-                names = {v: x for (_, v), x in zip(el.members, pick, strict=True)}
-                assign(j + 1, max(ps) + 1, spans + [(min(ps), max(ps))], {**bind, **names})
+        else:  # AND: each element's events in its order, the elements one after another
+            for order in itertools.permutations(el.members):
+                for names, end in _blocks(list(order), start):
+                    ps = [x["pos"] for x in names.values()]
+                    assign(j + 1, end, spans + [(min(ps), max(ps))], {**bind, **names})
 
     def events_of(bind: dict) -> list[dict]:
         return [x for v in bind.values() for x in (v if isinstance(v, tuple) else (v,))]
@@ -111,6 +108,20 @@ def matches(pattern: list[Elem], preds: list[Pred], stream: list[dict], window: 
             return
         out.add(frozenset((v, tuple(x["id"] for x in e) if isinstance(e, tuple) else e["id"])
                           for v, e in bind.items()))
+
+    def _blocks(members: list, start: int):
+        """Every way to match ``members`` one after another from stream position
+        ``start``: (bindings, the position after the last event)."""
+        if not members:
+            yield {}, start
+            return
+        (t, v), rest_of_member = members[0][0], members[0][1:]
+        for x in stream[start:]:
+            if x["type"] != t:
+                continue
+            later = [rest_of_member] + members[1:] if rest_of_member else members[1:]
+            for names, end in _blocks(later, x["pos"] + 1):
+                yield {v: x, **names}, end
 
     for i, e in enumerate(stream):
         e["pos"] = i
@@ -146,3 +157,62 @@ def as_set(found: list[dict]) -> set[frozenset]:
     """Engine outputs of ``output="matches"`` in the oracle's form."""
     return {frozenset((v, tuple(i) if isinstance(i, list) else i) for v, i in m.items())
             for m in found}
+
+
+def next_match(slots: list[list[tuple[str, str]]], preds: list[Pred], stream: list[dict],
+               window: float, strict: bool = False) -> list[frozenset]:
+    """Skip-till-next-match (``strict``: strict contiguity) over a sequence of slots, each
+    one event ``[(type, var)]`` or an AND of single events (any order), by the rule of
+    docs/decisions.md ("Kleene closure under skip-till-next-match", "Conjunction"): every
+    event that can take a first element starts a run; a run offers each later event to
+    the elements it may take next (an AND's unbound ones, in pattern order); every
+    continuation that completes the pattern is emitted, and the run goes on with the
+    first continuation that does not, else it ends if one completed; an event no
+    element can take is skipped (strict contiguity: ends the run). A predicate holds
+    once all its variables are bound."""
+
+    def ok(bind: dict) -> bool:
+        return all(p(bind) for p in preds if _reads(p) <= bind.keys())
+
+    out: list[frozenset] = []
+
+    def candidates(bind: dict) -> list[tuple[str, str]]:
+        for slot in slots:
+            unbound = [(t, v) for t, v in slot if v not in bind]
+            if unbound:
+                return unbound
+        return []
+
+    def complete(bind: dict) -> bool:
+        return all(v in bind for slot in slots for _, v in slot)
+
+    for s, first in enumerate(stream):
+        for t0, v0 in slots[0]:
+            if first["type"] != t0 or not ok({v0: first}):
+                continue
+            bind = {v0: first}
+            if complete(bind):
+                out.append(_ids(bind))
+                continue
+            for e in stream[s + 1:]:
+                if e["time"] - first["time"] > window:
+                    break
+                conts = [{**bind, v: e} for t, v in candidates(bind)
+                         if e["type"] == t and ok({**bind, v: e})]
+                done = [c for c in conts if complete(c)]
+                out.extend(_ids(c) for c in done)
+                going = [c for c in conts if not complete(c)]
+                if going:
+                    bind = going[0]
+                elif done or strict:
+                    break
+    return out
+
+
+def _ids(bind: dict) -> frozenset:
+    return frozenset((v, e["id"]) for v, e in bind.items())
+
+
+def _reads(pred: Pred) -> set[str]:
+    """The variables a predicate reads (declared as ``pred.reads``)."""
+    return set(pred.reads)

@@ -285,7 +285,7 @@ def test_error_misspelt_keyword():
 
     e = _error("PATERN SEQ(A a)")
     assert (e.line, e.column, e.text) == (1, 1, "PATERN")
-    assert e.expected == ["'('", "'PATTERN'", "'SELECT'", "'SEQ'"]
+    assert e.expected == ["'('", "'AND'", "'PATTERN'", "'SELECT'", "'SEQ'"]
 
 
 def test_error_unexpected_character():

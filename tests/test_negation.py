@@ -115,7 +115,9 @@ def add_neg_predicates(rng: random.Random, case: Case, el: Elem, singles: list[s
         text, pred = f"LENGTH({v}[]) >= 2", (lambda b, v=v: len(b[v]) >= 2)
     elif choice == "rising":
         text = f"{v}[i].v < {v}[i+1].v"
-        pred = (lambda b, v=v: all(x["v"] < y["v"] for x, y in zip(b[v], b[v][1:])))
+
+        def pred(b, v=v):
+            return all(x["v"] < y["v"] for x, y in zip(b[v], b[v][1:], strict=False))
     else:
         return
     el.preds.append(pred)
@@ -171,7 +173,7 @@ def test_end_negation_filters_the_matches_of_every_policy(policy):
         by_id = {e["id"]: e for e in stream}
         ends = case.pattern()
 
-        def bindings(m: dict) -> dict:
+        def bindings(m: dict, by_id=by_id) -> dict:
             return {v: tuple(by_id[i] for i in x) if isinstance(x, list) else by_id[x]
                     for v, x in m.items()}
 

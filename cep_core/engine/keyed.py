@@ -170,6 +170,8 @@ def keyed_unsupported(plan: Plan) -> str | None:
         return "NEG"
     if any(s.kind == "group" for s in plan.scopes):
         return "SEQ(..)+"
+    if plan.conj_blocks:
+        return "AND"
     n = len(plan.positions)
     for e in plan.edges:
         linear = (e.kind == "begin" and e.src == START and e.dst == 0) or \

@@ -401,6 +401,9 @@ class ReferenceEngine:
     def _completion(self, state: int, bind: dict, time) -> Any:
         """The match record if ``bind`` reaching ``state`` completes a match, else None."""
         plan = self.plan
+        needs = plan.accept_needs.get(state)
+        if needs and not all(v in bind for v in needs):
+            return None  # an AND at the end with an element still unbound
         if plan.positions[state].accepting and \
                 self._check(plan.accept_preds.get(state, ()), bind):
             return self._record(bind, time)
@@ -454,6 +457,8 @@ class ReferenceEngine:
         plan, typ = self.plan, e["type"]
         conts = []
         for edge in plan.out[pm.state].get(typ, ()):
+            if (edge.fresh or edge.needs) and not edge.allows(pm.bind):
+                continue
             nb = self._extend(pm.bind, edge.dst, e)
             if edge.negs and self._neg_blocks(pm, edge, nb):
                 continue

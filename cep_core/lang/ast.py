@@ -220,7 +220,15 @@ class OrPattern:
     pos: Pos = _pos()
 
 
-Pattern = EventElem | Seq | OrPattern
+@dataclass(frozen=True)
+class Conj:
+    """``AND(items)``: one match of each item, the items in any order."""
+
+    items: tuple[Pattern, ...]
+    pos: Pos = _pos()
+
+
+Pattern = EventElem | Seq | OrPattern | Conj
 
 
 # --------------------------------------------------------------------------- queries

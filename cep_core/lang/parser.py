@@ -300,6 +300,9 @@ class _Builder(Transformer):
     def seq_items(self, meta, children):
         return tuple(children)
 
+    def conj(self, meta, children):
+        return ast.Conj(children[0], pos=self._p(meta))
+
     def group(self, meta, children):
         if len(children) == 1:
             return children[0]

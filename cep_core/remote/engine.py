@@ -457,6 +457,8 @@ class RemoteEngine(ReferenceEngine):
         self._step_wait = 0.0
         conts = []
         for edge in plan.out[pm.state].get(typ, ()):
+            if (edge.fresh or edge.needs) and not edge.allows(pm.bind):
+                continue
             nb = self._extend(pm.bind, edge.dst, e)
             if edge.negs and self._neg_blocks(pm, edge, nb):
                 continue

@@ -38,7 +38,7 @@ from cep_core.lookup import NOT_YET, Lookup, NotYet
 
 __all__ = ["Ref", "VarInfo", "CompiledExpr", "ExprCompiler", "index_range", "to_text",
            "convert_time", "TIME_FACTORS", "BUILTINS", "COMPARE", "ARITH", "children", "walk",
-           "conjuncts", "partition_key"]
+           "conjuncts", "partition_key", "key_getters"]
 
 #: seconds per time unit of ``WITHIN`` and of number literals
 TIME_FACTORS = {"ms": 0.001, "s": 1.0, "min": 60.0, "h": 3600.0}
@@ -316,6 +316,12 @@ class ExprCompiler:
         if not info.multi:
             raise self.error(f"'{v}' is not a Kleene variable: {v}[..] needs {v}+[] or "
                              "SEQ(..)+", node, pos)
+        if idx.kind == "all":  # every value: the aggregate around it runs over i
+            if not self._in_aggregate:
+                raise self.error(f"{v}[].{a} (every value of {v}) stands only inside an "
+                                 "aggregate: AVG, SUM, MIN, MAX or COUNT", node, pos)
+            refs.append(Ref(v, "i", 0))
+            return lambda b, k: b[v][k][a]
         if idx.kind == "i":
             o = idx.offset
             refs.append(Ref(v, "i", o))
@@ -340,10 +346,17 @@ class ExprCompiler:
         j = n - 1
         return lambda b, k: b[v][j][a]
 
+    #: whether the expression being compiled stands inside an aggregate (``v[].x`` may)
+    _in_aggregate = False
+
     def _aggregate(self, node: ast.Aggregate, refs: list[Ref], attrs: list,
                    pos: Any) -> Callable:
         inner: list[Ref] = []
-        g = self._c(node.arg, inner, attrs, pos)
+        outer, self._in_aggregate = self._in_aggregate, True
+        try:
+            g = self._c(node.arg, inner, attrs, pos)
+        finally:
+            self._in_aggregate = outer
         for r in inner:
             multi = self.variables[r.var].multi
             refs.append(Ref(r.var, "closing") if multi else r)
@@ -385,6 +398,8 @@ def _index(idx: ast.Index) -> str:
         return "i" if idx.offset == 0 else f"i{idx.offset:+d}"
     if idx.kind == "last":
         return "last"
+    if idx.kind == "all":
+        return ""
     return str(idx.value)
 
 
@@ -470,14 +485,17 @@ _CONSTRUCTS = {ast.Or: "OR", ast.Not: "NOT", ast.Compare: "a comparison", ast.In
                ast.Lookup: "a lookup", ast.Aggregate: "an aggregate", ast.SetLit: "a set"}
 
 
-def partition_key(where: Any, source: str = "<query>") -> tuple[str, ...]:
+def partition_key(where: Any, source: str = "<query>", computed: bool = False
+                  ) -> tuple[str, ...]:
     """The attributes of the ``SAME[..]`` conjuncts of a ``WHERE`` (the partition key),
     in order and without repeats.
 
     ``SAME`` stands as a top-level conjunct of ``WHERE`` (joined to the rest by ``AND``)
-    over plain attribute names; a ``SAME`` inside ``OR``, ``NOT`` or any other
-    expression, and ``SAME`` over something else (``SAME[OVERLAP(boundary)]`` of Listing
-    5.2) raise :class:`QuerySemanticError` naming the construct and its position.
+    over plain attribute names, or (``computed``) a function of attributes
+    (``SAME[OVERLAP(boundary)]`` of Listing 5.2, given as its text: :func:`key_getters`);
+    a ``SAME`` inside ``OR``, ``NOT`` or any other expression, and a computed key where
+    it is not allowed, raise :class:`QuerySemanticError` naming the construct and its
+    position.
     """
     out: dict[str, None] = {}
     for c in conjuncts(where):
@@ -491,10 +509,41 @@ def partition_key(where: Any, source: str = "<query>") -> tuple[str, ...]:
                     inner.pos or c.pos, source)
             continue
         for a in c.attrs:
-            if not isinstance(a, ast.Name):
+            if isinstance(a, ast.Name):
+                out[a.name] = None
+            elif computed and isinstance(a, ast.Call) and a.args and all(
+                    isinstance(x, ast.Name) for x in a.args):
+                out[to_text(a)] = None
+            else:
                 raise QuerySemanticError(
                     f"{to_text(c)} is not supported: SAME takes plain attribute names "
-                    f"(SAME[houseID]), not {to_text(a)}", getattr(a, "pos", None) or c.pos,
-                    source)
-            out[a.name] = None
+                    f"(SAME[houseID]){' or a function of them' if computed else ''}, not "
+                    f"{to_text(a)}", getattr(a, "pos", None) or c.pos, source)
     return tuple(out)
+
+
+def key_getters(where: Any, params: Mapping[str, Any], source: str = "<query>"
+                ) -> list[Callable[[dict], Any]]:
+    """One function per item of the partition key (:func:`partition_key` with
+    ``computed``): an attribute's value, or a function's value over attributes
+    (``SAME[OVERLAP(boundary)]``: ``OVERLAP`` bound as a callable in ``params``). A
+    missing attribute raises KeyError (the event has no partition)."""
+    getters: dict[str, Callable[[dict], Any]] = {}
+    for c in conjuncts(where):
+        if not isinstance(c, ast.Same):
+            continue
+        for a in c.attrs:
+            text = to_text(a)
+            if isinstance(a, ast.Name):
+                getters.setdefault(text, operator.itemgetter(a.name))
+                continue
+            func = params.get(a.func)
+            if not callable(func):
+                func = BUILTINS.get(a.func) or BUILTINS.get(a.func.lower())
+            if func is None:
+                raise QuerySemanticError(
+                    f"unknown function '{a.func}' in {to_text(c)} (bind it as a callable "
+                    "with params=)", a.pos or c.pos, source)
+            names = tuple(x.name for x in a.args)
+            getters.setdefault(text, lambda e, f=func, n=names: f(*(e[x] for x in n)))
+    return list(getters.values())

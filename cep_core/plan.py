@@ -48,6 +48,7 @@ from cep_core.expr import (
     VarInfo,
     convert_time,
     index_range,
+    key_getters,
     partition_key,
 )
 from cep_core.lang import ast
@@ -210,7 +211,8 @@ class Plan:
         self.out: dict[int, dict[str, list[Edge]]] = {}
         self.out_edges: dict[int, list[Edge]] = {}
         self.extendable: list[bool] = []
-        self.partition: tuple[str, ...] = ()
+        self.partition: tuple[str, ...] = ()  # the SAME[..] items as text
+        self.key_getters: list[Callable[[dict], Any]] = []  # an event's key, item by item
         self.window: float = math.inf
         self.returns: ReturnSpec | None = None
         self.stream_type: str | None = query.source
@@ -554,7 +556,8 @@ def build_plan(query: ast.PatternQuery, params: Mapping[str, Any] | None = None,
     comp = ExprCompiler(plan.variables, plan.params, plan.lookups, time_unit, source)
 
     # ---- WHERE
-    plan.partition = partition_key(query.where, source)  # checks where SAME stands
+    plan.partition = partition_key(query.where, source, computed=True)  # where SAME stands
+    plan.key_getters = key_getters(query.where, plan.params, source)
     for conj in _conjuncts(query.where):
         if isinstance(conj, ast.Same):
             continue

@@ -42,13 +42,19 @@ def load_listings(path: Path | str = FIXTURE) -> list[tuple[str, str, str, str]]
     return out
 
 
-def parse_params(params_text: str) -> dict[str, int | float | None]:
-    """``"t_start=1110 γ_user=0.5 λ"`` -> ``{"t_start": 1110, "γ_user": 0.5, "λ": None}``:
-    a bare name is a lookup (or table) that the caller binds."""
-    out: dict[str, int | float | None] = {}
+FUNCTION = "function"  # parse_params's value of a function the caller binds
+
+
+def parse_params(params_text: str) -> dict[str, int | float | str | None]:
+    """``"t_start=1110 γ_user=0.5 λ OVERLAP()"`` -> ``{"t_start": 1110, "γ_user": 0.5,
+    "λ": None, "OVERLAP": FUNCTION}``: a bare name is a lookup (or table) that the caller
+    binds, ``NAME()`` a function."""
+    out: dict[str, int | float | str | None] = {}
     for word in params_text.split():
         name, eq, value = word.partition("=")
-        if not eq:
+        if not eq and name.endswith("()"):
+            out[name[:-2]] = FUNCTION
+        elif not eq:
             out[name] = None
         else:
             out[name] = float(value) if any(c in value for c in ".eE") else int(value)

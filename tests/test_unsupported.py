@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import pytest
-from listings import load_listings
 from typer.testing import CliRunner
 
 import cep_core
@@ -48,22 +47,17 @@ GROUP BY time
 
 
 def _cases() -> list[tuple[str, str, str]]:
-    """``[(id, query text with MARK, construct)]``: CASES_TEXT, then Listing 5.2."""
+    """``[(id, query text with MARK, construct)]`` from CASES_TEXT."""
     out = []
     for chunk in CASES_TEXT.split("\n-- ")[1:]:
         head, _, text = chunk.partition("\n")
         name, _, construct = head.partition(": ")
         out.append((name, text, construct))
-    listing = next(body for _, name, _, body in load_listings() if name == "listing-5.2")
-    out.append(("same-overlap-listing-5.2", listing.replace("OVERLAP(", MARK + "OVERLAP(", 1),
-                "SAME[OVERLAP(boundary)] is not supported"))
     return out
 
 
 CASES = _cases()
-PARAMS = {"same-overlap-listing-5.2": {"high": "high", "UDF1": lambda a, b: a, "REMOTE": {},
-                                       "OVERLAP": lambda x: x, "boundary": 1},
-          "aggregation-same-overlap": {"OVERLAP": lambda x: x}}
+PARAMS = {"aggregation-same-overlap": {"OVERLAP": lambda x: x}}
 
 
 def _unmark(marked: str) -> tuple[str, int, int]:

@@ -166,6 +166,8 @@ def keyed_unsupported(plan: Plan) -> str | None:
     """Why the keyed vectorized engine cannot run ``plan`` (None when it can)."""
     if not plan.partition:
         return "no SAME[..] partition key"
+    if any("(" in item for item in plan.partition):
+        return "a computed partition key (SAME[f(..)])"
     if plan.negs:
         return "NEG"
     if any(s.kind == "group" for s in plan.scopes):

@@ -332,11 +332,11 @@ class ReferenceEngine:
 
     # ------------------------------------------------------------------ internals
     def _key(self, e: dict) -> Any:
-        attrs = self.plan.partition
-        if not attrs:
+        getters = self.plan.key_getters
+        if not getters:
             return ()
         try:
-            return tuple(e[a] for a in attrs)
+            return tuple(get(e) for get in getters)
         except KeyError:
             return _NOKEY
 

@@ -54,8 +54,9 @@ class Index:
     """Position in a Kleene variable's events.
 
     ``kind``: ``"i"`` (the running index, ``offset`` 0 for ``a[i]``, +1 for ``a[i+1]``,
-    -1 for ``a[i-1]``), ``"last"``, ``"const"`` (``a[1]`` is ``value=1``, 1-based) or
-    ``"param"`` (``a[m_user]``: ``value`` is the parameter name).
+    -1 for ``a[i-1]``), ``"last"``, ``"const"`` (``a[1]`` is ``value=1``, 1-based),
+    ``"param"`` (``a[m_user]``: ``value`` is the parameter name) or ``"all"`` (``a[].x``,
+    every value, inside an aggregate: ``AVG(a[].x)``).
     """
 
     kind: str

@@ -394,6 +394,11 @@ class _Builder(Transformer):
         var, args, attr = children
         return ast.Attr(str(var), str(attr), self._index(var, args), pos=self._p(meta))
 
+    def all_attr(self, meta, children):
+        var, attr = children
+        return ast.Attr(str(var), str(attr), ast.Index("all", pos=self._p(meta)),
+                        pos=self._p(meta))
+
     def _index(self, var: Token, args: tuple) -> ast.Index:
         expected = ["'i'", "'i+1'", "'i-1'", "'last'", "a parameter", "a positive integer"]
         first = args[0]

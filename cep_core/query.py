@@ -16,6 +16,7 @@ from functools import partial
 from typing import Any
 
 from cep_core.counters import Counters
+from cep_core.engine.graph import GraphEngine, graph_unsupported
 from cep_core.engine.keyed import KEYED_POLICIES, KeyedEngine, keyed_unsupported
 from cep_core.engine.reference import (
     ANY,
@@ -142,10 +143,11 @@ class Session:
         if isinstance(self.engine, KeyedEngine):
             self.engine.events_fed = self.events_fed
             out = self.engine.feed(evs, frame=as_frame, keep=keep)
-        elif isinstance(self.engine, ReferenceEngine):
+        elif isinstance(self.engine, ReferenceEngine | GraphEngine):
             for e in evs:
                 self.engine.process(e, out)
-            if self.engine.state_filter is not None and self.state_filter_every == "batch":
+            if getattr(self.engine, "state_filter", None) is not None \
+                    and self.state_filter_every == "batch":
                 self.engine.apply_state_filter()
         else:
             out = list(self.engine.feed(evs))
@@ -246,6 +248,7 @@ class CompiledQuery:
                  aggregation: Callable[[], Any] | None = None):
         self.query, self.plan, self._aggregation = query, plan, aggregation
         self.keyed_unsupported = keyed_unsupported(plan) if plan is not None else "aggregation"
+        self.graph_unsupported = graph_unsupported(plan) if plan is not None else "aggregation"
         self._agg_explain: Any = None
         self._last: Session | None = None
         if aggregation is not None:
@@ -259,18 +262,25 @@ class CompiledQuery:
         return self.engine_for(ANY)
 
     def engine_for(self, policy: str = ANY, runs: str = EVERY_EVENT, **options: Any) -> str:
-        """The engine that ``run``/``start`` with these options uses: the keyed vectorized
-        engine when the query is of its class (:mod:`cep_core.engine.keyed`), the policy
-        is skip-till-next-match or strict contiguity, ``runs="one-per-partition"``, the
-        output is events and there are no filters; the reference engine otherwise."""
+        """The engine that ``run``/``start`` with these options uses, the one place that
+        decides: the keyed vectorized engine when the query is of its class
+        (:mod:`cep_core.engine.keyed`), the policy is skip-till-next-match or strict
+        contiguity, ``runs="one-per-partition"``, the output is events and there are no
+        filters; the graph engine (:mod:`cep_core.engine.graph`) for skip-till-any-match
+        with ``runs="every-event"`` and no filters when the query is of its class; the
+        reference engine otherwise."""
         if self.plan is None:
             return getattr(self._agg_explain, "engine", "aggregate")
         check_options(policy, runs)
-        plain = options.get("output", "events") == "events" and not any(
-            options.get(k) is not None for k in ("input_filter", "state_filter"))
+        unfiltered = not any(options.get(k) is not None for k in ("input_filter",
+                                                                   "state_filter"))
+        plain = options.get("output", "events") == "events" and unfiltered
         if self.keyed_unsupported is None and policy in KEYED_POLICIES \
                 and runs == ONE_PER_PARTITION and plain:
             return KeyedEngine.name
+        if self.graph_unsupported is None and policy == ANY and runs == EVERY_EVENT \
+                and unfiltered:
+            return GraphEngine.name
         return ReferenceEngine.name
 
     @property
@@ -288,8 +298,12 @@ class CompiledQuery:
                 f"it runs {' and '.join(KEYED_POLICIES)} with runs='{ONE_PER_PARTITION}', "
                 "events out and no filters")
             raise QueryError(f"the {engine} engine does not apply: {why}")
+        if engine == GraphEngine.name:
+            why = self.graph_unsupported or (
+                f"it runs {ANY} with runs='{EVERY_EVENT}' and no filters")
+            raise QueryError(f"the {engine} engine does not apply: {why}")
         raise QueryError(f"unknown engine {engine!r}; one of {ReferenceEngine.name}, "
-                         f"{KeyedEngine.name}")
+                         f"{KeyedEngine.name}, {GraphEngine.name}")
 
     def explain(self, policy: str | None = None, runs: str = EVERY_EVENT) -> str:
         """The plan as text; its first line names the engine that runs it (for
@@ -298,12 +312,19 @@ class CompiledQuery:
             return self._agg_explain.explain()
         if policy is not None:
             engine = self.engine_for(policy, runs)
-        elif self.keyed_unsupported is None:
-            engine = (f"{KeyedEngine.name} for {' and '.join(KEYED_POLICIES)} with "
-                      f"runs='{ONE_PER_PARTITION}'; {ReferenceEngine.name} otherwise")
         else:
-            engine = (f"{ReferenceEngine.name} ({KeyedEngine.name} does not apply: "
-                      f"{self.keyed_unsupported})")
+            parts = []
+            if self.graph_unsupported is None:
+                parts.append(f"{GraphEngine.name} for {ANY} (a shared graph of the "
+                             "window's events)")
+            if self.keyed_unsupported is None:
+                parts.append(f"{KeyedEngine.name} for {' and '.join(KEYED_POLICIES)} with "
+                             f"runs='{ONE_PER_PARTITION}'")
+            why = [f"{name} does not apply: {reason}" for name, reason in (
+                (GraphEngine.name, self.graph_unsupported),
+                (KeyedEngine.name, self.keyed_unsupported)) if reason is not None]
+            engine = "; ".join(parts + [ReferenceEngine.name + (" otherwise" if parts else "")
+                                        + (f" ({'; '.join(why)})" if why else "")])
         return self.plan.explain(engine)
 
     def start(self, policy: str = ANY, *, runs: str = EVERY_EVENT, output: str = "events",
@@ -344,9 +365,12 @@ class CompiledQuery:
             if input_filter is not None or state_filter is not None or output != "events":
                 raise QueryError("aggregation queries take no filters and output events")
             session = Session(self._aggregation())
-        elif self._pick(engine, policy, runs, output=output, input_filter=input_filter,
-                        state_filter=state_filter) == KeyedEngine.name:
+        elif (chosen := self._pick(engine, policy, runs, output=output,
+                                   input_filter=input_filter,
+                                   state_filter=state_filter)) == KeyedEngine.name:
             session = Session(KeyedEngine(self.plan, policy))
+        elif chosen == GraphEngine.name:
+            session = Session(GraphEngine(self.plan, output))
         else:
             engine = ReferenceEngine(self.plan, policy, output, input_filter, state_filter,
                                      state_filter_every, runs)

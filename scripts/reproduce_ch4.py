@@ -101,7 +101,7 @@ class Setup:
         self.model = fit_cost_model(self.query, case.stream(2 * case.events, case.seed + 1),
                                     **dict(case.fit_kw))
         self.stream = case.stream(case.events, case.seed + 2)
-        self.truth = {_key(m) for m in self.query.matches(self.stream)}
+        self.truth = {_key(m) for m in self.query.matches(self.stream, engine="reference")}
         self.span = self.stream[-1]["time"] - self.stream[0]["time"]
         self.unit_cost = unit_cost_for(work_units(self.query.counters), self.span, 0.9)
         self.unshed = self.run("NS")

@@ -54,7 +54,7 @@ def q1():
     query = cep_core.compile(Q1, time_unit="ms")
     model = fit_cost_model(query, ds1(6000, seed=1), slices=4, max_classes=10)
     test = ds1(2000, seed=2)
-    truth = query.matches(test)
+    truth = query.matches(test, engine="reference")  # the device runs its work
     span = test[-1]["time"] - test[0]["time"]
     unit_cost = unit_cost_for(work_units(query.counters), span, 0.9)
     return query, model, test, truth, unit_cost
@@ -165,7 +165,7 @@ def test_shedding_applies_to_pattern_queries_only():
 # ------------------------------------------------------------------ behaviour
 def test_shedding_nothing_gives_the_unshed_matches_and_counters(q1):
     query, _, test, truth, _ = q1
-    plain = query.start(output="matches")
+    plain = query.start(output="matches", engine="reference")
     plain_out = plain.feed(test) + plain.flush()
     recall, report, got = _run(q1, "RI", ratio=0.0)
     assert got == plain_out == truth

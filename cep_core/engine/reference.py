@@ -107,6 +107,23 @@ def _ids(bind: dict) -> dict[str, Any]:
             for v, e in bind.items()}
 
 
+def match_record(plan: Plan, output: str, bind: dict, t: Any) -> dict:
+    """The output of the complete match ``bind`` detected at time ``t``: its event ids
+    (``output="matches"``), the RETURN event (with ``time`` = ``t`` unless RETURN gives
+    one) or, without RETURN, the bindings. May raise NotYet if RETURN reads a lookup."""
+    if output == "matches":
+        return _ids(bind)
+    ret = plan.returns
+    if ret is None:
+        return {v: list(e) if isinstance(e, tuple) else e for v, e in bind.items()}
+    rec: dict[str, Any] = {"type": ret.type}
+    for name, fn in ret.fields:
+        rec[name] = fn(bind)
+    if "time" not in rec:
+        rec["time"] = t
+    return rec
+
+
 class PMView:
     """What a state filter sees of a live PM: ``state`` (automaton state number, 1-based
     as in ``explain``), ``var`` (its latest pattern variable), ``age`` (now − time of its
@@ -369,17 +386,7 @@ class ReferenceEngine:
 
     def _record(self, bind: dict, t: Any) -> dict:
         """The output of a complete match (may raise NotYet if RETURN reads a lookup)."""
-        if self.output == "matches":
-            return _ids(bind)
-        ret = self.plan.returns
-        if ret is None:
-            return {v: list(e) if isinstance(e, tuple) else e for v, e in bind.items()}
-        rec: dict[str, Any] = {"type": ret.type}
-        for name, fn in ret.fields:
-            rec[name] = fn(bind)
-        if "time" not in rec:
-            rec["time"] = t
-        return rec
+        return match_record(self.plan, self.output, bind, t)
 
     def _emit(self, bind: dict, rec: dict, out: list) -> None:
         key = tuple(sorted((v, tuple(map(id, e)) if isinstance(e, tuple) else id(e))

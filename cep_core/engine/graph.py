@@ -1,0 +1,467 @@
+"""The graph engine: skip-till-any-match without keeping partial matches one by one.
+
+Under skip-till-any-match (dissertation §2.2.2) a Kleene element admits every subset of
+its qualifying events, so an engine that stores partial matches (the reference engine,
+:mod:`cep_core.engine.reference`) keeps 2^n of them for n events. This engine keeps the
+events of the window as a graph whose paths are the matches, in the spirit of CORE
+(Bucchi et al., *CORE: a Complex Event Recognition Engine*, VLDB 2022):
+
+* a **node** is an event at a pattern position; the nodes of a position are kept in
+  **groups**, one per *signature*: the values of the attributes that the predicates still
+  to come read of the variables bound so far (``a.ID`` and ``a.V`` of ``SEQ(A a, B b, C c)
+  WHERE a.ID=c.ID AND a.V+b.V=c.V`` at ``b``; nothing when no predicate looks back). A
+  predicate between a new event and a group is evaluated once for the whole group, on a
+  binding built from the signature: every node of a group extends the same way;
+* a new node points to the **prefixes** of its predecessor groups (the group at the
+  position before, and its own for a Kleene ``take``) as they were when it arrived:
+  one ``(group, length)`` pair per group, so an event costs one step per predecessor
+  group, whatever the number of partial matches;
+* equality predicates between the new event and what came before (``a.ID=c.ID``,
+  ``a.V+b.V=c.V``, ``b[i].x=b[i+1].x``) are answered by a hash index of the predecessor
+  groups on the value of the side that reads them;
+* a node that completes the pattern **enumerates** its matches by walking back along
+  the prefixes, newest first, skipping nodes through which no path starts inside the
+  window (each node keeps the latest start of a path through it, and each group the
+  running maximum of those, so a walk stops at the first node that cannot reach a match);
+* nodes through which no path starts after ``now − WITHIN`` are dropped as time goes
+  on, so the state grows with the events of the window, not with their subsets.
+
+The matches, and the time each is emitted, are the reference engine's (the differential
+tests in ``tests/test_graph_engine.py``); within one event they may come in another
+order. Queries outside the class (:func:`graph_unsupported` says why) run on the
+reference engine: a flat ``SEQ`` of events and Kleene elements, predicates evaluated on
+entering an element (over single variables and, for a Kleene element, its newest and
+previous event), no ``NEG``, ``AND``, ``OR`` or ``SEQ(..)+``, no predicate over a Kleene
+variable's whole sequence (``LENGTH``, aggregates, ``v[last]``), lookups that always
+answer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from cep_core.counters import Counters
+from cep_core.engine.reference import ANY, EVERY_EVENT, OUTPUTS, Statistics, match_record
+from cep_core.errors import QueryError
+from cep_core.expr import ExprCompiler
+from cep_core.lang import ast
+from cep_core.lookup import Lookup, LookupSet, TableLookup
+from cep_core.plan import START, Edge, Plan, Pred
+
+__all__ = ["GraphEngine", "graph_unsupported"]
+
+_NOKEY = object()
+
+
+def graph_unsupported(plan: Plan) -> str | None:
+    """Why the graph engine cannot run ``plan`` (None when it can)."""
+    if plan.negs:
+        return "NEG"
+    if plan.conj_blocks:
+        return "AND"
+    if any(s.kind == "group" for s in plan.scopes):
+        return "SEQ(..)+"
+    n = len(plan.positions)
+    for e in plan.edges:
+        linear = (e.kind == "begin" and e.src == START and e.dst == 0) or \
+            (e.kind == "next" and e.dst == e.src + 1) or (e.kind == "take" and e.dst == e.src)
+        if not linear:
+            return "OR (the pattern is not a flat SEQ)"
+    if not plan.positions[n - 1].accepting or any(p.accepting for p in plan.positions[:-1]):
+        return "OR (the pattern is not a flat SEQ)"
+    if any(plan.accept_preds.values()):
+        return ("a predicate over a Kleene variable's whole sequence (LENGTH, aggregates, "
+                "v[last], v[m])")
+    remote = plan.remote
+    if isinstance(remote, Lookup) and not isinstance(remote, TableLookup | LookupSet):
+        return "a lookup that may answer later"
+    for e in plan.edges:
+        for p in e.preds:
+            why = _pred_unsupported(plan, e, p)
+            if why:
+                return f"{why} ('{p.text}')"
+    return None
+
+
+def _pred_unsupported(plan: Plan, edge: Edge, p: Pred) -> str | None:
+    if p.where.startswith("leave") or p.mode == "universal":
+        return ("a predicate over a Kleene variable's whole sequence (LENGTH, aggregates, "
+                "v[last], v[m])")
+    if p.mode == "incremental":
+        offsets = {o for v, o in p.irefs if v == p.anchor_var}
+        if any(v != p.anchor_var for v, _ in p.irefs) or \
+                not offsets <= {p.anchor_offset, p.anchor_offset - 1}:
+            return "a predicate reaching further back than the previous event of a Kleene"
+        return None
+    multi = [v for v in p.vars if plan.variables[v].multi]
+    if multi:
+        return "a predicate over a Kleene variable's whole sequence"
+    return None
+
+
+class Group:
+    """The nodes of one position that share a signature (module docstring)."""
+
+    __slots__ = ("pos", "sig", "pseudo", "events", "begins", "preds", "start", "reach",
+                 "off", "filed")
+
+    def __init__(self, pos: int, sig: tuple, pseudo: dict[str, Any]):
+        self.pos, self.sig, self.pseudo = pos, sig, pseudo
+        self.events: list[dict] = []  # the nodes' events, in arrival order
+        self.begins: list[bool] = []  # per node: a match may start with it
+        self.preds: list[tuple] = []  # per node: its predecessor prefixes (group, length)
+        self.start: list[Any] = []  # per node: the latest first time of a path through it
+        self.reach: list[Any] = []  # running maximum of ``start`` (never decreases)
+        self.off = 0  # the absolute index of ``events[0]`` (the nodes before were dropped)
+        self.filed: list[tuple[dict, tuple]] = []  # the index entries that hold it
+
+    @property
+    def size(self) -> int:
+        return self.off + len(self.events)
+
+
+class _Side:
+    """One side of an equality predicate, as a function of a binding."""
+
+    def __init__(self, fn: Callable, pred: Pred):
+        self.fn, self.pred = fn, pred
+
+    def __call__(self, b: dict) -> Any:
+        p = self.pred
+        if p.mode == "incremental":
+            return self.fn(b, len(b[p.anchor_var]) - 1 - p.anchor_offset)
+        return self.fn(b, None)
+
+
+class _Way:
+    """An edge into a position: its predicates, and the equality predicates it can look
+    up in a hash index (``index``: pairs of the sides reading the predecessor and the
+    new event)."""
+
+    def __init__(self, edge: Edge, index: list[tuple[_Side, _Side]]):
+        self.edge, self.index = edge, index
+        self.preds = edge.preds
+
+
+class GraphEngine:
+    """Runs a :class:`~cep_core.plan.Plan` of the class :func:`graph_unsupported`
+    accepts under skip-till-any-match (module docstring). ``output``: ``"events"`` or
+    ``"matches"``, as :class:`~cep_core.engine.reference.ReferenceEngine`."""
+
+    name = "graph"
+
+    def __init__(self, plan: Plan, output: str = "events"):
+        why = graph_unsupported(plan)
+        if why is not None:
+            raise QueryError(f"the graph engine does not apply: {why}")
+        if output not in OUTPUTS:
+            raise QueryError(f"output must be one of {', '.join(OUTPUTS)}, not {output!r}")
+        self.plan, self.output = plan, output
+        self.policy, self.runs = ANY, EVERY_EVENT
+        self.counters = Counters()
+        self.stats = Statistics(plan)
+        n = len(plan.positions)
+        self.vars = [p.var for p in plan.positions]
+        self.kleene = [p.kleene for p in plan.positions]
+        self.need = _needs(plan)
+        comp = ExprCompiler(plan.variables, plan.params, plan.lookups, plan.time_unit,
+                            plan.source)
+        self.ways: list[dict[str, _Way]] = [{} for _ in range(n)]  # position -> kind -> way
+        for e in plan.edges:
+            self.ways[e.dst][e.kind] = _Way(e, _index_sides(plan, comp, e))
+        self.by_type: dict[str, list[int]] = {}
+        for q, pos in enumerate(plan.positions):
+            self.by_type.setdefault(pos.type, []).append(q)
+        self.graphs: dict[Any, list[dict[tuple, Group]]] = {}  # key -> position -> sig
+        self.indexes: dict[Any, dict[tuple[int, str], dict[tuple, list[Group]]]] = {}
+        self.now: Any = None
+        self._next_sweep = -math.inf
+        self.nodes = 0  # live nodes (the state's size)
+
+    # ------------------------------------------------------------------ public
+    def process(self, e: dict, out: list) -> None:
+        """Process one event; the matches it completes are appended to ``out``."""
+        plan = self.plan
+        typ, t = e["type"], e["time"]
+        if plan.stream_type is not None and typ != plan.stream_type:
+            return
+        self.now = t
+        self.counters.events += 1
+        self.stats.event(typ, t)
+        if t >= self._next_sweep:
+            self._sweep(t)
+        positions = self.by_type.get(typ)
+        if not positions:
+            return
+        try:
+            key = tuple(get(e) for get in plan.key_getters) if plan.key_getters else ()
+        except KeyError:
+            return
+        graph = self.graphs.get(key)
+        if graph is None:
+            graph = self.graphs[key] = [{} for _ in plan.positions]
+            self.indexes[key] = {}
+        index = self.indexes[key]
+        last = len(plan.positions) - 1
+        made = [(q, *node) for q in positions for node in self._targets(q, e, graph, index)]
+        for q, sig, pseudo, begins, prefixes in made:  # every position first, then append
+            if q == last and not self.kleene[q]:
+                self._emit(q, e, begins, prefixes, out)  # complete: nothing can follow it
+                continue
+            group = graph[q].get(sig)
+            if group is None:
+                group = graph[q][sig] = Group(q, sig, pseudo)
+                self._index(index, q, group)
+            start = max([t] if begins else [], default=-math.inf)
+            for g, n in prefixes:
+                start = max(start, g.reach[n - 1 - g.off])
+            group.events.append(e)
+            group.begins.append(begins)
+            group.preds.append(tuple(prefixes))
+            group.start.append(start)
+            group.reach.append(max(start, group.reach[-1]) if group.reach else start)
+            self.nodes += 1
+            self.counters.pm_created += 1
+            if q == last:
+                self._emit(q, e, False, [(group, group.size)], out, newest_only=True)
+
+    def flush(self) -> list[dict]:
+        """The end of the stream: nothing is pending in this engine."""
+        return []
+
+    def live_count(self) -> int:
+        """The nodes kept (a node per event and position and signature)."""
+        return self.nodes
+
+    # ------------------------------------------------------------------ building
+    def _targets(self, q: int, e: dict, graph: list[dict[tuple, Group]],
+                 index: dict) -> Iterator[tuple[tuple, dict, bool, list]]:
+        """The nodes ``e`` makes at position ``q``: (signature, pseudo-events of the
+        signature, whether a match may start with it, predecessor prefixes)."""
+        var, kleene = self.vars[q], self.kleene[q]
+        found: dict[tuple, list] = {}  # signature -> [pseudo, begins, prefixes]
+        lo = e["time"] - self.plan.window
+        for kind, way in self.ways[q].items():
+            if kind == "begin":
+                b = {var: (e,) if kleene else e}
+                if self._check(way.preds, b):
+                    sig, pseudo = self._project(q, b)
+                    found.setdefault(sig, [pseudo, False, []])[1] = True
+                continue
+            src = q if kind == "take" else q - 1
+            for g in self._candidates(way, src, graph, index, e):
+                if not g.reach or g.reach[-1] < lo:
+                    continue  # no path through it starts inside the window
+                b = dict(g.pseudo)
+                b[var] = b[var] + (e,) if kind == "take" else (e,) if kleene else e
+                if not self._check(way.preds, b):
+                    continue
+                self.counters.pm_extended += 1
+                sig, pseudo = self._project(q, b)
+                found.setdefault(sig, [pseudo, False, []])[2].append((g, g.size))
+        for sig, (pseudo, begins, prefixes) in found.items():
+            yield sig, pseudo, begins, prefixes
+
+    def _candidates(self, way: _Way, src: int, graph: list[dict[tuple, Group]],
+                    index: dict, e: dict) -> list[Group]:
+        if not way.index:
+            return list(graph[src].values())
+        kleene = self.kleene[way.edge.dst]
+        var = self.vars[way.edge.dst]
+        b = {var: ((None, e) if way.edge.kind == "take" else (e,)) if kleene else e}
+        try:
+            key = tuple(new(b) for _, new in way.index)
+        except (KeyError, TypeError, IndexError, ZeroDivisionError):
+            return list(graph[src].values())  # let the predicates say what is wrong
+        return index.get((way.edge.dst, way.edge.kind), {}).get(key, [])
+
+    def _index(self, index: dict, q: int, group: Group) -> None:
+        """File a new group under the keys of the ways that look it up."""
+        for dst, kind in ((q + 1, "next"), (q, "take")):
+            if dst >= len(self.ways) or kind not in self.ways[dst]:
+                continue
+            way = self.ways[dst][kind]
+            if not way.index:
+                continue
+            b = dict(group.pseudo)
+            v = self.vars[dst]
+            if kind == "take":
+                b[v] = b[v] + (None,)
+            else:  # the new event's variable, as bound on entering (never read here)
+                b[v] = (None,) if self.kleene[dst] else None
+            try:
+                key = tuple(old(b) for old, _ in way.index)
+            except (KeyError, TypeError, IndexError, ZeroDivisionError):
+                continue  # the predicate fails (or raises) when checked: not found here
+            entries = index.setdefault((dst, kind), {})
+            entries.setdefault(key, []).append(group)
+            group.filed.append((entries, key))
+
+    def _project(self, q: int, b: dict) -> tuple[tuple, dict]:
+        """The signature of a node at ``q`` with binding ``b``, and the pseudo-events
+        (the attributes later predicates read) it stands for."""
+        pseudo: dict[str, Any] = {}
+        values = []
+        for v, attrs in self.need[q]:
+            ev = b[v]
+            if isinstance(ev, tuple):
+                ev = ev[-1]
+            got = {a: ev[a] for a in attrs if a in ev}
+            values.append(tuple(got.get(a, _NOKEY) for a in attrs))
+            pseudo[v] = (got,) if self.plan.variables[v].multi else got
+        return tuple(values), pseudo
+
+    def _check(self, preds: list[Pred], b: dict) -> bool:
+        counters, stats = self.counters, self.stats
+        for p in preds:
+            counters.predicates += 1
+            stats.pred_evaluated[p.index] += 1
+            if not p.test(b):
+                return False
+            stats.pred_passed[p.index] += 1
+        return True
+
+    # ------------------------------------------------------------------ matches
+    def _emit(self, q: int, e: dict, begins: bool, prefixes: list, out: list,
+              newest_only: bool = False) -> None:
+        """Every match that ``e`` at the last position completes: ``e`` alone if a match
+        may start with it (``begins``), and the paths back from the prefixes
+        (``newest_only``: the node of ``e`` itself, newest in its group)."""
+        t = e["time"]
+        lo = t - self.plan.window
+        var = self.vars[q]
+        for path in self._paths(begins, prefixes, lo, newest_only):
+            bind: dict[str, Any] = {}
+            for pos, ev in path:
+                v = self.vars[pos]
+                if self.kleene[pos]:
+                    bind[v] = bind.get(v, ()) + (ev,)
+                else:
+                    bind[v] = ev
+            if not newest_only:
+                bind[var] = (e,) if self.kleene[q] else e
+            out.append(match_record(self.plan, self.output, bind, t))
+            self.counters.outputs += 1
+
+    def _paths(self, begins: bool, prefixes: list, lo: Any, newest_only: bool
+               ) -> Iterator[list[tuple[int, dict]]]:
+        """The paths, first event first, that end in the prefixes (or start here, when
+        ``begins``) and start at or after ``lo``; iteratively (a Kleene path may be
+        long)."""
+        if begins:
+            yield []
+        stack: list[tuple[Iterator, list]] = [(self._nodes(prefixes, lo, newest_only), [])]
+        while stack:
+            nodes, tail = stack[-1]
+            node = next(nodes, None)
+            if node is None:
+                stack.pop()
+                continue
+            g, i = node
+            j = i - g.off
+            path = [(g.pos, g.events[j]), *tail]
+            if g.begins[j] and g.events[j]["time"] >= lo:
+                yield path
+            if g.preds[j]:
+                stack.append((self._nodes(g.preds[j], lo, False), path))
+
+    @staticmethod
+    def _nodes(prefixes, lo: Any, newest_only: bool) -> Iterator[tuple[Group, int]]:
+        """The nodes of the prefixes through which a path starts at or after ``lo``,
+        newest first."""
+        for g, n in prefixes:
+            stop = n - 1 if newest_only else g.off
+            for i in range(n - 1, stop - 1, -1):
+                j = i - g.off
+                if j < 0 or g.reach[j] < lo:
+                    break
+                if g.start[j] >= lo:
+                    yield g, i
+
+    # ------------------------------------------------------------------ expiry
+    def _sweep(self, t: Any) -> None:
+        """Drop the nodes through which no path starts after ``t − WITHIN``."""
+        tau = self.plan.window
+        if tau == math.inf:
+            self._next_sweep = math.inf
+            return
+        lo = t - tau
+        for key, graph in list(self.graphs.items()):
+            alive = False
+            for groups in graph:
+                for sig, g in list(groups.items()):
+                    dead = 0
+                    while dead < len(g.reach) and g.reach[dead] < lo:
+                        dead += 1
+                    if dead:
+                        for column in (g.events, g.begins, g.preds, g.start, g.reach):
+                            del column[:dead]
+                        g.off += dead
+                        self.nodes -= dead
+                        self.counters.pm_dropped += dead
+                    if not g.events:
+                        del groups[sig]
+                        for entries, k in g.filed:
+                            entries[k].remove(g)
+                            if not entries[k]:
+                                del entries[k]
+                    else:
+                        alive = True
+            if not alive:
+                del self.graphs[key], self.indexes[key]
+        self._next_sweep = t + tau
+
+
+def _needs(plan: Plan) -> list[tuple[tuple[str, tuple[str, ...]], ...]]:
+    """Per position q, the attributes (per variable bound at q or before) that the
+    predicates of the transitions after q read, and those of q's own ``take``."""
+    n = len(plan.positions)
+    at = {p.var: p.index for p in plan.positions}
+    out = []
+    for q in range(n):
+        wanted: dict[str, dict[str, None]] = {}
+        if plan.positions[q].kleene:  # its take reads the previous event, even if nothing
+            wanted[plan.positions[q].var] = {}
+        for e in plan.edges:
+            later = e.dst > q or (e.kind == "take" and e.dst == q)
+            if not later:
+                continue
+            for p in e.preds:
+                for v, a in p.attrs:
+                    if v in at and at[v] <= q and not (v == plan.positions[e.dst].var
+                                                       and e.kind != "take"):
+                        wanted.setdefault(v, {})[a] = None
+        out.append(tuple((v, tuple(sorted(attrs))) for v, attrs in sorted(wanted.items())))
+    return out
+
+
+def _index_sides(plan: Plan, comp: ExprCompiler, edge: Edge) -> list[tuple[_Side, _Side]]:
+    """The equality predicates of ``edge`` that a hash index can answer: one side reads
+    only the new event, the other only what came before it (never vacuous on this
+    edge)."""
+    var = plan.positions[edge.dst].var
+    out = []
+    for p in edge.preds:
+        node = p.node
+        if not isinstance(node, ast.Compare) or node.op != "=" or p.lookups:
+            continue
+        if p.mode == "incremental":
+            offsets = {o for _, o in p.irefs}
+            if edge.kind != "take" and offsets != {p.anchor_offset}:
+                continue  # b[i] with b[i+1] on entering b: nothing to relate yet
+        sides = []
+        for side in (node.left, node.right):
+            c = comp.compile(side)
+            new = all(r.var == var and (r.kind == "single" or r.offset == p.anchor_offset)
+                      for r in c.refs)
+            old = all(r.var != var or (r.kind == "i" and r.offset == p.anchor_offset - 1)
+                      for r in c.refs)
+            sides.append((c, new and c.refs, old))
+        (lc, l_new, l_old), (rc, r_new, r_old) = sides
+        if l_new and r_old:
+            out.append((_Side(rc.fn, p), _Side(lc.fn, p)))
+        elif r_new and l_old:
+            out.append((_Side(lc.fn, p), _Side(rc.fn, p)))
+    return out

@@ -1,0 +1,120 @@
+"""The graph engine (skip-till-any-match without partial matches one by one) gives the
+reference engine's matches, at the same events, on random queries of its class (Kleene
+elements, predicates between singles, the previous and the newest event of a Kleene,
+equalities answered by its index, windows, SAME) and random streams; it is picked
+automatically for that class, and its state grows with the window, not with the subsets
+of a Kleene element."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from test_negation import random_stream
+
+import cep_core
+from cep_core.engine.graph import GraphEngine
+from cep_core.engine.reference import ReferenceEngine
+
+ANY = "skip-till-any-match"
+
+
+def random_query(rng: random.Random) -> str:
+    n = rng.choice([1, 2, 2, 3, 3, 4])
+    items, singles, kleenes = [], [], []
+    for j in range(n):
+        t, v = rng.choice("ABC"), f"p{j}"
+        if rng.random() < 0.35:
+            items.append(f"{t}+ {v}[]")
+            kleenes.append(v)
+        else:
+            items.append(f"{t} {v}")
+            singles.append(v)
+    where = []
+    if rng.random() < 0.3:
+        where.append("SAME[k]")
+    for v in singles:
+        if rng.random() < 0.3:
+            where.append(f"{v}.v {rng.choice(['>', '<=', '!='])} {rng.randrange(3)}")
+    for v in kleenes:
+        r = rng.random()
+        if r < 0.25:
+            where.append(f"{v}[i].v > {rng.randrange(3)}")
+        elif r < 0.45:
+            where.append(f"{v}[i].v {rng.choice(['<', '=', '<='])} {v}[i+1].v")
+        elif r < 0.6 and singles and singles[0] < v:
+            where.append(f"{v}[i].v = {singles[0]}.v")
+    if len(singles) >= 2 and rng.random() < 0.5:
+        a, b = sorted(rng.sample(singles, 2))
+        where.append(rng.choice([f"{a}.v = {b}.v", f"{a}.v + {b}.v = 3",
+                                 f"{a}.v < {b}.v", f"{a}.k = {b}.k"]))
+    if len(singles) >= 3 and rng.random() < 0.5:
+        a, b, c = sorted(rng.sample(singles, 3))
+        where.append(f"{a}.v + {b}.v = {c}.v")
+    text = f"PATTERN SEQ({', '.join(items)})"
+    if where:
+        text += " WHERE " + " AND ".join(where)
+    return text + f" WITHIN {rng.choice([3, 5, 8, 20])} RETURN R(p0.id AS first)"
+
+
+def run(engine, stream):
+    """Outputs per completing event: {event index: sorted outputs}."""
+    per_event = {}
+    for i, e in enumerate(stream):
+        out: list = []
+        engine.process(dict(e), out)
+        if out:
+            per_event[i] = sorted(map(str, out))
+    return per_event
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_graph_engine_gives_the_reference_engine_s_matches_at_the_same_events(seed):
+    rng = random.Random(seed)
+    checked = 0
+    for n in range(150):
+        text = random_query(rng)
+        plan = cep_core.compile(text).plan
+        stream = random_stream(rng, rng.choice([8, 12]))
+        for output in ("matches", "events"):
+            got = run(GraphEngine(plan, output), stream)
+            want = run(ReferenceEngine(plan, ANY, output), stream)
+            assert got == want, (n, text, output, stream)
+        checked += bool(want)
+    assert checked > 30  # enough of the cases have matches
+
+
+def test_it_is_picked_for_its_class_and_explain_says_why_not_otherwise():
+    q = cep_core.compile("PATTERN SEQ(A a, B+ b[], C c) WHERE a.x = c.x WITHIN 10")
+    assert q.engine == "graph" and "engine: graph" in q.explain()
+    assert q.engine_for("skip-till-next-match") == "reference"
+    assert q.start(engine="reference").engine_name == "reference"
+    assert q.start(output="matches").engine_name == "graph"
+    ruled_out = cep_core.compile("PATTERN SEQ(A a, B+ b[], C c) WHERE LENGTH(b[]) > 2 "
+                                 "WITHIN 10")
+    assert ruled_out.engine == "reference"
+    assert "graph does not apply: a predicate over a Kleene variable's whole sequence" \
+        in ruled_out.explain()
+
+
+def test_state_grows_with_the_window_not_with_the_subsets():
+    """SEQ(A a, B+ b[], C c): one A and n B events keep 2^n partial matches on the
+    reference engine, n + 1 nodes here; a C then completes 2^n - 1 ... matches."""
+    q = cep_core.compile("PATTERN SEQ(A a, B+ b[], C c) WITHIN 1000")
+    for n in (8, 16, 48):
+        session = q.start()
+        session.feed([{"type": "A", "time": 0}]
+                     + [{"type": "B", "time": i + 1} for i in range(n)])
+        assert session.engine.live_count() == n + 1
+    small = q.start()
+    stream = ([{"type": "A", "time": 0}] + [{"type": "B", "time": i + 1} for i in range(10)]
+              + [{"type": "C", "time": 20}])
+    assert len(small.feed(stream)) == 2 ** 10 - 1
+    assert small.counters.outputs == 2 ** 10 - 1
+
+
+def test_nodes_leave_with_the_window():
+    q = cep_core.compile("PATTERN SEQ(A a, B+ b[], C c) WITHIN 10")
+    session = q.start()
+    session.feed([{"type": t, "time": i} for i, t in enumerate("AB" * 50)])
+    assert session.engine.live_count() <= 2 * 11 + 2

@@ -336,6 +336,8 @@ class CompiledQuery:
         """A :class:`Session` for incremental feeding. ``runs``: ``"every-event"`` or
         ``"one-per-partition"`` (see :mod:`cep_core.engine.reference`). ``output``:
         ``"events"`` (RETURN events) or ``"matches"`` (bindings as event ids).
+        ``"sets"``: one :class:`~cep_core.engine.graph.MatchSet` per event that completes
+        matches, enumerated (or counted) on demand (the graph engine only).
         ``input_filter`` and ``state_filter``: see :mod:`cep_core.engine.reference`;
         ``state_filter_every``: ``"event"`` or ``"batch"`` (after each ``feed``). The
         engine is chosen by :meth:`engine_for` unless ``engine`` names one
@@ -371,6 +373,10 @@ class CompiledQuery:
             session = Session(KeyedEngine(self.plan, policy))
         elif chosen == GraphEngine.name:
             session = Session(GraphEngine(self.plan, output))
+        elif output == "sets":
+            raise QueryError("output='sets' (match sets enumerated on demand) needs the "
+                             f"{GraphEngine.name} engine, which does not apply: "
+                             f"{self.graph_unsupported or f'it runs {ANY} only'}")
         else:
             engine = ReferenceEngine(self.plan, policy, output, input_filter, state_filter,
                                      state_filter_every, runs)

@@ -42,9 +42,27 @@ time of ``run`` only) and the engine's counters. No throughput goal is set for i
 **shedding** — load shedding switched off against the paths without it
 (:func:`bench_shedding`); goal: each ratio ≤ 1.05.
 
+**anymatch** — the graph engine (skip-till-any-match over a shared graph of the window's
+events, :mod:`cep_core.engine.graph`) beside the reference engine, in this one process:
+
+* ``SEQ(A a, B+ b[], C c)``: one A, then n B events (n = 8 ... 64, all in the window):
+  the live state (graph nodes; the reference engine's partial matches, 2^n, counted for
+  n ≤ 16 only) and the median time per B event; goals: state linear in n, time per event
+  flat within 2×, one A and 48 B events in milliseconds;
+* enumeration: a C after n B events completes 2^n − 1 matches; their enumeration time
+  per output element (events in the matches) for n = 10 ... 16 (goal: flat, linear in
+  the output's size), beside counting them without enumerating;
+* Q1 of Listing 4.2 and Q2 of Listing 4.2 as printed (Kleene ``A+ b[]``) over DS1
+  (``--ref-events`` events at ``--rate``): events/s of the reference engine, of the
+  graph engine with every match enumerated (``run``), and of the graph engine's updates
+  with the matches as match sets (``output="sets"``, enumerated afterwards, outside the
+  timing, to check that they are the reference engine's); goals: Q1 ≥ 20× and Q2 ≥ 100×
+  the reference engine's rate, the same matches.
+
 Run from the repository root::
 
-    python scripts/bench_cep.py [--only aseq|meter|reference|shedding|all] [--events 10000]
+    python scripts/bench_cep.py [--only aseq|meter|reference|shedding|anymatch|all]
+                                [--events 10000]
                                 [--households 20000] [--tests 24] [--meter-repeats 5]
                                 [--window 50] [--repeats 3] [--aseq-repeats 21]
                                 [--ref-events 1500] [--ref-repeats 3] [--rate 1e6]
@@ -58,6 +76,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import gc  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -131,11 +150,20 @@ def count_from_matches(matches: list[dict], events: list[dict], first: str, last
 
 
 def _time(f: Callable[[], object], repeats: int) -> tuple[list[float], object]:
+    """Wall times of ``repeats`` calls of ``f`` and its last result; the garbage
+    collector is run before each call and paused during it (as ``timeit`` does), so
+    that the garbage of one timed call is not collected in another's time."""
     times, result = [], None
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        result = f()
-        times.append(time.perf_counter() - t0)
+        result = None
+        gc.collect()
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            result = f()
+            times.append(time.perf_counter() - t0)
+        finally:
+            gc.enable()
     return times, result
 
 
@@ -167,7 +195,7 @@ def bench_aseq(events: int = 10_000, window: float = 50, repeats: int = 3,
 
     def ref_count():
         nonlocal n_ref_matches
-        ms = ref_query.matches(stream, policy=ANY)
+        ms = ref_query.matches(stream, policy=ANY, engine="reference")
         n_ref_matches = len(ms)
         return count_from_matches(ms, stream, "a", "d", "D", window)
 
@@ -223,7 +251,7 @@ def bench_reference(events: int = 1500, repeats: int = 3, rate: float = 1e6,
           f"{8e-3 * rate:,.0f} events), seed {seed}, {repeats} repeats, wall time of run only")
     out = {}
     for policy in (ANY, NEXT):
-        t, res = _time(partial(query.run, stream, policy=policy), repeats)
+        t, res = _time(partial(query.run, stream, policy=policy, engine="reference"), repeats)
         med = statistics.median(t)
         c = query.counters
         print(f"  {policy:22s} {events / med:10,.0f} events/s {len(res) / med:10,.0f} "
@@ -235,6 +263,106 @@ def bench_reference(events: int = 1500, repeats: int = 3, rate: float = 1e6,
         out[policy] = {"events_per_s": events / med, "matches_per_s": len(res) / med,
                        "matches": len(res), "counters": c.as_dict()}
     print("  goal: none set for this part (throughput reported only)")
+    return out
+
+
+Q2_PRINTED = ("PATTERN SEQ(A a, A+ b[], B c, C d) WHERE a.ID=b[i].ID AND a.ID=c.ID "
+              "AND b[i].V=a.V AND a.V+c.V=d.V WITHIN 1ms")  # Listing 4.2, Q2
+
+
+def _match_key(m: dict) -> tuple:
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in m.items()))
+
+
+def _by_sets(query, stream: list[dict]) -> tuple[float, list[dict]]:
+    """The graph engine's update time with match sets (enumerated after the timing,
+    each right after its event, to check them), and the matches."""
+    (seconds,), _ = _time(lambda: query.start(output="sets").feed(stream), 1)
+    session = query.start(output="sets")
+    found = []
+    for e in stream:
+        for s in session.feed([e]):
+            found.extend(s)
+    return seconds, found
+
+
+def bench_anymatch(events: int = 1500, repeats: int = 3, rate: float = 1e6,
+                   seed: int = 0) -> dict:
+    """The graph engine beside the reference engine (module docstring)."""
+    from cep_core.engine.graph import GraphEngine
+    from cep_core.engine.reference import ReferenceEngine
+
+    out: dict = {}
+    kleene = cep_core.compile("PATTERN SEQ(A a, B+ b[], C c) WITHIN 100000")
+    print("== anymatch: SEQ(A a, B+ b[], C c), one A then n B events (median of "
+          f"{max(repeats, 5)} runs)")
+    per_event = {}
+    for n in (8, 16, 32, 48, 64):
+        stream = [{"type": "A", "time": 0, "id": 0}] + [
+            {"type": "B", "time": i + 1, "id": i + 1} for i in range(n)]
+        walls = []
+        for _ in range(max(repeats, 5)):
+            engine = GraphEngine(kleene.plan, "sets")
+            sink: list = []
+            t0 = time.perf_counter()
+            for e in stream:
+                engine.process(e, sink)
+            walls.append(time.perf_counter() - t0)
+        wall = statistics.median(walls)
+        per_event[n] = wall / (n + 1)
+        ref = ""
+        if n <= 16:
+            reference = ReferenceEngine(kleene.plan, ANY, "matches")
+            for e in stream:
+                reference.process(e, sink)
+            ref = f", reference partial matches {reference.live_count():,}"
+        print(f"  n = {n:2d}: graph nodes {engine.live_count():3d}{ref}; "
+              f"{wall * 1e3:.3f} ms in all, {per_event[n] * 1e6:.1f} µs per event")
+    spread = max(per_event.values()) / min(per_event.values())
+    print(f"  time per event, largest / smallest over n = 8 ... 64: {spread:.2f} "
+          f"(goal ≤ 2); one A and 48 B events: {per_event[48] * 49 * 1e3:.3f} ms")
+    out["kleene"] = {"per_event_us": {n: v * 1e6 for n, v in per_event.items()},
+                     "spread": spread}
+
+    print("  enumeration: a C completes 2^n - 1 matches")
+    per_element = {}
+    for n in (10, 12, 14, 16):
+        stream = ([{"type": "A", "time": 0, "id": 0}]
+                  + [{"type": "B", "time": i + 1, "id": i + 1} for i in range(n)]
+                  + [{"type": "C", "time": n + 1, "id": n + 1}])
+        session = kleene.start(output="sets")
+        (found,) = session.feed(stream)
+        t0 = time.perf_counter()
+        size = sum(len(m["b"]) + 2 for m in found)
+        enum = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        count = found.count()
+        counting = time.perf_counter() - t0
+        per_element[n] = enum / size
+        print(f"  n = {n}: {count:,} matches, {size:,} events in them, enumerated in "
+              f"{enum * 1e3:.1f} ms ({per_element[n] * 1e9:.0f} ns per event), counted in "
+              f"{counting * 1e3:.3f} ms")
+    out["enumeration_ns_per_element"] = {n: v * 1e9 for n, v in per_element.items()}
+
+    ds1 = make_ds1(events, rate, seed)
+    for label, text in (("Q1", Q1), ("Q2", Q2_PRINTED)):
+        query = cep_core.compile(text, time_unit="ms")
+        t_ref, ref = _time(partial(query.matches, ds1, engine="reference"), repeats)
+        t_run, run = _time(partial(query.matches, ds1), repeats)
+        t_sets = []
+        for _ in range(repeats):
+            seconds, found = _by_sets(query, ds1)
+            t_sets.append(seconds)
+        same = ({_match_key(m) for m in ref} == {_match_key(m) for m in run}
+                == {_match_key(m) for m in found}) and len(ref) == len(run) == len(found)
+        r_ref, r_run, r_sets = (events / statistics.median(t) for t in (t_ref, t_run, t_sets))
+        goal = 20 if label == "Q1" else 100
+        print(f"  {label} over DS1 ({events:,} events at {rate:,.0f}/s), {len(ref):,} matches"
+              f" (same in all three: {same}): reference {r_ref:,.0f} events/s, graph with "
+              f"every match enumerated {r_run:,.0f} ({r_run / r_ref:.1f}×), graph updates "
+              f"with match sets {r_sets:,.0f} ({r_sets / r_ref:.1f}×; goal ≥ {goal}×)")
+        out[label] = {"reference": r_ref, "graph_run": r_run, "graph_sets": r_sets,
+                      "same": same, "matches": len(ref)}
     return out
 
 
@@ -362,7 +490,7 @@ def bench_shedding(events: int = 3000, households: int = 20_000, tests: int = 24
     q1 = cep_core.compile(Q1, time_unit="ms")
 
     def plain() -> None:
-        s = q1.start(output="matches")
+        s = q1.start(output="matches", engine="reference")
         s.feed(stream)
 
     def off() -> None:
@@ -397,7 +525,7 @@ def bench_shedding(events: int = 3000, households: int = 20_000, tests: int = 24
 
 
 PARTS = {"aseq": bench_aseq, "meter": bench_meter, "reference": bench_reference,
-         "shedding": bench_shedding}
+         "shedding": bench_shedding, "anymatch": bench_anymatch}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -433,6 +561,10 @@ def main(argv: list[str] | None = None) -> int:
                 rc = 1
         elif name == "shedding":
             bench_shedding(households=args.households, tests=args.tests, seed=args.seed)
+        elif name == "anymatch":
+            out = bench_anymatch(args.ref_events, args.ref_repeats, args.rate, args.seed)
+            if not (out["Q1"]["same"] and out["Q2"]["same"]):
+                rc = 1
         else:
             bench_reference(args.ref_events, args.ref_repeats, args.rate, args.seed)
     return rc

@@ -143,12 +143,57 @@ class _Way:
     def __init__(self, edge: Edge, index: list[tuple[_Side, _Side]]):
         self.edge, self.index = edge, index
         self.preds = edge.preds
+        # what the index does not answer (the groups it finds hold its equalities)
+        looked_up = {id(old.pred) for old, _ in index}
+        self.rest = [p for p in edge.preds if id(p) not in looked_up]
+
+
+class MatchSet:
+    """The matches one event completes, enumerated on demand (``output="sets"``):
+    iterating gives them as ``output="matches"`` would ({var: event id, or list of
+    ids}), :meth:`events` as ``output="events"`` would, and :meth:`count` (``len()``)
+    counts them without enumerating (one step per node of the graph). Enumerate (or
+    count) a set before the stream moves more than its window past the event."""
+
+    __slots__ = ("engine", "q", "event", "begins", "prefixes", "newest_only")
+
+    def __init__(self, engine: GraphEngine, q: int, event: dict, begins: bool,
+                 prefixes: list, newest_only: bool):
+        self.engine, self.q, self.event, self.begins = engine, q, event, begins
+        self.prefixes, self.newest_only = prefixes, newest_only
+
+    def _valid(self) -> None:
+        if self.engine.now - self.event["time"] > self.engine.plan.window:
+            raise QueryError("a match set is enumerated within the window of its event; "
+                             "the stream has moved past it")
+
+    def __iter__(self) -> Iterator[dict]:
+        self._valid()
+        return self.engine._records(self, "matches")
+
+    def events(self) -> Iterator[dict]:
+        """The output events of the matches (RETURN), as ``output="events"`` gives them."""
+        self._valid()
+        return self.engine._records(self, "events")
+
+    def count(self) -> int:
+        """The number of matches (may be far more than could be enumerated: 2^n - 1 for
+        a Kleene element over n events)."""
+        self._valid()
+        return self.engine._count(self)
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __repr__(self) -> str:
+        return f"MatchSet(at event {self.event.get('id')}, {self.count()} matches)"
 
 
 class GraphEngine:
     """Runs a :class:`~cep_core.plan.Plan` of the class :func:`graph_unsupported`
     accepts under skip-till-any-match (module docstring). ``output``: ``"events"`` or
-    ``"matches"``, as :class:`~cep_core.engine.reference.ReferenceEngine`."""
+    ``"matches"``, as :class:`~cep_core.engine.reference.ReferenceEngine`, or ``"sets"``:
+    one :class:`MatchSet` per event (and signature) that completes matches."""
 
     name = "graph"
 
@@ -156,8 +201,9 @@ class GraphEngine:
         why = graph_unsupported(plan)
         if why is not None:
             raise QueryError(f"the graph engine does not apply: {why}")
-        if output not in OUTPUTS:
-            raise QueryError(f"output must be one of {', '.join(OUTPUTS)}, not {output!r}")
+        if output not in (*OUTPUTS, "sets"):
+            raise QueryError(f"output must be one of {', '.join(OUTPUTS)}, sets, not "
+                             f"{output!r}")
         self.plan, self.output = plan, output
         self.policy, self.runs = ANY, EVERY_EVENT
         self.counters = Counters()
@@ -214,9 +260,11 @@ class GraphEngine:
             if group is None:
                 group = graph[q][sig] = Group(q, sig, pseudo)
                 self._index(index, q, group)
-            start = max([t] if begins else [], default=-math.inf)
+            start = t if begins else -math.inf
             for g, n in prefixes:
-                start = max(start, g.reach[n - 1 - g.off])
+                reach = g.reach[n - 1 - g.off]
+                if reach > start:
+                    start = reach
             group.events.append(e)
             group.begins.append(begins)
             group.preds.append(tuple(prefixes))
@@ -242,7 +290,7 @@ class GraphEngine:
         signature, whether a match may start with it, predecessor prefixes)."""
         var, kleene = self.vars[q], self.kleene[q]
         found: dict[tuple, list] = {}  # signature -> [pseudo, begins, prefixes]
-        lo = e["time"] - self.plan.window
+        t, tau = e["time"], self.plan.window
         for kind, way in self.ways[q].items():
             if kind == "begin":
                 b = {var: (e,) if kleene else e}
@@ -251,12 +299,13 @@ class GraphEngine:
                     found.setdefault(sig, [pseudo, False, []])[1] = True
                 continue
             src = q if kind == "take" else q - 1
+            preds = way.rest if way.index else way.preds
             for g in self._candidates(way, src, graph, index, e):
-                if not g.reach or g.reach[-1] < lo:
+                if not g.reach or t - g.reach[-1] > tau:
                     continue  # no path through it starts inside the window
                 b = dict(g.pseudo)
                 b[var] = b[var] + (e,) if kind == "take" else (e,) if kleene else e
-                if not self._check(way.preds, b):
+                if preds and not self._check(preds, b):
                     continue
                 self.counters.pm_extended += 1
                 sig, pseudo = self._project(q, b)
@@ -303,24 +352,30 @@ class GraphEngine:
         """The signature of a node at ``q`` with binding ``b``, and the pseudo-events
         (the attributes later predicates read) it stands for."""
         pseudo: dict[str, Any] = {}
-        values = []
-        for v, attrs in self.need[q]:
-            ev = b[v]
-            if isinstance(ev, tuple):
-                ev = ev[-1]
-            got = {a: ev[a] for a in attrs if a in ev}
-            values.append(tuple(got.get(a, _NOKEY) for a in attrs))
-            pseudo[v] = (got,) if self.plan.variables[v].multi else got
+        values: list = []
+        for v, attrs, multi in self.need[q]:
+            ev = b[v][-1] if multi else b[v]
+            try:
+                vals = tuple([ev[a] for a in attrs])
+                got = dict(zip(attrs, vals, strict=True))
+            except KeyError:  # a missing attribute: its predicate says so when it runs
+                got = {a: ev[a] for a in attrs if a in ev}
+                vals = tuple([got.get(a, _NOKEY) for a in attrs])
+            values.append(vals)
+            pseudo[v] = (got,) if multi else got
         return tuple(values), pseudo
 
     def _check(self, preds: list[Pred], b: dict) -> bool:
-        counters, stats = self.counters, self.stats
+        evaluated, passed = self.stats.pred_evaluated, self.stats.pred_passed
+        n = 0
         for p in preds:
-            counters.predicates += 1
-            stats.pred_evaluated[p.index] += 1
+            n += 1
+            evaluated[p.index] += 1
             if not p.test(b):
+                self.counters.predicates += n
                 return False
-            stats.pred_passed[p.index] += 1
+            passed[p.index] += 1
+        self.counters.predicates += n
         return True
 
     # ------------------------------------------------------------------ matches
@@ -329,10 +384,20 @@ class GraphEngine:
         """Every match that ``e`` at the last position completes: ``e`` alone if a match
         may start with it (``begins``), and the paths back from the prefixes
         (``newest_only``: the node of ``e`` itself, newest in its group)."""
-        t = e["time"]
-        lo = t - self.plan.window
+        found = MatchSet(self, q, e, begins, prefixes, newest_only)
+        if self.output == "sets":
+            out.append(found)
+            self.counters.outputs += 1  # a set: its matches are counted on demand
+            return
+        for rec in self._records(found, self.output):
+            out.append(rec)
+            self.counters.outputs += 1
+
+    def _records(self, found: MatchSet, output: str) -> Iterator[dict]:
+        """The outputs of the matches of ``found``, one per path."""
+        e, q, t = found.event, found.q, found.event["time"]
         var = self.vars[q]
-        for path in self._paths(begins, prefixes, lo, newest_only):
+        for path in self._paths(found.begins, found.prefixes, t, found.newest_only):
             bind: dict[str, Any] = {}
             for pos, ev in path:
                 v = self.vars[pos]
@@ -340,19 +405,46 @@ class GraphEngine:
                     bind[v] = bind.get(v, ()) + (ev,)
                 else:
                     bind[v] = ev
-            if not newest_only:
+            if not found.newest_only:
                 bind[var] = (e,) if self.kleene[q] else e
-            out.append(match_record(self.plan, self.output, bind, t))
-            self.counters.outputs += 1
+            yield match_record(self.plan, output, bind, t)
 
-    def _paths(self, begins: bool, prefixes: list, lo: Any, newest_only: bool
+    def _count(self, found: MatchSet) -> int:
+        """The number of paths of ``found`` without walking them: each node's count is
+        the sum of its predecessor prefixes' counts, kept as running sums per group and
+        filled in arrival order (a node none of whose paths starts in the window counts
+        0), so each node is visited once."""
+        t, tau = found.event["time"], self.plan.window
+        sums: dict[int, list[int]] = {}  # id(group) -> running sums from its first node
+
+        def prefix(g: Group, n: int) -> int:
+            """The count of the nodes of ``g`` before absolute index ``n``."""
+            run = sums.setdefault(id(g), [0])
+            while g.off + len(run) - 1 < n:
+                j = len(run) - 1
+                c = 0
+                if t - g.start[j] <= tau:
+                    c = 1 if g.begins[j] and t - g.events[j]["time"] <= tau else 0
+                    for h, m in g.preds[j]:
+                        c += prefix(h, m)
+                run.append(run[-1] + c)
+            return run[max(0, n - g.off)]
+
+        total = 1 if found.begins else 0
+        for g, n in found.prefixes:
+            total += prefix(g, n) - (prefix(g, n - 1) if found.newest_only else 0)
+        return total
+
+    def _paths(self, begins: bool, prefixes: list, t: Any, newest_only: bool
                ) -> Iterator[list[tuple[int, dict]]]:
         """The paths, first event first, that end in the prefixes (or start here, when
-        ``begins``) and start at or after ``lo``; iteratively (a Kleene path may be
-        long)."""
+        ``begins``) and start within the window of ``t`` (``t − first.t ≤ WITHIN``, as
+        the reference engine compares); iteratively (a Kleene path may be long)."""
         if begins:
             yield []
-        stack: list[tuple[Iterator, list]] = [(self._nodes(prefixes, lo, newest_only), [])]
+        tau = self.plan.window
+        stack: list[tuple[Iterator, list]] = [
+            (self._nodes(prefixes, t, tau, newest_only), [])]
         while stack:
             nodes, tail = stack[-1]
             node = next(nodes, None)
@@ -362,38 +454,41 @@ class GraphEngine:
             g, i = node
             j = i - g.off
             path = [(g.pos, g.events[j]), *tail]
-            if g.begins[j] and g.events[j]["time"] >= lo:
+            if g.begins[j] and t - g.events[j]["time"] <= tau:
                 yield path
             if g.preds[j]:
-                stack.append((self._nodes(g.preds[j], lo, False), path))
+                stack.append((self._nodes(g.preds[j], t, tau, False), path))
 
     @staticmethod
-    def _nodes(prefixes, lo: Any, newest_only: bool) -> Iterator[tuple[Group, int]]:
-        """The nodes of the prefixes through which a path starts at or after ``lo``,
-        newest first."""
+    def _nodes(prefixes, t: Any, tau: float, newest_only: bool
+               ) -> Iterator[tuple[Group, int]]:
+        """The nodes of the prefixes through which a path starts within ``tau`` of
+        ``t``, newest first."""
         for g, n in prefixes:
             stop = n - 1 if newest_only else g.off
             for i in range(n - 1, stop - 1, -1):
                 j = i - g.off
-                if j < 0 or g.reach[j] < lo:
+                if j < 0 or t - g.reach[j] > tau:
                     break
-                if g.start[j] >= lo:
+                if t - g.start[j] <= tau:
                     yield g, i
 
     # ------------------------------------------------------------------ expiry
     def _sweep(self, t: Any) -> None:
-        """Drop the nodes through which no path starts after ``t − WITHIN``."""
+        """Drop the nodes through which no path starts after ``t − 2·WITHIN``: none of
+        them is in a match to come, nor in a match set still to enumerate (a set is
+        enumerated within one window of its event)."""
         tau = self.plan.window
         if tau == math.inf:
             self._next_sweep = math.inf
             return
-        lo = t - tau
+        keep = 2 * tau
         for key, graph in list(self.graphs.items()):
             alive = False
             for groups in graph:
                 for sig, g in list(groups.items()):
                     dead = 0
-                    while dead < len(g.reach) and g.reach[dead] < lo:
+                    while dead < len(g.reach) and t - g.reach[dead] > keep:
                         dead += 1
                     if dead:
                         for column in (g.events, g.begins, g.preds, g.start, g.reach):
@@ -414,9 +509,10 @@ class GraphEngine:
         self._next_sweep = t + tau
 
 
-def _needs(plan: Plan) -> list[tuple[tuple[str, tuple[str, ...]], ...]]:
-    """Per position q, the attributes (per variable bound at q or before) that the
-    predicates of the transitions after q read, and those of q's own ``take``."""
+def _needs(plan: Plan) -> list[tuple[tuple[str, tuple[str, ...], bool], ...]]:
+    """Per position q, the attributes (per variable bound at q or before, and whether it
+    is a Kleene variable) that the predicates of the transitions after q read, and those
+    of q's own ``take``."""
     n = len(plan.positions)
     at = {p.var: p.index for p in plan.positions}
     out = []
@@ -433,7 +529,8 @@ def _needs(plan: Plan) -> list[tuple[tuple[str, tuple[str, ...]], ...]]:
                     if v in at and at[v] <= q and not (v == plan.positions[e.dst].var
                                                        and e.kind != "take"):
                         wanted.setdefault(v, {})[a] = None
-        out.append(tuple((v, tuple(sorted(attrs))) for v, attrs in sorted(wanted.items())))
+        out.append(tuple((v, tuple(sorted(attrs)), plan.variables[v].multi)
+                         for v, attrs in sorted(wanted.items())))
     return out
 
 

@@ -83,6 +83,7 @@ class _Substring:
         self.head = 0  # rows before it have expired
         self.n = 0  # rows in use
         self.base = 0  # serial of row 0 (rows are renumbered when compacted)
+        self.bound = 1  # no counter exceeds it (doubled by each update, checked when large)
 
     @property
     def live(self) -> slice:
@@ -110,8 +111,11 @@ class _Substring:
         rows = self.cnt[self.head:self.n]
         for m in positions:  # descending: an event never extends itself
             rows[:, m] += rows[:, m - 1]
-        if rows.dtype != object and max(rows[:, m].max() for m in positions) > _SAFE:
-            self.cnt = self.cnt.astype(object)  # before a doubling could overflow
+        self.bound *= 2  # an update at most doubles a counter
+        if self.bound > _SAFE and rows.dtype != object:
+            self.bound = int(rows.max())  # the bound is loose: look
+            if self.bound > _SAFE:
+                self.cnt = self.cnt.astype(object)  # before a doubling could overflow
         return len(positions) * (self.n - self.head)
 
     def add(self, t: Any) -> int:
@@ -131,30 +135,71 @@ class _Substring:
 
 
 class _Snapshots:
-    """One query's snapshots on one substring: per vector serial, the counts per tag
-    (a range of serials of the query's first substring) and their running sums from the
-    right (the sum over the tags from a given one on)."""
+    """One query's snapshots on one of its substrings, as a matrix: a row per vector of
+    the substring (by serial), a column per tag (a START of the query's first substring,
+    by serial); a tag that started after a vector's snapshot is 0 there (a match cannot
+    start after its connect). Rows and columns before the live ones are dropped now and
+    then."""
 
     def __init__(self):
-        self.first: dict[int, int] = {}  # vector serial -> serial of its first tag
-        self.counts: dict[int, np.ndarray] = {}
-        self.suffix: dict[int, np.ndarray] = {}
+        self.m = np.zeros((16, 16), dtype=np.int64)
+        self.row0 = self.col0 = 0  # serials of row 0 and column 0
+        self.rows = self.cols = 0  # in use
+        self.bound = 0  # no entry exceeds it
 
-    def attach(self, serial: int, first_tag: int, counts: np.ndarray) -> None:
-        self.first[serial], self.counts[serial] = first_tag, counts
-        self.suffix[serial] = np.cumsum(counts[::-1])[::-1] if len(counts) else counts
+    def _fit(self, rows: int, cols: int) -> None:
+        r, c = self.m.shape
+        if rows > r or cols > c:
+            grown = np.zeros((max(rows, 2 * r), max(cols, 2 * c)), dtype=self.m.dtype)
+            grown[:self.rows, :self.cols] = self.m[:self.rows, :self.cols]
+            self.m = grown
 
-    def live_sum(self, serial: int, lo_tag: int) -> Any:
-        """The snapshot's sum over the tags from ``lo_tag`` on."""
-        off = lo_tag - self.first[serial]
-        suffix = self.suffix[serial]
-        if off <= 0:
-            return suffix[0] if len(suffix) else 0
-        return suffix[off] if off < len(suffix) else 0
+    def attach(self, serial: int, first_tag: int, counts: np.ndarray, bound: int) -> None:
+        """The snapshot ``counts`` (no entry above ``bound``) of the vector ``serial``,
+        its first entry for tag ``first_tag``."""
+        if self.rows == 0 and self.cols == 0:
+            self.row0, self.col0 = serial, first_tag
+        row, col = serial - self.row0, first_tag - self.col0
+        if col < 0:
+            counts, col = counts[-col:], 0
+        self._fit(row + 1, col + len(counts))
+        self.bound = max(self.bound, bound)
+        if (counts.dtype == object or self.bound > _SAFE) and self.m.dtype != object:
+            self.m = self.m.astype(object)
+        self.m[row, :] = 0
+        self.m[row, col:col + len(counts)] = counts
+        self.rows = row + 1
+        self.cols = max(self.cols, col + len(counts))
 
-    def forget_before(self, serial: int) -> None:
-        for s in [s for s in self.first if s < serial]:
-            del self.first[s], self.counts[s], self.suffix[s]
+    def weighted(self, lo_row: int, weights: np.ndarray, weight_bound: int, lo_tag: int,
+                 n_tags: int) -> np.ndarray:
+        """``Σ_rows weight · snapshot`` over the rows from serial ``lo_row`` (one weight
+        each, none above ``weight_bound``) and the tags ``lo_tag ..`` (``n_tags`` of them),
+        exact."""
+        r0, c0 = lo_row - self.row0, lo_tag - self.col0
+        if not len(weights) or c0 >= self.cols or n_tags <= 0:
+            return np.zeros(max(n_tags, 0), dtype=np.int64)
+        block = self.m[r0:r0 + len(weights), max(c0, 0):self.cols]
+        w = weights
+        if block.dtype != object and w.dtype != object and \
+                weight_bound * self.bound * len(w) <= _SAFE:
+            part = w @ block  # int64 cannot overflow here
+        else:
+            part = w.astype(object) @ block.astype(object)
+        out = np.zeros(n_tags, dtype=part.dtype)
+        start = max(c0, 0) - c0
+        out[start:start + len(part)] = part[:n_tags - start]
+        return out
+
+    def forget_before(self, row: int, tag: int) -> None:
+        """Drop the rows before serial ``row`` and the columns before serial ``tag``,
+        when they are half of the matrix."""
+        dr, dc = row - self.row0, tag - self.col0
+        if dr > 64 and 2 * dr > self.rows or dc > 64 and 2 * dc > self.cols:
+            dr, dc = max(dr, 0), max(dc, 0)
+            self.m = self.m[dr:, dc:].copy()
+            self.row0, self.col0 = self.row0 + dr, self.col0 + dc
+            self.rows, self.cols = max(self.rows - dr, 0), max(self.cols - dc, 0)
 
 
 class ChopConnect:
@@ -184,6 +229,20 @@ class ChopConnect:
         self.snaps = {name: [_Snapshots() for _ in chain] for name, chain in
                       self.plans.items()}
         self.counters = Counters()
+        self.now: Any = None
+        # what an event of each type touches
+        self.updated: dict[str, list[_Substring]] = {}  # a position >= 1 of the type
+        self.started: dict[str, list[_Substring]] = {}  # the type first
+        for sub in self.subs.values():
+            for typ in sub.at:
+                self.updated.setdefault(typ, []).append(sub)
+            self.started.setdefault(sub.types[0], []).append(sub)
+        self.connects: dict[str, list[tuple[str, int]]] = {}  # CNET: (query, substring)
+        self.triggers: dict[str, list[str]] = {}
+        for name, chain in self.plans.items():
+            for j in range(1, len(chain)):
+                self.connects.setdefault(chain[j].types[0], []).append((name, j))
+            self.triggers.setdefault(chain[-1].types[-1], []).append(name)
 
     @property
     def substrings(self) -> list[tuple[str, ...]]:
@@ -200,67 +259,59 @@ class ChopConnect:
     def _process(self, e: Mapping[str, Any], n: int, out: dict[str, list[dict]]) -> None:
         typ, t = e["type"], e["time"]
         self.counters.events += 1
-        w = self.window
-        for sub in self.subs.values():
-            before = sub.head
-            sub.expire(t, w)
-            self.counters.pm_dropped += sub.head - before
+        self.now = t
         # snapshots of the connects this event starts, from the counts before it
-        taken = []
-        for name, chain in self.plans.items():
-            for j in range(1, len(chain)):
-                if chain[j].types[0] == typ:
-                    taken.append((name, j, *self._snapshot(name, j)))
-        for sub in self.subs.values():
+        taken = [(name, j, *self._snapshot(name, j)) for name, j in self.connects.get(typ, ())]
+        for sub in self.updated.get(typ, ()):
+            self._expire(sub)
             self.counters.pm_extended += sub.update(typ)
         new = {}
-        for types, sub in self.subs.items():
-            if types[0] == typ:
-                new[types] = sub.add(t)
-                self.counters.pm_created += 1
-        for name, j, first_tag, counts in taken:
-            self.snaps[name][j].attach(new[self.plans[name][j].types], first_tag, counts)
-        for name, chain in self.plans.items():
-            if chain[-1].types[-1] == typ:
-                out[name].append({"time": t, "trigger_id": e.get("id", n),
-                                  "count": self._total(name)})
-                self.counters.outputs += 1
+        for sub in self.started.get(typ, ()):
+            self._expire(sub)
+            new[sub.types] = sub.add(t)
+            self.counters.pm_created += 1
+        for name, j, first_tag, counts, bound in taken:
+            self.snaps[name][j].attach(new[self.plans[name][j].types], first_tag, counts,
+                                       bound)
+        for name in self.triggers.get(typ, ()):
+            out[name].append({"time": t, "trigger_id": e.get("id", n),
+                              "count": self._total(name)})
+            self.counters.outputs += 1
 
-    def _snapshot(self, name: str, j: int) -> tuple[int, np.ndarray]:
-        """The query's counts of ``sub_1 .. sub_j-1`` per live tag (first tag, counts)."""
+    def _expire(self, sub: _Substring) -> None:
+        """Drop the substring's vectors whose START left the window (before reading it)."""
+        before = sub.head
+        sub.expire(self.now, self.window)
+        self.counters.pm_dropped += sub.head - before
+
+    def _snapshot(self, name: str, j: int) -> tuple[int, np.ndarray, int]:
+        """The query's counts of ``sub_1 .. sub_j-1`` per live tag: (first tag, counts, a
+        bound of the counts)."""
         chain = self.plans[name]
         first = chain[0]
+        self._expire(first)
         lo_tag = first.serial(first.head)
         if j == 1:
-            return lo_tag, first.complete().astype(object)
+            return lo_tag, first.complete().copy(), first.bound
         prev, snaps = chain[j - 1], self.snaps[name][j - 1]
-        acc = np.zeros(first.n - first.head, dtype=object)  # exact: products grow fast
-        complete = prev.complete()
-        for k, row in enumerate(range(prev.head, prev.n)):
-            c = int(complete[k])
-            if not c:
-                continue
-            serial = prev.serial(row)
-            counts = snaps.counts[serial]
-            off = snaps.first[serial] - lo_tag  # its tags from lo_tag on
-            if off < 0:
-                counts, off = counts[-off:], 0
-            acc[off:off + len(counts)] += counts.astype(object) * c
-        snaps.forget_before(prev.serial(prev.head))
-        return lo_tag, acc
+        self._expire(prev)
+        live = prev.n - prev.head
+        counts = snaps.weighted(prev.serial(prev.head), prev.complete(), prev.bound, lo_tag,
+                                first.n - first.head)
+        snaps.forget_before(prev.serial(prev.head), lo_tag)
+        return lo_tag, counts, prev.bound * snaps.bound * max(live, 1)
 
-    def _total(self, name: str) -> Any:
+    def _total(self, name: str) -> int:
         chain = self.plans[name]
         last = chain[-1]
+        self._expire(last)
         complete = last.complete()
         if len(chain) == 1:
             return int(complete.sum(dtype=object))
         first, snaps = chain[0], self.snaps[name][-1]
-        snaps.forget_before(last.serial(last.head))
+        self._expire(first)
         lo_tag = first.serial(first.head)
-        total = 0
-        for k, row in enumerate(range(last.head, last.n)):
-            c = complete[k]
-            if c:
-                total += int(c) * int(snaps.live_sum(last.serial(row), lo_tag))
-        return total
+        per_tag = snaps.weighted(last.serial(last.head), complete, last.bound, lo_tag,
+                                 first.n - first.head)
+        snaps.forget_before(last.serial(last.head), lo_tag)
+        return int(per_tag.sum())

@@ -55,7 +55,7 @@ from cep_core.lang import ast
 from cep_core.lookup import Lookup, LookupSet
 
 __all__ = ["START", "Position", "Scope", "NegElem", "Pred", "Edge", "ReturnSpec", "Plan",
-           "build_plan", "reachable", "TIME_UNITS"]
+           "build_plan", "reachable", "flat_sequence_problem", "TIME_UNITS"]
 
 START = -1
 TIME_UNITS = ("ms", "s", "min", "h")
@@ -493,6 +493,27 @@ def _dominators(plan: Plan) -> dict[int, set[int]]:
             if new != dom[q]:
                 dom[q], changed = new, True
     return dom
+
+
+def flat_sequence_problem(plan: Plan) -> str | None:
+    """Why ``plan`` is not a flat ``SEQ`` of events and Kleene elements, each state
+    following the one before (None when it is): what the vectorized engines run."""
+    if plan.negs:
+        return "NEG"
+    if plan.conj_blocks:
+        return "AND"
+    if any(s.kind == "group" for s in plan.scopes):
+        return "SEQ(..)+"
+    n = len(plan.positions)
+    for e in plan.edges:
+        linear = (e.kind == "begin" and e.src == START and e.dst == 0) or \
+            (e.kind == "next" and e.dst == e.src + 1) or (e.kind == "take" and e.dst == e.src)
+        if not linear:
+            return "OR (the pattern is not a flat SEQ)"
+    if sum(e.kind == "begin" for e in plan.edges) != 1 or not plan.positions[n - 1].accepting \
+            or any(p.accepting for p in plan.positions[:-1]):
+        return "OR (the pattern is not a flat SEQ)"
+    return None
 
 
 def reachable(plan: Plan) -> dict[int, set[int]]:

@@ -76,7 +76,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import gc  # noqa: E402
+import math  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -90,6 +90,8 @@ import pandas as pd  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ch4_data import Q1, make_ds1  # noqa: E402  (scripts/ch4_data.py)
+from reproduce_aseq import enumerate_counts  # noqa: E402
+from timing import time_calls as _time  # noqa: E402  (scripts/timing.py)
 
 import cep_core  # noqa: E402
 from cep_core.aggregate import SeqAggregator, seq_query  # noqa: E402
@@ -108,26 +110,8 @@ def make_stream(n: int, types: str = "ABCD", seed: int = 0) -> list[dict]:
 def count_by_enumeration(events: list[dict], pattern: tuple[str, ...],
                          window: float) -> list[int]:
     """The window COUNT at each trigger by building every match (pattern types
-    distinct): partial matches are tuples of events, extended by every later event of
-    the next type; complete matches are kept while their first event is in the window."""
-    n = len(pattern)
-    partial: list[tuple] = []
-    complete: list[tuple] = []
-    out: list[int] = []
-    first, last = pattern[0], pattern[-1]
-    for e in events:
-        lo = e["time"] - window
-        partial = [p for p in partial if p[0]["time"] >= lo]
-        complete = [m for m in complete if m[0]["time"] >= lo]
-        typ = e["type"]
-        grown = [p + (e,) for p in partial if pattern[len(p)] == typ]
-        if typ == first:
-            grown.append((e,))
-        for p in grown:
-            (complete if len(p) == n else partial).append(p)
-        if typ == last:
-            out.append(len(complete))
-    return out
+    distinct): ``enumerate_counts`` of ``scripts/reproduce_aseq.py``, without a limit."""
+    return enumerate_counts(events, pattern, window, budget=math.inf, limit=math.inf)[0]
 
 
 def count_from_matches(matches: list[dict], events: list[dict], first: str, last: str,
@@ -147,24 +131,6 @@ def count_from_matches(matches: list[dict], events: list[dict], first: str, last
     hi = np.searchsorted(ends, trig, side="right")
     return [int(np.count_nonzero(starts[a:b] >= t - window))
             for a, b, t in zip(lo.tolist(), hi.tolist(), trig.tolist(), strict=True)]
-
-
-def _time(f: Callable[[], object], repeats: int) -> tuple[list[float], object]:
-    """Wall times of ``repeats`` calls of ``f`` and its last result; the garbage
-    collector is run before each call and paused during it (as ``timeit`` does), so
-    that the garbage of one timed call is not collected in another's time."""
-    times, result = [], None
-    for _ in range(repeats):
-        result = None
-        gc.collect()
-        gc.disable()
-        try:
-            t0 = time.perf_counter()
-            result = f()
-            times.append(time.perf_counter() - t0)
-        finally:
-            gc.enable()
-    return times, result
 
 
 def bench_aseq(events: int = 10_000, window: float = 50, repeats: int = 3,

@@ -5,10 +5,10 @@ alphabet; the paper used stock trades):
 
 * **Fig. 12** pattern length 2-5 at a fixed window, and **Fig. 13** window 100-2,000 at
   length 3: A-Seq (:class:`cep_core.aggregate.SeqAggregator`) against the two-step
-  approach that builds every match and counts them (a stack-based enumeration,
-  ``count_by_enumeration`` of ``scripts/bench_cep.py``, which stops after a time budget:
-  its time per event is then over the events it processed): time per event and peak
-  state (live prefix counters; partial and complete matches kept);
+  approach that builds every match and counts them (:func:`enumerate_counts`, which
+  stops after a time budget or a number of matches held: its time per event is then
+  over the events it processed): time per event and peak state (live prefix counters;
+  partial and complete matches kept);
 * **Fig. 14a** A-Seq alone at length 6-10 and window 2,000; **Fig. 14b** negation,
   ``(D, I, A)`` against ``(D, I, !Q, A)``: A-Seq resets a prefix counter, the two-step
   approach filters the matches afterwards;
@@ -50,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from results_csv import write_rows  # noqa: E402
+from timing import time_calls  # noqa: E402
 
 from cep_core.aggregate import (  # noqa: E402
     ChopConnect,
@@ -74,28 +75,19 @@ def stream(n: int, seed: int = 0, alphabet: list[str] = ALPHABET) -> list[dict]:
 
 def timed(f: Callable[[], object], repeats: int) -> tuple[float, object]:
     """Median seconds of ``repeats`` calls (garbage collector paused) and the result."""
-    times, out = [], None
-    for _ in range(repeats):
-        gc.collect()
-        gc.disable()
-        try:
-            t0 = time.perf_counter()
-            out = f()
-            times.append(time.perf_counter() - t0)
-        finally:
-            gc.enable()
+    times, out = time_calls(f, repeats)
     return statistics.median(times), out
 
 
 def enumerate_counts(events: list[dict], pattern: tuple[str, ...], window: float,
-                     budget: float, negated: tuple[int, str] | None = None
-                     ) -> tuple[list[int], int, int, float]:
+                     budget: float, negated: tuple[int, str] | None = None,
+                     limit: float = MAX_MATCHES) -> tuple[list[int], int, int, float, bool]:
     """The two-step approach: every partial match kept as a tuple of events and
     extended by every later event of its next type, complete matches kept while their
     first event is in the window and counted at each trigger; ``negated`` = (k, type):
     a match with an event of that type between its elements k-1 and k is filtered out
-    when counted. Stops after ``budget`` seconds, or when it holds more than
-    :data:`MAX_MATCHES` matches (memory). Returns (counts, events processed,
+    when counted. Stops after ``budget`` seconds, or when it holds more than ``limit``
+    matches (memory). Returns (counts, events processed,
     peak partial + complete matches, seconds per event once the window is full, and
     whether it was: when it never filled, the seconds per event are over the events
     processed, a lower bound of the steady state's))."""
@@ -131,7 +123,7 @@ def enumerate_counts(events: list[dict], pattern: tuple[str, ...], window: float
                     m[k - 1]["time"] < b < m[k]["time"] for b in blockers)))
         peak = max(peak, len(partial) + len(complete))
         done += 1
-        if time.perf_counter() - t0 > budget or peak > MAX_MATCHES:
+        if time.perf_counter() - t0 > budget or peak > limit:
             break
     end = time.perf_counter()
     if full_at is not None and done > full_done:

@@ -48,7 +48,7 @@ from cep_core.errors import QueryError
 from cep_core.expr import ExprCompiler
 from cep_core.lang import ast
 from cep_core.lookup import Lookup, LookupSet, TableLookup
-from cep_core.plan import START, Edge, Plan, Pred
+from cep_core.plan import Edge, Plan, Pred, flat_sequence_problem
 
 __all__ = ["GraphEngine", "graph_unsupported"]
 
@@ -57,20 +57,9 @@ _NOKEY = object()
 
 def graph_unsupported(plan: Plan) -> str | None:
     """Why the graph engine cannot run ``plan`` (None when it can)."""
-    if plan.negs:
-        return "NEG"
-    if plan.conj_blocks:
-        return "AND"
-    if any(s.kind == "group" for s in plan.scopes):
-        return "SEQ(..)+"
-    n = len(plan.positions)
-    for e in plan.edges:
-        linear = (e.kind == "begin" and e.src == START and e.dst == 0) or \
-            (e.kind == "next" and e.dst == e.src + 1) or (e.kind == "take" and e.dst == e.src)
-        if not linear:
-            return "OR (the pattern is not a flat SEQ)"
-    if not plan.positions[n - 1].accepting or any(p.accepting for p in plan.positions[:-1]):
-        return "OR (the pattern is not a flat SEQ)"
+    why = flat_sequence_problem(plan)
+    if why is not None:
+        return why
     if any(plan.accept_preds.values()):
         return ("a predicate over a Kleene variable's whole sequence (LENGTH, aggregates, "
                 "v[last], v[m])")

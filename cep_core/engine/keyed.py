@@ -54,7 +54,7 @@ from cep_core.engine.segment_scan import scan_batch, scan_supported
 from cep_core.engine.vectorize import Unsupported, VectorCompiler, fields, passes
 from cep_core.errors import QueryError
 from cep_core.lookup import TableLookup
-from cep_core.plan import START, Plan
+from cep_core.plan import START, Plan, flat_sequence_problem
 
 __all__ = ["KeyedEngine", "KeyedStepper", "keyed_unsupported", "KEYED_POLICIES"]
 
@@ -168,21 +168,9 @@ def keyed_unsupported(plan: Plan) -> str | None:
         return "no SAME[..] partition key"
     if any("(" in item for item in plan.partition):
         return "a computed partition key (SAME[f(..)])"
-    if plan.negs:
-        return "NEG"
-    if any(s.kind == "group" for s in plan.scopes):
-        return "SEQ(..)+"
-    if plan.conj_blocks:
-        return "AND"
-    n = len(plan.positions)
-    for e in plan.edges:
-        linear = (e.kind == "begin" and e.src == START and e.dst == 0) or \
-            (e.kind == "next" and e.dst == e.src + 1) or (e.kind == "take" and e.dst == e.src)
-        if not linear:
-            return "OR (the pattern is not a flat SEQ)"
-    if sum(e.kind == "begin" for e in plan.edges) != 1 or not plan.positions[n - 1].accepting \
-            or any(p.accepting for p in plan.positions[:-1]):
-        return "OR (the pattern is not a flat SEQ)"
+    why = flat_sequence_problem(plan)
+    if why is not None:
+        return why
     if plan.returns is None:
         return "no RETURN (the bindings are output)"
     try:

@@ -25,7 +25,6 @@ its end NEG elements, minus the violated ones.
 from __future__ import annotations
 
 import heapq
-import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -118,7 +117,7 @@ class EndNegation:
         self.history: dict[Any, list[dict]] = {}
         self.pending: dict[Any, list[_Pending]] = {}
         self._due: list[tuple[float, int, _Pending]] = []
-        self._order = itertools.count()
+        self._order = 0  # ties of deadlines: in the order the matches completed
 
     @property
     def active(self) -> bool:
@@ -188,7 +187,8 @@ class EndNegation:
             rec = {**rec, "time": deadline if math.isfinite(deadline) else last_t}
         p = _Pending(rec, bind, last_t, deadline, trail)
         self.pending.setdefault(key, []).append(p)
-        heapq.heappush(self._due, (deadline, next(self._order), p))
+        self._order += 1
+        heapq.heappush(self._due, (deadline, self._order, p))
         return False
 
     def _found(self, nid: int, bind: dict, cands: list[dict], last: dict | None = None

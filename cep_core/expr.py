@@ -262,6 +262,9 @@ class ExprCompiler:
             return self._aggregate(node, refs, attrs, pos)
         if isinstance(node, ast.Lookup):
             return self._lookup(node, [sub(x) for x in node.args], pos)
+        if isinstance(node, ast.CountAll):
+            raise self.error("COUNT(*) (the number of matches an event completes) stands "
+                             "only in RETURN", node, pos)
         if isinstance(node, ast.Same):
             raise self.error(f"{to_text(node)} is not supported here: SAME must be a "
                              "top-level conjunct of WHERE", node, pos)
@@ -444,6 +447,8 @@ def to_text(node: Any) -> str:
         return f"{node.func}({'DISTINCT ' if node.distinct else ''}{t(node.arg)})"
     if isinstance(node, ast.Lookup):
         return f"{node.name}[{', '.join(t(x) for x in node.args)}]"
+    if isinstance(node, ast.CountAll):
+        return "COUNT(*)"
     if isinstance(node, ast.Same):
         return f"SAME{' VALUE' if node.value_form else ''}[{', '.join(t(x) for x in node.attrs)}]"
     return repr(node)

@@ -183,6 +183,7 @@ class ReturnSpec:
     fields: list[tuple[str, Callable]]
     texts: list[str]
     nodes: list[Any] = field(default_factory=list)  # the arguments' syntax trees
+    count: str | None = None  # the field of COUNT(*): one output per completing event
 
 
 class Plan:
@@ -776,8 +777,19 @@ def _compile_return(plan: Plan, b: _Builder, comp: ExprCompiler, ret: ast.Return
     bases: list[str] = []
     fns: list[Callable] = []
     texts: list[str] = []
+    counting = any(isinstance(a.expr, ast.CountAll) for a in ret.args)
     for n, arg in enumerate(ret.args, 1):
+        if isinstance(arg.expr, ast.CountAll):  # each match counts 1; summed per event
+            bases.append(arg.alias or "count")
+            fns.append(lambda bind: 1)
+            texts.append("COUNT(*)")
+            continue
         c = comp.compile(arg.expr, arg.pos)
+        if counting and c.refs:
+            raise b.error("with COUNT(*), RETURN gives one output per event that completes "
+                          "matches: its other fields may not read the pattern's variables "
+                          f"({c.text})",
+                          arg)
         for r in c.refs:
             if plan.variables[r.var].neg:
                 raise b.error(f"RETURN reads NEG variable '{r.var}'", arg)
@@ -796,7 +808,9 @@ def _compile_return(plan: Plan, b: _Builder, comp: ExprCompiler, ret: ast.Return
         texts.append(c.text)
     names = unique_names(["type", *bases])[1:]  # "type" is the output event's own field
     fields = list(zip(names, fns, strict=True))
-    return ReturnSpec(ret.type or "match", fields, texts, [a.expr for a in ret.args])
+    count = next((name for name, a in zip(names, ret.args, strict=True)
+                  if isinstance(a.expr, ast.CountAll)), None)
+    return ReturnSpec(ret.type or "match", fields, texts, [a.expr for a in ret.args], count)
 
 
 def _return_fn(c) -> Callable:

@@ -43,7 +43,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from cep_core.counters import Counters
-from cep_core.engine.reference import ANY, EVERY_EVENT, OUTPUTS, Statistics, match_record
+from cep_core.engine.reference import (
+    ANY,
+    EVERY_EVENT,
+    OUTPUTS,
+    Statistics,
+    match_record,
+    merge_counts,
+)
 from cep_core.errors import QueryError
 from cep_core.expr import ExprCompiler
 from cep_core.lang import ast
@@ -217,7 +224,17 @@ class GraphEngine:
 
     # ------------------------------------------------------------------ public
     def process(self, e: dict, out: list) -> None:
-        """Process one event; the matches it completes are appended to ``out``."""
+        """Process one event; the matches it completes are appended to ``out`` (for a
+        ``COUNT(*)`` query, one output with their number, counted without
+        enumerating them)."""
+        n0 = len(out)
+        self._process(e, out)
+        returns = self.plan.returns
+        if len(out) > n0 + 1 and self.output == "events" and returns is not None \
+                and returns.count is not None:
+            merge_counts(self.plan, out, n0)
+
+    def _process(self, e: dict, out: list) -> None:
         plan = self.plan
         typ, t = e["type"], e["time"]
         if plan.stream_type is not None and typ != plan.stream_type:
@@ -377,6 +394,15 @@ class GraphEngine:
         if self.output == "sets":
             out.append(found)
             self.counters.outputs += 1  # a set: its matches are counted on demand
+            return
+        returns = self.plan.returns
+        if self.output == "events" and returns is not None and returns.count is not None:
+            rec = match_record(self.plan, "events", {}, e["time"])  # COUNT(*): no paths
+            n = self._count(found)
+            if n:
+                rec[returns.count] = n
+                out.append(rec)
+                self.counters.outputs += n
             return
         for rec in self._records(found, self.output):
             out.append(rec)

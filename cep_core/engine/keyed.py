@@ -173,6 +173,8 @@ def keyed_unsupported(plan: Plan) -> str | None:
         return why
     if plan.returns is None:
         return "no RETURN (the bindings are output)"
+    if plan.returns.count is not None:
+        return "COUNT(*) in RETURN"
     try:
         _compiled(plan)
     except Unsupported as ex:

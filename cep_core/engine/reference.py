@@ -107,6 +107,18 @@ def _ids(bind: dict) -> dict[str, Any]:
             for v, e in bind.items()}
 
 
+def merge_counts(plan: Plan, out: list, n0: int) -> None:
+    """For a ``RETURN .. COUNT(*)`` query: the outputs of one event from ``out[n0]`` on
+    (one per match, counting 1) become one per output time, their counts summed."""
+    field = plan.returns.count
+    merged: dict[Any, dict] = {}
+    for rec in out[n0:]:
+        first = merged.setdefault(rec["time"], rec)
+        if first is not rec:
+            first[field] += rec[field]
+    out[n0:] = list(merged.values())
+
+
 def match_record(plan: Plan, output: str, bind: dict, t: Any) -> dict:
     """The output of the complete match ``bind`` detected at time ``t``: its event ids
     (``output="matches"``), the RETURN event (with ``time`` = ``t`` unless RETURN gives
@@ -252,6 +264,8 @@ class ReferenceEngine:
         self.ends = EndNegation(plan, self._check, timed) if (
             plan.lead_negs or plan.trail_negs) else None
         self._key_now: Any = None  # the partition whose matches _emit sees
+        self._counting = output == "events" and plan.returns is not None and \
+            plan.returns.count is not None
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -260,7 +274,14 @@ class ReferenceEngine:
 
     # ------------------------------------------------------------------ public
     def process(self, e: dict, out: list) -> None:
-        """Process one event; complete matches are appended to ``out``."""
+        """Process one event; complete matches are appended to ``out`` (for a
+        ``COUNT(*)`` query, one output with their number)."""
+        n0 = len(out)
+        self._process(e, out)
+        if self._counting and len(out) > n0 + 1:
+            merge_counts(self.plan, out, n0)
+
+    def _process(self, e: dict, out: list) -> None:
         plan = self.plan
         if self.input_filter is not None and not self.input_filter(e):
             self.stats.filtered += 1
@@ -322,6 +343,8 @@ class ReferenceEngine:
                                  "end of the stream (the lookup did not settle)")
         if self.ends is not None:
             self.counters.outputs += self.ends.flush(out)
+        if self._counting and len(out) > 1:
+            merge_counts(self.plan, out, 0)
         return out
 
     def partial_matches(self) -> list[dict[str, Any]]:

@@ -168,6 +168,13 @@ class Aggregate:
 
 
 @dataclass(frozen=True)
+class CountAll:
+    """``COUNT(*)`` in RETURN: the number of matches an event completes."""
+
+    pos: Pos = _pos()
+
+
+@dataclass(frozen=True)
 class Lookup:
     """``name[args]``: a parameter table (``GroupSize[groupID]``) or remote data
     (``REMOTE[t1.user]``, ``λ[a[i].houseID, a[i].time]``), bound when compiling."""

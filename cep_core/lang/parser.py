@@ -453,6 +453,12 @@ class _Builder(Transformer):
                               ["'AVG'", "'COUNT'", "'MAX'", "'MIN'", "'SUM'"])
         return ast.Aggregate(func, arg, True, pos=self._p(meta))
 
+    def count_all(self, meta, children):
+        (name,) = children
+        if str(name).upper() != "COUNT":
+            raise self._error(_pos_of(name), str(name), ["'COUNT'"])
+        return ast.CountAll(pos=self._p(meta))
+
     def length(self, meta, children):
         return ast.Length(str(children[0]), pos=self._p(meta))
 

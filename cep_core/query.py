@@ -204,6 +204,10 @@ class Session:
 
     def partial_matches(self) -> list[dict[str, Any]]:
         """Live partial matches as {var: event id or [ids]} (pattern queries)."""
+        if isinstance(self.engine, GraphEngine):
+            raise QueryError("the graph engine keeps the window's events as a graph, not "
+                             "partial matches one by one; start(..., engine='reference') "
+                             "lists them")
         return self.engine.partial_matches()
 
     def live_runs(self, *attrs: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from test_negation import random_stream
 import cep_core
 from cep_core.engine.graph import GraphEngine
 from cep_core.engine.reference import ReferenceEngine
+from cep_core.errors import QueryError
 
 ANY = "skip-till-any-match"
 
@@ -97,6 +98,10 @@ def test_it_is_picked_for_its_class_and_explain_says_why_not_otherwise():
     assert q.engine_for("skip-till-next-match") == "reference"
     assert q.start(engine="reference").engine_name == "reference"
     assert q.start(output="matches").engine_name == "graph"
+    with pytest.raises(QueryError, match="not partial matches one by one"):
+        q.start().partial_matches()
+    with pytest.raises(QueryError, match="graph engine does not apply"):
+        q.start("skip-till-next-match", engine="graph")
     ruled_out = cep_core.compile("PATTERN SEQ(A a, B+ b[], C c) WHERE LENGTH(b[]) > 2 "
                                  "WITHIN 10")
     assert ruled_out.engine == "reference"

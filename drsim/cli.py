@@ -275,9 +275,11 @@ def sweep(
         return
 
     from drsim import api
+    from drsim.sweeps import check_output
 
     name = _backend(backend, master, max(r.scenario.households for r in runs))
     try:
+        check_output(out, overwrite)  # before any progress is shown
         with Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("runs"), TimeElapsedColumn(),
                       TextColumn("{task.description}"), console=console) as bar:

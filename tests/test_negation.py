@@ -231,3 +231,18 @@ def test_a_kleene_neg_of_per_event_predicates_is_a_plain_neg(policy):
     for _ in range(200):
         stream = random_stream(rng)
         assert kleene.matches(stream, policy=policy) == plain.matches(stream, policy=policy)
+
+
+def test_a_failed_test_and_no_passing_test_within_15_minutes():
+    """The DR's use of a trailing NEG (docs/language.md): per household, an alert 15
+    minutes after a failed test unless a passing test came in between."""
+    q = cep_core.compile("PATTERN SEQ(testReading f, NEG testReading p) WHERE SAME[houseID] "
+                         "AND f.failed = 1 AND p.failed = 0 WITHIN 15min "
+                         "RETURN stillFailing(f.houseID AS houseID, f.time AS failedAt)",
+                         time_unit="min")
+    tests = [(0, 1, 1), (0, 2, 1), (5, 1, 0), (10, 2, 1), (40, 1, 1)]
+    stream = [{"type": "testReading", "time": t, "houseID": h, "failed": f}
+              for t, h, f in tests]
+    alerts = q.run(stream, policy="skip-till-next-match", runs="one-per-partition")
+    assert [(a["houseID"], a["failedAt"], a["time"]) for a in alerts] == [
+        (2, 0, 15), (2, 10, 25), (1, 40, 55)]  # house 1 passed at 5: no alert for 0

@@ -64,6 +64,7 @@ from drsim.sweeps.runner import (
     SweepOutcome,
     SweepOutputError,
     SweepRunError,
+    check_output,
     read_journal,
     run_sweep,
 )
@@ -97,6 +98,7 @@ __all__ = [
     "SweepRunError",
     "TABLE_CSV",
     "TABLE_PARQUET",
+    "check_output",
     "check_scenario_path",
     "expand_grid",
     "get_metric",

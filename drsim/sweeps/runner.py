@@ -124,16 +124,27 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, runner: Runner,
     return SweepOutcome(out, table, total, len(todo), reused, files)
 
 
-def _prepare_output(out: Path, overwrite: bool) -> Path:
-    """The sweep folder to write into: resumed as it is, emptied (``overwrite``), or new."""
+def check_output(out: str | Path, overwrite: bool = False) -> Path:
+    """``out`` as a Path if a sweep may write there (resume its own folder, start in an
+    empty or new one, replace its own with ``overwrite``); else SweepOutputError, one
+    line naming the path and what is there. Nothing is touched."""
+    out = Path(out)
     try:
         if overwrite:
-            folders.remove(out, kind=folders.SWEEP)
+            folders.check_output(out, overwrite=True, kind=folders.SWEEP)
         elif not folders.is_sweep_folder(out) and (why := folders.problem(out, folders.SWEEP)):
             raise SweepOutputError(f"{out} already exists and is {why}; choose another --out "
                                    "(a sweep resumes only in its own folder)")
     except folders.OutputExistsError as exc:
         raise SweepOutputError(str(exc)) from None
+    return out
+
+
+def _prepare_output(out: Path, overwrite: bool) -> Path:
+    """The sweep folder to write into: resumed as it is, emptied (``overwrite``), or new."""
+    check_output(out, overwrite)
+    if overwrite:
+        folders.remove(out, kind=folders.SWEEP)
     out.mkdir(parents=True, exist_ok=True)
     return out
 

@@ -50,6 +50,7 @@ from cep_core.expr import (
     index_range,
     key_getters,
     partition_key,
+    walk,
 )
 from cep_core.lang import ast
 from cep_core.lookup import Lookup, LookupSet
@@ -362,7 +363,7 @@ class _Builder:
         begin = len(plan.positions)
         parts = []
         for item in node.items:
-            bad = next((x for x in _elements(item) if isinstance(x, ast.OrPattern | ast.Conj)
+            bad = next((x for x in walk(item) if isinstance(x, ast.OrPattern | ast.Conj)
                         or getattr(x, "negated", False) or getattr(x, "kleene", False)), None)
             if bad is not None:
                 what = ("NEG" if getattr(bad, "negated", False) else "OR"
@@ -459,12 +460,6 @@ class _Builder:
                         self.edge(p, q, "back", na + nb)
             return first, last
         raise self.error(f"unsupported pattern element {type(node).__name__}", node)
-
-
-def _elements(node: Any) -> list[Any]:
-    """``node`` and the pattern elements nested in it."""
-    inner = getattr(node, "items", None) or getattr(node, "alternatives", None) or ()
-    return [node, *(x for item in inner for x in _elements(item))]
 
 
 def _conjuncts(expr: Any) -> list[Any]:

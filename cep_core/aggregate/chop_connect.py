@@ -85,10 +85,6 @@ class _Substring:
         self.base = 0  # serial of row 0 (rows are renumbered when compacted)
         self.bound = 1  # no counter exceeds it (doubled by each update, checked when large)
 
-    @property
-    def live(self) -> slice:
-        return slice(self.head, self.n)
-
     def serial(self, row: int) -> int:
         return self.base + row
 

@@ -48,6 +48,7 @@ from cep_core.engine.reference import (
     EVERY_EVENT,
     OUTPUTS,
     Statistics,
+    check_predicates,
     match_record,
     merge_counts,
 )
@@ -221,6 +222,8 @@ class GraphEngine:
         self.now: Any = None
         self._next_sweep = -math.inf
         self.nodes = 0  # live nodes (the state's size)
+        self._counting = output == "events" and plan.returns is not None and \
+            plan.returns.count is not None  # RETURN .. COUNT(*)
 
     # ------------------------------------------------------------------ public
     def process(self, e: dict, out: list) -> None:
@@ -229,9 +232,7 @@ class GraphEngine:
         enumerating them)."""
         n0 = len(out)
         self._process(e, out)
-        returns = self.plan.returns
-        if len(out) > n0 + 1 and self.output == "events" and returns is not None \
-                and returns.count is not None:
+        if self._counting and len(out) > n0 + 1:
             merge_counts(self.plan, out, n0)
 
     def _process(self, e: dict, out: list) -> None:
@@ -372,17 +373,7 @@ class GraphEngine:
         return tuple(values), pseudo
 
     def _check(self, preds: list[Pred], b: dict) -> bool:
-        evaluated, passed = self.stats.pred_evaluated, self.stats.pred_passed
-        n = 0
-        for p in preds:
-            n += 1
-            evaluated[p.index] += 1
-            if not p.test(b):
-                self.counters.predicates += n
-                return False
-            passed[p.index] += 1
-        self.counters.predicates += n
-        return True
+        return check_predicates(preds, b, self.counters, self.stats)
 
     # ------------------------------------------------------------------ matches
     def _emit(self, q: int, e: dict, begins: bool, prefixes: list, out: list,
@@ -395,12 +386,11 @@ class GraphEngine:
             out.append(found)
             self.counters.outputs += 1  # a set: its matches are counted on demand
             return
-        returns = self.plan.returns
-        if self.output == "events" and returns is not None and returns.count is not None:
+        if self._counting:
             rec = match_record(self.plan, "events", {}, e["time"])  # COUNT(*): no paths
             n = self._count(found)
             if n:
-                rec[returns.count] = n
+                rec[self.plan.returns.count] = n
                 out.append(rec)
                 self.counters.outputs += n
             return

@@ -119,10 +119,6 @@ class EndNegation:
         self._due: list[tuple[float, int, _Pending]] = []
         self._order = 0  # ties of deadlines: in the order the matches completed
 
-    @property
-    def active(self) -> bool:
-        return bool(self.plan.lead_negs or self.plan.trail_negs)
-
     # ------------------------------------------------------------------ the stream
     def release_before(self, t: Any, out: list) -> int:
         """Emit into ``out`` the waiting matches whose window closed before ``t``; their

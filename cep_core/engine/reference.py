@@ -107,6 +107,18 @@ def _ids(bind: dict) -> dict[str, Any]:
             for v, e in bind.items()}
 
 
+def check_predicates(preds, b: dict, counters: Counters, stats: Statistics) -> bool:
+    """Whether the bindings ``b`` pass every predicate of ``preds`` (in order, stopping at
+    the first that fails), counting each one evaluated and passed."""
+    for p in preds:
+        counters.predicates += 1
+        stats.pred_evaluated[p.index] += 1
+        if not p.test(b):
+            return False
+        stats.pred_passed[p.index] += 1
+    return True
+
+
 def merge_counts(plan: Plan, out: list, n0: int) -> None:
     """For a ``RETURN .. COUNT(*)`` query: the outputs of one event from ``out[n0]`` on
     (one per match, counting 1) become one per output time, their counts summed."""
@@ -398,14 +410,7 @@ class ReferenceEngine:
         self._next_sweep = t + tau
 
     def _check(self, preds, b: dict) -> bool:
-        counters, stats = self.counters, self.stats
-        for p in preds:
-            counters.predicates += 1
-            stats.pred_evaluated[p.index] += 1
-            if not p.test(b):
-                return False
-            stats.pred_passed[p.index] += 1
-        return True
+        return check_predicates(preds, b, self.counters, self.stats)
 
     def _record(self, bind: dict, t: Any) -> dict:
         """The output of a complete match (may raise NotYet if RETURN reads a lookup)."""

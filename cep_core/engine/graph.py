@@ -47,10 +47,10 @@ from cep_core.engine.reference import (
     ANY,
     EVERY_EVENT,
     OUTPUTS,
+    CountMerging,
     Statistics,
     check_predicates,
     match_record,
-    merge_counts,
 )
 from cep_core.errors import QueryError
 from cep_core.expr import ExprCompiler
@@ -186,11 +186,12 @@ class MatchSet:
         return f"MatchSet(at event {self.event.get('id')}, {self.count()} matches)"
 
 
-class GraphEngine:
+class GraphEngine(CountMerging):
     """Runs a :class:`~cep_core.plan.Plan` of the class :func:`graph_unsupported`
     accepts under skip-till-any-match (module docstring). ``output``: ``"events"`` or
     ``"matches"``, as :class:`~cep_core.engine.reference.ReferenceEngine`, or ``"sets"``:
-    one :class:`MatchSet` per event (and signature) that completes matches."""
+    one :class:`MatchSet` per event (and signature) that completes matches. A
+    ``COUNT(*)`` query's matches are counted without enumerating them."""
 
     name = "graph"
 
@@ -222,18 +223,7 @@ class GraphEngine:
         self.now: Any = None
         self._next_sweep = -math.inf
         self.nodes = 0  # live nodes (the state's size)
-        self._counting = output == "events" and plan.returns is not None and \
-            plan.returns.count is not None  # RETURN .. COUNT(*)
-
-    # ------------------------------------------------------------------ public
-    def process(self, e: dict, out: list) -> None:
-        """Process one event; the matches it completes are appended to ``out`` (for a
-        ``COUNT(*)`` query, one output with their number, counted without
-        enumerating them)."""
-        n0 = len(out)
-        self._process(e, out)
-        if self._counting and len(out) > n0 + 1:
-            merge_counts(self.plan, out, n0)
+        self._set_counting(output)  # RETURN .. COUNT(*)
 
     def _process(self, e: dict, out: list) -> None:
         plan = self.plan
@@ -282,6 +272,7 @@ class GraphEngine:
             if q == last:
                 self._emit(q, e, False, [(group, group.size)], out, newest_only=True)
 
+    # ------------------------------------------------------------------ public
     def flush(self) -> list[dict]:
         """The end of the stream: nothing is pending in this engine."""
         return []

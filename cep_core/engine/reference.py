@@ -131,6 +131,30 @@ def merge_counts(plan: Plan, out: list, n0: int) -> None:
     out[n0:] = list(merged.values())
 
 
+class CountMerging:
+    """Base of the engines: :meth:`process` runs the engine's ``_process`` on one event
+    and, for a ``RETURN .. COUNT(*)`` query, merges that event's outputs with
+    :func:`merge_counts`."""
+
+    plan: Plan
+    _counting: bool  # set by :meth:`_set_counting`
+
+    def _set_counting(self, output: str) -> None:
+        ret = self.plan.returns
+        self._counting = output == "events" and ret is not None and ret.count is not None
+
+    def _process(self, e: dict, out: list) -> None:
+        raise NotImplementedError
+
+    def process(self, e: dict, out: list) -> None:
+        """Process one event; the matches it completes are appended to ``out`` (for a
+        ``COUNT(*)`` query, one output with their number)."""
+        n0 = len(out)
+        self._process(e, out)
+        if self._counting and len(out) > n0 + 1:
+            merge_counts(self.plan, out, n0)
+
+
 def match_record(plan: Plan, output: str, bind: dict, t: Any) -> dict:
     """The output of the complete match ``bind`` detected at time ``t``: its event ids
     (``output="matches"``), the RETURN event (with ``time`` = ``t`` unless RETURN gives
@@ -240,7 +264,7 @@ class _Waiting:
         self.pm, self.queue, self.key = s
 
 
-class ReferenceEngine:
+class ReferenceEngine(CountMerging):
     """Runs one :class:`~cep_core.plan.Plan` over a stream, event by event (see module
     doc). ``output``: ``"events"`` (RETURN events, or the bindings when there is no
     RETURN) or ``"matches"`` ({var: event id, or list of ids for a Kleene variable})."""
@@ -276,8 +300,7 @@ class ReferenceEngine:
         self.ends = EndNegation(plan, self._check, timed) if (
             plan.lead_negs or plan.trail_negs) else None
         self._key_now: Any = None  # the partition whose matches _emit sees
-        self._counting = output == "events" and plan.returns is not None and \
-            plan.returns.count is not None
+        self._set_counting(output)
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -285,14 +308,6 @@ class ReferenceEngine:
         return state
 
     # ------------------------------------------------------------------ public
-    def process(self, e: dict, out: list) -> None:
-        """Process one event; complete matches are appended to ``out`` (for a
-        ``COUNT(*)`` query, one output with their number)."""
-        n0 = len(out)
-        self._process(e, out)
-        if self._counting and len(out) > n0 + 1:
-            merge_counts(self.plan, out, n0)
-
     def _process(self, e: dict, out: list) -> None:
         plan = self.plan
         if self.input_filter is not None and not self.input_filter(e):

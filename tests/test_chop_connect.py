@@ -80,6 +80,21 @@ def test_shared_substrings_give_each_query_its_own_a_seq_counts(seed):
         assert len(cc.substrings) <= sum(len(p) for p in plans.values())
 
 
+def test_own_pieces_are_counted_per_tag_and_never_pair_an_event_with_itself():
+    """A piece no other query shares is counted per tag; here each piece starts with the
+    type the one before ends with, so a connect must read the counts from before its
+    event."""
+    rng = random.Random(5)
+    plans = {"q": [("B",), ("A", "D"), ("D", "A", "B")], "r": [("A", "D"), ("D", "A")]}
+    cc = ChopConnect(plans, window=10)
+    assert cc.substrings == [("B",), ("A", "D")]  # r's first piece is a substring
+    for _ in range(40):
+        stream = [{"type": rng.choice("ABD"), "time": t} for t in range(40)]
+        out = ChopConnect(plans, window=10).run(stream)
+        assert [o["count"] for o in out["q"]] == brute("BADDAB", stream, 10)
+        assert [o["count"] for o in out["r"]] == brute("ADDA", stream, 10)
+
+
 def test_counts_stay_exact_beyond_int64():
     stream = [{"type": t, "time": 0} for t in "A" * 40 + "B" * 40 + "C" * 40 + "D" * 40]
     plans = {"q": [("A", "B"), ("C", "D")], "whole": [("A", "B", "C", "D")]}

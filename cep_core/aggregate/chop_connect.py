@@ -14,20 +14,32 @@ distinct substring once for all the queries that contain it, and *connects* the 
   ``sub_j`` (``j ≥ 2``; its type is the *connect event type*, CNET), the counts of the
   query's prefix ``sub_1 .. sub_{j-1}`` formed before it are attached to that vector, one
   per START event of the whole query (the *tag*, which expires first), so that expiry is
-  exact: ``count(p, e_i)_{t_j} = count(sub_1)_{t_i} · count(sub_2, e_i)_{t_j}``;
+  exact: ``count(p, e_i)_{t_j} = count(sub_1)_{t_i} · count(sub_2, e_i)_{t_j}``.
+  Vectors that start while those counts stand still take the same snapshot: the
+  snapshots are kept as versions, a new one only when ``sub_{j-1}`` gained a vector or
+  completed matches since the last;
 * **multi-connect** (Fig. 11): for ``j > 2`` the snapshot of a tag is the sum, over the
   live vectors ``y`` of ``sub_{j-1}``, of ``y``'s snapshot of that tag times ``y``'s
-  complete count;
+  complete count (one product: the complete counts summed per version, times the
+  versions);
+* a piece that no other query shares (after the query's first) is not a substring with
+  snapshots but the query's own counters per tag: its START adds the prefix counts per
+  tag to its first position (:class:`_OwnPiece`);
 * at every event of the query's last type (TRIG) the query emits the number of matches
-  that end at or before it with their first event inside its window: the sum over the
-  live vectors ``x`` of the last substring of ``x``'s complete count times the sum of
-  ``x``'s snapshot over the tags still live (kept as running sums, so this costs one
-  step per vector).
+  that end at or before it with their first event inside its window: the last piece's
+  complete counts summed over the tags still live (for a shared last substring, each
+  vector's complete count times its snapshot's sum over those tags).
+
+Chop-Connect saves the updates of a shared substring's counters for all but one query
+and pays for each connect a snapshot (or, for an own piece, a multi-connect) per query:
+it gains when the shared sub-pattern's events outnumber the connect events (§4.2, "Cost
+Analysis"); ``scripts/reproduce_aseq.py`` measures both kinds of stream.
 
 The counts equal those of each query alone (:class:`cep_core.aggregate.SeqAggregator`,
 the same window semantics: docs/decisions.md, "The window bound is inclusive"); tested in
-``tests/test_chop_connect.py``. Counts are exact: a substring's counters are int64 and
-turn into Python integers (object arrays) before they could overflow.
+``tests/test_chop_connect.py``. Counts are exact: counters are int64 and snapshots
+float64 below 2**53, and both turn into Python integers (object arrays) before they
+could lose a unit.
 """
 
 from __future__ import annotations
@@ -43,6 +55,7 @@ from cep_core.errors import QueryError
 __all__ = ["ChopConnect", "chop"]
 
 _SAFE = 2 ** 61  # above this, a substring's counters become Python integers
+_EXACT = 2.0 ** 53  # below this, float64 holds every integer exactly
 
 
 def chop(pattern: Sequence[str], shared: Sequence[Sequence[str]]) -> list[tuple[str, ...]]:
@@ -84,6 +97,7 @@ class _Substring:
         self.n = 0  # rows in use
         self.base = 0  # serial of row 0 (rows are renumbered when compacted)
         self.bound = 1  # no counter exceeds it (doubled by each update, checked when large)
+        self.changes = 0  # counts up whenever the complete counts may have changed
 
     def serial(self, row: int) -> int:
         return self.base + row
@@ -105,6 +119,8 @@ class _Substring:
         if not positions or self.head == self.n:
             return 0
         rows = self.cnt[self.head:self.n]
+        if positions[0] == len(self.types) - 1:
+            self.changes += 1
         for m in positions:  # descending: an event never extends itself
             rows[:, m] += rows[:, m - 1]
         self.bound *= 2  # an update at most doubles a counter
@@ -123,6 +139,7 @@ class _Substring:
         self.cnt[self.n, 0] = 1
         self.start[self.n] = t
         self.n += 1
+        self.changes += 1
         return self.serial(self.n - 1)
 
     def complete(self) -> np.ndarray:
@@ -131,71 +148,161 @@ class _Substring:
 
 
 class _Snapshots:
-    """One query's snapshots on one of its substrings, as a matrix: a row per vector of
-    the substring (by serial), a column per tag (a START of the query's first substring,
-    by serial); a tag that started after a vector's snapshot is 0 there (a match cannot
-    start after its connect). Rows and columns before the live ones are dropped now and
-    then."""
+    """One query's snapshots on one of its substrings. A snapshot is a vector over the
+    tags (the STARTs of the query's first substring, by serial); vectors of the
+    substring that started while the query's prefix count stood still share one, so
+    the snapshots are kept as *versions* (a matrix: a row per version, a column per
+    tag; a tag that started after a version is 0 there, as a match cannot start after
+    its connect) and, per vector of the substring (by serial), the version it took.
+    Entries are float64 while every count is below 2**53 (integers there are exact,
+    and the products run in BLAS), Python integers beyond. Rows and columns before the
+    live ones are dropped now and then."""
 
     def __init__(self):
-        self.m = np.zeros((16, 16), dtype=np.int64)
-        self.row0 = self.col0 = 0  # serials of row 0 and column 0
-        self.rows = self.cols = 0  # in use
-        self.bound = 0  # no entry exceeds it
+        self.versions = np.zeros((16, 16))
+        self.ver0 = self.col0 = 0  # serials of version row 0 and of column 0
+        self.n_versions = self.cols = 0  # in use
+        self.taken = np.zeros(16, dtype=np.int64)  # per vector: the version serial
+        self.row0 = self.rows = 0  # serial of the first vector kept; vectors kept
 
-    def _fit(self, rows: int, cols: int) -> None:
-        r, c = self.m.shape
-        if rows > r or cols > c:
-            grown = np.zeros((max(rows, 2 * r), max(cols, 2 * c)), dtype=self.m.dtype)
-            grown[:self.rows, :self.cols] = self.m[:self.rows, :self.cols]
-            self.m = grown
-
-    def attach(self, serial: int, first_tag: int, counts: np.ndarray, bound: int) -> None:
-        """The snapshot ``counts`` (no entry above ``bound``) of the vector ``serial``,
-        its first entry for tag ``first_tag``."""
-        if self.rows == 0 and self.cols == 0:
-            self.row0, self.col0 = serial, first_tag
-        row, col = serial - self.row0, first_tag - self.col0
+    def add_version(self, first_tag: int, counts: np.ndarray) -> int:
+        """A new snapshot, ``counts`` from tag ``first_tag`` on; its version serial."""
+        if self.n_versions == 0 and self.cols == 0:
+            self.col0 = first_tag
+        col = first_tag - self.col0
         if col < 0:
             counts, col = counts[-col:], 0
-        self._fit(row + 1, col + len(counts))
-        self.bound = max(self.bound, bound)
-        if (counts.dtype == object or self.bound > _SAFE) and self.m.dtype != object:
-            self.m = self.m.astype(object)
-        self.m[row, :] = 0
-        self.m[row, col:col + len(counts)] = counts
-        self.rows = row + 1
-        self.cols = max(self.cols, col + len(counts))
+        r, c = self.versions.shape
+        need_r, need_c = self.n_versions + 1, col + len(counts)
+        if need_r > r or need_c > c:
+            grown = np.zeros((2 * r if need_r > r else r, max(need_c, 2 * c) if need_c > c
+                              else c), dtype=self.versions.dtype)
+            grown[:self.n_versions, :self.cols] = self.versions[:self.n_versions, :self.cols]
+            self.versions = grown
+        if self.versions.dtype != object and len(counts) and (
+                counts.dtype == object or counts.max() >= _EXACT):
+            self.versions = self.versions.astype(object)
+        row = self.versions[self.n_versions]
+        row[:] = 0
+        row[col:col + len(counts)] = counts
+        self.n_versions += 1
+        self.cols = max(self.cols, need_c)
+        return self.ver0 + self.n_versions - 1
 
-    def weighted(self, lo_row: int, weights: np.ndarray, weight_bound: int, lo_tag: int,
-                 n_tags: int) -> np.ndarray:
-        """``Σ_rows weight · snapshot`` over the rows from serial ``lo_row`` (one weight
-        each, none above ``weight_bound``) and the tags ``lo_tag ..`` (``n_tags`` of them),
-        exact."""
-        r0, c0 = lo_row - self.row0, lo_tag - self.col0
-        if not len(weights) or c0 >= self.cols or n_tags <= 0:
-            return np.zeros(max(n_tags, 0), dtype=np.int64)
-        block = self.m[r0:r0 + len(weights), max(c0, 0):self.cols]
-        w = weights
-        if block.dtype != object and w.dtype != object and \
-                weight_bound * self.bound * len(w) <= _SAFE:
-            part = w @ block  # int64 cannot overflow here
-        else:
-            part = w.astype(object) @ block.astype(object)
-        out = np.zeros(n_tags, dtype=part.dtype)
-        start = max(c0, 0) - c0
-        out[start:start + len(part)] = part[:n_tags - start]
-        return out
+    def attach(self, serial: int, version: int) -> None:
+        """The vector ``serial`` (the next one of its substring) takes ``version``."""
+        if self.rows == 0:
+            self.row0 = serial
+        row = serial - self.row0
+        if row >= len(self.taken):
+            self.taken = np.concatenate([self.taken, np.zeros_like(self.taken)])
+        self.taken[row] = version
+        self.rows = row + 1
+
+    def weighted(self, lo_row: int, weights: np.ndarray, lo_tag: int) -> tuple[int, np.ndarray]:
+        """``Σ_vectors weight · snapshot`` over the vectors from serial ``lo_row`` (one
+        non-negative integer weight each) and the tags from ``lo_tag`` on, exact (int64,
+        or Python integers beyond): (its first tag, the counts; tags after them are 0)."""
+        return max(lo_tag, self.col0), self._product(lo_row, weights, lo_tag, summed=False)
+
+    def total(self, lo_row: int, weights: np.ndarray, lo_tag: int) -> int:
+        """``Σ_vectors weight · Σ_tags snapshot`` over the vectors from serial
+        ``lo_row`` and the tags from ``lo_tag`` on, exact."""
+        return int(self._product(lo_row, weights, lo_tag, summed=True).sum())
+
+    def _product(self, lo_row: int, weights: np.ndarray, lo_tag: int,
+                 summed: bool) -> np.ndarray:
+        """:meth:`weighted`'s counts (or, ``summed``, an array whose sum is the total)."""
+        c0 = max(lo_tag - self.col0, 0)
+        if not len(weights) or c0 >= self.cols:
+            return np.zeros(0, dtype=np.int64)
+        r0 = lo_row - self.row0
+        took = self.taken[r0:r0 + len(weights)] - self.ver0
+        first = took[0]  # versions grow with the vectors' serials
+        block = self.versions[first:took[-1] + 1, c0:self.cols]
+        if block.dtype != object and weights.dtype != object:
+            part = np.bincount(took - first, weights=weights) @ block
+            # non-negative terms: every partial sum is at most the result, so a result
+            # below 2**53 was computed exactly
+            if summed:
+                whole = part.sum()
+                if whole < _EXACT:
+                    return np.array([int(whole)], dtype=np.int64)
+            elif part.max() < _EXACT:
+                return part.astype(np.int64)
+        per_version = np.zeros(len(block), dtype=object)
+        np.add.at(per_version, took - first, weights.astype(object))
+        return per_version @ block.astype(object)
 
     def forget_before(self, row: int, tag: int) -> None:
-        """Drop the rows before serial ``row`` and the columns before serial ``tag``,
-        when they are half of the matrix."""
-        dr, dc = row - self.row0, tag - self.col0
-        if dr > 64 and 2 * dr > self.rows or dc > 64 and 2 * dc > self.cols:
-            dr, dc = max(dr, 0), max(dc, 0)
-            self.m = self.m[dr:, dc:].copy()
-            self.row0, self.col0 = self.row0 + dr, self.col0 + dc
-            self.rows, self.cols = max(self.rows - dr, 0), max(self.cols - dc, 0)
+        """Drop the vectors before serial ``row``, the versions only they took and the
+        columns before serial ``tag``, when they are half of what is kept."""
+        dr = row - self.row0
+        if 64 < dr < self.rows and 2 * dr > self.rows:
+            self.taken = self.taken[dr:].copy()
+            self.row0, self.rows = row, self.rows - dr
+        dv = (int(self.taken[0]) if self.rows else self.ver0 + self.n_versions) - self.ver0
+        dc = tag - self.col0
+        if dv > 64 and 2 * dv > self.n_versions or dc > 64 and 2 * dc > self.cols:
+            dv, dc = max(dv, 0), max(dc, 0)
+            self.versions = self.versions[dv:, dc:].copy()
+            self.ver0, self.col0 = self.ver0 + dv, self.col0 + dc
+            self.n_versions, self.cols = self.n_versions - dv, max(self.cols - dc, 0)
+
+
+class _OwnPiece:
+    """A piece ``sub_j`` (``j ≥ 2``) that no other query shares, counted per tag: a row
+    per tag (by serial, rows appear as tags do), a column per position. Its START adds,
+    per tag, the prefix count ``sub_1 .. sub_j-1`` formed before it to column 0; its
+    other events update the columns as a substring's vectors are updated. This is the
+    connect of Lemma 7 without a snapshot to keep: the piece is the query's alone."""
+
+    def __init__(self, types: tuple[str, ...]):
+        self.types = types
+        self.at: dict[str, list[int]] = {}  # type -> its positions >= 1, descending
+        for m in range(len(types) - 1, 0, -1):
+            self.at.setdefault(types[m], []).append(m)
+        self.cnt = np.zeros((16, len(types)), dtype=np.int64)
+        self.base = 0  # serial of the tag of row 0
+        self.bound = 0  # no counter exceeds it
+        self.changes = 0  # counts up whenever the complete counts may have changed
+
+    def rows(self, lo_tag: int, hi_tag: int) -> np.ndarray:
+        """The rows of the tags ``lo_tag .. hi_tag - 1`` (the live ones)."""
+        if lo_tag - self.base > 1024 and 2 * (lo_tag - self.base) > len(self.cnt):
+            self.cnt = self.cnt[lo_tag - self.base:].copy()  # forget expired tags
+            self.base = lo_tag
+        if hi_tag - self.base > len(self.cnt):
+            grown = np.zeros((max(hi_tag - self.base, 2 * len(self.cnt)), len(self.types)),
+                             dtype=self.cnt.dtype)
+            grown[:len(self.cnt)] = self.cnt
+            self.cnt = grown
+        return self.cnt[lo_tag - self.base:hi_tag - self.base]
+
+    def update(self, typ: str, rows: np.ndarray) -> None:
+        positions = self.at[typ]
+        if positions[0] == len(self.types) - 1:
+            self.changes += 1
+        for m in positions:  # descending: an event never extends itself
+            rows[:, m] += rows[:, m - 1]
+        self.bound *= 2
+        self._widen(rows)
+
+    def enter(self, rows: np.ndarray, counts: np.ndarray) -> None:
+        """Column 0 of the tags from the first of ``rows`` on gains ``counts``."""
+        if not len(counts):
+            return
+        rows[:len(counts), 0] += counts
+        self.bound += int(counts.max())
+        if len(self.types) == 1:
+            self.changes += 1
+        self._widen(rows)
+
+    def _widen(self, rows: np.ndarray) -> None:
+        if self.bound > _SAFE and self.cnt.dtype != object:
+            self.bound = int(rows.max(initial=0))  # the bound is loose: look
+            if self.bound > _SAFE:
+                self.cnt = self.cnt.astype(object)  # before a doubling could overflow
 
 
 class ChopConnect:
@@ -210,20 +317,29 @@ class ChopConnect:
         if not window >= 0:
             raise QueryError(f"the window must be a number >= 0, not {window!r}")
         self.window = float(window)
-        self.subs: dict[tuple[str, ...], _Substring] = {}
-        self.plans: dict[str, list[_Substring]] = {}
-        for name, pieces in plans.items():
-            chain = []
-            for piece in pieces:
-                types = tuple(piece)
-                if not types:
-                    raise QueryError(f"query {name!r}: an empty substring")
-                chain.append(self.subs.setdefault(types, _Substring(types)))
-            if not chain:
+        pieces: dict[str, list[tuple[str, ...]]] = {}
+        for name, chopped in plans.items():
+            pieces[name] = [tuple(piece) for piece in chopped]
+            if not pieces[name]:
                 raise QueryError(f"query {name!r}: no substring")
-            self.plans[name] = chain
+            if not all(pieces[name]):
+                raise QueryError(f"query {name!r}: an empty substring")
+        uses: dict[tuple[str, ...], int] = {}
+        for chain in pieces.values():
+            for types in chain:
+                uses[types] = uses.get(types, 0) + 1
+        # a query's first piece, and every piece another query (or place) shares, is a
+        # substring computed once; any other piece is the query's own, counted per tag
+        self.subs: dict[tuple[str, ...], _Substring] = {}
+        self.plans: dict[str, list[_Substring | _OwnPiece]] = {}
+        for name, chain in pieces.items():
+            self.plans[name] = [self.subs.setdefault(types, _Substring(types))
+                                if j == 0 or uses[types] > 1 else _OwnPiece(types)
+                                for j, types in enumerate(chain)]
         self.snaps = {name: [_Snapshots() for _ in chain] for name, chain in
                       self.plans.items()}
+        # (query, j) -> (the changes of piece j-1 it was taken at, the version)
+        self.latest: dict[tuple[str, int], tuple[int, int]] = {}
         self.counters = Counters()
         self.now: Any = None
         # what an event of each type touches
@@ -233,16 +349,26 @@ class ChopConnect:
             for typ in sub.at:
                 self.updated.setdefault(typ, []).append(sub)
             self.started.setdefault(sub.types[0], []).append(sub)
-        self.connects: dict[str, list[tuple[str, int]]] = {}  # CNET: (query, substring)
+        self.connects: dict[str, list[tuple[str, int]]] = {}  # CNET: (query, piece)
+        self.own_updated: dict[str, list[tuple[str, int]]] = {}
         self.triggers: dict[str, list[str]] = {}
         for name, chain in self.plans.items():
-            for j in range(1, len(chain)):
-                self.connects.setdefault(chain[j].types[0], []).append((name, j))
+            for j, piece in enumerate(chain):
+                if j:
+                    self.connects.setdefault(piece.types[0], []).append((name, j))
+                if isinstance(piece, _OwnPiece):
+                    for typ in piece.at:
+                        self.own_updated.setdefault(typ, []).append((name, j))
             self.triggers.setdefault(chain[-1].types[-1], []).append(name)
+        self.actions = {typ: tuple(tuple(table.get(typ, ())) for table in (
+            self.connects, self.updated, self.own_updated, self.started, self.triggers))
+            for typ in {*self.connects, *self.updated, *self.own_updated, *self.started,
+                        *self.triggers}}
 
     @property
     def substrings(self) -> list[tuple[str, ...]]:
-        """The distinct substrings, each computed once."""
+        """The distinct substrings computed once (each query's own pieces after its
+        first are counted per tag instead)."""
         return list(self.subs)
 
     def run(self, events: Sequence[Mapping[str, Any]]) -> dict[str, list[dict]]:
@@ -253,23 +379,35 @@ class ChopConnect:
         return out
 
     def _process(self, e: Mapping[str, Any], n: int, out: dict[str, list[dict]]) -> None:
-        typ, t = e["type"], e["time"]
         self.counters.events += 1
+        actions = self.actions.get(e["type"])
+        if actions is None:
+            return
+        typ, t = e["type"], e["time"]
         self.now = t
-        # snapshots of the connects this event starts, from the counts before it
-        taken = [(name, j, *self._snapshot(name, j)) for name, j in self.connects.get(typ, ())]
-        for sub in self.updated.get(typ, ()):
+        connects_to, updated, own_updated, started, triggers = actions
+        # the connects this event starts, from the counts before it
+        connects = [(name, j, self._connect(name, j)) for name, j in connects_to]
+        for sub in updated:
             self._expire(sub)
             self.counters.pm_extended += sub.update(typ)
+        for name, j in own_updated:
+            rows = self._tag_rows(name, j)
+            self.plans[name][j].update(typ, rows)
+            self.counters.pm_extended += len(rows) * len(self.plans[name][j].at[typ])
         new = {}
-        for sub in self.started.get(typ, ()):
+        for sub in started:
             self._expire(sub)
             new[sub.types] = sub.add(t)
             self.counters.pm_created += 1
-        for name, j, first_tag, counts, bound in taken:
-            self.snaps[name][j].attach(new[self.plans[name][j].types], first_tag, counts,
-                                       bound)
-        for name in self.triggers.get(typ, ()):
+        for name, j, connect in connects:
+            piece = self.plans[name][j]
+            if isinstance(piece, _OwnPiece):
+                from_tag, counts = connect
+                piece.enter(self._tag_rows(name, j, from_tag), counts)
+            else:
+                self.snaps[name][j].attach(new[piece.types], connect)
+        for name in triggers:
             out[name].append({"time": t, "trigger_id": e.get("id", n),
                               "count": self._total(name)})
             self.counters.outputs += 1
@@ -280,34 +418,62 @@ class ChopConnect:
         sub.expire(self.now, self.window)
         self.counters.pm_dropped += sub.head - before
 
-    def _snapshot(self, name: str, j: int) -> tuple[int, np.ndarray, int]:
-        """The query's counts of ``sub_1 .. sub_j-1`` per live tag: (first tag, counts, a
-        bound of the counts)."""
-        chain = self.plans[name]
-        first = chain[0]
+    def _live_tags(self, name: str) -> tuple[int, int]:
+        """The serials of the query's live tags: (first, one past the last)."""
+        first = self.plans[name][0]
         self._expire(first)
-        lo_tag = first.serial(first.head)
-        if j == 1:
-            return lo_tag, first.complete().copy(), first.bound
-        prev, snaps = chain[j - 1], self.snaps[name][j - 1]
+        return first.serial(first.head), first.serial(first.n)
+
+    def _tag_rows(self, name: str, j: int, lo_tag: int | None = None) -> np.ndarray:
+        """The rows of the own piece ``j`` of the query, from ``lo_tag`` (the first
+        live tag) to the last tag."""
+        lo, hi = self._live_tags(name)
+        return self.plans[name][j].rows(lo if lo_tag is None else lo_tag, hi)
+
+    def _prefix(self, name: str, j: int) -> tuple[int, np.ndarray]:
+        """The query's counts of ``sub_1 .. sub_j-1`` per live tag now: (the first tag,
+        the counts from it on; the tags after them have none). Multi-connect (Fig. 11)
+        when ``sub_j-1`` is a shared substring after the first."""
+        lo_tag, hi_tag = self._live_tags(name)
+        prev = self.plans[name][j - 1]
+        if j == 1:  # copies: this event may update them before they are used
+            return lo_tag, prev.complete().copy()
+        if isinstance(prev, _OwnPiece):
+            return lo_tag, prev.rows(lo_tag, hi_tag)[:, -1].copy()
+        snaps = self.snaps[name][j - 1]
         self._expire(prev)
-        live = prev.n - prev.head
-        counts = snaps.weighted(prev.serial(prev.head), prev.complete(), prev.bound, lo_tag,
-                                first.n - first.head)
+        connected = snaps.weighted(prev.serial(prev.head), prev.complete(), lo_tag)
         snaps.forget_before(prev.serial(prev.head), lo_tag)
-        return lo_tag, counts, prev.bound * snaps.bound * max(live, 1)
+        return connected
+
+    def _connect(self, name: str, j: int) -> Any:
+        """What a START of the query's piece ``j`` connects with: for an own piece, the
+        prefix counts per tag; for a shared substring, the version of the snapshot its
+        new vector takes (the last one while those counts have not changed: they
+        change only when piece ``j-1`` gains a vector or completes matches, and an
+        expired vector of it had only expired tags)."""
+        if isinstance(self.plans[name][j], _OwnPiece):
+            return self._prefix(name, j)
+        changes = self.plans[name][j - 1].changes
+        latest = self.latest.get((name, j))
+        if latest is not None and latest[0] == changes:
+            return latest[1]
+        version = self.snaps[name][j].add_version(*self._prefix(name, j))
+        self.latest[(name, j)] = (changes, version)
+        return version
 
     def _total(self, name: str) -> int:
         chain = self.plans[name]
         last = chain[-1]
+        if isinstance(last, _OwnPiece):
+            complete = self._tag_rows(name, len(chain) - 1)[:, -1]
+            return int(complete.sum(dtype=object) if last.bound * len(complete) > _SAFE
+                       else complete.sum())
         self._expire(last)
         complete = last.complete()
         if len(chain) == 1:
             return int(complete.sum(dtype=object))
-        first, snaps = chain[0], self.snaps[name][-1]
-        self._expire(first)
-        lo_tag = first.serial(first.head)
-        per_tag = snaps.weighted(last.serial(last.head), complete, last.bound, lo_tag,
-                                 first.n - first.head)
-        snaps.forget_before(last.serial(last.head), lo_tag)
-        return int(per_tag.sum())
+        lo_tag, _ = self._live_tags(name)
+        total = self.snaps[name][-1].total(last.serial(last.head), complete, lo_tag)
+        self.snaps[name][-1].forget_before(last.serial(last.head), lo_tag)
+        return total

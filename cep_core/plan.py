@@ -491,10 +491,11 @@ def _dominators(plan: Plan) -> dict[int, set[int]]:
     return dom
 
 
-def flat_sequence_problem(plan: Plan) -> str | None:
+def flat_sequence_problem(plan: Plan, negation: bool = False) -> str | None:
     """Why ``plan`` is not a flat ``SEQ`` of events and Kleene elements, each state
-    following the one before (None when it is): what the vectorized engines run."""
-    if plan.negs:
+    following the one before (None when it is): what the vectorized engines run.
+    ``negation``: ``NEG`` elements are allowed (they add no state)."""
+    if plan.negs and not negation:
         return "NEG"
     if plan.conj_blocks:
         return "AND"

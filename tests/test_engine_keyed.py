@@ -215,7 +215,7 @@ RETURN userNonComplianceEvent(a[last].time, a[m_user].houseID, a[m_user].groupID
 
 @pytest.mark.parametrize("text, reason", [
     ("PATTERN SEQ(A a, B b) WHERE a.x = b.x RETURN R(a.x)", "partition"),
-    ("PATTERN SEQ(A a, NEG C n, B b) WHERE SAME[k] RETURN R(a.x)", "NEG"),
+    ("PATTERN SEQ(A a, NEG C+ n[], B b) WHERE SAME[k] RETURN R(a.x)", "NEG on a Kleene"),
     ("PATTERN SEQ(A a, (B b OR C c)) WHERE SAME[k] RETURN R(a.x)", "OR"),
     ("PATTERN SEQ(A a, SEQ(B b, C c)+) WHERE SAME[k] RETURN R(a.x)", "SEQ(..)+"),
     ("PATTERN SEQ(A+ a[]) WHERE SAME[k] AND AVG(a[i].x) > 1 RETURN R(a[1].x)", "Aggregate"),

@@ -8,8 +8,9 @@ random streams and random queries of the class and requires identical outputs).
 **The class.** A pattern query is accepted when
 
 * ``WHERE`` has ``SAME[k1, ..]`` (the partition key);
-* the pattern is a flat ``SEQ`` of elements ``T v`` and Kleene elements ``T+ v[]`` (no
-  ``OR``, ``NEG`` or ``SEQ(..)+``) and there is a ``RETURN``;
+* the pattern is a flat ``SEQ`` of elements ``T v`` and Kleene elements ``T+ v[]``, with
+  ``NEG T n`` between two of them, before the first or after the last (no ``OR``,
+  ``AND``, ``SEQ(..)+`` or ``NEG T+ n[]``), and there is a ``RETURN``;
 * every predicate and ``RETURN`` argument compiles to numpy
   (:mod:`cep_core.engine.vectorize`): arithmetic ``+ - * /``, comparisons, ``AND OR
   NOT``, ``IN {constants}``, ``abs min max floor ceil round``, ``v.attr``, ``v[i]``
@@ -31,11 +32,14 @@ transition's predicates in plan order on the rows that passed the previous ones 
 last, on fewer rows), the completions, the run's one continuation (the Kleene ``take``
 first, as in the reference engine's rule), and the starts of keys that have no run.
 Per key, events are processed in stream order; outputs are sorted back into stream
-order. A query of one Kleene element under strict contiguity (Listing 6.1) takes a
-whole batch at once instead, by scans over the events sorted by key
-(:mod:`cep_core.engine.segment_scan`), when the batch allows it. Counters match the
-reference engine's, except ``pm_dropped`` for windows: here a run the window closed on
-is dropped when its key's next event arrives.
+order. ``NEG`` elements keep per key a flag or candidates while the run waits before
+them, the recent events of a leading ``NEG``'s type, and the matches waiting for a
+trailing ``NEG``'s window to close, which are output at the first event after it or by
+``flush()`` (:mod:`cep_core.engine.keyed_negation`). A query of one Kleene element
+under strict contiguity (Listing 6.1) takes a whole batch at once instead, by scans
+over the events sorted by key (:mod:`cep_core.engine.segment_scan`), when the batch
+allows it. Counters match the reference engine's, except ``pm_dropped`` for windows:
+here a run the window closed on is dropped when its key's next event arrives.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ import numpy as np
 import pandas as pd
 
 from cep_core.counters import Counters
+from cep_core.engine.keyed_negation import KeyedNegation
 from cep_core.engine.reference import ONE_PER_PARTITION, STRICT, Statistics
 from cep_core.engine.segment_scan import scan_batch, scan_supported
 from cep_core.engine.vectorize import Unsupported, VectorCompiler, fields, passes
@@ -168,7 +173,9 @@ def keyed_unsupported(plan: Plan) -> str | None:
         return "no SAME[..] partition key"
     if any("(" in item for item in plan.partition):
         return "a computed partition key (SAME[f(..)])"
-    why = flat_sequence_problem(plan)
+    if any(n.kleene for n in plan.negs):
+        return "NEG on a Kleene element"
+    why = flat_sequence_problem(plan, negation=True)
     if why is not None:
         return why
     if plan.returns is None:
@@ -327,20 +334,22 @@ class KeyedEngine:
         self._typ: np.ndarray | None = None
         self._pre: dict | None = None
         self._setup()
+        #: the NEG elements (:mod:`cep_core.engine.keyed_negation`), None without
+        self.neg = KeyedNegation(self) if plan.negs else None
         self.events_fed = 0
 
     def _setup(self) -> None:
         plan = self.plan
         self.c = _compiled(plan)
         self.scan = scan_supported(self)
-        self.types = {t: j for j, t in enumerate(sorted(plan.types))}
+        self.types = {t: j for j, t in enumerate(sorted(plan.types | plan.neg_types))}
         stores: dict[tuple, None] = {}
         for r in self.c.refs:
             if r[0] != "attr":
                 continue
             _, v, slot, a, n = r
-            if slot == "back0":
-                continue  # the new event itself (see _Env.ref)
+            if slot == "back0" or plan.variables[v].neg:
+                continue  # the new event itself (see _Env.ref), or a NEG element's
             kind = "last" if slot == "back1" else slot
             stores[(kind, v, a, n if kind == "nth" else 0)] = None
         self.store_keys = list(stores)
@@ -381,6 +390,7 @@ class KeyedEngine:
         if self.plan.stream_type is not None:
             keep &= np.asarray([x == self.plan.stream_type for x in names])[typ_all]
         self._count_events(b, keep, names, typ_all)
+        seen = np.flatnonzero(keep)  # the events processed (a trailing NEG's clock)
         for a in self.plan.partition:
             if a in b.missing:
                 keep &= ~b.missing[a]
@@ -392,15 +402,23 @@ class KeyedEngine:
         if rows.size:
             kid = self.keyindex.ids([b.cols[a][rows] for a in self.plan.partition])
             self._grow(self.keyindex.size)
+            if self.neg is not None:
+                self.neg.begin_batch(b, rows, kid, typ[rows], self.events_fed - b.n)
             if not (self.scan and scan_batch(self, b, rows, kid, typ[rows], out)):
                 steps = b.steps if rows.size == b.n else np.diff(b.cols["time"][rows])
                 for sel in _waves(kid, steps):
                     self._wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
+        if self.neg is not None:
+            self.neg.end_batch(self, b, seen, out)
         self._typ = self._pre = None
         return out.result(frame)
 
     def flush(self) -> list[dict]:
-        return []
+        """The end of the stream: the matches still waiting for a trailing NEG's window."""
+        out = _Outputs(self.plan.returns.type, [n for n, _ in self.c.returns])
+        if self.neg is not None:
+            self.neg.flush(self, out)
+        return out.result(False)
 
     def partial_matches(self) -> list[dict[str, Any]]:
         raise QueryError("the keyed vectorized engine keeps no event bindings; run the "
@@ -503,6 +521,8 @@ class KeyedEngine:
             self.length[v] = _resize(self.length[v], new, 0)
         for k in self.store:
             self.store[k] = _resize(self.store[k], new, 0)
+        if self.neg is not None:
+            self.neg.grow(new)
 
     def _put(self, store_key: tuple, keys: np.ndarray, values: np.ndarray) -> None:
         arr = self.store.get(store_key)
@@ -599,12 +619,22 @@ class KeyedEngine:
 
     def _emit(self, edge, b, rows, keys, newlen, sub: int, out: _Outputs) -> None:
         """Output events for the events ``rows`` whose runs ``keys`` completed a match
-        through ``edge``."""
+        through ``edge``: those that the NEG elements at the pattern's ends let out now."""
         n = rows.size
         if not n:
             return
         dst = self.plan.positions[edge.dst]
         env = _Env(self, b, rows, keys, dst.var, edge.kind == "take", newlen)
+        if self.neg is not None and (self.neg.lead or self.neg.trail):
+            first_t = b.cols["time"][rows] if edge.kind == "begin" else self.first_t[keys]
+            now = self.neg.admit(self, env, first_t, sub)
+            if not now.all():
+                rows, keys = rows[now], keys[now]
+                newlen = newlen[now] if newlen is not None else None
+                env = _Env(self, b, rows, keys, dst.var, edge.kind == "take", newlen)
+                n = rows.size
+                if not n:
+                    return
         out.add(rows, sub, fields([fn for _, fn in self.c.returns], env, n),
                 b.cols["time"][rows])
         self.counters.outputs += n
@@ -614,6 +644,8 @@ class KeyedEngine:
         plan = self.plan
         dst = plan.positions[edge.dst]
         self.state[keys] = edge.dst
+        if self.neg is not None:
+            self.neg.reset(keys)
         if edge.kind == "begin":
             self.first_t[keys] = t
             for v in self.length:
@@ -657,8 +689,12 @@ class KeyedEngine:
             grows, gkeys, gtyp = rows[at], keys[at], typ[at]
             glens = self.length[qpos.var][gkeys] if qpos.kleene else None
             for ei, edge in enumerate(edges):
-                code = self.types[plan.positions[edge.dst].type]
-                cand = np.flatnonzero(gtyp == code)
+                dst = plan.positions[edge.dst]
+                cand = np.flatnonzero(gtyp == self.types[dst.type])
+                if cand.size and edge.negs:
+                    ones = np.ones(cand.size, dtype=np.int64) if dst.kleene else None
+                    env = _Env(self, b, grows[cand], gkeys[cand], dst.var, False, ones)
+                    cand = cand[~self.neg.blocks(self, edge, env)]
                 if not cand.size:
                     entering.append(None)
                     continue
@@ -676,6 +712,10 @@ class KeyedEngine:
                     free = loc[taken[loc] == -1]
                     taken[free] = ei
                 entering.append(edge)
+            if self.neg is not None:
+                gone = at[self.neg.watch(self, q, b, grows, gkeys, gtyp, ~anypass)]
+                counters.pm_dropped += gone.size
+                self.state[keys[gone]] = -1
             for ei, edge in enumerate(entering):
                 if edge is None:
                     continue
@@ -806,7 +846,10 @@ class _Outputs:
         self.type, self.names = type_, names
         self.parts: list[tuple] = []
 
-    def add(self, pos: np.ndarray, sub: int, fields: list, times: np.ndarray) -> None:
+    def add(self, pos: np.ndarray, sub: int | np.ndarray, fields: list,
+            times: np.ndarray) -> None:
+        """Outputs at batch positions ``pos``, ordered at one position by ``sub`` (one
+        number, or one per output)."""
         self.parts.append((pos, sub, fields, times))
 
     def _columns(self) -> tuple[dict[str, np.ndarray], int]:
@@ -815,13 +858,17 @@ class _Outputs:
         if not self.parts:
             return {}, 0
         pos = np.concatenate([p[0] for p in self.parts])
-        if len(self.parts) == 1:  # distinct positions: ranked without a sort
+        subs = [p[1] for p in self.parts]
+        if any(isinstance(x, np.ndarray) for x in subs):
+            order = np.lexsort((np.concatenate([np.broadcast_to(x, p[0].shape) for x, p in
+                                                zip(subs, self.parts, strict=True)]), pos))
+        elif len(self.parts) == 1:  # distinct positions: ranked without a sort
             rank = np.empty(int(pos.max()) + 1, dtype=np.int64)
             rank[pos] = np.arange(pos.size)
             seen = np.zeros(rank.size, dtype=bool)
             seen[pos] = True
             order = rank[seen]
-        elif len({p[1] for p in self.parts}) == 1:
+        elif len(set(subs)) == 1:
             order = np.argsort(pos, kind="stable")
         else:
             sub = np.concatenate([np.full(p[0].size, p[1]) for p in self.parts])

@@ -5,10 +5,11 @@ one event per key at a time. For the queries below, a batch is processed at once
 instead, with array scans over the events sorted by key, and the outputs, counters and
 state are those the waves would give (the differential tests run both).
 
-**The class.** The keyed class, and: the pattern is one Kleene element ``T+ v[]``; the
-policy is strict contiguity (one run per key); the predicates of the Kleene step
-(``v[i]`` to ``v[i+1]``) read only the new event and the one before it (``v[i]``,
-``v[i+1]``, ``v[last]``, parameters, lookups), not ``v[1]``, ``v[n]`` or ``LENGTH``.
+**The class.** The keyed class, and: the pattern is one Kleene element ``T+ v[]``
+without ``NEG``; the policy is strict contiguity (one run per key); the predicates of
+the Kleene step (``v[i]`` to ``v[i+1]``) read only the new event and the one before it
+(``v[i]``, ``v[i+1]``, ``v[last]``, parameters, lookups), not ``v[1]``, ``v[n]`` or
+``LENGTH``.
 Acceptance predicates and ``RETURN`` may read anything the keyed engine reads.
 Listing 6.1 of the dissertation (§6.2.2, the DR meter tier) is of this class.
 
@@ -55,7 +56,7 @@ def scan_supported(eng: KeyedEngine) -> bool:
     """Whether batches of ``eng`` may take the scan (see the module doc)."""
     plan, c = eng.plan, eng.c
     if eng.policy != STRICT or len(plan.positions) != 1 or not plan.positions[0].kleene \
-            or not plan.extendable[0]:
+            or not plan.extendable[0] or plan.negs:
         return False
     (take,) = plan.out_edges[0]
     for p in take.preds:

@@ -307,7 +307,10 @@ class GraphEngine(CountMerging):
                     continue
                 self.counters.pm_extended += 1
                 sig, pseudo = self._project(q, b)
-                found.setdefault(sig, [pseudo, False, []])[2].append((g, g.size))
+                entry = found.get(sig)
+                if entry is None:
+                    entry = found[sig] = [pseudo, False, []]
+                entry[2].append((g, g.off + len(g.events)))
         for sig, (pseudo, begins, prefixes) in found.items():
             yield sig, pseudo, begins, prefixes
 
@@ -354,8 +357,8 @@ class GraphEngine(CountMerging):
         for v, attrs, multi in self.need[q]:
             ev = b[v][-1] if multi else b[v]
             try:
-                vals = tuple([ev[a] for a in attrs])
-                got = dict(zip(attrs, vals, strict=True))
+                got = {a: ev[a] for a in attrs}
+                vals = tuple(got.values())
             except KeyError:  # a missing attribute: its predicate says so when it runs
                 got = {a: ev[a] for a in attrs if a in ev}
                 vals = tuple([got.get(a, _NOKEY) for a in attrs])

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
+from cep_core.approx.insertions import approximate_problem, fewest_elements
 from cep_core.counters import Counters
 from cep_core.engine.graph import GraphEngine, graph_unsupported
 from cep_core.engine.keyed import KEYED_POLICIES, KeyedEngine, keyed_unsupported
@@ -60,6 +61,13 @@ def compile(text_or_ast: str | ast.Query, params: Mapping[str, Any] | None = Non
         query = parse(query, source)
     if isinstance(query, ast.PatternQuery):
         plan = build_plan(query, params, remote, time_unit, source)
+        k = query.max_missing
+        most = fewest_elements(plan)
+        why = None if k is None else (
+            f"more than the {most} elements of the pattern's shortest match"
+            if k > most else approximate_problem(plan) if k else None)
+        if why is not None:
+            raise QuerySemanticError(f"ALLOW {k} MISSING: {why}", query.pos, source)
         return CompiledQuery(query, plan=plan)
     if isinstance(query, ast.AggregationQuery):
         compile_aggregation = _find_compile_aggregation()
@@ -276,6 +284,8 @@ class CompiledQuery:
         if self.plan is None:
             return getattr(self._agg_explain, "engine", "aggregate")
         check_options(policy, runs)
+        if self._max_missing(options.get("max_missing")) is not None:
+            return ReferenceEngine.name  # approximate matching runs there (so far)
         unfiltered = not any(options.get(k) is not None for k in ("input_filter",
                                                                    "state_filter"))
         plain = options.get("output", "events") == "events" and unfiltered
@@ -286,6 +296,21 @@ class CompiledQuery:
                 and unfiltered:
             return GraphEngine.name
         return ReferenceEngine.name
+
+    def _max_missing(self, given: Any) -> int | None:
+        """The number of elements a match may miss: ``given``, else the query's
+        ``ALLOW k MISSING``, else None (exact matching); checked."""
+        k = given if given is not None else getattr(self.query, "max_missing", None)
+        if k is None:
+            return None
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise QueryError(f"max_missing must be a whole number >= 0, not {k!r}")
+        if self.plan is None:
+            raise QueryError("max_missing applies to pattern queries, not aggregations")
+        if k > (most := fewest_elements(self.plan)):
+            raise QueryError(f"max_missing {k} is more than the {most} elements of the "
+                             "pattern's shortest match")
+        return k
 
     @property
     def is_aggregation(self) -> bool:
@@ -314,7 +339,10 @@ class CompiledQuery:
         ``policy`` and ``runs`` when given, else for every choice)."""
         if self.plan is None:
             return self._agg_explain.explain()
-        if policy is not None:
+        k = self._max_missing(None)
+        if k is not None:
+            engine = f"{ReferenceEngine.name} (approximate matching: ALLOW {k} MISSING)"
+        elif policy is not None:
             engine = self.engine_for(policy, runs)
         else:
             parts = []
@@ -336,7 +364,7 @@ class CompiledQuery:
               input_filter: Callable[[dict], bool] | None = None,
               state_filter: Callable[[list[PMView]], Iterable[PMView]] | None = None,
               state_filter_every: str = "event", shedding: Any = None,
-              remote: Any = None) -> Session:
+              remote: Any = None, max_missing: int | None = None) -> Session:
         """A :class:`Session` for incremental feeding. ``runs``: ``"every-event"`` or
         ``"one-per-partition"`` (see :mod:`cep_core.engine.reference`). ``output``:
         ``"events"`` (RETURN events) or ``"matches"`` (bindings as event ids).
@@ -351,7 +379,15 @@ class CompiledQuery:
         gives latencies and what was shed. ``remote``: a
         :class:`cep_core.remote.RemoteConfig` runs the reference engine on a modelled
         device that fetches remote data (:mod:`cep_core.remote`);
-        ``session.remote_report()`` gives latencies and fetches."""
+        ``session.remote_report()`` gives latencies and fetches. ``max_missing``:
+        approximate matching (:mod:`cep_core.approx.insertions`), matches that miss up
+        to that many elements, each output with its number of missing elements under
+        ``"missing"`` (the query's ``ALLOW k MISSING`` unless given; 0 gives the exact
+        matches)."""
+        k = self._max_missing(max_missing)
+        if k is not None and (remote is not None or shedding is not None):
+            raise QueryError("max_missing does not apply with remote data or load "
+                             "shedding on the modelled device")
         if remote is not None:
             if self.plan is None or input_filter is not None or state_filter is not None \
                     or shedding is not None:
@@ -372,8 +408,8 @@ class CompiledQuery:
                 raise QueryError("aggregation queries take no filters and output events")
             session = Session(self._aggregation())
         elif (chosen := self._pick(engine, policy, runs, output=output,
-                                   input_filter=input_filter,
-                                   state_filter=state_filter)) == KeyedEngine.name:
+                                   input_filter=input_filter, state_filter=state_filter,
+                                   max_missing=k)) == KeyedEngine.name:
             session = Session(KeyedEngine(self.plan, policy))
         elif chosen == GraphEngine.name:
             session = Session(GraphEngine(self.plan, output))
@@ -383,7 +419,7 @@ class CompiledQuery:
                              f"{self.graph_unsupported or f'it runs {ANY} only'}")
         else:
             engine = ReferenceEngine(self.plan, policy, output, input_filter, state_filter,
-                                     state_filter_every, runs)
+                                     state_filter_every, runs, k)
             session = Session(engine, state_filter_every)
         self._last = session
         return session

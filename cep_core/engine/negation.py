@@ -110,6 +110,13 @@ class EndNegation:
         self.timed = timed  # records carry the default output time (RETURN without time)
         self.lead_by_var = {plan.positions[q].var: ids for q, ids in plan.lead_negs.items()}
         self.trail_by_var = {plan.positions[q].var: ids for q, ids in plan.trail_negs.items()}
+        # a match that misses its first (last) element (approximate matching): every
+        # leading (trailing) NEG element bounds it from its first (last) event
+        self.first_vars = {plan.positions[e.dst].var for e in plan.edges if e.kind == "begin"}
+        self.last_vars = {p.var for p in plan.positions if p.accepting}
+        self.lead_all = tuple(dict.fromkeys(n for ids in plan.lead_negs.values() for n in ids))
+        self.trail_all = tuple(dict.fromkeys(n for ids in plan.trail_negs.values()
+                                             for n in ids))
         self.lead_types = frozenset(plan.negs[n].type for ids in plan.lead_negs.values()
                                     for n in ids)
         self.trail_types = frozenset(plan.negs[n].type for ids in plan.trail_negs.values()
@@ -167,7 +174,8 @@ class EndNegation:
         times = [x["time"] for ev in bind.values()
                  for x in (ev if isinstance(ev, tuple) else (ev,))]
         first_t, last_t = min(times), max(times)
-        lead = next((ids for var, ids in self.lead_by_var.items() if var in bind), ())
+        lead = next((ids for var, ids in self.lead_by_var.items() if var in bind),
+                    () if self.first_vars & bind.keys() else self.lead_all)
         window = self.plan.window
         for nid in lead:
             lo = last_t - window
@@ -175,7 +183,8 @@ class EndNegation:
                      if x["type"] == self.plan.negs[nid].type and lo <= x["time"] < first_t]
             if cands and self._found(nid, bind, cands):
                 return False
-        trail = next((ids for var, ids in self.trail_by_var.items() if var in bind), ())
+        trail = next((ids for var, ids in self.trail_by_var.items() if var in bind),
+                     () if self.last_vars & bind.keys() else self.trail_all)
         if not trail:
             return True
         deadline = first_t + window

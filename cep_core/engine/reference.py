@@ -66,6 +66,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from cep_core.approx.insertions import Insertions
 from cep_core.counters import Counters
 from cep_core.engine.negation import EndNegation, kleene_exists
 from cep_core.errors import QueryError
@@ -88,18 +89,19 @@ class PM:
     events for a Kleene variable), time of its first event, NEG candidates since it
     entered its state."""
 
-    __slots__ = ("state", "bind", "first_t", "cands", "blocked")
+    __slots__ = ("state", "bind", "first_t", "cands", "blocked", "err")
 
     def __init__(self, state: int, bind: dict, first_t: Any, parent: PM | None = None):
         self.state, self.bind, self.first_t = state, bind, first_t  # (parent: see _new_pm)
         self.cands: dict[int, list] | None = None
         self.blocked: set[int] | None = None
+        self.err = 0  # elements inserted so far (approximate matching)
 
     def __getstate__(self):
-        return (self.state, self.bind, self.first_t, self.cands, self.blocked)
+        return (self.state, self.bind, self.first_t, self.cands, self.blocked, self.err)
 
     def __setstate__(self, s):
-        self.state, self.bind, self.first_t, self.cands, self.blocked = s
+        self.state, self.bind, self.first_t, self.cands, self.blocked, self.err = s
 
 
 def _ids(bind: dict) -> dict[str, Any]:
@@ -274,7 +276,8 @@ class ReferenceEngine(CountMerging):
     def __init__(self, plan: Plan, policy: str = ANY, output: str = "events",
                  input_filter: Callable[[dict], bool] | None = None,
                  state_filter: Callable[[list[PMView]], Iterable[PMView]] | None = None,
-                 state_filter_every: str = "event", runs: str = EVERY_EVENT):
+                 state_filter_every: str = "event", runs: str = EVERY_EVENT,
+                 max_missing: int | None = None):
         check_options(policy, runs)
         if output not in OUTPUTS:
             raise QueryError(f"output must be one of {', '.join(OUTPUTS)}, not {output!r}")
@@ -289,11 +292,18 @@ class ReferenceEngine(CountMerging):
         self.waiting: dict[Any, list[_Waiting]] = {}
         self.now: Any = None
         self._next_sweep = -math.inf
-        self._seen: set = set()
+        self._seen: dict[tuple, dict] = {}  # the matches of this event: their records
         self._waitlog: list[_Waiting] = []
         #: makes a PM: ``(state, bindings, first time, parent PM or None) -> PM``, or None
         #: when the PM is not to be created (early curbing, :mod:`cep_core.shedding`)
         self._new_pm: Callable[..., PM | None] = PM
+        #: approximate matching (:mod:`cep_core.approx.insertions`): None without
+        self.missing = None if max_missing is None else Insertions(plan, max_missing)
+        if self.missing is not None:
+            self._check = self._check_present
+        #: the types that may start a match
+        self._starts = {*plan.out[START], *(self.missing.out.get(START, ()) if self.missing
+                                            is not None else ())}
         timed = output == "events" and plan.returns is not None and all(
             name != "time" for name, _ in plan.returns.fields)
         #: NEG before the first or after the last element (None without)
@@ -304,7 +314,7 @@ class ReferenceEngine(CountMerging):
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state["_seen"], state["_waitlog"] = set(), []
+        state["_seen"], state["_waitlog"] = {}, []
         return state
 
     # ------------------------------------------------------------------ public
@@ -329,7 +339,7 @@ class ReferenceEngine(CountMerging):
                 self.ends.observe(e, key, min(queued, default=t))
         self._key_now = key
         if key is not _NOKEY:
-            self._seen = set()
+            self._seen = {}
             waits = self.waiting.get(key)
             if waits:
                 for w in waits:
@@ -342,7 +352,7 @@ class ReferenceEngine(CountMerging):
                     self.live[key] = pms
                 else:
                     del self.live[key]
-            if typ in plan.out[START] and (self.runs == EVERY_EVENT or not (
+            if typ in self._starts and (self.runs == EVERY_EVENT or not (
                     key in self.live or key in self.waiting)):
                 try:
                     born = self._begin(e, out)
@@ -427,6 +437,13 @@ class ReferenceEngine(CountMerging):
     def _check(self, preds, b: dict) -> bool:
         return check_predicates(preds, b, self.counters, self.stats)
 
+    def _check_present(self, preds, b: dict) -> bool:
+        """:meth:`_check` of the predicates whose variables are all bound (approximate
+        matching: an inserted element satisfies the predicates that read it)."""
+        keys = b.keys()
+        return check_predicates([p for p in preds if p.vars <= keys], b, self.counters,
+                                self.stats)
+
     def _record(self, bind: dict, t: Any) -> dict:
         """The output of a complete match (may raise NotYet if RETURN reads a lookup)."""
         return match_record(self.plan, self.output, bind, t)
@@ -435,8 +452,11 @@ class ReferenceEngine(CountMerging):
         key = tuple(sorted((v, tuple(map(id, e)) if isinstance(e, tuple) else id(e))
                            for v, e in bind.items()))
         if key in self._seen:
+            if self.missing is not None:  # the same match again: keep its least error
+                first = self._seen[key]
+                first["missing"] = min(first["missing"], rec["missing"])
             return
-        self._seen.add(key)
+        self._seen[key] = rec
         if self.ends is not None and not self.ends.admit(bind, rec, self._key_now, out):
             return  # violated by a leading NEG, or waiting for its window to close
         out.append(rec)
@@ -448,25 +468,45 @@ class ReferenceEngine(CountMerging):
         nb[dst.var] = nb.get(dst.var, ()) + (e,) if dst.multi else e
         return nb
 
-    def _completion(self, state: int, bind: dict, time) -> Any:
-        """The match record if ``bind`` reaching ``state`` completes a match, else None."""
+    def _completion(self, state: int, bind: dict, time, err: int = 0) -> Any:
+        """The match record if ``bind`` reaching ``state`` completes a match (with
+        ``err`` elements inserted so far, and any inserted after ``state``), else None."""
         plan = self.plan
         needs = plan.accept_needs.get(state)
         if needs and not all(v in bind for v in needs):
             return None  # an AND at the end with an element still unbound
-        if plan.positions[state].accepting and \
-                self._check(plan.accept_preds.get(state, ()), bind):
-            return self._record(bind, time)
+        end, preds = state, plan.accept_preds.get(state, ())
+        if self.missing is not None and not plan.positions[state].accepting:
+            end_cost, end, skipped = self.missing.finish.get(state, (0, state, []))
+            err += end_cost
+            if err > self.missing.k:
+                return None
+            preds = [*skipped, *plan.accept_preds.get(end, ())]
+        if plan.positions[end].accepting and self._check(preds, bind):
+            rec = self._record(bind, time)
+            if self.missing is not None:
+                rec["missing"] = err
+            return rec
         return None
+
+    def _edges(self, state: int, typ: str, err: int) -> Iterable:
+        """The transitions from ``state`` an event of type ``typ`` may take, with those
+        that insert missing elements (up to the error left) after the plan's own."""
+        edges = self.plan.out[state].get(typ, ())
+        if self.missing is None:
+            return edges
+        inserting = self.missing.out.get(state, {}).get(typ, ())
+        return [*edges, *(x for x in inserting if err + x.inserted <= self.missing.k)]
 
     def _begin(self, e: dict, out: list) -> list[PM]:
         plan = self.plan
         conts = []
-        for edge in plan.out[START].get(e["type"], ()):
+        for edge in self._edges(START, e["type"], 0):
             nb = self._extend({}, edge.dst, e)
             if not self._check(edge.preds, nb):
                 continue
-            conts.append((edge, nb, self._completion(edge.dst, nb, e["time"])))
+            err = getattr(edge, "inserted", 0)
+            conts.append((edge, nb, self._completion(edge.dst, nb, e["time"], err)))
         born = []
         for edge, nb, rec in conts:
             if rec is not None:
@@ -474,6 +514,7 @@ class ReferenceEngine(CountMerging):
             if plan.extendable[edge.dst]:
                 pm = self._new_pm(edge.dst, nb, e["time"], None)
                 if pm is not None:
+                    pm.err = getattr(edge, "inserted", 0)
                     born.append(pm)
                     self.counters.pm_created += 1
         return born
@@ -506,7 +547,7 @@ class ReferenceEngine(CountMerging):
         for; no state is changed (so a NotYet leaves everything as it was)."""
         plan, typ = self.plan, e["type"]
         conts = []
-        for edge in plan.out[pm.state].get(typ, ()):
+        for edge in self._edges(pm.state, typ, pm.err):
             if (edge.fresh or edge.needs) and not edge.allows(pm.bind):
                 continue
             nb = self._extend(pm.bind, edge.dst, e)
@@ -514,7 +555,8 @@ class ReferenceEngine(CountMerging):
                 continue
             if not self._check(edge.preds, nb):
                 continue
-            conts.append((edge, nb, self._completion(edge.dst, nb, e["time"])))
+            err = pm.err + getattr(edge, "inserted", 0)
+            conts.append((edge, nb, self._completion(edge.dst, nb, e["time"], err)))
         watch = plan.neg_watch.get(pm.state)
         return conts, (self._neg_candidates(pm, e, watch) if watch else [])
 
@@ -568,6 +610,7 @@ class ReferenceEngine(CountMerging):
                 if plan.extendable[edge.dst]:
                     child = self._new_pm(edge.dst, nb, pm.first_t, pm)
                     if child is not None:
+                        child.err = pm.err + getattr(edge, "inserted", 0)
                         born.append(child)
                         counters.pm_created += 1
             return
@@ -575,6 +618,7 @@ class ReferenceEngine(CountMerging):
             if plan.extendable[edge.dst]:
                 child = self._new_pm(edge.dst, nb, pm.first_t, pm)
                 if child is not None:
+                    child.err = pm.err + getattr(edge, "inserted", 0)
                     keep.append(child)
                 return
         if conts:
@@ -594,9 +638,11 @@ class ReferenceEngine(CountMerging):
         # outside strict contiguity a PM with no transition and no NEG watch for this
         # type keeps as it is (what _advance_one would do, without its work)
         typ = e["type"]
+        inserting = self.missing.out if self.missing is not None else {}
         idle = None if self.policy == STRICT else {
             q for q, by_type in self.plan.out.items()
-            if typ not in by_type and typ not in self.plan.neg_watch.get(q, {})}
+            if typ not in by_type and typ not in self.plan.neg_watch.get(q, {})
+            and typ not in inserting.get(q, {})}
         for pm in pms:
             if t - pm.first_t > tau:
                 self.counters.pm_dropped += 1
@@ -626,7 +672,7 @@ class ReferenceEngine(CountMerging):
         it was) if the first event still cannot be processed."""
         plan, queue = self.plan, w.queue
         e0 = queue[0]
-        self._seen = set()
+        self._seen = {}
         single = self.runs == ONE_PER_PARTITION
         if w.pm is None:
             pms = self._begin(e0, out)
@@ -638,7 +684,7 @@ class ReferenceEngine(CountMerging):
             else:
                 self._advance_one(w.pm, e0, out, keep, born)
             pms = keep + born
-            if single and not pms and e0["type"] in plan.out[START]:
+            if single and not pms and e0["type"] in self._starts:
                 try:
                     pms = self._begin(e0, out)
                 except NotYet:
@@ -649,12 +695,12 @@ class ReferenceEngine(CountMerging):
                 break
             ev = queue[j]
             mark = len(self._waitlog)
-            self._seen = set()
+            self._seen = {}
             relevant = ev["type"] in plan.types or ev["type"] in plan.neg_types
             if pms and (relevant or self.policy == STRICT):
                 pms = self._advance(pms, ev, w.key, out, relevant)
             if single and not pms and len(self._waitlog) == mark \
-                    and ev["type"] in plan.out[START]:
+                    and ev["type"] in self._starts:
                 try:  # one run per partition: the queued events' starts happen here
                     pms = self._begin(ev, out)
                 except NotYet:

@@ -267,13 +267,15 @@ class Return:
 
 @dataclass(frozen=True)
 class PatternQuery:
-    """``[PATTERN] SEQ(..) [FROM T STREAM] [WHERE ..] [WITHIN ..] [RETURN ..]``."""
+    """``[PATTERN] SEQ(..) [FROM T STREAM] [WHERE ..] [WITHIN ..] [ALLOW k MISSING]
+    [RETURN ..]`` (``max_missing``: the ``k`` of ``ALLOW k MISSING``)."""
 
     pattern: Pattern
     source: str | None = None
     where: Expr | None = None
     within: Within | None = None
     returns: Return | None = None
+    max_missing: int | None = None
     pos: Pos = _pos()
 
 

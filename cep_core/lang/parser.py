@@ -236,8 +236,9 @@ class _Builder(Transformer):
         return children[0]
 
     def pattern_query(self, meta, children):
-        pattern, source, where, within, returns = children
-        return ast.PatternQuery(pattern, source, where, within, returns, pos=self._p(meta))
+        pattern, source, where, within, missing, returns = children
+        return ast.PatternQuery(pattern, source, where, within, returns, missing,
+                                pos=self._p(meta))
 
     def select_query(self, meta, children):
         *selects, source, where, group_by, returns = children
@@ -268,11 +269,18 @@ class _Builder(Transformer):
         if unit_tok is not None:
             word = str(unit_tok)
             if unit is not None or word.lower() not in TIME_UNITS:
-                expected = ["'RETURN'", _END] if unit is not None else \
-                    ["'RETURN'", "'h'", "'min'", "'ms'", "'s'", _END]
+                expected = ["'ALLOW'", "'RETURN'", _END] if unit is not None else \
+                    ["'ALLOW'", "'RETURN'", "'h'", "'min'", "'ms'", "'s'", _END]
                 raise self._error(_pos_of(unit_tok), word, expected)
             unit = TIME_UNITS[word.lower()]
         return ast.Within(num.value, unit, pos=self._p(meta))
+
+    def missing_clause(self, meta, children):
+        (tok,) = children
+        num = self._number(tok)
+        if num.unit is not None or not isinstance(num.value, int):
+            raise self._error(_pos_of(tok), str(tok), ["a whole number of elements"])
+        return num.value
 
     def typed_return(self, meta, children):
         name, args = children

@@ -16,6 +16,13 @@ with the same-day estimates), the utility reads
 and projects the first event's reduction as ρ times its estimated expected reduction,
 the shortfall against the goal being what the second event is to recover (C_saved of
 Eq. 6.5, :func:`shortfall_kwh`).
+
+With lost readings (``meters.reading_loss``) a household's energy up to its group's last
+reading is known only when that reading arrived. The utility then reads each group's
+realised reduction from the households it sees and scales it to the group by their
+expected reduction (a ratio estimator, :func:`reduction_seen`; docs/decisions.md, "Lost
+meter readings"): the seen households' share of their expected reduction, times the
+group's expected reduction so far.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["expected_reduction_kwh", "last_readings", "observed_follow_through",
-           "reduction_goal_kwh", "reduction_so_far", "shortfall_kwh"]
+           "reduction_goal_kwh", "reduction_so_far", "reduction_seen", "shortfall_kwh"]
 
 
 def expected_reduction_kwh(baseline_kw: np.ndarray, expected_kw: np.ndarray, t_start: int,
@@ -132,3 +139,49 @@ def shortfall_kwh(goal_kwh: float, expected_total_kwh: float, realised_kwh: floa
     """
     share = realised_kwh / expected_kwh if expected_kwh > 0.0 else 1.0
     return max(0.0, float(goal_kwh) - share * float(expected_total_kwh))
+
+
+def reduction_seen(seen: np.ndarray, expected_group_kwh: np.ndarray, sizes: np.ndarray,
+                   t_start: int, known: np.ndarray) -> tuple[float, float, np.ndarray]:
+    """(realised, expected) reduction so far in kWh, summed over the groups, when only
+    some readings arrived, and (groups,) the households seen.
+
+    For group g with known minute k_g: of the households whose reading at k_g arrived
+    (n_g), the realised reduction R_g and expected reduction X_g up to k_g; the group's
+    expected reduction up to k_g over all its households is E_g (the utility's estimates
+    need no reading). The group's realised reduction is read as (R_g / X_g)·E_g, or, when
+    its seen households expected nothing yet, R_g·N_g / n_g; a group with no household
+    seen adds to neither sum (the others' share stands for it).
+
+    Parameters
+    ----------
+    seen : (groups, 3, program minutes) per minute from ``t_start``: households whose
+        reading there arrived, and their Σ (B̂ − P) and Σ (B̂ − P̂) before it [whole
+        µkW·min] (drsim.tasks.seen_reduction)
+    expected_group_kwh : (groups,) E_g [kWh]
+    sizes : (groups,) households per group N_g
+    t_start : program start [minutes since midnight]
+    known : (groups,) minute of each group's last reading at or before t_nc
+
+    Examples
+    --------
+    >>> seen = np.zeros((2, 3, 60))
+    >>> seen[0, :, 30] = [90, 60e6 * 3.0, 60e6 * 6.0]   # 90 of 100 seen: 3 of 6 kWh
+    >>> seen[1, :, 30] = [0, 0, 0]                       # nobody seen
+    >>> r, e, n = reduction_seen(seen, np.array([8.0, 5.0]), np.array([100, 50]), 1110,
+    ...                          np.array([1140, 1140]))
+    >>> r, e, n.tolist()
+    (4.0, 8.0, [90, 0])
+    """
+    at = np.asarray(known, dtype=np.int64) - t_start
+    rows = np.arange(len(at))
+    n = seen[rows, 0, at]
+    r = seen[rows, 1, at] / 60e6  # whole µkW·min → kWh
+    x = seen[rows, 2, at] / 60e6
+    e = np.asarray(expected_group_kwh, dtype=np.float64)
+    sizes = np.asarray(sizes, dtype=np.float64)
+    some = n > 0
+    ratio = x > 0.0
+    realised = np.where(some & ratio, r / np.where(ratio, x, 1.0) * e,
+                        np.where(some, r * sizes / np.where(some, n, 1.0), 0.0))
+    return float(realised.sum()), float(np.where(some, e, 0.0).sum()), n.astype(np.int64)

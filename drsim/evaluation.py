@@ -4,8 +4,8 @@ Plain functions over the tiers' rows (:data:`drsim.tasks.TIERS`) and the meter t
 per-household output. Costs are counted as the deployed system incurs them
 (docs/decisions.md, "Communication and computation costs"): meters are read every
 ``reading`` minutes until their group latches (or the utility predicts non-compliance), then
-every ``settlement`` minutes; tests, user events, λ fetches and the engines' work stop at a
-group's latch (the utility's at ``t_nc``).
+every ``settlement`` minutes (a reading lost on the way is not sent); tests, user events,
+λ fetches and the engines' work stop at a group's latch (the utility's at ``t_nc``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from drsim.monitoring import NOT_LATCHED, MonitoringPlan
+from drsim.readings import slot_of
 from drsim.tasks import UTILITY
 
 
@@ -62,18 +63,25 @@ def stops(plan: MonitoringPlan, outcome: TierOutcome) -> np.ndarray:
 
 
 def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows: pd.DataFrame,
-          name: str, outcome: TierOutcome) -> dict[str, Any]:
+          name: str, outcome: TierOutcome, lost: np.ndarray | None = None,
+          silent_spells: np.ndarray | None = None) -> dict[str, Any]:
     """Communication and computation per tier, as deployed (module docstring).
     ``meter_work`` is (groups, 5, tests): events processed, partial matches, user events,
     readings shed (not reported: neither sent nor evaluated, drsim.shedding) and remote
-    data requested (drsim.fetching)."""
+    data requested (drsim.fetching). With lost readings (drsim.readings): ``lost``
+    (groups, reading slots of the program), the readings lost, which are not sent; and
+    ``silent_spells`` (groups, tests), the meter tier's reports of silent meters to the
+    group leaders, which are."""
     stop = stops(plan, outcome)
     mine = rows[rows["pass"] == name]
     readings = 0
     for g, last in enumerate(stop.tolist()):
-        fast = len(range(plan.t_start, last + 1, plan.reading))
-        slow = len(range(last + plan.settlement, plan.t_end, plan.settlement))
-        readings += int(sizes[g]) * (fast + slow)
+        fast = range(plan.t_start, last + 1, plan.reading)
+        slow = range(last + plan.settlement, plan.t_end, plan.settlement)
+        readings += int(sizes[g]) * (len(fast) + len(slow))
+        if lost is not None:
+            at = slot_of(np.array([*fast, *slow], dtype=np.int64), plan.t_start, plan.reading)
+            readings -= int(lost[g, at].sum())
     counted = plan.test_times[None, :] <= stop[:, None]  # (groups, tests)
     processed, pms, outputs, shed, fetches = (meter_work[:, j, :] for j in range(5))
     readings -= int((shed * counted).sum())
@@ -88,6 +96,8 @@ def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows:
     communication = {"meter_readings": readings,
                      "remote_lambda_fetches": int((fetches * counted).sum()),
                      "user_events": int((outputs * counted).sum()),
+                     "silent_meter_events": 0 if silent_spells is None
+                     else int((silent_spells * counted).sum()),
                      "group_events": group_events}
     computation = {"meter": int(((processed + pms) * counted).sum()),
                    "group": group_computation,
@@ -123,3 +133,37 @@ def flagged_fraction(meter_work: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     test time, from the meter tier's work ((groups, 3, tests); the third row counts the
     user events, one per flagged household and test)."""
     return np.asarray(meter_work)[:, 2, :] / np.asarray(sizes)[:, None]
+
+
+def loss_report(plan: MonitoringPlan, sizes: np.ndarray, lost: np.ndarray,
+                first_silent: np.ndarray, stop: np.ndarray, names: list[str]
+                ) -> dict[str, Any]:
+    """What the lost readings (drsim.readings) took from the monitoring of one pass, as
+    deployed (each group until its ``stop``): the readings and test readings lost, and
+    the meters silent (m_user + 1 lost tests in a row) per group and in all, beside the
+    same over the whole program.
+
+    ``lost``: (groups, reading slots) readings lost; ``first_silent``: (groups, tests + 1)
+    households by the test at which they first fall silent (the last: never)."""
+    k = len(plan.test_times)
+    scheduled = lost_sum = tests_lost = 0
+    test_slots = slot_of(plan.test_times, plan.t_start, plan.reading)
+    for g, last in enumerate(np.asarray(stop).tolist()):
+        fast = range(plan.t_start, last + 1, plan.reading)
+        slow = range(last + plan.settlement, plan.t_end, plan.settlement)
+        at = slot_of(np.array([*fast, *slow], dtype=np.int64), plan.t_start, plan.reading)
+        scheduled += int(sizes[g]) * len(at)
+        lost_sum += int(lost[g, at].sum())
+        tests_lost += int(lost[g, test_slots[plan.test_times <= last]].sum())
+    counted = plan.test_times[None, :] <= np.asarray(stop)[:, None]  # (groups, tests)
+    silent = (first_silent[:, :k] * counted).sum(axis=1)
+    ever = first_silent[:, :k].sum(axis=1)
+    return {"readings_lost": lost_sum,
+            "share_of_readings_lost": lost_sum / scheduled if scheduled else None,
+            "test_readings_lost": tests_lost,
+            "meters_silent": {"per_group": {n: int(x) for n, x in zip(names, silent,
+                                                                      strict=True)},
+                              "total": int(silent.sum())},
+            "meters_silent_whole_program": {
+                "per_group": {n: int(x) for n, x in zip(names, ever, strict=True)},
+                "total": int(ever.sum())}}

@@ -54,6 +54,17 @@ Changes from the printed listings (:data:`CHANGES` says each one again, for repo
    γ_user, as printed, is the same value everywhere; from the expected response it is
    the utility's estimate of the share flagged when every household responds as
    expected, plus z standard errors.
+
+Lost readings (``meters.reading_loss``, :mod:`drsim.readings`; docs/decisions.md, "Lost
+meter readings") change the meter tier's input, not the query text. The head-end knows the
+test schedule, so a lost test reading is a known empty slot. With
+``monitoring.max_missing`` k ≥ 1 it reaches the engine as a placeholder (``lost`` true,
+``accLoad`` unknown) and the query runs as approximate matching (ACEP, Li & Ge 2016,
+Definition 1, with insertions only at placeholders strictly inside a run): a run of
+m_user + 1 consecutive test slots whose first and last are real failed tests, at most k
+lost between, firing at its last real slot, when the loss-free run would; each user event
+carries its ``missing`` slots. With k = 0 lost readings are dropped and a lost test breaks
+the run (exact matching).
 """
 
 from __future__ import annotations
@@ -65,6 +76,7 @@ import numpy as np
 import pandas as pd
 
 import cep_core
+from drsim.readings import silence
 from drsim.scenario import ExpectedShare, Scenario
 
 __all__ = ["QUERIES", "CHANGES", "MonitoringPlan", "MeterResult", "GroupResult",
@@ -146,6 +158,8 @@ class MonitoringPlan:
     settlement: int
     n_groups: int
     queries: tuple[tuple[str, str], ...] = field(default=tuple(QUERIES.items()))
+    #: lost test readings a run of the meter query may hold (0: exact matching)
+    max_missing: int = 0
 
     @classmethod
     def of(cls, scenario: Scenario) -> MonitoringPlan:
@@ -159,7 +173,7 @@ class MonitoringPlan:
                    mon.delta_minutes, mon.m_user, mon.m_group, mon.m_utility, mon.gamma_user,
                    mon.gamma_group, mon.reading_interval_minutes,
                    mon.settlement_interval_minutes, len(scenario.groups),
-                   tuple(texts.items()))
+                   tuple(texts.items()), mon.max_missing or 0)
 
     @property
     def test_times(self) -> np.ndarray:
@@ -267,12 +281,16 @@ def accumulated_kwh(window_kw: np.ndarray, lo: int, times: np.ndarray) -> np.nda
 class MeterResult:
     """User events of one chunk and the meter tier's work per test time.
 
-    ``events``: columns time, houseID, groupID, accLoad, and ``delay`` [min]: how long
+    ``events``: columns time, houseID, groupID, accLoad, ``delay`` [min]: how long
     after its test time the reading that raised it was decided (its remote data in hand,
-    :mod:`drsim.fetching`; 0 with local tables). Per test time (arrays aligned with
-    ``plan.test_times``): ``processed`` events, ``partial_matches`` created plus
-    extended, ``outputs`` (user events) and ``fetches`` (remote-data requests sent for
-    it: with local tables, one ``λ[houseID, time]`` per reading tested)."""
+    :mod:`drsim.fetching`; 0 with local tables), and ``missing``: the lost test slots in
+    its run (0 without loss). Per test time (arrays aligned with ``plan.test_times``):
+    ``processed`` events (placeholders of lost readings included), ``partial_matches``
+    created plus extended, ``outputs`` (user events), ``fetches`` (remote-data requests
+    sent for it: with local tables, one ``λ[houseID, time]`` per real reading tested),
+    ``lost`` test readings, ``silent_spells`` (meters that fall silent there: one report
+    each to the group leader, :func:`drsim.readings.silence`); per household
+    ``first_silent``, the first test at which it is silent (NOT_LATCHED: never)."""
 
     events: pd.DataFrame
     processed: np.ndarray
@@ -281,13 +299,20 @@ class MeterResult:
     first_flag: np.ndarray  # per household: first user event's minute, or NOT_LATCHED
     fetches: np.ndarray
     fetched: list[int] | None = None  # drsim.fetching.FetchCounts.as_list, with remote data
+    lost: np.ndarray | None = None  # per test: lost test readings (None: no loss)
+    silent_spells: np.ndarray | None = None
+    first_silent: np.ndarray | None = None  # per household: a test's minute, or NOT_LATCHED
 
 
 def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
-                 acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray
-                 ) -> tuple[pd.DataFrame, pd.Series]:
+                 acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
+                 lost: np.ndarray | None = None) -> tuple[pd.DataFrame, pd.Series]:
     """The readings Listing 6.1 tests (time, houseID, groupID, accLoad; by test time, then
-    household) and the lookup ``λ[houseID, time]`` (module doc of :func:`meter_tier`)."""
+    household) and the lookup ``λ[houseID, time]`` (module doc of :func:`meter_tier`).
+
+    ``lost`` (households, tests): the test readings that did not arrive. With
+    ``plan.max_missing`` ≥ 1 each is a placeholder (column ``lost`` true, ``accLoad``
+    NaN: unknown); otherwise it is left out of the stream."""
     times = plan.test_times
     n, k = len(house_ids), len(times)
     if acc_kwh.shape != (n, k) or expected_acc_kwh.shape != (n, k):
@@ -296,15 +321,26 @@ def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     index = pd.MultiIndex.from_arrays([np.tile(house_ids, k), np.repeat(times, n)],
                                       names=["houseID", "time"])
     lam = pd.Series(expected_acc_kwh.T.ravel(), index=index)
-    stream = pd.DataFrame({"type": "smartMeterEvent", "time": np.repeat(times, n),
-                           "houseID": np.tile(house_ids, k), "groupID": group_id,
-                           "accLoad": acc_kwh.T.ravel()})
+    acc = acc_kwh.T.ravel()
+    columns = {"type": "smartMeterEvent", "time": np.repeat(times, n),
+               "houseID": np.tile(house_ids, k), "groupID": group_id, "accLoad": acc}
+    if lost is None:
+        return pd.DataFrame(columns), lam
+    if lost.shape != (n, k):
+        raise ValueError(f"lost readings must be (households, tests) = {(n, k)}")
+    gone = np.asarray(lost, dtype=bool).T.ravel()
+    if plan.max_missing >= 1:
+        stream = pd.DataFrame({**columns, "accLoad": np.where(gone, np.nan, acc),
+                               "lost": gone})
+    else:
+        stream = pd.DataFrame(columns)[~gone].reset_index(drop=True)
     return stream, lam
 
 
 def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
                acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
-               shedder: Any = None, fetch: Any = None) -> MeterResult:
+               shedder: Any = None, fetch: Any = None,
+               lost: np.ndarray | None = None) -> MeterResult:
     """Listing 6.1 on every household of a chunk (Eq. 6.4's test).
 
     ``acc_kwh`` and ``expected_acc_kwh`` are (households, test times): the energy used
@@ -312,13 +348,18 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     same minutes (the lookup ``λ[houseID, time]``, remote data held by the utility).
     ``shedder``: makes, from the query session, what the readings are fed through test
     time by test time (load shedding, :mod:`drsim.shedding`); ``fetch``: a
-    :class:`drsim.fetching.MeterFetch`, which serves λ as remote data."""
+    :class:`drsim.fetching.MeterFetch`, which serves λ as remote data. ``lost``
+    (households, test times): the test readings lost on the way (:mod:`drsim.readings`;
+    placeholders with ``plan.max_missing`` ≥ 1, dropped otherwise: the module doc); the
+    meters silent for m_user + 1 lost tests are counted."""
     times = plan.test_times
     n, k = len(house_ids), len(times)
     house_ids = np.asarray(house_ids, dtype=np.int64)
-    stream, lam = meter_stream(plan, house_ids, group_id, acc_kwh, expected_acc_kwh)
+    stream, lam = meter_stream(plan, house_ids, group_id, acc_kwh, expected_acc_kwh, lost)
+    approximate = {} if lost is None or plan.max_missing < 1 else \
+        {"max_missing": plan.max_missing}
     if fetch is None:
-        session = plan.compile("meter", λ=lam).start(POLICY, runs=RUNS)
+        session = plan.compile("meter", λ=lam).start(POLICY, runs=RUNS, **approximate)
     else:
         source = fetch.source(lam)
         session = plan.compile("meter", remote={"λ": source}).start(POLICY, runs=RUNS)
@@ -330,8 +371,10 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     events = pd.concat(out, ignore_index=True)
     if "data_delay" not in events.columns:
         events["data_delay"] = 0.0
-    events = events[["time", "houseID", "groupID", "accLoad", "data_delay"]].rename(
-        columns={"data_delay": "delay"})
+    if "missing" not in events.columns:
+        events["missing"] = 0
+    events = events[["time", "houseID", "groupID", "accLoad", "data_delay", "missing"]]\
+        .rename(columns={"data_delay": "delay"})
     first = np.full(n, NOT_LATCHED, dtype=np.int64)
     if len(events):
         house, at = events["houseID"].to_numpy(np.int64), events["time"].to_numpy(np.int64)
@@ -340,11 +383,18 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
         earliest = np.r_[True, house[1:] != house[:-1]]
         first[pd.Index(house_ids).get_indexer(house[earliest])] = at[earliest]
     fetches = processed.copy() if fetch is None else fetch.requests_per_test()
+    gone = spells = silent = None
+    if lost is not None:
+        gone = np.asarray(lost, dtype=bool).sum(axis=0).astype(np.int64)
+        if plan.max_missing >= 1:  # a placeholder needs no λ: fetched for real readings
+            fetches = fetches - gone
+        at, spells = silence(lost, plan.m_user + 1)
+        silent = np.where(at >= 0, times[at.clip(0)] if k else at, NOT_LATCHED)
     return MeterResult(events.astype({"time": np.int64, "houseID": np.int64,
                                       "groupID": np.int64, "accLoad": np.float64,
-                                      "delay": np.float64}),
+                                      "delay": np.float64, "missing": np.int64}),
                        processed, pms, outputs, first, fetches,
-                       None if fetch is None else fetch.counts())
+                       None if fetch is None else fetch.counts(), gone, spells, silent)
 
 
 # --------------------------------------------------------------------------- group tier

@@ -39,7 +39,7 @@ import pandas as pd
 
 from drsim import deficit
 from drsim.backend import Backend, BackendInfo
-from drsim.evaluation import TierOutcome, costs, tier_outcome
+from drsim.evaluation import TierOutcome, costs, stops, tier_outcome
 from drsim.fetching import FetchCounts, group_fetch_delays
 from drsim.incentive import (
     IncentiveResult,
@@ -136,6 +136,18 @@ class Monitored:
     #: leaders' (the same for every pass)
     fetches: dict[str, FetchCounts] = field(default_factory=dict)
     group_fetches: FetchCounts | None = None
+    #: with lost readings (drsim.readings; None without), the same in every pass:
+    #: (groups, reading slots) readings lost; (groups, tests + 1) households by the test at
+    #: which they first fall silent (the last: never); (groups, tests) silent spells
+    #: beginning at each test; and (groups, 3, program minutes) the traditional pass's
+    #: seen households and their reduction so far (drsim.tasks.seen_reduction)
+    lost: np.ndarray | None = None
+    first_silent: np.ndarray | None = None
+    silent_spells: np.ndarray | None = None
+    seen: np.ndarray | None = None
+    #: with lost readings: (max_missing + 1,) the traditional pass's user events until
+    #: monitoring stopped, by the lost test slots in their run
+    missing_counts: np.ndarray | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -247,7 +259,8 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     trad = monitored.outcome["traditional"]
     result = Run(simulation, monitored,
                  costs(plan, sizes, monitored.meter_work["traditional"], monitored.tier_rows,
-                       "traditional", trad), delay_detection)
+                       "traditional", trad, monitored.lost, monitored.silent_spells),
+                 delay_detection)
     if scenario.monitoring.shedding is not None:
         bl = bl_name("traditional")
         result.unshed_costs = costs(plan, sizes, monitored.meter_work[bl],
@@ -303,9 +316,28 @@ def _tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict
                 for name in names if scenario.monitoring.shedding is not None}
     fetches = {name: FetchCounts.merged(meter.loc[meter["pass"] == name, "fetched"])
                 for name in names if remote is not None}
-    return Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,
-                     {name: tier_outcome(tier_rows, name, n_groups) for name in names},
-                     gateways, fetches, group_fetches)
+    monitored = Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,
+                          {name: tier_outcome(tier_rows, name, n_groups) for name in names},
+                          gateways, fetches, group_fetches)
+    trad = meter[meter["pass"] == "traditional"]
+    if trad["lost"].notna().any():  # lost readings: the same in every pass
+        slots = len(trad["lost"].iloc[0])
+        monitored.lost = _per_group(trad, "lost", ("traditional",), n_groups,
+                                    (1, slots))["traditional"][:, 0]
+        silent = _per_group(trad, "silent", ("traditional",), n_groups,
+                            (1, 2 * k + 1))["traditional"][:, 0]
+        monitored.first_silent, monitored.silent_spells = silent[:, :k + 1], silent[:, k + 1:]
+        minutes = plan.t_end - plan.t_start
+        seen = np.zeros((n_groups, 3, minutes))  # whole µkW·min: exact in any order
+        for group, values in zip(trad["group"], trad["seen"], strict=True):
+            seen[group] += np.asarray(values, np.float64).reshape(3, minutes)
+        monitored.seen = seen
+        by_missing = _per_group(trad, "missing", ("traditional",), n_groups,
+                                (k, plan.max_missing + 1))["traditional"]
+        counted = plan.test_times[None, :] <= stops(plan, monitored.outcome["traditional"]
+                                                    )[:, None]
+        monitored.missing_counts = (by_missing * counted[:, :, None]).sum(axis=(0, 1))
+    return monitored
 
 
 def _in_units(progress: Progress | None, stage: str, units: int):
@@ -344,7 +376,9 @@ def _plan_second_event(result: Run) -> None:
     trad = result.monitored.outcome["traditional"]
     sums = result.simulation.participants
     result.deficit = deficit_at(plan, result.simulation.loads, trad, sums.theta_o_mean,
-                                result.simulation.goal_kwh, result.simulation.expected_kwh)
+                                result.simulation.goal_kwh, result.simulation.expected_kwh,
+                                result.monitored.seen,
+                                np.array(scenario.group_sizes(), dtype=np.int64))
     inc = scenario.incentive
     cost = result.costs
     incentive = plan_second_event(
@@ -368,16 +402,33 @@ def _plan_second_event(result: Run) -> None:
 
 
 def deficit_at(plan: MonitoringPlan, loads: Loads, outcome: TierOutcome, theta_o_mean: float,
-               goal_kwh: float, total_kwh: float) -> dict[str, Any]:
+               goal_kwh: float, total_kwh: float, seen: np.ndarray | None = None,
+               sizes: np.ndarray | None = None) -> dict[str, Any]:
     """What the utility knows at t_nc (:mod:`drsim.deficit`): the reduction realised and
     expected so far, the θ̄_red it reads from them and the projected shortfall against
-    the goal (``total_kwh``: the estimated expected reduction of the program)."""
+    the goal (``total_kwh``: the estimated expected reduction of the program). With lost
+    readings (``seen``: :attr:`Monitored.seen`; ``sizes``: households per group) the
+    realised reduction is read from the households seen
+    (:func:`drsim.deficit.reduction_seen`)."""
     known = deficit.last_readings(plan.t_start, outcome.t_nc, np.array(outcome.latch),
                                   plan.reading, plan.settlement)
     est = loads.estimate_group_kw
-    realised, expected = deficit.reduction_so_far(
-        loads.group_kw["traditional"], est["baseline"], est["expected"], plan.t_start, known)
-    return {"readings_until": [clock(int(t)) for t in known],
+    traditional = loads.group_kw["traditional"]
+    seen_part: dict[str, Any] = {}
+    if seen is None:
+        realised, expected = deficit.reduction_so_far(
+            traditional, est["baseline"], est["expected"], plan.t_start, known)
+    else:
+        per_group = np.array([deficit.reduction_so_far(
+            traditional[g:g + 1], est["baseline"][g:g + 1], est["expected"][g:g + 1],
+            plan.t_start, known[g:g + 1])[1] for g in range(len(known))])
+        realised, expected, n_seen = deficit.reduction_seen(seen, per_group, sizes,
+                                                            plan.t_start, known)
+        seen_part = {"households_seen": n_seen.tolist(),
+                     "realised_reduction_all_readings_kwh": deficit.reduction_so_far(
+                         traditional, est["baseline"], est["expected"], plan.t_start,
+                         known)[0]}
+    return {"readings_until": [clock(int(t)) for t in known], **seen_part,
             "realised_reduction_kwh": realised, "expected_reduction_kwh": expected,
             "share_of_expected": realised / expected if expected > 0 else None,
             "theta_o_mean": theta_o_mean,

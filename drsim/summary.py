@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from drsim.evaluation import precision_recall, stops
+from drsim.evaluation import loss_report, precision_recall, stops
 from drsim.memory import peak_rss_bytes, process_peak_rss_bytes
 from drsim.monitoring import CHANGES, NOT_LATCHED
 from drsim.pass_names import DR_PASSES
@@ -222,10 +222,40 @@ def _run_sections(run: Run) -> dict[str, Any]:
                                                                  run.simulation.households)},
         "monitoring": {"test_times": [clock(t) for t in plan.test_times.tolist()],
                        "changes_from_printed_listings": CHANGES,
-                       "queries_overridden": sorted(scenario.monitoring.queries)},
+                       "queries_overridden": sorted(scenario.monitoring.queries),
+                       **_loss(run, names)},
         "shedding": _shedding(run, times),
         "remote": _remote(run),
     }
+
+
+def _loss(run: Run, names: list[str]) -> dict[str, Any]:
+    """Lost readings (drsim.readings): the settings, and on the traditional pass (as
+    deployed) and the expected pass the readings lost and the meters silent."""
+    scenario, monitored = run.simulation.scenario, run.monitored
+    loss = scenario.meters.reading_loss
+    out: dict[str, Any] = {
+        "max_missing": monitored.plan.max_missing,
+        "reading_loss": None if loss is None else loss.model_dump(mode="json")}
+    if monitored.lost is None:
+        return {**out, "meters_silent": None, "lost_readings": None}
+    sizes = np.array(scenario.group_sizes(), dtype=np.int64)
+    report = {name: loss_report(monitored.plan, sizes, monitored.lost, monitored.first_silent,
+                                stops(monitored.plan, monitored.outcome[name]), names)
+              for name in ("traditional", "expected")}
+    trad = report["traditional"]
+    missing = _missing_counts(run)
+    return {**out, "meters_silent": trad.pop("meters_silent"),
+            "lost_readings": {**trad, "expected_pass": {
+                k: v for k, v in report["expected"].items() if k != "meters_silent"},
+                "user_events_by_missing": missing}}
+
+
+def _missing_counts(run: Run) -> dict[str, int] | None:
+    """User events of the traditional pass by the lost test slots in their run (until
+    monitoring stopped): how many predictions rest on inserted slots."""
+    work = run.monitored.missing_counts
+    return None if work is None else {str(k): int(v) for k, v in enumerate(work)}
 
 
 def _remote(run: Run) -> dict[str, Any] | None:

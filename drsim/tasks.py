@@ -44,8 +44,10 @@ from drsim.monitoring import (
 )
 from drsim.pass_names import MONITORED
 from drsim.passes import Chunk, ChunkResult, SecondEvent, simulate_chunk
+from drsim.readings import lost_readings, reading_minutes, slot_of
 from drsim.scenario import ExpectedShare, Scenario
 from drsim.shedding import bl_name, fit_meter_model, shed_meter_tier
+from drsim.sim import micro_kw
 from drsim.threshold import Thresholds, replica_flags
 from drsim.units import DAY
 
@@ -66,7 +68,14 @@ METER = pa.schema([  # per (chunk, pass): aggregates only, whatever the chunk's 
     ("work", pa.list_(pa.int64())), ("outcomes", pa.list_(pa.int64())),
     ("replica_flags", pa.list_(pa.int64())),
     ("gateways", pa.list_(pa.float64())),  # drsim.shedding.GatewayStats, with shedding
-    ("fetched", pa.list_(pa.int64()))])  # drsim.fetching.FetchCounts, with remote data
+    ("fetched", pa.list_(pa.int64())),  # drsim.fetching.FetchCounts, with remote data
+    # with lost readings (drsim.readings; null without): per reading slot of the program,
+    # the readings lost; households by the test at which they first fall silent (tests + 1,
+    # the last: never) then silent spells per test; and, on the traditional pass, what the
+    # utility sees of the deficit (:func:`seen_reduction`)
+    ("lost", pa.list_(pa.int64())), ("silent", pa.list_(pa.int64())),
+    ("seen", pa.list_(pa.float64())),
+    ("missing", pa.list_(pa.int64()))])  # (tests, max_missing + 1) user events by missing
 MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary())])
 #: meter work per test: events processed, partial matches, user events, readings shed,
 #: remote-data requests
@@ -74,10 +83,12 @@ WORK_ROWS = 5
 EVENTS = pa.schema([
     ("chunk", pa.int64()), ("group", pa.int32()), ("pass", pa.string()),
     ("time", pa.list_(pa.int64())), ("houseID", pa.list_(pa.int64())),
-    ("accLoad", pa.list_(pa.float64())), ("delay", pa.list_(pa.float64()))])
+    ("accLoad", pa.list_(pa.float64())), ("delay", pa.list_(pa.float64())),
+    ("missing", pa.list_(pa.int64()))])
 USER_EVENT_ROWS = pa.schema([  # the run folder's user events (:func:`user_events`)
     ("pass", pa.string()), ("time", pa.int64()), ("houseID", pa.int64()),
-    ("groupID", pa.int64()), ("accLoad", pa.float64()), ("delay", pa.float64())])
+    ("groupID", pa.int64()), ("accLoad", pa.float64()), ("delay", pa.float64()),
+    ("missing", pa.int64())])
 TIERS = pa.schema([("pass", pa.string()), ("group", pa.int32()), ("kind", pa.string()),
                    ("time", pa.int64()), ("load", pa.float64()), ("processed", pa.int64()),
                    ("partial_matches", pa.int64())])
@@ -209,7 +220,10 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
     replicas' flags per test time when γ is estimated from the expected response. With
     load shedding (``model``: the group's cost model) each pass is monitored twice, under
     the bound (the pass's own name) and unshed (:func:`drsim.shedding.bl_name`), each
-    with its gateways' figures (:class:`drsim.shedding.GatewayStats`)."""
+    with its gateways' figures (:class:`drsim.shedding.GatewayStats`). With lost
+    readings (:mod:`drsim.readings`, the same in every pass) the meter tier sees only
+    what arrives, and the row carries the lost readings, the silent meters and, on the
+    traditional pass, the seen households' reduction (:func:`seen_reduction`)."""
     pop, chunk = result.population, result.chunk
     times = plan.test_times
     est = result.estimate_window_kw
@@ -222,12 +236,19 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
     first = scenario.group_ranges()[chunk.group][0]
     fetch = None if remote is None else \
         partial(MeterFetch, plan, remote, pop.ids, first, scenario.seed)
+    loss = scenario.meters.reading_loss
+    lost = lost_tests = None
+    if loss is not None and loss.active:
+        slots = reading_minutes(plan.t_start, plan.t_end, plan.reading)
+        lost = lost_readings(loss, scenario.seed, pop.ids, slots)
+        lost_tests = lost[:, slot_of(times, plan.t_start, plan.reading)]
     meter, events = [], []
     for name in MONITORED:
         acc = accumulated_kwh(result.window_kw[name], plan.t_start, times)
         if shedding is None:
             runs = [(name, meter_tier(plan, pop.ids, chunk.group, acc, expected_acc,
-                                      fetch=None if fetch is None else fetch()), None)]
+                                      fetch=None if fetch is None else fetch(),
+                                      lost=lost_tests), None)]
         else:
             bl, bl_stats, op, op_stats = shed_meter_tier(plan, shedding, model, pop.ids,
                                                          chunk.group, first, acc,
@@ -238,21 +259,60 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
             flags = replica_flags(plan, pop, result.simulator, chunk.group,
                                   result.estimate_exact, replicas, result.before_notice)
         reduction = (base_kw - result.window_kw[name]).sum(axis=1) / 60.0
+        seen = None
+        if lost is not None and name == "traditional":
+            seen = seen_reduction(plan, lost, est["baseline"], result.window_kw[name],
+                                  est["expected"]).ravel()
         for label, m, stats in runs:
-            shed = len(pop.ids) - m.processed
+            # readings a gateway did not report (load shedding): not those lost on the way
+            dropped = 0 if m.lost is None or plan.max_missing >= 1 else m.lost
+            shed = len(pop.ids) - m.processed - dropped
             outcomes = outcome_counts(times, m.first_flag, reduction < goal).ravel()
+            silent = missing = None
+            if m.lost is not None:
+                silent = np.concatenate([outcome_counts(
+                    times, m.first_silent, np.zeros(len(pop.ids), bool))[:, 0],
+                    m.silent_spells])
+                missing = np.zeros((len(times), plan.max_missing + 1), dtype=np.int64)
+                np.add.at(missing, (np.searchsorted(times, m.events["time"].to_numpy()),
+                                    m.events["missing"].to_numpy()), 1)
+                missing = missing.ravel()
             meter.append({"chunk": chunk.index, "group": chunk.group, "pass": label,
                           "work": np.concatenate([m.processed, m.partial_matches, m.outputs,
                                                   shed, m.fetches]),
                           "outcomes": outcomes,
                           "replica_flags": flags if label == name else None,
                           "gateways": None if stats is None else stats.as_list(),
-                          "fetched": m.fetched})
+                          "fetched": m.fetched,
+                          "lost": None if lost is None else lost.sum(axis=0),
+                          "silent": silent, "seen": seen, "missing": missing})
             events.append({"chunk": chunk.index, "group": chunk.group, "pass": label,
                            **{c: m.events[c].to_numpy() for c in ("time", "houseID",
-                                                                  "accLoad", "delay")}})
+                                                                  "accLoad", "delay",
+                                                                  "missing")}})
     return (pa.RecordBatch.from_pylist(meter, schema=METER),
             pa.RecordBatch.from_pylist(events, schema=EVENTS))
+
+
+def seen_reduction(plan: MonitoringPlan, lost: np.ndarray, baseline_kw: np.ndarray,
+                   load_kw: np.ndarray, expected_kw: np.ndarray) -> np.ndarray:
+    """(3, minutes of the program): for a reading at each minute from ``t_start``, the
+    households whose reading there arrives, and over them the reduction realised and
+    expected from ``t_start`` up to that minute, Σ (B̂ − P) and Σ (B̂ − P̂), in whole
+    µkW·min (exact for any chunking); what the utility reads of the deficit at t_nc
+    (docs/decisions.md, "Lost meter readings").
+
+    ``lost``: (households, reading slots); the others (households, minutes) [kW]."""
+    minutes = np.arange(plan.t_start, plan.t_end)
+    arrived = ~lost[:, slot_of(minutes, plan.t_start, plan.reading)]
+
+    def upto(kw: np.ndarray) -> np.ndarray:  # whole µkW·min before each minute
+        cum = np.cumsum(micro_kw(baseline_kw) - micro_kw(kw), axis=1)
+        return np.concatenate([np.zeros((len(cum), 1)), cum[:, :-1]], axis=1)
+
+    return np.stack([arrived.sum(axis=0).astype(np.float64),
+                     np.where(arrived, upto(load_kw), 0.0).sum(axis=0),
+                     np.where(arrived, upto(expected_kw), 0.0).sum(axis=0)])
 
 
 def outcome_counts(test_times: np.ndarray, first_flag: np.ndarray, noncompliant: np.ndarray
@@ -279,8 +339,8 @@ def outcome_counts(test_times: np.ndarray, first_flag: np.ndarray, noncompliant:
 # --------------------------------------------------------------------------- tiers
 def user_events(rows: pd.DataFrame) -> pd.DataFrame:
     """The user events held in rows of :data:`EVENTS` as one frame (pass, time, houseID,
-    groupID, accLoad, delay [min]: when after its test time it was decided), in (pass,
-    time, houseID) order."""
+    groupID, accLoad, delay [min]: when after its test time it was decided, missing: the
+    lost test slots in its run), in (pass, time, houseID) order."""
     counts = rows["time"].map(len).to_numpy()
     frame = pd.DataFrame({
         "pass": np.repeat(rows["pass"].to_numpy(object), counts),
@@ -288,9 +348,11 @@ def user_events(rows: pd.DataFrame) -> pd.DataFrame:
         "houseID": np.concatenate([np.asarray(x, np.int64) for x in rows["houseID"]] or [[]]),
         "groupID": np.repeat(rows["group"].to_numpy(np.int64), counts),
         **{c: np.concatenate([np.asarray(x, np.float64) for x in rows[c]] or [[]])
-           for c in ("accLoad", "delay")}})
+           for c in ("accLoad", "delay")},
+        "missing": np.concatenate([np.asarray(x, np.int64) for x in rows["missing"]]
+                                  or [[]])})
     frame = frame.astype({"time": np.int64, "houseID": np.int64, "accLoad": np.float64,
-                          "delay": np.float64})
+                          "delay": np.float64, "missing": np.int64})
     return frame.sort_values(["pass", "time", "houseID"], kind="stable", ignore_index=True)
 
 

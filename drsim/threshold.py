@@ -33,6 +33,7 @@ import numpy as np
 from drsim.baseline import Estimates, day_of_adjusted, expected_replica, with_mv_error
 from drsim.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
 from drsim.population import Population
+from drsim.readings import lost_readings, reading_minutes, slot_of
 from drsim.scenario import ExpectedShare
 from drsim.sim import ChunkSimulator
 
@@ -52,7 +53,10 @@ def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, gr
     The replicas run as one stream: replica r's households are keyed
     ``houseID + r·N`` (N the scenario's households, so the keys stay distinct and compact),
     so each keeps its own run of Listing 6.1 and the engine's fixed cost per test time is
-    paid once."""
+    paid once. With lost readings (``meters.reading_loss``) each replica's meters lose
+    readings under the same model with draws of their own (keyed by the replica's key), and
+    the same meter query (exact or approximate) runs over what arrives, so γ accounts for
+    loss (docs/decisions.md, "Lost meter readings")."""
     times = plan.test_times
     acc, expected, keys = [], [], []
     for r in range(1, replicas + 1):
@@ -64,8 +68,14 @@ def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, gr
         keys.append(np.asarray(pop.ids, dtype=np.int64) + r * pop.scenario.households)
     if not keys:
         return np.zeros(len(times), dtype=np.int64)
-    m = meter_tier(plan, np.concatenate(keys), group, np.concatenate(acc),
-                   np.concatenate(expected))
+    every = np.concatenate(keys)
+    loss, lost = pop.scenario.meters.reading_loss, None
+    if loss is not None and loss.active:
+        lost = lost_readings(loss, pop.scenario.seed, every,
+                             reading_minutes(plan.t_start, plan.t_end, plan.reading))
+        lost = lost[:, slot_of(times, plan.t_start, plan.reading)]
+    m = meter_tier(plan, every, group, np.concatenate(acc), np.concatenate(expected),
+                   lost=lost)
     return m.outputs
 
 

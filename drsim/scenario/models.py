@@ -51,6 +51,9 @@ __all__ = [
     "RemoteData",
     "NetworkLatency",
     "DayOfAdjustment",
+    "DarkMeters",
+    "Meters",
+    "ReadingLoss",
 ]
 
 MAX_HOUSEHOLDS = 20_000_000
@@ -474,6 +477,65 @@ class RemoteData(_Model):
     )
 
 
+class DarkMeters(_Model):
+    """Meters that stop reporting for good (a dead modem, a network outage): a share of
+    the households, drawn per household, lose every reading from a clock time on."""
+
+    share: float = _described(
+        "The share of households whose meters go dark.", gt=0.0, le=1.0)
+    start: ClockTime = _described(
+        "The clock time (HH:MM) of the first reading they lose.", accepted=_CLOCK_ACCEPTED)
+
+    @property
+    def start_minute(self) -> int:
+        """Minutes since midnight of ``start``."""
+        return _minutes(self.start)
+
+
+class ReadingLoss(_Model):
+    """Meter readings lost on their way to the head-end (drsim.readings): every scheduled
+    reading of the program (1-minute and settlement readings alike) is lost with the
+    model, the same in every pass and for any chunking (the counter-based streams of
+    (household, "loss", slot)). A lost reading is not sent; the utility's M&V estimates
+    do not change (docs/decisions.md, "Lost meter readings")."""
+
+    rate: float = _described(
+        "The long-run share of readings lost (0.05 = 5 %).", ge=0.0, lt=1.0,
+        accepted="a number in [0, 1)")
+    burst_length: float = _described(
+        "1: independent losses; above 1: the mean length of a burst of lost readings, in "
+        "reading intervals (a Gilbert-Elliott chain with the same long-run rate).",
+        default=1.0, ge=1.0, le=10_000.0, accepted="a number >= 1 (1: independent losses)")
+    dark: DarkMeters | None = _described(
+        "Meters that go dark: {share, start}, on top of the rate.",
+        null_means="no meter goes dark", default=None)
+
+    @model_validator(mode="after")
+    def _chain(self) -> ReadingLoss:
+        # P(good → bad) = rate / ((1 − rate) · burst_length) must be a probability
+        if self.burst_length > 1.0 and self.rate / (1.0 - self.rate) > self.burst_length:
+            low = self.rate / (1.0 - self.rate)
+            raise _problem(
+                f"burst_length {self.burst_length:g} is too short for rate {self.rate:g}: "
+                f"bursts that short cannot lose that share of the readings",
+                f"a number >= rate / (1 - rate) = {low:.4g}", at=".burst_length")
+        return self
+
+    @property
+    def active(self) -> bool:
+        """Whether any reading can be lost (a rate above 0 or meters that go dark)."""
+        return self.rate > 0.0 or self.dark is not None
+
+
+class Meters(_Model):
+    """The smart meters' link to the head-end (§6.2.2: readings every minute while
+    monitored)."""
+
+    reading_loss: ReadingLoss | None = _described(
+        "Readings lost on the way: {rate, burst_length, dark}.",
+        null_means="every reading arrives", default=None)
+
+
 class Monitoring(_Model):
     """Compliance monitoring of the three tiers (Table 6.2, "Monitoring"; Listings 6.1-6.3)."""
 
@@ -531,6 +593,13 @@ class Monitoring(_Model):
         "local tables that answer at once when absent.",
         null_means="local tables (no fetches)", default=None,
     )
+    max_missing: int | None = _described(
+        "Approximate meter query (ACEP, Li & Ge 2016): a run of m_user + 1 consecutive test "
+        "slots may hold up to this many lost test readings strictly inside it (its first "
+        "and last slots are real failed tests), so at most m_user - 1; 0 or none: exact "
+        "matching, a lost reading breaks the run (docs/decisions.md, \"Lost meter "
+        "readings\").", null_means="exact matching, as 0", default=None, ge=0,
+    )
 
     @property
     def gateway_households(self) -> int | None:
@@ -556,6 +625,17 @@ class Monitoring(_Model):
                     f"{name} ({value}) is not a multiple of reading_interval_minutes "
                     f"({reading}), so tests would fall between readings",
                     f"a multiple of reading_interval_minutes ({reading})", at="." + name)
+        k = self.max_missing
+        if k is not None and k > self.m_user - 1:
+            raise _problem(
+                f"max_missing {k} is more than the m_user - 1 = {self.m_user - 1} test slots "
+                f"strictly inside a run of m_user + 1 = {self.m_user + 1} (its first and last "
+                "slots are real failed tests)",
+                f"an integer from 0 to {self.m_user - 1}", at=".max_missing")
+        if k and (self.shedding is not None or self.remote is not None):
+            raise _problem(
+                "max_missing above 0 does not apply with load shedding or remote profiles "
+                "(the modelled gateways run exact matching)", "0 or none", at=".max_missing")
         if self.shedding is not None and self.remote is not None and \
                 self.shedding.gateway_households != self.remote.gateway_households:
             raise _problem(
@@ -752,6 +832,8 @@ class Scenario(_Model):
                                        default_factory=DRProgram)
     monitoring: Monitoring = _described("Compliance monitoring (Table 6.2).",
                                         default_factory=Monitoring)
+    meters: Meters = _described("The meters' link to the head-end: lost readings.",
+                                default_factory=Meters)
     incentive: Incentive = _described("Second-event incentive module (§6.2.3).",
                                       default_factory=Incentive)
     baseline: BaselineSettings = _described("Baseline and expected-response estimation.",
@@ -853,6 +935,24 @@ class Scenario(_Model):
                 f"the first test (start + {self.monitoring.t_wait_minutes} minutes) is not "
                 f"before the end of the {duration}-minute DR program",
                 f"an integer from 0 to {duration - 1}", at="monitoring.t_wait_minutes")
+        return self
+
+    @model_validator(mode="after")
+    def _loss_fits_monitoring(self) -> Scenario:
+        loss, mon = self.meters.reading_loss, self.monitoring
+        if loss is not None and (mon.shedding is not None or mon.remote is not None):
+            raise _problem(
+                "lost readings are not modelled together with monitoring.shedding or "
+                "monitoring.remote (their gateways assume every reading arrives)",
+                "null (no loss) or a scenario without shedding and remote",
+                at="meters.reading_loss")
+        dark = None if loss is None else loss.dark
+        if dark is not None and dark.start_minute >= self.dr_program.end_minute:
+            raise _problem(
+                f"dark.start {dark.start} is not before the end of the DR program "
+                f"({self.dr_program.end}), the readings modelled", "a clock time before "
+                f"{self.dr_program.end} (earlier than {self.dr_program.start}: dark through "
+                "the whole program)", at="meters.reading_loss.dark.start")
         return self
 
     # -- derived helpers ----------------------------------------------------------------------

@@ -237,11 +237,19 @@ def _loss(run: Run, names: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "max_missing": monitored.plan.max_missing,
         "reading_loss": None if loss is None else loss.model_dump(mode="json")}
-    if monitored.lost is None:
+    if loss is None:
         return {**out, "meters_silent": None, "lost_readings": None}
+    plan = monitored.plan
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
-    report = {name: loss_report(monitored.plan, sizes, monitored.lost, monitored.first_silent,
-                                stops(monitored.plan, monitored.outcome[name]), names)
+    lost, first_silent = monitored.lost, monitored.first_silent
+    if lost is None:  # a loss model that loses nothing (rate 0, no dark meters)
+        k = len(plan.test_times)
+        lost = np.zeros((len(names), len(range(plan.t_start, plan.t_end, plan.reading))),
+                        dtype=np.int64)
+        first_silent = np.zeros((len(names), k + 1), dtype=np.int64)
+        first_silent[:, k] = sizes
+    report = {name: loss_report(plan, sizes, lost, first_silent,
+                                stops(plan, monitored.outcome[name]), names)
               for name in ("traditional", "expected")}
     trad = report["traditional"]
     missing = _missing_counts(run)
@@ -255,7 +263,9 @@ def _missing_counts(run: Run) -> dict[str, int] | None:
     """User events of the traditional pass by the lost test slots in their run (until
     monitoring stopped): how many predictions rest on inserted slots."""
     work = run.monitored.missing_counts
-    return None if work is None else {str(k): int(v) for k, v in enumerate(work)}
+    if work is None:  # nothing lost: every user event of the traditional pass is exact
+        work = [run.costs["communication"]["user_events"]]
+    return {str(k): int(v) for k, v in enumerate(work)}
 
 
 def _remote(run: Run) -> dict[str, Any] | None:

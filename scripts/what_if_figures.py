@@ -8,7 +8,10 @@ Reads the finished sweep folders (their ``runs.jsonl``) and writes one figure pe
     drsim sweep scenarios/sweeps/mv_error.yaml --out results/mv_error
     drsim sweep scenarios/sweeps/threshold_z.yaml --out results/threshold_z
     drsim sweep scenarios/sweeps/uniform_drop.yaml --out results/uniform_drop
+    drsim sweep scenarios/sweeps/reading_loss.yaml --out results/reading_loss
+    drsim sweep scenarios/sweeps/reading_loss_targets.yaml --out results/reading_loss_targets
     python scripts/what_if_figures.py [--results results] [--figures docs/figures]
+                                      [--only NAME ...]
 
 A sweep folder that is missing is skipped with a note.
 """
@@ -256,16 +259,134 @@ def threshold_z(folder: Path, figures: Path) -> None:
     _save(fig, figures / "threshold_z.png")
 
 
+def by_values(folder: Path, axes: tuple[str, ...]) -> list[tuple[tuple, list[dict]]]:
+    """(the axes' values, the seeds' summaries in replicate order) per grid point, in the
+    grid's order (the first axis slowest); runs of values no longer in the grid are left
+    out."""
+    grid = json.loads((folder / SWEEP_RECORD).read_text(encoding="utf-8"))["grid"]
+    combos: list[tuple] = [()]
+    for axis in axes:
+        combos = [(*c, v) for c in combos for v in grid[axis]]
+
+    def key(values: tuple) -> str:
+        return json.dumps(list(values), sort_keys=True)
+
+    found: dict[str, list[tuple[int, dict]]] = {key(c): [] for c in combos}
+    for record in read_journal(folder / JOURNAL).values():
+        k = key(tuple(record["values"][axis] for axis in axes))
+        if k in found:
+            found[k].append((record["replicate"], record["summary"]))
+    return [(c, [s for _, s in sorted(found[key(c)], key=lambda x: x[0])]) for c in combos]
+
+
+LOSS_AXES = ("meters.reading_loss", "monitoring.max_missing")
+
+
+def loss_label(value: dict | None) -> str:
+    """"5 %", "5 %, bursts of 5"."""
+    if not value or not value.get("rate"):
+        return "0 %"
+    burst = value.get("burst_length", 1)
+    return f"{100 * value['rate']:g} %" + (f", bursts of {burst:g}" if burst > 1 else "")
+
+
+def silent(s: dict) -> float:
+    return float((s["monitoring"].get("meters_silent") or {}).get("total", 0))
+
+
+def reading_loss(folder: Path, figures: Path) -> None:
+    rows = by_values(folder, LOSS_AXES)
+    done = sum(len(s) for _, s in rows)
+    print(f"\n{done} runs recorded")
+    print("\n| readings lost | k | seeds | t_nc, mean (range) | adaptive / expected | "
+          "precision / recall (until monitoring stopped) | precision / recall (whole "
+          "program) | groups latched on the expected pass (predictions) | meters silent |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (loss, k), s in rows:
+        if not s:
+            print(f"| {loss_label(loss)} | {k} | 0 | – | – | – | – | – | – |")
+            continue
+        p = [stat(s, lambda x, f=f: x["prediction"][f]) for f in (
+            "household_precision", "household_recall", "household_precision_whole_program",
+            "household_recall_whole_program")]
+        share = stat(s, adaptive_share)
+        false_predictions = sum(x["prediction"]["expected_pass_noncompliance_time"]
+                                is not None for x in s)
+        print(f"| {loss_label(loss)} | {k} | {len(s)} | {clock_range(s)} | "
+              f"{fmt((100 * share[0], 100 * share[1]), 1, ' %')} | "
+              f"{fmt(p[0], 3)} / {fmt(p[1], 3)} | {fmt(p[2], 3)} / {fmt(p[3], 3)} | "
+              f"{fmt(stat(s, false_alarms), 1)} ({false_predictions}) | "
+              f"{fmt(stat(s, silent), 1)} |")
+    fig, axes = _figure(3, 13, 4.0)
+    losses = list(dict.fromkeys(json.dumps(v, sort_keys=True) for (v, _), _ in rows))
+    ks = list(dict.fromkeys(k for (_, k), _ in rows))
+    x = np.arange(len(losses))
+    panels = (("t_nc, minutes after the first test",
+               lambda s: None if t_nc(s) is None else t_nc(s) - FIRST_TEST),
+              ("adaptive reduction / expected (%)",
+               lambda s: None if adaptive_share(s) is None else 100 * adaptive_share(s)),
+              ("household recall until monitoring stopped",
+               lambda s: s["prediction"]["household_recall"]))
+    for ax, (title, get) in zip(axes, panels, strict=True):
+        for j, k in enumerate(ks):
+            values = [spread(s, get) for (v, kk), s in rows if kk == k]
+            _range_bars(ax, x + (j - 1) * 0.12, values, linestyle="none", label=f"k = {k}")
+        ax.set_xticks(x, [loss_label(json.loads(v)) for v in losses], rotation=20,
+                      ha="right")
+        ax.set_title(title, fontsize="medium")
+        ax.grid(True, alpha=0.3)
+    axes[0].legend()
+    fig.suptitle("paper_100k with lost meter readings: exact (k = 0) and approximate "
+                 "(k = 1, 2) meter query (mean and range over the seeds)", fontsize="medium")
+    _save(fig, figures / "reading_loss.png")
+
+
+def reading_loss_targets(folder: Path, figures: Path) -> None:
+    """Per seed: t_nc without loss, with 5 % loss at k = 1 (target: within 2 minutes),
+    the adaptive share (≥ 97 %) and the expected pass (no prediction); k = 0's slip."""
+    found = {json.dumps(list(c), sort_keys=True): s for c, s in by_values(folder, LOSS_AXES)}
+
+    def at(rate: float, k: int) -> list[dict]:
+        return found.get(json.dumps([{"rate": rate}, k], sort_keys=True), [])
+
+    free, k1, k0 = at(0.0, 0), at(0.05, 1), at(0.05, 0)
+    print("\n| seed | t_nc, no loss | t_nc, 5 %, k = 1 | difference (min) | adaptive / "
+          "expected, k = 1 | expected pass, k = 1: prediction (groups latched) | "
+          "t_nc, 5 %, k = 0 | slip with k = 0 (min) | targets met |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r, (a, b, c) in enumerate(zip(free, k1, k0, strict=False)):
+        ta, tb, tc = t_nc(a), t_nc(b), t_nc(c)
+        diff = None if ta is None or tb is None else tb - ta
+        slip = None if ta is None or tc is None else tc - ta
+        share = adaptive_share(b)
+        expected = b["prediction"]["expected_pass_noncompliance_time"]
+        met = diff is not None and abs(diff) <= 2 and share is not None and share >= 0.97 \
+            and expected is None
+        print(f"| {r + 1} | {clock(ta or math.nan)} | {clock(tb or math.nan)} | "
+              f"{'–' if diff is None else f'{diff:+.0f}'} | "
+              f"{'–' if share is None else f'{100 * share:.1f} %'} | "
+              f"{expected or 'none'} ({false_alarms(b):.0f}) | {clock(tc or math.nan)} | "
+              f"{'–' if slip is None else f'{slip:+.0f}'} | {'yes' if met else 'no'} |")
+    same = all(json.dumps(x["reduction_mwh"]) == json.dumps(y["reduction_mwh"]) and
+               x["prediction"] == y["prediction"]
+               for x, y in zip(free, at(0.0, 1), strict=False))
+    print(f"\nwithout loss k = 0 and k = 1 give the same runs: {same}")
+
+
 SWEEPS = {"detection_delay": detection_delay, "mv_error": mv_error,
-          "threshold_z": threshold_z, "uniform_drop": uniform_drop}
+          "threshold_z": threshold_z, "uniform_drop": uniform_drop,
+          "reading_loss": reading_loss, "reading_loss_targets": reading_loss_targets}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--results", type=Path, default=Path("results"))
     ap.add_argument("--figures", type=Path, default=Path("docs/figures"))
+    ap.add_argument("--only", nargs="+", choices=sorted(SWEEPS), default=list(SWEEPS),
+                    help="the sweeps to report (default: all)")
     args = ap.parse_args(argv)
-    for name, draw in SWEEPS.items():
+    for name in args.only:
+        draw = SWEEPS[name]
         folder = args.results / name
         print(f"\n## {name}")
         if not (folder / JOURNAL).is_file():

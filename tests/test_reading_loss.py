@@ -251,3 +251,33 @@ def test_losses_are_the_same_for_any_chunk_size(lossy):
     for key in ("monitoring", "prediction", "deficit_at_prediction", "cost",
                 "reduction_mwh"):
         assert other.summary[key] == run.summary[key], key
+
+
+def test_a_loss_model_that_loses_nothing_is_the_loss_free_run(lossy):
+    """rate 0 without dark meters: the loss-free run (no placeholder, the same engine),
+    with zero losses reported."""
+    _, free = lossy
+    zero = drsim.run(small(loss={"rate": 0.0}, max_missing=1), backend="serial").summary
+    f = free.summary
+    for key in ("prediction", "cost", "reduction_mwh", "deficit_at_prediction", "incentive"):
+        assert zero[key] == f[key], key
+    mon = zero["monitoring"]
+    assert mon["meters_silent"]["total"] == 0
+    assert mon["lost_readings"]["readings_lost"] == 0
+    assert mon["lost_readings"]["user_events_by_missing"] == {
+        "0": f["cost"]["communication"]["user_events"]}
+
+
+def test_the_sweeps_load_and_read_what_a_lossy_run_reports(lossy):
+    from drsim.headline import run_table
+    from drsim.sweeps import get_metric, load_sweep
+    from drsim.sweeps.stats import _MISSING
+
+    run, _ = lossy
+    for name, runs in (("reading_loss", 45), ("reading_loss_targets", 20)):
+        sweep = load_sweep(f"scenarios/sweeps/{name}.yaml")
+        assert len(sweep.runs()) == runs
+        for metric in sweep.metrics:
+            assert get_metric(run.summary, metric) is not _MISSING, metric
+    _, rows = run_table(run.summary)
+    assert any(r[0].startswith("readings lost / meters silent (max_missing 1)") for r in rows)

@@ -255,7 +255,8 @@ def _loss(run: Run, names: list[str]) -> dict[str, Any]:
     missing = _missing_counts(run)
     return {**out, "meters_silent": trad.pop("meters_silent"),
             "lost_readings": {**trad, "expected_pass": {
-                k: v for k, v in report["expected"].items() if k != "meters_silent"},
+                k: report["expected"][k] for k in ("readings_lost", "share_of_readings_lost",
+                                                   "test_readings_lost")},
                 "user_events_by_missing": missing}}
 
 

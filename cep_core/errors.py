@@ -34,3 +34,8 @@ class QuerySemanticError(QueryError):
 
     def __reduce__(self):
         return (type(self), (self.message, self.pos, self.source))
+
+
+class LostAttribute(KeyError):
+    """An attribute of a placeholder event (one that was lost: :mod:`cep_core.approx.
+    placeholders`) that the placeholder does not carry."""

@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cep_core.errors import QueryError, QuerySemanticError
+from cep_core.errors import LostAttribute, QueryError, QuerySemanticError
 from cep_core.events import unique_names
 from cep_core.expr import (
     ExprCompiler,
@@ -125,7 +125,8 @@ class Pred:
     def test(self, b: Mapping[str, Any]) -> bool:
         """Whether the bindings ``b`` satisfy the predicate. A reference past the end of a
         Kleene variable (``a[m]`` with fewer than m events), a division by zero or an
-        aggregate of no values make it false; a missing attribute is an error. An
+        aggregate of no values make it false; a missing attribute is an error, one that a
+        placeholder event lacks makes it hold (:mod:`cep_core.approx.placeholders`). An
         ``optional`` predicate reads a variable that some paths to its transition do not
         bind (an ``OR`` alternative): it holds vacuously where that variable is unbound."""
         if self.optional and not self.vars <= b.keys():
@@ -146,6 +147,8 @@ class Pred:
             return True
         except (IndexError, ZeroDivisionError):
             return False
+        except LostAttribute:
+            return True  # a placeholder's unknown value: taken as satisfied
         except KeyError as ex:
             raise QueryError(f"predicate {self.text}: an event has no attribute {ex}") \
                 from None

@@ -15,10 +15,16 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
-from cep_core.approx.insertions import approximate_problem, fewest_elements
+from cep_core.approx.insertions import missing_problem
+from cep_core.approx.placeholders import as_unknown_type
 from cep_core.counters import Counters
 from cep_core.engine.graph import GraphEngine, graph_unsupported
-from cep_core.engine.keyed import KEYED_POLICIES, KeyedEngine, keyed_unsupported
+from cep_core.engine.keyed import (
+    KEYED_POLICIES,
+    KeyedEngine,
+    keyed_missing_problem,
+    keyed_unsupported,
+)
 from cep_core.engine.reference import (
     ANY,
     EVERY_EVENT,
@@ -62,11 +68,7 @@ def compile(text_or_ast: str | ast.Query, params: Mapping[str, Any] | None = Non
     if isinstance(query, ast.PatternQuery):
         plan = build_plan(query, params, remote, time_unit, source)
         k = query.max_missing
-        most = fewest_elements(plan)
-        why = None if k is None else (
-            f"more than the {most} elements of the pattern's shortest match"
-            if k > most else approximate_problem(plan) if k else None)
-        if why is not None:
+        if k is not None and (why := missing_problem(plan, k)) is not None:
             raise QuerySemanticError(f"ALLOW {k} MISSING: {why}", query.pos, source)
         return CompiledQuery(query, plan=plan)
     if isinstance(query, ast.AggregationQuery):
@@ -116,17 +118,26 @@ class Session:
     filters must pickle) and resumes exactly where it was. Event ids continue across
     batches; timestamps must not decrease across batches."""
 
-    def __init__(self, engine: Any, state_filter_every: str = "event"):
+    def __init__(self, engine: Any, state_filter_every: str = "event",
+                 none_missing: bool = False):
         self.engine = engine
         self.state_filter_every = state_filter_every
         self.events_fed = 0
         self.last_time: Any = None
+        #: ``max_missing=0``: exact matching, where a placeholder is an event no element
+        #: takes, and every output says ``"missing": 0``
+        self.none_missing = none_missing
 
     def feed(self, events: Iterable[dict] | Any, as_frame: bool = False,
              keep: Any = None) -> list[dict] | Any:
         """The outputs of one batch, as dicts or (``as_frame``) as a pandas DataFrame.
         ``keep`` (keyed engine): the input filter as a mask over the batch
         (:meth:`KeyedEngine.feed`)."""
+        if not self.none_missing:
+            return self._feed_any(events, as_frame, keep)
+        return _zero_missing(self._feed_any(as_unknown_type(events), as_frame, keep))
+
+    def _feed_any(self, events: Iterable[dict] | Any, as_frame: bool, keep: Any) -> Any:
         if keep is not None and not isinstance(self.engine, KeyedEngine):
             raise QueryError("keep= masks a batch on the keyed vectorized engine; the "
                              "reference engine takes an input_filter")
@@ -193,7 +204,8 @@ class Session:
         return self.engine.name if hasattr(self.engine, "name") else "aggregate"
 
     def flush(self) -> list[dict]:
-        return list(self.engine.flush())
+        out = list(self.engine.flush())
+        return _zero_missing(out) if self.none_missing else out
 
     @property
     def counters(self) -> Counters:
@@ -251,6 +263,16 @@ class Session:
         return self.engine.report()
 
 
+def _zero_missing(out: Any) -> Any:
+    """Outputs of exact matching with ``max_missing=0``: each says ``"missing": 0``."""
+    if hasattr(out, "columns"):
+        out["missing"] = 0
+        return out
+    for rec in out:
+        rec["missing"] = 0
+    return out
+
+
 class CompiledQuery:
     """A compiled query: ``explain()``, ``run(events, policy)``, ``matches(events,
     policy)``, ``start(policy)``; ``counters`` and ``statistics`` of the latest run or
@@ -284,13 +306,13 @@ class CompiledQuery:
         if self.plan is None:
             return getattr(self._agg_explain, "engine", "aggregate")
         check_options(policy, runs)
-        if self._max_missing(options.get("max_missing")) is not None:
-            return ReferenceEngine.name  # approximate matching runs there (so far)
+        missing = self._max_missing(options.get("max_missing"))  # 0: exact matching
         unfiltered = not any(options.get(k) is not None for k in ("input_filter",
                                                                    "state_filter"))
         plain = options.get("output", "events") == "events" and unfiltered
         if self.keyed_unsupported is None and policy in KEYED_POLICIES \
-                and runs == ONE_PER_PARTITION and plain:
+                and runs == ONE_PER_PARTITION and plain \
+                and not (missing and keyed_missing_problem(self.plan)):
             return KeyedEngine.name
         if self.graph_unsupported is None and policy == ANY and runs == EVERY_EVENT \
                 and unfiltered:
@@ -307,9 +329,8 @@ class CompiledQuery:
             raise QueryError(f"max_missing must be a whole number >= 0, not {k!r}")
         if self.plan is None:
             raise QueryError("max_missing applies to pattern queries, not aggregations")
-        if k > (most := fewest_elements(self.plan)):
-            raise QueryError(f"max_missing {k} is more than the {most} elements of the "
-                             "pattern's shortest match")
+        if (why := missing_problem(self.plan, k)) is not None:
+            raise QueryError(f"max_missing {k}: {why}")
         return k
 
     @property
@@ -323,7 +344,9 @@ class CompiledQuery:
         if engine == ReferenceEngine.name:
             return engine
         if engine == KeyedEngine.name:
+            missing = options.get("max_missing")
             why = self.keyed_unsupported or (
+                missing and keyed_missing_problem(self.plan)) or (
                 f"it runs {' and '.join(KEYED_POLICIES)} with runs='{ONE_PER_PARTITION}', "
                 "events out and no filters")
             raise QueryError(f"the {engine} engine does not apply: {why}")
@@ -340,8 +363,17 @@ class CompiledQuery:
         if self.plan is None:
             return self._agg_explain.explain()
         k = self._max_missing(None)
-        if k is not None:
-            engine = f"{ReferenceEngine.name} (approximate matching: ALLOW {k} MISSING)"
+        if k:
+            keyed = self.keyed_unsupported or keyed_missing_problem(self.plan)
+            parts = [f"{GraphEngine.name} for {ANY}"] * (self.graph_unsupported is None) + [
+                f"{KeyedEngine.name} for {' and '.join(KEYED_POLICIES)} with "
+                f"runs='{ONE_PER_PARTITION}'"] * (keyed is None)
+            why = [f"{name} does not apply: {reason}" for name, reason in (
+                (GraphEngine.name, self.graph_unsupported), (KeyedEngine.name, keyed))
+                if reason is not None]
+            engine = "; ".join(parts + [ReferenceEngine.name + (" otherwise" if parts else "")
+                                        + (f" ({'; '.join(why)})" if why else "")])
+            engine += f"; approximate matching: ALLOW {k} MISSING"
         elif policy is not None:
             engine = self.engine_for(policy, runs)
         else:
@@ -388,6 +420,9 @@ class CompiledQuery:
         if k is not None and (remote is not None or shedding is not None):
             raise QueryError("max_missing does not apply with remote data or load "
                              "shedding on the modelled device")
+        if k is not None and output == "sets":
+            raise QueryError("output='sets' gives match sets, which do not carry the "
+                             "number of missing elements; start without max_missing")
         if remote is not None:
             if self.plan is None or input_filter is not None or state_filter is not None \
                     or shedding is not None:
@@ -410,17 +445,17 @@ class CompiledQuery:
         elif (chosen := self._pick(engine, policy, runs, output=output,
                                    input_filter=input_filter, state_filter=state_filter,
                                    max_missing=k)) == KeyedEngine.name:
-            session = Session(KeyedEngine(self.plan, policy))
+            session = Session(KeyedEngine(self.plan, policy, k or None), none_missing=k == 0)
         elif chosen == GraphEngine.name:
-            session = Session(GraphEngine(self.plan, output))
+            session = Session(GraphEngine(self.plan, output, k or None), none_missing=k == 0)
         elif output == "sets":
             raise QueryError("output='sets' (match sets enumerated on demand) needs the "
                              f"{GraphEngine.name} engine, which does not apply: "
                              f"{self.graph_unsupported or f'it runs {ANY} only'}")
         else:
             engine = ReferenceEngine(self.plan, policy, output, input_filter, state_filter,
-                                     state_filter_every, runs, k)
-            session = Session(engine, state_filter_every)
+                                     state_filter_every, runs, k or None)
+            session = Session(engine, state_filter_every, none_missing=k == 0)
         self._last = session
         return session
 

@@ -154,3 +154,25 @@ def test_count_all_counts_each_detection_time_s_matches_without_enumerating_them
     stream = ([{"type": "A", "time": 0}] + [{"type": "B", "time": i + 1} for i in range(48)]
               + [{"type": "C", "time": 60}])
     assert big.run(stream) == [{"type": "R", "n": 2 ** 48 - 1, "time": 60}]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_approximate_matching_gives_the_reference_engine_s_matches_and_errors(seed):
+    """With max_missing=k the graph engine (paths that skip up to k positions, a node's
+    error in its group's signature) gives the reference engine's matches, each with its
+    least error, at the same events; equalities its index answers are not looked up
+    across a skipped element."""
+    rng = random.Random(100 + seed)
+    checked = 0
+    for n in range(100):
+        text = random_query(rng)
+        plan = cep_core.compile(text).plan
+        k = rng.randint(1, max(1, min(2, len(plan.positions) - 1)))
+        stream = random_stream(rng, rng.choice([8, 12]))
+        for output in ("events", "matches"):
+            got = run(GraphEngine(plan, output, k), stream)
+            want = run(ReferenceEngine(plan, ANY, output, max_missing=k), stream)
+            assert got == want, (n, text, k, output, stream)
+        checked += bool(want)
+    assert checked > 30
+    assert cep_core.compile(text).engine_for(ANY, max_missing=k) == "graph"

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from cep_core.errors import QueryError
 from cep_core.plan import START, Edge, Plan, Pred
 
-__all__ = ["InsertingEdge", "Insertions", "approximate_problem", "fewest_elements"]
+__all__ = ["InsertingEdge", "Insertions", "approximate_problem", "fewest_elements",
+           "missing_problem"]
 
 
 @dataclass(eq=False)
@@ -54,6 +55,8 @@ def approximate_problem(plan: Plan) -> str | None:
         return "AND"
     if any(s.kind == "group" for s in plan.scopes):
         return "SEQ(..)+"
+    if plan.returns is not None and plan.returns.count is not None:
+        return "RETURN .. COUNT(*)"
     return None
 
 
@@ -103,6 +106,16 @@ class Insertions:
             self.out[q] = by_type
         if finish is not None and q != START and not plan.positions[q].accepting:
             self.finish[q] = finish  # (a match needs one event at least)
+
+
+def missing_problem(plan: Plan, k: int) -> str | None:
+    """Why a match of ``plan`` may not miss ``k`` elements (None when it may): more than
+    the elements of the pattern's shortest match (a pattern with a Kleene element has no
+    such bound: its iterations may be placeholders, :mod:`cep_core.approx.placeholders`),
+    or a construct :func:`approximate_problem` names."""
+    if not any(p.kleene for p in plan.positions) and k > (most := fewest_elements(plan)):
+        return f"more than the {most} elements of the pattern's shortest match"
+    return approximate_problem(plan) if k > 0 else None
 
 
 def fewest_elements(plan: Plan) -> int:

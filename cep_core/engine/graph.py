@@ -42,6 +42,8 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from cep_core.approx.insertions import approximate_problem
+from cep_core.approx.placeholders import is_lost
 from cep_core.counters import Counters
 from cep_core.engine.reference import (
     ANY,
@@ -102,10 +104,11 @@ class Group:
     """The nodes of one position that share a signature (module docstring)."""
 
     __slots__ = ("pos", "sig", "pseudo", "events", "begins", "preds", "start", "reach",
-                 "off", "filed")
+                 "off", "filed", "err")
 
-    def __init__(self, pos: int, sig: tuple, pseudo: dict[str, Any]):
+    def __init__(self, pos: int, sig: tuple, pseudo: dict[str, Any], err: int = 0):
         self.pos, self.sig, self.pseudo = pos, sig, pseudo
+        self.err = err  # the elements its paths miss so far (approximate matching)
         self.events: list[dict] = []  # the nodes' events, in arrival order
         self.begins: list[bool] = []  # per node: a match may start with it
         self.preds: list[tuple] = []  # per node: its predecessor prefixes (group, length)
@@ -152,12 +155,13 @@ class MatchSet:
     counts them without enumerating (one step per node of the graph). Enumerate (or
     count) a set before the stream moves more than its window past the event."""
 
-    __slots__ = ("engine", "q", "event", "begins", "prefixes", "newest_only")
+    __slots__ = ("engine", "q", "event", "begins", "prefixes", "newest_only", "missing")
 
     def __init__(self, engine: GraphEngine, q: int, event: dict, begins: bool,
-                 prefixes: list, newest_only: bool):
+                 prefixes: list, newest_only: bool, missing: int | None = None):
         self.engine, self.q, self.event, self.begins = engine, q, event, begins
         self.prefixes, self.newest_only = prefixes, newest_only
+        self.missing = missing  # the elements each of its matches misses (or None)
 
     def _valid(self) -> None:
         if self.engine.now - self.event["time"] > self.engine.plan.window:
@@ -195,8 +199,8 @@ class GraphEngine(CountMerging):
 
     name = "graph"
 
-    def __init__(self, plan: Plan, output: str = "events"):
-        why = graph_unsupported(plan)
+    def __init__(self, plan: Plan, output: str = "events", max_missing: int | None = None):
+        why = graph_unsupported(plan) or (approximate_problem(plan) if max_missing else None)
         if why is not None:
             raise QueryError(f"the graph engine does not apply: {why}")
         if output not in (*OUTPUTS, "sets"):
@@ -224,6 +228,11 @@ class GraphEngine(CountMerging):
         self._next_sweep = -math.inf
         self.nodes = 0  # live nodes (the state's size)
         self._set_counting(output)  # RETURN .. COUNT(*)
+        #: approximate matching (module doc): the elements a match may miss, and per
+        #: position the predecessor positions a node may follow by skipping elements
+        self.k = max_missing or 0
+        self.skips = [[(src, q - src - 1) for src in range(max(0, q - 1 - self.k), q - 1)]
+                      for q in range(n)]
 
     def _process(self, e: dict, out: list) -> None:
         plan = self.plan
@@ -236,8 +245,8 @@ class GraphEngine(CountMerging):
         if t >= self._next_sweep:
             self._sweep(t)
         positions = self.by_type.get(typ)
-        if not positions:
-            return
+        if not positions or (self.k and is_lost(e)):
+            return  # (a placeholder is never taken under skip-till-any-match)
         try:
             key = tuple(get(e) for get in plan.key_getters) if plan.key_getters else ()
         except KeyError:
@@ -249,13 +258,14 @@ class GraphEngine(CountMerging):
         index = self.indexes[key]
         last = len(plan.positions) - 1
         made = [(q, *node) for q in positions for node in self._targets(q, e, graph, index)]
-        for q, sig, pseudo, begins, prefixes in made:  # every position first, then append
-            if q == last and not self.kleene[q]:
-                self._emit(q, e, begins, prefixes, out)  # complete: nothing can follow it
+        for q, sig, err, pseudo, begins, prefixes in made:  # every position, then append
+            missing = err + last - q  # with the elements after q inserted
+            if q == last and not self.kleene[q]:  # complete: nothing can follow it
+                self._emit(q, e, begins, prefixes, out, missing=missing)
                 continue
             group = graph[q].get(sig)
             if group is None:
-                group = graph[q][sig] = Group(q, sig, pseudo)
+                group = graph[q][sig] = Group(q, sig, pseudo, err)
                 self._index(index, q, group)
             start = t if begins else -math.inf
             for g, n in prefixes:
@@ -269,8 +279,9 @@ class GraphEngine(CountMerging):
             group.reach.append(max(start, group.reach[-1]) if group.reach else start)
             self.nodes += 1
             self.counters.pm_created += 1
-            if q == last:
-                self._emit(q, e, False, [(group, group.size)], out, newest_only=True)
+            if missing <= self.k:
+                self._emit(q, e, False, [(group, group.size)], out, newest_only=True,
+                           missing=missing)
 
     # ------------------------------------------------------------------ public
     def flush(self) -> list[dict]:
@@ -283,36 +294,60 @@ class GraphEngine(CountMerging):
 
     # ------------------------------------------------------------------ building
     def _targets(self, q: int, e: dict, graph: list[dict[tuple, Group]],
-                 index: dict) -> Iterator[tuple[tuple, dict, bool, list]]:
-        """The nodes ``e`` makes at position ``q``: (signature, pseudo-events of the
-        signature, whether a match may start with it, predecessor prefixes)."""
+                 index: dict) -> Iterator[tuple[tuple, int, dict, bool, list]]:
+        """The nodes ``e`` makes at position ``q``: (signature, the elements its paths
+        miss, pseudo-events of the signature, whether a match may start with it,
+        predecessor prefixes)."""
         var, kleene = self.vars[q], self.kleene[q]
-        found: dict[tuple, list] = {}  # signature -> [pseudo, begins, prefixes]
+        found: dict[tuple, list] = {}  # signature -> [err, pseudo, begins, prefixes]
         t, tau = e["time"], self.plan.window
+
+        def node(b: dict, err: int) -> list:
+            sig, pseudo = self._project(q, b)
+            if self.k:
+                sig += (err,)
+            entry = found.get(sig)
+            if entry is None:
+                entry = found[sig] = [err, pseudo, False, []]
+            return entry
+
+        def follow(g: Group, preds: list, take: bool, err: int) -> None:
+            if not g.reach or t - g.reach[-1] > tau:
+                return  # no path through it starts inside the window
+            b = dict(g.pseudo)
+            b[var] = b[var] + (e,) if take else (e,) if kleene else e
+            if preds and not self._check(preds, b):
+                return
+            self.counters.pm_extended += 1
+            node(b, err)[3].append((g, g.off + len(g.events)))
+
+        entering = None
         for kind, way in self.ways[q].items():
             if kind == "begin":
                 b = {var: (e,) if kleene else e}
                 if self._check(way.preds, b):
-                    sig, pseudo = self._project(q, b)
-                    found.setdefault(sig, [pseudo, False, []])[1] = True
+                    node(b, 0)[2] = True
                 continue
+            if kind == "next":
+                entering = way.preds
             src = q if kind == "take" else q - 1
             preds = way.rest if way.index else way.preds
             for g in self._candidates(way, src, graph, index, e):
-                if not g.reach or t - g.reach[-1] > tau:
-                    continue  # no path through it starts inside the window
-                b = dict(g.pseudo)
-                b[var] = b[var] + (e,) if kind == "take" else (e,) if kleene else e
-                if preds and not self._check(preds, b):
-                    continue
-                self.counters.pm_extended += 1
-                sig, pseudo = self._project(q, b)
-                entry = found.get(sig)
-                if entry is None:
-                    entry = found[sig] = [pseudo, False, []]
-                entry[2].append((g, g.off + len(g.events)))
-        for sig, (pseudo, begins, prefixes) in found.items():
-            yield sig, pseudo, begins, prefixes
+                follow(g, preds, kind == "take", g.err)
+            if self.k and way.index:  # groups the index cannot file (an element missing)
+                for g in index.get((q, kind, "*"), ()):
+                    follow(g, way.preds, kind == "take", g.err)
+        if self.k and entering is not None:  # ACEP: the elements before q missing
+            if q <= self.k:
+                b = {var: (e,) if kleene else e}
+                if self._check(entering, b):
+                    node(b, q)[2] = True
+            for src, cost in self.skips[q]:
+                for g in list(graph[src].values()):
+                    if g.err + cost <= self.k:
+                        follow(g, entering, False, g.err + cost)
+        for sig, (err, pseudo, begins, prefixes) in found.items():
+            yield sig, err, pseudo, begins, prefixes
 
     def _candidates(self, way: _Way, src: int, graph: list[dict[tuple, Group]],
                     index: dict, e: dict) -> list[Group]:
@@ -341,6 +376,11 @@ class GraphEngine(CountMerging):
                 b[v] = b[v] + (None,)
             else:  # the new event's variable, as bound on entering (never read here)
                 b[v] = (None,) if self.kleene[dst] else None
+            if self.k and not all(old.pred.vars <= b.keys() for old, _ in way.index):
+                # an element the equality reads is missing: it holds for every event
+                index.setdefault((dst, kind, "*"), []).append(group)
+                group.filed.append((index, (dst, kind, "*")))
+                continue
             try:
                 key = tuple(old(b) for old, _ in way.index)
             except (KeyError, TypeError, IndexError, ZeroDivisionError):
@@ -355,6 +395,9 @@ class GraphEngine(CountMerging):
         pseudo: dict[str, Any] = {}
         values: list = []
         for v, attrs, multi in self.need[q]:
+            if v not in b:  # an element missing (approximate matching)
+                values.append(_NOKEY)
+                continue
             ev = b[v][-1] if multi else b[v]
             try:
                 got = {a: ev[a] for a in attrs}
@@ -367,15 +410,18 @@ class GraphEngine(CountMerging):
         return tuple(values), pseudo
 
     def _check(self, preds: list[Pred], b: dict) -> bool:
+        if self.k:  # a predicate that reads a missing element holds (approximate matching)
+            preds = [p for p in preds if p.vars <= b.keys()]
         return check_predicates(preds, b, self.counters, self.stats)
 
     # ------------------------------------------------------------------ matches
     def _emit(self, q: int, e: dict, begins: bool, prefixes: list, out: list,
-              newest_only: bool = False) -> None:
+              newest_only: bool = False, missing: int = 0) -> None:
         """Every match that ``e`` at the last position completes: ``e`` alone if a match
         may start with it (``begins``), and the paths back from the prefixes
         (``newest_only``: the node of ``e`` itself, newest in its group)."""
-        found = MatchSet(self, q, e, begins, prefixes, newest_only)
+        found = MatchSet(self, q, e, begins, prefixes, newest_only,
+                         missing if self.k else None)
         if self.output == "sets":
             out.append(found)
             self.counters.outputs += 1  # a set: its matches are counted on demand
@@ -406,7 +452,10 @@ class GraphEngine(CountMerging):
                     bind[v] = ev
             if not found.newest_only:
                 bind[var] = (e,) if self.kleene[q] else e
-            yield match_record(self.plan, output, bind, t)
+            rec = match_record(self.plan, output, bind, t)
+            if found.missing is not None:
+                rec["missing"] = found.missing
+            yield rec
 
     def _count(self, found: MatchSet) -> int:
         """The number of paths of ``found`` without walking them: each node's count is

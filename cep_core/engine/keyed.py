@@ -40,6 +40,18 @@ under strict contiguity (Listing 6.1) takes a whole batch at once instead, by sc
 over the events sorted by key (:mod:`cep_core.engine.segment_scan`), when the batch
 allows it. Counters match the reference engine's, except ``pm_dropped`` for windows:
 here a run the window closed on is dropped when its key's next event arrives.
+
+**Approximate matching** (``max_missing=k``, Li and Ge, VLDB 2016; docs/decisions.md,
+"Approximate matching"), for a pattern of one element without NEG and without ``AND`` or
+``OR`` inside a predicate (:func:`keyed_missing_problem`): under strict contiguity each
+key holds one run per error level 0..k, at the state position ``key·(k+1) + level``. A
+placeholder (an event with a true ``lost``, :mod:`cep_core.approx.placeholders`) moves
+every run of its key one level up (the run at level k cannot take it and ends) and is
+offered to them, never completing or starting a match; a predicate that reads an
+attribute the placeholder lacks holds (the stored values keep a flag for it). A real
+event is offered to level 0 and to the levels where a run lives, starts a run at level 0
+when there is none, and of its completions those of the least level are output, each
+with ``missing`` = its level. Under skip-till-next-match placeholders are skipped.
 """
 
 from __future__ import annotations
@@ -52,16 +64,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cep_core.approx.placeholders import LOST, is_lost
 from cep_core.counters import Counters
 from cep_core.engine.keyed_negation import KeyedNegation
 from cep_core.engine.reference import ONE_PER_PARTITION, STRICT, Statistics
 from cep_core.engine.segment_scan import scan_batch, scan_supported
 from cep_core.engine.vectorize import Unsupported, VectorCompiler, fields, passes
 from cep_core.errors import QueryError
+from cep_core.expr import walk
+from cep_core.lang import ast
 from cep_core.lookup import TableLookup
 from cep_core.plan import START, Plan, flat_sequence_problem
 
-__all__ = ["KeyedEngine", "KeyedStepper", "keyed_unsupported", "KEYED_POLICIES"]
+__all__ = ["KeyedEngine", "KeyedStepper", "keyed_unsupported", "keyed_missing_problem",
+           "KEYED_POLICIES"]
 
 KEYED_POLICIES = ("skip-till-next-match", STRICT)
 _MISSING = object()
@@ -189,12 +205,31 @@ def keyed_unsupported(plan: Plan) -> str | None:
     return None
 
 
+def keyed_missing_problem(plan: Plan) -> str | None:
+    """Why the keyed engine cannot run ``plan`` with ``max_missing`` above 0 (None when it
+    can): it takes placeholders as missing iterations of one element (module doc), and
+    runs no pattern whose elements an insertion could skip, and no NEG."""
+    if len(plan.positions) != 1:
+        return "approximate matching of more than one element"
+    if plan.negs:
+        return "approximate matching with NEG"
+    for p in plan.preds:  # arrays read every operand; Python stops at the first that decides
+        if any(isinstance(x, ast.And | ast.Or) for x in walk(p.node)):
+            return f"approximate matching with AND or OR inside the predicate {p.text}"
+    return None
+
+
 class _Batch:
     """The columns of one fed batch that the engine reads."""
 
-    def __init__(self, events: Any, attrs: Iterable[str], first_id: int):
+    def __init__(self, events: Any, attrs: Iterable[str], first_id: int,
+                 placeholders: bool = False):
         frame = hasattr(events, "columns") and hasattr(events, "to_numpy")
+        #: which events are placeholders (:mod:`cep_core.approx.placeholders`; None
+        #: without ``placeholders``)
+        self.lost: np.ndarray | None = _lost_flags(events) if placeholders else None
         self.missing: dict[str, np.ndarray] = {}
+        self.absent: dict[str, np.ndarray] = {}  # attributes placeholders do not carry
         self.cols: dict[str, np.ndarray] = {}
         if frame:
             for c in ("type", "time"):
@@ -218,6 +253,11 @@ class _Batch:
             for a in {"type", "time", *attrs}:
                 vals = [e.get(a, _MISSING) for e in rows]
                 miss = np.fromiter((v is _MISSING for v in vals), bool, self.n)
+                if miss.any() and self.lost is not None and not (miss & ~self.lost).any():
+                    stand_in = next((v for v in vals if v is not _MISSING), 0)
+                    vals = [stand_in if v is _MISSING else v for v in vals]  # never read
+                    self.absent[a] = miss
+                    miss = np.zeros(self.n, dtype=bool)
                 if miss.any():
                     vals = [None if v is _MISSING else v for v in vals]
                     self.missing[a] = miss
@@ -240,11 +280,30 @@ class _Batch:
             raise QueryError(f"event {j}: time {t[j]} before the previous {t[j - 1]}; a "
                              "stream has non-decreasing timestamps")
 
+    def unknown(self, attr: str, rows: Any) -> np.ndarray:
+        """Of the events ``rows``, the placeholders that lack ``attr``."""
+        lost = self.lost[rows]
+        if not lost.any():
+            return lost
+        absent = self.absent.get(attr)
+        return lost & (pd.isna(self.cols[attr][rows]) if absent is None else absent[rows])
+
     def column(self, attr: str, rows: np.ndarray) -> np.ndarray:
         miss = self.missing.get(attr)
+        if miss is not None and self.lost is not None:
+            miss = miss & ~self.lost  # a placeholder's unknown attribute (see unknown)
         if miss is not None and miss[rows].any():
             raise QueryError(f"an event has no attribute '{attr}'")
         return self.cols[attr][rows]
+
+
+def _lost_flags(events: Any) -> np.ndarray:
+    """Which events are placeholders (a true ``lost`` attribute)."""
+    if hasattr(events, "columns"):
+        if LOST not in events.columns:
+            return np.zeros(len(events), dtype=bool)
+        return events[LOST].fillna(False).astype(bool).to_numpy()
+    return np.fromiter((is_lost(e) for e in events), bool, len(events))
 
 
 def _type_codes(col: pd.Series) -> tuple[np.ndarray, Any]:
@@ -269,15 +328,41 @@ class _Env:
     the whole batch) that take the transition into ``var`` (``take``: a Kleene
     self-loop; ``newlen``: the Kleene length after it)."""
 
-    __slots__ = ("eng", "batch", "rows", "keys", "var", "take", "newlen", "size", "deferred")
+    __slots__ = ("eng", "batch", "rows", "keys", "var", "take", "newlen", "size", "deferred",
+                 "lost")
 
     def __init__(self, eng, batch, rows, keys, var, take, newlen, deferred=None):
         self.eng, self.batch, self.rows, self.keys = eng, batch, rows, keys
         self.var, self.take, self.newlen = var, take, newlen
         self.size = batch.n if isinstance(rows, slice) else len(rows)
         self.deferred = deferred  # rows whose lookup key is missing (see TableIndex.get)
+        #: rows that read a value a placeholder lacks (approximate matching; None without)
+        self.lost = np.zeros(self.size, dtype=bool) if batch.lost is not None else None
 
     def ref(self, key: tuple) -> tuple[Any, Any]:
+        got = self._ref(key)
+        if self.lost is not None and key[0] == "attr":
+            self.lost |= self._unknown(key)
+        return got
+
+    def _unknown(self, key: tuple) -> np.ndarray:
+        """Rows where ``key`` reads an attribute of a placeholder that it lacks."""
+        eng, b = self.eng, self.batch
+        _, v, slot, a, n = key
+        new = v == self.var and (slot in ("single", "back0", "last") or (
+            slot == "first" and not self.take) or (slot == "nth" and not self.take))
+        if new:
+            return b.unknown(a, self.rows)
+        kind = slot if slot in ("single", "first", "nth") else "last"
+        flags = eng.store_lost.get((kind, v, a, n if kind == "nth" else 0))
+        if flags is None or self.keys is None:
+            return np.zeros(self.size, dtype=bool)
+        got = flags[self.keys]
+        if slot == "nth" and v == self.var:  # the new event where it is the n-th
+            got = np.where(eng.length[v][self.keys] >= n, got, b.unknown(a, self.rows))
+        return got
+
+    def _ref(self, key: tuple) -> tuple[Any, Any]:
         eng, keys = self.eng, self.keys
         if key[0] == "len":
             if key[1] == self.var:
@@ -315,14 +400,22 @@ class KeyedEngine:
 
     name = "keyed-vectorized"
 
-    def __init__(self, plan: Plan, policy: str):
+    def __init__(self, plan: Plan, policy: str, max_missing: int | None = None):
         reason = keyed_unsupported(plan)
+        if reason is None and max_missing:
+            reason = keyed_missing_problem(plan)
         if reason is not None:
             raise QueryError(f"the keyed vectorized engine does not run this query: {reason}")
         if policy not in KEYED_POLICIES:
             raise QueryError(f"the keyed vectorized engine runs {' and '.join(KEYED_POLICIES)}"
                              f", not {policy}")
         self.plan, self.policy, self.runs = plan, policy, ONE_PER_PARTITION
+        #: approximate matching (module doc): the placeholders a match may hold, and the
+        #: runs per partition key (one per error level under strict contiguity)
+        self.k = max_missing or 0
+        self.levels = self.k + 1 if policy == STRICT else 1
+        self.store_lost: dict[tuple, np.ndarray] = {}  # stored values a placeholder lacked
+        self._held: list[tuple] | None = None  # a levelled wave's outputs (_settle)
         self.counters = Counters()
         self.stats = Statistics(plan)
         self.keyindex = _KeyIndex()
@@ -341,7 +434,7 @@ class KeyedEngine:
     def _setup(self) -> None:
         plan = self.plan
         self.c = _compiled(plan)
-        self.scan = scan_supported(self)
+        self.scan = not self.k and scan_supported(self)
         self.types = {t: j for j, t in enumerate(sorted(plan.types | plan.neg_types))}
         stores: dict[tuple, None] = {}
         for r in self.c.refs:
@@ -373,9 +466,9 @@ class KeyedEngine:
         ``keep``: the input filter as a mask over the batch (load shedding, §4.2.2): an
         event it drops is not processed and changes no state (Eq. 4.2), not even a
         strictly contiguous run's."""
-        b = _Batch(events, self.attrs, self.events_fed)
+        b = _Batch(events, self.attrs, self.events_fed, placeholders=bool(self.k))
         self.events_fed += b.n
-        out = _Outputs(self.plan.returns.type, [n for n, _ in self.c.returns])
+        out = self._outputs()
         if b.n == 0:
             return out.result(frame)
         names, typ_all = b.type_names, b.type_codes
@@ -397,25 +490,34 @@ class KeyedEngine:
         typ = np.array([self.types.get(x, -1) for x in names], dtype=np.int64)[typ_all]
         if self.policy != STRICT:
             keep &= typ >= 0
+        if self.k and self.levels == 1:
+            keep &= ~b.lost  # a placeholder is taken under strict contiguity only
         rows = np.flatnonzero(keep)
         self._typ, self._pre = typ, {}
         if rows.size:
             kid = self.keyindex.ids([b.cols[a][rows] for a in self.plan.partition])
-            self._grow(self.keyindex.size)
+            self._grow(self.keyindex.size * self.levels)
             if self.neg is not None:
                 self.neg.begin_batch(b, rows, kid, typ[rows], self.events_fed - b.n)
             if not (self.scan and scan_batch(self, b, rows, kid, typ[rows], out)):
                 steps = b.steps if rows.size == b.n else np.diff(b.cols["time"][rows])
                 for sel in _waves(kid, steps):
-                    self._wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
+                    if self.levels == 1:
+                        self._wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
+                    else:
+                        self._levelled_wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
         if self.neg is not None:
             self.neg.end_batch(self, b, seen, out)
         self._typ = self._pre = None
         return out.result(frame)
 
+    def _outputs(self) -> _Outputs:
+        names = [n for n, _ in self.c.returns] + ["missing"] * bool(self.k)
+        return _Outputs(self.plan.returns.type, names)
+
     def flush(self) -> list[dict]:
         """The end of the stream: the matches still waiting for a trailing NEG's window."""
-        out = _Outputs(self.plan.returns.type, [n for n, _ in self.c.returns])
+        out = self._outputs()
         if self.neg is not None:
             self.neg.flush(self, out)
         return out.result(False)
@@ -521,8 +623,22 @@ class KeyedEngine:
             self.length[v] = _resize(self.length[v], new, 0)
         for k in self.store:
             self.store[k] = _resize(self.store[k], new, 0)
+        for k in self.store_lost:
+            self.store_lost[k] = _resize(self.store_lost[k], new, False)
         if self.neg is not None:
             self.neg.grow(new)
+
+    def _store(self, store_key: tuple, keys: np.ndarray, b: _Batch, rows: np.ndarray
+               ) -> None:
+        """Keep attribute ``store_key[2]`` of the events ``rows`` for the runs ``keys``
+        (and, with placeholders, whether the value is one a placeholder lacked)."""
+        a = store_key[2]
+        self._put(store_key, keys, b.column(a, rows))
+        if b.lost is not None:
+            flags = self.store_lost.get(store_key)
+            if flags is None:
+                flags = self.store_lost[store_key] = np.zeros(len(self.state), dtype=bool)
+            flags[keys] = b.unknown(a, rows)
 
     def _put(self, store_key: tuple, keys: np.ndarray, values: np.ndarray) -> None:
         arr = self.store.get(store_key)
@@ -570,9 +686,16 @@ class KeyedEngine:
                 if local is not None and (local[1] is None or not local[1][rows[sub]].any()):
                     ok[test] = local[0][rows[sub]]
                 else:  # (a missing lookup key among these rows raises here)
+                    deferred = np.zeros(test.size, bool) if b.lost is not None else None
                     env = _Env(self, b, rows[sub], keys[sub], var, take,
-                               nl[test] if nl is not None else None)
+                               nl[test] if nl is not None else None, deferred)
                     ok[test] = passes(fn(env), test.size)
+                    if env.lost is not None:
+                        ok[test] |= env.lost  # a placeholder's unknown value holds
+                        if (deferred & ~env.lost).any():  # raise the missing entry's error
+                            bad = sub[deferred & ~env.lost]
+                            fn(_Env(self, b, rows[bad], keys[bad], var, take, None
+                                    if nl is None else nl[test][deferred & ~env.lost]))
             at = at[ok]
             stats.pred_passed[p.index] += at.size
         return at
@@ -591,6 +714,9 @@ class KeyedEngine:
             env = _Env(self, b, rows, None, var, False, None, deferred)
             holds = np.zeros(b.n, dtype=bool)
             holds[rows] = passes(self.c.preds[index][1](env), size)
+            if env.lost is not None:
+                holds[rows] |= env.lost  # a placeholder's unknown value holds
+                deferred &= ~env.lost
             missing = None
             if deferred.any():
                 missing = np.zeros(b.n, dtype=bool)
@@ -598,11 +724,12 @@ class KeyedEngine:
             got = self._pre[index] = (holds, missing)
         return got
 
-    def _transition(self, edge, b, rows, keys, lens):
+    def _transition(self, edge, b, rows, keys, lens, accept: bool = True):
         """The events ``rows`` of runs ``keys`` (Kleene lengths ``lens`` at the source, or
         None) offered to ``edge``: ``(passed, completed, newlen)`` — the positions that
-        take it, those among them that complete a match (positions into ``passed``), and
-        the Kleene length after it for the passed ones (or None)."""
+        take it, those among them that complete a match (positions into ``passed``; none
+        without ``accept``: placeholders), and the Kleene length after it for the passed
+        ones (or None)."""
         plan = self.plan
         dst = plan.positions[edge.dst]
         take = edge.kind == "take"
@@ -611,7 +738,7 @@ class KeyedEngine:
             newlen = lens + 1 if take else np.ones(rows.size, dtype=np.int64)
         ok = self._check(edge.preds, b, rows, keys, dst.var, take, newlen)
         nl = newlen[ok] if newlen is not None else None
-        if not dst.accepting or not ok.size:
+        if not dst.accepting or not ok.size or not accept:
             return ok, ok[:0], nl
         acc = self._check(plan.accept_preds.get(edge.dst, ()), b, rows[ok], keys[ok],
                           dst.var, take, nl)
@@ -635,8 +762,24 @@ class KeyedEngine:
                 n = rows.size
                 if not n:
                     return
-        out.add(rows, sub, fields([fn for _, fn in self.c.returns], env, n),
-                b.cols["time"][rows])
+        if not self.k:
+            out.add(rows, sub, fields([fn for _, fn in self.c.returns], env, n),
+                    b.cols["time"][rows])
+            self.counters.outputs += n
+            return
+        got = []
+        for _, fn in self.c.returns:  # a value a placeholder lacks is None
+            env.lost[:] = False
+            ((vals, bad),) = fields([fn], env, n)
+            if env.lost.any():
+                bad = env.lost.copy() if bad is None else bad | env.lost
+            got.append((vals, bad))
+        level = keys % self.levels
+        got.append((level, None))
+        if self._held is not None:
+            self._held.append((rows, sub, got, b.cols["time"][rows], level))
+            return
+        out.add(rows, sub, got, b.cols["time"][rows])
         self.counters.outputs += n
 
     def _enter(self, edge, b, rows, keys, t) -> None:
@@ -662,13 +805,74 @@ class KeyedEngine:
             if sv != v:
                 continue
             if kind == "single" or kind == "last" or (kind == "first" and edge.kind != "take"):
-                self._put(sk, keys, b.column(a, rows))
+                self._store(sk, keys, b, rows)
             elif kind == "nth":
                 hit = lengths == n
                 if hit.any():
-                    self._put(sk, keys[hit], b.column(a, rows[hit]))
+                    self._store(sk, keys[hit], b, rows[hit])
 
-    def _wave(self, b: _Batch, rows, keys, typ, out: _Outputs) -> None:
+    def _levelled_wave(self, b: _Batch, rows, kid, typ, out: _Outputs) -> None:
+        """One wave with one run per key and error level (approximate matching under
+        strict contiguity, module doc): a placeholder moves every run of its key one level
+        up (a run at the top level cannot take it) and is offered to them, never
+        completing or starting a match; a real event is offered to every level, starts a
+        run at level 0 when it has none, and of its completions those of the least error
+        are output."""
+        levels = self.levels
+        lost = b.lost[rows]
+        if lost.any():
+            base = kid[lost] * levels
+            self.counters.pm_dropped += int((self.state[base + levels - 1] >= 0).sum())
+            for lev in range(levels - 1, 0, -1):
+                self._move_runs(base + lev - 1, base + lev)
+            self.state[base] = -1
+            up = levels - 1
+            self._wave(b, np.repeat(rows[lost], up),
+                       (base[:, None] + np.arange(1, levels)).ravel(),
+                       np.repeat(typ[lost], up), out, placeholder=True)
+        real = ~lost
+        if real.any():
+            # every level 0 (a run may start there), the higher levels where a run lives
+            vkeys = ((kid[real] * levels)[:, None] + np.arange(levels)).ravel()
+            at = np.flatnonzero((vkeys % levels == 0) | (self.state[vkeys] >= 0))
+            self._held = []
+            try:
+                self._wave(b, np.repeat(rows[real], levels)[at], vkeys[at],
+                           np.repeat(typ[real], levels)[at], out)
+                held = self._held
+            finally:
+                self._held = None
+            self._settle(b, held, out)
+
+    def _move_runs(self, src: np.ndarray, dst: np.ndarray) -> None:
+        """The runs of keys ``src`` become those of ``dst`` (``src`` keeps a copy)."""
+        self.state[dst] = self.state[src]
+        self.first_t[dst] = self.first_t[src]
+        for arrays in (self.length, self.store, self.store_lost):
+            for arr in arrays.values():
+                arr[dst] = arr[src]
+
+    def _settle(self, b: _Batch, held: list[tuple], out: _Outputs) -> None:
+        """Of a levelled wave's outputs, those of the least error at each event."""
+        if not held:
+            return
+        least = np.full(b.n, self.levels, dtype=np.int64)
+        for rows, _, _, _, level in held:
+            np.minimum.at(least, rows, level)
+        for rows, sub, got, times, level in held:
+            keep = level == least[rows]
+            if not keep.all():
+                rows, times = rows[keep], times[keep]
+                sub = sub[keep] if isinstance(sub, np.ndarray) else sub
+                got = [(vals[keep], None if bad is None else bad[keep]) for vals, bad in got]
+            if rows.size:
+                out.add(rows, sub, got, times)
+                self.counters.outputs += rows.size
+
+    def _wave(self, b: _Batch, rows, keys, typ, out: _Outputs,
+              placeholder: bool = False) -> None:
+        """One event per key (``placeholder``: placeholders, which runs take as missing
+        elements and which neither complete nor start a match)."""
         plan, counters = self.plan, self.counters
         t = b.cols["time"][rows]
         s = self.state[keys]
@@ -701,7 +905,8 @@ class KeyedEngine:
                 if cand.size == at.size:
                     cand = slice(None)
                 ok, acc, nl = self._transition(edge, b, grows[cand], gkeys[cand],
-                                               glens[cand] if glens is not None else None)
+                                               glens[cand] if glens is not None else None,
+                                               accept=not placeholder)
                 loc = np.arange(at.size)[cand][ok]
                 counters.pm_extended += loc.size
                 done = loc[acc]
@@ -728,9 +933,14 @@ class KeyedEngine:
                 gone = at[~anypass]
                 counters.pm_dropped += gone.size
                 self.state[keys[gone]] = -1
+        if placeholder:
+            return
         begin = plan.out_edges[START][0]
         code = self.types[plan.positions[begin.dst].type]
-        at = np.flatnonzero((typ == code) & (self.state[keys] < 0))
+        free = (typ == code) & (self.state[keys] < 0)
+        if self.levels > 1:
+            free &= keys % self.levels == 0  # a new run has no errors
+        at = np.flatnonzero(free)
         if not at.size:
             return
         ok, acc, nl = self._transition(begin, b, rows[at], keys[at], None)

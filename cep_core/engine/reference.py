@@ -67,9 +67,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from cep_core.approx.insertions import Insertions
+from cep_core.approx.placeholders import Placeholder, is_lost
 from cep_core.counters import Counters
 from cep_core.engine.negation import EndNegation, kleene_exists
-from cep_core.errors import QueryError
+from cep_core.errors import LostAttribute, QueryError
 from cep_core.lookup import NotYet
 from cep_core.plan import START, Plan
 
@@ -107,6 +108,27 @@ class PM:
 def _ids(bind: dict) -> dict[str, Any]:
     return {v: [x["id"] for x in e] if isinstance(e, tuple) else e["id"]
             for v, e in bind.items()}
+
+
+def _cost(edge: Any, e: dict) -> int:
+    """The missing elements a transition adds: those it inserts before its state, and
+    one when a placeholder takes the element (:mod:`cep_core.approx.placeholders`)."""
+    return getattr(edge, "inserted", 0) + (type(e) is Placeholder)
+
+
+def real_events(bind: dict) -> dict:
+    """``bind`` without placeholders (:mod:`cep_core.approx.placeholders`): a variable
+    bound to one is left out, a Kleene variable keeps its real events."""
+    if not any(type(x) is Placeholder for e in bind.values()
+               for x in (e if isinstance(e, tuple) else (e,))):
+        return bind
+    out = {}
+    for v, e in bind.items():
+        if isinstance(e, tuple):
+            out[v] = tuple(x for x in e if type(x) is not Placeholder)
+        elif type(e) is not Placeholder:
+            out[v] = e
+    return out
 
 
 def check_predicates(preds, b: dict, counters: Counters, stats: Statistics) -> bool:
@@ -168,7 +190,10 @@ def match_record(plan: Plan, output: str, bind: dict, t: Any) -> dict:
         return {v: list(e) if isinstance(e, tuple) else e for v, e in bind.items()}
     rec: dict[str, Any] = {"type": ret.type}
     for name, fn in ret.fields:
-        rec[name] = fn(bind)
+        try:
+            rec[name] = fn(bind)
+        except LostAttribute:  # a value a placeholder does not carry
+            rec[name] = None
     if "time" not in rec:
         rec["time"] = t
     return rec
@@ -301,9 +326,17 @@ class ReferenceEngine(CountMerging):
         self.missing = None if max_missing is None else Insertions(plan, max_missing)
         if self.missing is not None:
             self._check = self._check_present
+        #: insertions before the first and after the last event (not under strict
+        #: contiguity, where an element is missing only between two events of the run)
+        self._ends_insert = self.missing is not None and policy != STRICT
+        #: one run per partition and error level (approximate matching, one run per
+        #: partition): docs/decisions.md, "Approximate matching"
+        self._levelled = self.missing is not None and self.missing.k > 0 \
+            and runs == ONE_PER_PARTITION
+        self._held: list[tuple[dict, dict]] = []  # a levelled event's completions
         #: the types that may start a match
-        self._starts = {*plan.out[START], *(self.missing.out.get(START, ()) if self.missing
-                                            is not None else ())}
+        self._starts = {*plan.out[START], *(self.missing.out.get(START, ())
+                                            if self._ends_insert else ())}
         timed = output == "events" and plan.returns is not None and all(
             name != "time" for name, _ in plan.returns.fields)
         #: NEG before the first or after the last element (None without)
@@ -314,7 +347,7 @@ class ReferenceEngine(CountMerging):
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state["_seen"], state["_waitlog"] = {}, []
+        state["_seen"], state["_waitlog"], state["_held"] = {}, [], []
         return state
 
     # ------------------------------------------------------------------ public
@@ -338,6 +371,11 @@ class ReferenceEngine(CountMerging):
                 queued = [w.queue[0]["time"] for w in self.waiting.get(key, ())]
                 self.ends.observe(e, key, min(queued, default=t))
         self._key_now = key
+        lost = self.missing is not None and is_lost(e)
+        if lost:
+            if self.policy != STRICT:
+                return  # a placeholder is taken under strict contiguity only
+            e = Placeholder(e)
         if key is not _NOKEY:
             self._seen = {}
             waits = self.waiting.get(key)
@@ -352,8 +390,8 @@ class ReferenceEngine(CountMerging):
                     self.live[key] = pms
                 else:
                     del self.live[key]
-            if typ in self._starts and (self.runs == EVERY_EVENT or not (
-                    key in self.live or key in self.waiting)):
+            if not lost and typ in self._starts and (self.runs == EVERY_EVENT or not (
+                    key in self.waiting or self._run_at_level_0(key))):
                 try:
                     born = self._begin(e, out)
                 except NotYet:
@@ -361,6 +399,8 @@ class ReferenceEngine(CountMerging):
                     born = []
                 if born:
                     self.live.setdefault(key, []).extend(born)
+            if self._levelled:
+                self._settle_levels(key, out)
         if self.waiting:
             self._resolve(out)
         self._waitlog = []
@@ -408,6 +448,33 @@ class ReferenceEngine(CountMerging):
                 del self.live[key]
 
     # ------------------------------------------------------------------ internals
+    def _run_at_level_0(self, key: Any) -> bool:
+        """Whether ``key`` has a live run that a new one would duplicate: any, or with
+        one run per error level (:attr:`_levelled`), one without errors."""
+        pms = self.live.get(key)
+        if not pms:
+            return False
+        return not self._levelled or any(pm.err == 0 for pm in pms)
+
+    def _settle_levels(self, key: Any, out: list) -> None:
+        """One run per partition and error level: of the runs at one level, the one that
+        started first stays; of the event's completions, those with the least error are
+        emitted (docs/decisions.md, "Approximate matching")."""
+        pms = self.live.get(key)
+        if pms and len(pms) > 1:
+            best: dict[int, PM] = {}
+            for pm in pms:  # in creation order: the first of equal starts stays
+                if pm.err not in best or pm.first_t < best[pm.err].first_t:
+                    best[pm.err] = pm
+            self.counters.pm_dropped += len(pms) - len(best)
+            self.live[key] = sorted(best.values(), key=lambda pm: pm.err)
+        held, self._held = self._held, []
+        if held:
+            least = min(rec["missing"] for _, rec in held)
+            for bind, rec in held:
+                if rec["missing"] == least:
+                    self._output(bind, rec, out)
+
     def _key(self, e: dict) -> Any:
         getters = self.plan.key_getters
         if not getters:
@@ -445,7 +512,11 @@ class ReferenceEngine(CountMerging):
                                 self.stats)
 
     def _record(self, bind: dict, t: Any) -> dict:
-        """The output of a complete match (may raise NotYet if RETURN reads a lookup)."""
+        """The output of a complete match (may raise NotYet if RETURN reads a lookup); its
+        bindings list real events only (RETURN reads placeholders, :func:`real_events`)."""
+        if self.missing is not None and (self.output == "matches"
+                                         or self.plan.returns is None):
+            bind = real_events(bind)
         return match_record(self.plan, self.output, bind, t)
 
     def _emit(self, bind: dict, rec: dict, out: list) -> None:
@@ -457,6 +528,12 @@ class ReferenceEngine(CountMerging):
                 first["missing"] = min(first["missing"], rec["missing"])
             return
         self._seen[key] = rec
+        if self._levelled:
+            self._held.append((bind, rec))  # settled with the other levels' completions
+            return
+        self._output(bind, rec, out)
+
+    def _output(self, bind: dict, rec: dict, out: list) -> None:
         if self.ends is not None and not self.ends.admit(bind, rec, self._key_now, out):
             return  # violated by a leading NEG, or waiting for its window to close
         out.append(rec)
@@ -476,7 +553,7 @@ class ReferenceEngine(CountMerging):
         if needs and not all(v in bind for v in needs):
             return None  # an AND at the end with an element still unbound
         end, preds = state, plan.accept_preds.get(state, ())
-        if self.missing is not None and not plan.positions[state].accepting:
+        if self._ends_insert and not plan.positions[state].accepting:
             end_cost, end, skipped = self.missing.finish.get(state, (0, state, []))
             err += end_cost
             if err > self.missing.k:
@@ -493,7 +570,7 @@ class ReferenceEngine(CountMerging):
         """The transitions from ``state`` an event of type ``typ`` may take, with those
         that insert missing elements (up to the error left) after the plan's own."""
         edges = self.plan.out[state].get(typ, ())
-        if self.missing is None:
+        if self.missing is None or (state == START and not self._ends_insert):
             return edges
         inserting = self.missing.out.get(state, {}).get(typ, ())
         return [*edges, *(x for x in inserting if err + x.inserted <= self.missing.k)]
@@ -546,8 +623,11 @@ class ReferenceEngine(CountMerging):
         """The continuations of ``pm`` by ``e`` and the NEG elements ``e`` is a candidate
         for; no state is changed (so a NotYet leaves everything as it was)."""
         plan, typ = self.plan, e["type"]
+        lost = type(e) is Placeholder  # taken as a missing element, never completing
+        if lost and pm.err >= self.missing.k:
+            return [], []  # no missing element left to fill it with
         conts = []
-        for edge in self._edges(pm.state, typ, pm.err):
+        for edge in self._edges(pm.state, typ, pm.err + lost):
             if (edge.fresh or edge.needs) and not edge.allows(pm.bind):
                 continue
             nb = self._extend(pm.bind, edge.dst, e)
@@ -555,7 +635,10 @@ class ReferenceEngine(CountMerging):
                 continue
             if not self._check(edge.preds, nb):
                 continue
-            err = pm.err + getattr(edge, "inserted", 0)
+            if lost:
+                conts.append((edge, nb, None))
+                continue
+            err = pm.err + _cost(edge, e)
             conts.append((edge, nb, self._completion(edge.dst, nb, e["time"], err)))
         watch = plan.neg_watch.get(pm.state)
         return conts, (self._neg_candidates(pm, e, watch) if watch else [])
@@ -610,7 +693,7 @@ class ReferenceEngine(CountMerging):
                 if plan.extendable[edge.dst]:
                     child = self._new_pm(edge.dst, nb, pm.first_t, pm)
                     if child is not None:
-                        child.err = pm.err + getattr(edge, "inserted", 0)
+                        child.err = pm.err + _cost(edge, e)
                         born.append(child)
                         counters.pm_created += 1
             return
@@ -618,7 +701,7 @@ class ReferenceEngine(CountMerging):
             if plan.extendable[edge.dst]:
                 child = self._new_pm(edge.dst, nb, pm.first_t, pm)
                 if child is not None:
-                    child.err = pm.err + getattr(edge, "inserted", 0)
+                    child.err = pm.err + _cost(edge, e)
                     keep.append(child)
                 return
         if conts:

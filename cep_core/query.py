@@ -15,6 +15,12 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
+from cep_core.adaptive.engine import (
+    PLAN_KINDS,
+    AdaptiveEngine,
+    adapt_options,
+    adaptive_problem,
+)
 from cep_core.approx.insertions import missing_problem
 from cep_core.approx.placeholders import as_unknown_type
 from cep_core.counters import Counters
@@ -29,6 +35,7 @@ from cep_core.engine.reference import (
     ANY,
     EVERY_EVENT,
     ONE_PER_PARTITION,
+    OUTPUTS,
     PMView,
     ReferenceEngine,
     check_options,
@@ -162,7 +169,7 @@ class Session:
         if isinstance(self.engine, KeyedEngine):
             self.engine.events_fed = self.events_fed
             out = self.engine.feed(evs, frame=as_frame, keep=keep)
-        elif isinstance(self.engine, ReferenceEngine | GraphEngine):
+        elif isinstance(self.engine, ReferenceEngine | GraphEngine | AdaptiveEngine):
             for e in evs:
                 self.engine.process(e, out)
             if getattr(self.engine, "state_filter", None) is not None \
@@ -216,7 +223,19 @@ class Session:
         stats = getattr(self.engine, "stats", None) or getattr(self.engine, "statistics", None)
         if stats is None:
             return {}
-        return stats.as_dict() if hasattr(stats, "as_dict") else dict(stats)
+        out = stats.as_dict() if hasattr(stats, "as_dict") else dict(stats)
+        if isinstance(self.engine, AdaptiveEngine):
+            out["window"] = self.engine.window_section()
+        return out
+
+    def adaptation_report(self) -> dict[str, Any]:
+        """The plan in use, checks, re-optimisations, plan replacements and the time spent
+        deciding and planning (sessions started with ``plan="order"`` or ``"tree"`` that an
+        adaptive plan runs: :meth:`cep_core.adaptive.engine.AdaptiveEngine.report`)."""
+        if not isinstance(self.engine, AdaptiveEngine):
+            raise QueryError("this session runs the text-order plan (start with plan="
+                             "'order' or 'tree'; explain() says when those apply)")
+        return self.engine.report()
 
     @property
     def policy(self) -> str | None:
@@ -309,6 +328,9 @@ class CompiledQuery:
         missing = self._max_missing(options.get("max_missing"))  # 0: exact matching
         unfiltered = not any(options.get(k) is not None for k in ("input_filter",
                                                                    "state_filter"))
+        if self._plan_kind(options) != "text" and self._plan_problem(policy, runs,
+                                                                     **options) is None:
+            return AdaptiveEngine.name_of(options["plan"])
         plain = options.get("output", "events") == "events" and unfiltered
         if self.keyed_unsupported is None and policy in KEYED_POLICIES \
                 and runs == ONE_PER_PARTITION and plain \
@@ -318,6 +340,41 @@ class CompiledQuery:
                 and unfiltered:
             return GraphEngine.name
         return ReferenceEngine.name
+
+    def _plan_kind(self, options: dict[str, Any]) -> str:
+        """The ``plan`` option, checked (with ``adapt``)."""
+        kind = options.get("plan") or "text"
+        if kind != "text" and kind not in PLAN_KINDS:
+            raise QueryError(f"plan must be one of text, {', '.join(PLAN_KINDS)}, "
+                             f"not {kind!r}")
+        adapt = options.get("adapt")
+        if adapt is not None:
+            if kind == "text":
+                raise QueryError("adapt applies to plan='order' or plan='tree', not to "
+                                 "the text-order plan")
+            if not isinstance(adapt, dict):
+                raise QueryError(f"adapt must be a dict of options, not {adapt!r}")
+        if kind != "text" and self.plan is not None:
+            adapt_options(adapt, self.plan)  # one-line errors before any work
+        return kind
+
+    def _plan_problem(self, policy: str, runs: str, **options: Any) -> str | None:
+        """Why an adaptive plan does not run with these options (None when it does):
+        the text-order plan runs instead."""
+        if self.plan is None:
+            return "an aggregation query"
+        if policy != ANY or runs != EVERY_EVENT:
+            return (f"a plan may change the order only under {ANY} with "
+                    f"runs='{EVERY_EVENT}' (skip-till-next-match depends on the order in "
+                    "which events are consumed; under strict contiguity the stream's order "
+                    "is the plan)")
+        if any(options.get(k) is not None for k in ("input_filter", "state_filter",
+                                                    "max_missing", "shedding", "remote")):
+            return "filters, approximate matching, load shedding and remote data run on " \
+                "the text-order plan"
+        if options.get("output", "events") not in OUTPUTS:
+            return f"output={options.get('output')!r}"
+        return adaptive_problem(self.plan)
 
     def _max_missing(self, given: Any) -> int | None:
         """The number of elements a match may miss: ``given``, else the query's
@@ -357,13 +414,23 @@ class CompiledQuery:
         raise QueryError(f"unknown engine {engine!r}; one of {ReferenceEngine.name}, "
                          f"{KeyedEngine.name}, {GraphEngine.name}")
 
-    def explain(self, policy: str | None = None, runs: str = EVERY_EVENT) -> str:
+    def explain(self, policy: str | None = None, runs: str = EVERY_EVENT,
+                plan: str = "text") -> str:
         """The plan as text; its first line names the engine that runs it (for
-        ``policy`` and ``runs`` when given, else for every choice)."""
+        ``policy`` and ``runs`` when given, else for every choice; with ``plan="order"``
+        or ``"tree"``, whether an adaptive plan runs and why not)."""
         if self.plan is None:
             return self._agg_explain.explain()
         k = self._max_missing(None)
-        if k:
+        if self._plan_kind({"plan": plan}) != "text":
+            why = self._plan_problem(policy or ANY, runs)
+            engine = AdaptiveEngine.name_of(plan) + (
+                " (buffers per position, evaluation in an order chosen from sliding-window "
+                "statistics)" if plan == "order" else " (a join tree chosen from "
+                "sliding-window statistics)") if why is None else \
+                f"the text-order plan ({plan} plan does not apply: {why}): " + \
+                self.engine_for(policy or ANY, runs)
+        elif k:
             keyed = self.keyed_unsupported or keyed_missing_problem(self.plan)
             parts = [f"{GraphEngine.name} for {ANY}"] * (self.graph_unsupported is None) + [
                 f"{KeyedEngine.name} for {' and '.join(KEYED_POLICIES)} with "
@@ -396,7 +463,8 @@ class CompiledQuery:
               input_filter: Callable[[dict], bool] | None = None,
               state_filter: Callable[[list[PMView]], Iterable[PMView]] | None = None,
               state_filter_every: str = "event", shedding: Any = None,
-              remote: Any = None, max_missing: int | None = None) -> Session:
+              remote: Any = None, max_missing: int | None = None, plan: str = "text",
+              adapt: dict[str, Any] | None = None) -> Session:
         """A :class:`Session` for incremental feeding. ``runs``: ``"every-event"`` or
         ``"one-per-partition"`` (see :mod:`cep_core.engine.reference`). ``output``:
         ``"events"`` (RETURN events) or ``"matches"`` (bindings as event ids).
@@ -415,7 +483,13 @@ class CompiledQuery:
         approximate matching (:mod:`cep_core.approx.insertions`), matches that miss up
         to that many elements, each output with its number of missing elements under
         ``"missing"`` (the query's ``ALLOW k MISSING`` unless given; 0 gives the exact
-        matches)."""
+        matches). ``plan``: ``"text"`` (the pattern's order), ``"order"`` (a lazy
+        order-based plan) or ``"tree"`` (a ZStream tree), chosen from sliding-window
+        statistics and adapted as ``adapt`` says (:mod:`cep_core.adaptive`: ``{"method":
+        "unconditional" | "threshold" | "invariant", "t", "d", "K", "window",
+        "period"}``); the same matches as the text order, under skip-till-any-match
+        (elsewhere the text order runs: :meth:`explain` says why).
+        ``session.adaptation_report()`` gives the plans, checks and replacements."""
         k = self._max_missing(max_missing)
         if k is not None and (remote is not None or shedding is not None):
             raise QueryError("max_missing does not apply with remote data or load "
@@ -444,7 +518,10 @@ class CompiledQuery:
             session = Session(self._aggregation())
         elif (chosen := self._pick(engine, policy, runs, output=output,
                                    input_filter=input_filter, state_filter=state_filter,
-                                   max_missing=k)) == KeyedEngine.name:
+                                   max_missing=k, plan=plan, adapt=adapt)) \
+                in (AdaptiveEngine.name_of(kind) for kind in PLAN_KINDS):
+            session = Session(AdaptiveEngine(self.plan, plan, output, adapt))
+        elif chosen == KeyedEngine.name:
             session = Session(KeyedEngine(self.plan, policy, k or None), none_missing=k == 0)
         elif chosen == GraphEngine.name:
             session = Session(GraphEngine(self.plan, output, k or None), none_missing=k == 0)

@@ -1,0 +1,90 @@
+"""The reoptimizing decision function D of the detection-adaptation loop.
+
+Source: US 11,693,862 B2, "Reoptimizing Decision Problem" and "Invariant-Based Method":
+
+* ``unconditional`` (the tree-based NFA's D): always true, a new plan at every check;
+* ``threshold`` (ZStream's D): true when any monitored statistic moved by more than a
+  relative ``t`` since the plan was built, |s − s₀| > t·s₀;
+* ``invariant``: per building block the K tightest of its deciding conditions
+  (K-invariants; K = 1 is the basic method), verified in the plan's block order, true at
+  the first violated by more than the distance d: lhs > (1 + d)·rhs. Theorem 1: a
+  violation means 𝒜 now builds another plan (no false positive). **Patented (US
+  11,693,862 B2).**
+
+>>> from cep_core.adaptive.planning import Inputs
+>>> before, after = Inputs((1.0,), ((1.0,),), 1.0), Inputs((1.3,), ((1.0,),), 1.0)
+>>> d = Threshold(0.2); d.planned(None, before); d.check(after)
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cep_core.adaptive.planning import Inputs, Planned
+
+__all__ = ["METHODS", "Decision", "Unconditional", "Threshold", "Invariants", "decision"]
+
+METHODS = ("unconditional", "threshold", "invariant")
+
+
+class Decision:
+    """D: :meth:`planned` when a plan is built, :meth:`check` at each check."""
+
+    def planned(self, plan: Planned | None, stats: Inputs) -> None:  # noqa: B027
+        """A new plan was built from ``stats``."""
+
+    def check(self, stats: Inputs) -> bool:
+        raise NotImplementedError
+
+
+class Unconditional(Decision):
+    """Always plan again."""
+
+    def check(self, stats: Inputs) -> bool:
+        return True
+
+
+class Threshold(Decision):
+    """Plan again when a statistic moved by more than ``t`` (relative) since the plan."""
+
+    def __init__(self, t: float):
+        self.t = t
+        self.base: tuple[float, ...] = ()
+
+    def planned(self, plan: Planned | None, stats: Inputs) -> None:
+        self.base = stats.values()
+
+    def check(self, stats: Inputs) -> bool:
+        t = self.t
+        for old, new in zip(self.base, stats.values(), strict=True):
+            if abs(new - old) > t * old or (old == 0 and new > 0):
+                return True
+        return False
+
+
+class Invariants(Decision):
+    """Plan again when one of the plan's invariants (the ``K`` tightest deciding
+    conditions of each block) is violated by more than the distance ``d``."""
+
+    def __init__(self, d: float = 0.0, k: int = 1):
+        self.d, self.k = d, k
+        self.invariants: tuple = ()
+
+    def planned(self, plan: Planned | None, stats: Inputs) -> None:
+        self.invariants = tuple(c for block in plan.blocks for c in block[:self.k])
+
+    def check(self, stats: Inputs) -> bool:
+        d = self.d
+        return any(c.violated(stats, d) for c in self.invariants)
+
+
+def decision(adapt: dict[str, Any]) -> Decision:
+    """The D an ``adapt`` option names (checked by :func:`cep_core.adaptive.engine.
+    adapt_options`)."""
+    method = adapt["method"]
+    if method == "unconditional":
+        return Unconditional()
+    if method == "threshold":
+        return Threshold(adapt["t"])
+    return Invariants(adapt["d"], adapt["K"])

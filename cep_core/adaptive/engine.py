@@ -1,0 +1,494 @@
+"""Adaptive evaluation: lazy order-based and tree-based plans, the detection-adaptation
+loop and plan migration (US 11,693,862 B2, Algorithm 1; **patented**, see the package).
+
+Both evaluations keep, per partition key, the events of each pattern position that
+passed the predicates on that position alone (the *buffers*), and find exactly the
+matches of the text-order plan under skip-till-any-match (a match is a set of events,
+one per position, in the order the pattern requires, within the window, satisfying every
+predicate). A match is output at the arrival of its last event, as the text-order engines
+output it.
+
+* **Order-based** (a lazy NFA, after Kolchinsky, Sharfman and Schuster): a partial match
+  of level i holds the positions p_1..p_i of the plan's order. An event at position
+  p_{i+1} extends the partial matches of level i that exist when it arrives; a partial
+  match of level i extends, when it is made, with the buffered events of p_{i+1} that
+  arrived before it. So each extension happens once, at the later of the two arrivals,
+  and a match is made once.
+* **Tree-based** (ZStream, Mei and Madden): leaves are the buffers, an inner node joins
+  its children's partial matches; an event makes its leaf's new partial match, which
+  joins, node by node up the tree, with what the sibling holds; what reaches the root is
+  a match.
+
+The pattern's order between two positions and its predicates are checked as soon as both
+(all) their positions are bound; the window as soon as a partial match spans more.
+
+**The loop.** Statistics (:mod:`cep_core.adaptive.statistics`) are updated with every
+event and every predicate evaluated. Every ``period`` stream time units the decision
+function D (:mod:`cep_core.adaptive.decision`) is asked; when it says so, the plan is
+built again (:mod:`cep_core.adaptive.planning`) and, when it differs, replaces the plan.
+The first plan is built at the first check from the statistics of the first period,
+without D (the text order is evaluated until then); ``adapt=None`` keeps it.
+
+**Migration** (the patent's deployment procedure): the plan replaced at the event with
+sequence number s0 (time t0) keeps running on every later event, but outputs only the
+matches that hold an event from before s0, until t0 + W when the last of those expired;
+the new plan sees the events from s0 on only. So every match is output once, by the plan
+that was current at its first event.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+from collections.abc import Callable
+from typing import Any
+
+from cep_core.adaptive.decision import METHODS, decision
+from cep_core.adaptive.pattern import Shape, adaptive_problem, shape_of
+from cep_core.adaptive.planning import (
+    PLAN_KINDS,
+    Planned,
+    greedy_order,
+    inputs,
+    zstream_tree,
+)
+from cep_core.adaptive.statistics import WindowStatistics
+from cep_core.counters import Counters
+from cep_core.engine.reference import ANY, CountMerging, Statistics, match_record
+from cep_core.errors import QueryError
+from cep_core.plan import Plan
+
+__all__ = ["AdaptiveEngine", "adapt_options", "adaptive_problem", "PLAN_KINDS"]
+
+_ADAPT_KEYS = ("method", "t", "d", "K", "window", "period")
+
+
+def adapt_options(adapt: dict[str, Any] | None, plan: Plan) -> dict[str, Any]:
+    """The ``adapt`` option checked and completed with its defaults (one-line errors):
+    ``method`` (unconditional, threshold, invariant), ``t`` (threshold, > 0, default
+    0.5), ``d`` (distance, ≥ 0, default 0), ``K`` (invariants per block, ≥ 1, default
+    1), ``window`` (the statistics window [stream time units], > 0, default 10 × the
+    pattern's window), ``period`` (between two checks, > 0, default window / 4).
+    ``None``: a static plan, built once."""
+    given = dict(adapt or {})
+    unknown = sorted(set(given) - set(_ADAPT_KEYS))
+    if unknown:
+        raise QueryError(f"adapt: unknown option(s) {', '.join(unknown)}; accepted: "
+                         f"{', '.join(_ADAPT_KEYS)}")
+    method = given.get("method", None if adapt is None else "invariant")
+    if method is not None and method not in METHODS:
+        raise QueryError(f"adapt: unknown method {method!r}; one of {', '.join(METHODS)}")
+    out = {"method": method, "t": given.get("t", 0.5), "d": given.get("d", 0.0),
+           "K": given.get("K", 1)}
+    for name, ok, rule in (("t", lambda v: v > 0, "> 0"), ("d", lambda v: v >= 0, ">= 0")):
+        v = out[name]
+        if isinstance(v, bool) or not isinstance(v, int | float) or not ok(v):
+            raise QueryError(f"adapt: {name} must be a number {rule}, not {v!r}")
+    k = out["K"]
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise QueryError(f"adapt: K must be a whole number >= 1, not {k!r}")
+    window = given.get("window")
+    if window is None:
+        if not math.isfinite(plan.window):
+            raise QueryError("adapt: the pattern has no WITHIN; give the statistics "
+                             "window (adapt={'window': ...})")
+        window = 10 * plan.window
+    if isinstance(window, bool) or not isinstance(window, int | float) or not window > 0:
+        raise QueryError(f"adapt: window must be a positive number, not {window!r}")
+    period = given.get("period", window / 4)
+    if isinstance(period, bool) or not isinstance(period, int | float) or not period > 0:
+        raise QueryError(f"adapt: period must be a positive number, not {period!r}")
+    out.update(window=float(window), period=float(period))
+    return out
+
+
+class _Runner:
+    """One plan's evaluation (module doc), from event ``start`` on; ``until``: retired
+    at that event (it then outputs only the matches holding an earlier one)."""
+
+    def __init__(self, engine: AdaptiveEngine, planned: Planned, start: int):
+        self.engine, self.planned, self.start = engine, planned, start
+        self.until: int | None = None
+        self.last_old_t: Any = None  # the time of its last event before ``until``
+        self.counting = True  # its predicate evaluations feed the statistics
+
+    def check(self, preds, bind: dict, t: Any) -> bool:
+        """Whether the bindings pass the predicates (counted)."""
+        eng = self.engine
+        for p in preds:
+            eng.counters.predicates += 1
+            eng.stats.pred_evaluated[p.index] += 1
+            ok = p.test(bind)
+            if self.counting:
+                eng.window_stats.predicate(p.index, ok, t)
+            if not ok:
+                return False
+            eng.stats.pred_passed[p.index] += 1
+        return True
+
+    def emit(self, slots: tuple, e: dict, out: list) -> None:
+        """Output the match ``slots`` ((seq, t, event) per position) completed by ``e``
+        (a retired plan outputs only those with an event from before it retired)."""
+        if self.until is not None and min(s[0] for s in slots) >= self.until:
+            return
+        eng = self.engine
+        bind = {eng.shape.vars[q]: s[2] for q, s in enumerate(slots)}
+        out.append(match_record(eng.plan, eng.output, bind, e["time"]))
+        eng.counters.outputs += 1
+
+    def fits(self, slots: tuple, q: int, x: tuple, lo: Any, hi: Any) -> bool:
+        """Whether event ``x`` = (seq, t, event) may take position ``q`` of the partial
+        match ``slots`` spanning [lo, hi]: the window and the pattern's order."""
+        t = x[1]
+        if max(hi, t) - min(lo, t) > self.engine.plan.window:
+            return False
+        before = self.engine.shape.before
+        seq = x[0]
+        for r, s in enumerate(slots):
+            if s is None:
+                continue
+            if s[0] == seq:
+                return False  # one event takes one position
+            if before[r][q] and not s[0] < seq:
+                return False
+            if before[q][r] and not seq < s[0]:
+                return False
+        return True
+
+
+class _OrderRunner(_Runner):
+    """The lazy order-based evaluation (module doc)."""
+
+    def __init__(self, engine: AdaptiveEngine, planned: Planned, start: int):
+        super().__init__(engine, planned, start)
+        shape = engine.shape
+        self.order = planned.plan
+        self.rank = {q: i for i, q in enumerate(self.order)}
+        self.checks = [shape.checks(frozenset(self.order[:i]), q)
+                       for i, q in enumerate(self.order)]
+        self.buffers: dict[Any, list[list]] = {}  # key -> per position (seq, t, event)
+        self.levels: dict[Any, list[list]] = {}  # key -> per level (slots, lo, hi)
+
+    def process(self, x: tuple, positions: list[int], key: Any, out: list) -> None:
+        n = self.engine.shape.n
+        buffers = self.buffers.get(key)
+        if buffers is None:
+            buffers = self.buffers[key] = [[] for _ in range(n)]
+            self.levels[key] = [[] for _ in range(n)]
+        levels = self.levels[key]
+        for q in positions:
+            i = self.rank[q]
+            if i == 0:
+                slots = tuple(x if r == q else None for r in range(n))
+                self._grow(slots, x[1], x[1], 1, key, x, out)
+                continue
+            for slots, lo, hi in list(levels[i]):
+                self._extend(slots, lo, hi, i, x, key, out)
+        for q in positions:
+            buffers[q].append(x)
+
+    def _extend(self, slots: tuple, lo: Any, hi: Any, i: int, x: tuple, key: Any,
+                out: list) -> None:
+        """Offer ``x`` to the partial match ``slots`` of level i (at position p_{i+1})."""
+        q = self.order[i]
+        if not self.fits(slots, q, x, lo, hi):
+            return
+        grown = slots[:q] + (x,) + slots[q + 1:]
+        checks = self.checks[i]
+        if checks:
+            bind = {self.engine.shape.vars[r]: s[2] for r, s in enumerate(grown)
+                    if s is not None}
+            if not self.check(checks, bind, x[1]):
+                return
+        self.engine.counters.pm_extended += 1
+        self._grow(grown, min(lo, x[1]), max(hi, x[1]), i + 1, key, x, out)
+
+    def _grow(self, slots: tuple, lo: Any, hi: Any, level: int, key: Any, x: tuple,
+              out: list) -> None:
+        """A new partial match of ``level``: output it if complete, else keep it and
+        extend it with the buffered events of the next position (arrived before it)."""
+        n = self.engine.shape.n
+        if level == n:
+            self.emit(slots, x[2], out)
+            return
+        self.engine.counters.pm_created += 1
+        self.levels[key][level].append((slots, lo, hi))
+        for y in self.buffers[key][self.order[level]]:
+            self._extend(slots, lo, hi, level, y, key, out)
+
+    def expire(self, oldest: Any) -> int:
+        """Drop what holds an event before ``oldest``; the partial matches dropped."""
+        dropped = 0
+        for key in list(self.buffers):
+            for buf in self.buffers[key]:
+                while buf and buf[0][1] < oldest:
+                    buf.pop(0)
+            for level in self.levels[key]:
+                keep = [pm for pm in level if pm[1] >= oldest]
+                dropped += len(level) - len(keep)
+                level[:] = keep
+            if not any(self.buffers[key]) and not any(self.levels[key]):
+                del self.buffers[key], self.levels[key]
+        return dropped
+
+    def live(self) -> int:
+        return sum(len(level) for levels in self.levels.values() for level in levels)
+
+
+class _TreeRunner(_Runner):
+    """The tree-based evaluation (module doc): nodes numbered bottom-up, each with the
+    positions it spans, its parent and sibling."""
+
+    def __init__(self, engine: AdaptiveEngine, planned: Planned, start: int):
+        super().__init__(engine, planned, start)
+        shape = engine.shape
+        self.span: list[frozenset[int]] = []
+        self.parent: list[int] = []
+        self.leaf: dict[int, int] = {}  # position -> its leaf node
+
+        def build(t: Any) -> int:
+            if isinstance(t, int):
+                node = len(self.span)
+                self.span.append(frozenset({t}))
+                self.parent.append(-1)
+                self.leaf[t] = node
+                return node
+            left, right = build(t[0]), build(t[1])
+            node = len(self.span)
+            self.span.append(self.span[left] | self.span[right])
+            self.parent.append(-1)
+            self.parent[left] = self.parent[right] = node
+            return node
+
+        self.root = build(planned.plan)
+        self.children = {self.parent[c]: [] for c in range(len(self.span))
+                         if self.parent[c] >= 0}
+        for c, p in enumerate(self.parent):
+            if p >= 0:
+                self.children[p].append(c)
+        self.joins = {p: shape.joins(self.span[a], self.span[b])
+                      for p, (a, b) in self.children.items()}
+        self.stores: dict[Any, list[list]] = {}  # key -> per node (slots, lo, hi)
+
+    def process(self, x: tuple, positions: list[int], key: Any, out: list) -> None:
+        n = self.engine.shape.n
+        stores = self.stores.get(key)
+        if stores is None:
+            stores = self.stores[key] = [[] for _ in self.span]
+        for q in positions:
+            node = self.leaf[q]
+            fresh = [(tuple(x if r == q else None for r in range(n)), x[1], x[1])]
+            while True:
+                if node == self.root:
+                    for slots, _, _ in fresh:
+                        self.emit(slots, x[2], out)
+                    break
+                stores[node].extend(fresh)
+                parent = self.parent[node]
+                sib = next(c for c in self.children[parent] if c != node)
+                fresh = self._join(fresh, stores[sib], parent, x[1])
+                if not fresh:
+                    break
+                node = parent
+                if node != self.root:
+                    self.engine.counters.pm_created += len(fresh)
+
+    def _join(self, fresh: list, other: list, parent: int, t: Any) -> list:
+        """The partial matches of ``parent`` made of one of ``fresh`` and one of
+        ``other`` (the sibling's, all older)."""
+        eng = self.engine
+        window, before, vars_ = eng.plan.window, eng.shape.before, eng.shape.vars
+        joins = self.joins[parent]
+        made = []
+        for a, alo, ahi in fresh:
+            for b, blo, bhi in other:
+                lo, hi = min(alo, blo), max(ahi, bhi)
+                if hi - lo > window:
+                    continue
+                ok = True
+                for q, s in enumerate(a):
+                    if s is None:
+                        continue
+                    for r, u in enumerate(b):
+                        if u is None:
+                            continue
+                        if s[0] == u[0] or (before[q][r] and not s[0] < u[0]) or \
+                                (before[r][q] and not u[0] < s[0]):
+                            ok = False
+                            break
+                    if not ok:
+                        break
+                if not ok:
+                    continue
+                slots = tuple(s if s is not None else u for s, u in zip(a, b, strict=True))
+                if joins:
+                    bind = {vars_[q]: s[2] for q, s in enumerate(slots) if s is not None}
+                    if not self.check(joins, bind, t):
+                        continue
+                eng.counters.pm_extended += 1
+                made.append((slots, lo, hi))
+        return made
+
+    def expire(self, oldest: Any) -> int:
+        dropped = 0
+        for key in list(self.stores):
+            stores = self.stores[key]
+            for node, store in enumerate(stores):
+                keep = [pm for pm in store if pm[1] >= oldest]
+                if len(self.span[node]) > 1:
+                    dropped += len(store) - len(keep)
+                store[:] = keep
+            if not any(stores):
+                del self.stores[key]
+        return dropped
+
+    def live(self) -> int:
+        return sum(len(s) for stores in self.stores.values()
+                   for node, s in enumerate(stores) if len(self.span[node]) > 1)
+
+
+_RUNNERS: dict[str, Callable[..., _Runner]] = {"order": _OrderRunner, "tree": _TreeRunner}
+_ALGORITHMS = {"order": greedy_order, "tree": zstream_tree}
+
+
+class AdaptiveEngine(CountMerging):
+    """Runs a plan :func:`adaptive_problem` accepts under skip-till-any-match with an
+    order-based or tree-based plan (``kind``), adapted as ``adapt`` says (module doc)."""
+
+    def __init__(self, plan: Plan, kind: str, output: str = "events",
+                 adapt: dict[str, Any] | None = None):
+        why = adaptive_problem(plan)
+        if why is not None:
+            raise QueryError(f"an adaptive plan does not apply: {why}")
+        if kind not in PLAN_KINDS:
+            raise QueryError(f"plan must be one of text, {', '.join(PLAN_KINDS)}, "
+                             f"not {kind!r}")
+        self.name = self.name_of(kind)
+        self.plan, self.kind, self.output = plan, kind, output
+        self.policy = ANY
+        self.options = adapt_options(adapt, plan)
+        self.counters = Counters()
+        self.stats = Statistics(plan)
+        self.shape: Shape = shape_of(plan)
+        self.window_stats = WindowStatistics(sorted(set(self.shape.types)), len(plan.preds),
+                                             self.options["window"])
+        self.by_type: dict[str, list[int]] = {}
+        for q, typ in enumerate(self.shape.types):
+            self.by_type.setdefault(typ, []).append(q)
+        self.unary = [self.shape.unary(q) for q in range(self.shape.n)]
+        method = self.options["method"]
+        self.decide = decision(self.options) if method is not None else None
+        self.algorithm = _ALGORITHMS[kind]
+        text = Planned(kind, tuple(range(self.shape.n)) if kind == "order"
+                       else _left_deep(self.shape.n), ())
+        self.runners: list[_Runner] = [_RUNNERS[kind](self, text, 0)]
+        self.seq = 0
+        self.next_check: Any = None
+        self.next_sweep: Any = None
+        self.planned_once = False
+        self.report_ = {"checks": 0, "reoptimizations": 0, "replacements": 0,
+                        "seconds_deciding": 0.0, "seconds_planning": 0.0,
+                        "plans": [text.describe(self.shape.vars)]}
+        self._set_counting(output)
+
+    @staticmethod
+    def name_of(kind: str) -> str:
+        """The engine's name with a plan of ``kind``."""
+        return f"adaptive-{kind}"
+
+    # ------------------------------------------------------------------ events
+    def _process(self, e: dict, out: list) -> None:
+        plan = self.plan
+        typ, t = e["type"], e["time"]
+        if plan.stream_type is not None and typ != plan.stream_type:
+            return
+        self.counters.events += 1
+        self.stats.event(typ, t)
+        self.window_stats.event(typ, t)
+        seq = self.seq
+        self.seq += 1
+        if self.next_check is None:
+            self.next_check = t + self.options["period"]
+            self.next_sweep = t + plan.window
+        positions = self.by_type.get(typ)
+        if positions:
+            try:
+                key = tuple(get(e) for get in plan.key_getters) if plan.key_getters else ()
+            except KeyError:
+                key = None
+            if key is not None:
+                x = (seq, t, e)
+                current = self.runners[-1]
+                fit = [q for q in positions
+                       if current.check(self.unary[q], {self.shape.vars[q]: e}, t)]
+                if fit:
+                    for runner in self.runners:
+                        runner.process(x, fit, key, out)
+        if t >= self.next_sweep:
+            self._sweep(t)
+        if t >= self.next_check:
+            self.next_check = t + self.options["period"]
+            self._adapt(seq, t)
+
+    def _sweep(self, t: Any) -> None:
+        """Expire partial matches and buffers; drop retired plans whose old events have
+        all left the window."""
+        window = self.plan.window
+        self.next_sweep = t + (window if math.isfinite(window) else math.inf)
+        oldest = t - window
+        for runner in self.runners:
+            self.counters.pm_dropped += runner.expire(oldest)
+        self.runners = [r for r in self.runners
+                        if r.until is None or t - r.last_old_t <= window]
+
+    # ------------------------------------------------------------------ adaptation
+    def _adapt(self, seq: int, t: Any) -> None:
+        """The detection-adaptation loop's step (Algorithm 1): ask D, plan, deploy."""
+        rep = self.report_
+        rep["checks"] += 1
+        t0 = _time.perf_counter()
+        stats = inputs(self.shape, self.window_stats, self.plan.window)
+        first = not self.planned_once
+        decide = first or (self.decide is not None and self.decide.check(stats))
+        t1 = _time.perf_counter()
+        rep["seconds_deciding"] += t1 - t0
+        if not decide:
+            return
+        planned = self.algorithm(self.shape, stats)
+        if self.decide is not None:
+            self.decide.planned(planned, stats)
+        self.planned_once = True
+        rep["seconds_planning"] += _time.perf_counter() - t1
+        rep["reoptimizations"] += not first
+        current = self.runners[-1]
+        if planned.plan == current.planned.plan:
+            current.planned = planned
+            return
+        rep["replacements"] += 1
+        rep["plans"].append(planned.describe(self.shape.vars))
+        current.until, current.last_old_t, current.counting = seq + 1, t, False
+        self.runners.append(_RUNNERS[self.kind](self, planned, seq + 1))
+
+    # ------------------------------------------------------------------ public
+    def flush(self) -> list[dict]:
+        return []
+
+    def live_count(self) -> int:
+        return sum(r.live() for r in self.runners)
+
+    def window_section(self) -> dict[str, Any]:
+        """The statistics over the sliding window (``session.statistics["window"]``)."""
+        return self.window_stats.as_dict([p.text for p in self.plan.preds])
+
+    def report(self) -> dict[str, Any]:
+        """The plan in use, checks of D, re-optimisations, plan replacements, the
+        seconds spent in D and in planning, and the plans deployed in turn."""
+        return {**self.report_, "plan": self.runners[-1].planned.describe(self.shape.vars)}
+
+
+def _left_deep(n: int) -> Any:
+    """The text order as a left-deep tree: ((0, 1), 2), ..."""
+    tree: Any = 0
+    for q in range(1, n):
+        tree = (tree, q)
+    return tree

@@ -136,27 +136,19 @@ class _Runner:
         out.append(match_record(eng.plan, eng.output, bind, e["time"]))
         eng.counters.outputs += 1
 
-    def fits(self, slots: tuple, q: int, x: tuple, lo: Any, hi: Any) -> bool:
-        """Whether event ``x`` = (seq, t, event) may take position ``q`` of the partial
-        match ``slots`` spanning [lo, hi]: the window and the pattern's order."""
-        t = x[1]
-        if max(hi, t) - min(lo, t) > self.engine.plan.window:
-            return False
-        before = self.engine.shape.before
-        seq = x[0]
-        for r, s in enumerate(slots):
-            if s is None:
-                continue
-            if s[0] == seq:
-                return False  # one event takes one position
-            if before[r][q] and not s[0] < seq:
-                return False
-            if before[q][r] and not seq < s[0]:
-                return False
-        return True
+    def relations(self, bound: list[int], q: int) -> tuple[tuple[int, ...], ...]:
+        """For an event joining the positions ``bound`` at ``q``: those whose events must
+        come before it, those whose events must come after it, and those of its type
+        (one event takes one position)."""
+        shape = self.engine.shape
+        return (tuple(r for r in bound if shape.before[r][q]),
+                tuple(r for r in bound if shape.before[q][r]),
+                tuple(r for r in bound if shape.types[r] == shape.types[q]))
 
 
 class _OrderRunner(_Runner):
+
+
     """The lazy order-based evaluation (module doc)."""
 
     def __init__(self, engine: AdaptiveEngine, planned: Planned, start: int):
@@ -166,6 +158,8 @@ class _OrderRunner(_Runner):
         self.rank = {q: i for i, q in enumerate(self.order)}
         self.checks = [shape.checks(frozenset(self.order[:i]), q)
                        for i, q in enumerate(self.order)]
+        self.related = [self.relations(list(self.order[:i]), q)
+                        for i, q in enumerate(self.order)]
         self.buffers: dict[Any, list[list]] = {}  # key -> per position (seq, t, event)
         self.levels: dict[Any, list[list]] = {}  # key -> per level (slots, lo, hi)
 
@@ -191,8 +185,19 @@ class _OrderRunner(_Runner):
                 out: list) -> None:
         """Offer ``x`` to the partial match ``slots`` of level i (at position p_{i+1})."""
         q = self.order[i]
-        if not self.fits(slots, q, x, lo, hi):
+        seq, t = x[0], x[1]
+        if (hi if hi > t else t) - (lo if lo < t else t) > self.engine.plan.window:
             return
+        earlier, later, alike = self.related[i]
+        for r in earlier:
+            if slots[r][0] >= seq:
+                return
+        for r in later:
+            if slots[r][0] <= seq:
+                return
+        for r in alike:
+            if slots[r][0] == seq:
+                return
         grown = slots[:q] + (x,) + slots[q + 1:]
         checks = self.checks[i]
         if checks:
@@ -268,6 +273,16 @@ class _TreeRunner(_Runner):
                 self.children[p].append(c)
         self.joins = {p: shape.joins(self.span[a], self.span[b])
                       for p, (a, b) in self.children.items()}
+        #: per inner node and child, the pairs (q in the child, r in its sibling) whose
+        #: events must come q's first, r's first, or be different events (same type)
+        self.cross: dict[tuple[int, int], tuple[tuple, tuple, tuple]] = {}
+        for p, (a, b) in self.children.items():
+            for mine, other in ((a, b), (b, a)):
+                pairs = [(q, r) for q in self.span[mine] for r in self.span[other]]
+                self.cross[(p, mine)] = (
+                    tuple((q, r) for q, r in pairs if shape.before[q][r]),
+                    tuple((q, r) for q, r in pairs if shape.before[r][q]),
+                    tuple((q, r) for q, r in pairs if shape.types[q] == shape.types[r]))
         self.stores: dict[Any, list[list]] = {}  # key -> per node (slots, lo, hi)
 
     def process(self, x: tuple, positions: list[int], key: Any, out: list) -> None:
@@ -286,39 +301,30 @@ class _TreeRunner(_Runner):
                 stores[node].extend(fresh)
                 parent = self.parent[node]
                 sib = next(c for c in self.children[parent] if c != node)
-                fresh = self._join(fresh, stores[sib], parent, x[1])
+                fresh = self._join(fresh, stores[sib], parent, node, x[1])
                 if not fresh:
                     break
                 node = parent
                 if node != self.root:
                     self.engine.counters.pm_created += len(fresh)
 
-    def _join(self, fresh: list, other: list, parent: int, t: Any) -> list:
-        """The partial matches of ``parent`` made of one of ``fresh`` and one of
-        ``other`` (the sibling's, all older)."""
+    def _join(self, fresh: list, other: list, parent: int, node: int, t: Any) -> list:
+        """The partial matches of ``parent`` made of one of ``fresh`` (at ``node``) and
+        one of ``other`` (the sibling's, all older)."""
         eng = self.engine
-        window, before, vars_ = eng.plan.window, eng.shape.before, eng.shape.vars
+        window, vars_ = eng.plan.window, eng.shape.vars
         joins = self.joins[parent]
+        mine_first, theirs_first, alike = self.cross[(parent, node)]
         made = []
         for a, alo, ahi in fresh:
             for b, blo, bhi in other:
-                lo, hi = min(alo, blo), max(ahi, bhi)
+                lo = alo if alo < blo else blo
+                hi = ahi if ahi > bhi else bhi
                 if hi - lo > window:
                     continue
-                ok = True
-                for q, s in enumerate(a):
-                    if s is None:
-                        continue
-                    for r, u in enumerate(b):
-                        if u is None:
-                            continue
-                        if s[0] == u[0] or (before[q][r] and not s[0] < u[0]) or \
-                                (before[r][q] and not u[0] < s[0]):
-                            ok = False
-                            break
-                    if not ok:
-                        break
-                if not ok:
+                if any(a[q][0] >= b[r][0] for q, r in mine_first) or \
+                        any(b[r][0] >= a[q][0] for q, r in theirs_first) or \
+                        any(a[q][0] == b[r][0] for q, r in alike):
                     continue
                 slots = tuple(s if s is not None else u for s, u in zip(a, b, strict=True))
                 if joins:

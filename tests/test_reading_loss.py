@@ -281,3 +281,15 @@ def test_the_sweeps_load_and_read_what_a_lossy_run_reports(lossy):
             assert get_metric(run.summary, metric) is not _MISSING, metric
     _, rows = run_table(run.summary)
     assert any(r[0].startswith("readings lost / meters silent (max_missing 1)") for r in rows)
+
+
+@pytest.mark.slow  # a Spark run of a minute on 2 busy cores
+def test_spark_gives_the_serial_summary_with_lost_readings(lossy, spark):
+    """Losses, silent meters, the approximate query and the deficit from the households
+    seen are the same on Spark (local[2], tasks in any order) as on the serial backend."""
+    run, _ = lossy
+    loss = {"rate": 0.1, "burst_length": 3, "dark": {"share": 0.05, "start": "18:40"}}
+    on_spark = drsim.run(small(loss=loss, max_missing=1), backend="spark").summary
+    for key in run.summary:
+        if key not in ("backend", "timings", "resources"):
+            assert on_spark[key] == run.summary[key], key

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 import time as _time
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from typing import Any
 
@@ -146,9 +147,38 @@ class _Runner:
                 tuple(r for r in bound if shape.types[r] == shape.types[q]))
 
 
+class _Buffer:
+    """The events of one position and key, in arrival order: their sequence numbers and
+    times (for bisection) beside the events ``(seq, t, event)``."""
+
+    __slots__ = ("seqs", "times", "items")
+
+    def __init__(self) -> None:
+        self.seqs: list[int] = []
+        self.times: list[Any] = []
+        self.items: list[tuple] = []
+
+    def add(self, x: tuple) -> None:
+        self.seqs.append(x[0])
+        self.times.append(x[1])
+        self.items.append(x)
+
+    def between(self, first_seq: int, last_seq: float, t_lo: Any, t_hi: Any) -> list:
+        """The events with first_seq ≤ seq < last_seq and t_lo ≤ t ≤ t_hi."""
+        a = max(bisect_left(self.seqs, first_seq), bisect_left(self.times, t_lo))
+        b = min(bisect_left(self.seqs, last_seq), bisect_right(self.times, t_hi))
+        return self.items[a:b]
+
+    def expire(self, oldest: Any) -> None:
+        k = bisect_left(self.times, oldest)
+        if k:
+            del self.seqs[:k], self.times[:k], self.items[:k]
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
 class _OrderRunner(_Runner):
-
-
     """The lazy order-based evaluation (module doc)."""
 
     def __init__(self, engine: AdaptiveEngine, planned: Planned, start: int):
@@ -160,26 +190,26 @@ class _OrderRunner(_Runner):
                        for i, q in enumerate(self.order)]
         self.related = [self.relations(list(self.order[:i]), q)
                         for i, q in enumerate(self.order)]
-        self.buffers: dict[Any, list[list]] = {}  # key -> per position (seq, t, event)
-        self.levels: dict[Any, list[list]] = {}  # key -> per level (slots, lo, hi)
+        #: per level, whether a position still to bind may take an event older than
+        #: every bound one (none of them must come before it)
+        self.takes_old = [any(not any(shape.before[b][r] for b in self.order[:i])
+                              for r in self.order[i:]) for i in range(shape.n)]
+        self.levels: dict[tuple, list] = {}  # (key, level) -> (slots, lo, hi)
 
     def process(self, x: tuple, positions: list[int], key: Any, out: list) -> None:
         n = self.engine.shape.n
-        buffers = self.buffers.get(key)
-        if buffers is None:
-            buffers = self.buffers[key] = [[] for _ in range(n)]
-            self.levels[key] = [[] for _ in range(n)]
-        levels = self.levels[key]
         for q in positions:
             i = self.rank[q]
             if i == 0:
                 slots = tuple(x if r == q else None for r in range(n))
                 self._grow(slots, x[1], x[1], 1, key, x, out)
                 continue
-            for slots, lo, hi in list(levels[i]):
-                self._extend(slots, lo, hi, i, x, key, out)
-        for q in positions:
-            buffers[q].append(x)
+            if self.related[i][1]:
+                continue  # a bound position must come after q: not the newest event
+            level = self.levels.get((key, i))
+            if level:
+                for slots, lo, hi in list(level):
+                    self._extend(slots, lo, hi, i, x, key, out)
 
     def _extend(self, slots: tuple, lo: Any, hi: Any, i: int, x: tuple, key: Any,
                 out: list) -> None:
@@ -216,28 +246,36 @@ class _OrderRunner(_Runner):
         if level == n:
             self.emit(slots, x[2], out)
             return
+        if self.until is not None and not self.takes_old[level] and \
+                all(s is None or s[0] >= self.until for s in slots):
+            return  # retired: new events alone, and no later position may take an old one
         self.engine.counters.pm_created += 1
-        self.levels[key][level].append((slots, lo, hi))
-        for y in self.buffers[key][self.order[level]]:
+        self.levels.setdefault((key, level), []).append((slots, lo, hi))
+        buffer = self.engine.buffers.get((key, self.order[level]))
+        if buffer is None:
+            return
+        earlier, later, _ = self.related[level]
+        first = max(slots[r][0] + 1 for r in earlier) if earlier else self.start
+        first = max(first, self.start)  # (a plan sees the events from its start on)
+        last = min(slots[r][0] for r in later) if later else math.inf
+        window = self.engine.plan.window
+        for y in buffer.between(first, last, hi - window, lo + window):
             self._extend(slots, lo, hi, level, y, key, out)
 
     def expire(self, oldest: Any) -> int:
         """Drop what holds an event before ``oldest``; the partial matches dropped."""
         dropped = 0
-        for key in list(self.buffers):
-            for buf in self.buffers[key]:
-                while buf and buf[0][1] < oldest:
-                    buf.pop(0)
-            for level in self.levels[key]:
-                keep = [pm for pm in level if pm[1] >= oldest]
-                dropped += len(level) - len(keep)
+        for at, level in list(self.levels.items()):
+            keep = [pm for pm in level if pm[1] >= oldest]
+            dropped += len(level) - len(keep)
+            if keep:
                 level[:] = keep
-            if not any(self.buffers[key]) and not any(self.levels[key]):
-                del self.buffers[key], self.levels[key]
+            else:
+                del self.levels[at]
         return dropped
 
     def live(self) -> int:
-        return sum(len(level) for levels in self.levels.values() for level in levels)
+        return sum(len(level) for level in self.levels.values())
 
 
 class _TreeRunner(_Runner):
@@ -283,13 +321,12 @@ class _TreeRunner(_Runner):
                     tuple((q, r) for q, r in pairs if shape.before[q][r]),
                     tuple((q, r) for q, r in pairs if shape.before[r][q]),
                     tuple((q, r) for q, r in pairs if shape.types[q] == shape.types[r]))
-        self.stores: dict[Any, list[list]] = {}  # key -> per node (slots, lo, hi)
+        #: (key, inner node) -> its partial matches (slots, lo, hi); the leaves are the
+        #: engine's buffers
+        self.stores: dict[tuple, list] = {}
 
     def process(self, x: tuple, positions: list[int], key: Any, out: list) -> None:
         n = self.engine.shape.n
-        stores = self.stores.get(key)
-        if stores is None:
-            stores = self.stores[key] = [[] for _ in self.span]
         for q in positions:
             node = self.leaf[q]
             fresh = [(tuple(x if r == q else None for r in range(n)), x[1], x[1])]
@@ -298,15 +335,29 @@ class _TreeRunner(_Runner):
                     for slots, _, _ in fresh:
                         self.emit(slots, x[2], out)
                     break
-                stores[node].extend(fresh)
+                if len(self.span[node]) > 1:
+                    self.stores.setdefault((key, node), []).extend(fresh)
                 parent = self.parent[node]
                 sib = next(c for c in self.children[parent] if c != node)
-                fresh = self._join(fresh, stores[sib], parent, node, x[1])
+                fresh = self._join(fresh, self._held(key, sib, x[1]), parent, node, x[1])
                 if not fresh:
                     break
                 node = parent
                 if node != self.root:
                     self.engine.counters.pm_created += len(fresh)
+
+    def _held(self, key: Any, node: int, t: Any) -> Any:
+        """The partial matches ``node`` holds for ``key`` (a leaf: the buffered events of
+        its position from this plan's start on, within the window of ``t``)."""
+        if len(self.span[node]) > 1:
+            return self.stores.get((key, node), ())
+        (q,) = self.span[node]
+        buffer = self.engine.buffers.get((key, q))
+        if buffer is None:
+            return ()
+        n, window = self.engine.shape.n, self.engine.plan.window
+        return [(tuple(y if r == q else None for r in range(n)), y[1], y[1])
+                for y in buffer.between(self.start, math.inf, t - window, t + window)]
 
     def _join(self, fresh: list, other: list, parent: int, node: int, t: Any) -> list:
         """The partial matches of ``parent`` made of one of ``fresh`` (at ``node``) and
@@ -337,20 +388,17 @@ class _TreeRunner(_Runner):
 
     def expire(self, oldest: Any) -> int:
         dropped = 0
-        for key in list(self.stores):
-            stores = self.stores[key]
-            for node, store in enumerate(stores):
-                keep = [pm for pm in store if pm[1] >= oldest]
-                if len(self.span[node]) > 1:
-                    dropped += len(store) - len(keep)
+        for at, store in list(self.stores.items()):
+            keep = [pm for pm in store if pm[1] >= oldest]
+            dropped += len(store) - len(keep)
+            if keep:
                 store[:] = keep
-            if not any(stores):
-                del self.stores[key]
+            else:
+                del self.stores[at]
         return dropped
 
     def live(self) -> int:
-        return sum(len(s) for stores in self.stores.values()
-                   for node, s in enumerate(stores) if len(self.span[node]) > 1)
+        return sum(len(s) for s in self.stores.values())
 
 
 _RUNNERS: dict[str, Callable[..., _Runner]] = {"order": _OrderRunner, "tree": _TreeRunner}
@@ -387,6 +435,9 @@ class AdaptiveEngine(CountMerging):
         self.algorithm = _ALGORITHMS[kind]
         text = Planned(kind, tuple(range(self.shape.n)) if kind == "order"
                        else _left_deep(self.shape.n), ())
+        #: (key, position) -> the events that passed the position's own predicates,
+        #: shared by the plans (which read those from their start on)
+        self.buffers: dict[tuple, _Buffer] = {}
         self.runners: list[_Runner] = [_RUNNERS[kind](self, text, 0)]
         self.seq = 0
         self.next_check: Any = None
@@ -430,6 +481,11 @@ class AdaptiveEngine(CountMerging):
                 if fit:
                     for runner in self.runners:
                         runner.process(x, fit, key, out)
+                    for q in fit:
+                        buffer = self.buffers.get((key, q))
+                        if buffer is None:
+                            buffer = self.buffers[(key, q)] = _Buffer()
+                        buffer.add(x)
         if t >= self.next_sweep:
             self._sweep(t)
         if t >= self.next_check:
@@ -442,6 +498,10 @@ class AdaptiveEngine(CountMerging):
         window = self.plan.window
         self.next_sweep = t + (window if math.isfinite(window) else math.inf)
         oldest = t - window
+        for at, buffer in list(self.buffers.items()):
+            buffer.expire(oldest)
+            if not buffer:
+                del self.buffers[at]
         for runner in self.runners:
             self.counters.pm_dropped += runner.expire(oldest)
         self.runners = [r for r in self.runners

@@ -351,9 +351,10 @@ def reading_loss_targets(folder: Path, figures: Path) -> None:
 
     free, k1, k0 = at(0.0, 0), at(0.05, 1), at(0.05, 0)
     print("\n| seed | t_nc, no loss | t_nc, 5 %, k = 1 | difference (min) | adaptive / "
-          "expected, k = 1 | expected pass, k = 1: prediction (groups latched) | "
-          "t_nc, 5 %, k = 0 | slip with k = 0 (min) | targets met |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "expected: no loss, 5 % k = 1 | expected pass, k = 1: prediction (groups "
+          "latched) | t_nc, 5 %, k = 0 | slip with k = 0 (min) | adaptive / expected, "
+          "k = 0 | targets met |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r, (a, b, c) in enumerate(zip(free, k1, k0, strict=False)):
         ta, tb, tc = t_nc(a), t_nc(b), t_nc(c)
         diff = None if ta is None or tb is None else tb - ta
@@ -362,11 +363,15 @@ def reading_loss_targets(folder: Path, figures: Path) -> None:
         expected = b["prediction"]["expected_pass_noncompliance_time"]
         met = diff is not None and abs(diff) <= 2 and share is not None and share >= 0.97 \
             and expected is None
+        def pct(x: float | None) -> str:
+            return "–" if x is None else f"{100 * x:.1f} %"
+
         print(f"| {r + 1} | {clock(ta or math.nan)} | {clock(tb or math.nan)} | "
               f"{'–' if diff is None else f'{diff:+.0f}'} | "
-              f"{'–' if share is None else f'{100 * share:.1f} %'} | "
+              f"{pct(adaptive_share(a))}, {pct(share)} | "
               f"{expected or 'none'} ({false_alarms(b):.0f}) | {clock(tc or math.nan)} | "
-              f"{'–' if slip is None else f'{slip:+.0f}'} | {'yes' if met else 'no'} |")
+              f"{'–' if slip is None else f'{slip:+.0f}'} | {pct(adaptive_share(c))} | "
+              f"{'yes' if met else 'no'} |")
     same = all(json.dumps(x["reduction_mwh"]) == json.dumps(y["reduction_mwh"]) and
                x["prediction"] == y["prediction"]
                for x, y in zip(free, at(0.0, 1), strict=False))

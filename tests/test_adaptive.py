@@ -113,7 +113,7 @@ def test_window_statistics_in_the_session():
     s.feed([{"type": "A", "time": t, "x": t % 3} for t in range(20)]
            + [{"type": "B", "time": 20 + t, "x": 1} for t in range(5)])
     window = s.statistics["window"]
-    assert window["rate_per_type"] == {"A": 0.5, "B": 0.5}  # times 15-24 in (14, 24]
+    assert window["rate_per_type"] == {"A": 0.6, "B": 0.6}  # times 15-24 in (14, 24], + 1
     assert set(window["selectivity"]) == {"a.x < b.x"}
     assert s.statistics["events_per_type"] == {"A": 20, "B": 5}  # existing keys unchanged
 

@@ -26,8 +26,8 @@ The pattern's order between two positions and its predicates are checked as soon
 event and every predicate evaluated. Every ``period`` stream time units the decision
 function D (:mod:`cep_core.adaptive.decision`) is asked; when it says so, the plan is
 built again (:mod:`cep_core.adaptive.planning`) and, when it differs, replaces the plan.
-The first plan is built at the first check from the statistics of the first period,
-without D (the text order is evaluated until then); ``adapt=None`` keeps it.
+The first plan is built, without D, once the statistics window has filled for the first
+time (the text order is evaluated until then); ``adapt=None`` keeps it (a static plan).
 
 **Migration** (the patent's deployment procedure): the plan replaced at the event with
 sequence number s0 (time t0) keeps running on every later event, but outputs only the
@@ -464,8 +464,8 @@ class AdaptiveEngine(CountMerging):
         self.window_stats.event(typ, t)
         seq = self.seq
         self.seq += 1
-        if self.next_check is None:
-            self.next_check = t + self.options["period"]
+        if self.next_check is None:  # the first check once the statistics window is full
+            self.next_check = t + self.options["window"]
             self.next_sweep = t + plan.window
         positions = self.by_type.get(typ)
         if positions:

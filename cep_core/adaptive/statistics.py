@@ -7,11 +7,13 @@ sel_{i,j} of the predicates between two elements, sel_{i,i} of those on one). He
 window holds the events themselves (a deque per type, and per predicate its evaluations
 with their outcomes), so the estimates are exact over the window:
 
-    r_T = |{events of type T with t > now − w}| / w                          [1/time unit]
-    sel_p = passed_p / evaluated_p over the evaluations of p in the window
+    r_T = (|{events of type T with t > now − w}| + 1) / w                    [1/time unit]
+    sel_p = (passed_p + 1) / (evaluated_p + 2) over the evaluations of p in the window
 
-A predicate not evaluated in the window keeps its estimate over the whole stream (1 before
-its first evaluation).
+The one added event and the added pass and failure (Laplace's rule of succession) keep a
+type seen rarely, or a predicate evaluated rarely, from swinging between zero and a value
+at every event, which no distance d could tell from a real change. A predicate not
+evaluated in the window keeps its estimate over the whole stream.
 
 >>> s = WindowStatistics(["A", "B"], 1, window=10.0)
 >>> for t in (1, 2, 3):
@@ -19,7 +21,7 @@ its first evaluation).
 >>> s.event("B", 12); s.predicate(0, True, 12); s.predicate(0, False, 12)
 >>> s.expire()
 >>> s.rate("A"), s.rate("B"), s.selectivity(0)
-(0.1, 0.1, 0.5)
+(0.2, 0.2, 0.5)
 """
 
 from __future__ import annotations
@@ -73,17 +75,18 @@ class WindowStatistics:
                 self.passed[i] -= q.popleft()[1]
 
     def rate(self, typ: str) -> float:
-        """Events of ``typ`` per stream time unit in the window (as of the last
-        :meth:`expire`)."""
-        return len(self.arrivals[typ]) / self.window
+        """Events of ``typ`` per stream time unit in the window, with one event added (as
+        of the last :meth:`expire`)."""
+        return (len(self.arrivals[typ]) + 1) / self.window
 
     def selectivity(self, index: int) -> float:
-        """The share of predicate ``index``'s evaluations in the window that passed."""
+        """The share of predicate ``index``'s evaluations in the window that passed, one
+        pass and one failure added."""
         n = len(self.evaluations[index])
         if n:
-            return self.passed[index] / n
+            return (self.passed[index] + 1) / (n + 2)
         evaluated, passed = self.ever[index]
-        return passed / evaluated if evaluated else 1.0
+        return (passed + 1) / (evaluated + 2)
 
     def as_dict(self, pred_texts: list[str]) -> dict[str, Any]:
         """The window section of a session's statistics."""

@@ -1,0 +1,122 @@
+"""Streams and patterns of the adaptive-plan experiments (scripts/reproduce_adaptive.py;
+US 11,693,862 B2, "Experimental Evaluation"). Generated here, nothing downloaded.
+
+**Drift** (a synthetic stand-in for the patent's traffic data, "highly skewed" rates with
+"few but extreme" changes, and for its stock data, frequent minor changes): types
+``T0``-``T7`` whose rates are a skewed vector (each 1/√2 of the one before, from 16 events
+per time unit down to 1.4) assigned to the types by a permutation. Every
+``phase`` time units the permutation changes: suddenly (a new permutation at once) or
+gradually (the rates blended from the old permutation to the new one over half a phase);
+``mixed`` alternates the two.
+Each event has ``x`` uniform in [0, 1) and ``k`` in 0..3. Without drift, one permutation
+throughout (the control for the cost of adapting).
+
+**DR evening** (drsim's own households, the quickstart scenario): from 16:00 to 23:00,
+per household, the appliance starts, EV plug-ins, pauses and resumes of the adaptive
+pass (the program 18:30-20:30 and a second event announced at 19:11 for 19:21-20:30, as
+in the paper scenario's loop), the DR notices, starts and ends it receives, and
+``over_baseline`` at each 5-minute test time when its load exceeds its no-DR load (the
+rebound). Times in minutes, ties by household. The program, the second event and the
+rebound move the rates of the starts, the pauses and the readings.
+
+Patterns: sequences (and conjunctions) of 3-8 elements. Drift: ``SEQ(T0 v0, T1 v1, ..)``
+with ``v0.x < v1.x`` and ``v2.k = v3.k`` style predicates, within 3 time units. DR
+evening: per household (``SAME[houseID]``) the first elements of :data:`DR_TYPES` in
+turn, within 45 minutes (types whose rates cross during the evening: cooking peaks before
+the program, wet starts fall in it and rebound, readings over the baseline come before
+it, with the pre-cooling, and in the rebound).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+TYPES = [f"T{i}" for i in range(8)]
+DR_TYPES = ["start_cooking", "over_baseline", "start_wet", "start_water_heating",
+            "start_ict", "start_cold", "start_consumer_electronics", "start_lighting"]
+
+
+def drift_stream(n: int, phase: float = 40.0, mode: str = "sudden", seed: int = 0
+                 ) -> list[dict]:
+    """``n`` events of :data:`TYPES` (module doc); ``mode``: sudden, gradual, mixed or
+    none."""
+    rng = np.random.default_rng(seed)
+    base = 16.0 / 2.0 ** (np.arange(len(TYPES)) / 2)
+    total = base.sum()
+    times = np.cumsum(rng.exponential(1.0 / total, n))
+    perms = [rng.permutation(len(TYPES)) for _ in range(int(times[-1] // phase) + 2)]
+    k = (times // phase).astype(int) if mode != "none" else np.zeros(n, dtype=int)
+    u = rng.random(n)
+    probs = np.empty((n, len(TYPES)))
+    for j in np.unique(k):
+        at = k == j
+        now = np.empty(len(TYPES))
+        now[perms[j]] = base
+        if j > 0 and (mode == "gradual" or (mode == "mixed" and j % 2)):
+            before = np.empty(len(TYPES))
+            before[perms[j - 1]] = base
+            w = np.clip((times[at] - j * phase) / (phase / 2), 0, 1)[:, None]
+            probs[at] = (1 - w) * before + w * now
+        else:
+            probs[at] = now
+    probs /= probs.sum(axis=1, keepdims=True)
+    typ = (u[:, None] > np.cumsum(probs, axis=1)).sum(axis=1)
+    x, key = rng.random(n), rng.integers(0, 4, n)
+    return [{"type": TYPES[t], "time": float(tt), "x": float(xx), "k": int(kk)}
+            for t, tt, xx, kk in zip(typ.tolist(), times.tolist(), x.tolist(),
+                                     key.tolist(), strict=True)]
+
+
+def drift_pattern(size: int, conj: bool = False, window: float = 3.0) -> str:
+    """A sequence (or conjunction) of the first ``size`` types with predicates between
+    neighbours (module doc), within ``window`` time units."""
+    elems = [f"{TYPES[i]} v{i}" for i in range(size)]
+    preds = [f"v{i}.x < v{i + 1}.x" if i % 2 == 0 else f"v{i}.k = v{i + 1}.k"
+             for i in range(0, size - 1, 2)]
+    op = "AND" if conj else "SEQ"
+    return f"PATTERN {op}({', '.join(elems)}) WHERE {' AND '.join(preds)} WITHIN {window:g}"
+
+
+def dr_pattern(size: int) -> str:
+    """The first ``size`` of :data:`DR_TYPES` in turn, per household, within 45 min."""
+    elems = [f"{t} v{i}" for i, t in enumerate(DR_TYPES[:size])]
+    return f"PATTERN SEQ({', '.join(elems)}) WHERE SAME[houseID] WITHIN 45"
+
+
+def dr_stream(chunks: int = 1, lo: int = 16 * 60, hi: int = 23 * 60) -> list[dict]:
+    """The DR evening's events of the first ``chunks`` chunks of the quickstart scenario
+    (module doc)."""
+    from drsim.dr import DREvent
+    from drsim.household_events import household_events
+    from drsim.passes import pass_schedules, plan_chunks
+    from drsim.population import Population
+    from drsim.scenario import load_scenario
+    from drsim.sim import ChunkSimulator
+
+    scenario = load_scenario("scenarios/quickstart.yaml")
+    frames = []
+    for chunk in plan_chunks(scenario)[:chunks]:
+        pop = Population(scenario, chunk.first, chunk.count)
+        sim = ChunkSimulator(pop)
+        schedules = pass_schedules(scenario, chunk.group)
+        adaptive = [*schedules["traditional"], DREvent("19:21", "20:30", "19:11")]
+        run = sim.run(adaptive)
+        frames.append(household_events(run, pop.ids, lo, hi))
+        signals = []
+        for ev in adaptive:
+            r = ev.resolve(scenario.dr_program.notice_minutes, pop.follow_through)
+            for typ, t in (("dr_notice", r.announce), ("dr_start", r.start),
+                           ("dr_end", r.end)):
+                signals.append(pd.DataFrame({"type": typ, "time": t, "houseID": pop.ids}))
+        frames.extend(signals)
+        tests = np.arange(lo, hi, 5)
+        load = run.load(lo, hi)[:, tests - lo]
+        base = sim.run(schedules["baseline"]).load(lo, hi)[:, tests - lo]
+        row, col = np.nonzero(load > base + 1e-9)
+        frames.append(pd.DataFrame({"type": "over_baseline", "time": tests[col],
+                                    "houseID": pop.ids[row]}))
+    events = pd.concat(frames, ignore_index=True)
+    events = events.sort_values(["time", "houseID", "type"], kind="stable",
+                                ignore_index=True)
+    return events[["type", "time", "houseID"]].to_dict("records")

@@ -1,0 +1,321 @@
+#!/usr/bin/env python
+"""The shapes of the adaptive-plan experiments (Schuster and Kolchinsky, US 11,693,862 B2,
+"Experimental Evaluation", Figs. 6-8) with cep_core's adaptive plans
+(:mod:`cep_core.adaptive`), on two drifting datasets made here
+(``scripts/adaptive_data.py``): a synthetic stream with sudden and gradual rate drifts,
+and the DR evening of drsim's own households.
+
+* **Fig. 6**: throughput of the invariant method against the distance d, per pattern size
+  (sequences of 3-8 elements), for the order-based (greedy) and the tree-based (ZStream)
+  algorithm; d_opt is the d with the best geometric-mean throughput over the sizes.
+* **Figs. 7-8**: per pattern size, the static plan (built once, from the first check's
+  statistics), unconditional re-planning, the constant threshold (t_opt, scanned the same
+  way) and the invariants (d_opt): throughput, speedup over static, plan replacements,
+  and the share of the run's time spent in D and in planning.
+* **No drift**: the invariants (d_opt) against the static plan on the synthetic stream
+  with one permutation throughout: what adapting costs when there is nothing to adapt to.
+
+Every configuration checks that all methods output the same matches (the text-order
+plan's; the graph engine's count is printed beside). Throughputs are events per second of
+wall time, medians of ``--repeats`` runs alternated between the methods in this one
+process (the machine's drift falls on all alike). D is asked every ``period`` stream time
+units over a statistics window of ``window`` (per dataset, below).
+
+Run from the repository root::
+
+    python scripts/reproduce_adaptive.py [--quick] [--out results/adaptive] [--figures DIR]
+
+``--quick`` (about four minutes on 2 cores) writes ``results/adaptive/adaptive.csv``; the
+full run (more events, every size 3-8, more repeats) ``adaptive_full.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from adaptive_data import dr_pattern, dr_stream, drift_pattern, drift_stream  # noqa: E402
+from results_csv import write_rows  # noqa: E402
+from timing import time_calls  # noqa: E402
+
+import cep_core  # noqa: E402
+
+COLUMNS = ["figure", "dataset", "algorithm", "size", "method", "parameter",
+           "events_per_s", "speedup", "replacements", "share_adapting", "matches",
+           "events", "note"]
+D_GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
+T_GRID = (0.25, 0.5, 1.0, 2.0, 4.0)
+ALGORITHMS = ("order", "tree")
+
+
+class Dataset:
+    """A stream, its patterns and how often D looks at it."""
+
+    def __init__(self, name: str, events: list[dict], pattern, period: float,
+                 window: float, label: str):
+        self.name, self.events, self.pattern = name, events, pattern
+        self.period, self.window, self.label = period, window, label
+
+    def adapt(self, method: str | None, **values: float) -> dict | None:
+        """The ``adapt`` option of a method (None: the static plan)."""
+        if method is None:
+            return None
+        return {"method": method, "period": self.period, "window": self.window, **values}
+
+
+def datasets(quick: bool) -> list[Dataset]:
+    drift_n = 8000 if quick else 30000
+    return [
+        Dataset("drift", drift_stream(drift_n, phase=20.0, mode="mixed", seed=1),
+                drift_pattern,
+                period=0.5, window=10.0, label=f"synthetic, {drift_n:,} events, sudden and "
+                "gradual drifts"),
+        Dataset("dr", dr_stream(1 if quick else 3), dr_pattern, period=5.0, window=45.0,
+                label="DR evening, quickstart households 16:00-23:00"),
+    ]
+
+
+def run_once(query, events: list[dict], kind: str, adapt: dict | None) -> tuple:
+    """One run: (a digest of the matches, their number, the adaptation report). An
+    ``adapt`` without a method is the static plan (built once, see module doc)."""
+    if adapt is not None and adapt["method"] is None:
+        adapt = None
+    session = query.start(output="matches", plan=kind, adapt=adapt)
+    out = session.feed(events)
+    return hash(tuple(sorted(str(sorted(m.items())) for m in out))), len(out), \
+        session.adaptation_report()
+
+
+def compare(query, events: list[dict], kind: str, runs: dict[str, dict | None],
+            repeats: int) -> dict[str, dict]:
+    """Median throughput of each named configuration over ``repeats`` alternated runs;
+    the matches must agree."""
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    info: dict[str, tuple] = {}
+    for _ in range(repeats):
+        for name, adapt in runs.items():
+            (seconds,), result = time_calls(lambda a=adapt: run_once(query, events, kind, a), 1)
+            times[name].append(seconds)
+            info[name] = result
+    digests = {info[k][0] for k in runs}
+    if len(digests) != 1:
+        raise SystemExit(f"methods disagree on the matches: {query!r} {kind}")
+    out = {}
+    for name in runs:
+        med = statistics.median(times[name])
+        report = info[name][2]
+        out[name] = {"events_per_s": len(events) / med, "matches": info[name][1],
+                     "replacements": report["replacements"],
+                     "share_adapting": (report["seconds_deciding"]
+                                        + report["seconds_planning"]) / med}
+    return out
+
+
+def fig6(ds: Dataset, sizes: tuple[int, ...], repeats: int, rows: list[dict]) -> dict:
+    """Throughput against d per size; d_opt per algorithm."""
+    best = {}
+    for kind in ALGORITHMS:
+        by_d: dict[float, list[float]] = {d: [] for d in D_GRID}
+        for size in sizes:
+            q = cep_core.compile(ds.pattern(size))
+            got = compare(q, ds.events, kind,
+                          {f"d={d:g}": ds.adapt("invariant", d=d) for d in D_GRID}, repeats)
+            for d in D_GRID:
+                r = got[f"d={d:g}"]
+                by_d[d].append(r["events_per_s"])
+                rows.append({"figure": "6", "dataset": ds.name, "algorithm": kind,
+                             "size": size, "method": "invariant", "parameter": d, **r,
+                             "speedup": "", "events": len(ds.events), "note": ""})
+            line = ", ".join(f"d={d:g} {got[f'd={d:g}']['events_per_s']:,.0f}"
+                             for d in D_GRID)
+            print(f"  Fig. 6 {ds.name} {kind} size {size}: {line} events/s", flush=True)
+        gmean = {d: math.exp(statistics.fmean(math.log(x) for x in v)) for d, v in by_d.items()}
+        best[kind] = max(D_GRID, key=lambda d: gmean[d])
+        print(f"  d_opt ({ds.name}, {kind}) = {best[kind]:g}: {gmean[best[kind]]:,.0f} "
+              f"events/s (geometric mean over sizes) against {gmean[0.0]:,.0f} at d = 0 "
+              f"({gmean[best[kind]] / gmean[0.0]:.2f}x)", flush=True)
+    return best
+
+
+def t_scan(ds: Dataset, sizes: tuple[int, ...], rows: list[dict]) -> dict:
+    """The constant threshold's t_opt per algorithm (one run per t and size)."""
+    best = {}
+    for kind in ALGORITHMS:
+        by_t: dict[float, list[float]] = {t: [] for t in T_GRID}
+        for size in sizes:
+            q = cep_core.compile(ds.pattern(size))
+            got = compare(q, ds.events, kind,
+                          {f"t={t:g}": ds.adapt("threshold", t=t) for t in T_GRID}, 1)
+            for t in T_GRID:
+                by_t[t].append(got[f"t={t:g}"]["events_per_s"])
+                rows.append({"figure": "t-scan", "dataset": ds.name, "algorithm": kind,
+                             "size": size, "method": "threshold", "parameter": t,
+                             **got[f"t={t:g}"], "speedup": "", "events": len(ds.events),
+                             "note": ""})
+        gmean = {t: math.exp(statistics.fmean(math.log(x) for x in v)) for t, v in by_t.items()}
+        best[kind] = max(T_GRID, key=lambda t: gmean[t])
+        print(f"  t_opt ({ds.name}, {kind}) = {best[kind]:g}", flush=True)
+    return best
+
+
+def fig7(ds: Dataset, sizes: tuple[int, ...], repeats: int, d_opt: dict, t_opt: dict,
+         rows: list[dict]) -> None:
+    """Static, unconditional, threshold (t_opt), invariants (d_opt) per size."""
+    for kind in ALGORITHMS:
+        for size in sizes:
+            q = cep_core.compile(ds.pattern(size))
+            runs = {"static": ds.adapt(None), "unconditional": ds.adapt("unconditional"),
+                    "threshold": ds.adapt("threshold", t=t_opt[kind]),
+                    "invariant": ds.adapt("invariant", d=d_opt[kind])}
+            got = compare(q, ds.events, kind, runs, repeats)
+            graph = len(q.matches(ds.events))
+            static = got["static"]["events_per_s"]
+            for method, r in got.items():
+                param = {"threshold": t_opt[kind], "invariant": d_opt[kind]}.get(method, "")
+                rows.append({"figure": "7-8", "dataset": ds.name, "algorithm": kind,
+                             "size": size, "method": method, "parameter": param, **r,
+                             "speedup": r["events_per_s"] / static,
+                             "events": len(ds.events),
+                             "note": f"text-order engine's matches: {graph}"})
+            print(f"  Fig. 7-8 {ds.name} {kind} size {size}: " + ", ".join(
+                f"{m} {r['events_per_s']:,.0f}/s ({r['events_per_s'] / static:.2f}x, "
+                f"{r['replacements']} repl., {100 * r['share_adapting']:.1f} % adapting)"
+                for m, r in got.items()) + f"; matches {got['static']['matches']} "
+                f"(text order: {graph})", flush=True)
+
+
+def no_drift(sizes: tuple[int, ...], repeats: int, n: int, d_opt: dict,
+             rows: list[dict]) -> None:
+    """The invariants against the static plan where the rates do not drift."""
+    ds = Dataset("no-drift", drift_stream(n, phase=20.0, mode="none", seed=2), drift_pattern,
+                 period=0.5, window=10.0, label="synthetic, no drift")
+    for kind in ALGORITHMS:
+        for size in sizes:
+            q = cep_core.compile(ds.pattern(size))
+            got = compare(q, ds.events, kind, {"static": ds.adapt(None),
+                                               "invariant": ds.adapt("invariant",
+                                                                     d=d_opt[kind])}, repeats)
+            ratio = got["static"]["events_per_s"] / got["invariant"]["events_per_s"]
+            for method, r in got.items():
+                rows.append({"figure": "no-drift", "dataset": ds.name, "algorithm": kind,
+                             "size": size, "method": method,
+                             "parameter": d_opt[kind] if method == "invariant" else "",
+                             **r, "speedup": r["events_per_s"] / got["static"]["events_per_s"],
+                             "events": len(ds.events), "note": ""})
+            print(f"  no drift {kind} size {size}: time with invariants / static "
+                  f"{ratio:.3f} (goal ≤ 1.05), {got['invariant']['replacements']} "
+                  "replacements", flush=True)
+
+
+def run(quick: bool, repeats: int) -> list[dict]:
+    rows: list[dict] = []
+    sizes = (3, 4, 6, 8) if quick else (3, 4, 5, 6, 7, 8)
+    for ds in datasets(quick):
+        print(f"{ds.name}: {ds.label} ({len(ds.events):,} events), D every {ds.period:g}, "
+              f"statistics over {ds.window:g} time units", flush=True)
+        d_opt = fig6(ds, sizes, max(1, repeats - 2), rows)
+        t_opt = t_scan(ds, sizes, rows)
+        fig7(ds, sizes, repeats, d_opt, t_opt, rows)
+        if ds.name == "drift":
+            no_drift(tuple(s for s in sizes if s >= 4), repeats, len(ds.events), d_opt, rows)
+    return rows
+
+
+def figures(rows: list[dict], folder: Path) -> list[Path]:
+    """Fig. 6 per dataset (throughput against d, a line per size and algorithm) and
+    Figs. 7-8 per dataset (throughput, speedup, replacements, share adapting)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in dict.fromkeys(r["dataset"] for r in rows if r["figure"] == "6"):
+        fig = Figure(figsize=(9, 3.6), layout="constrained")
+        FigureCanvasAgg(fig)
+        for j, kind in enumerate(ALGORITHMS):
+            ax = fig.add_subplot(1, 2, j + 1)
+            mine = [r for r in rows if r["figure"] == "6" and r["dataset"] == name
+                    and r["algorithm"] == kind]
+            for size in dict.fromkeys(int(r["size"]) for r in mine):
+                pts = [(float(r["parameter"]), float(r["events_per_s"])) for r in mine
+                       if int(r["size"]) == size]
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                        label=f"size {size}")
+            ax.set_xlabel("distance d")
+            ax.set_ylabel("events per second")
+            ax.set_yscale("log")
+            ax.set_title(f"{name}, {kind}-based")
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize="small")
+        path = folder / f"adaptive_fig6_{name}.png"
+        fig.savefig(path, dpi=110)
+        written.append(path)
+    panels = [("events_per_s", "events per second", True), ("speedup", "speedup over static",
+                                                             False),
+              ("replacements", "plan replacements", False),
+              ("share_adapting", "share of time in D and planning", False)]
+    for name in dict.fromkeys(r["dataset"] for r in rows if r["figure"] == "7-8"):
+        for kind in ALGORITHMS:
+            mine = [r for r in rows if r["figure"] == "7-8" and r["dataset"] == name
+                    and r["algorithm"] == kind]
+            fig = Figure(figsize=(11, 3.2), layout="constrained")
+            FigureCanvasAgg(fig)
+            for j, (col, label, log) in enumerate(panels):
+                ax = fig.add_subplot(1, 4, j + 1)
+                for method in dict.fromkeys(r["method"] for r in mine):
+                    pts = [(int(r["size"]), float(r[col])) for r in mine
+                           if r["method"] == method]
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                            label=method)
+                ax.set_xlabel("pattern size")
+                ax.set_ylabel(label)
+                if log:
+                    ax.set_yscale("log")
+                ax.grid(True, alpha=0.3)
+            ax.legend(fontsize="small")
+            fig.suptitle(f"{name}, {kind}-based plans (patent Figs. 7-8)")
+            path = folder / f"adaptive_fig7_{name}_{kind}.png"
+            fig.savefig(path, dpi=110)
+            written.append(path)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer events, sizes and repeats")
+    ap.add_argument("--out", type=Path, default=ROOT / "results" / "adaptive")
+    ap.add_argument("--figures", type=Path, default=None,
+                    help="also draw the figures into this folder")
+    ap.add_argument("--repeats", type=int, default=None,
+                    help="alternated runs per configuration (default 3 quick, 5 full)")
+    ap.add_argument("--draw", type=Path, default=None, metavar="CSV",
+                    help="only draw the figures of a CSV this script wrote (to --figures)")
+    args = ap.parse_args(argv)
+    if args.draw is not None:
+        import csv
+
+        with open(args.draw, newline="") as f:
+            for p in figures(list(csv.DictReader(f)), args.figures or args.draw.parent):
+                print(f"wrote {p}")
+        return 0
+    started = time.perf_counter()
+    rows = run(args.quick, args.repeats or (3 if args.quick else 5))
+    path = args.out / ("adaptive.csv" if args.quick else "adaptive_full.csv")
+    write_rows(rows, path, COLUMNS)
+    print(f"wrote {path} ({len(rows)} rows) in {time.perf_counter() - started:.0f} s")
+    if args.figures is not None:
+        for p in figures(rows, args.figures):
+            print(f"wrote {p}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

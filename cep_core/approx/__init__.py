@@ -6,4 +6,15 @@ event matching with insufficient resources", VLDB 2016.
 
 * :mod:`cep_core.approx.insertions`: ACEPMATCH's skips as inserting transitions of a
   plan (§2 Definition 1, §3.1), which the engines follow with ``max_missing=k``.
+* :mod:`cep_core.approx.matchnodes`: ACEPMATCH with explicit match nodes, one candidate
+  at a time (§3.1, Algorithm 1), and proxy matches (§3.3, Theorem 2).
+* :mod:`cep_core.approx.history`: the history ℋ, match vectors, visit counts, match maps
+  and match bundles, double-buffered (§3.2, Definitions 3-4; §5).
+* :mod:`cep_core.approx.sketch`: the history sketch (§4, Algorithms 3-4, Theorem 4).
+* :mod:`cep_core.approx.coverage`: greedy maximum coverage with lazy refresh and a
+  version table (§3.2, Algorithm 2, Example 6).
+* :mod:`cep_core.approx.rc_acep`: RC-ACEP and ACEPMATCH with a timeout on the modelled
+  device clock of :mod:`cep_core.shedding.clock` (§2 Definition 2, §3.2, §6).
+* :mod:`cep_core.approx.qlearning`: Q-learning agents that refresh ℋ (§5, Algorithms
+  5-6).
 """

@@ -462,13 +462,14 @@ def _group_mean(a: np.ndarray, b: np.ndarray, values: np.ndarray) -> dict:
 def fit_cost_model(query: Any, history: Any, policy: str = "skip-till-any-match",
                    slices: int = 4, max_classes: int = 10, consumption: str = "work",
                    seed: int = 0, classes: int | None = None,
-                   runs: str = "every-event") -> CostModel:
+                   runs: str = "every-event", max_missing: int | None = None) -> CostModel:
     """Fit the cost model of a compiled pattern query over a historical stream
     (``history``: event dicts or a DataFrame). ``classes`` fixes the number of clusters
     per state instead of the gap statistic (the dissertation's 10 for Q1, 4 for Q3).
     ``consumption``: ``"work"`` (Ω = cost units) or ``"count"`` (Ω = 1 per partial
     match; the ablation without explicit resource cost of §4.4.3.3). ``policy`` and
-    ``runs``: the session options the query will run with."""
+    ``runs``: the session options the query will run with; ``max_missing``: approximate
+    matching, as the session will run (:class:`~cep_core.shedding.engine.SheddingEngine`)."""
     from sklearn.tree import DecisionTreeClassifier
 
     from cep_core.events import as_events
@@ -481,7 +482,7 @@ def fit_cost_model(query: Any, history: Any, policy: str = "skip-till-any-match"
     plan = query.plan
     if plan is None:
         raise ValueError("load shedding applies to pattern queries")
-    engine = TracingEngine(plan, policy, slices, consumption, runs)
+    engine = TracingEngine(plan, policy, slices, consumption, runs, max_missing)
     events = as_events(history)
     out: list = []
     for e in events:

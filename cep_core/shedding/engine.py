@@ -118,8 +118,9 @@ class _Tracking(ReferenceEngine):
     """PM creation with classification and credit to PMs and their ancestors."""
 
     def __init__(self, plan, policy: str, slices: int, consumption: str, output="events",
-                 runs: str = "every-event", model: Any = None):
-        super().__init__(plan, policy, output, runs=runs)
+                 runs: str = "every-event", model: Any = None,
+                 max_missing: int | None = None):
+        super().__init__(plan, policy, output, runs=runs, max_missing=max_missing)
         self._new_pm = self._make_pm
         self.m = slices
         self.slice_len = plan.window / slices if plan.window != math.inf else math.inf
@@ -197,8 +198,9 @@ class TracingEngine(_Tracking):
     negated type."""
 
     def __init__(self, plan, policy: str, slices: int = 4, consumption: str = "work",
-                 runs: str = "every-event"):
-        super().__init__(plan, policy, slices, consumption, runs=runs)
+                 runs: str = "every-event", max_missing: int | None = None):
+        super().__init__(plan, policy, slices, consumption, runs=runs,
+                         max_missing=max_missing)
         self.traced: list[TracedPM] = []
         #: per event of a pattern or NEG type: (type, features, PMs created, whether it
         #: completed a match or may block one)
@@ -254,16 +256,20 @@ class TracingEngine(_Tracking):
 
 class SheddingEngine(_Tracking):
     """The reference engine on a modelled device with a shedding strategy (module doc).
-    ``config``: a :class:`cep_core.shedding.SheddingConfig`."""
+    ``config``: a :class:`cep_core.shedding.SheddingConfig`; ``max_missing``:
+    approximate matching (the reference engine's), for a baseline of RC-ACEP
+    (:mod:`cep_core.approx.rc_acep`; ``CompiledQuery.start`` does not combine the two)."""
 
     name = "reference"
 
-    def __init__(self, plan, policy: str, output: str, runs: str, config: Any):
+    def __init__(self, plan, policy: str, output: str, runs: str, config: Any,
+                 max_missing: int | None = None):
         model = config.model
         if model is not None and config.adapt:
             model = copy.deepcopy(model)  # online adaptation changes this session's copy
         super().__init__(plan, policy, model.slices if model else config.slices,
-                         model.consumption if model else "work", output, runs, model)
+                         model.consumption if model else "work", output, runs, model,
+                         max_missing)
         self.config = config
         if model is None or not config.adapt:
             self._plain_steps()

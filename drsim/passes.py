@@ -30,7 +30,7 @@ from drsim.dr import DREvent
 from drsim.incentive import IncentiveResult
 from drsim.population import Population
 from drsim.scenario import Scenario
-from drsim.sim import ChunkSimulator, micro_kw, program_events
+from drsim.sim import ChunkRun, ChunkSimulator, micro_kw, program_events
 from drsim.units import DAY
 
 
@@ -118,13 +118,17 @@ class ChunkResult:
     estimate_exact: Estimates | None = None  # the M&V method's B and P̂ without M&V error
     #: with a day-of adjustment: the same over the minutes it reads (baseline_before_notice)
     before_notice: Estimates | None = None
+    #: with ``keep_runs``: each pass's committed starts and sessions (drsim.sim.ChunkRun)
+    runs: dict[str, ChunkRun] = field(default_factory=dict)
 
 
 def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
-                   schedules: dict[str, list[DREvent]] | None = None) -> ChunkResult:
+                   schedules: dict[str, list[DREvent]] | None = None,
+                   keep_runs: bool = False) -> ChunkResult:
     """Run the passes (``schedules``, default :func:`pass_schedules`) over one chunk; only
     per-minute sums leave the chunk unless ``households`` asks for the per-household
-    loads over the DR window too (the meter tier needs them)."""
+    loads over the DR window too (the meter tier needs them), and ``keep_runs`` for the
+    passes' starts and sessions (appliance-level queries)."""
     pop = Population(scenario, chunk.first, chunk.count)
     sim = ChunkSimulator(pop)
     result = ChunkResult(chunk, chunk.count, int(pop.has_ev.sum()), population=pop,
@@ -135,6 +139,8 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
     before: dict[str, np.ndarray] = {}  # loads over the day-of adjustment's minutes
     for name, events in (schedules or pass_schedules(scenario, chunk.group)).items():
         run = sim.run(events)
+        if keep_runs:
+            result.runs[name] = run
         if adjust and name in ("baseline", "traditional"):
             before[name] = run.load(*adjustment_minutes(scenario))
         cats = run.load_by_category(0, DAY)

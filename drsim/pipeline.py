@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from drsim import deficit
+from drsim.appliance_monitoring import COUNTS, compile_appliance_queries
 from drsim.backend import Backend, BackendInfo
 from drsim.evaluation import TierOutcome, costs, stops, tier_outcome
 from drsim.fetching import FetchCounts, group_fetch_delays
@@ -148,6 +149,8 @@ class Monitored:
     #: with lost readings: (max_missing + 1,) the traditional pass's user events until
     #: monitoring stopped, by the lost test slots in their run
     missing_counts: np.ndarray | None = None
+    #: with appliance queries: monitored pass -> (queries, COUNTS) summed over the chunks
+    appliance: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -239,6 +242,7 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
         raise ValueError(f"delay_detection must be >= 0 minutes, not {delay_detection}")
     plan = MonitoringPlan.of(scenario)
     check_queries(plan)
+    compile_appliance_queries(scenario.monitoring.appliance_queries)  # errors before work
     first_job = len(backend.info.jobs)
     started = time.perf_counter()
     models = None if scenario.monitoring.shedding is None else \
@@ -319,6 +323,11 @@ def _tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict
     monitored = Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,
                           {name: tier_outcome(tier_rows, name, n_groups) for name in names},
                           gateways, fetches, group_fetches)
+    n_queries = len(scenario.monitoring.appliance_queries)
+    for name in MONITORED if n_queries else ():
+        rows = meter.loc[(meter["pass"] == name) & meter["appliance"].notna(), "appliance"]
+        monitored.appliance[name] = np.sum([np.asarray(r, np.int64) for r in rows],
+                                           axis=0).reshape(n_queries, len(COUNTS))
     trad = meter[meter["pass"] == "traditional"]
     if trad["lost"].notna().any():  # lost readings: the same in every pass
         slots = len(trad["lost"].iloc[0])

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from drsim.appliance_monitoring import COUNTS
 from drsim.evaluation import loss_report, precision_recall, stops
 from drsim.memory import peak_rss_bytes, process_peak_rss_bytes
 from drsim.monitoring import CHANGES, NOT_LATCHED
@@ -226,7 +227,18 @@ def _run_sections(run: Run) -> dict[str, Any]:
                        **_loss(run, names)},
         "shedding": _shedding(run, times),
         "remote": _remote(run),
+        "appliance_queries": _appliance(run),
     }
+
+
+def _appliance(run: Run) -> dict[str, Any]:
+    """The appliance-level queries (drsim.appliance_monitoring): per query its text, plan
+    and adapt options, and per monitored pass its counts summed over the chunks."""
+    specs = run.simulation.scenario.monitoring.appliance_queries
+    return {name: {"query": spec.query, "plan": spec.plan, "adapt": spec.adapt,
+                   "passes": {p: dict(zip(COUNTS, map(int, counts[j]), strict=True))
+                              for p, counts in run.monitored.appliance.items()}}
+            for j, (name, spec) in enumerate(specs.items())}
 
 
 def _loss(run: Run, names: list[str]) -> dict[str, Any]:

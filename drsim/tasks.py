@@ -25,6 +25,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from drsim.appliance_monitoring import (
+    appliance_stream,
+    compile_appliance_queries,
+    run_appliance_query,
+)
 from drsim.baseline import estimate
 from drsim.fetching import MeterFetch, alert_shift
 from drsim.incentive import (
@@ -43,7 +48,7 @@ from drsim.monitoring import (
     utility_tier,
 )
 from drsim.pass_names import MONITORED
-from drsim.passes import Chunk, ChunkResult, SecondEvent, simulate_chunk
+from drsim.passes import Chunk, ChunkResult, SecondEvent, pass_schedules, simulate_chunk
 from drsim.readings import lost_readings, reading_minutes, slot_of
 from drsim.scenario import ExpectedShare, Scenario
 from drsim.shedding import bl_name, fit_meter_model, shed_meter_tier
@@ -75,7 +80,10 @@ METER = pa.schema([  # per (chunk, pass): aggregates only, whatever the chunk's 
     # utility sees of the deficit (:func:`seen_reduction`)
     ("lost", pa.list_(pa.int64())), ("silent", pa.list_(pa.int64())),
     ("seen", pa.list_(pa.float64())),
-    ("missing", pa.list_(pa.int64()))])  # (tests, max_missing + 1) user events by missing
+    ("missing", pa.list_(pa.int64())),  # (tests, max_missing + 1) user events by missing
+    # with appliance queries (drsim.appliance_monitoring; null without): per query, in the
+    # scenario's order, its COUNTS on this pass
+    ("appliance", pa.list_(pa.int64()))])
 MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary())])
 #: meter work per test: events processed, partial matches, user events, readings shed,
 #: remote-data requests
@@ -105,7 +113,8 @@ def simulation_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: Monitor
     pickled cost model of the meter query (:func:`cost_model_task`)."""
     chunk = chunks[index]
     started = time.perf_counter()
-    result = simulate_chunk(scenario, chunk, households=plan is not None)
+    queries = plan is not None and bool(scenario.monitoring.appliance_queries)
+    result = simulate_chunk(scenario, chunk, households=plan is not None, keep_runs=queries)
     out = {"loads": loads_batch(scenario, result)}
     if plan is not None:
         model = None if models is None else pickle.loads(models[chunk.group])
@@ -259,6 +268,7 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
             flags = replica_flags(plan, pop, result.simulator, chunk.group,
                                   result.estimate_exact, replicas, result.before_notice)
         reduction = (base_kw - result.window_kw[name]).sum(axis=1) / 60.0
+        appliance = _appliance_counts(scenario, plan, result, name)
         seen = None
         if lost is not None and name == "traditional":
             seen = seen_reduction(plan, lost, est["baseline"], result.window_kw[name],
@@ -285,13 +295,33 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
                           "gateways": None if stats is None else stats.as_list(),
                           "fetched": m.fetched,
                           "lost": None if lost is None else lost.sum(axis=0),
-                          "silent": silent, "seen": seen, "missing": missing})
+                          "silent": silent, "seen": seen, "missing": missing,
+                          "appliance": appliance if label == name else None})
             events.append({"chunk": chunk.index, "group": chunk.group, "pass": label,
                            **{c: m.events[c].to_numpy() for c in ("time", "houseID",
                                                                   "accLoad", "delay",
                                                                   "missing")}})
     return (pa.RecordBatch.from_pylist(meter, schema=METER),
             pa.RecordBatch.from_pylist(events, schema=EVENTS))
+
+
+def _appliance_counts(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult,
+                      name: str) -> np.ndarray | None:
+    """The appliance queries' :data:`drsim.appliance_monitoring.COUNTS` on pass ``name``
+    of the chunk, query after query (None without queries)."""
+    specs = scenario.monitoring.appliance_queries
+    if not specs:
+        return None
+    pop = result.population
+    schedule = pass_schedules(scenario, result.chunk.group)[name]
+    signals = [(r.announce, r.start, r.end) for r in
+               (e.resolve(scenario.dr_program.notice_minutes, pop.follow_through)
+                for e in schedule)]
+    stream = appliance_stream(result.runs[name], result.runs["baseline"], pop.ids, signals,
+                              plan.t_first_test, plan.delta, plan.t_start, plan.t_end)
+    queries = compile_appliance_queries(specs)
+    return np.concatenate([run_appliance_query(queries[q], specs[q], stream)
+                           for q in specs])
 
 
 def seen_reduction(plan: MonitoringPlan, lost: np.ndarray, baseline_kw: np.ndarray,

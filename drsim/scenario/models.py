@@ -34,6 +34,7 @@ __all__ = [
     "MAX_GROUPS",
     "MAX_HOUSEHOLDS",
     "MAX_SEED",
+    "ApplianceQuery",
     "ApplianceSettings",
     "BaselineSettings",
     "ClockTime",
@@ -536,6 +537,31 @@ class Meters(_Model):
         null_means="every reading arrives", default=None)
 
 
+class ApplianceQuery(_Model):
+    """A utility query over what the households do (appliance starts, EV plug-ins, pauses
+    and resumes, the DR signals they receive, readings over their baseline:
+    drsim.appliance_monitoring), per household, with an adaptive evaluation plan
+    (cep_core.adaptive, US 11,693,862 B2)."""
+
+    query: str = _described(
+        "The query text (cep_core's language), partitioned by household (SAME[houseID]); "
+        "event types: start_<load category>, ev_plug, ev_pause, ev_resume, dr_notice, "
+        "dr_start, dr_end, over_baseline.",
+        accepted="a pattern query with SAME[houseID]",
+    )
+    plan: Literal["text", "order", "tree"] = _described(
+        "The evaluation plan: the text order, a lazy order or a join tree chosen from "
+        "sliding-window statistics.", default="order",
+    )
+    adapt: dict[str, Any] | None = _described(
+        "When to plan again (cep_core's adapt option: method static, unconditional, "
+        "threshold or invariant; t, d, K, window and period in minutes).",
+        accepted="a mapping of adapt options", null_means="a static plan",
+        default_factory=lambda: {"method": "invariant", "d": 0.5, "window": 30,
+                                 "period": 5},
+    )
+
+
 class Monitoring(_Model):
     """Compliance monitoring of the three tiers (Table 6.2, "Monitoring"; Listings 6.1-6.3)."""
 
@@ -592,6 +618,12 @@ class Monitoring(_Model):
         "The M&V profiles fetched from the utility over the metering network (Ch. 5); "
         "local tables that answer at once when absent.",
         null_means="local tables (no fetches)", default=None,
+    )
+    appliance_queries: dict[str, ApplianceQuery] = _described(
+        "Utility queries over what the households do, by name, run per household on the "
+        "monitored passes with adaptive plans (drsim.appliance_monitoring); their alerts, "
+        "work and plan replacements go to summary.json's appliance_queries.",
+        accepted="a mapping from a name to {query, plan, adapt}", default_factory=dict,
     )
     max_missing: int | None = _described(
         "Approximate meter query (ACEP, Li & Ge 2016): a run of m_user + 1 consecutive test "

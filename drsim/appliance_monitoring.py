@@ -60,8 +60,9 @@ def compile_appliance_queries(queries: dict[str, ApplianceQuery]
         source = f"monitoring.appliance_queries.{name}.query"
         q = cep_core.compile(spec.query, time_unit="min", source=source)
         if q.plan is None or tuple(q.plan.partition) != ("houseID",):
-            raise ValueError(f"{source}: an appliance query is partitioned by household "
-                             "(WHERE SAME[houseID] ...), so that each chunk runs it alone")
+            raise cep_core.QueryError(f"{source}: an appliance query is partitioned by "
+                                      "household (WHERE SAME[houseID] ...), so that each "
+                                      "chunk runs it alone")
         q.engine_for("skip-till-any-match", plan=spec.plan, adapt=_adapt(spec))  # checked
         out[name] = q
     return out

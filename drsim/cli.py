@@ -89,11 +89,14 @@ def _backend(backend: BackendName, master: str | None, households: int) -> str:
 
 
 def _output_errors():
-    """The exceptions of an output path that may not be written: input errors (exit 2)."""
+    """Input errors (exit 2): an output path that may not be written, a query text that
+    does not compile (monitoring.queries, monitoring.appliance_queries)."""
+    from cep_core import QueryError
+
     from drsim.folders import OutputExistsError
     from drsim.sweeps import SweepOutputError
 
-    return OutputExistsError, SweepOutputError
+    return OutputExistsError, SweepOutputError, QueryError
 
 
 def _progress_bar(console: Console) -> Progress:

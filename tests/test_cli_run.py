@@ -111,9 +111,16 @@ def test_bad_scenario_and_bad_query_text_stop_before_any_work(tmp_path):
         "  queries: {}", "  queries:\n    meter: 'SEQ (smartMeterEvent a+[]) WHERE b.x > 1'")
     bad.write_text(text)
     result = run(bad, "--out", tmp_path / "out")
-    assert result.exit_code != 0
+    assert result.exit_code == 2
     assert "monitoring.queries.meter" in result.output and "unknown variable" in result.output
     assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+    appliance = tmp_path / "appliance.yaml"
+    appliance.write_text(QUICKSTART.read_text().replace(
+        "  queries: {}", "  queries: {}\n  appliance_queries:\n    q:\n      query: "
+        "'PATTERN SEQ(dr_start s, ev_pause p) WHERE s.x > p.y WITHIN 1h'"))
+    result = run(appliance, "--out", tmp_path / "out3")
+    assert result.exit_code == 2 and "monitoring.appliance_queries.q.query" in result.output
+    assert "SAME[houseID]" in result.output and not (tmp_path / "out3").exists()
     typo = tmp_path / "typo.yaml"
     typo.write_text(QUICKSTART.read_text().replace("gamma_user:", "gama_user:"))
     result = run(typo, "--out", tmp_path / "out2")

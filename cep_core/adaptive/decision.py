@@ -2,6 +2,7 @@
 
 Source: US 11,693,862 B2, "Reoptimizing Decision Problem" and "Invariant-Based Method":
 
+* ``static``: never true, the first plan stays (the experiments' static plan);
 * ``unconditional`` (the tree-based NFA's D): always true, a new plan at every check;
 * ``threshold`` (ZStream's D): true when any monitored statistic moved by more than a
   relative ``t`` since the plan was built, |s − s₀| > t·s₀;
@@ -23,9 +24,10 @@ from typing import Any
 
 from cep_core.adaptive.planning import Inputs, Planned
 
-__all__ = ["METHODS", "Decision", "Unconditional", "Threshold", "Invariants", "decision"]
+__all__ = ["METHODS", "Decision", "Static", "Unconditional", "Threshold", "Invariants",
+           "decision"]
 
-METHODS = ("unconditional", "threshold", "invariant")
+METHODS = ("static", "unconditional", "threshold", "invariant")
 
 
 class Decision:
@@ -36,6 +38,13 @@ class Decision:
 
     def check(self, stats: Inputs) -> bool:
         raise NotImplementedError
+
+
+class Static(Decision):
+    """Never plan again."""
+
+    def check(self, stats: Inputs) -> bool:
+        return False
 
 
 class Unconditional(Decision):
@@ -83,6 +92,8 @@ def decision(adapt: dict[str, Any]) -> Decision:
     """The D an ``adapt`` option names (checked by :func:`cep_core.adaptive.engine.
     adapt_options`)."""
     method = adapt["method"]
+    if method == "static":
+        return Static()
     if method == "unconditional":
         return Unconditional()
     if method == "threshold":

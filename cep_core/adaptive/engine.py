@@ -66,11 +66,11 @@ _ADAPT_KEYS = ("method", "t", "d", "K", "window", "period")
 
 def adapt_options(adapt: dict[str, Any] | None, plan: Plan) -> dict[str, Any]:
     """The ``adapt`` option checked and completed with its defaults (one-line errors):
-    ``method`` (unconditional, threshold, invariant), ``t`` (threshold, > 0, default
-    0.5), ``d`` (distance, ≥ 0, default 0), ``K`` (invariants per block, ≥ 1, default
-    1), ``window`` (the statistics window [stream time units], > 0, default 10 × the
-    pattern's window), ``period`` (between two checks, > 0, default window / 4).
-    ``None``: a static plan, built once."""
+    ``method`` (static, unconditional, threshold, invariant; default invariant), ``t``
+    (threshold, > 0, default 0.5), ``d`` (distance, ≥ 0, default 0), ``K`` (invariants
+    per block, ≥ 1, default 1), ``window`` (the statistics window [stream time units],
+    > 0, default 10 × the pattern's window), ``period`` (between two checks, > 0,
+    default window / 4). ``None``: a static plan, built once."""
     given = dict(adapt or {})
     unknown = sorted(set(given) - set(_ADAPT_KEYS))
     if unknown:

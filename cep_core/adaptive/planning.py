@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cep_core.adaptive.pattern import Shape
@@ -55,6 +55,8 @@ class Inputs:
     r: tuple[float, ...]
     sel: tuple[tuple[float, ...], ...]
     window: float  # the pattern's window [time units]
+    #: Card of the ranges computed so far from this snapshot (:func:`_card`)
+    cards: dict = field(default_factory=dict, compare=False, repr=False)
 
     def values(self) -> tuple[float, ...]:
         """Every statistic, for the constant-threshold method."""
@@ -160,13 +162,17 @@ def greedy_order(shape: Shape, stats: Inputs) -> Planned:
 
 
 def _card(lo: int, hi: int) -> Callable[[Inputs], float]:
-    """Card of the text-order range [lo, hi): expected partial matches over it."""
+    """Card of the text-order range [lo, hi): expected partial matches over it (once per
+    snapshot: the conditions of one check share it)."""
     def card(s: Inputs) -> float:
-        c = 1.0
-        for j in range(lo, hi):
-            c *= s.r[j] * s.window * s.sel[j][j]
-            for k in range(lo, j):
-                c *= s.sel[k][j]
+        c = s.cards.get((lo, hi))
+        if c is None:
+            c = 1.0
+            for j in range(lo, hi):
+                c *= s.r[j] * s.window * s.sel[j][j]
+                for k in range(lo, j):
+                    c *= s.sel[k][j]
+            s.cards[(lo, hi)] = c
         return c
     return card
 

@@ -34,7 +34,6 @@ full run (more events, every size 3-8, more repeats) ``adaptive_full.csv``.
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import sys
@@ -46,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from adaptive_data import dr_pattern, dr_stream, drift_pattern, drift_stream  # noqa: E402
-from results_csv import write_rows  # noqa: E402
+from results_csv import draw_csv, reproduction_parser, write_rows  # noqa: E402
 from timing import time_calls  # noqa: E402
 
 import cep_core  # noqa: E402
@@ -280,23 +279,13 @@ def figures(rows: list[dict], folder: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="fewer events, sizes and repeats")
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "adaptive")
-    ap.add_argument("--figures", type=Path, default=None,
-                    help="also draw the figures into this folder")
+    ap = reproduction_parser(__doc__.split("\n\n")[0], ROOT / "results" / "adaptive",
+                             "fewer events, sizes and repeats")
     ap.add_argument("--repeats", type=int, default=None,
                     help="alternated runs per configuration (default 3 quick, 5 full)")
-    ap.add_argument("--draw", type=Path, default=None, metavar="CSV",
-                    help="only draw the figures of a CSV this script wrote (to --figures)")
     args = ap.parse_args(argv)
     if args.draw is not None:
-        import csv
-
-        with open(args.draw, newline="") as f:
-            for p in figures(list(csv.DictReader(f)), args.figures or args.draw.parent):
-                print(f"wrote {p}")
-        return 0
+        return draw_csv(args.draw, args.figures, figures)
     started = time.perf_counter()
     rows = run(args.quick, args.repeats or (3 if args.quick else 5))
     path = args.out / ("adaptive.csv" if args.quick else "adaptive_full.csv")

@@ -41,7 +41,6 @@ Run from the repository root::
 
 from __future__ import annotations
 
-import argparse
 import gc
 import statistics
 import sys
@@ -55,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from results_csv import write_rows  # noqa: E402
+from results_csv import draw_csv, reproduction_parser, write_rows  # noqa: E402
 from timing import time_calls  # noqa: E402
 
 from cep_core.aggregate import (  # noqa: E402
@@ -375,22 +374,12 @@ def figures(rows: list[dict], folder: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="smaller windows and streams")
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "aseq")
-    ap.add_argument("--figures", type=Path, default=None,
-                    help="also draw the figures into this folder")
+    ap = reproduction_parser(__doc__.split("\n\n")[0], ROOT / "results" / "aseq",
+                             "smaller windows and streams")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--draw", type=Path, default=None, metavar="CSV",
-                    help="only draw the figures of a CSV this script wrote (to --figures)")
     args = ap.parse_args(argv)
     if args.draw is not None:
-        import csv
-
-        with open(args.draw, newline="") as f:
-            for p in figures(list(csv.DictReader(f)), args.figures or args.draw.parent):
-                print(f"wrote {p}")
-        return 0
+        return draw_csv(args.draw, args.figures, figures)
     started = time.perf_counter()
     rows = run(args.quick, args.repeats)
     path = args.out / ("aseq.csv" if args.quick else "aseq_full.csv")

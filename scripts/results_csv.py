@@ -1,11 +1,12 @@
-"""Writing a reproduction's rows to CSV (``scripts/reproduce_ch4.py``,
-``scripts/reproduce_ch5.py``): floats to six significant digits, written to a partial
-file first so an interrupted run never leaves a truncated CSV behind."""
+"""Writing a reproduction's rows to CSV (``scripts/reproduce_*.py``): floats to six
+significant digits, written to a partial file first so an interrupted run never leaves a
+truncated CSV behind; the options the reproduction scripts share."""
 
 from __future__ import annotations
 
+import argparse
 import csv
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
@@ -19,3 +20,27 @@ def write_rows(rows: list[dict], path: Path, columns: Sequence[str]) -> None:
         for r in rows:
             w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
     tmp.replace(path)
+
+
+def reproduction_parser(description: str, out: Path, quick: str) -> argparse.ArgumentParser:
+    """The options every reproduction script takes: ``--quick`` (``quick``: what it cuts),
+    ``--out`` (its CSV folder, default ``out``), ``--figures DIR`` and ``--draw CSV``
+    (:func:`draw_csv`)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--quick", action="store_true", help=quick)
+    ap.add_argument("--out", type=Path, default=out)
+    ap.add_argument("--figures", type=Path, default=None,
+                    help="also draw the figures into this folder")
+    ap.add_argument("--draw", type=Path, default=None, metavar="CSV",
+                    help="only draw the figures of a CSV this script wrote (to --figures)")
+    return ap
+
+
+def draw_csv(path: Path, folder: Path | None,
+             figures: Callable[[list[dict], Path], list[Path]]) -> int:
+    """``--draw``: the figures of a CSV written before, into ``folder`` (default the
+    CSV's own)."""
+    with open(path, newline="") as f:
+        for p in figures(list(csv.DictReader(f)), folder or path.parent):
+            print(f"wrote {p}")
+    return 0

@@ -186,3 +186,17 @@ def test_other_policies_and_patterns_keep_the_text_order_plan_and_explain_says_w
     assert kleene.engine_for(ANY, plan="tree") == "graph"
     assert "Kleene" in kleene.explain(plan="tree").splitlines()[0]
     assert q.engine_for(ANY, plan="tree") == "adaptive-tree"
+
+
+def test_a_static_plan_is_built_once_when_the_statistics_window_fills():
+    """``method: static`` (and ``adapt=None``) keep the first plan, built from the first
+    full statistics window: one replacement of the text order at most, never more."""
+    q = cep_core.compile("PATTERN SEQ(A a, B b) WITHIN 10")
+    stream = [{"type": "A" if i % 5 else "B", "time": i} for i in range(30)] + \
+             [{"type": "B" if i % 5 else "A", "time": i} for i in range(30, 60)]
+    s = q.start(output="matches", plan="order",
+                adapt={"method": "static", "period": 5, "window": 20})
+    assert sorted(map(str, s.feed(stream))) == sorted(map(str, q.matches(stream)))
+    report = s.adaptation_report()
+    assert report["reoptimizations"] == 0 and report["replacements"] == 1
+    assert report["plans"] == ["a → b", "b → a"]  # B rare in the first 20: b first, kept

@@ -321,3 +321,23 @@ def test_hybrid_shedding_engine_runs_approximate_matching():
     for e in stream:
         eng.process(e, out)
     assert engine_matches(out) == engine_matches(q.matches(stream, max_missing=1))
+
+
+def test_a_state_the_cost_model_never_saw_is_kept():
+    """With max_missing, a deep state may first appear after the cost model's history:
+    it has no values and is not free to shed (it was a KeyError)."""
+    from cep_core.shedding import fit_cost_model
+
+    q = cep_core.compile(LETTERS)
+    model = fit_cost_model(q, _letters(12, 5), max_missing=1)
+    unseen = next(p.index for p in q.plan.positions if p.index not in model.states)
+    assert model.values(unseen, 0, 0) == (0.0, 0.0) and model.contributes(unseen, 0, 0)
+
+
+def test_a_placeholder_is_ignored_as_by_the_reference_engine():
+    q = cep_core.compile("PATTERN SEQ(A a, B b, C c) WITHIN 5")
+    stream = events("a1 b2 c3")
+    stream[1]["lost"] = True
+    mine = MatchNodeEngine(q.plan, 1).run(stream)
+    assert engine_matches(mine) == engine_matches(q.matches(stream, max_missing=1)) == {
+        frozenset({("a", "a1"), ("c", "c3")}): 1}

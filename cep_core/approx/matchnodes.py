@@ -24,7 +24,9 @@ Without a budget (:meth:`MatchNodeEngine.process`) the engine finds exactly the 
 of ``CompiledQuery.matches(stream, max_missing=k)`` under skip-till-any-match, each with
 its least error (``"missing"``). Patterns: ``SEQ`` of single elements, ``OR``, Kleene
 elements, predicates, ``WITHIN`` and ``SAME[..]``; anything else is refused with a
-one-line :class:`~cep_core.errors.QueryError`.
+one-line :class:`~cep_core.errors.QueryError`. A placeholder (a lost event,
+:mod:`cep_core.approx.placeholders`) is ignored, as the reference engine ignores it under
+skip-till-any-match.
 
 **Proxy matches** (``proxy=True``; §3.3, Theorem 2): per partition, state and error
 level ``i = 0..k`` only the node with the latest ``start_win`` among the nodes there
@@ -47,6 +49,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from cep_core.approx.insertions import Insertions, approximate_problem
+from cep_core.approx.placeholders import is_lost
 from cep_core.counters import Counters
 from cep_core.errors import QueryError
 from cep_core.plan import START, Plan, Pred
@@ -203,6 +206,8 @@ class MatchNodeEngine:
         typ, t = e["type"], e["time"]
         if self.plan.stream_type is not None and typ != self.plan.stream_type:
             return None
+        if is_lost(e):
+            return None  # a placeholder: never taken under skip-till-any-match
         self.now = t
         self.counters.events += 1
         self._seen = {}

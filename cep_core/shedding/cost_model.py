@@ -300,13 +300,17 @@ class CostModel:
         return em.leaf_labels.get(em.tree.leaf(values) if em.tree is not None else 0)
 
     def contributes(self, state: int, cls: int, s: int) -> bool:
-        """:meth:`StateModel.contributes` of ``state``."""
-        return self.states[state].contributes(cls, s)
+        """:meth:`StateModel.contributes` of ``state`` (True for a state the history
+        never reached: nothing is known of it, so it is not free to shed)."""
+        sm = self.states.get(state)
+        return True if sm is None else sm.contributes(cls, s)
 
     def values(self, state: int, cls: int, s: int) -> tuple[float, float]:
         """(Γ⁺, Γ⁻) of a PM of ``state`` and class ``cls`` in slice ``s``
-        (:meth:`StateModel.values`)."""
-        return self.states[state].values(cls, s)
+        (:meth:`StateModel.values`; (0, 0) for a state the history never reached, which
+        the knapsack then has no reason to shed)."""
+        sm = self.states.get(state)
+        return (0.0, 0.0) if sm is None else sm.values(cls, s)
 
     # ---------------------------------------------------------------- online adaptation
     def observe(self, state: int, cls: int, s: int, plus: float, minus: float) -> None:

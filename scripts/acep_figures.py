@@ -1,0 +1,210 @@
+#!/usr/bin/env python
+"""Figures of the ACEP reproduction (scripts/reproduce_acep.py) from its CSVs: the
+analogues of Figs. 5-18 of Li and Ge, VLDB 2016, §6, as PNGs ``acep_fig*.png``.
+
+    python scripts/acep_figures.py results/acep [--suffix _full] [--out docs/figures]
+
+Fractions are medians over the stream seeds of the run; the x axes of inter-arrival
+times are logarithmic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+STYLE = {"rc-acep": ("C0", "-", "o"), "timeout": ("C1", "-", "s"),
+         "hybrid shedding": ("C2", "-", "^"), "rc-acep sketch": ("C3", "--", "v"),
+         "rc-acep sketch of maps": ("C4", ":", "d"), "rc-acep proxy": ("C5", "--", "P"),
+         "timeout proxy": ("C6", ":", "x"), "rc-acep, selection x4": ("C7", ":", "o")}
+
+
+def _rows(path: Path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _median(rows: list[dict], fig: int, method: str, value: str = "points"
+            ) -> tuple[list[float], list[float]]:
+    by: dict[float, list[float]] = {}
+    for r in rows:
+        if int(r["figure"]) == fig and r["method"] == method and r[value] != "":
+            by.setdefault(float(r["delta_us"]), []).append(float(r[value]))
+    xs = sorted(by)
+    return xs, [statistics.median(by[x]) for x in xs]
+
+
+def _fraction_panel(ax, rows, figs: tuple[int, ...], methods, title: str) -> None:
+    for fig in figs:
+        for m in methods:
+            xs, ys = _median(rows, fig, m)
+            if not xs:
+                continue
+            c, ls, mk = STYLE.get(m, ("k", "-", "."))
+            ax.plot(xs, ys, color=c, ls=ls, marker=mk, ms=4, label=m)
+            if m == "hybrid shedding":
+                xs, ys = _median(rows, fig, m, "in_time_points")
+                ax.plot(xs, ys, color=c, ls="-.", marker=mk, ms=4, mfc="none",
+                        label="hybrid shedding, within Δ")
+    ax.set_xscale("log")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("inter-arrival time Δ [µs]")
+    ax.set_ylabel("fraction of match points found")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6)
+
+
+def draw(folder: Path, suffix: str, out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    thr = _rows(folder / f"throughput{suffix}.csv")
+    frac = _rows(folder / f"fraction{suffix}.csv")
+    mem = _rows(folder / f"memory{suffix}.csv")
+    ada = _rows(folder / f"adaptation{suffix}.csv")
+    paths = []
+
+    # Figs. 5-8
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
+    for ax, f, title in zip(axes[:3], (5, 6, 7), ("Fig. 5: letters, larger window",
+                                                  "Fig. 6: letters, smaller window",
+                                                  "Fig. 7: PHEV"), strict=True):
+        rs = [r for r in thr if int(r["figure"]) == f]
+        qs = list(dict.fromkeys(r["query"] for r in rs))
+        for j, k in enumerate(("0", "1", "2")):
+            ys = [next(float(r["events_per_s"]) for r in rs if r["query"] == q and r["k"] == k)
+                  for q in qs]
+            ax.bar([i + (j - 1) * 0.27 for i in range(len(qs))], ys, width=0.27,
+                   label=f"k = {k}" + (" (SASE^U)" if k == "0" else ""))
+        ax.set_xticks(range(len(qs)), qs)
+        ax.set_yscale("log")
+        ax.set_ylabel("events / s (wall clock)")
+        w = rs[0]["window"] if rs else ""
+        ax.set_title(f"{title} (W = {w} events)", fontsize=9)
+        ax.legend(fontsize=7)
+    ax = axes[3]
+    rs = [r for r in thr if int(r["figure"]) == 8]
+    for q in dict.fromkeys(r["query"] for r in rs):
+        for k, ls in (("0", "-"), ("2", "--")):
+            pts = sorted((int(r["pattern_size"]), float(r["events_per_s"])) for r in rs
+                         if r["query"] == q and r["k"] == k)
+            ax.plot(*zip(*pts, strict=True), ls=ls, marker="o", ms=3, label=f"{q}, k={k}")
+    ax.set_yscale("log")
+    ax.set_xlabel("pattern size (states)")
+    ax.set_title("Fig. 8: PHEV, pattern size", fontsize=9)
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    paths.append(out / "acep_fig5_8_throughput.png")
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+
+    # Figs. 9-10
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    methods = ("rc-acep", "timeout", "hybrid shedding", "rc-acep, selection x4")
+    _fraction_panel(axes[0], frac, (9,), methods, "Fig. 9: Q1 over letters, k = 2")
+    _fraction_panel(axes[1], frac, (10,), methods, "Fig. 10: Q5 over PHEV, k = 2")
+    fig.tight_layout()
+    paths.append(out / "acep_fig9_10_fraction.png")
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+
+    # Figs. 11-14
+    fig, axes = plt.subplots(1, 4, figsize=(17, 3.8))
+    for ax, f, title in ((axes[0], 11, "Fig. 11: ℋ memory, letters (Q1 × companies)"),
+                         (axes[2], 13, "Fig. 13: ℋ memory, PHEV (Q7, Q5, unions)")):
+        for m in ("exact", "sketch", "sketch of maps"):
+            pts = sorted({(int(r["pattern_size"]), float(r["bytes"]) / 1024) for r in mem
+                          if int(r["figure"]) == f and r["method"] == m})
+            if pts:
+                ax.plot(*zip(*pts, strict=True), marker="o", ms=4, label=m)
+        ax.set_xlabel("pattern size (states)")
+        ax.set_ylabel("KiB (modelled, both buffers)")
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7)
+    base9 = [r for r in frac if int(r["figure"]) in (9, 12)]
+    _fraction_panel(axes[1], base9, (9, 12), ("rc-acep", "rc-acep sketch",
+                                              "rc-acep sketch of maps"),
+                    "Fig. 12: Q1, with and without the sketch")
+    base10 = [r for r in frac if int(r["figure"]) in (10, 14)]
+    _fraction_panel(axes[3], base10, (10, 14), ("rc-acep", "rc-acep sketch",
+                                                "rc-acep sketch of maps"),
+                    "Fig. 14: Q5, with and without the sketch")
+    fig.tight_layout()
+    paths.append(out / "acep_fig11_14_sketch.png")
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+
+    # Figs. 15-16
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    _fraction_panel(axes[0], [r for r in frac if int(r["figure"]) in (9, 15)], (9, 15),
+                    ("rc-acep", "rc-acep proxy", "timeout", "timeout proxy"),
+                    "Fig. 15: Q1, with and without proxy matches")
+    ax = axes[1]
+    for m in ("no proxy", "proxy"):
+        pts = sorted((int(r["pattern_size"]), int(r["items"])) for r in mem
+                     if int(r["figure"]) == 16 and r["method"] == m)
+        if pts:
+            ax.plot(*zip(*pts, strict=True), marker="o", label=m)
+    ax.set_yscale("log")
+    ax.set_xlabel("pattern size (states)")
+    ax.set_ylabel("peak live match nodes")
+    ax.set_title("Fig. 16: memory with proxy matches (Q1 × companies)", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    paths.append(out / "acep_fig15_16_proxy.png")
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+
+    # Figs. 17-18
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    ax = axes[0]
+    for stream, ls in (("change", "-"), ("no change", "--")):
+        for m, c in (("Q-learning", "C0"), ("no adaptation", "C1")):
+            pts = sorted((int(r["age_days"]), float(r["points"])) for r in ada
+                         if r["stream"] == stream and r["method"] == m)
+            if pts:
+                ax.plot(*zip(*pts, strict=True), color=c, ls=ls, marker="o",
+                        label=f"{m}, {stream}")
+    ax.set_xlabel("age of the history [days]")
+    ax.set_ylabel("fraction of match points found")
+    d = ada[0]["delta_us"] if ada else ""
+    ax.set_title(f"Fig. 17: adaptation (Q1, Δ = {d} µs)", fontsize=9)
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    for m, c in (("Q-learning", "C0"), ("no adaptation", "C1")):
+        pts = sorted((int(r["pattern_size"]), float(r["bytes"]) / 1024) for r in mem
+                     if int(r["figure"]) == 18 and r["method"] == m)
+        if pts:
+            ax.plot(*zip(*pts, strict=True), color=c, marker="o", label=m)
+    ax.set_xlabel("pattern size (states)")
+    ax.set_ylabel("KiB (modelled)")
+    ax.set_title("Fig. 18: memory with Q-learning", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    paths.append(out / "acep_fig17_18_adaptation.png")
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folder", type=Path)
+    ap.add_argument("--suffix", default="")
+    ap.add_argument("--out", type=Path, default=Path("docs/figures"))
+    args = ap.parse_args(argv)
+    for p in draw(args.folder, args.suffix, args.out):
+        print(f"figure {p}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

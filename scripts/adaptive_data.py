@@ -20,7 +20,7 @@ rebound). Times in minutes, ties by household. The program, the second event and
 rebound move the rates of the starts, the pauses and the readings.
 
 Patterns: sequences (and conjunctions) of 3-8 elements. Drift: ``SEQ(T0 v0, T1 v1, ..)``
-with ``v0.x < v1.x`` and ``v2.k = v3.k`` style predicates, within 3 time units. DR
+with ``v0.x < v1.x`` and ``v2.k = v3.k`` style predicates, within one time unit. DR
 evening: per household (``SAME[houseID]``) the first elements of :data:`DR_TYPES` in
 turn, within 45 minutes (types whose rates cross during the evening: cooking peaks before
 the program, wet starts fall in it and rebound, readings over the baseline come before
@@ -68,7 +68,7 @@ def drift_stream(n: int, phase: float = 40.0, mode: str = "sudden", seed: int = 
                                      key.tolist(), strict=True)]
 
 
-def drift_pattern(size: int, conj: bool = False, window: float = 3.0) -> str:
+def drift_pattern(size: int, conj: bool = False, window: float = 1.0) -> str:
     """A sequence (or conjunction) of the first ``size`` types with predicates between
     neighbours (module doc), within ``window`` time units."""
     elems = [f"{TYPES[i]} v{i}" for i in range(size)]

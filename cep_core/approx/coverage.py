@@ -14,6 +14,8 @@ the updates since its version gets the exact increment ``Σ_{i∈b} max(m − ma
 (line 16) and goes back; otherwise its score is exact and it is processed (line 19), and
 ``max``, the version and the table are updated (line 20). A score is always an upper
 bound of the true increment (the A* argument of §3.2), so the order is the greedy one.
+``max`` only grows, so a candidate refreshed to 0 keeps 0: it goes back without its map
+and is not refreshed again (the order is the same, the refreshes fewer).
 
 Ties (vectors never seen score 0) leave in the order the candidates were given.
 """
@@ -74,6 +76,8 @@ class CoverageQueue:
                     idx = _indices(bits)
                 score = float(np.maximum(m - self.max[idx], 0.0).sum())
                 self.refreshes += 1
+                if score <= 0.0:  # max only grows: a score of 0 stays exact, never refreshed
+                    bits, idx = 0, None
                 self._push(-score, item, m, bits, idx, seq)
                 continue
             if bits and m > 0:

@@ -26,7 +26,7 @@ own EV sessions (Q5-Q8): ``scripts/acep_data.py``. Nothing is downloaded.
   inter-arrival time of their last event (``in_time``) beside all it finds.
 * **Figs. 11-14** (``memory.csv``, ``fraction.csv``): ℋ exact against its sketch sized
   by Theorem 4 with c = 800 cells (as §6): modelled bytes against the pattern's size (Q1
-  as an OR over 1-4 companies; Q5's template at sizes 10-22), and the fraction found
+  as an OR over 1-4 companies; Q7, Q5 and ORs of Q5-Q7), and the fraction found
   with each. Also the sketch of the match maps alone with exact counts (our variant:
   the counts are what the sketch gets wrong, see the README).
 * **Figs. 15-16**: RC-ACEP with proxy matches (Theorem 2) against without, the fraction

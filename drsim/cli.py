@@ -92,7 +92,6 @@ def _output_errors():
     """Input errors (exit 2): an output path that may not be written, a query text that
     does not compile (monitoring.queries, monitoring.appliance_queries)."""
     from cep_core import QueryError
-
     from drsim.folders import OutputExistsError
     from drsim.sweeps import SweepOutputError
 

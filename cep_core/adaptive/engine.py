@@ -246,11 +246,15 @@ class _OrderRunner(_Runner):
         if level == n:
             self.emit(slots, x[2], out)
             return
-        if self.until is not None and not self.takes_old[level] and \
-                all(s is None or s[0] >= self.until for s in slots):
+        new_only = self.until is not None and all(s is None or s[0] >= self.until
+                                                  for s in slots)
+        if new_only and not self.takes_old[level]:
             return  # retired: new events alone, and no later position may take an old one
-        self.engine.counters.pm_created += 1
-        self.levels.setdefault((key, level), []).append((slots, lo, hi))
+        if not (new_only and self.related[level][1]):
+            # (kept unless retired and of new events alone with no arrival to extend it:
+            # its bound positions must come after the next; its buffer is read below)
+            self.engine.counters.pm_created += 1
+            self.levels.setdefault((key, level), []).append((slots, lo, hi))
         buffer = self.engine.buffers.get((key, self.order[level]))
         if buffer is None:
             return

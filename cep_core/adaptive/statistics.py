@@ -12,8 +12,11 @@ with their outcomes), so the estimates are exact over the window:
 
 The one added event and the added pass and failure (Laplace's rule of succession) keep a
 type seen rarely, or a predicate evaluated rarely, from swinging between zero and a value
-at every event, which no distance d could tell from a real change. A predicate not
-evaluated in the window keeps its estimate over the whole stream.
+at every event, which no distance d could tell from a real change. A predicate evaluated
+fewer than :data:`MIN_EVALUATIONS` times in the window keeps its estimate over the whole
+stream: a plan evaluates a predicate only on the candidates its earlier steps let
+through, so a new plan may see one a handful of times, and a share of a handful swings
+by more than any sensible d.
 
 >>> s = WindowStatistics(["A", "B"], 1, window=10.0)
 >>> for t in (1, 2, 3):
@@ -30,7 +33,9 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["WindowStatistics"]
+__all__ = ["WindowStatistics", "MIN_EVALUATIONS"]
+
+MIN_EVALUATIONS = 30  # evaluations in the window before its share replaces the stream's
 
 
 class WindowStatistics:
@@ -81,9 +86,10 @@ class WindowStatistics:
 
     def selectivity(self, index: int) -> float:
         """The share of predicate ``index``'s evaluations in the window that passed, one
-        pass and one failure added."""
+        pass and one failure added (over the whole stream while the window holds fewer
+        than :data:`MIN_EVALUATIONS`)."""
         n = len(self.evaluations[index])
-        if n:
+        if n >= MIN_EVALUATIONS:
             return (self.passed[index] + 1) / (n + 2)
         evaluated, passed = self.ever[index]
         return (passed + 1) / (evaluated + 2)

@@ -237,6 +237,17 @@ class Plan:
     def start_types(self) -> frozenset[str]:
         return frozenset(self.out[START])
 
+    def key_of(self, e: Mapping[str, Any]) -> tuple | None:
+        """The event's partition (its ``SAME[..]`` values; ``()`` without a key), or None
+        when it lacks an attribute of the key (no partition takes it)."""
+        getters = self.key_getters
+        if not getters:
+            return ()
+        try:
+            return tuple(get(e) for get in getters)
+        except KeyError:
+            return None
+
     def __reduce__(self):
         return (build_plan, (self.query, self.params, self.remote, self.time_unit,
                              self.source))

@@ -167,9 +167,8 @@ class Truth:
         self.report = BudgetedMatcher(plan, K).run(events)
         self.found = self.report.found
         self.points = sorted(self.report.points())
-        eng = MatchNodeEngine(plan, K)
         bundles = Bundles(window)
-        self.bundle_of = {t: bundles.of(t, eng.key_of(events[t])) for t in self.points}
+        self.bundle_of = {t: bundles.of(t, plan.key_of(events[t])) for t in self.points}
         self.bundles = bundles.count
 
     def fractions(self, found: dict) -> dict:

@@ -147,6 +147,20 @@ class _Runner:
                 tuple(r for r in bound if shape.types[r] == shape.types[q]))
 
 
+def _drop_older(stores: dict[tuple, list], oldest: Any) -> int:
+    """Drop from each list of partial matches ``(slots, lo, hi)`` those holding an event
+    before ``oldest`` (and the lists left empty); how many were dropped."""
+    dropped = 0
+    for at, store in list(stores.items()):
+        keep = [pm for pm in store if pm[1] >= oldest]
+        dropped += len(store) - len(keep)
+        if keep:
+            store[:] = keep
+        else:
+            del stores[at]
+    return dropped
+
+
 class _Buffer:
     """The events of one position and key, in arrival order: their sequence numbers and
     times (for bisection) beside the events ``(seq, t, event)``."""
@@ -267,16 +281,7 @@ class _OrderRunner(_Runner):
             self._extend(slots, lo, hi, level, y, key, out)
 
     def expire(self, oldest: Any) -> int:
-        """Drop what holds an event before ``oldest``; the partial matches dropped."""
-        dropped = 0
-        for at, level in list(self.levels.items()):
-            keep = [pm for pm in level if pm[1] >= oldest]
-            dropped += len(level) - len(keep)
-            if keep:
-                level[:] = keep
-            else:
-                del self.levels[at]
-        return dropped
+        return _drop_older(self.levels, oldest)
 
     def live(self) -> int:
         return sum(len(level) for level in self.levels.values())
@@ -391,15 +396,7 @@ class _TreeRunner(_Runner):
         return made
 
     def expire(self, oldest: Any) -> int:
-        dropped = 0
-        for at, store in list(self.stores.items()):
-            keep = [pm for pm in store if pm[1] >= oldest]
-            dropped += len(store) - len(keep)
-            if keep:
-                store[:] = keep
-            else:
-                del self.stores[at]
-        return dropped
+        return _drop_older(self.stores, oldest)
 
     def live(self) -> int:
         return sum(len(s) for s in self.stores.values())
@@ -473,10 +470,7 @@ class AdaptiveEngine(CountMerging):
             self.next_sweep = t + plan.window
         positions = self.by_type.get(typ)
         if positions:
-            try:
-                key = tuple(get(e) for get in plan.key_getters) if plan.key_getters else ()
-            except KeyError:
-                key = None
+            key = plan.key_of(e)
             if key is not None:
                 x = (seq, t, e)
                 current = self.runners[-1]

@@ -190,16 +190,6 @@ class MatchNodeEngine:
                      finish, fpreds)
 
     # ------------------------------------------------------------------ per event
-    def key_of(self, e: dict) -> Any:
-        """The event's partition (None when it lacks the key attribute)."""
-        getters = self.plan.key_getters
-        if not getters:
-            return ()
-        try:
-            return tuple(get(e) for get in getters)
-        except KeyError:
-            return None
-
     def begin_event(self, e: dict) -> Any:
         """Start processing ``e`` (counts it, drops expired nodes); its partition, or None
         when the engine ignores it."""
@@ -214,7 +204,7 @@ class MatchNodeEngine:
         self._born = []
         if t >= self._next_sweep:
             self._sweep(t)
-        self._key = self.key_of(e)
+        self._key = self.plan.key_of(e)
         return self._key
 
     def candidates(self, e: dict, key: Any) -> list[Any]:

@@ -247,9 +247,8 @@ class GraphEngine(CountMerging):
         positions = self.by_type.get(typ)
         if not positions or (self.k and is_lost(e)):
             return  # (a placeholder is never taken under skip-till-any-match)
-        try:
-            key = tuple(get(e) for get in plan.key_getters) if plan.key_getters else ()
-        except KeyError:
+        key = plan.key_of(e)
+        if key is None:
             return
         graph = self.graphs.get(key)
         if graph is None:

@@ -82,7 +82,6 @@ POLICIES = (ANY, NEXT, STRICT)
 EVERY_EVENT, ONE_PER_PARTITION = "every-event", "one-per-partition"
 RUNS = (EVERY_EVENT, ONE_PER_PARTITION)
 OUTPUTS = ("events", "matches")
-_NOKEY = object()
 
 
 class PM:
@@ -364,10 +363,10 @@ class ReferenceEngine(CountMerging):
         self.stats.event(typ, t)
         if t >= self._next_sweep:
             self._sweep(t)
-        key = self._key(e)
+        key = plan.key_of(e)
         if self.ends is not None:
             self.counters.outputs += self.ends.release_before(t, out)
-            if key is not _NOKEY:
+            if key is not None:
                 queued = [w.queue[0]["time"] for w in self.waiting.get(key, ())]
                 self.ends.observe(e, key, min(queued, default=t))
         self._key_now = key
@@ -376,7 +375,7 @@ class ReferenceEngine(CountMerging):
             if self.policy != STRICT:
                 return  # a placeholder is taken under strict contiguity only
             e = Placeholder(e)
-        if key is not _NOKEY:
+        if key is not None:
             self._seen = {}
             waits = self.waiting.get(key)
             if waits:
@@ -474,15 +473,6 @@ class ReferenceEngine(CountMerging):
             for bind, rec in held:
                 if rec["missing"] == least:
                     self._output(bind, rec, out)
-
-    def _key(self, e: dict) -> Any:
-        getters = self.plan.key_getters
-        if not getters:
-            return ()
-        try:
-            return tuple(get(e) for get in getters)
-        except KeyError:
-            return _NOKEY
 
     def _sweep(self, t: Any) -> None:
         """Drop PMs of every partition that the window has closed on."""

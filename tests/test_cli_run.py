@@ -91,7 +91,7 @@ def test_run_writes_the_folder_and_prints_the_table(spark, tmp_path):
     assert not differ, sorted(differ)
     assert set(summary) - {k.split(".")[0] for k in sim} == {
         "prediction", "deficit_at_prediction", "second_event", "second_event_note",
-        "incentive", "cost", "monitoring", "shedding", "remote"}
+        "incentive", "cost", "monitoring", "shedding", "remote", "appliance_queries"}
 
 
 @pytest.mark.parametrize("args, code, words", [

@@ -287,7 +287,7 @@ class RemoteEngine(ReferenceEngine):
         self._in_hand = {}
         if t >= self._slice_end:
             self._close_slice(t)
-        self.utility.event(e["type"], self._key(e))
+        self.utility.event(e["type"], self.plan.key_of(e))
         if self._arrivals:
             self._arrived()
         if self._deferred:

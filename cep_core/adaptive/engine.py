@@ -23,7 +23,8 @@ The pattern's order between two positions and its predicates are checked as soon
 (all) their positions are bound; the window as soon as a partial match spans more.
 
 **The loop.** Statistics (:mod:`cep_core.adaptive.statistics`) are updated with every
-event and every predicate evaluated. Every ``period`` stream time units the decision
+event, the predicates on one position evaluated on it, and disjoint pairs of events that
+sample the predicates between two positions. Every ``period`` stream time units the decision
 function D (:mod:`cep_core.adaptive.decision`) is asked; when it says so, the plan is
 built again (:mod:`cep_core.adaptive.planning`) and, when it differs, replaces the plan.
 The first plan is built, without D, once the statistics window has filled for the first
@@ -111,21 +112,6 @@ class _Runner:
         self.engine, self.planned, self.start = engine, planned, start
         self.until: int | None = None
         self.last_old_t: Any = None  # the time of its last event before ``until``
-        self.counting = True  # its predicate evaluations feed the statistics
-
-    def check(self, preds, bind: dict, t: Any) -> bool:
-        """Whether the bindings pass the predicates (counted)."""
-        eng = self.engine
-        for p in preds:
-            eng.counters.predicates += 1
-            eng.stats.pred_evaluated[p.index] += 1
-            ok = p.test(bind)
-            if self.counting:
-                eng.window_stats.predicate(p.index, ok, t)
-            if not ok:
-                return False
-            eng.stats.pred_passed[p.index] += 1
-        return True
 
     def emit(self, slots: tuple, e: dict, out: list) -> None:
         """Output the match ``slots`` ((seq, t, event) per position) completed by ``e``
@@ -247,7 +233,7 @@ class _OrderRunner(_Runner):
         if checks:
             bind = {self.engine.shape.vars[r]: s[2] for r, s in enumerate(grown)
                     if s is not None}
-            if not self.check(checks, bind, x[1]):
+            if not self.engine.check(checks, bind):
                 return
         self.engine.counters.pm_extended += 1
         self._grow(grown, min(lo, x[1]), max(hi, x[1]), i + 1, key, x, out)
@@ -389,7 +375,7 @@ class _TreeRunner(_Runner):
                 slots = tuple(s if s is not None else u for s, u in zip(a, b, strict=True))
                 if joins:
                     bind = {vars_[q]: s[2] for q, s in enumerate(slots) if s is not None}
-                    if not self.check(joins, bind, t):
+                    if not self.engine.check(joins, bind):
                         continue
                 eng.counters.pm_extended += 1
                 made.append((slots, lo, hi))
@@ -431,6 +417,12 @@ class AdaptiveEngine(CountMerging):
         for q, typ in enumerate(self.shape.types):
             self.by_type.setdefault(typ, []).append(q)
         self.unary = [self.shape.unary(q) for q in range(self.shape.n)]
+        #: per position q, the predicates between q and one other position r: (p, r)
+        self.pairs: list[list[tuple]] = [
+            [(p, next(iter(at - {q}))) for p, at in self.shape.preds if q in at and len(at) == 2]
+            for q in range(self.shape.n)]
+        #: (predicate index, key) -> (position, event) that waits for a partner
+        self.unpaired: dict[tuple, tuple] = {}
         method = self.options["method"]
         self.decide = decision(self.options) if method is not None else None
         self.algorithm = _ALGORITHMS[kind]
@@ -473,10 +465,10 @@ class AdaptiveEngine(CountMerging):
             key = plan.key_of(e)
             if key is not None:
                 x = (seq, t, e)
-                current = self.runners[-1]
-                fit = [q for q in positions
-                       if current.check(self.unary[q], {self.shape.vars[q]: e}, t)]
+                fit = [q for q in positions if self._fits(q, e, t)]
                 if fit:
+                    for q in fit:
+                        self._sample_pairs(q, x, key)
                     for runner in self.runners:
                         runner.process(x, fit, key, out)
                     for q in fit:
@@ -490,12 +482,59 @@ class AdaptiveEngine(CountMerging):
             self.next_check = t + self.options["period"]
             self._adapt(seq, t)
 
+    def check(self, preds, bind: dict) -> bool:
+        """Whether the bindings pass the predicates (counted)."""
+        for p in preds:
+            self.counters.predicates += 1
+            self.stats.pred_evaluated[p.index] += 1
+            if not p.test(bind):
+                return False
+            self.stats.pred_passed[p.index] += 1
+        return True
+
+    def _fits(self, q: int, e: dict, t: Any) -> bool:
+        """Whether ``e`` passes position q's own predicates (each outcome a sample of
+        their selectivity)."""
+        bind = {self.shape.vars[q]: e}
+        for p in self.unary[q]:
+            self.counters.predicates += 1
+            self.stats.pred_evaluated[p.index] += 1
+            ok = p.test(bind)
+            self.window_stats.predicate(p.index, ok, t)
+            if not ok:
+                return False
+            self.stats.pred_passed[p.index] += 1
+        return True
+
+    def _sample_pairs(self, q: int, x: tuple, key: Any) -> None:
+        """Samples of the selectivity of each predicate between position q and another
+        position r: the event ``x`` (seq, t, event) is paired with the event of r of its
+        partition that waits for a partner within the pattern's window, or waits itself.
+        Each event is in one pair at most, so the pairs are independent samples
+        (statistics module doc)."""
+        vars_, window = self.shape.vars, self.plan.window
+        seq, t, e = x
+        for p, r in self.pairs[q]:
+            slot = (p.index, key)
+            waiting = self.unpaired.get(slot)
+            if waiting is None or waiting[0] != r or waiting[1][0] == seq \
+                    or waiting[1][1] < t - window:
+                self.unpaired[slot] = (q, x)
+                continue
+            del self.unpaired[slot]
+            self.counters.predicates += 1
+            ok = p.test({vars_[q]: e, vars_[r]: waiting[1][2]})
+            self.window_stats.predicate(p.index, ok, t)
+
     def _sweep(self, t: Any) -> None:
         """Expire partial matches and buffers; drop retired plans whose old events have
         all left the window."""
         window = self.plan.window
         self.next_sweep = t + (window if math.isfinite(window) else math.inf)
         oldest = t - window
+        for slot, (_, x) in list(self.unpaired.items()):
+            if x[1] < oldest:
+                del self.unpaired[slot]
         for at, buffer in list(self.buffers.items()):
             buffer.expire(oldest)
             if not buffer:
@@ -530,7 +569,7 @@ class AdaptiveEngine(CountMerging):
             return
         rep["replacements"] += 1
         rep["plans"].append(planned.describe(self.shape.vars))
-        current.until, current.last_old_t, current.counting = seq + 1, t, False
+        current.until, current.last_old_t = seq + 1, t
         self.runners.append(_RUNNERS[self.kind](self, planned, seq + 1))
 
     # ------------------------------------------------------------------ public

@@ -4,7 +4,8 @@ RS, SS. Start a session with ``CompiledQuery.start(..., shedding=SheddingConfig(
 the keyed engine, many modelled devices at once with :class:`KeyedShedder`."""
 
 from cep_core.shedding.clock import DeviceClock, LatencyWindow, unit_cost_for, work_units
-from cep_core.shedding.cost_model import CostModel, fit_cost_model, load_cost_model
+from cep_core.shedding.cost_model import CostModel, load_cost_model
+from cep_core.shedding.fitting import fit_cost_model
 from cep_core.shedding.fleet import DeviceFleet
 from cep_core.shedding.keyed import KEYED_STRATEGIES, KeyedShedder
 from cep_core.shedding.knapsack import choose_shed_set, greedy_cover, min_contribution_cover

@@ -3,7 +3,7 @@
 :class:`TracingEngine` runs a query over a historical stream and credits every partial
 match (PM) with the complete matches and the work of it and its descendants, per time
 slice (the retrospective Γ⁺ and Γ⁻ of Eq. 4.3 and 4.4) — the input of the offline cost
-model (:mod:`cep_core.shedding.cost_model`).
+model (:mod:`cep_core.shedding.fitting`).
 
 :class:`SheddingEngine` runs a query on the modelled device clock
 (:mod:`cep_core.shedding.clock`) with a strategy (:mod:`cep_core.shedding.strategies`):
@@ -34,7 +34,7 @@ from cep_core.engine.reference import PM, ReferenceEngine
 from cep_core.expr import ExprCompiler, walk
 from cep_core.lang import ast
 from cep_core.shedding.clock import DeviceClock, LatencyWindow, work_units
-from cep_core.shedding.cost_model import (
+from cep_core.shedding.features import (
     event_features,
     features_of,
     local_tests,

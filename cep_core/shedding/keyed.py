@@ -44,7 +44,7 @@ import pandas as pd
 
 from cep_core.engine.keyed import KeyedStepper
 from cep_core.errors import QueryError
-from cep_core.shedding.cost_model import KEEP
+from cep_core.shedding.features import KEEP
 from cep_core.shedding.fleet import DeviceFleet
 from cep_core.shedding.knapsack import choose_shed_set
 

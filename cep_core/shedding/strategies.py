@@ -46,7 +46,7 @@ import numpy as np
 
 from cep_core.errors import QueryError
 from cep_core.shedding.clock import STATISTICS
-from cep_core.shedding.cost_model import KEEP, event_features, test_values
+from cep_core.shedding.features import KEEP, event_features, test_values
 from cep_core.shedding.knapsack import ShedSetCache, choose_shed_set
 
 __all__ = ["SheddingConfig", "STRATEGIES", "MODEL_STRATEGIES"]

@@ -25,12 +25,8 @@ from cep_core.approx.insertions import missing_problem
 from cep_core.approx.placeholders import as_unknown_type
 from cep_core.counters import Counters
 from cep_core.engine.graph import GraphEngine, graph_unsupported
-from cep_core.engine.keyed import (
-    KEYED_POLICIES,
-    KeyedEngine,
-    keyed_missing_problem,
-    keyed_unsupported,
-)
+from cep_core.engine.keyed import KEYED_POLICIES, KeyedEngine
+from cep_core.engine.keyed_plan import keyed_missing_problem, keyed_unsupported
 from cep_core.engine.reference import (
     ANY,
     EVERY_EVENT,

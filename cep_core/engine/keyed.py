@@ -57,47 +57,25 @@ with ``missing`` = its level. Under skip-till-next-match placeholders are skippe
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from itertools import repeat
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from cep_core.approx.placeholders import LOST, is_lost
 from cep_core.counters import Counters
+from cep_core.engine.keyed_batch import Batch, KeyIndex, Outputs, resize, waves
 from cep_core.engine.keyed_negation import KeyedNegation
+from cep_core.engine.keyed_plan import keyed_missing_problem, keyed_plan, keyed_unsupported
 from cep_core.engine.reference import ONE_PER_PARTITION, STRICT, Statistics
 from cep_core.engine.segment_scan import scan_batch, scan_supported
-from cep_core.engine.vectorize import Unsupported, VectorCompiler, fields, passes
+from cep_core.engine.vectorize import fields, passes
 from cep_core.errors import QueryError
-from cep_core.expr import walk
-from cep_core.lang import ast
-from cep_core.lookup import TableLookup
-from cep_core.plan import START, Plan, flat_sequence_problem
+from cep_core.plan import START, Plan
 
-__all__ = ["KeyedEngine", "KeyedStepper", "keyed_unsupported", "keyed_missing_problem",
-           "KEYED_POLICIES"]
+__all__ = ["KeyedEngine", "KeyedStepper", "KEYED_POLICIES"]
 
 KEYED_POLICIES = ("skip-till-next-match", STRICT)
-_MISSING = object()
 _BEGIN = 1 << 20  # starts emit after the continuations of the same event
-
-
-def _tables(plan: Plan) -> dict[str, Any]:
-    """The lookups of the plan that are parameter tables, by name (as given); a remote
-    source's table is read directly (its fetches are modelled around the engine, by
-    :class:`cep_core.remote.batch.KeyedFetcher`)."""
-    from cep_core.remote.source import RemoteSource
-
-    out: dict[str, Any] = {}
-    lookups = plan.lookups
-    for name, route in lookups.routes.items():
-        if isinstance(route, TableLookup) and name in route.sources:
-            out[name] = route.sources[name]
-        elif isinstance(route, RemoteSource) and route.serves(name):
-            out[name] = route.table
-    return out
 
 
 class KeyedStepper:
@@ -127,200 +105,6 @@ class KeyedStepper:
             raise QueryError(f"a {type(self).__name__} step is one batch of events "
                              "arriving at one time")
         return float(times[0])
-
-
-class _Compiled:
-    """The numpy form of a plan: per state its transitions with compiled predicates."""
-
-    def __init__(self, plan: Plan):
-        self.plan = plan
-        vc = VectorCompiler(plan.variables, plan.params, _tables(plan), plan.time_unit)
-        self.refs: set = set()
-        self.preds: dict[int, tuple] = {}
-        self.refs_of: dict[int, set] = {}
-        for p in plan.preds:
-            if p.optional or p.mode == "universal":
-                raise Unsupported(f"predicate {p.text} over every i of a Kleene variable")
-            top = p.anchor_offset if p.mode == "incremental" else 0
-            fn, refs = vc.compile(p.node, top)
-            lo = max((-o for _, o in p.irefs), default=0)
-            self.preds[p.index] = (p, fn, lo)
-            self.refs_of[p.index] = refs
-            self.refs |= refs
-        self.returns: list[tuple[str, Any]] = []
-        for (name, _), node in zip(plan.returns.fields, plan.returns.nodes, strict=True):
-            fn, refs = vc.compile(node, 0)
-            if any(r[0] == "attr" and r[2] in ("back0", "back1") and
-                   plan.variables[r[1]].multi for r in refs):
-                raise Unsupported("RETURN of v[i] (a list over all events)")
-            self.returns.append((name, fn))
-            self.refs |= refs
-        for p in plan.preds:
-            if p.mode == "incremental":
-                for e in plan.edges:
-                    if p in e.preds and plan.positions[e.dst].var != p.anchor_var:
-                        raise Unsupported(f"predicate {p.text} placed away from its variable")
-        #: predicates that read only the new event, by index: (its type, its variable);
-        #: they are evaluated once per batch for every event of that type
-        self.local: dict[int, tuple[str, str]] = {}
-        for p in plan.preds:
-            dsts = {e.dst for e in plan.edges if p in e.preds}
-            if len({plan.positions[d].var for d in dsts}) != 1:
-                continue
-            dst = plan.positions[dsts.pop()]
-            refs = self.refs_of[p.index]
-            if all(r[0] == "attr" and r[1] == dst.var and r[2] in ("single", "back0", "last")
-                   for r in refs):
-                self.local[p.index] = (dst.type, dst.var)
-
-
-def _compiled(plan: Plan) -> _Compiled:
-    """The plan's numpy form, compiled once per plan."""
-    got = getattr(plan, "_keyed_compiled", None)
-    if got is None:
-        got = _Compiled(plan)
-        plan._keyed_compiled = got
-    return got
-
-
-def keyed_unsupported(plan: Plan) -> str | None:
-    """Why the keyed vectorized engine cannot run ``plan`` (None when it can)."""
-    if not plan.partition:
-        return "no SAME[..] partition key"
-    if any("(" in item for item in plan.partition):
-        return "a computed partition key (SAME[f(..)])"
-    if any(n.kleene for n in plan.negs):
-        return "NEG on a Kleene element"
-    why = flat_sequence_problem(plan, negation=True)
-    if why is not None:
-        return why
-    if plan.returns is None:
-        return "no RETURN (the bindings are output)"
-    if plan.returns.count is not None:
-        return "COUNT(*) in RETURN"
-    try:
-        _compiled(plan)
-    except Unsupported as ex:
-        return str(ex)
-    return None
-
-
-def keyed_missing_problem(plan: Plan) -> str | None:
-    """Why the keyed engine cannot run ``plan`` with ``max_missing`` above 0 (None when it
-    can): it takes placeholders as missing iterations of one element (module doc), and
-    runs no pattern whose elements an insertion could skip, and no NEG."""
-    if len(plan.positions) != 1:
-        return "approximate matching of more than one element"
-    if plan.negs:
-        return "approximate matching with NEG"
-    for p in plan.preds:  # arrays read every operand; Python stops at the first that decides
-        if any(isinstance(x, ast.And | ast.Or) for x in walk(p.node)):
-            return f"approximate matching with AND or OR inside the predicate {p.text}"
-    return None
-
-
-class _Batch:
-    """The columns of one fed batch that the engine reads."""
-
-    def __init__(self, events: Any, attrs: Iterable[str], first_id: int,
-                 placeholders: bool = False):
-        frame = hasattr(events, "columns") and hasattr(events, "to_numpy")
-        #: which events are placeholders (:mod:`cep_core.approx.placeholders`; None
-        #: without ``placeholders``)
-        self.lost: np.ndarray | None = _lost_flags(events) if placeholders else None
-        self.missing: dict[str, np.ndarray] = {}
-        self.absent: dict[str, np.ndarray] = {}  # attributes placeholders do not carry
-        self.cols: dict[str, np.ndarray] = {}
-        if frame:
-            for c in ("type", "time"):
-                if c not in events.columns:
-                    raise QueryError(f"events need 'type' and 'time' columns (have "
-                                     f"{sorted(map(str, events.columns))})")
-            self.n = len(events)
-            codes, names = _type_codes(events["type"])
-            get = {a: events[a].to_numpy() for a in {"time", *attrs} if a in events.columns}
-            for a in {"time", *attrs}:
-                if a in get:
-                    self.cols[a] = get[a]
-                elif a == "id":
-                    self.cols[a] = np.arange(first_id, first_id + self.n)
-                else:
-                    self.cols[a] = np.full(self.n, None, dtype=object)
-                    self.missing[a] = np.ones(self.n, dtype=bool)
-        else:
-            rows = events
-            self.n = len(rows)
-            for a in {"type", "time", *attrs}:
-                vals = [e.get(a, _MISSING) for e in rows]
-                miss = np.fromiter((v is _MISSING for v in vals), bool, self.n)
-                if miss.any() and self.lost is not None and not (miss & ~self.lost).any():
-                    stand_in = next((v for v in vals if v is not _MISSING), 0)
-                    vals = [stand_in if v is _MISSING else v for v in vals]  # never read
-                    self.absent[a] = miss
-                    miss = np.zeros(self.n, dtype=bool)
-                if miss.any():
-                    vals = [None if v is _MISSING else v for v in vals]
-                    self.missing[a] = miss
-                arr = np.empty(self.n, dtype=object) if miss.any() else None
-                if arr is not None:
-                    arr[:] = vals
-                    self.cols[a] = arr
-                else:
-                    self.cols[a] = _array(vals)
-            codes, names = pd.factorize(np.asarray([e["type"] for e in rows], dtype=object))
-        #: the event types as numbers into ``type_names``
-        self.type_codes = np.asarray(codes)
-        self.type_names = [str(x) for x in list(names)]
-        t = self.cols["time"]
-        if self.n and t.dtype.kind not in "iuf":
-            raise QueryError("the keyed vectorized engine needs numeric event times")
-        self.steps = np.diff(t) if self.n > 1 else np.zeros(0, dtype=t.dtype)
-        if (self.steps < 0).any():
-            j = int(np.flatnonzero(self.steps < 0)[0]) + 1
-            raise QueryError(f"event {j}: time {t[j]} before the previous {t[j - 1]}; a "
-                             "stream has non-decreasing timestamps")
-
-    def unknown(self, attr: str, rows: Any) -> np.ndarray:
-        """Of the events ``rows``, the placeholders that lack ``attr``."""
-        lost = self.lost[rows]
-        if not lost.any():
-            return lost
-        absent = self.absent.get(attr)
-        return lost & (pd.isna(self.cols[attr][rows]) if absent is None else absent[rows])
-
-    def column(self, attr: str, rows: np.ndarray) -> np.ndarray:
-        miss = self.missing.get(attr)
-        if miss is not None and self.lost is not None:
-            miss = miss & ~self.lost  # a placeholder's unknown attribute (see unknown)
-        if miss is not None and miss[rows].any():
-            raise QueryError(f"an event has no attribute '{attr}'")
-        return self.cols[attr][rows]
-
-
-def _lost_flags(events: Any) -> np.ndarray:
-    """Which events are placeholders (a true ``lost`` attribute)."""
-    if hasattr(events, "columns"):
-        if LOST not in events.columns:
-            return np.zeros(len(events), dtype=bool)
-        return events[LOST].fillna(False).astype(bool).to_numpy()
-    return np.fromiter((is_lost(e) for e in events), bool, len(events))
-
-
-def _type_codes(col: pd.Series) -> tuple[np.ndarray, Any]:
-    """The event types of a frame as codes and names (one comparison when there is one)."""
-    first = col.iloc[0] if len(col) else None
-    if isinstance(first, str) and (col == first).all():
-        return np.zeros(len(col), dtype=np.int8), [first]
-    return col.factorize()
-
-
-def _array(values: list) -> np.ndarray:
-    arr = np.asarray(values)
-    if arr.dtype.kind not in "biufUO" or arr.ndim != 1:
-        out = np.empty(len(values), dtype=object)
-        out[:] = values
-        return out
-    return arr
 
 
 class _Env:
@@ -418,7 +202,7 @@ class KeyedEngine:
         self._held: list[tuple] | None = None  # a levelled wave's outputs (_settle)
         self.counters = Counters()
         self.stats = Statistics(plan)
-        self.keyindex = _KeyIndex()
+        self.keyindex = KeyIndex()
         self.state = np.full(0, -1, dtype=np.int32)
         self.first_t = np.zeros(0)
         kleene = [p.var for p in plan.positions if p.kleene]
@@ -433,7 +217,7 @@ class KeyedEngine:
 
     def _setup(self) -> None:
         plan = self.plan
-        self.c = _compiled(plan)
+        self.c = keyed_plan(plan)
         self.scan = not self.k and scan_supported(self)
         self.types = {t: j for j, t in enumerate(sorted(plan.types | plan.neg_types))}
         stores: dict[tuple, None] = {}
@@ -456,7 +240,7 @@ class KeyedEngine:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self.c = _compiled(self.plan)
+        self.c = keyed_plan(self.plan)
 
     # ------------------------------------------------------------------ public
     def feed(self, events: Any, frame: bool = False,
@@ -466,7 +250,7 @@ class KeyedEngine:
         ``keep``: the input filter as a mask over the batch (load shedding, §4.2.2): an
         event it drops is not processed and changes no state (Eq. 4.2), not even a
         strictly contiguous run's."""
-        b = _Batch(events, self.attrs, self.events_fed, placeholders=bool(self.k))
+        b = Batch(events, self.attrs, self.events_fed, placeholders=bool(self.k))
         self.events_fed += b.n
         out = self._outputs()
         if b.n == 0:
@@ -501,7 +285,7 @@ class KeyedEngine:
                 self.neg.begin_batch(b, rows, kid, typ[rows], self.events_fed - b.n)
             if not (self.scan and scan_batch(self, b, rows, kid, typ[rows], out)):
                 steps = b.steps if rows.size == b.n else np.diff(b.cols["time"][rows])
-                for sel in _waves(kid, steps):
+                for sel in waves(kid, steps):
                     if self.levels == 1:
                         self._wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
                     else:
@@ -511,9 +295,9 @@ class KeyedEngine:
         self._typ = self._pre = None
         return out.result(frame)
 
-    def _outputs(self) -> _Outputs:
+    def _outputs(self) -> Outputs:
         names = [n for n, _ in self.c.returns] + ["missing"] * bool(self.k)
-        return _Outputs(self.plan.returns.type, names)
+        return Outputs(self.plan.returns.type, names)
 
     def flush(self) -> list[dict]:
         """The end of the stream: the matches still waiting for a trailing NEG's window."""
@@ -565,7 +349,7 @@ class KeyedEngine:
         """(events, predicates) whether each event of a batch passes each predicate of
         ``indices`` that reads only the new event (an event of another type, or whose
         lookup key is missing, does not pass): the input side of load shedding."""
-        b = _Batch(events, self.attrs, 0)
+        b = Batch(events, self.attrs, 0)
         out = np.zeros((b.n, len(indices)), dtype=bool)
         if not b.n:
             return out
@@ -596,7 +380,7 @@ class KeyedEngine:
         return int(ids.size)
 
     # ------------------------------------------------------------------ internals
-    def _count_events(self, b: _Batch, keep: np.ndarray, names: list[str],
+    def _count_events(self, b: Batch, keep: np.ndarray, names: list[str],
                       codes: np.ndarray) -> None:
         n = int(keep.sum())
         self.counters.events += n
@@ -617,18 +401,18 @@ class KeyedEngine:
         if n <= cap:
             return
         new = max(n, 2 * cap, 1024)
-        self.state = _resize(self.state, new, -1)
-        self.first_t = _resize(self.first_t, new, 0)
+        self.state = resize(self.state, new, -1)
+        self.first_t = resize(self.first_t, new, 0)
         for v in self.length:
-            self.length[v] = _resize(self.length[v], new, 0)
+            self.length[v] = resize(self.length[v], new, 0)
         for k in self.store:
-            self.store[k] = _resize(self.store[k], new, 0)
+            self.store[k] = resize(self.store[k], new, 0)
         for k in self.store_lost:
-            self.store_lost[k] = _resize(self.store_lost[k], new, False)
+            self.store_lost[k] = resize(self.store_lost[k], new, False)
         if self.neg is not None:
             self.neg.grow(new)
 
-    def _store(self, store_key: tuple, keys: np.ndarray, b: _Batch, rows: np.ndarray
+    def _store(self, store_key: tuple, keys: np.ndarray, b: Batch, rows: np.ndarray
                ) -> None:
         """Keep attribute ``store_key[2]`` of the events ``rows`` for the runs ``keys``
         (and, with placeholders, whether the value is one a placeholder lacked)."""
@@ -700,7 +484,7 @@ class KeyedEngine:
             stats.pred_passed[p.index] += at.size
         return at
 
-    def _local_values(self, index: int, b: _Batch) -> tuple:
+    def _local_values(self, index: int, b: Batch) -> tuple:
         """``(holds, missing)`` of a predicate that reads only the new event, over all
         events of the batch (computed on first use); ``missing`` marks events whose
         lookup key is not in its table (None if there are none)."""
@@ -744,7 +528,7 @@ class KeyedEngine:
                           dst.var, take, nl)
         return ok, acc, nl
 
-    def _emit(self, edge, b, rows, keys, newlen, sub: int, out: _Outputs) -> None:
+    def _emit(self, edge, b, rows, keys, newlen, sub: int, out: Outputs) -> None:
         """Output events for the events ``rows`` whose runs ``keys`` completed a match
         through ``edge``: those that the NEG elements at the pattern's ends let out now."""
         n = rows.size
@@ -811,7 +595,7 @@ class KeyedEngine:
                 if hit.any():
                     self._store(sk, keys[hit], b, rows[hit])
 
-    def _levelled_wave(self, b: _Batch, rows, kid, typ, out: _Outputs) -> None:
+    def _levelled_wave(self, b: Batch, rows, kid, typ, out: Outputs) -> None:
         """One wave with one run per key and error level (approximate matching under
         strict contiguity, module doc): a placeholder moves every run of its key one level
         up (a run at the top level cannot take it) and is offered to them, never
@@ -852,7 +636,7 @@ class KeyedEngine:
             for arr in arrays.values():
                 arr[dst] = arr[src]
 
-    def _settle(self, b: _Batch, held: list[tuple], out: _Outputs) -> None:
+    def _settle(self, b: Batch, held: list[tuple], out: Outputs) -> None:
         """Of a levelled wave's outputs, those of the least error at each event."""
         if not held:
             return
@@ -869,7 +653,7 @@ class KeyedEngine:
                 out.add(rows, sub, got, times)
                 self.counters.outputs += rows.size
 
-    def _wave(self, b: _Batch, rows, keys, typ, out: _Outputs,
+    def _wave(self, b: Batch, rows, keys, typ, out: Outputs,
               placeholder: bool = False) -> None:
         """One event per key (``placeholder``: placeholders, which runs take as missing
         elements and which neither complete nor start a match)."""
@@ -951,184 +735,3 @@ class KeyedEngine:
         if plan.extendable[begin.dst] and passed.size:
             counters.pm_created += passed.size
             self._enter(begin, b, rows[passed], keys[passed], t[passed])
-
-
-def _waves(kid: np.ndarray, steps: np.ndarray) -> Iterable[np.ndarray]:
-    """Positions of the events in waves where each key occurs at most once, in stream
-    order per key: the timestamp groups (``steps``: the time differences of consecutive
-    events) when none repeats a key, else the ``r``-th event of every key for r = 0, 1,
-    ..."""
-    n = kid.size
-    cuts = np.flatnonzero(steps) + 1
-    if len(cuts) + 1 <= max(1, n // 16):
-        bounds = [0, *cuts.tolist(), n]
-        groups = [np.arange(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
-        if all(np.bincount(kid[g]).max() <= 1 for g in groups):
-            yield from groups
-            return
-    order = np.argsort(kid, kind="stable")
-    counts = np.bincount(kid)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    present = np.flatnonzero(counts)
-    for r in range(int(counts.max())):
-        present = present[counts[present] > r]
-        yield order[starts[present] + r]
-
-
-class _KeyIndex:
-    """Partition key values to dense ids 0, 1, ... (first come, first numbered). Small
-    non-negative integer keys are looked up in an array; others in a dict."""
-
-    DIRECT_LIMIT = 1 << 24
-
-    def __init__(self):
-        self.direct = np.full(0, -1, dtype=np.int64)
-        self.keys: dict[Any, int] = {}
-        self.size = 0
-
-    def ids(self, cols: list[np.ndarray]) -> np.ndarray:
-        col = cols[0]
-        if len(cols) == 1 and col.dtype.kind in "iu" and not self.keys and col.size \
-                and col.min() >= 0 and col.max() < self.DIRECT_LIMIT:
-            return self._direct(col)
-        if len(self.direct):  # leave the array for the dict from now on
-            known = np.flatnonzero(self.direct >= 0)
-            self.keys = {(int(v),): int(self.direct[v]) for v in known}
-            self.direct = np.full(0, -1, dtype=np.int64)
-        if len(cols) == 1:
-            codes, uniques = pd.factorize(col)
-            values = [(u,) for u in uniques.tolist()]
-        else:
-            codes, uniques = pd.MultiIndex.from_arrays(cols).factorize()
-            values = [tuple(u) for u in uniques.tolist()]
-        keys = self.keys
-        ids = np.fromiter((keys.setdefault(v, len(keys)) for v in values), np.int64,
-                          len(values))
-        self.size = len(keys)
-        return ids[codes]
-
-    def find(self, cols: list[np.ndarray]) -> np.ndarray:
-        """The ids of known keys, -1 for keys never seen (nothing is numbered)."""
-        col = cols[0]
-        if len(self.direct) and len(cols) == 1 and col.dtype.kind in "iu":
-            inside = (col >= 0) & (col < len(self.direct))
-            out = np.full(col.size, -1, dtype=np.int64)
-            out[inside] = self.direct[col[inside]]
-            return out
-        values = zip(*(c.tolist() for c in cols), strict=True)
-        return np.fromiter((self.keys.get(tuple(v), -1) for v in values), np.int64,
-                           col.size)
-
-    def values(self, ids: np.ndarray) -> list[np.ndarray]:
-        """The key values (one array per partition attribute) of these ids."""
-        if len(self.direct):
-            order = np.full(self.size, -1, dtype=np.int64)
-            known = np.flatnonzero(self.direct >= 0)
-            order[self.direct[known]] = known
-            return [order[ids]]
-        by_id: list[Any] = [None] * self.size
-        for key, i in self.keys.items():
-            by_id[i] = key
-        rows = [by_id[i] for i in ids.tolist()]
-        width = len(by_id[0]) if by_id else 1
-        return [np.array([r[j] for r in rows]) for j in range(width)]
-
-    def _direct(self, col: np.ndarray) -> np.ndarray:
-        top = int(col.max()) + 1
-        if top > len(self.direct):
-            self.direct = _resize(self.direct, max(top, 2 * len(self.direct)), -1)
-        ids = self.direct[col]
-        new = ids < 0
-        if new.any():
-            seen = np.zeros(len(self.direct), dtype=bool)
-            seen[col[new]] = True
-            fresh = np.flatnonzero(seen)  # numbered in order of value (ids are internal)
-            self.direct[fresh] = np.arange(self.size, self.size + fresh.size)
-            self.size += fresh.size
-            ids = self.direct[col]
-        return ids
-
-
-class _Outputs:
-    """The outputs of one fed batch, collected as columns and put in stream order."""
-
-    def __init__(self, type_: str, names: list[str]):
-        self.type, self.names = type_, names
-        self.parts: list[tuple] = []
-
-    def add(self, pos: np.ndarray, sub: int | np.ndarray, fields: list,
-            times: np.ndarray) -> None:
-        """Outputs at batch positions ``pos``, ordered at one position by ``sub`` (one
-        number, or one per output)."""
-        self.parts.append((pos, sub, fields, times))
-
-    def _columns(self) -> tuple[dict[str, np.ndarray], int]:
-        """The output fields as arrays in stream order (object arrays with None where a
-        value does not exist)."""
-        if not self.parts:
-            return {}, 0
-        pos = np.concatenate([p[0] for p in self.parts])
-        subs = [p[1] for p in self.parts]
-        if any(isinstance(x, np.ndarray) for x in subs):
-            order = np.lexsort((np.concatenate([np.broadcast_to(x, p[0].shape) for x, p in
-                                                zip(subs, self.parts, strict=True)]), pos))
-        elif len(self.parts) == 1:  # distinct positions: ranked without a sort
-            rank = np.empty(int(pos.max()) + 1, dtype=np.int64)
-            rank[pos] = np.arange(pos.size)
-            seen = np.zeros(rank.size, dtype=bool)
-            seen[pos] = True
-            order = rank[seen]
-        elif len(set(subs)) == 1:
-            order = np.argsort(pos, kind="stable")
-        else:
-            sub = np.concatenate([np.full(p[0].size, p[1]) for p in self.parts])
-            order = np.lexsort((sub, pos))
-        cols: dict[str, np.ndarray] = {}
-        for j, name in enumerate(self.names):
-            vals = _concat([p[2][j][0] for p in self.parts])[order]
-            bads = [p[2][j][1] for p in self.parts]
-            if any(x is not None for x in bads):
-                bad = np.concatenate([np.zeros(p[0].size, bool) if x is None else x
-                                      for p, x in zip(self.parts, bads, strict=True)])[order]
-                vals = vals.astype(object)
-                vals[bad] = None
-            cols[name] = vals
-        if "time" not in cols:
-            cols["time"] = _concat([p[3] for p in self.parts])[order]
-        return cols, pos.size
-
-    def result(self, frame: bool) -> list[dict] | pd.DataFrame:
-        cols, n = self._columns()
-        if frame:
-            names = ["type", *self.names] + ["time"] * ("time" not in self.names)
-            if not n:
-                return pd.DataFrame(columns=names)
-            kind = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), [self.type])
-            return pd.DataFrame({"type": kind, **cols})
-        if not n:
-            return []
-        lists = [col.tolist() for col in cols.values()]
-        return list(map(_record_builder(list(cols)), repeat(self.type, n), *lists))
-
-
-def _record_builder(fields: list[str]):
-    """``f(type, *values) -> {"type": type, field: value, ..}``: a dict display compiled
-    for these field names (about twice as fast as ``dict(zip(..))`` per record)."""
-    args = ", ".join(f"v{j}" for j in range(len(fields) + 1))
-    body = ", ".join(f"{name!r}: v{j}" for j, name in enumerate(["type", *fields]))
-    return eval(f"lambda {args}: {{{body}}}")  # noqa: S307 (names are repr()-quoted)
-
-
-def _concat(arrays: list[np.ndarray]) -> np.ndarray:
-    try:
-        return np.concatenate(arrays)
-    except (TypeError, ValueError):
-        out = np.empty(sum(a.size for a in arrays), dtype=object)
-        out[:] = [x for a in arrays for x in a.tolist()]
-        return out
-
-
-def _resize(arr: np.ndarray, n: int, fill: Any) -> np.ndarray:
-    out = np.full(n, fill, dtype=arr.dtype)
-    out[:len(arr)] = arr
-    return out

@@ -29,20 +29,21 @@ keeps is per key, in arrays:
 Candidates are tested against runs or matches as pairs, all at once, and each pair's
 predicates are counted only where the reference engine evaluates them (up to the first
 pair that hits, in stream order). NEG on a Kleene element runs on the reference engine.
+
+``eng`` is the running :class:`~cep_core.engine.keyed.KeyedEngine` (not imported here:
+the engine imports this module).
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from cep_core.engine.keyed_batch import Batch, Outputs
 from cep_core.engine.reference import STRICT
 from cep_core.engine.vectorize import fields, passes
-
-if TYPE_CHECKING:
-    from cep_core.engine.keyed import KeyedEngine, _Batch, _Outputs
 
 __all__ = ["KeyedNegation"]
 
@@ -175,7 +176,7 @@ def _bound_values(env: Any, refs: set, neg: str, n: int) -> dict:
     return out
 
 
-def _evaluate(eng: KeyedEngine, preds: list[int], pairs: _Pairs) -> tuple:
+def _evaluate(eng: Any, preds: list[int], pairs: _Pairs) -> tuple:
     """``(ok, steps)``: whether each pair passes every predicate of ``preds`` (indices), each
     evaluated on the pairs that passed the ones before; ``steps`` for :func:`_count`. A
     lookup key missing from its table is noted, not raised (:func:`_count` raises it
@@ -191,7 +192,7 @@ def _evaluate(eng: KeyedEngine, preds: list[int], pairs: _Pairs) -> tuple:
     return ok, steps
 
 
-def _count(eng: KeyedEngine, steps: list, pairs: _Pairs, reached: np.ndarray) -> None:
+def _count(eng: Any, steps: list, pairs: _Pairs, reached: np.ndarray) -> None:
     """Count the evaluations of ``steps`` on the pairs ``reached`` (those the reference
     engine evaluates), raising a missing lookup key among them as it does."""
     counters, stats = eng.counters, eng.stats
@@ -214,7 +215,7 @@ def _first(row: np.ndarray, ok: np.ndarray, n: int) -> tuple[np.ndarray, np.ndar
     return first < row.size, pos <= first[row]
 
 
-def _first_hits(eng: KeyedEngine, preds: list[int], pairs: _Pairs, row: np.ndarray,
+def _first_hits(eng: Any, preds: list[int], pairs: _Pairs, row: np.ndarray,
                 n: int) -> np.ndarray:
     """The rows (of ``n``) with a pair that passes every predicate of ``preds``, counted
     as the reference engine evaluates them: a pair's predicates in order up to the first
@@ -228,7 +229,7 @@ def _first_hits(eng: KeyedEngine, preds: list[int], pairs: _Pairs, row: np.ndarr
 class KeyedNegation:
     """The NEG elements of one keyed engine's plan and what they keep (module doc)."""
 
-    def __init__(self, eng: KeyedEngine):
+    def __init__(self, eng: Any):
         plan, types = eng.plan, eng.types
         self.strict = eng.policy == STRICT
         self.window = plan.window
@@ -269,7 +270,7 @@ class KeyedNegation:
         return sorted({r[3] for r in self.refs.get(nid, ()) if _on(r, self.var[nid])})
 
     # ------------------------------------------------------------------ a batch
-    def begin_batch(self, b: _Batch, rows: np.ndarray, kid: np.ndarray, typ: np.ndarray,
+    def begin_batch(self, b: Batch, rows: np.ndarray, kid: np.ndarray, typ: np.ndarray,
                     offset: int) -> None:
         """Before the waves (``rows`` of keys ``kid``, types ``typ``; ``offset``: the
         stream position of the batch): its events of leading NEG types join their keys'
@@ -283,7 +284,7 @@ class KeyedNegation:
             store.add(kid[at], {"time": t[at].astype(float), **{a: b.column(a, rows[at])
                                                   for a in self._attrs(nid)}})
 
-    def blocks(self, eng: KeyedEngine, edge, env: Any) -> np.ndarray:
+    def blocks(self, eng: Any, edge, env: Any) -> np.ndarray:
         """Whether the run of each row of ``env`` (events offered to ``edge``, with their
         bindings) is blocked by the NEG elements that guard it."""
         keys = env.keys
@@ -305,7 +306,7 @@ class KeyedNegation:
                 out[at[_first_hits(eng, self.late[nid], pairs, row, at.size)]] = True
         return out
 
-    def watch(self, eng: KeyedEngine, q: int, b: _Batch, rows: np.ndarray,
+    def watch(self, eng: Any, q: int, b: Batch, rows: np.ndarray,
               keys: np.ndarray, typ: np.ndarray, idle: np.ndarray) -> np.ndarray:
         """The events ``rows`` offered to the NEG elements that the runs of ``keys`` wait on
         at state ``q``; those of runs that took no transition (``idle``) are noted. The
@@ -336,7 +337,7 @@ class KeyedNegation:
             flag[keys] = False
         self.gen[keys] += 1
 
-    def admit(self, eng: KeyedEngine, env: Any, first_t: np.ndarray, sub: int) -> np.ndarray:
+    def admit(self, eng: Any, env: Any, first_t: np.ndarray, sub: int) -> np.ndarray:
         """Matches completing with the events of ``env`` (their bindings; ``first_t``: the
         times of their first events): which to output now. Those a leading NEG violates
         are not; those with a trailing NEG wait here."""
@@ -373,7 +374,7 @@ class KeyedNegation:
         self.pending.add(keys[at], cols)
         return np.zeros(n, dtype=bool)
 
-    def end_batch(self, eng: KeyedEngine, b: _Batch, seen: np.ndarray, out: _Outputs) -> None:
+    def end_batch(self, eng: Any, b: Batch, seen: np.ndarray, out: Outputs) -> None:
         """After the waves: the batch's events of trailing NEG types kill the waiting
         matches they violate; those whose window closed before an event of the batch
         (``seen``: every event the engine processed) are output there."""
@@ -387,13 +388,13 @@ class KeyedNegation:
         if due.size:
             self._output(eng, due, seen[at[due]], out)
 
-    def flush(self, eng: KeyedEngine, out: _Outputs) -> None:
+    def flush(self, eng: Any, out: Outputs) -> None:
         """The end of the stream: every waiting match, in the order of their deadlines."""
         n = self.pending.key.size
         if n:
             self._output(eng, np.arange(n), np.zeros(n, dtype=np.int64), out)
 
-    def _kill(self, eng: KeyedEngine, b: _Batch, rows: np.ndarray, kid: np.ndarray,
+    def _kill(self, eng: Any, b: Batch, rows: np.ndarray, kid: np.ndarray,
               typ: np.ndarray) -> None:
         pending = self.pending
         at = np.flatnonzero(np.isin(typ, [self.type_of[nid] for nid in self.trail]))
@@ -422,8 +423,8 @@ class KeyedNegation:
             _count(eng, steps, pairs, reached[at])
         pending.keep(~dead)
 
-    def _output(self, eng: KeyedEngine, due: np.ndarray, pos: np.ndarray,
-                out: _Outputs) -> None:
+    def _output(self, eng: Any, due: np.ndarray, pos: np.ndarray,
+                out: Outputs) -> None:
         """Output the waiting matches ``due`` at batch positions ``pos``: before the
         outputs of the event there, in the order of their deadlines, then of completion."""
         cols = self.pending.cols

@@ -28,20 +28,21 @@ an attribute the query reads, the window (``WITHIN``) does not close any run of 
 batch, and no row it evaluates has a lookup key missing from its table. Otherwise
 :func:`scan_batch` changes nothing and returns False, and the waves run the batch (and
 raise the error where there is one).
+
+``eng`` is the running :class:`~cep_core.engine.keyed.KeyedEngine` (not imported here:
+the engine imports this module).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from cep_core.engine.keyed_batch import Batch, Outputs
 from cep_core.engine.reference import STRICT
 from cep_core.engine.vectorize import fields, passes
 from cep_core.plan import START
-
-if TYPE_CHECKING:
-    from cep_core.engine.keyed import KeyedEngine, _Batch, _Outputs
 
 __all__ = ["scan_supported", "scan_batch"]
 
@@ -52,7 +53,7 @@ class _Fallback(Exception):
     """The batch is outside what the scan processes; the waves run it."""
 
 
-def scan_supported(eng: KeyedEngine) -> bool:
+def scan_supported(eng: Any) -> bool:
     """Whether batches of ``eng`` may take the scan (see the module doc)."""
     plan, c = eng.plan, eng.c
     if eng.policy != STRICT or len(plan.positions) != 1 or not plan.positions[0].kleene \
@@ -75,7 +76,7 @@ class _ScanEnv:
 
     __slots__ = ("batch", "order", "pos", "r0", "newlen", "size", "deferred", "rows")
 
-    def __init__(self, batch: _Batch, order: np.ndarray, pos: np.ndarray | None,
+    def __init__(self, batch: Batch, order: np.ndarray, pos: np.ndarray | None,
                  r0: np.ndarray | None, newlen: np.ndarray | int):
         """``pos`` None: every position (and ``r0`` None: runs of one event)."""
         self.batch, self.order, self.newlen = batch, order, newlen
@@ -108,7 +109,7 @@ class _ScanEnv:
         return self._at(a, self.order[at]), self._shorter(n)
 
 
-def _masks(eng: KeyedEngine, preds, b: _Batch, env: _ScanEnv, local: dict) -> list[tuple]:
+def _masks(eng: Any, preds, b: Batch, env: _ScanEnv, local: dict) -> list[tuple]:
     """Per predicate, in order, over the rows of ``env``: ``(index, holds, missing)``,
     as :meth:`KeyedEngine._check` evaluates each (``missing``: rows whose lookup key is
     not in its table, or None). ``local`` keeps the predicates that read only the new
@@ -165,8 +166,8 @@ def _last_where(mask: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(np.where(mask, idx, -1))
 
 
-def scan_batch(eng: KeyedEngine, b: _Batch, rows: np.ndarray, kid: np.ndarray,
-               typ: np.ndarray, out: _Outputs) -> bool:
+def scan_batch(eng: Any, b: Batch, rows: np.ndarray, kid: np.ndarray,
+               typ: np.ndarray, out: Outputs) -> bool:
     """Process the kept events ``rows`` (key ids ``kid``, type codes ``typ``) of batch
     ``b`` at once; False, with nothing changed, when the batch is outside the scan."""
     if any(a in b.missing for a in eng.attrs) or (eng.live_count() and
@@ -178,7 +179,7 @@ def scan_batch(eng: KeyedEngine, b: _Batch, rows: np.ndarray, kid: np.ndarray,
         return False
 
 
-def _scan(eng: KeyedEngine, b: _Batch, rows, kid, typ, out) -> bool:
+def _scan(eng: Any, b: Batch, rows, kid, typ, out) -> bool:
     plan = eng.plan
     (begin,) = plan.out_edges[START]
     (take,) = plan.out_edges[0]
@@ -258,7 +259,7 @@ def _scan(eng: KeyedEngine, b: _Batch, rows, kid, typ, out) -> bool:
     return True
 
 
-def _returns(eng: KeyedEngine, b: _Batch, rows_k, done, r0, newlen) -> list[tuple]:
+def _returns(eng: Any, b: Batch, rows_k, done, r0, newlen) -> list[tuple]:
     """The RETURN fields ``(values, bad)`` of the matches completed at ``done``."""
     env = _ScanEnv(b, rows_k, done, r0, newlen)
     got = fields([fn for _, fn in eng.c.returns], env, done.size)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from drsim import folders, output, pipeline
+from drsim import folders, output, pipeline, run_data
 from drsim import summary as summaries
 from drsim.backend import Backend, SerialBackend
 from drsim.scenario import Scenario, load_scenario
@@ -68,12 +68,12 @@ class RunResult:
     summary: dict[str, Any]
     run: pipeline.Run
     out: Path | None = None
-    _data: output.RunData | None = field(default=None, repr=False)
+    _data: run_data.RunData | None = field(default=None, repr=False)
 
     @property
-    def data(self) -> output.RunData:
+    def data(self) -> run_data.RunData:
         if self._data is None:
-            self._data = output.run_data(self.run, self.summary)
+            self._data = run_data.run_data(self.run, self.summary)
         return self._data
 
     @property
@@ -189,7 +189,7 @@ def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
         simulation = result.simulation
         simulation.timings = {"backend_start_seconds": start_seconds, **simulation.timings,
                               "total_seconds": time.perf_counter() - started}
-        data = output.run_data(result)
+        data = run_data.run_data(result)
         events = result.monitored.user_events
         if out is None:
             data.tier_events["user_events"] = user_events(opened.collect(events).to_pandas())

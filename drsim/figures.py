@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from drsim.pass_names import RUN_PASSES
+from drsim.pass_names import pass_order
 from drsim.units import DAY as MINUTES
 from drsim.units import clock
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from drsim.output import RunData
     from drsim.pipeline import Simulation
+    from drsim.run_data import RunData
 
 PASS_STYLE = {"baseline": ("black", "-"), "expected": ("tab:green", "-"),
               "traditional": ("tab:red", "--")}
@@ -44,13 +44,6 @@ def _saved(fig: Figure, path: str | Path | None, dpi: int) -> Figure:
     if path is not None:
         fig.savefig(path, dpi=dpi)
     return fig
-
-
-def _pass_order(by_pass: Mapping[str, Any]) -> list[str]:
-    """The run's passes in Figure 6.11's order, then any others in the given order."""
-    return [p for p in RUN_PASSES if p in by_pass] + [p for p in by_pass
-                                                      if p not in RUN_PASSES]
-
 
 
 def _clock_axis(ax, start: int = 0, end: int = MINUTES, step: int = 180,
@@ -163,7 +156,7 @@ def plot_run_demand(data: RunData, path: str | Path | None = None) -> Figure:
                        label=f"second event announced {clock(announced)}")
     reductions = data.summary.get("reduction_mwh", {}) if isinstance(data.summary, Mapping) \
         else {}
-    for name in _pass_order(data.group_kw):
+    for name in pass_order(data.group_kw):
         color, style, width, z = RUN_PASS_STYLE.get(name, (None, "-", 1.4, 3))
         label = name
         mwh = _number(reductions.get(name)) if isinstance(reductions, Mapping) else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 import tomllib
 from pathlib import Path
@@ -28,3 +29,52 @@ def test_every_drsim_module_but_the_composition_roots_is_kept_from_spark():
 
 def test_no_contract_ignores_an_import():
     assert all("ignore_imports" not in c for c in contracts().values())
+
+
+def imports_of(path: Path, module: str, modules: set[str]) -> set[str]:
+    """The house's modules that ``module`` (at ``path``) imports anywhere: at the top,
+    under TYPE_CHECKING, inside functions; a name imported from a package counts as its
+    module when it is one."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            names = [base] + [f"{base}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names:
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != module and not module.startswith(name + "."):
+                out.add(name)
+    return out
+
+
+def test_no_import_circle():
+    """No module of drsim, cep_core or spark reaches itself through imports, counting
+    those under TYPE_CHECKING and inside functions (a module's import of its own package
+    is not counted: the package's ``__init__`` gathers its modules)."""
+    paths = {}
+    for package in ("drsim", "cep_core", "spark"):
+        for path in (ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            paths[name.removesuffix(".__init__")] = path
+    graph = {m: imports_of(p, m, set(paths)) for m, p in paths.items()}
+    circles = []
+    for start in graph:
+        stack, seen = [(start, (start,))], set()
+        while stack:
+            node, trail = stack.pop()
+            for nxt in graph[node]:
+                if nxt == start:
+                    circles.append(" -> ".join((*trail, start)))
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, (*trail, nxt)))
+    assert not circles, circles[:5]

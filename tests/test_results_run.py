@@ -18,12 +18,12 @@ from drsim.figures import MAX_GROUP_ROWS, plot_compliance_timeline, plot_run_dem
 from drsim.folders import OutputExistsError, OutputRefusedError
 from drsim.headline import run_table, simulate_table
 from drsim.output import (
-    RunData,
     event_table,
     json_safe,
     run_files,
     write_run,
 )
+from drsim.run_data import RunData
 from drsim.scenario import ExpectedShare
 from drsim.threshold import Thresholds
 from drsim.units import DAY as MINUTES

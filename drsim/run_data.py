@@ -1,0 +1,101 @@
+"""What a run folder shows (:class:`RunData`), gathered from a finished run: the passes'
+loads and the utility's estimates, the second event, t_nc, the tiers' outcomes and events,
+and the thresholds. Written by :mod:`drsim.output`, drawn by :mod:`drsim.figures`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from drsim.monitoring import NOT_LATCHED
+from drsim.tasks import UTILITY
+
+if TYPE_CHECKING:
+    from drsim.pipeline import Monitored, Run
+    from drsim.threshold import Thresholds
+
+__all__ = ["RunData", "run_data", "tier_tables"]
+
+
+@dataclass
+class RunData:
+    """Everything the run folder shows; built by the adaptive DR pipeline.
+
+    Times are minutes since midnight, loads kW averaged over each minute."""
+
+    name: str  # scenario name
+    group_names: list[str]
+    # pass -> (n_groups, 1440) kW; passes "baseline", "expected", "traditional", "adaptive"
+    group_kw: dict[str, np.ndarray]
+    # "baseline" (B̂), "expected" (P̂): (1440,) kW, NaN outside the program window
+    estimate_kw: dict[str, np.ndarray]
+    program: tuple[int, int]  # (t_start, t_end) minutes since midnight
+    second_event: tuple[int, int, int] | None  # (announced, start, end) of DR2, None if none
+    t_nc: int | None  # utility non-compliance prediction of the traditional pass
+    test_times: np.ndarray  # household test minutes
+    ticks: np.ndarray  # group/utility evaluation minutes
+    # pass ("expected", "traditional") -> (n_groups, len(test_times)): share of the group's
+    # households with a user event at that test
+    flagged_fraction: dict[str, np.ndarray]
+    group_alert_ticks: dict[str, list[np.ndarray]]  # pass -> per group, ticks with an alert
+    group_latch: dict[str, list[int | None]]  # pass -> per group, latch minute (None: never)
+    thresholds: Thresholds  # γ[groupID, time] of Listing 6.2 (drsim.threshold)
+
+    # name -> table with a "pass" column: "group_alerts" (pass, time, groupID, sumAccLoad),
+    # "group_events" (same), "utility_alerts" (pass, time, load), and "user_events" (pass,
+    # time, houseID, groupID, accLoad) when the events were collected (write_run can
+    # write them from the backend instead)
+    tier_events: dict[str, pd.DataFrame]
+    summary: dict  # the complete summary.json content (the pipeline builds it)
+    # pass -> (groups,): the last minute each group's meters are tested at the monitoring
+    # rate (drsim.evaluation.stops: its latch, t_nc or the program's end)
+    monitoring_stop: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def run_data(run: Run, summary: dict | None = None) -> RunData:
+    """What the run folder of ``run`` shows (``summary``: its summary.json content)."""
+    from drsim.evaluation import flagged_fraction, stops
+
+    simulation, monitored = run.simulation, run.monitored
+    scenario, plan = simulation.scenario, monitored.plan
+    sizes = np.array(scenario.group_sizes(), dtype=np.int64)
+    second = run.second
+    return RunData(
+        name=scenario.name, group_names=[g.name for g in scenario.groups],
+        group_kw=simulation.loads.group_kw, estimate_kw=simulation.loads.estimate_kw,
+        program=(plan.t_start, plan.t_end),
+        second_event=None if second is None else (second.announced, second.start, second.end),
+        t_nc=run.t_nc if monitored.outcome["traditional"].predicted else None,
+        test_times=plan.test_times, ticks=plan.ticks,
+        flagged_fraction={name: flagged_fraction(monitored.meter_work[name], sizes)
+                          for name in monitored.outcome},
+        group_alert_ticks={n: o.alert_ticks for n, o in monitored.outcome.items()},
+        group_latch={n: [None if x == NOT_LATCHED else x for x in o.latch]
+                     for n, o in monitored.outcome.items()},
+        thresholds=monitored.thresholds, tier_events=tier_tables(monitored),
+        summary=summary or {},
+        monitoring_stop={n: stops(plan, o) for n, o in monitored.outcome.items()})
+
+
+def tier_tables(monitored: Monitored) -> dict[str, pd.DataFrame]:
+    """The group and utility tiers' output as the run folder's event tables
+    (:data:`EVENT_TABLES`; the user events stay with the backend)."""
+    rows = monitored.tier_rows
+    group = rows[rows["group"] != UTILITY]
+    util = rows[(rows["group"] == UTILITY) & (rows["kind"] == "alert")]
+
+    def pick(kind: str) -> pd.DataFrame:
+        t = group[group["kind"] == kind]
+        return pd.DataFrame({"pass": t["pass"].astype(str), "time": t["time"].astype(np.int64),
+                             "groupID": t["group"].astype(np.int64),
+                             "sumAccLoad": t["load"].astype(np.float64)}).reset_index(drop=True)
+
+    return {"group_alerts": pick("alert"),
+            "group_events": pick("event"),
+            "utility_alerts": pd.DataFrame({"pass": util["pass"].astype(str),
+                                            "time": util["time"].astype(np.int64),
+                                            "load": util["load"].astype(np.float64)}
+                                           ).reset_index(drop=True)}

@@ -21,11 +21,11 @@ __all__ = [
 
 # Loaded on first use (PEP 562), so that ``import drsim.scenario`` loads no simulation code.
 _LAZY = {
-    "DREvent": "drsim.dr",
+    "DREvent": "drsim.household.dr",
     "Scenario": "drsim.scenario",
     "ScenarioError": "drsim.scenario",
     "load_scenario": "drsim.scenario",
-    "simulate_households": "drsim.sim",
+    "simulate_households": "drsim.household.sim",
     "run": "drsim.api",
     "simulate": "drsim.api",
     "sweep": "drsim.api",

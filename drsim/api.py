@@ -3,8 +3,8 @@
 The composition root of the library (with :mod:`drsim.cli`, which calls these functions): it
 picks the backend (Spark by default, in its embedded local mode unless ``master`` names a
 cluster; ``backend="serial"`` runs in this process), runs the stage sequence of
-:mod:`drsim.pipeline`, builds the summary (:mod:`drsim.summary`) and, when ``out`` is given,
-writes the result folder (:mod:`drsim.output`). In a notebook::
+:mod:`drsim.pipeline.stages`, builds the summary (:mod:`drsim.results.summary`) and, when ``out`` is
+given, writes the result folder (:mod:`drsim.results.output`). In a notebook::
 
     import drsim
     result = drsim.run("scenarios/quickstart.yaml")
@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from drsim import folders, output, pipeline, run_data
-from drsim import summary as summaries
-from drsim.backend import Backend, SerialBackend
+from drsim.pipeline import stages as pipeline
+from drsim.pipeline.backend import Backend, SerialBackend
+from drsim.pipeline.tasks import USER_EVENT_ROWS, user_events
+from drsim.results import folders, output, run_data
+from drsim.results import summary as summaries
 from drsim.scenario import Scenario, load_scenario
-from drsim.tasks import USER_EVENT_ROWS, user_events
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -95,8 +96,9 @@ class RunResult:
 
 
 def _figure(name: str, data: Any, **draw: str) -> Figure:
-    """Figure ``name`` of ``data``, drawn by the :mod:`drsim.figures` function ``draw[name]``."""
-    from drsim import figures
+    """Figure ``name`` of ``data``, drawn by the :mod:`drsim.results.figures` function
+    ``draw[name]``."""
+    from drsim.results import figures
 
     if name not in draw:
         raise KeyError(f"no figure {name!r}; accepted: {', '.join(draw)}")

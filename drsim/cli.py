@@ -92,7 +92,7 @@ def _output_errors():
     """Input errors (exit 2): an output path that may not be written, a query text that
     does not compile (monitoring.queries, monitoring.appliance_queries)."""
     from cep_core import QueryError
-    from drsim.folders import OutputExistsError
+    from drsim.results.folders import OutputExistsError
     from drsim.sweeps import SweepOutputError
 
     return OutputExistsError, SweepOutputError, QueryError
@@ -106,7 +106,7 @@ def _progress_bar(console: Console) -> Progress:
 def _stages(bar: Progress):
     """A ``progress(stage, done, total)`` that shows one bar per stage, in the stage's unit
     (chunks, group leaders, ...)."""
-    from drsim.pipeline import STAGE_UNITS
+    from drsim.pipeline.stages import STAGE_UNITS
 
     tasks: dict[str, int] = {}
 
@@ -171,7 +171,7 @@ def simulate(
 
 
 def _print_headline(summary: dict) -> None:
-    from drsim.headline import headline
+    from drsim.results.headline import headline
 
     console = Console()
     for part in headline(summary):
@@ -240,7 +240,6 @@ def sweep(
     the same command resumes where it stopped (without --overwrite, an existing sweep folder
     is resumed).
     """
-    from drsim.report import sweep_table
     from drsim.sweeps import (
         JOURNAL,
         SweepError,
@@ -248,6 +247,7 @@ def sweep(
         SweepRunError,
         load_sweep,
     )
+    from drsim.sweeps.report import sweep_table
 
     started = time.perf_counter()
     try:
@@ -330,10 +330,14 @@ def report(
 ) -> None:
     """Print a result folder's headline, as drsim run or simulate printed it (--full: every
     field of its summary.json); a sweep folder: its table."""
-    from drsim.report import ReportError, print_report
+    from drsim.results.report import ReportError, print_report
+    from drsim.sweeps.report import is_sweep_folder, print_sweep_report
 
     try:
-        print_report(run_dir, Console(), sections=section, full=full)
+        if is_sweep_folder(run_dir):
+            print_sweep_report(run_dir, Console(), sections=section)
+        else:
+            print_report(run_dir, Console(), sections=section, full=full)
     except ReportError as exc:
         raise _fail(str(exc), 2) from None
 

@@ -193,10 +193,10 @@ def phev_stream(params: PhevStream = PhevStream(), seed: int = 0, households: in
     """Per-vehicle events of the PHEV queries Q5-Q8 (§6.2) from drsim's own EV model.
 
     The charging comes from drsim: the EV households among the first ``households`` of
-    the scenario (drsim.population; 22.48 % own an EV, §6.3.1 of the dissertation), their
-    sessions of the DR day and the evening before (drsim.ev: plug-in time, energy,
+    the scenario (drsim.household.population; 22.48 % own an EV, §6.3.1 of the dissertation), their
+    sessions of the DR day and the evening before (drsim.household.ev: plug-in time, energy,
     charger power), with the scenario's DR program pausing following EVs that charge at
-    its start and resuming them after it (drsim.sim.EVProcess). A session's vehicle is
+    its start and resuming them after it (drsim.household.sim.EVProcess). A session's vehicle is
     plugged in from its start until ``U(0, plug_tail_max)`` minutes after it is full;
     between a pause and the resumption it is plugged in and draws nothing.
 
@@ -213,9 +213,9 @@ def phev_stream(params: PhevStream = PhevStream(), seed: int = 0, households: in
     (downtown), ``c`` (cab depot, when it plugs in) or ``a`` (airport) when it arrives
     somewhere (``x``: elsewhere, no letter); a speed letter every ``speed_every`` minutes
     while driving. Every event has the ``vehicle`` id."""
-    from drsim.population import Population
+    from drsim.household.population import Population
+    from drsim.household.sim import ChunkSimulator, program_events
     from drsim.scenario import load_scenario
-    from drsim.sim import ChunkSimulator, program_events
 
     root = __import__("pathlib").Path(__file__).resolve().parents[1]
     sc = load_scenario(root / scenario)

@@ -87,12 +87,12 @@ def dr_pattern(size: int) -> str:
 def dr_stream(chunks: int = 1, lo: int = 16 * 60, hi: int = 23 * 60) -> list[dict]:
     """The DR evening's events of the first ``chunks`` chunks of the quickstart scenario
     (module doc)."""
-    from drsim.dr import DREvent
-    from drsim.household_events import household_events
-    from drsim.passes import pass_schedules, plan_chunks
-    from drsim.population import Population
+    from drsim.household.dr import DREvent
+    from drsim.household.household_events import household_events
+    from drsim.household.population import Population
+    from drsim.household.sim import ChunkSimulator
+    from drsim.pipeline.passes import pass_schedules, plan_chunks
     from drsim.scenario import load_scenario
-    from drsim.sim import ChunkSimulator
 
     scenario = load_scenario("scenarios/quickstart.yaml")
     frames = []

@@ -5,7 +5,7 @@ What it compares, in one run, on comparable days (a winter weekday, no demand re
 
 * **drsim**: ``drsim.simulate_households(scenario, 0, N, dr_events=[])`` for
   ``scenarios/paper_100k.yaml`` (households 0..N-1, one weekday at 1-minute resolution,
-  no DR event). EV households are marked by ``drsim.population.Population(scenario, 0,
+  no DR event). EV households are marked by ``drsim.household.population.Population(scenario, 0,
   N).has_ev``; figures are given for all households, for those without an EV and for the
   EV households alone.
 * **CREST** through richardsonpy (the Python port of the CREST demand model, as
@@ -171,7 +171,7 @@ def summary(curves_kw: np.ndarray, rng: np.random.Generator) -> dict:
 # --------------------------------------------------------------------------- drsim
 def run_drsim(households: int) -> dict:
     import drsim
-    from drsim.population import Population
+    from drsim.household.population import Population
 
     t0 = time.perf_counter()
     scenario = drsim.load_scenario(SCENARIO)

@@ -1,4 +1,4 @@
-"""drsim's backend interface (:mod:`drsim.backend`) on Spark.
+"""drsim's backend interface (:mod:`drsim.pipeline.backend`) on Spark.
 
 - ``map_chunks``: ``spark.range(n_chunks) → mapInArrow`` over at least
   :data:`TASKS_PER_CORE` tasks per core and at most :data:`MAX_CHUNKS_PER_TASK` chunks per
@@ -33,7 +33,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from drsim.backend import (
+from drsim.pipeline.backend import (
     BackendInfo,
     ChunkTask,
     GroupFunction,

@@ -1,4 +1,4 @@
-"""Appliance-level utility queries in the DR run (drsim.appliance_monitoring): the
+"""Appliance-level utility queries in the DR run (drsim.utility.appliance_monitoring): the
 stream of what the households do, and queries with adaptive plans whose alerts are the
 text-order plan's and do not depend on the chunking."""
 
@@ -9,10 +9,10 @@ import pytest
 from small_scenarios import quickstart
 
 from drsim import api
-from drsim.appliance_monitoring import COUNTS, appliance_stream, compile_appliance_queries
-from drsim.monitoring import MonitoringPlan
-from drsim.passes import pass_schedules, plan_chunks, simulate_chunk
+from drsim.pipeline.passes import pass_schedules, plan_chunks, simulate_chunk
 from drsim.scenario import ApplianceQuery, scenario_from_dict
+from drsim.utility.appliance_monitoring import COUNTS, appliance_stream, compile_appliance_queries
+from drsim.utility.monitoring import MonitoringPlan
 
 PAUSED = ("PATTERN SEQ(dr_start s, ev_pause p, start_wet w, dr_end e) WHERE SAME[houseID] "
           "WITHIN 3h")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
-from drsim.appliances import (
+from drsim.household.appliances import (
     CATEGORIES,
     FLEX_COLD,
     FLEX_DEFERRABLE,

@@ -1,5 +1,5 @@
-"""The backend interface (drsim.backend): the serial backend and Spark's give the same tables
-for the same chunk tasks and group functions."""
+"""The backend interface (drsim.pipeline.backend): the serial backend and Spark's give the same
+tables for the same chunk tasks and group functions."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from drsim.backend import SerialBackend
+from drsim.pipeline.backend import SerialBackend
 from spark.backend import SparkBackend
 
 ROWS = pa.schema([("chunk", pa.int64()), ("key", pa.string()), ("value", pa.float64())])

@@ -1,4 +1,4 @@
-"""The utility's estimates B and P̂ (drsim.baseline)."""
+"""The utility's estimates B and P̂ (drsim.utility.baseline)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import drsim
-from drsim.baseline import Estimates, estimate, full_follow_through, with_mv_error
-from drsim.population import Population
-from drsim.sim import ChunkSimulator, program_events
+from drsim.household.population import Population
+from drsim.household.sim import ChunkSimulator, program_events
+from drsim.utility.baseline import Estimates, estimate, full_follow_through, with_mv_error
 
 ROOT = Path(__file__).resolve().parents[1]
 

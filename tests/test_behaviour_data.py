@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import yaml
 
-from drsim.behaviour_data import (
+from drsim.household.behaviour_data import (
     PLUG_IN_BINS,
     BehaviourDataError,
     Discrete,

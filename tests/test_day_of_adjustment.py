@@ -1,4 +1,4 @@
-"""The day-of adjustment of B and P̂ at the announcement (drsim.baseline): capped, it
+"""The day-of adjustment of B and P̂ at the announcement (drsim.utility.baseline): capped, it
 undoes a same-day M&V error, in the day's estimates and in the replicas the threshold of
 Listing 6.2 is estimated from."""
 
@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 from small_scenarios import quickstart
 
-from drsim.baseline import day_of_ratio
-from drsim.monitoring import MonitoringPlan
-from drsim.passes import Chunk, simulate_chunk
+from drsim.pipeline.passes import Chunk, simulate_chunk
 from drsim.scenario import scenario_from_dict
-from drsim.threshold import replica_flags
+from drsim.utility.baseline import day_of_ratio
+from drsim.utility.monitoring import MonitoringPlan
+from drsim.utility.threshold import replica_flags
 
 CHUNK = Chunk(0, 1, 200, 0)
 

@@ -17,7 +17,8 @@ MODULES = sorted(
 
 
 def test_some_modules_have_examples():
-    assert {"drsim.baseline", "drsim.threshold", "drsim.deficit"} <= set(MODULES)
+    assert {"drsim.utility.baseline", "drsim.utility.threshold",
+            "drsim.utility.deficit"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,4 +1,4 @@
-"""The M&V profiles fetched from the utility (drsim.fetching): a run without network
+"""The M&V profiles fetched from the utility (drsim.utility.fetching): a run without network
 latency is the run with local tables, latency holds the group alerts back under blocking
 fetches and not under prefetching, the chunking changes nothing, and bad configurations
 get one-line errors."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from small_scenarios import quickstart
 
-from drsim import pipeline
-from drsim.backend import SerialBackend
+from drsim.pipeline import stages as pipeline
+from drsim.pipeline.backend import SerialBackend
 from drsim.scenario import ScenarioError, scenario_from_dict
 
 ZERO = {"kind": "fixed", "seconds": 0.0}
@@ -78,7 +78,7 @@ def test_fetch_delays_do_not_depend_on_the_chunking():
 
 
 def test_remote_data_summary_and_user_events_carry_the_delays():
-    from drsim.summary import _remote
+    from drsim.results.summary import _remote
 
     run = _run(quickstart(remote={"strategy": "LzEval"}))
     section = _remote(run)

@@ -1,4 +1,4 @@
-"""What drsim may replace at an output path, and what a killed run leaves (drsim.folders).
+"""What drsim may replace at an output path, and what a killed run leaves (drsim.results.folders).
 
 drsim deletes or replaces only what it wrote: a user's file, a user's folder, a symbolic
 link and a run folder with a user's file in it are refused (one line naming the path and
@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
-from drsim import folders
-from drsim.folders import OutputExistsError, OutputRefusedError, check_output, staged
+from drsim.results import folders
+from drsim.results.folders import OutputExistsError, OutputRefusedError, check_output, staged
 
 
 def snapshot(root):
@@ -192,7 +192,7 @@ def test_a_run_killed_while_writing_leaves_a_partial_that_the_next_run_removes(t
 
     from drsim.cli import app
 
-    killed = ("import os, signal, sys\nfrom drsim.folders import staged\n"
+    killed = ("import os, signal, sys\nfrom drsim.results.folders import staged\n"
               "with staged(sys.argv[1]) as tmp:\n"
               "    (tmp / 'summary.json').write_text('{\"half\": ')\n"
               "    os.kill(os.getpid(), signal.SIGKILL)\n")

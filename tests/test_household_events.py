@@ -1,4 +1,4 @@
-"""drsim.household_events: a chunk's simulation read back as events (appliance starts, EV
+"""drsim.household.household_events: a chunk's simulation read back as events (appliance starts, EV
 plug-ins, pauses, resumes), the same starts the load is rendered from."""
 
 from __future__ import annotations
@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 from small_scenarios import quickstart
 
-from drsim.household_events import household_events
-from drsim.passes import pass_schedules, plan_chunks
-from drsim.population import Population
+from drsim.household.household_events import household_events
+from drsim.household.population import Population
+from drsim.household.sim import ChunkSimulator
+from drsim.pipeline.passes import pass_schedules, plan_chunks
 from drsim.scenario import Scenario
-from drsim.sim import ChunkSimulator
 
 
 def _chunk_runs():

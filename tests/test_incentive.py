@@ -1,4 +1,5 @@
-"""The incentive module of the second DR event (drsim/incentive.py; dissertation Eq. 6.5-6.8)."""
+"""The incentive module of the second DR event (drsim/utility/incentive.py; dissertation
+Eq. 6.5-6.8)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from drsim import incentive as inc
-from drsim.incentive import (
+from drsim.household.population import Population
+from drsim.scenario import Incentive, ScenarioError, load_scenario, scenario_from_dict
+from drsim.utility import incentive as inc
+from drsim.utility.incentive import (
     IncentiveResult,
     Lottery,
     ParticipantSums,
@@ -29,8 +32,6 @@ from drsim.incentive import (
     saved_cost,
     strategy_payoffs,
 )
-from drsim.population import Population
-from drsim.scenario import Incentive, ScenarioError, load_scenario, scenario_from_dict
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 U4 = [1.05, 1.10, 1.15, 1.20]

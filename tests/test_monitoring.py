@@ -1,4 +1,4 @@
-"""The three DR tiers (drsim.monitoring) on hand-computed cases: a few households with
+"""The three DR tiers (drsim.utility.monitoring) on hand-computed cases: a few households with
 known accumulated loads, their user events, the group's alerts and latch, the utility's
 prediction time."""
 
@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from drsim.monitoring import (
+from drsim.scenario import ExpectedShare
+from drsim.utility.monitoring import (
     NOT_LATCHED,
     QUERIES,
     MonitoringPlan,
@@ -17,8 +18,7 @@ from drsim.monitoring import (
     meter_tier,
     utility_tier,
 )
-from drsim.scenario import ExpectedShare
-from drsim.threshold import Thresholds
+from drsim.utility.threshold import Thresholds
 
 # 18:30-20:30, first test 18:50, δ = 5, m = 3 everywhere, γ_user 0.5, γ_group 0.4, 2 groups
 PLAN = MonitoringPlan(1110, 1230, 1130, 5, 3, 3, 3, 0.5, 0.4, 1, 15, 2)

@@ -1,4 +1,4 @@
-"""The closed-loop run (drsim.pipeline): the replay property of the closed loop, the second
+"""The closed-loop run (drsim.pipeline.stages): the replay property of the closed loop, the second
 event, costs and the prediction outputs on a small scenario, on the serial backend; the
 same summary on Spark."""
 
@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 import drsim
-from drsim.dr import DREvent
-from drsim.monitoring import MonitoringPlan
-from drsim.passes import pass_schedules
-from drsim.population import Population
+from drsim.household.dr import DREvent
+from drsim.household.population import Population
+from drsim.household.sim import ChunkSimulator
+from drsim.pipeline.passes import pass_schedules
 from drsim.scenario import load_scenario, scenario_from_dict
-from drsim.sim import ChunkSimulator
+from drsim.utility.monitoring import MonitoringPlan
 
 QUICKSTART = "scenarios/quickstart.yaml"
 
@@ -73,7 +73,7 @@ def test_a_prediction_schedules_the_second_event(forced):
 
 
 def test_the_utility_plans_with_what_it_knows_at_the_prediction(forced):
-    """θ̄_red of Eq. 6.7-6.8 is read from the meter data up to t_nc (drsim.deficit), close
+    """θ̄_red of Eq. 6.7-6.8 is read from the meter data up to t_nc (drsim.utility.deficit), close
     to, but not, the simulation's input; the goal is the estimated expected reduction."""
     _, summary = forced
     known = summary["deficit_at_prediction"]

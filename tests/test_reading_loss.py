@@ -1,4 +1,4 @@
-"""Lost meter readings (drsim.readings; docs/decisions.md, "Lost meter readings"): the loss
+"""Lost meter readings (drsim.utility.readings; docs/decisions.md, "Lost meter readings"): the loss
 draws, the approximate meter query on hand-computed households, silent meters, the
 threshold's replicas, bad settings, and the summary of a small run."""
 
@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 import drsim
 from drsim.cli import app
-from drsim.monitoring import NOT_LATCHED, MonitoringPlan, meter_tier
-from drsim.readings import lost_readings, reading_minutes, silence
 from drsim.scenario import ReadingLoss, ScenarioError, load_scenario, scenario_from_dict
+from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, meter_tier
+from drsim.utility.readings import lost_readings, reading_minutes, silence
 
 # 18:30-20:30, first test 18:50, δ = 5, m = 3 everywhere (tests/test_monitoring.py)
 FIELDS = (1110, 1230, 1130, 5, 3, 3, 3, 0.5, 0.4, 1, 15, 2)
@@ -269,7 +269,7 @@ def test_a_loss_model_that_loses_nothing_is_the_loss_free_run(lossy):
 
 
 def test_the_sweeps_load_and_read_what_a_lossy_run_reports(lossy):
-    from drsim.headline import run_table
+    from drsim.results.headline import run_table
     from drsim.sweeps import get_metric, load_sweep
     from drsim.sweeps.stats import _MISSING
 

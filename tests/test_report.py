@@ -12,17 +12,16 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from drsim.cli import app
-from drsim.report import (
+from drsim.results.report import (
     ReportError,
     format_value,
     load_summary,
-    mean_pm,
     print_report,
     summary_tables,
-    sweep_table,
 )
+from drsim.sweeps.report import mean_pm, sweep_table
 
-SAMPLE = {  # the layout of a run's summary.json (drsim.summary), figures of a 100k run
+SAMPLE = {  # the layout of a run's summary.json (drsim.results.summary), figures of a 100k run
     "scenario": {"name": "paper_100k", "file": "paper_100k.yaml", "households": 100000,
                  "ev_households": 30000, "groups": {"G1": 10000, "G2": 20000},
                  "settings": {

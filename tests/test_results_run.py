@@ -1,5 +1,5 @@
-"""The adaptive DR run folder (drsim.output.write_run) and its figures (drsim.figures)
-on small synthetic runs."""
+"""The adaptive DR run folder (drsim.results.output.write_run) and its figures
+(drsim.results.figures) on small synthetic runs."""
 
 from __future__ import annotations
 
@@ -13,20 +13,20 @@ import pyarrow.parquet as pq
 import pytest
 from matplotlib.figure import Figure
 
-from drsim import figures, output
-from drsim.figures import MAX_GROUP_ROWS, plot_compliance_timeline, plot_run_demand
-from drsim.folders import OutputExistsError, OutputRefusedError
-from drsim.headline import run_table, simulate_table
-from drsim.output import (
+from drsim.results import figures, output
+from drsim.results.figures import MAX_GROUP_ROWS, plot_compliance_timeline, plot_run_demand
+from drsim.results.folders import OutputExistsError, OutputRefusedError
+from drsim.results.headline import run_table, simulate_table
+from drsim.results.output import (
     event_table,
     json_safe,
     run_files,
     write_run,
 )
-from drsim.run_data import RunData
+from drsim.results.run_data import RunData
 from drsim.scenario import ExpectedShare
-from drsim.threshold import Thresholds
 from drsim.units import DAY as MINUTES
+from drsim.utility.threshold import Thresholds
 
 T_START, T_END = 18 * 60 + 30, 20 * 60 + 30
 T_NC = 19 * 60 + 11

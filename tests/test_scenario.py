@@ -609,8 +609,8 @@ def test_reference_block_is_validated(tmp_path) -> None:
 
 def test_loading_a_scenario_loads_no_simulation_code() -> None:
     """``import drsim.scenario`` and loading a file stay light: no SimPy, kernel, Spark or CEP."""
-    heavy = ["simpy", "drsim.sim", "drsim.population", "drsim.appliances", "drsim.baseline",
-             "cep_core", "pyspark"]
+    heavy = ["simpy", "drsim.household.sim", "drsim.household.population",
+             "drsim.household.appliances", "drsim.utility.baseline", "cep_core", "pyspark"]
     code = (
         "import sys\n"
         "import drsim.scenario\n"

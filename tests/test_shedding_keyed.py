@@ -1,5 +1,5 @@
 """Load shedding on the keyed engine for many modelled devices (cep_core.shedding.keyed,
-fleet) and in the DR monitoring (drsim.shedding, the OP configuration of §6.3.4)."""
+fleet) and in the DR monitoring (drsim.utility.shedding, the OP configuration of §6.3.4)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from small_scenarios import quickstart
 import cep_core
 from cep_core.errors import QueryError
 from cep_core.shedding import DeviceFleet, KeyedShedder, fit_cost_model
-from drsim import pipeline
-from drsim.backend import SerialBackend
+from drsim.pipeline import stages as pipeline
+from drsim.pipeline.backend import SerialBackend
 from drsim.scenario import ScenarioError, scenario_from_dict
-from drsim.shedding import bl_name
+from drsim.utility.shedding import bl_name
 
 RUN = "PATTERN SEQ(R a+[]) WHERE SAME[k] AND a[i].x > lim AND a[i].time + 1 = a[i+1].time " \
       "AND LENGTH(a+[]) > 2 WITHIN 50 RETURN U(a[last].time, a[last].k)"

@@ -9,10 +9,10 @@ import pytest
 from scipy import stats
 
 import drsim
-from drsim.appliances import FLEX_ADVANCE, FLEX_DEFERRABLE
-from drsim.ev import session_energy_kwh
-from drsim.population import Population, inclusion_probabilities
-from drsim.sim import DAY, MAX_UNTIL, MICRO, ChunkSimulator, program_events
+from drsim.household.appliances import FLEX_ADVANCE, FLEX_DEFERRABLE
+from drsim.household.ev import session_energy_kwh
+from drsim.household.population import Population, inclusion_probabilities
+from drsim.household.sim import DAY, MAX_UNTIL, MICRO, ChunkSimulator, program_events
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDE = (-3 * DAY, 5 * DAY)  # wide enough to hold every cycle and the rebound

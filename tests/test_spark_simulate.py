@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from drsim.pass_names import PASSES
-from drsim.passes import plan_chunks, simulate_chunk
-from drsim.pipeline import simulate
+from drsim.pipeline.pass_names import PASSES
+from drsim.pipeline.passes import plan_chunks, simulate_chunk
+from drsim.pipeline.stages import simulate
 from drsim.scenario import load_scenario
 from drsim.units import MICRO
 from spark.backend import SparkBackend

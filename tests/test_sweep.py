@@ -679,10 +679,11 @@ def test_the_runner_is_given_and_the_sweep_never_imports_the_pipeline(tmp_path, 
         run_sweep(sweep, tmp_path / "none")  # no default: the caller composes the run
     assert not (tmp_path / "none").exists()  # found out before any work
     imported = subprocess.run(
-        [sys.executable, "-c", "import sys, drsim.sweeps; print('drsim.pipeline' in sys.modules)"],
+        [sys.executable, "-c",
+         "import sys, drsim.sweeps; print('drsim.pipeline.stages' in sys.modules)"],
         capture_output=True, text=True, check=True, cwd=ROOT)
     assert imported.stdout.strip() == "False"
-    monkeypatch.setitem(sys.modules, "drsim.pipeline", None)  # not importable while it runs
+    monkeypatch.setitem(sys.modules, "drsim.pipeline.stages", None)  # not importable while it runs
     fake = FakeRunner()
     run_sweep(sweep, tmp_path / "out", runner=fake)
     assert len(fake.calls) == 1

@@ -1,4 +1,4 @@
-"""γ[groupID, time] from the expected response (drsim.threshold): the formulas, and the
+"""γ[groupID, time] from the expected response (drsim.utility.threshold): the formulas, and the
 utility's estimate of the share flagged against the share the expected pass realises."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from drsim.baseline import estimate_exact
-from drsim.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
-from drsim.passes import pass_schedules, plan_chunks, simulate_chunk
+from drsim.pipeline.passes import pass_schedules, plan_chunks, simulate_chunk
 from drsim.scenario import ExpectedShare, load_scenario
-from drsim.threshold import Thresholds, expected_share, replica_flags, threshold
+from drsim.utility.baseline import estimate_exact
+from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
+from drsim.utility.threshold import Thresholds, expected_share, replica_flags, threshold
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -283,7 +283,7 @@ class DRProgram(_Model):
     reduction_goal_kwh: Annotated[float | Literal["expected"], BeforeValidator(_goal)] = _described(
         "Energy reduction goal λ of Eq. 6.1 over the program, in kWh, or 'expected': the "
         "utility's estimate of the complete response, Σ (B̂ − P̂) over the program and the "
-        "participants (drsim.baseline). The dissertation's goal equals its expected "
+        "participants (drsim.utility.baseline). The dissertation's goal equals its expected "
         "reduction (Table 6.2, §6.3.2: 83.28 MWh for 100,000 households).",
         accepted=_GOAL_ACCEPTED, default="expected",
     )
@@ -342,7 +342,8 @@ class ExpectedShare(_Model):
     At each test time the utility estimates the share of a group's households that the
     meter query flags when every household responds as expected (θ_o), from ``replicas``
     simulated replicas of the follow-through decisions over the schedule its M&V method
-    assumes, and adds ``z`` standard errors of a group of the group's size (drsim.threshold).
+    assumes, and adds ``z`` standard errors of a group of the group's size
+    (drsim.utility.threshold).
     """
 
     method: Literal["expected"] = _described(
@@ -383,7 +384,7 @@ def _gamma_user(value: Any) -> Any:
 
 class Shedding(_Model):
     """Hybrid load shedding of the meter tier (the "OP" configuration of §6.3.4, Ch. 4;
-    drsim.shedding): Listing 6.1 runs on gateways, each serving a fixed number of meters
+    drsim.utility.shedding): Listing 6.1 runs on gateways, each serving a fixed number of meters
     on a modelled device, and sheds readings (not reported: neither sent nor evaluated)
     and runs of failed tests to keep its latency under a bound."""
 
@@ -450,7 +451,7 @@ class NetworkLatency(_Model):
 
 
 class RemoteData(_Model):
-    """The utility's M&V profiles as remote data (Ch. 5, EIRES; drsim.fetching): meters
+    """The utility's M&V profiles as remote data (Ch. 5, EIRES; drsim.utility.fetching): meters
     (at their gateways) fetch λ[houseID, time], group leaders γ[groupID, time], one element
     per household or group and test time, over the metering network."""
 
@@ -494,7 +495,7 @@ class DarkMeters(_Model):
 
 
 class ReadingLoss(_Model):
-    """Meter readings lost on their way to the head-end (drsim.readings): every scheduled
+    """Meter readings lost on their way to the head-end (drsim.utility.readings): every scheduled
     reading of the program (1-minute and settlement readings alike) is lost with the
     model, the same in every pass and for any chunking (the counter-based streams of
     (household, "loss", slot)). A lost reading is not sent; the utility's M&V estimates
@@ -540,7 +541,7 @@ class Meters(_Model):
 class ApplianceQuery(_Model):
     """A utility query over what the households do (appliance starts, EV plug-ins, pauses
     and resumes, the DR signals they receive, readings over their baseline:
-    drsim.appliance_monitoring), per household, with an adaptive evaluation plan
+    drsim.utility.appliance_monitoring), per household, with an adaptive evaluation plan
     (cep_core.adaptive, US 11,693,862 B2)."""
 
     query: str = _described(
@@ -589,7 +590,7 @@ class Monitoring(_Model):
         "alerts (Listing 6.2; not given in Table 6.2): a constant ratio, as printed, or "
         "{method: expected, z: Z}: per group and test time, the utility's estimate of the "
         "share flagged under the expected response plus Z standard errors for the group's "
-        "size (drsim.threshold; README, \"The threshold\").",
+        "size (drsim.utility.threshold; README, \"The threshold\").",
         accepted=_GAMMA_ACCEPTED,
         default_factory=lambda: ExpectedShare(method="expected"),
     )
@@ -607,7 +608,7 @@ class Monitoring(_Model):
     )
     queries: dict[str, str] = _described(
         "Optional replacements of the DR query texts, keyed by query name (the names are "
-        "checked by drsim.monitoring).",
+        "checked by drsim.utility.monitoring).",
         accepted="a mapping from query name to query text", default_factory=dict,
     )
     shedding: Shedding | None = _described(
@@ -621,7 +622,7 @@ class Monitoring(_Model):
     )
     appliance_queries: dict[str, ApplianceQuery] = _described(
         "Utility queries over what the households do, by name, run per household on the "
-        "monitored passes with adaptive plans (drsim.appliance_monitoring); their alerts, "
+        "monitored passes with adaptive plans (drsim.utility.appliance_monitoring); their alerts, "
         "work and plan replacements go to summary.json's appliance_queries.",
         accepted="a mapping from a name to {query, plan, adapt}", default_factory=dict,
     )
@@ -679,7 +680,7 @@ class Monitoring(_Model):
 
 
 class Incentive(_Model):
-    """Incentive module of the second DR event (§6.2.3, Eq. 6.5-6.8; drsim/incentive.py).
+    """Incentive module of the second DR event (§6.2.3, Eq. 6.5-6.8; drsim/utility/incentive.py).
 
     λ_o itself is ``dr_program.incentive``. The dissertation gives no monetary values (λ_o "is
     assigned an abstract unit", §6.3.2), so every cost below is in the same abstract
@@ -752,7 +753,7 @@ class Incentive(_Model):
 class DayOfAdjustment(_Model):
     """A day-of adjustment of B and P̂ (M&V practice): at the announcement the utility
     scales each household's estimates by its metered load over the hours before the
-    notice against its estimated baseline over the same minutes (drsim.baseline)."""
+    notice against its estimated baseline over the same minutes (drsim.utility.baseline)."""
 
     window_minutes: int = _described(
         "Minutes before the announcement whose readings are compared (from midnight at the "
@@ -766,7 +767,7 @@ class DayOfAdjustment(_Model):
 
 class BaselineSettings(_Model):
     """How the utility estimates the baseline B and the expected response P̂ (measurement
-    and verification, M&V; drsim.baseline). Estimates never use the evaluated day's
+    and verification, M&V; drsim.utility.baseline). Estimates never use the evaluated day's
     follow-through decisions."""
 
     method: Literal["same_day", "model", "prior_days"] = _described(

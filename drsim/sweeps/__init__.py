@@ -32,8 +32,8 @@ Every households value must be a multiple of N (a problem names the point that i
 paths must not pick a base group by name or position (``groups[*]`` is fine).
 
 Seeds: replicate 0 runs with the scenario's own seed, replicate r > 0 with a seed derived from
-(scenario seed, r) by the counter-based hash of :mod:`drsim.rng`. Replicate r uses the same seed
-at every point (common random numbers), so differences between points are not noise.
+(scenario seed, r) by the counter-based hash of :mod:`drsim.household.rng`. Replicate r uses the
+same seed at every point (common random numbers), so differences between points are not noise.
 
 The output folder holds ``runs.jsonl`` (one JSON line per finished run with its summary,
 appended and flushed as it completes), ``runs/`` (each run's own result folder), ``sweep.json``
@@ -49,8 +49,9 @@ table is rebuilt from the recorded summaries.
 
 The package, one job per module: :mod:`~drsim.sweeps.spec` (the sweep file and its points),
 :mod:`~drsim.sweeps.runner` (running into the output folder, the journal and resuming),
-:mod:`~drsim.sweeps.stats` (metrics, confidence intervals, the table) and
-:mod:`~drsim.sweeps.plots` (the figures).
+:mod:`~drsim.sweeps.stats` (metrics, confidence intervals, the table),
+:mod:`~drsim.sweeps.plots` (the figures) and :mod:`~drsim.sweeps.report` (the table as
+``drsim sweep`` and ``drsim report`` print it).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from drsim.folders import sweep_plot_name
+from drsim.results.folders import sweep_plot_name
 from drsim.sweeps.spec import CONFIDENCE, Sweep, _label
 from drsim.sweeps.stats import _is_number
 from drsim.units import clock

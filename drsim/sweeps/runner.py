@@ -6,7 +6,7 @@ each finished run's summary to the journal at once (a line torn by an interrupti
 and ended), then writes ``sweep.json``, the table (``table.csv``, ``table.parquet``) and the
 plots. It owns the folder's layout and its rules: a sweep resumes in its own folder (or
 starts in an empty one); ``overwrite`` replaces a sweep folder that holds only what drsim
-wrote (:mod:`drsim.folders`); anything else at the output path is refused, untouched.
+wrote (:mod:`drsim.results.folders`); anything else at the output path is refused, untouched.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from drsim import folders
+from drsim.results import folders
 from drsim.sweeps.plots import plot_metrics
 from drsim.sweeps.spec import Sweep, SweepRun
 from drsim.sweeps.stats import _check_metric_paths, tabulate

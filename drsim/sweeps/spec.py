@@ -184,7 +184,7 @@ class Sweep:
 
 def replicate_seeds(seed: int, n: int) -> list[int]:
     """``n`` distinct seeds: ``seed`` itself, then seeds hashed from (seed, replicate)."""
-    from drsim.rng import hash64
+    from drsim.household.rng import hash64
 
     seeds = [int(seed)]
     counter = 1

@@ -23,12 +23,12 @@ from functools import cached_property
 import numpy as np
 import simpy
 
-from drsim import rng
-from drsim.appliances import FLEX_ADVANCE, FLEX_COLD, FLEX_DEFERRABLE, FLEX_NONE
-from drsim.dr import DREvent, ResolvedEvent, active_theta, merged_windows, window_end
-from drsim.ev import planned_sessions
-from drsim.population import Population
-from drsim.starts import Batch, make_batch
+from drsim.household import rng
+from drsim.household.appliances import FLEX_ADVANCE, FLEX_COLD, FLEX_DEFERRABLE, FLEX_NONE
+from drsim.household.dr import DREvent, ResolvedEvent, active_theta, merged_windows, window_end
+from drsim.household.ev import planned_sessions
+from drsim.household.population import Population
+from drsim.household.starts import Batch, make_batch
 from drsim.units import DAY, MICRO
 
 FIRST_DAY = -1  # the DR day is day 0; the evening of day -1 runs into it
@@ -113,7 +113,8 @@ class ChunkPlan:
         return make_batch(np.repeat(rows, n), t, np.repeat(apps, n), day + self.day_offset, j)
 
     def ev_sessions(self, day: int) -> Batch:
-        """Planned EV charging sessions (Quirós-Tortós et al. 2018 style, see drsim.ev)."""
+        """Planned EV charging sessions (Quirós-Tortós et al. 2018 style, see
+        drsim.household.ev)."""
         if (-1, day) not in self._days:
             self._days[-1, day] = planned_sessions(self.pop, day, self.day_offset).by_time()
         return self._days[-1, day]
@@ -286,7 +287,7 @@ class ApplianceProcess(_Process):
 
 
 class EVProcess(_Process):
-    """EV charging of the chunk's EV households (drsim.ev draws the sessions)."""
+    """EV charging of the chunk's EV households (drsim.household.ev draws the sessions)."""
 
     def __init__(self, env, signals, pop, plan, until: int, decisions: int = 0):
         self.busy_until = np.full(pop.count, np.iinfo(np.int64).min // 2)

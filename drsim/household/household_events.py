@@ -1,8 +1,8 @@
 """What the households of a chunk do, as a stream of events: appliance starts, EV plug-ins,
 pauses and resumes.
 
-The simulation (:mod:`drsim.sim`) commits each appliance cycle's start and each EV
-charging session as rows of a :class:`drsim.starts.Batch`; a DR event moves planned starts
+The simulation (:mod:`drsim.household.sim`) commits each appliance cycle's start and each EV
+charging session as rows of a :class:`drsim.household.starts.Batch`; a DR event moves planned starts
 (their ``gen`` counts the moves) and pauses EV sessions in progress at its start, which
 resume after it (the paused session ends, its rest starts again with ``gen`` + 1). Read
 back as events (§6.3.1 of the dissertation simulates the households bottom-up; this is
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from drsim.sim import ChunkRun, _duration
+from drsim.household.sim import ChunkRun, _duration
 
 __all__ = ["household_events"]
 

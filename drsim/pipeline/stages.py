@@ -3,27 +3,27 @@
 ``simulate`` (docs/architecture.md, "Data flow of one run"):
 
 1. **passes**: every chunk's baseline, expected and traditional passes and the utility's
-   M&V estimates (:func:`drsim.tasks.simulation_task`), summed exactly
-   (:func:`drsim.loads.sum_loads`).
+   M&V estimates (:func:`drsim.pipeline.tasks.simulation_task`), summed exactly
+   (:func:`drsim.pipeline.loads.sum_loads`).
 
 ``run`` adds the monitoring and the closed loop (Ch. 6):
 
 1. **passes + meter tier**: the same task with every household's meter query
    (Listing 6.1) and the replicas' flags that set γ[groupID, time]
-   (:class:`drsim.threshold.Thresholds`);
+   (:class:`drsim.utility.threshold.Thresholds`);
 2. **tiers**: user events grouped by (pass, group) to the group leaders (Listing 6.2),
    their output grouped by pass to the utility (Listing 6.3): the prediction ``t_nc`` of
    each monitored pass (a prediction on the expected pass is a false alarm);
 3. **incentive**: the second event planned from what the utility knows at ``t_nc``
-   (:mod:`drsim.deficit`, Eq. 6.5-6.8 in :mod:`drsim.incentive`), announced at ``t_nc``
-   (+ ``delay_detection``), starting ``second_event_delay`` minutes later, ending at
+   (:mod:`drsim.utility.deficit`, Eq. 6.5-6.8 in :mod:`drsim.utility.incentive`), announced at
+   ``t_nc`` (+ ``delay_detection``), starting ``second_event_delay`` minutes later, ending at
    ``t_end``;
 4. **adaptive pass**: DR1 at θ_red and DR2 at θ_new, with the lottery of Eq. 6.5
-   (:func:`drsim.tasks.adaptive_task`); it replays the traditional pass up to the
+   (:func:`drsim.pipeline.tasks.adaptive_task`); it replays the traditional pass up to the
    announcement (common random numbers: nothing before it depends on DR2).
 
 Each value is computed once, where it is known: chunks send exact sums, the driver merges
-them and plans; executors receive the plan (:class:`drsim.passes.SecondEvent`).
+them and plans; executors receive the plan (:class:`drsim.pipeline.passes.SecondEvent`).
 """
 
 from __future__ import annotations
@@ -37,25 +37,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from drsim import deficit
-from drsim.appliance_monitoring import COUNTS, compile_appliance_queries
-from drsim.backend import Backend, BackendInfo
-from drsim.evaluation import TierOutcome, costs, stops, tier_outcome
-from drsim.fetching import FetchCounts, group_fetch_delays
-from drsim.incentive import (
-    IncentiveResult,
-    ParticipantSums,
-    monitoring_cost,
-    plan_second_event,
-    saved_cost,
-)
-from drsim.loads import Loads, sum_loads
-from drsim.monitoring import MonitoringPlan, check_queries
-from drsim.pass_names import MONITORED, PASSES
-from drsim.passes import Chunk, SecondEvent, plan_chunks
-from drsim.scenario import Scenario
-from drsim.shedding import GatewayStats, bl_name
-from drsim.tasks import (
+from drsim.pipeline.backend import Backend, BackendInfo
+from drsim.pipeline.evaluation import TierOutcome, costs, stops, tier_outcome
+from drsim.pipeline.loads import Loads, sum_loads
+from drsim.pipeline.pass_names import MONITORED, PASSES
+from drsim.pipeline.passes import Chunk, SecondEvent, plan_chunks
+from drsim.pipeline.tasks import (
     CHUNKS,
     EVENTS,
     LOADS,
@@ -70,8 +57,21 @@ from drsim.tasks import (
     simulation_task,
     utility,
 )
-from drsim.threshold import Thresholds
+from drsim.scenario import Scenario
 from drsim.units import clock
+from drsim.utility import deficit
+from drsim.utility.appliance_monitoring import COUNTS, compile_appliance_queries
+from drsim.utility.fetching import FetchCounts, group_fetch_delays
+from drsim.utility.incentive import (
+    IncentiveResult,
+    ParticipantSums,
+    monitoring_cost,
+    plan_second_event,
+    saved_cost,
+)
+from drsim.utility.monitoring import MonitoringPlan, check_queries
+from drsim.utility.shedding import GatewayStats, bl_name
+from drsim.utility.threshold import Thresholds
 
 Progress = Callable[[str, int, int], None]  # (stage, done, in all), in the stage's unit
 STAGE_UNITS = {"cost models": "groups", "passes": "chunks", "passes + meter tier": "chunks",
@@ -86,7 +86,7 @@ class Simulation:
     scenario: Scenario
     chunks: list[Chunk]
     loads: Loads
-    chunk_rows: pd.DataFrame  # one row per chunk (drsim.tasks.CHUNKS), in chunk order
+    chunk_rows: pd.DataFrame  # one row per chunk (drsim.pipeline.tasks.CHUNKS), in chunk order
     backend: BackendInfo
     timings: dict[str, float] = field(default_factory=dict)  # stage -> wall seconds
 
@@ -127,21 +127,22 @@ class Monitored:
 
     plan: MonitoringPlan
     thresholds: Thresholds  # γ[groupID, time] of Listing 6.2
-    user_events: Any  # backend handle of drsim.tasks.EVENTS rows (drsim.tasks.user_events)
+    #: backend handle of drsim.pipeline.tasks.EVENTS rows (drsim.pipeline.tasks.user_events)
+    user_events: Any
     meter_work: dict[str, np.ndarray]  # pass -> (groups, WORK_ROWS, tests)
     outcomes: dict[str, np.ndarray]  # pass -> (groups, tests + 1, 2), tasks.outcome_counts
-    tier_rows: pd.DataFrame  # drsim.tasks.TIERS rows of the group leaders and the utility
+    tier_rows: pd.DataFrame  # drsim.pipeline.tasks.TIERS rows of the group leaders and the utility
     outcome: dict[str, TierOutcome]  # monitored pass -> latches and prediction
     gateways: dict[str, GatewayStats] = field(default_factory=dict)  # with shedding
     #: with remote data: the meter tier's fetches per monitored pass, and the group
     #: leaders' (the same for every pass)
     fetches: dict[str, FetchCounts] = field(default_factory=dict)
     group_fetches: FetchCounts | None = None
-    #: with lost readings (drsim.readings; None without), the same in every pass:
+    #: with lost readings (drsim.utility.readings; None without), the same in every pass:
     #: (groups, reading slots) readings lost; (groups, tests + 1) households by the test at
     #: which they first fall silent (the last: never); (groups, tests) silent spells
     #: beginning at each test; and (groups, 3, program minutes) the traditional pass's
-    #: seen households and their reduction so far (drsim.tasks.seen_reduction)
+    #: seen households and their reduction so far (drsim.pipeline.tasks.seen_reduction)
     lost: np.ndarray | None = None
     first_silent: np.ndarray | None = None
     silent_spells: np.ndarray | None = None
@@ -213,7 +214,7 @@ def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
 def _cost_models(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
                  progress) -> tuple[bytes, ...]:
     """Each group's pickled cost model of the meter query (load shedding, fitted where
-    the data is: :func:`drsim.tasks.cost_model_task`)."""
+    the data is: :func:`drsim.pipeline.tasks.cost_model_task`)."""
     n = len(scenario.groups)
     out = backend.map_chunks(partial(cost_model_task, scenario, plan), n,
                              {"models": MODELS}, label="cost models", progress=progress)
@@ -413,12 +414,12 @@ def _plan_second_event(result: Run) -> None:
 def deficit_at(plan: MonitoringPlan, loads: Loads, outcome: TierOutcome, theta_o_mean: float,
                goal_kwh: float, total_kwh: float, seen: np.ndarray | None = None,
                sizes: np.ndarray | None = None) -> dict[str, Any]:
-    """What the utility knows at t_nc (:mod:`drsim.deficit`): the reduction realised and
+    """What the utility knows at t_nc (:mod:`drsim.utility.deficit`): the reduction realised and
     expected so far, the θ̄_red it reads from them and the projected shortfall against
     the goal (``total_kwh``: the estimated expected reduction of the program). With lost
     readings (``seen``: :attr:`Monitored.seen`; ``sizes``: households per group) the
     realised reduction is read from the households seen
-    (:func:`drsim.deficit.reduction_seen`)."""
+    (:func:`drsim.utility.deficit.reduction_seen`)."""
     known = deficit.last_readings(plan.t_start, outcome.t_nc, np.array(outcome.latch),
                                   plan.reading, plan.settlement)
     est = loads.estimate_group_kw

@@ -49,13 +49,13 @@ Changes from the printed listings (:data:`CHANGES` says each one again, for repo
    and latching"): Listing 6.3 top reads, at each tick, one event per group latched by
    then.
 7. Listing 6.2's ``γ_user × GroupSize[groupID]`` reads the threshold per group and test
-   time, ``γ[groupID, time] × GroupSize[groupID]`` (:mod:`drsim.threshold`;
+   time, ``γ[groupID, time] × GroupSize[groupID]`` (:mod:`drsim.utility.threshold`;
    docs/decisions.md, "The group threshold from the expected response"): a constant
    γ_user, as printed, is the same value everywhere; from the expected response it is
    the utility's estimate of the share flagged when every household responds as
    expected, plus z standard errors.
 
-Lost readings (``meters.reading_loss``, :mod:`drsim.readings`; docs/decisions.md, "Lost
+Lost readings (``meters.reading_loss``, :mod:`drsim.utility.readings`; docs/decisions.md, "Lost
 meter readings") change the meter tier's input, not the query text. The head-end knows the
 test schedule, so a lost test reading is a known empty slot. With
 ``monitoring.max_missing`` k ≥ 1 it reaches the engine as a placeholder (``lost`` true,
@@ -76,8 +76,8 @@ import numpy as np
 import pandas as pd
 
 import cep_core
-from drsim.readings import silence
 from drsim.scenario import ExpectedShare, Scenario
+from drsim.utility.readings import silence
 
 __all__ = ["QUERIES", "CHANGES", "MonitoringPlan", "MeterResult", "GroupResult",
            "UtilityResult", "accumulated_kwh", "meter_tier", "group_tier", "utility_tier",
@@ -132,7 +132,7 @@ CHANGES = [
     "a[i].time > t_start → a[i].time >= t_first_test (t_start + t_wait)",
     "outputs built from a[last] (detection time, latest accumulated load) instead of a[m]",
     "strict contiguity with one run per household / group / utility instead of "
-    "skip-till-next-match (see drsim.monitoring, change 4)",
+    "skip-till-next-match (see drsim.utility.monitoring, change 4)",
     "the group leader holds each household's latest status between tests: the alert of a "
     "test time holds until the next test time",
     "a latched group counts at every later tick in the utility's alert",
@@ -203,7 +203,7 @@ class MonitoringPlan:
     def compile(self, name: str, remote: dict[str, Any] | None = None,
                 **tables: Any) -> cep_core.CompiledQuery:
         """Query ``name`` bound to this plan's parameters, the given lookup tables and
-        ``remote`` sources (:mod:`drsim.fetching`)."""
+        ``remote`` sources (:mod:`drsim.utility.fetching`)."""
         return cep_core.compile(self.text(name), params={**self.params(), **tables},
                                 remote=remote, time_unit="min",
                                 source=f"monitoring.queries.{name}")
@@ -283,13 +283,13 @@ class MeterResult:
 
     ``events``: columns time, houseID, groupID, accLoad, ``delay`` [min]: how long
     after its test time the reading that raised it was decided (its remote data in hand,
-    :mod:`drsim.fetching`; 0 with local tables), and ``missing``: the lost test slots in
+    :mod:`drsim.utility.fetching`; 0 with local tables), and ``missing``: the lost test slots in
     its run (0 without loss). Per test time (arrays aligned with ``plan.test_times``):
     ``processed`` events (placeholders of lost readings included), ``partial_matches``
     created plus extended, ``outputs`` (user events), ``fetches`` (remote-data requests
     sent for it: with local tables, one ``λ[houseID, time]`` per real reading tested),
     ``lost`` test readings, ``silent_spells`` (meters that fall silent there: one report
-    each to the group leader, :func:`drsim.readings.silence`); per household
+    each to the group leader, :func:`drsim.utility.readings.silence`); per household
     ``first_silent``, the first test at which it is silent (NOT_LATCHED: never)."""
 
     events: pd.DataFrame
@@ -298,7 +298,7 @@ class MeterResult:
     outputs: np.ndarray
     first_flag: np.ndarray  # per household: first user event's minute, or NOT_LATCHED
     fetches: np.ndarray
-    fetched: list[int] | None = None  # drsim.fetching.FetchCounts.as_list, with remote data
+    fetched: list[int] | None = None  # drsim.utility.fetching.FetchCounts.as_list, with remote data
     lost: np.ndarray | None = None  # per test: lost test readings (None: no loss)
     silent_spells: np.ndarray | None = None
     first_silent: np.ndarray | None = None  # per household: a test's minute, or NOT_LATCHED
@@ -347,9 +347,9 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     since t_start up to each test time, and the expected complete response Σ P̂ over the
     same minutes (the lookup ``λ[houseID, time]``, remote data held by the utility).
     ``shedder``: makes, from the query session, what the readings are fed through test
-    time by test time (load shedding, :mod:`drsim.shedding`); ``fetch``: a
-    :class:`drsim.fetching.MeterFetch`, which serves λ as remote data. ``lost``
-    (households, test times): the test readings lost on the way (:mod:`drsim.readings`;
+    time by test time (load shedding, :mod:`drsim.utility.shedding`); ``fetch``: a
+    :class:`drsim.utility.fetching.MeterFetch`, which serves λ as remote data. ``lost``
+    (households, test times): the test readings lost on the way (:mod:`drsim.utility.readings`;
     placeholders with ``plan.max_missing`` ≥ 1, dropped otherwise: the module doc); the
     meters silent for m_user + 1 lost tests are counted."""
     times = plan.test_times
@@ -413,7 +413,7 @@ class GroupResult:
 
 def latest_test(plan: MonitoringPlan, shift: np.ndarray | None = None) -> np.ndarray:
     """For each tick, the latest test time known by then: at or before it, or, with
-    ``shift`` (per test time, the whole minutes until its data are in, drsim.fetching),
+    ``shift`` (per test time, the whole minutes until its data are in, drsim.utility.fetching),
     the latest test T with T + shift ≤ tick (-1 before any).
 
     >>> from types import SimpleNamespace
@@ -434,8 +434,8 @@ def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.Data
                shift: np.ndarray | None = None) -> GroupResult:
     """Listing 6.2 at the leader of ``group`` (``size`` households) over its user events
     (columns time, houseID, accLoad); ``gamma`` is the lookup ``γ[groupID, time]``
-    (:meth:`drsim.threshold.Thresholds.table`); ``shift``: per test time, the whole
-    minutes after it until its data are in (:func:`drsim.fetching.alert_shift`; none:
+    (:meth:`drsim.utility.threshold.Thresholds.table`); ``shift``: per test time, the whole
+    minutes after it until its data are in (:func:`drsim.utility.fetching.alert_shift`; none:
     at once), from which its alert replaces the previous test's."""
     ticks = plan.ticks
     stream = pd.DataFrame({"type": "userNonComplianceEvent",

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from drsim.pass_names import pass_order
+from drsim.pipeline.pass_names import pass_order
 from drsim.units import DAY as MINUTES
 from drsim.units import clock
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from drsim.pipeline import Simulation
-    from drsim.run_data import RunData
+    from drsim.pipeline.stages import Simulation
+    from drsim.results.run_data import RunData
 
 PASS_STYLE = {"baseline": ("black", "-"), "expected": ("tab:green", "-"),
               "traditional": ("tab:red", "--")}

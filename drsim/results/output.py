@@ -2,9 +2,9 @@
 
 A folder is written to a temporary sibling and renamed into place when complete, so a
 failed or interrupted run never leaves a folder that looks like a finished result; only a
-folder drsim wrote (or an empty one) is ever replaced (:mod:`drsim.folders`). The
+folder drsim wrote (or an empty one) is ever replaced (:mod:`drsim.results.folders`). The
 ``simulate`` folder holds summary.json, load_curves.parquet and its figures; the ``run``
-folder (:class:`~drsim.run_data.RunData`, :func:`write_run`) adds the tiers' events and
+folder (:class:`~drsim.results.run_data.RunData`, :func:`write_run`) adds the tiers' events and
 the thresholds.
 """
 
@@ -20,19 +20,19 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from drsim.figures import (
+from drsim.pipeline.pass_names import pass_order
+from drsim.results.figures import (
     plot_breakdown,
     plot_compliance_timeline,
     plot_run_demand,
     plot_system_demand,
 )
-from drsim.folders import check_output, staged
-from drsim.pass_names import pass_order
-from drsim.run_data import RunData
+from drsim.results.folders import check_output, staged
+from drsim.results.run_data import RunData
 from drsim.units import DAY as MINUTES
 
 if TYPE_CHECKING:
-    from drsim.pipeline import Simulation
+    from drsim.pipeline.stages import Simulation
 
 SUMMARY = "summary.json"
 LOAD_CURVES = "load_curves.parquet"
@@ -100,17 +100,17 @@ def write_run(data: RunData, out_dir: str | Path, overwrite: bool = False,
     """Write an adaptive DR run folder atomically and return its path.
 
     Files: ``summary.json`` (``data.summary``, NaN and ±inf as null, ``files`` the list of
-    the folder's files: what marks it as drsim's, :mod:`drsim.folders`), ``load_curves.parquet``
-    (pass, group, minute, kw: every pass, long format), ``events_<name>.parquet`` per tier
-    table (its columns and types even when empty), ``thresholds.parquet`` (group, time,
-    expected_share, gamma: Listing 6.2's threshold per group and test time),
-    ``system_demand.png`` (:func:`plot_run_demand`) and ``compliance_timeline.png``
+    the folder's files: what marks it as drsim's, :mod:`drsim.results.folders`),
+    ``load_curves.parquet`` (pass, group, minute, kw: every pass, long format),
+    ``events_<name>.parquet`` per tier table (its columns and types even when empty),
+    ``thresholds.parquet`` (group, time, expected_share, gamma: Listing 6.2's threshold per group
+    and test time), ``system_demand.png`` (:func:`plot_run_demand`) and ``compliance_timeline.png``
     (:func:`plot_compliance_timeline`). The user events are a Parquet dataset (a folder,
     :data:`USER_EVENTS`): written from ``data.tier_events`` when they were collected, else
     by ``user_events(folder)`` (the backend's writer). Everything is checked and converted
     before the temporary folder is made; on any error nothing is left behind. Raises
-    :class:`~drsim.folders.OutputExistsError` if something is at ``out_dir`` that may not
-    be replaced (:func:`~drsim.folders.check_output`), ValueError for inconsistent data."""
+    :class:`~drsim.results.folders.OutputExistsError` if something is at ``out_dir`` that may not
+    be replaced (:func:`~drsim.results.folders.check_output`), ValueError for inconsistent data."""
     out = check_output(out_dir, overwrite)
     summary = {**data.summary, "files": run_files(data)}  # what marks the folder as drsim's
     summary_text = json.dumps(json_safe(summary), indent=2, allow_nan=False) + "\n"

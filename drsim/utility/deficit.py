@@ -5,7 +5,7 @@ have reported so far, not from the simulation's inputs (docs/decisions.md, "What
 utility knows at the prediction"). Each group's meters read every
 ``reading`` minutes until the group is latched, then at the settlement rate (§6.2.2), so
 a group's cumulative energy is known up to its last reading at or before t_nc
-(:func:`last_readings`). Against the utility's estimates B̂ and P̂ (drsim.baseline) that
+(:func:`last_readings`). Against the utility's estimates B̂ and P̂ (drsim.utility.baseline) that
 gives the reduction realised so far and the reduction expected so far; their ratio ρ is
 the share of the expected response delivered (:func:`reduction_so_far`). Since the
 expected reduction of a household grows with its follow-through (B − P̂ = θ_o·(B − F)
@@ -157,7 +157,7 @@ def reduction_seen(seen: np.ndarray, expected_group_kwh: np.ndarray, sizes: np.n
     ----------
     seen : (groups, 3, program minutes) per minute from ``t_start``: households whose
         reading there arrived, and their Σ (B̂ − P) and Σ (B̂ − P̂) before it [whole
-        µkW·min] (drsim.tasks.seen_reduction)
+        µkW·min] (drsim.pipeline.tasks.seen_reduction)
     expected_group_kwh : (groups,) E_g [kWh]
     sizes : (groups,) households per group N_g
     t_start : program start [minutes since midnight]

@@ -39,10 +39,17 @@ from typing import Any
 
 import numpy as np
 
-from drsim.monitoring import POLICY, RUNS, MeterResult, MonitoringPlan, meter_stream, meter_tier
 from drsim.scenario import Scenario, Shedding
+from drsim.utility.monitoring import (
+    POLICY,
+    RUNS,
+    MeterResult,
+    MonitoringPlan,
+    meter_stream,
+    meter_tier,
+)
 
-__all__ = ["gateways", "fit_meter_model", "GatewayStats", "shed_meter_tier",
+__all__ = ["gateways", "history_day", "fit_meter_model", "GatewayStats", "shed_meter_tier",
            "LATENCY_BINS", "BL_SUFFIX", "bl_name"]
 
 MICRO = 1_000_000  # times are summed in whole µmin
@@ -65,21 +72,28 @@ def gateways(house_ids: np.ndarray, group_first: int, size: int) -> np.ndarray:
     return (np.asarray(house_ids, dtype=np.int64) - group_first) // size
 
 
-def fit_meter_model(scenario: Scenario, plan: MonitoringPlan, group: int) -> Any:
-    """The utility's cost model of Listing 6.1 for ``group`` (module doc)."""
-    from cep_core.shedding import fit_cost_model
-    from drsim.monitoring import accumulated_kwh
-    from drsim.passes import Chunk, simulate_chunk
-
-    cfg = scenario.monitoring.shedding
+def history_day(scenario: Scenario, group: int) -> tuple[Scenario, int, int]:
+    """The previous program day the cost model of ``group`` is fitted on (module doc): the
+    scenario with the next seed, and the group's first gateway's households (first id,
+    number)."""
     lo, hi = scenario.group_ranges()[group]
     day = scenario.model_copy(update={"seed": (scenario.seed + 1) % (2**63 - 1)})
-    chunk = Chunk(0, lo, min(cfg.gateway_households, hi - lo), group)
-    result = simulate_chunk(day, chunk, households=True)
+    return day, lo, min(scenario.monitoring.shedding.gateway_households, hi - lo)
+
+
+def fit_meter_model(scenario: Scenario, plan: MonitoringPlan, group: int, history: Any
+                    ) -> Any:
+    """The utility's cost model of Listing 6.1 for ``group`` (module doc), fitted on
+    ``history``: the households of :func:`history_day` simulated by the run (their
+    ``population``, traditional ``window_kw`` and expected ``estimate_window_kw``)."""
+    from cep_core.shedding import fit_cost_model
+    from drsim.utility.monitoring import accumulated_kwh
+
+    cfg = scenario.monitoring.shedding
     times = plan.test_times
-    acc = accumulated_kwh(result.window_kw["traditional"], plan.t_start, times)
-    expected = accumulated_kwh(result.estimate_window_kw["expected"], plan.t_start, times)
-    stream, lam = meter_stream(plan, result.population.ids, group, acc, expected)
+    acc = accumulated_kwh(history.window_kw["traditional"], plan.t_start, times)
+    expected = accumulated_kwh(history.estimate_window_kw["expected"], plan.t_start, times)
+    stream, lam = meter_stream(plan, history.population.ids, group, acc, expected)
     query = plan.compile("meter", λ=lam)
     return fit_cost_model(query, stream, policy=POLICY, runs=RUNS, slices=cfg.slices,
                           classes=cfg.classes, max_classes=cfg.classes)
@@ -161,7 +175,7 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
                     ) -> tuple[MeterResult, GatewayStats, MeterResult, GatewayStats]:
     """Listing 6.1 on a chunk's gateways: the unshed run (BL) and the run under the
     bound (OP), each with what its gateways did (module doc); ``fetch()`` makes each
-    run's :class:`drsim.fetching.MeterFetch` when λ is remote data."""
+    run's :class:`drsim.utility.fetching.MeterFetch` when λ is remote data."""
     from cep_core.shedding import KeyedShedder
 
     gw = gateways(house_ids, group_first, cfg.gateway_households)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from drsim import rng
-from drsim.population import Population
-from drsim.starts import make_batch
+from drsim.household import rng
+from drsim.household.population import Population
+from drsim.household.starts import make_batch
 from drsim.units import DAY
 
 

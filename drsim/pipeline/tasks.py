@@ -1,13 +1,13 @@
 """What a run computes where the data is: one chunk's task, one group leader, the utility.
 
-These are the functions a backend (:mod:`drsim.backend`) runs; each is a plain function over
-numpy, pandas and Arrow data, and each returns what leaves its worker as Arrow batches or a
+These are the functions a backend (:mod:`drsim.pipeline.backend`) runs; each is a plain function
+over numpy, pandas and Arrow data, and each returns what leaves its worker as Arrow batches or a
 pandas frame of the schemas below (docs/architecture.md, "Data flow of one run").
 
-A **chunk task** simulates its households' passes (:func:`drsim.passes.simulate_chunk`), makes
-the utility's M&V estimates (:mod:`drsim.baseline`), and, when the run is monitored, runs
-every household's meter query (Listing 6.1) right away, with the replicas' flags that set the
-threshold of Listing 6.2 (:mod:`drsim.threshold`). Only per-minute sums, user events,
+A **chunk task** simulates its households' passes (:func:`drsim.pipeline.passes.simulate_chunk`),
+makes the utility's M&V estimates (:mod:`drsim.utility.baseline`), and, when the run is monitored,
+runs every household's meter query (Listing 6.1) right away, with the replicas' flags that set the
+threshold of Listing 6.2 (:mod:`drsim.utility.threshold`). Only per-minute sums, user events,
 counters (the meter tier's work, households by first flag and compliance) and the
 participants' exact sums (Eq. 6.5-6.8) leave it: no row per household.
 Loads travel as whole µkW, so every sum is exact whatever the chunking.
@@ -25,21 +25,26 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from drsim.appliance_monitoring import (
+from drsim.household.sim import micro_kw
+from drsim.pipeline.memory import peak_rss_bytes
+from drsim.pipeline.pass_names import MONITORED
+from drsim.pipeline.passes import Chunk, ChunkResult, SecondEvent, pass_schedules, simulate_chunk
+from drsim.scenario import ExpectedShare, Scenario
+from drsim.units import DAY
+from drsim.utility.appliance_monitoring import (
     appliance_stream,
     compile_appliance_queries,
     run_appliance_query,
 )
-from drsim.baseline import estimate
-from drsim.fetching import MeterFetch, alert_shift
-from drsim.incentive import (
+from drsim.utility.baseline import estimate
+from drsim.utility.fetching import MeterFetch, alert_shift
+from drsim.utility.incentive import (
     ParticipantSums,
     household_mappings,
     lottery_winners,
     second_event_compliant,
 )
-from drsim.memory import peak_rss_bytes
-from drsim.monitoring import (
+from drsim.utility.monitoring import (
     NOT_LATCHED,
     MonitoringPlan,
     accumulated_kwh,
@@ -47,14 +52,9 @@ from drsim.monitoring import (
     meter_tier,
     utility_tier,
 )
-from drsim.pass_names import MONITORED
-from drsim.passes import Chunk, ChunkResult, SecondEvent, pass_schedules, simulate_chunk
-from drsim.readings import lost_readings, reading_minutes, slot_of
-from drsim.scenario import ExpectedShare, Scenario
-from drsim.shedding import bl_name, fit_meter_model, shed_meter_tier
-from drsim.sim import micro_kw
-from drsim.threshold import Thresholds, replica_flags
-from drsim.units import DAY
+from drsim.utility.readings import lost_readings, reading_minutes, slot_of
+from drsim.utility.shedding import bl_name, fit_meter_model, history_day, shed_meter_tier
+from drsim.utility.threshold import Thresholds, replica_flags
 
 TOTAL = "total"  # the series of a pass's whole load (the others are categories)
 ESTIMATE = "estimate"  # the pass name of the utility's M&V estimates (series B and P̂)
@@ -72,16 +72,16 @@ METER = pa.schema([  # per (chunk, pass): aggregates only, whatever the chunk's 
     ("chunk", pa.int64()), ("group", pa.int32()), ("pass", pa.string()),
     ("work", pa.list_(pa.int64())), ("outcomes", pa.list_(pa.int64())),
     ("replica_flags", pa.list_(pa.int64())),
-    ("gateways", pa.list_(pa.float64())),  # drsim.shedding.GatewayStats, with shedding
-    ("fetched", pa.list_(pa.int64())),  # drsim.fetching.FetchCounts, with remote data
-    # with lost readings (drsim.readings; null without): per reading slot of the program,
+    ("gateways", pa.list_(pa.float64())),  # drsim.utility.shedding.GatewayStats, with shedding
+    ("fetched", pa.list_(pa.int64())),  # drsim.utility.fetching.FetchCounts, with remote data
+    # with lost readings (drsim.utility.readings; null without): per reading slot of the program,
     # the readings lost; households by the test at which they first fall silent (tests + 1,
     # the last: never) then silent spells per test; and, on the traditional pass, what the
     # utility sees of the deficit (:func:`seen_reduction`)
     ("lost", pa.list_(pa.int64())), ("silent", pa.list_(pa.int64())),
     ("seen", pa.list_(pa.float64())),
     ("missing", pa.list_(pa.int64())),  # (tests, max_missing + 1) user events by missing
-    # with appliance queries (drsim.appliance_monitoring; null without): per query, in the
+    # with appliance queries (drsim.utility.appliance_monitoring; null without): per query, in the
     # scenario's order, its COUNTS on this pass
     ("appliance", pa.list_(pa.int64()))])
 MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary())])
@@ -129,8 +129,11 @@ def simulation_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: Monitor
 def cost_model_task(scenario: Scenario, plan: MonitoringPlan, group: int
                     ) -> dict[str, pa.RecordBatch]:
     """The utility's cost model of the meter query for ``group``, pickled
-    (:func:`drsim.shedding.fit_meter_model`)."""
-    model = fit_meter_model(scenario, plan, group)
+    (:func:`drsim.utility.shedding.fit_meter_model`), fitted on the previous day's
+    households, simulated here (:func:`drsim.utility.shedding.history_day`)."""
+    day, first, n = history_day(scenario, group)
+    history = simulate_chunk(day, Chunk(0, first, n, group), households=True)
+    model = fit_meter_model(scenario, plan, group, history)
     return {"models": pa.RecordBatch.from_pylist(
         [{"group": group, "model": pickle.dumps(model)}], schema=MODELS)}
 
@@ -139,7 +142,7 @@ def adaptive_task(scenario: Scenario, chunks: tuple[Chunk, ...], second: SecondE
                   index: int) -> dict[str, pa.RecordBatch]:
     """The adaptive pass of chunk ``index`` (DR1 at θ_red, DR2 at θ_new of Eq. 6.8 for the
     planned incentive) and the lottery of Eq. 6.5 among the households compliant in the
-    second event (:func:`drsim.incentive.second_event_compliant`)."""
+    second event (:func:`drsim.utility.incentive.second_event_compliant`)."""
     chunk = chunks[index]
     started = time.perf_counter()
     result = simulate_chunk(scenario, chunk, households=True,
@@ -228,9 +231,9 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
     compliance (:func:`outcome_counts`), the user events, and, on the expected pass, the
     replicas' flags per test time when γ is estimated from the expected response. With
     load shedding (``model``: the group's cost model) each pass is monitored twice, under
-    the bound (the pass's own name) and unshed (:func:`drsim.shedding.bl_name`), each
-    with its gateways' figures (:class:`drsim.shedding.GatewayStats`). With lost
-    readings (:mod:`drsim.readings`, the same in every pass) the meter tier sees only
+    the bound (the pass's own name) and unshed (:func:`drsim.utility.shedding.bl_name`), each
+    with its gateways' figures (:class:`drsim.utility.shedding.GatewayStats`). With lost
+    readings (:mod:`drsim.utility.readings`, the same in every pass) the meter tier sees only
     what arrives, and the row carries the lost readings, the silent meters and, on the
     traditional pass, the seen households' reduction (:func:`seen_reduction`)."""
     pop, chunk = result.population, result.chunk
@@ -307,7 +310,7 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
 
 def _appliance_counts(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult,
                       name: str) -> np.ndarray | None:
-    """The appliance queries' :data:`drsim.appliance_monitoring.COUNTS` on pass ``name``
+    """The appliance queries' :data:`drsim.utility.appliance_monitoring.COUNTS` on pass ``name``
     of the chunk, query after query (None without queries)."""
     specs = scenario.monitoring.appliance_queries
     if not specs:
@@ -350,7 +353,7 @@ def outcome_counts(test_times: np.ndarray, first_flag: np.ndarray, noncompliant:
     """(tests + 1, 2) households by the test of their first user event (row ``tests``:
     never flagged) and by their realised non-compliance (column 1: a reduction below the
     household's goal, Eq. 6.2); what household precision and recall need
-    (:func:`drsim.evaluation.precision_recall`) without a row per household.
+    (:func:`drsim.pipeline.evaluation.precision_recall`) without a row per household.
 
     Examples
     --------
@@ -392,8 +395,8 @@ def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thres
     (rows of :data:`EVENTS`); its alerts, group events and work per tick (:data:`TIERS`).
     A group with no user event sends nothing. ``gamma_delays``: with remote data, the
     (groups, tests) delays of the leaders' γ fetches [min]
-    (:func:`drsim.fetching.group_fetch_delays`), which with the user events' own delays
-    hold its alerts back (:func:`drsim.fetching.alert_shift`)."""
+    (:func:`drsim.utility.fetching.group_fetch_delays`), which with the user events' own delays
+    hold its alerts back (:func:`drsim.utility.fetching.alert_shift`)."""
     events = user_events(rows)
     if not len(events):
         return pd.DataFrame({f.name: pd.Series(dtype=f.type.to_pandas_dtype())

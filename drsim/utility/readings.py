@@ -15,8 +15,8 @@ reading may be lost on the way (docs/decisions.md, "Lost meter readings"):
 
 A slot is one reading interval of the program, ``t_start + j·reading``; a settlement
 reading falls in the slot of its minute. Draws come from the counter-based streams of
-:mod:`drsim.rng` keyed by (seed, meter, ``"loss"``, slot minute), so a meter's losses are
-the same in every pass and for any chunking; the threshold's replicas (drsim.threshold)
+:mod:`drsim.household.rng` keyed by (seed, meter, ``"loss"``, slot minute), so a meter's losses are
+the same in every pass and for any chunking; the threshold's replicas (drsim.utility.threshold)
 draw theirs under their own keys.
 
 A meter is **silent** at a test when it has lost m_user + 1 test readings in a row (the
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from drsim.rng import uniform
+from drsim.household.rng import uniform
 from drsim.scenario import ReadingLoss
 
 __all__ = ["LOSS_STREAM", "DARK_STREAM", "reading_minutes", "lost_readings", "slot_of",

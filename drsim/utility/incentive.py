@@ -26,7 +26,7 @@ not depend on chunking)::
             result.winner_counts(u, winners)                   merged by adding
     driver  result.with_lottery(counts, compliant households)
 
-The utility plans with what it knows at t_nc (drsim.deficit; docs/decisions.md, "What the
+The utility plans with what it knows at t_nc (drsim.utility.deficit; docs/decisions.md, "What the
 utility knows at the prediction"): θ̄_o of its participants (their enrolment), and θ̄_red
 estimated from the meter data so far, never the simulation's input θ_o·(1 − drop). A
 household's own θ_red in Eq. 6.8 is its behaviour (how it responds to the incentive), which
@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from drsim import rng
+from drsim.household import rng
 
 if TYPE_CHECKING:
     from drsim.scenario import Incentive, Scenario
@@ -250,8 +250,8 @@ def assign_mappings(seed: int, household_ids: ArrayLike, u_mappings: ArrayLike,
 
     A household takes ``fixed_u`` where it is given (not NaN: its group's ``incentive_u``),
     else one of ``u_mappings`` uniformly at random, drawn by the counter-based hash of
-    (seed, household id, stream ``incentive_mapping``) (drsim/rng.py), so a household's u does
-    not depend on chunking.
+    (seed, household id, stream ``incentive_mapping``) (drsim/household/rng.py), so a household's u
+    does not depend on chunking.
     """
     ids = _household_ids(household_ids)
     choices = _factors("u_mappings", u_mappings).ravel()
@@ -459,7 +459,7 @@ def second_event_compliant(baseline_kw: ArrayLike, expected_kw: ArrayLike, load_
                            ) -> np.ndarray:
     """Households compliant in the second event: Eq. 6.2 over its window with the goal of
     the expected complete response, ``Σ (B̂ − P) >= Σ (B̂ − P̂)``, i.e. ``Σ P <= Σ P̂``, as
-    the utility settles it (its M&V estimates B̂ and P̂, drsim.baseline).
+    the utility settles it (its M&V estimates B̂ and P̂, drsim.utility.baseline).
 
     Parameters
     ----------
@@ -560,7 +560,7 @@ class IncentiveResult:
     Money is in ``currency``. ``lambda_new`` maps each u in use to its λ_new (Eq. 6.7);
     ``second_event_cost`` is the left side of Eq. 6.5 (monitoring cost + κ·(λ_new − λ_o))
     when the event is scheduled, else 0. ``theta_red_mean`` is the θ̄_red the utility
-    planned with (its estimate from the meter data, drsim.deficit), beside the
+    planned with (its estimate from the meter data, drsim.utility.deficit), beside the
     participants' simulated mean ``theta_red_mean_simulated``. ``theta_new_mean`` is None
     until :meth:`with_response` adds the θ_new sums of the adaptive pass; the ``lottery_*``
     and ``realised_*`` fields until :meth:`with_lottery` adds the draw of the run.
@@ -669,7 +669,7 @@ def plan_second_event(settings: Incentive, lambda_o: float, participants: Partic
     λ_new). If no lottery fits (see :class:`Lottery`), ``scheduled`` is False, p_inc = κ = 0,
     ``second_event_cost`` = 0 and C_nc is the margin alone; the run keeps the first event only.
     ``lambda_o`` is the scenario's ``dr_program.incentive``. ``theta_red_mean`` is the θ̄_red
-    the utility knows (its estimate from the meter data, drsim.deficit); None uses the
+    the utility knows (its estimate from the meter data, drsim.utility.deficit); None uses the
     participants' own mean. When it already reaches β·θ̄_o there is no deficit to make up:
     λ_new = λ_o and no second event.
     """

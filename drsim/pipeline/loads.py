@@ -1,7 +1,7 @@
 """The passes' load curves of a whole scenario, summed from the chunks' rows.
 
-Chunks send their loads as whole µkW (:data:`drsim.tasks.LOADS`), so the sums here are exact
-and the curves do not depend on chunking, partitioning or the order rows arrive in.
+Chunks send their loads as whole µkW (:data:`drsim.pipeline.tasks.LOADS`), so the sums here are
+exact and the curves do not depend on chunking, partitioning or the order rows arrive in.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from drsim.tasks import ESTIMATE, TOTAL
+from drsim.pipeline.tasks import ESTIMATE, TOTAL
 from drsim.units import DAY, MICRO
 
 
@@ -46,7 +46,8 @@ class Loads:
 
 
 def sum_loads(table: pa.Table, n_groups: int, passes: tuple[str, ...]) -> Loads:
-    """Sum the rows of :data:`drsim.tasks.LOADS` per (pass, group) and per (pass, category)."""
+    """Sum the rows of :data:`drsim.pipeline.tasks.LOADS` per (pass, group) and per (pass,
+    category)."""
     table = table.sort_by([("chunk", "ascending"), ("pass", "ascending"),
                            ("series", "ascending")])
     group = table.column("group").to_numpy()

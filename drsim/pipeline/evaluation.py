@@ -1,6 +1,6 @@
 """What the three tiers did on a monitored pass: latches, prediction, costs, precision.
 
-Plain functions over the tiers' rows (:data:`drsim.tasks.TIERS`) and the meter tier's
+Plain functions over the tiers' rows (:data:`drsim.pipeline.tasks.TIERS`) and the meter tier's
 per-household output. Costs are counted as the deployed system incurs them
 (docs/decisions.md, "Communication and computation costs"): meters are read every
 ``reading`` minutes until their group latches (or the utility predicts non-compliance), then
@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from drsim.monitoring import NOT_LATCHED, MonitoringPlan
-from drsim.readings import slot_of
-from drsim.tasks import UTILITY
+from drsim.pipeline.tasks import UTILITY
+from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
+from drsim.utility.readings import slot_of
 
 
 @dataclass
@@ -67,8 +67,8 @@ def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows:
           silent_spells: np.ndarray | None = None) -> dict[str, Any]:
     """Communication and computation per tier, as deployed (module docstring).
     ``meter_work`` is (groups, 5, tests): events processed, partial matches, user events,
-    readings shed (not reported: neither sent nor evaluated, drsim.shedding) and remote
-    data requested (drsim.fetching). With lost readings (drsim.readings): ``lost``
+    readings shed (not reported: neither sent nor evaluated, drsim.utility.shedding) and remote
+    data requested (drsim.utility.fetching). With lost readings (drsim.utility.readings): ``lost``
     (groups, reading slots of the program), the readings lost, which are not sent; and
     ``silent_spells`` (groups, tests), the meter tier's reports of silent meters to the
     group leaders, which are."""
@@ -113,7 +113,7 @@ def precision_recall(outcomes: np.ndarray, test_times: np.ndarray, stop: np.ndar
 
     ``outcomes`` is (groups, tests + 1, 2): households by the test of their first flag
     (the last row: never flagged) and by realised non-compliance
-    (:func:`drsim.tasks.outcome_counts` summed over each group's chunks)."""
+    (:func:`drsim.pipeline.tasks.outcome_counts` summed over each group's chunks)."""
     outcomes = np.asarray(outcomes, dtype=np.int64)
     k = len(test_times)
     predicted = np.zeros(outcomes.shape[:2], dtype=bool)  # (groups, tests + 1)
@@ -138,7 +138,7 @@ def flagged_fraction(meter_work: np.ndarray, sizes: np.ndarray) -> np.ndarray:
 def loss_report(plan: MonitoringPlan, sizes: np.ndarray, lost: np.ndarray,
                 first_silent: np.ndarray, stop: np.ndarray, names: list[str]
                 ) -> dict[str, Any]:
-    """What the lost readings (drsim.readings) took from the monitoring of one pass, as
+    """What the lost readings (drsim.utility.readings) took from the monitoring of one pass, as
     deployed (each group until its ``stop``): the readings and test readings lost, and
     the meters silent (m_user + 1 lost tests in a row) per group and in all, beside the
     same over the whole program.

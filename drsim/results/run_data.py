@@ -1,6 +1,7 @@
 """What a run folder shows (:class:`RunData`), gathered from a finished run: the passes'
 loads and the utility's estimates, the second event, t_nc, the tiers' outcomes and events,
-and the thresholds. Written by :mod:`drsim.output`, drawn by :mod:`drsim.figures`."""
+and the thresholds. Written by :mod:`drsim.results.output`, drawn by
+:mod:`drsim.results.figures`."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from drsim.monitoring import NOT_LATCHED
-from drsim.tasks import UTILITY
+from drsim.pipeline.tasks import UTILITY
+from drsim.utility.monitoring import NOT_LATCHED
 
 if TYPE_CHECKING:
-    from drsim.pipeline import Monitored, Run
-    from drsim.threshold import Thresholds
+    from drsim.pipeline.stages import Monitored, Run
+    from drsim.utility.threshold import Thresholds
 
 __all__ = ["RunData", "run_data", "tier_tables"]
 
@@ -42,7 +43,7 @@ class RunData:
     flagged_fraction: dict[str, np.ndarray]
     group_alert_ticks: dict[str, list[np.ndarray]]  # pass -> per group, ticks with an alert
     group_latch: dict[str, list[int | None]]  # pass -> per group, latch minute (None: never)
-    thresholds: Thresholds  # γ[groupID, time] of Listing 6.2 (drsim.threshold)
+    thresholds: Thresholds  # γ[groupID, time] of Listing 6.2 (drsim.utility.threshold)
 
     # name -> table with a "pass" column: "group_alerts" (pass, time, groupID, sumAccLoad),
     # "group_events" (same), "utility_alerts" (pass, time, load), and "user_events" (pass,
@@ -51,13 +52,13 @@ class RunData:
     tier_events: dict[str, pd.DataFrame]
     summary: dict  # the complete summary.json content (the pipeline builds it)
     # pass -> (groups,): the last minute each group's meters are tested at the monitoring
-    # rate (drsim.evaluation.stops: its latch, t_nc or the program's end)
+    # rate (drsim.pipeline.evaluation.stops: its latch, t_nc or the program's end)
     monitoring_stop: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def run_data(run: Run, summary: dict | None = None) -> RunData:
     """What the run folder of ``run`` shows (``summary``: its summary.json content)."""
-    from drsim.evaluation import flagged_fraction, stops
+    from drsim.pipeline.evaluation import flagged_fraction, stops
 
     simulation, monitored = run.simulation, run.monitored
     scenario, plan = simulation.scenario, monitored.plan

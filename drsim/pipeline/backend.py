@@ -1,6 +1,6 @@
 """The small interface a run is written against, and the serial backend that runs it in process.
 
-A run (:mod:`drsim.pipeline`) needs three things of the machinery below it
+A run (:mod:`drsim.pipeline.stages`) needs three things of the machinery below it
 (docs/architecture.md, "Backends"):
 
 - **map a function over chunks**: ``task(i)`` for every chunk index, each returning one Arrow

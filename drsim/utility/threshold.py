@@ -12,7 +12,7 @@ cannot follow it, so the utility may instead set, per group g and test time t,
 
 where p̂ is its estimate of the share flagged under the expected response and N_g the
 group's size. p̂ comes from R replicas of the follow-through decisions per household over
-the schedule its M&V method assumes (:func:`drsim.baseline.expected_replica`), each tested
+the schedule its M&V method assumes (:func:`drsim.utility.baseline.expected_replica`), each tested
 by the meter query against P̂ with the replica's own M&V error: the evaluated day's
 decisions are never used. ``(1 + 1/R)`` makes z standard errors of the difference
 between the group's realised share and the estimate (the variance of a share of N_g
@@ -30,12 +30,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from drsim.baseline import Estimates, day_of_adjusted, expected_replica, with_mv_error
-from drsim.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
-from drsim.population import Population
-from drsim.readings import lost_readings, reading_minutes, slot_of
+from drsim.household.population import Population
+from drsim.household.sim import ChunkSimulator
 from drsim.scenario import ExpectedShare
-from drsim.sim import ChunkSimulator
+from drsim.utility.baseline import Estimates, day_of_adjusted, expected_replica, with_mv_error
+from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
+from drsim.utility.readings import lost_readings, reading_minutes, slot_of
 
 __all__ = ["Thresholds", "expected_share", "replica_flags", "threshold"]
 
@@ -48,7 +48,7 @@ def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, gr
     P̂ of the chunk without M&V error, over the program). With a day-of adjustment
     (``before``: the estimates without error over the minutes it reads), each replica's
     estimates are adjusted from the replica's own readings before the notice, as the
-    utility adjusts the day's (:func:`drsim.baseline.day_of_adjusted`).
+    utility adjusts the day's (:func:`drsim.utility.baseline.day_of_adjusted`).
 
     The replicas run as one stream: replica r's households are keyed
     ``houseID + r·N`` (N the scenario's households, so the keys stay distinct and compact),

@@ -16,7 +16,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from drsim.pass_names import DR_PASSES, MONITORED
+from drsim.pipeline.pass_names import DR_PASSES, MONITORED
 from drsim.units import clock
 
 MISSING = "—"

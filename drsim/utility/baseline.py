@@ -46,7 +46,7 @@ load itself, and Eq. 6.4 would measure nothing.
 Day-of adjustment (any method, optional, :func:`day_of_ratio`): at the announcement the
 utility scales each household's B and P̂ by its metered load over the minutes before the
 notice against its estimated baseline over the same minutes, within a cap, and publishes
-the adjusted profiles (one update of the remote data, drsim.fetching). Readings after the
+the adjusted profiles (one update of the remote data, drsim.utility.fetching). Readings after the
 notice carry the household's decisions and are not used.
 
 M&V error (any method, :func:`with_mv_error`): each household's B and P̂ share one
@@ -63,12 +63,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtri
 
-from drsim import rng
-from drsim.appliances import FLEX_ADVANCE, FLEX_COLD, FLEX_DEFERRABLE, Catalogue
-from drsim.behaviour_data import EVData
-from drsim.dr import DREvent
-from drsim.population import Population
-from drsim.sim import ChunkRun, ChunkSimulator, micro_kw, program_events
+from drsim.household import rng
+from drsim.household.appliances import FLEX_ADVANCE, FLEX_COLD, FLEX_DEFERRABLE, Catalogue
+from drsim.household.behaviour_data import EVData
+from drsim.household.dr import DREvent
+from drsim.household.population import Population
+from drsim.household.sim import ChunkRun, ChunkSimulator, micro_kw, program_events
 from drsim.units import DAY, MICRO, clock_minutes
 
 _SPAN = 3 * DAY  # days -1, 0, 1 on one axis; index i is minute i - DAY of the DR day

@@ -1,7 +1,7 @@
 """Households of a chunk: appliance sets, EVs, follow-through rates and groups.
 
 Every attribute is drawn with counter-based streams keyed by the household id
-(:mod:`drsim.rng`), so a household is the same whatever chunk it falls in.
+(:mod:`drsim.household.rng`), so a household is the same whatever chunk it falls in.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from functools import cached_property
 
 import numpy as np
 
-from drsim import rng
-from drsim.appliances import Catalogue, load_catalogue
-from drsim.behaviour_data import EVData, load_ev_data, load_follow_through
+from drsim.household import rng
+from drsim.household.appliances import Catalogue, load_catalogue
+from drsim.household.behaviour_data import EVData, load_ev_data, load_follow_through
 from drsim.scenario import FollowThrough, Scenario
 
 

@@ -3,7 +3,7 @@ DR monitoring (§6.2.2, §6.3.4), on :mod:`cep_core.remote.batch`.
 
 The meter query's ``λ[houseID, time]`` (Listing 6.1: the expected complete response
 Σ P̂ up to each test time) and the group query's ``γ[groupID, time]`` (Listing 6.2's
-threshold table, :mod:`drsim.threshold`) live at the utility. One element per
+threshold table, :mod:`drsim.utility.threshold`) live at the utility. One element per
 (household or group, test time), ``element_bytes`` each, travels over the metering
 network with the scenario's latency model (seconds; the engines' time is in minutes).
 
@@ -31,7 +31,7 @@ the tick ``T + ⌈delay⌉``, the delay being the largest of T's user events' an
 leader's own γ fetch, until a later test's is in (before, the previous test's holds).
 Without latency every delay is zero and the run is the run with local tables.
 
-Not modelled: the gateway's processing time (load shedding's device, :mod:`drsim.shedding`)
+Not modelled: the gateway's processing time (load shedding's device, :mod:`drsim.utility.shedding`)
 is not added to the data delays, and fetches do not occupy that device.
 """
 
@@ -44,8 +44,8 @@ import numpy as np
 import pandas as pd
 
 from cep_core.remote import BatchFetcher, KeyedFetcher, LatencyModel, RemoteSource
-from drsim.monitoring import MonitoringPlan
 from drsim.scenario import RemoteData
+from drsim.utility.monitoring import MonitoringPlan
 
 __all__ = ["latency_model", "MeterFetch", "FetchCounts", "group_fetch_delays",
            "alert_shift", "MICRO"]
@@ -125,7 +125,7 @@ def _next_test(plan: MonitoringPlan):
 
 class MeterFetch:
     """The meter tier's fetches of ``λ[houseID, time]`` for the households of one chunk
-    (module doc): :func:`drsim.monitoring.meter_tier` makes the source from the chunk's
+    (module doc): :func:`drsim.utility.monitoring.meter_tier` makes the source from the chunk's
     table and wraps what it feeds in the fetcher."""
 
     def __init__(self, plan: MonitoringPlan, cfg: RemoteData, house_ids: np.ndarray,
@@ -178,7 +178,7 @@ def group_fetch_delays(plan: MonitoringPlan, cfg: RemoteData, groups: int,
                        seed: int) -> tuple[np.ndarray, FetchCounts]:
     """The group leaders' fetches of ``γ[groupID, time]`` (module doc): the data delay of
     each (group, test time) [min] and the counts (the values are the threshold table's,
-    :mod:`drsim.threshold`; only the timing is modelled here)."""
+    :mod:`drsim.utility.threshold`; only the timing is modelled here)."""
     source = _source(cfg, {}, "γ", seed)
     fetcher = BatchFetcher(source, "γ", ("groupID", "time"), "groupID", lambda k: k,
                            groups, cfg.strategy, cfg.cache_elements, _next_test(plan))

@@ -3,7 +3,7 @@
 The three tiers of the dissertation's Ch. 6 watch the households' meter readings. A
 utility may also watch what the households *do* while the program runs, as events: the
 appliance starts, EV plug-ins, pauses and resumes of the simulation
-(:mod:`drsim.household_events`), the DR signals each household receives (``dr_notice``,
+(:mod:`drsim.household.household_events`), the DR signals each household receives (``dr_notice``,
 ``dr_start``, ``dr_end`` of every event of the pass's schedule), and ``over_baseline`` at
 every δ minutes of the evening, on the grid of the test times (t_first_test + kδ,
 §6.2.1), when the household's load over the δ minutes before exceeds its load without DR
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 import cep_core
-from drsim.household_events import household_events
+from drsim.household.household_events import household_events
 from drsim.scenario import ApplianceQuery
 
 __all__ = ["COUNTS", "appliance_stream", "compile_appliance_queries", "run_appliance_query",
@@ -75,7 +75,7 @@ def appliance_stream(run: Any, baseline: Any, house_ids: np.ndarray,
 
     Parameters
     ----------
-    run, baseline : the pass's and the baseline pass's :class:`drsim.sim.ChunkRun`
+    run, baseline : the pass's and the baseline pass's :class:`drsim.household.sim.ChunkRun`
     house_ids : (households,) the chunk's household ids
     signals : (announced, start, end) of each DR event of the pass [minute of the day]
     t_first_test, delta : the test grid, t_first_test + kδ [minute of the day, minutes]

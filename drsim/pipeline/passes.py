@@ -18,7 +18,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from drsim.baseline import (
+from drsim.household.dr import DREvent
+from drsim.household.population import Population
+from drsim.household.sim import ChunkRun, ChunkSimulator, micro_kw, program_events
+from drsim.scenario import Scenario
+from drsim.units import DAY
+from drsim.utility.baseline import (
     Estimates,
     adjustment_minutes,
     baseline_before_notice,
@@ -26,12 +31,7 @@ from drsim.baseline import (
     estimate_exact,
     with_mv_error,
 )
-from drsim.dr import DREvent
-from drsim.incentive import IncentiveResult
-from drsim.population import Population
-from drsim.scenario import Scenario
-from drsim.sim import ChunkRun, ChunkSimulator, micro_kw, program_events
-from drsim.units import DAY
+from drsim.utility.incentive import IncentiveResult
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class ChunkResult:
     """Per-minute system load of one chunk for each pass, in whole µkW (exact sums).
 
     ``estimates`` holds the utility's M&V estimates over the DR window, summed over the
-    chunk: B (``baseline``) and P̂ (``expected``), see drsim.baseline. With
+    chunk: B (``baseline``) and P̂ (``expected``), see drsim.utility.baseline. With
     ``households=True`` the per-household loads over the window are kept as well:
     ``window_kw`` (pass -> (households, window) kW) and ``estimate_window_kw`` (B̂, P̂).
     """
@@ -118,7 +118,7 @@ class ChunkResult:
     estimate_exact: Estimates | None = None  # the M&V method's B and P̂ without M&V error
     #: with a day-of adjustment: the same over the minutes it reads (baseline_before_notice)
     before_notice: Estimates | None = None
-    #: with ``keep_runs``: each pass's committed starts and sessions (drsim.sim.ChunkRun)
+    #: with ``keep_runs``: each pass's committed starts and sessions (drsim.household.sim.ChunkRun)
     runs: dict[str, ChunkRun] = field(default_factory=dict)
 
 

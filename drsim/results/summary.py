@@ -17,15 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from drsim.appliance_monitoring import COUNTS
-from drsim.evaluation import loss_report, precision_recall, stops
-from drsim.memory import peak_rss_bytes, process_peak_rss_bytes
-from drsim.monitoring import CHANGES, NOT_LATCHED
-from drsim.pass_names import DR_PASSES
-from drsim.pipeline import Run, Simulation
+from drsim.pipeline.evaluation import loss_report, precision_recall, stops
+from drsim.pipeline.memory import peak_rss_bytes, process_peak_rss_bytes
+from drsim.pipeline.pass_names import DR_PASSES
+from drsim.pipeline.stages import Run, Simulation
 from drsim.scenario import ExpectedShare, Scenario
-from drsim.shedding import bl_name
 from drsim.units import DAY, clock, mwh
+from drsim.utility.appliance_monitoring import COUNTS
+from drsim.utility.monitoring import CHANGES, NOT_LATCHED
+from drsim.utility.shedding import bl_name
 
 EVENING = (16 * 60, 22 * 60)  # the evening peak is looked for in [16:00, 22:00)
 REBOUND_MINUTES = 180  # rebound is looked for in the three hours after t_end
@@ -110,7 +110,7 @@ def _passes(simulation: Simulation) -> list[str]:
 
 def _reductions(simulation: Simulation) -> dict[str, Any]:
     """Reductions against the simulated no-DR pass (ground truth) and the utility's
-    estimates (:mod:`drsim.baseline`), the goal, the breakdown, energy."""
+    estimates (:mod:`drsim.utility.baseline`), the goal, the breakdown, energy."""
     scenario, loads = simulation.scenario, simulation.loads
     program = scenario.dr_program
     start, end = program.start_minute, program.end_minute
@@ -232,7 +232,7 @@ def _run_sections(run: Run) -> dict[str, Any]:
 
 
 def _appliance(run: Run) -> dict[str, Any]:
-    """The appliance-level queries (drsim.appliance_monitoring): per query its text, plan
+    """The appliance-level queries (drsim.utility.appliance_monitoring): per query its text, plan
     and adapt options, and per monitored pass its counts summed over the chunks."""
     specs = run.simulation.scenario.monitoring.appliance_queries
     return {name: {"query": spec.query, "plan": spec.plan, "adapt": spec.adapt,
@@ -242,7 +242,7 @@ def _appliance(run: Run) -> dict[str, Any]:
 
 
 def _loss(run: Run, names: list[str]) -> dict[str, Any]:
-    """Lost readings (drsim.readings): the settings, and on the traditional pass (as
+    """Lost readings (drsim.utility.readings): the settings, and on the traditional pass (as
     deployed) and the expected pass the readings lost and the meters silent."""
     scenario, monitored = run.simulation.scenario, run.monitored
     loss = scenario.meters.reading_loss
@@ -282,7 +282,7 @@ def _missing_counts(run: Run) -> dict[str, int] | None:
 
 
 def _remote(run: Run) -> dict[str, Any] | None:
-    """The profiles fetched from the utility (drsim.fetching): the configuration, per
+    """The profiles fetched from the utility (drsim.utility.fetching): the configuration, per
     tier what was fetched and waited for on the traditional pass, and the prediction."""
     scenario = run.simulation.scenario
     cfg = scenario.monitoring.remote
@@ -301,7 +301,7 @@ def _remote(run: Run) -> dict[str, Any] | None:
 def _shedding(run: Run, times: Any) -> dict[str, Any] | None:
     """The optimised monitoring (OP, load shedding) beside the unshed one (BL) on the same
     households: per configuration the meter tier's gateways (readings and runs shed, work,
-    utilisation, latency), the costs as deployed and the prediction (drsim.shedding)."""
+    utilisation, latency), the costs as deployed and the prediction (drsim.utility.shedding)."""
     cfg = run.simulation.scenario.monitoring.shedding
     if cfg is None:
         return None

@@ -220,7 +220,7 @@ def run(
 @app.command()
 def sweep(
     sweep_file: Annotated[Path, typer.Argument(
-        metavar="SWEEP", help="Sweep YAML file (format: README, drsim.sweeps).")],
+        metavar="SWEEP", help="Sweep YAML file (format: drsim.sweeps, docs/sweeps.md).")],
     out: Annotated[Path, typer.Option(
         "--out", "-o", help="Output folder; rerun with the same folder to resume.")],
     seeds: Annotated[int | None, typer.Option(

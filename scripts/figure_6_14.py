@@ -8,8 +8,8 @@ run, ``op_vs_bl_every_minute.yaml`` (every reading a test, as Listing 6.1 prints
     drsim sweep scenarios/sweeps/op_vs_bl_every_minute.yaml --out results/op_vs_bl_every_minute
     python scripts/figure_6_14.py [--results results] [--figures docs/figures]
 
-Writes ``fig6_14.png`` and prints the README's table (each point's costs, fetches,
-prediction and reductions; OP over BL beside the dissertation's) and the issue's targets.
+Writes ``fig6_14.png`` and prints the table of docs/optimised_monitoring.md (each point's costs,
+fetches, prediction and reductions; OP over BL beside the dissertation's) and the issue's targets.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ own EV sessions (Q5-Q8): ``scripts/acep_data.py``. Nothing is downloaded.
   by Theorem 4 with c = 800 cells (as §6): modelled bytes against the pattern's size (Q1
   as an OR over 1-4 companies; Q7, Q5 and ORs of Q5-Q7), and the fraction found
   with each. Also the sketch of the match maps alone with exact counts (our variant:
-  the counts are what the sketch gets wrong, see the README).
+  the counts are what the sketch gets wrong, see docs/acep.md).
 * **Figs. 15-16**: RC-ACEP with proxy matches (Theorem 2) against without, the fraction
   found and the peak of live match nodes against the pattern's size.
 * **Figs. 17-18** (``adaptation.csv``, ``memory.csv``): ℋ built on day 0 of a letter
@@ -432,7 +432,7 @@ def _median_rows(rows: list[dict], keys: tuple[str, ...], value: str) -> dict:
 
 def check(thr: list[dict], frac: list[dict], mem: list[dict], ada: list[dict]
           ) -> list[tuple[str, bool]]:
-    """§6.2's statements, each with whether it holds (the README's table)."""
+    """§6.2's statements, each with whether it holds (the table of docs/acep.md)."""
     out = []
     tp = {(r["figure"], r["query"], r["pattern_size"], r["k"]): r["events_per_s"] for r in thr}
     for fig in (5, 6, 7):

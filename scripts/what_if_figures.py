@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""README tables and figures of the paper scenario's sweeps (means and 95 % CIs over seeds).
+"""The tables and figures of docs/sweeps.md: the paper scenario's sweeps (means and 95 %
+CIs over seeds).
 
 Reads the finished sweep folders (their ``runs.jsonl``) and writes one figure per sweep to
 ``docs/figures/`` and its table, in Markdown, to standard output::

@@ -3,8 +3,9 @@
 The Python blocks run in order in one namespace, in a small form: ``drsim.run``,
 ``drsim.simulate`` and ``drsim.sweep`` are called on the serial backend with at most
 :data:`SMALL` households (a sweep with one seed), in a folder of their own beside a link to
-the repository's scenarios. The "cep_core in five minutes" section's query and events are
-run by its command, and the output must be the one the README prints."""
+the repository's scenarios. The query and events of docs/cep_core.md ("cep_core in five
+minutes", linked from the README) are run by its command, and the output must be the one
+the page prints."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from drsim.sweeps import sweep_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+CEP_CORE = (ROOT / "docs" / "cep_core.md").read_text(encoding="utf-8")
 SMALL = 600
 
 
@@ -93,8 +95,15 @@ def test_the_python_examples_run(small_api, tmp_path):
         in " ".join(text.split())
 
 
+def test_readme_is_read_in_five_minutes():
+    """At most 250 lines, and every page it links to exists."""
+    assert len(README.splitlines()) <= 250
+    links = re.findall(r"\]\(([^)#]+)\)", README)
+    assert links and all((ROOT / link).exists() for link in links), links
+
+
 def test_cep_core_in_five_minutes(tmp_path):
-    text = section("cep_core in five minutes")
+    text = CEP_CORE
     query, events, output = blocks(text, "text")
     (command,) = blocks(text, "bash")
     words = command.split()

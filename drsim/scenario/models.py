@@ -590,7 +590,7 @@ class Monitoring(_Model):
         "alerts (Listing 6.2; not given in Table 6.2): a constant ratio, as printed, or "
         "{method: expected, z: Z}: per group and test time, the utility's estimate of the "
         "share flagged under the expected response plus Z standard errors for the group's "
-        "size (drsim.utility.threshold; README, \"The threshold\").",
+        "size (drsim.utility.threshold; docs/model.md, \"The threshold\").",
         accepted=_GAMMA_ACCEPTED,
         default_factory=lambda: ExpectedShare(method="expected"),
     )

@@ -1,4 +1,4 @@
-"""γ[groupID, time]: Listing 6.2's threshold per group and test time (README, "The
+"""γ[groupID, time]: Listing 6.2's threshold per group and test time (docs/model.md, "The
 threshold"; docs/decisions.md, "The group threshold from the expected response").
 
 Listing 6.2 (dissertation §6.2.2) alerts a group when more than γ_user of its households

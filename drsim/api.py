@@ -184,6 +184,7 @@ def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
     scenario = _scenario(scenario, households)
     if out is not None:
         folders.check_output(out, overwrite)
+    pipeline.check_run(scenario, delay_detection)  # bad input stops before Spark starts
 
     def work(opened: Backend, start_seconds: float) -> RunResult:
         result = pipeline.run(scenario, opened, delay_detection=delay_detection,

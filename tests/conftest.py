@@ -1,8 +1,49 @@
-"""Shared fixtures."""
+"""Shared fixtures, and the ``spark`` mark: a test that uses a Spark fixture is marked
+``spark``, and a test that is not marked must not ask for a Spark session in this process
+(so ``pytest -m "not spark"`` is a fast loop that starts no JVM; a test that runs Spark in
+a subprocess is marked by hand)."""
 
 from __future__ import annotations
 
 import pytest
+
+SPARK_FIXTURES = {"spark", "standalone_cluster", "local_runs"}  # local_runs: test_cluster.py
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if SPARK_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.spark)
+
+
+_SESSIONS = [0]  # Spark sessions asked for so far
+
+
+def _count_sessions() -> None:
+    """Every Spark session of drsim (and of these tests) comes from spark.session.get_spark:
+    wrap it to see which tests ask for one."""
+    import spark.session
+
+    real = spark.session.get_spark
+
+    def get_spark(*args, **kwargs):
+        _SESSIONS[0] += 1
+        return real(*args, **kwargs)
+
+    spark.session.get_spark = get_spark
+
+
+_count_sessions()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    before = _SESSIONS[0]
+    result = yield
+    if _SESSIONS[0] > before and item.get_closest_marker("spark") is None:
+        raise pytest.fail.Exception(f"{item.nodeid} uses Spark: take the spark fixture or "
+                                    "mark it spark")
+    return result
 
 
 @pytest.fixture(scope="module")

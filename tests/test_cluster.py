@@ -309,6 +309,7 @@ def executor_work(state, daemon) -> dict | None:
 
 
 @pytest.mark.slow
+@pytest.mark.spark  # Spark in a subprocess
 def test_a_run_survives_the_loss_of_a_worker_and_gives_the_same_summary(tmp_path):
     """paper_100k on two workers of one core; one worker is killed with SIGKILL (the worker,
     its executor JVM and its Python workers) once its executor has cached blocks and has
@@ -404,6 +405,7 @@ def master_sees(state, daemon) -> tuple[str | None, int]:
 cli = CliRunner()
 
 
+@pytest.mark.spark  # Spark in a subprocess
 def test_cluster_commands_start_report_and_stop_a_cluster(tmp_path):
     from spark.cluster import session_processes
     from spark.session import java_version

@@ -28,8 +28,9 @@ STARTED_WITHIN_SECONDS = 180  # until the first Python task of a run
 GONE_WITHIN_SECONDS = 60  # until every process of an interrupted command has exited
 RUN_TIMEOUT_SECONDS = 600
 
-pytestmark = pytest.mark.skipif(not Path("/proc").is_dir() or sys.platform == "win32",
-                                reason="watches processes through /proc")
+pytestmark = [pytest.mark.skipif(not Path("/proc").is_dir() or sys.platform == "win32",
+                                 reason="watches processes through /proc"),
+              pytest.mark.spark]  # every command here runs Spark in a subprocess
 
 
 class Command:

@@ -235,15 +235,22 @@ def _chunk_rows(backend: Backend, handle: Any, n_chunks: int) -> pd.DataFrame:
     return rows
 
 
-def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
-        chunk_size: int | None = None, progress: Progress | None = None) -> Run:
-    """The closed loop on ``scenario`` (module docstring). ``delay_detection`` [min] shifts
-    the second event later (Figure 6.12)."""
+def check_run(scenario: Scenario, delay_detection: int = 0) -> MonitoringPlan:
+    """The monitoring plan of a run of ``scenario``, or the error of its bad input (a
+    query text that does not compile, a negative delay), before any work."""
     if delay_detection < 0:
         raise ValueError(f"delay_detection must be >= 0 minutes, not {delay_detection}")
     plan = MonitoringPlan.of(scenario)
     check_queries(plan)
-    compile_appliance_queries(scenario.monitoring.appliance_queries)  # errors before work
+    compile_appliance_queries(scenario.monitoring.appliance_queries)
+    return plan
+
+
+def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
+        chunk_size: int | None = None, progress: Progress | None = None) -> Run:
+    """The closed loop on ``scenario`` (module docstring). ``delay_detection`` [min] shifts
+    the second event later (Figure 6.12)."""
+    plan = check_run(scenario, delay_detection)
     first_job = len(backend.info.jobs)
     started = time.perf_counter()
     models = None if scenario.monitoring.shedding is None else \

@@ -83,14 +83,21 @@ def chop(pattern: Sequence[str], shared: Sequence[Sequence[str]]) -> list[tuple[
     return pieces
 
 
+def _later_positions(types: tuple[str, ...]) -> dict[str, list[int]]:
+    """Each type's positions after the first in ``types``, the last first (the order in
+    which an event of the type updates a row's counters)."""
+    at: dict[str, list[int]] = {}
+    for m in range(len(types) - 1, 0, -1):
+        at.setdefault(types[m], []).append(m)
+    return at
+
+
 class _Substring:
     """The prefix-counter vectors of one substring (rows: one per START, oldest first)."""
 
     def __init__(self, types: tuple[str, ...]):
         self.types = types
-        self.at: dict[str, list[int]] = {}  # type -> its positions >= 1, descending
-        for m in range(len(types) - 1, 0, -1):
-            self.at.setdefault(types[m], []).append(m)
+        self.at = _later_positions(types)
         self.cnt = np.zeros((16, len(types)), dtype=np.int64)
         self.start = np.zeros(16)
         self.head = 0  # rows before it have expired
@@ -259,9 +266,7 @@ class _OwnPiece:
 
     def __init__(self, types: tuple[str, ...]):
         self.types = types
-        self.at: dict[str, list[int]] = {}  # type -> its positions >= 1, descending
-        for m in range(len(types) - 1, 0, -1):
-            self.at.setdefault(types[m], []).append(m)
+        self.at = _later_positions(types)
         self.cnt = np.zeros((16, len(types)), dtype=np.int64)
         self.base = 0  # serial of the tag of row 0
         self.bound = 0  # no counter exceeds it

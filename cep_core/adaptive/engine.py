@@ -465,7 +465,8 @@ class AdaptiveEngine(CountMerging):
             key = plan.key_of(e)
             if key is not None:
                 x = (seq, t, e)
-                fit = [q for q in positions if self._fits(q, e, t)]
+                fit = [q for q in positions
+                       if self.check(self.unary[q], {self.shape.vars[q]: e}, t)]
                 if fit:
                     for q in fit:
                         self._sample_pairs(q, x, key)
@@ -482,25 +483,15 @@ class AdaptiveEngine(CountMerging):
             self.next_check = t + self.options["period"]
             self._adapt(seq, t)
 
-    def check(self, preds, bind: dict) -> bool:
-        """Whether the bindings pass the predicates (counted)."""
+    def check(self, preds, bind: dict, sample_at: Any = None) -> bool:
+        """Whether the bindings pass the predicates (counted; with ``sample_at``, the
+        time, each outcome is also a sample of the predicate's selectivity)."""
         for p in preds:
             self.counters.predicates += 1
             self.stats.pred_evaluated[p.index] += 1
-            if not p.test(bind):
-                return False
-            self.stats.pred_passed[p.index] += 1
-        return True
-
-    def _fits(self, q: int, e: dict, t: Any) -> bool:
-        """Whether ``e`` passes position q's own predicates (each outcome a sample of
-        their selectivity)."""
-        bind = {self.shape.vars[q]: e}
-        for p in self.unary[q]:
-            self.counters.predicates += 1
-            self.stats.pred_evaluated[p.index] += 1
             ok = p.test(bind)
-            self.window_stats.predicate(p.index, ok, t)
+            if sample_at is not None:
+                self.window_stats.predicate(p.index, ok, sample_at)
             if not ok:
                 return False
             self.stats.pred_passed[p.index] += 1

@@ -19,8 +19,11 @@ A bad scenario raises :class:`ScenarioError` before any work, with one line per 
 (printed on one line). Household ids are 0-based inside the simulator; Table 6.2's consumer
 numbers ("consumer No.1-No.10,000") are 1-based and inclusive, and group ``range`` uses them.
 
-Modules: ``models`` (the pydantic models), ``loading`` (YAML reading and validation),
-``errors`` (:class:`ScenarioError`), ``explain`` (pydantic errors as ScenarioError lines).
+Modules: ``models`` (the scenario, its groups, appliances and EVs, and its scaling),
+``program_settings`` (the DR program, incentive, M&V, reference results),
+``monitoring_settings`` (the monitoring and meters), ``fields`` (the shared field types and
+limits), ``loading`` (YAML reading and validation), ``errors`` (:class:`ScenarioError`),
+``explain`` (pydantic errors as ScenarioError lines).
 None of them loads simulation code.
 """
 

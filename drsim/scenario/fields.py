@@ -1,0 +1,78 @@
+"""The field types every block of a scenario shares: the frozen base model that refuses
+true/false for a number, clock times, described fields, and the size limits."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
+
+from drsim.scenario.errors import _problem, _show
+from drsim.scenario.explain import _unwrap
+from drsim.units import DAY, clock, clock_minutes
+
+__all__ = ["MAX_CHUNK_SIZE", "MAX_GROUPS", "MAX_HOUSEHOLDS", "MAX_SEED", "CLOCK_ACCEPTED",
+           "ClockTime", "SettingsModel", "clock_time", "described", "minutes_of"]
+
+MAX_HOUSEHOLDS = 20_000_000
+MAX_CHUNK_SIZE = 200_000
+MAX_GROUPS = 1000
+MAX_SEED = 2**63 - 1
+
+
+# --------------------------------------------------------------------------------------------
+# Field types
+# --------------------------------------------------------------------------------------------
+
+CLOCK_ACCEPTED = "a clock time HH:MM from 00:00 to 23:59, e.g. 18:30"
+
+
+def clock_time(value: Any) -> str:
+    """Normalise a clock time to "HH:MM"; a clear error otherwise."""
+    if isinstance(value, str):
+        try:
+            minute = clock_minutes(value)
+        except ValueError:
+            minute = DAY  # not a clock time: the error below
+        if minute < DAY:  # 24:00 ends a day but starts none
+            return clock(minute)
+    hint = ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        hint = " (write the time as text, e.g. \"18:30\")"
+    raise _problem(f"expected a clock time HH:MM, e.g. 18:30, got {_show(value)}{hint}",
+                   CLOCK_ACCEPTED)
+
+
+ClockTime = Annotated[str, BeforeValidator(clock_time)]
+
+
+def minutes_of(time: str) -> int:
+    """Minutes since midnight of a normalised clock time (a :data:`ClockTime`)."""
+    return clock_minutes(time)
+
+
+def described(description: str, accepted: str | None = None, null_means: str | None = None,
+               **kwargs: Any) -> Any:
+    """``Field`` with a description and, optionally, what errors show as accepted.
+
+    ``accepted`` replaces the text derived from the type and bounds; ``null_means`` says what
+    an explicit null does (for optional fields).
+    """
+    extra = {key: value for key, value in (("accepted", accepted), ("null_means", null_means))
+             if value}
+    return Field(description=description, json_schema_extra=extra or None, **kwargs)
+
+
+class SettingsModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_booleans_as_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """pydantic reads true as 1; in a scenario file that is almost surely a mistake."""
+        if isinstance(value, bool) and info.field_name is not None:
+            core, _, _ = _unwrap(cls.model_fields[info.field_name].annotation, [])
+            if core is int or core is float:
+                raise PydanticCustomError("bool_for_number", "true/false is not a number")
+        return value

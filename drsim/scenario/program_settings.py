@@ -1,0 +1,246 @@
+"""The scenario's program and settlement blocks: the DR program (:class:`DRProgram`), the
+incentive of the second event (:class:`Incentive`, Eq. 6.5-6.8), the utility's M&V
+(:class:`BaselineSettings`, :class:`DayOfAdjustment`) and the published results to show
+beside drsim's (:class:`Reference`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from pydantic import BeforeValidator, Field, model_validator
+
+from drsim.scenario.errors import _problem, _show
+from drsim.scenario.fields import CLOCK_ACCEPTED, ClockTime, SettingsModel, described, minutes_of
+
+__all__ = ["BaselineSettings", "DRProgram", "DayOfAdjustment", "Incentive", "Reference",
+           "ReferenceReductions"]
+
+
+_GOAL_ACCEPTED = "a number of kWh > 0, or 'expected'"
+
+
+def _goal(value: Any) -> Any:
+    """A goal in kWh (> 0) or 'expected' (one message for both readings)."""
+    if value == "expected" or (isinstance(value, int | float) and not isinstance(value, bool)
+                               and np.isfinite(value) and value > 0):
+        return value
+    raise _problem(f"expected a number of kWh > 0 or 'expected', got {_show(value)}",
+                   _GOAL_ACCEPTED)
+
+
+class DRProgram(SettingsModel):
+    """The (first) DR program of the day (Table 6.2, "DR program")."""
+
+    start: ClockTime = described(
+        "Start time t_start of the DR program, clock time HH:MM (Table 6.2: 6:30 PM).",
+        accepted=CLOCK_ACCEPTED, default="18:30",
+    )
+    end: ClockTime = described(
+        "End time t_end of the DR program, clock time HH:MM, after start on the same day "
+        "(Table 6.2: 8:30 PM).",
+        accepted=CLOCK_ACCEPTED + ", after start", default="20:30",
+    )
+    notice_minutes: int = described(
+        "Minutes between the announcement of the program and its start.",
+        default=60, ge=0, le=1440,
+    )
+    reduction_goal_kwh: Annotated[float | Literal["expected"], BeforeValidator(_goal)] = described(
+        "Energy reduction goal λ of Eq. 6.1 over the program, in kWh, or 'expected': the "
+        "utility's estimate of the complete response, Σ (B̂ − P̂) over the program and the "
+        "participants (drsim.utility.baseline). The dissertation's goal equals its expected "
+        "reduction (Table 6.2, §6.3.2: 83.28 MWh for 100,000 households).",
+        accepted=_GOAL_ACCEPTED, default="expected",
+    )
+    incentive: float = described(
+        "Incentive λ_o of the first DR event (Eq. 6.7), in an abstract unit (§6.3.2).",
+        default=1.0, gt=0.0,
+    )
+    rebound_spread_minutes: int = described(
+        "Deferred appliance starts and EV charging resume uniformly over this many minutes "
+        "after the event ends (rebound).",
+        default=60, ge=1, le=600,
+    )
+    precool_lead_minutes: int = described(
+        "Minutes before the start in which following-through households may run loads early "
+        "(pre-DR rebound, the reason for t_wait).",
+        default=60, ge=0, le=600,
+    )
+
+    @model_validator(mode="after")
+    def _times(self) -> DRProgram:
+        if self.end_minute <= self.start_minute:
+            raise _problem(f"end {self.end} is not after start {self.start}",
+                           f"a clock time after start ({self.start}) on the same day, up to "
+                           "23:59", at=".end")
+        if self.notice_minutes > self.start_minute:
+            raise _problem(
+                f"{self.notice_minutes} minutes before start {self.start} is on the previous "
+                "day", f"an integer from 0 to {self.start_minute} (the announcement must fall on "
+                "the same day)", at=".notice_minutes")
+        return self
+
+    @property
+    def start_minute(self) -> int:
+        """t_start in minutes since midnight."""
+        return minutes_of(self.start)
+
+    @property
+    def end_minute(self) -> int:
+        """t_end in minutes since midnight."""
+        return minutes_of(self.end)
+
+    @property
+    def announce_minute(self) -> int:
+        """Announcement time in minutes since midnight (start - notice_minutes)."""
+        return self.start_minute - self.notice_minutes
+
+    @property
+    def duration_minutes(self) -> int:
+        """Length of the program in minutes (120 for 18:30-20:30)."""
+        return self.end_minute - self.start_minute
+
+
+class Incentive(SettingsModel):
+    """Incentive module of the second DR event (§6.2.3, Eq. 6.5-6.8; drsim/utility/incentive.py).
+
+    λ_o itself is ``dr_program.incentive``. The dissertation gives no monetary values (λ_o "is
+    assigned an abstract unit", §6.3.2), so every cost below is in the same abstract
+    ``currency`` and its default is illustrative, not the source's.
+    """
+
+    u_mappings: list[Annotated[float, Field(ge=1.0, le=2.0)]] = described(
+        "The linear incentive-response factors u of Eq. 6.7 (§6.3.2: four mappings, 1.05, "
+        "1.10, 1.15, 1.20); households of groups without incentive_u are split among them.",
+        default_factory=lambda: [1.05, 1.10, 1.15, 1.20], min_length=1,
+    )
+    beta: float = described(
+        "Over-compensation factor β of Eq. 6.7/6.8 (§6.3.2: tuned to 1.8).",
+        default=1.8, ge=1.0, le=3.0,
+    )
+    second_event_delay_minutes: int = described(
+        "Minutes from the utility's non-compliance prediction t_nc (the announcement of the "
+        "second event) to its start (§6.3.2: ten minutes).", default=10, ge=0,
+    )
+    currency: str = described(
+        "Name of the money unit of λ_o (dr_program.incentive), λ_new, the costs of Eq. 6.5 and "
+        "the penalty C_nc of Eq. 6.6, shown in reports (§6.3.2: λ_o \"is assigned an abstract "
+        "unit\").", default="unit", min_length=1,
+    )
+    cost_per_transmitted_event: float = described(
+        "Monitoring cost of Eq. 6.5 per event transmitted between tiers (meter readings, user "
+        "and group events: the communication cost of §6.3.3), in currency per event. Not "
+        "given in the dissertation; illustrative default.", default=1e-5, ge=0.0,
+    )
+    cost_per_processed_event: float = described(
+        "Monitoring cost of Eq. 6.5 per event or partial match processed by the CEP engines "
+        "(the computation cost of §6.3.3), in currency per event. Not given in the "
+        "dissertation; illustrative default.", default=1e-6, ge=0.0,
+    )
+    saved_cost_per_kwh: float = described(
+        "C_saved of Eq. 6.5 per kWh: what the utility saves per kWh of peak energy the second "
+        "event recovers, or pays for an alternative such as direct load control (§6.2.3.1), "
+        "in currency per kWh. Not given in the dissertation; illustrative default.",
+        default=0.25, ge=0.0,
+    )
+    penalty_margin: float = described(
+        "How far the penalty C_nc lies above the strict bound of Eq. 6.6, as a fraction of "
+        "λ_o: C_nc = max(p_inc·λ_new − λ_o, 0) + penalty_margin·λ_o (not in the dissertation).",
+        default=0.05, gt=0.0, le=1.0,
+    )
+    target_min_follow_through: float = described(
+        "Lower bound of the hatched region of Figure 6.9 (§6.2.3.2): a household whose "
+        "observed first-event follow-through θ_red is below it \"did not respond at all\" and "
+        "keeps θ_red in the second event. The figure gives no number; our choice.",
+        default=0.05, ge=0.0, lt=1.0,
+    )
+    target_max_follow_through: float = described(
+        "Upper bound of the hatched region of Figure 6.9 (§6.2.3.2): θ_new of Eq. 6.8 is "
+        "capped here, and a household already at or above it (it \"responded fully\") keeps "
+        "θ_red. The figure gives no number; our choice.",
+        default=0.95, gt=0.0, le=1.0,
+    )
+
+    @model_validator(mode="after")
+    def _region(self) -> Incentive:
+        lo, hi = self.target_min_follow_through, self.target_max_follow_through
+        if lo >= hi:
+            raise _problem(
+                f"target_min_follow_through ({lo:g}) is not below target_max_follow_through "
+                f"({hi:g})", f"a number in [0, {hi:g}) (below target_max_follow_through)",
+                at=".target_min_follow_through")
+        return self
+
+
+class DayOfAdjustment(SettingsModel):
+    """A day-of adjustment of B and P̂ (M&V practice): at the announcement the utility
+    scales each household's estimates by its metered load over the hours before the
+    notice against its estimated baseline over the same minutes (drsim.utility.baseline)."""
+
+    window_minutes: int = described(
+        "Minutes before the announcement whose readings are compared (from midnight at the "
+        "earliest).", default=180, ge=15, le=1440,
+    )
+    cap: float = described(
+        "The largest change of the estimates, as a share (0.2: scaled by 0.8 to 1.2).",
+        default=0.2, ge=0.0, le=1.0,
+    )
+
+
+class BaselineSettings(SettingsModel):
+    """How the utility estimates the baseline B and the expected response P̂ (measurement
+    and verification, M&V; drsim.utility.baseline). Estimates never use the evaluated day's
+    follow-through decisions."""
+
+    method: Literal["same_day", "model", "prior_days"] = described(
+        "'same_day' = the simulator's counterfactual of the evaluated day: B its no-DR load, "
+        "P̂ the expectation over the household's follow-through decisions (perfect M&V, the "
+        "dissertation's simulated setting); 'model' = the load model's expectation for the "
+        "household; 'prior_days' = the mean of independently simulated prior days.",
+        default="same_day",
+    )
+    prior_days: int = described(
+        "Number of prior days averaged when method is 'prior_days'.", default=10, ge=1, le=60,
+    )
+    error: float = described(
+        "M&V error: each household's B and P̂ share one multiplicative factor, lognormal "
+        "with mean 1 and this coefficient of variation (0.05 = 5 %); 0 = none.",
+        default=0.0, ge=0.0, le=1.0,
+    )
+    error_per_minute: float = described(
+        "Per-minute M&V noise: B and P̂ of each household and minute share a further "
+        "lognormal factor with mean 1 and this coefficient of variation; 0 = none.",
+        default=0.0, ge=0.0, le=1.0,
+    )
+    day_of_adjustment: DayOfAdjustment | None = described(
+        "Adjust B and P̂ at the announcement from each household's readings before the "
+        "notice (published to meters and group leaders as one update of the profiles).",
+        null_means="no adjustment", default=None,
+    )
+
+
+class ReferenceReductions(SettingsModel):
+    """Published reductions over the program of each pass, in MWh."""
+
+    expected: float | None = described(
+        "Reduction with the expected (complete) response, MWh.", default=None, gt=0.0)
+    traditional: float | None = described(
+        "Reduction of the traditional single DR event, MWh.", default=None, gt=0.0)
+    adaptive: float | None = described(
+        "Reduction of adaptive DR with the second event, MWh.", default=None, gt=0.0)
+
+
+class Reference(SettingsModel):
+    """Published results of this scenario, shown beside drsim's in absolute and relative
+    terms (``drsim run``, ``drsim report``); a scenario without one shows none."""
+
+    source: str = described(
+        "Where the numbers are published (author, title, section, table or figure).",
+        min_length=1)
+    reduction_mwh: ReferenceReductions = described(
+        "Reductions over the program per pass, MWh.", default_factory=ReferenceReductions)
+    utility_noncompliance_time: ClockTime | None = described(
+        "When the utility predicted non-compliance (t_nc), clock time HH:MM.",
+        accepted=CLOCK_ACCEPTED, null_means="not given", default=None)
+    groups_compliant_at_prediction: int | None = described(
+        "Groups still compliant at the prediction.", default=None, ge=0)

@@ -13,22 +13,25 @@ import pytest
 from drsim.household.population import Population
 from drsim.scenario import Incentive, ScenarioError, load_scenario, scenario_from_dict
 from drsim.utility import incentive as inc
+from drsim.utility import lottery
 from drsim.utility.incentive import (
     IncentiveResult,
-    Lottery,
     ParticipantSums,
     assign_mappings,
-    full_participation_dominates,
     household_mappings,
+    new_follow_through,
+    new_incentive,
+    plan_second_event,
+)
+from drsim.utility.lottery import (
+    Lottery,
+    full_participation_dominates,
     largest_lottery,
     lottery_winners,
     lottery_within_budget,
     monitoring_cost,
-    new_follow_through,
-    new_incentive,
     penalty,
     penalty_bound,
-    plan_second_event,
     saved_cost,
     strategy_payoffs,
 )
@@ -436,4 +439,4 @@ def test_plan_lookups_reject_unplanned_mappings() -> None:
         r.winner_counts([1.1], [True, False])
     with pytest.raises(ValueError, match="hold no θ_new"):
         r.with_response(_hand_sums())
-    assert inc.MAPPING_STREAM != inc.LOTTERY_STREAM
+    assert inc.MAPPING_STREAM != lottery.LOTTERY_STREAM

@@ -38,12 +38,8 @@ from drsim.utility.appliance_monitoring import (
 )
 from drsim.utility.baseline import estimate
 from drsim.utility.fetching import MeterFetch, alert_shift
-from drsim.utility.incentive import (
-    ParticipantSums,
-    household_mappings,
-    lottery_winners,
-    second_event_compliant,
-)
+from drsim.utility.incentive import ParticipantSums, household_mappings
+from drsim.utility.lottery import lottery_winners, second_event_compliant
 from drsim.utility.monitoring import (
     NOT_LATCHED,
     MonitoringPlan,
@@ -142,7 +138,7 @@ def adaptive_task(scenario: Scenario, chunks: tuple[Chunk, ...], second: SecondE
                   index: int) -> dict[str, pa.RecordBatch]:
     """The adaptive pass of chunk ``index`` (DR1 at θ_red, DR2 at θ_new of Eq. 6.8 for the
     planned incentive) and the lottery of Eq. 6.5 among the households compliant in the
-    second event (:func:`drsim.utility.incentive.second_event_compliant`)."""
+    second event (:func:`drsim.utility.lottery.second_event_compliant`)."""
     chunk = chunks[index]
     started = time.perf_counter()
     result = simulate_chunk(scenario, chunk, households=True,

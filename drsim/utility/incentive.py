@@ -11,6 +11,10 @@ a higher incentive λ_new (Eq. 6.7), to which households respond with a higher f
 that comply in the second event, as far as the saved cost allows (Eq. 6.5), and a penalty
 C_nc for non-compliance in the first event keeps full first-event participation the dominant
 strategy (Eq. 6.6, Figure 6.8).
+This module holds Eq. 6.7-6.8, the mappings u, the participants' exact sums and the plan
+of the second event; the lottery and the penalty (Eq. 6.5-6.6) are
+:mod:`drsim.utility.lottery`, the checks of the formulas' arguments
+:mod:`drsim.utility.arguments`.
 
 Flow in a run (households never pass through the driver; every sum is exact, so results do
 not depend on chunking)::
@@ -66,7 +70,6 @@ Readings where the text is silent (Figures 6.8 and 6.9 are images without number
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -75,112 +78,46 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from drsim.household import rng
+from drsim.utility.arguments import (
+    factors_array,
+    id_array,
+    in_range,
+    non_negative,
+    positive,
+    rates,
+)
+from drsim.utility.lottery import (
+    Lottery,
+    largest_lottery,
+    penalty,
+    penalty_bound,
+)
 
 if TYPE_CHECKING:
     from drsim.scenario import Incentive, Scenario
 
 __all__ = [
-    "LOTTERY_STREAM",
     "MAPPING_STREAM",
     "IncentiveResult",
-    "Lottery",
     "ParticipantSums",
     "assign_mappings",
-    "full_participation_dominates",
     "household_mappings",
-    "largest_lottery",
-    "lottery_within_budget",
-    "lottery_winners",
-    "monitoring_cost",
     "new_follow_through",
     "new_incentive",
-    "penalty",
-    "penalty_bound",
     "plan_second_event",
-    "saved_cost",
-    "strategy_payoffs",
 ]
 
 MAPPING_STREAM = "incentive_mapping"
-LOTTERY_STREAM = "incentive_lottery"
 
 _FIXED_BITS = 60  # fixed-point sums: θ in units of 2^-60, summed exactly as Python ints
 _HALF_BITS = 30
 
 
-# --------------------------------------------------------------------------------------------
-# Input checks
-# --------------------------------------------------------------------------------------------
-
-
-def _number(name: str, value: Any) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number, got {value!r}") from None
-    if not math.isfinite(x):
-        raise ValueError(f"{name}: expected a finite number, got {value!r}")
-    return x
-
-
-def _in_range(name: str, value: Any, lo: float, hi: float, *, hi_open: bool = False,
-              lo_open: bool = False) -> float:
-    x = _number(name, value)
-    if (x <= lo if lo_open else x < lo) or (x >= hi if hi_open else x > hi):
-        accepted = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
-        raise ValueError(f"{name}: expected a number in {accepted}, got {value!r}")
-    return x
-
-
-def _non_negative(name: str, value: Any) -> float:
-    x = _number(name, value)
-    if x < 0:
-        raise ValueError(f"{name}: expected a number >= 0, got {value!r}")
-    return x
-
-
-def _positive(name: str, value: Any) -> float:
-    x = _number(name, value)
-    if x <= 0:
-        raise ValueError(f"{name}: expected a number > 0, got {value!r}")
-    return x
-
-
-def _rates(name: str, values: ArrayLike) -> np.ndarray:
-    """A float array of follow-through rates, each in [0, 1]."""
-    x = np.asarray(values, dtype=np.float64)
-    bad = ~((x >= 0.0) & (x <= 1.0))  # also catches NaN
-    if bad.any():
-        first = x[bad].ravel()[0]
-        raise ValueError(f"{name}: follow-through rates must be in [0, 1], got {first!r} "
-                         f"({int(bad.sum())} value(s) outside)")
-    return x
-
-
-def _factors(name: str, values: ArrayLike) -> np.ndarray:
-    """Incentive-response factors u: finite and >= 1."""
-    u = np.asarray(values, dtype=np.float64)
-    bad = ~(np.isfinite(u) & (u >= 1.0))
-    if bad.any():
-        raise ValueError(f"{name}: mapping factors u must be finite and >= 1 (u = 1 adds no "
-                         f"incentive), got {u[bad].ravel()[0]!r}")
-    return u
-
-
-def _household_ids(values: ArrayLike) -> np.ndarray:
-    ids = np.asarray(values)
-    if ids.dtype.kind not in "iu":
-        raise ValueError(f"household_ids: expected integer ids, got dtype {ids.dtype}")
-    if ids.size and ids.min() < 0:
-        raise ValueError(f"household_ids: ids must be >= 0, got {ids.min()}")
-    return ids.astype(np.int64)
-
-
 def _deficit(theta_o_mean: float, theta_red_mean: float, beta: float) -> tuple[float, float]:
     """(β·θ̄_o − θ̄_red, 1 − θ̄_o) of Eq. 6.7/6.8, checked."""
-    mean_o = _in_range("theta_o_mean", theta_o_mean, 0.0, 1.0, hi_open=True)
-    mean_red = _in_range("theta_red_mean", theta_red_mean, 0.0, 1.0)
-    b = _positive("beta", beta)
+    mean_o = in_range("theta_o_mean", theta_o_mean, 0.0, 1.0, hi_open=True)
+    mean_red = in_range("theta_red_mean", theta_red_mean, 0.0, 1.0)
+    b = positive("beta", beta)
     deficit = b * mean_o - mean_red
     if deficit < 0:
         raise ValueError(
@@ -204,8 +141,8 @@ def new_incentive(u: ArrayLike, lambda_o: float, theta_o_mean: float, theta_red_
     float) or an array (one λ_new per element). Raises ValueError for u < 1, λ_o <= 0,
     θ̄_o outside [0, 1), θ̄_red outside [0, 1], β <= 0, or β·θ̄_o < θ̄_red.
     """
-    factors = _factors("u", u)
-    lam = _positive("lambda_o", lambda_o)
+    factors = factors_array("u", u)
+    lam = positive("lambda_o", lambda_o)
     deficit, headroom = _deficit(theta_o_mean, theta_red_mean, beta)
     result = lam + (factors - 1.0) * lam / headroom * deficit
     return float(result) if result.ndim == 0 else result
@@ -223,13 +160,13 @@ def new_follow_through(theta_o: ArrayLike, theta_red: ArrayLike, theta_o_mean: f
     otherwise θ_new = min(Eq. 6.8, ``upper``). The result lies in [θ_red, max(θ_red, upper)]
     ⊂ [0, 1].
     """
-    t_o = _rates("theta_o", theta_o)
-    t_red = _rates("theta_red", theta_red)
+    t_o = rates("theta_o", theta_o)
+    t_red = rates("theta_red", theta_red)
     if t_o.shape != t_red.shape:
         raise ValueError(f"theta_o and theta_red must have the same shape, got {t_o.shape} "
                          f"and {t_red.shape}")
-    lo = _in_range("lower", lower, 0.0, 1.0, hi_open=True)
-    hi = _in_range("upper", upper, 0.0, 1.0, lo_open=True)
+    lo = in_range("lower", lower, 0.0, 1.0, hi_open=True)
+    hi = in_range("upper", upper, 0.0, 1.0, lo_open=True)
     if lo >= hi:
         raise ValueError(f"lower ({lo:g}) must be below upper ({hi:g}): the hatched region of "
                          "Figure 6.9 is the band [lower, upper]")
@@ -253,8 +190,8 @@ def assign_mappings(seed: int, household_ids: ArrayLike, u_mappings: ArrayLike,
     (seed, household id, stream ``incentive_mapping``) (drsim/household/rng.py), so a household's u
     does not depend on chunking.
     """
-    ids = _household_ids(household_ids)
-    choices = _factors("u_mappings", u_mappings).ravel()
+    ids = id_array(household_ids)
+    choices = factors_array("u_mappings", u_mappings).ravel()
     if choices.size == 0:
         raise ValueError("u_mappings: expected at least one mapping factor u, got none")
     pick = rng.integers(seed, ids, MAPPING_STREAM, 0, choices.size - 1)
@@ -263,14 +200,14 @@ def assign_mappings(seed: int, household_ids: ArrayLike, u_mappings: ArrayLike,
         return drawn
     fixed = np.broadcast_to(np.asarray(fixed_u, dtype=np.float64), ids.shape)
     given = ~np.isnan(fixed)
-    _factors("fixed_u", fixed[given])
+    factors_array("fixed_u", fixed[given])
     return np.where(given, fixed, drawn)
 
 
 def household_mappings(scenario: Scenario, household_ids: ArrayLike) -> np.ndarray:
     """u per household of a scenario: the group's ``incentive_u``, else drawn from
     ``incentive.u_mappings`` (:func:`assign_mappings`, seeded by the scenario seed)."""
-    ids = _household_ids(household_ids)
+    ids = id_array(household_ids)
     per_group = np.array([np.nan if g.incentive_u is None else g.incentive_u
                           for g in scenario.groups])
     fixed = per_group[scenario.group_of(ids)]
@@ -314,10 +251,10 @@ class ParticipantSums:
     def of(cls, theta_o: ArrayLike, theta_red: ArrayLike, u: ArrayLike,
            theta_new: ArrayLike | None = None) -> ParticipantSums:
         """The sums over one chunk of households (arrays of equal shape)."""
-        t_o, t_red = _rates("theta_o", theta_o), _rates("theta_red", theta_red)
-        factors = _factors("u", u)
+        t_o, t_red = rates("theta_o", theta_o), rates("theta_red", theta_red)
+        factors = factors_array("u", u)
         arrays = [t_o, t_red, factors]
-        t_new = None if theta_new is None else _rates("theta_new", theta_new)
+        t_new = None if theta_new is None else rates("theta_new", theta_new)
         if t_new is not None:
             arrays.append(t_new)
         if len({a.shape for a in arrays}) != 1:
@@ -375,173 +312,6 @@ class ParticipantSums:
     def mapping_counts(self) -> dict[float, int]:
         """Households per mapping u."""
         return dict(self.u_counts)
-
-
-# --------------------------------------------------------------------------------------------
-# Eq. 6.5: the lottery
-# --------------------------------------------------------------------------------------------
-
-
-def monitoring_cost(transmitted_events: float, processed_events: float, *,
-                    cost_per_transmitted_event: float,
-                    cost_per_processed_event: float) -> float:
-    """The "Monitoring cost" of Eq. 6.5 (§6.2.3.1) from the counted costs of §6.3.3.
-
-    ``transmitted_events`` = communication (events sent between tiers), ``processed_events``
-    = computation (events and partial matches processed by the engines); each priced per
-    event (``Incentive.cost_per_transmitted_event`` / ``cost_per_processed_event``).
-    """
-    return (_non_negative("transmitted_events", transmitted_events)
-            * _non_negative("cost_per_transmitted_event", cost_per_transmitted_event)
-            + _non_negative("processed_events", processed_events)
-            * _non_negative("cost_per_processed_event", cost_per_processed_event))
-
-
-def saved_cost(kwh: float, cost_per_kwh: float) -> float:
-    """C_saved of Eq. 6.5 (§6.2.3.1): ``kwh`` of peak energy the second event is to recover
-    (e.g. the predicted deficit of the first event) × ``Incentive.saved_cost_per_kwh``."""
-    return _non_negative("kwh", kwh) * _non_negative("cost_per_kwh", cost_per_kwh)
-
-
-def lottery_within_budget(kappa: float, extra_incentive: float, monitoring: float,
-                          c_saved: float) -> bool:
-    """Eq. 6.5 (§6.2.3.1): ``Monitoring cost + κ·(λ_new − λ_o) <= C_saved``.
-
-    ``extra_incentive`` is λ_new − λ_o per paid participant (the participant-weighted mean
-    over the mappings).
-    """
-    return monitoring + kappa * extra_incentive <= c_saved
-
-
-@dataclass(frozen=True)
-class Lottery:
-    """The lottery of Eq. 6.5: p_inc, κ = p_inc × N, and whether any lottery fits the budget.
-
-    ``feasible`` is False when even κ = 1 breaks Eq. 6.5 (the monitoring cost alone may
-    exceed C_saved): then p_inc = 0, κ = 0, nobody can be paid, and the utility does not
-    schedule the second event.
-    """
-
-    p_inc: float
-    kappa: int
-    feasible: bool
-
-
-def largest_lottery(participants: int, extra_incentive: float, monitoring: float,
-                    c_saved: float) -> Lottery:
-    """The largest p_inc (and κ = p_inc × N) that satisfies Eq. 6.5 (§6.2.3.1).
-
-    κ is the largest whole number in [0, N] with ``monitoring + κ·extra_incentive <=
-    c_saved``; p_inc = κ/N. With ``extra_incentive`` = 0 every κ costs only the monitoring.
-    """
-    if isinstance(participants, bool) or not isinstance(participants, int | np.integer):
-        raise ValueError(f"participants: expected an integer, got {participants!r}")
-    n = int(participants)
-    if n < 1:
-        raise ValueError(f"participants: expected at least 1 participant, got {n}")
-    extra = _non_negative("extra_incentive", extra_incentive)
-    mon = _non_negative("monitoring", monitoring)
-    saved = _non_negative("c_saved", c_saved)
-    if extra == 0.0:
-        kappa = n if lottery_within_budget(n, extra, mon, saved) else 0
-    else:
-        kappa = int(min(n, max(0.0, math.floor((saved - mon) / extra))))
-        while kappa > 0 and not lottery_within_budget(kappa, extra, mon, saved):
-            kappa -= 1  # float rounding of the division
-        while kappa < n and lottery_within_budget(kappa + 1, extra, mon, saved):
-            kappa += 1
-    if kappa < 1:
-        return Lottery(0.0, 0, False)
-    return Lottery(kappa / n, kappa, True)
-
-
-def second_event_compliant(baseline_kw: ArrayLike, expected_kw: ArrayLike, load_kw: ArrayLike
-                           ) -> np.ndarray:
-    """Households compliant in the second event: Eq. 6.2 over its window with the goal of
-    the expected complete response, ``Σ (B̂ − P) >= Σ (B̂ − P̂)``, i.e. ``Σ P <= Σ P̂``, as
-    the utility settles it (its M&V estimates B̂ and P̂, drsim.utility.baseline).
-
-    Parameters
-    ----------
-    baseline_kw, expected_kw, load_kw : (households, minutes of the second event)
-        the utility's B̂ and P̂, and the metered load P [kW]
-
-    Examples
-    --------
-    >>> second_event_compliant(np.full((2, 3), 2.0), np.full((2, 3), 1.0),
-    ...                        np.array([[1.0, 1.0, 0.5], [2.0, 1.0, 1.0]]))
-    array([ True, False])
-    """
-    base = np.asarray(baseline_kw, dtype=np.float64)
-    reduction = (base - np.asarray(load_kw, dtype=np.float64)).sum(axis=1)
-    return reduction >= (base - np.asarray(expected_kw, dtype=np.float64)).sum(axis=1)
-
-
-def lottery_winners(seed: int, household_ids: ArrayLike, p_inc: float,
-                    compliant: ArrayLike) -> np.ndarray:
-    """Which households are paid λ_new: compliant in the second event and drawn with
-    probability p_inc (§6.2.3.1, the lottery of Eq. 6.5).
-
-    The draw is the counter-based uniform of (seed, household id, stream
-    ``incentive_lottery``), so it does not depend on chunking.
-    """
-    ids = _household_ids(household_ids)
-    p = _in_range("p_inc", p_inc, 0.0, 1.0)
-    ok = np.asarray(compliant)
-    if ok.dtype != np.bool_ or ok.shape != ids.shape:
-        raise ValueError(f"compliant: expected a bool array of shape {ids.shape}, got "
-                         f"{ok.dtype} of shape {ok.shape}")
-    return ok & (rng.uniform(seed, ids, LOTTERY_STREAM) < p)
-
-
-# --------------------------------------------------------------------------------------------
-# Eq. 6.6: the penalty, and Figure 6.8's dominant strategy
-# --------------------------------------------------------------------------------------------
-
-
-def penalty_bound(p_inc: float, lambda_new: ArrayLike, lambda_o: float) -> float:
-    """The right side of Eq. 6.6 (§6.2.3.1), ``p_inc·λ_new − λ_o``, for the largest λ_new
-    given (the mapping with the strongest pull to wait for the second event)."""
-    p = _in_range("p_inc", p_inc, 0.0, 1.0)
-    lam_new = np.asarray(lambda_new, dtype=np.float64)
-    if lam_new.size == 0 or not np.isfinite(lam_new).all():
-        raise ValueError(f"lambda_new: expected finite incentives, got {lambda_new!r}")
-    return p * float(lam_new.max()) - _positive("lambda_o", lambda_o)
-
-
-def penalty(p_inc: float, lambda_new: ArrayLike, lambda_o: float, margin: float) -> float:
-    """C_nc satisfying Eq. 6.6 strictly: ``max(p_inc·λ_new − λ_o, 0) + margin·λ_o``.
-
-    Never negative (a penalty, not a reward); ``margin`` > 0 (``Incentive.penalty_margin``)
-    makes the strict inequality hold with room to spare.
-    """
-    m = _in_range("margin", margin, 0.0, 1.0, lo_open=True)
-    return max(penalty_bound(p_inc, lambda_new, lambda_o), 0.0) + m * float(lambda_o)
-
-
-def strategy_payoffs(lambda_o: float, lambda_new: ArrayLike, p_inc: float,
-                     c_nc: float) -> tuple[float, np.ndarray, float]:
-    """Expected payoffs of Figure 6.8's three strategies (§6.2.3.1), per λ_new given.
-
-    Strategy-1 comply in the first event: λ_o. Strategy-2 skip the first event and comply in
-    the second: p_inc·λ_new − C_nc. Strategy-3 comply in neither: −C_nc. (The figure is not in
-    the text; these payoffs are the ones that make Eq. 6.6 the condition S1 > S2.)
-    """
-    lam = _positive("lambda_o", lambda_o)
-    p = _in_range("p_inc", p_inc, 0.0, 1.0)
-    c = _number("c_nc", c_nc)
-    lam_new = np.asarray(lambda_new, dtype=np.float64)
-    if not np.isfinite(lam_new).all():
-        raise ValueError(f"lambda_new: expected finite incentives, got {lambda_new!r}")
-    return lam, p * lam_new - c, -c
-
-
-def full_participation_dominates(lambda_o: float, lambda_new: ArrayLike, p_inc: float,
-                                 c_nc: float) -> bool:
-    """Figure 6.8 / Eq. 6.6 (§6.2.3.1): is full participation in the first event
-    (Strategy-1) strictly better than Strategies 2 and 3, for every λ_new given?"""
-    s1, s2, s3 = strategy_payoffs(lambda_o, lambda_new, p_inc, c_nc)
-    return bool(np.all(s1 > s2) and s1 > s3)
 
 
 # --------------------------------------------------------------------------------------------
@@ -676,15 +446,15 @@ def plan_second_event(settings: Incentive, lambda_o: float, participants: Partic
     n = participants.count
     if n < 1:
         raise ValueError("participants: no households; the second event needs participants")
-    lam = _positive("lambda_o", lambda_o)
+    lam = positive("lambda_o", lambda_o)
     mean_o = participants.theta_o_mean
     mean_red = participants.theta_red_mean if theta_red_mean is None \
-        else _in_range("theta_red_mean", theta_red_mean, 0.0, 1.0)
+        else in_range("theta_red_mean", theta_red_mean, 0.0, 1.0)
     counts = participants.mapping_counts
     us = np.array(sorted(counts), dtype=np.float64)
     weights = np.array([counts[u] for u in sorted(counts)], dtype=np.float64)
-    mon = _non_negative("monitoring_cost", monitoring_cost)
-    saved = _non_negative("c_saved", c_saved)
+    mon = non_negative("monitoring_cost", monitoring_cost)
+    saved = non_negative("c_saved", c_saved)
     deficit = settings.beta * mean_o >= mean_red
     lam_new = np.atleast_1d(new_incentive(us, lam, mean_o, mean_red, settings.beta)) \
         if deficit else np.full(len(us), lam)

@@ -48,6 +48,7 @@ whose grid was extended runs only the new points. Changing the metrics reruns no
 table is rebuilt from the recorded summaries.
 
 The package, one job per module: :mod:`~drsim.sweeps.spec` (the sweep file and its points),
+:mod:`~drsim.sweeps.paths` (what a key may name: scenario paths, run options),
 :mod:`~drsim.sweeps.runner` (running into the output folder, the journal and resuming),
 :mod:`~drsim.sweeps.stats` (metrics, confidence intervals, the table),
 :mod:`~drsim.sweeps.plots` (the figures) and :mod:`~drsim.sweeps.report` (the table as
@@ -56,6 +57,7 @@ The package, one job per module: :mod:`~drsim.sweeps.spec` (the sweep file and i
 
 from __future__ import annotations
 
+from drsim.sweeps.paths import RUN_OPTIONS, check_scenario_path
 from drsim.sweeps.runner import (
     JOURNAL,
     SWEEP_RECORD,
@@ -71,12 +73,10 @@ from drsim.sweeps.runner import (
 )
 from drsim.sweeps.spec import (
     DEFAULT_METRICS,
-    RUN_OPTIONS,
     Sweep,
     SweepError,
     SweepPoint,
     SweepRun,
-    check_scenario_path,
     expand_grid,
     load_sweep,
     replicate_seeds,

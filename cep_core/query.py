@@ -40,7 +40,8 @@ from cep_core.errors import QueryError, QuerySemanticError
 from cep_core.events import as_events
 from cep_core.lang import ast
 from cep_core.lookup import Lookup, LookupSet
-from cep_core.plan import TIME_UNITS, Plan, build_plan
+from cep_core.plan import TIME_UNITS, Plan
+from cep_core.plan_builder import build_plan
 
 __all__ = ["compile", "CompiledQuery", "Session"]
 

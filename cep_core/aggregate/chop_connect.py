@@ -37,7 +37,7 @@ Analysis"); ``scripts/reproduce_aseq.py`` measures both kinds of stream.
 
 The counts equal those of each query alone (:class:`cep_core.aggregate.SeqAggregator`,
 the same window semantics: docs/decisions.md, "The window bound is inclusive"); tested in
-``tests/test_chop_connect.py``. Counts are exact: counters are int64 and snapshots
+``tests/cep_core/test_chop_connect.py``. Counts are exact: counters are int64 and snapshots
 float64 below 2**53, and both turn into Python integers (object arrays) before they
 could lose a unit.
 """

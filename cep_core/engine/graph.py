@@ -27,7 +27,7 @@ events of the window as a graph whose paths are the matches, in the spirit of CO
   on, so the state grows with the events of the window, not with their subsets.
 
 The matches, and the time each is emitted, are the reference engine's (the differential
-tests in ``tests/test_graph_engine.py``); within one event they may come in another
+tests in ``tests/cep_core/test_graph_engine.py``); within one event they may come in another
 order. Queries outside the class (:func:`graph_unsupported` says why) run on the
 reference engine: a flat ``SEQ`` of events and Kleene elements, predicates evaluated on
 entering an element (over single variables and, for a Kleene element, its newest and

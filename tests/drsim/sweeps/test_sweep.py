@@ -39,7 +39,7 @@ from drsim.sweeps import (
     t_quantile,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = ROOT / "scenarios"
 QUICKSTART = SCENARIOS / "quickstart.yaml"
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -24,7 +24,7 @@ from cep_core.shedding import (
     work_units,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load_ch4_data():

@@ -14,7 +14,7 @@ from drsim.household.ev import session_energy_kwh
 from drsim.household.population import Population, inclusion_probabilities
 from drsim.household.sim import DAY, MAX_UNTIL, MICRO, ChunkSimulator, program_events
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 WIDE = (-3 * DAY, 5 * DAY)  # wide enough to hold every cycle and the rebound
 
 

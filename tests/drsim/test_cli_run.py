@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from drsim.cli import app
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
 runner = CliRunner()
 

@@ -12,7 +12,7 @@ from drsim.household.population import Population
 from drsim.household.sim import ChunkSimulator, program_events
 from drsim.utility.baseline import Estimates, estimate, full_follow_through, with_mv_error
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ import drsim
 from cep_core.__main__ import app as cep_app
 from drsim.sweeps import sweep_from_dict
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 CEP_CORE = (ROOT / "docs" / "cep_core.md").read_text(encoding="utf-8")
 SMALL = 600

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted(
     ".".join(path.relative_to(ROOT).with_suffix("").parts)
     for package in ("drsim", "cep_core")

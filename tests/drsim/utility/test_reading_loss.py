@@ -17,7 +17,7 @@ from drsim.scenario import ReadingLoss, ScenarioError, load_scenario, scenario_f
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, meter_tier
 from drsim.utility.readings import lost_readings, reading_minutes, silence
 
-# 18:30-20:30, first test 18:50, δ = 5, m = 3 everywhere (tests/test_monitoring.py)
+# 18:30-20:30, first test 18:50, δ = 5, m = 3 everywhere (tests/drsim/utility/test_monitoring.py)
 FIELDS = (1110, 1230, 1130, 5, 3, 3, 3, 0.5, 0.4, 1, 15, 2)
 T = {f"{h}:{m:02d}": h * 60 + m for h in (18, 19, 20) for m in range(0, 60, 5)}
 

@@ -85,7 +85,7 @@ def test_every_pattern_example_of_the_language_page_parses():
     import re
     from pathlib import Path
 
-    page = (Path(__file__).resolve().parents[1] / "docs" / "language.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs" / "language.md").read_text()
     examples = re.findall(r"^\| [^|]+ \| `([^`]+)`", page, re.M)
     whole = [x for x in examples if x.startswith(("PATTERN", "SEQ(", "SELECT"))]
     assert len(whole) >= 12

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import drsim
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def contracts() -> dict[str, dict]:

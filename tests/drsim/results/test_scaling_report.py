@@ -20,7 +20,7 @@ import yaml
 import drsim
 from drsim.sweeps import JOURNAL, SWEEP_RECORD, read_journal, sweep_from_dict
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "scaling_report.py"
 SCALING = ROOT / "scenarios" / "sweeps" / "scaling.yaml"
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -29,7 +29,7 @@ from typer.testing import CliRunner
 from drsim.cli import app
 from spark.session import ARCHIVE_PREFIX, PACKAGES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
 HOUSEHOLDS = 400
 RUN_TIMEOUT_SECONDS = 600

@@ -20,7 +20,7 @@ from drsim.units import MICRO
 from spark.backend import SparkBackend
 from spark.session import get_spark
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.filterwarnings(
     "ignore:PySpark does not yet fully support pandas:FutureWarning")
 

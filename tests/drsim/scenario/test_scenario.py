@@ -31,7 +31,7 @@ from drsim.scenario import (
     scenario_from_dict,
 )
 
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 
 TABLE_6_2_RANGES = [(0, 10_000), (10_000, 30_000), (30_000, 35_000), (35_000, 60_000),
                     (60_000, 100_000)]

@@ -14,7 +14,7 @@ from drsim.utility.baseline import estimate_exact
 from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
 from drsim.utility.threshold import Thresholds, expected_share, replica_flags, threshold
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_share_is_laplaces_rule_and_the_threshold_adds_z_standard_errors():

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from drsim.household.sim import ChunkRun, _duration
+from drsim.household.sim import ChunkRun, session_minutes
 
 __all__ = ["household_events"]
 
@@ -45,7 +45,7 @@ def household_events(run: ChunkRun, house_ids: np.ndarray, lo: int = 0,
         first = np.r_[True, k[1:] != k[:-1]]
         paused = np.r_[k[1:] == k[:-1], False]  # a later part of the session follows
         t = ev.t[order]
-        end = t + _duration(ev.take(order))
+        end = t + session_minutes(ev.take(order))
         rows = ev.row[order]
         for typ, sel, when in (("ev_plug", first, t), ("ev_resume", ~first, t),
                                ("ev_pause", paused, end)):

@@ -312,7 +312,7 @@ class EVProcess(_Process):
             sel = rank == r
             start = np.maximum(batch.t[sel], self.busy_until[batch.row[sel]])
             batch.t[sel] = start
-            self.busy_until[batch.row[sel]] = start + _duration(batch.take(sel))
+            self.busy_until[batch.row[sel]] = start + session_minutes(batch.take(sel))
         self.committed.append(batch)
 
     def _react(self, now: int) -> None:
@@ -322,7 +322,7 @@ class EVProcess(_Process):
         if not any(e.start == now for e in self.known) or not self.committed:
             return
         done = Batch.concat(self.committed)
-        end = done.t + _duration(done)
+        end = done.t + session_minutes(done)
         running = (done.t < now) & (end > now)
         if not running.any():
             return
@@ -347,7 +347,7 @@ class EVProcess(_Process):
         self._add_pending(rest.by_time())
 
 
-def _duration(b: Batch) -> np.ndarray:
+def session_minutes(b: Batch) -> np.ndarray:
     """Whole minutes a session occupies the charger (the last one partly)."""
     return np.ceil(b.energy_kwh / b.kw * 60.0 - 1e-9).astype(np.int64)
 

@@ -27,15 +27,7 @@ limits), ``loading`` (YAML reading and validation), ``errors`` (:class:`Scenario
 None of them loads simulation code.
 """
 
-# The ``name as name`` imports are private helpers, re-exported for drsim.sweeps (which checks
-# sweep files against the models).
-from drsim.scenario.errors import TOP_LEVEL as TOP_LEVEL
 from drsim.scenario.errors import ScenarioError
-from drsim.scenario.errors import _kind as _kind
-from drsim.scenario.errors import _show as _show
-from drsim.scenario.explain import _model_of as _model_of
-from drsim.scenario.explain import _unwrap as _unwrap
-from drsim.scenario.loading import _check_files as _check_files
 from drsim.scenario.loading import load_scenario, read_yaml, scenario_from_dict
 from drsim.scenario.models import (
     MAX_CHUNK_SIZE,

@@ -1,7 +1,7 @@
 """Scenario errors: :class:`ScenarioError` and the helpers that word a problem.
 
 A problem is a ``(field path, problem, accepted)`` triple; validators raise it as a pydantic
-error with :func:`_problem` so that it survives pydantic's error collection.
+error with :func:`value_problem` so that it survives pydantic's error collection.
 """
 
 from __future__ import annotations
@@ -33,31 +33,31 @@ class ScenarioError(ValueError):
         return (type(self), (self.source, self.problems))
 
 
-def _problem(problem: str, accepted: str, at: str = "") -> PydanticCustomError:
+def value_problem(problem: str, accepted: str, at: str = "") -> PydanticCustomError:
     """A validation error carrying its own "accepted" text.
 
     ``at`` extends the error's location (".end", "[2].range") when a validator of an enclosing
     model finds a problem that belongs to one of its fields.
     """
-    return _problems([(at, problem, accepted)])
+    return value_problems([(at, problem, accepted)])
 
 
-def _problems(items: list[tuple[str, str, str]]) -> PydanticCustomError:
+def value_problems(items: list[tuple[str, str, str]]) -> PydanticCustomError:
     summary = "; ".join(f"{at.lstrip('.') + ': ' if at else ''}{p}" for at, p, _ in items)
     return PydanticCustomError("scenario", "{summary}", {"summary": summary,
                                                          "problems": tuple(items)})
 
 
-def _kind(value: Any) -> str:
+def kind_name(value: Any) -> str:
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, list | tuple):
-        return f"a list ({_show(value)})"
+        return f"a list ({show_value(value)})"
     if value is None:
         return "nothing (null)"
-    return f"{type(value).__name__} {_show(value)}"
+    return f"{type(value).__name__} {show_value(value)}"
 
 
-def _show(value: Any, limit: int = 60) -> str:
+def show_value(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."

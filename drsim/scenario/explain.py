@@ -13,10 +13,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from drsim.scenario.errors import TOP_LEVEL, _kind, _show
+from drsim.scenario.errors import TOP_LEVEL, kind_name, show_value
 
 
-def _explain(exc: ValidationError, root: type[BaseModel]) -> list[tuple[str, str, str]]:
+def explain_errors(exc: ValidationError, root: type[BaseModel]) -> list[tuple[str, str, str]]:
     """(path, problem, accepted) of each error of ``exc``, paths from ``root`` (the model
     that was validated, e.g. Scenario)."""
     lines = []
@@ -48,11 +48,11 @@ def _explain(exc: ValidationError, root: type[BaseModel]) -> list[tuple[str, str
         if kind == "missing":
             problem = "required key missing"
         elif kind in ("model_type", "model_attributes_type", "dict_type"):
-            problem = f"expected a mapping, got {_kind(err['input'])}"
+            problem = f"expected a mapping, got {kind_name(err['input'])}"
         elif kind in ("list_type", "tuple_type"):
-            problem = f"expected a list, got {_kind(err['input'])}"
+            problem = f"expected a list, got {kind_name(err['input'])}"
         else:
-            problem = f"{err['msg']} (got {_show(err['input'])})"
+            problem = f"{err['msg']} (got {show_value(err['input'])})"
         lines.append((path, problem, accepted))
     return lines
 
@@ -70,7 +70,7 @@ def _join_path(loc: tuple[Any, ...], at: str = "") -> str:
     return path or TOP_LEVEL
 
 
-def _unwrap(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]:
+def unwrap_annotation(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]:
     """Strip Annotated and Optional: (core type, constraints, allows None)."""
     optional = False
     while True:
@@ -89,10 +89,10 @@ def _unwrap(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]
             return annotation, metadata, optional
 
 
-def _model_of(annotation: Any) -> type[BaseModel] | None:
+def model_of(annotation: Any) -> type[BaseModel] | None:
     """The model of a field (the one model among the members of a union such as
     ``float | ExpectedShare``), else None."""
-    core, _, _ = _unwrap(annotation, [])
+    core, _, _ = unwrap_annotation(annotation, [])
     members = typing.get_args(core) if typing.get_origin(core) in (typing.Union,
                                                                     types.UnionType) else (core,)
     models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
@@ -111,8 +111,8 @@ def _locate(loc: tuple[Any, ...], root: type[BaseModel]
     metadata: list[Any] = []
     owner: type[BaseModel] | None = root
     for part in loc:
-        model = _model_of(annotation)
-        core, _, _ = _unwrap(annotation, metadata)
+        model = model_of(annotation)
+        core, _, _ = unwrap_annotation(annotation, metadata)
         owner = model
         if model is not None and isinstance(part, str) and part in model.model_fields:
             field = model.model_fields[part]
@@ -136,7 +136,7 @@ def _keys(model: type[BaseModel]) -> list[str]:
     return [name for name in model.model_fields if name != "source_path"]
 
 
-def _mapping_accepted(model: type[BaseModel]) -> str:
+def mapping_accepted(model: type[BaseModel]) -> str:
     return "a mapping with the keys " + ", ".join(_keys(model))
 
 
@@ -144,7 +144,7 @@ def _accepted(field: FieldInfo | None, annotation: Any, metadata: list[Any]) -> 
     """What a field (or list item) accepts, in words, from its type and constraints."""
     extra = field.json_schema_extra if field is not None else None
     extra = extra if isinstance(extra, dict) else {}
-    core, metadata, _ = _unwrap(annotation, metadata)
+    core, metadata, _ = unwrap_annotation(annotation, metadata)
     text = extra.get("accepted")
     if not isinstance(text, str):
         text = _describe(core, metadata)
@@ -166,7 +166,7 @@ def _describe(core: Any, metadata: list[Any]) -> str:
     if origin is Literal:
         return "one of " + ", ".join(repr(a) for a in args)
     if isinstance(core, type) and issubclass(core, BaseModel):
-        return _mapping_accepted(core)
+        return mapping_accepted(core)
     if core is bool:
         return "true or false"
     if core is int or core is float:
@@ -186,14 +186,14 @@ def _describe(core: Any, metadata: list[Any]) -> str:
     if core is str:
         return "non-empty text" if bounds.get("MinLen") else "text"
     if origin is list and args:
-        item_core, item_meta, _ = _unwrap(args[0], [])
+        item_core, item_meta, _ = unwrap_annotation(args[0], [])
         item = _describe(item_core, item_meta)
         lo, hi = bounds.get("MinLen"), bounds.get("MaxLen")
         count = (f" ({lo} to {hi} items)" if lo and hi else f" (at least {lo} item)" if lo
                  else "")
         return f"a list{count}, each {item}"
     if origin is tuple and args:
-        return "a list [" + ", ".join(_describe(*_unwrap(a, [])[:2]) for a in args) + "]"
+        return "a list [" + ", ".join(_describe(*unwrap_annotation(a, [])[:2]) for a in args) + "]"
     if origin is dict and len(args) == 2:
         return f"a mapping of {_describe(args[0], [])} to {_describe(args[1], [])}"
     if isinstance(core, type) and issubclass(core, Path):

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from drsim.scenario.errors import _problem, _show
-from drsim.scenario.explain import _unwrap
+from drsim.scenario.errors import show_value, value_problem
+from drsim.scenario.explain import unwrap_annotation
 from drsim.units import DAY, clock, clock_minutes
 
 __all__ = ["MAX_CHUNK_SIZE", "MAX_GROUPS", "MAX_HOUSEHOLDS", "MAX_SEED", "CLOCK_ACCEPTED",
@@ -40,7 +40,7 @@ def clock_time(value: Any) -> str:
     hint = ""
     if isinstance(value, int) and not isinstance(value, bool):
         hint = " (write the time as text, e.g. \"18:30\")"
-    raise _problem(f"expected a clock time HH:MM, e.g. 18:30, got {_show(value)}{hint}",
+    raise value_problem(f"expected a clock time HH:MM, e.g. 18:30, got {show_value(value)}{hint}",
                    CLOCK_ACCEPTED)
 
 
@@ -72,7 +72,7 @@ class SettingsModel(BaseModel):
     def _no_booleans_as_numbers(cls, value: Any, info: ValidationInfo) -> Any:
         """pydantic reads true as 1; in a scenario file that is almost surely a mistake."""
         if isinstance(value, bool) and info.field_name is not None:
-            core, _, _ = _unwrap(cls.model_fields[info.field_name].annotation, [])
+            core, _, _ = unwrap_annotation(cls.model_fields[info.field_name].annotation, [])
             if core is int or core is float:
                 raise PydanticCustomError("bool_for_number", "true/false is not a number")
         return value

@@ -10,8 +10,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from drsim.scenario.errors import TOP_LEVEL, ScenarioError, _kind
-from drsim.scenario.explain import _explain, _mapping_accepted
+from drsim.scenario.errors import TOP_LEVEL, ScenarioError, kind_name
+from drsim.scenario.explain import explain_errors, mapping_accepted
 from drsim.scenario.models import Scenario
 
 __all__ = ["load_scenario", "read_yaml", "scenario_from_dict"]
@@ -111,10 +111,10 @@ def load_scenario(path: str | Path) -> Scenario:
     data = read_yaml(file, ScenarioError, "scenario")
     if data is None:
         raise ScenarioError(source, [(TOP_LEVEL, "the file is empty (or only comments)",
-                                      _mapping_accepted(Scenario))])
+                                      mapping_accepted(Scenario))])
     scenario = scenario_from_dict(data, source=source).model_copy(
         update={"source_path": file.absolute()})
-    _check_files(scenario, source)
+    check_files(scenario, source)
     return scenario
 
 
@@ -122,15 +122,15 @@ def scenario_from_dict(data: dict, source: str = "<dict>") -> Scenario:
     """Validate an in-memory scenario mapping (the parsed YAML); ``source`` names it in errors."""
     if not isinstance(data, dict):
         raise ScenarioError(source, [(TOP_LEVEL, f"expected a mapping of scenario keys, got "
-                                                 f"{_kind(data)}",
-                                      _mapping_accepted(Scenario))])
+                                                 f"{kind_name(data)}",
+                                      mapping_accepted(Scenario))])
     try:
         return Scenario.model_validate(data, context={"from_file": True})
     except ValidationError as exc:
-        raise ScenarioError(source, _explain(exc, Scenario)) from None
+        raise ScenarioError(source, explain_errors(exc, Scenario)) from None
 
 
-def _check_files(scenario: Scenario, source: str) -> None:
+def check_files(scenario: Scenario, source: str) -> None:
     """Files named by the scenario must exist (before any work starts)."""
     wanted = [("appliances.catalogue", scenario.appliances.catalogue, "default",
                "a catalogue YAML file"),

@@ -24,7 +24,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
-from drsim.scenario.errors import ScenarioError, _problem, _problems, _show
+from drsim.scenario.errors import ScenarioError, show_value, value_problem, value_problems
 from drsim.scenario.fields import (
     MAX_CHUNK_SIZE,
     MAX_GROUPS,
@@ -144,16 +144,16 @@ class Group(SettingsModel):
     def _size_or_range(self) -> Group:
         accepted = "exactly one of size: <households> or range: [first, last]"
         if self.size is None and self.range is None:
-            raise _problem("neither size nor range given", accepted)
+            raise value_problem("neither size nor range given", accepted)
         if self.size is not None and self.range is not None:
-            raise _problem("both size and range given", accepted)
+            raise value_problem("both size and range given", accepted)
         if self.range is not None:
             first, last = self.range
             if first < 1:
-                raise _problem(f"the range starts at consumer {first}; consumer numbers start "
+                raise value_problem(f"the range starts at consumer {first}; consumer numbers start "
                                "at 1", "[first, last] with 1 <= first <= last", at=".range")
             if last < first:
-                raise _problem(f"the range [{first}, {last}] ends before it starts",
+                raise value_problem(f"the range [{first}, {last}] ends before it starts",
                                "[first, last] with 1 <= first <= last", at=".range")
         return self
 
@@ -185,7 +185,7 @@ class ApplianceSettings(SettingsModel):
     @model_validator(mode="after")
     def _min_le_max(self) -> ApplianceSettings:
         if self.per_household_min > self.per_household_max:
-            raise _problem(
+            raise value_problem(
                 f"per_household_min ({self.per_household_min}) is greater than "
                 f"per_household_max ({self.per_household_max})",
                 "per_household_min <= per_household_max, both integers from 1 to 60",
@@ -301,7 +301,7 @@ class Scenario(SettingsModel):
         households = info.data.get("households")
         if households is None or any(u != uses_range[0] for u in uses_range):
             if problems:
-                raise _problems(problems)
+                raise value_problems(problems)
             return groups
 
         if style == "size":
@@ -336,7 +336,7 @@ class Scenario(SettingsModel):
                                  f"{households}",
                                  f"the last range ends at households ({households})"))
         if problems:
-            raise _problems(problems)
+            raise value_problems(problems)
         return groups
 
     @model_validator(mode="after")
@@ -344,7 +344,7 @@ class Scenario(SettingsModel):
         ref = self.reference
         n = len(self.groups)
         if ref is not None and (ref.groups_compliant_at_prediction or 0) > n:
-            raise _problem(
+            raise value_problem(
                 f"{ref.groups_compliant_at_prediction} groups compliant, but the scenario has "
                 f"{n}", f"an integer from 0 to {n}",
                 at="reference.groups_compliant_at_prediction")
@@ -354,7 +354,7 @@ class Scenario(SettingsModel):
     def _monitoring_fits_program(self) -> Scenario:
         duration = self.dr_program.duration_minutes
         if self.monitoring.t_wait_minutes >= duration:
-            raise _problem(
+            raise value_problem(
                 f"the first test (start + {self.monitoring.t_wait_minutes} minutes) is not "
                 f"before the end of the {duration}-minute DR program",
                 f"an integer from 0 to {duration - 1}", at="monitoring.t_wait_minutes")
@@ -364,14 +364,14 @@ class Scenario(SettingsModel):
     def _loss_fits_monitoring(self) -> Scenario:
         loss, mon = self.meters.reading_loss, self.monitoring
         if loss is not None and (mon.shedding is not None or mon.remote is not None):
-            raise _problem(
+            raise value_problem(
                 "lost readings are not modelled together with monitoring.shedding or "
                 "monitoring.remote (their gateways assume every reading arrives)",
                 "null (no loss) or a scenario without shedding and remote",
                 at="meters.reading_loss")
         dark = None if loss is None else loss.dark
         if dark is not None and dark.start_minute >= self.dr_program.end_minute:
-            raise _problem(
+            raise value_problem(
                 f"dark.start {dark.start} is not before the end of the DR program "
                 f"({self.dr_program.end}), the readings modelled", "a clock time before "
                 f"{self.dr_program.end} (earlier than {self.dr_program.start}: dark through "
@@ -544,12 +544,12 @@ def _layout_problem(households: Any, group_size: Any) -> tuple[str, str, str] | 
     problem), or None (Scenario.with_groups_of)."""
     if not _whole(group_size) or not 1 <= group_size <= MAX_HOUSEHOLDS:
         return ("group_size", f"expected a number of households per group, got "
-                              f"{_show(group_size)}", f"an integer from 1 to {MAX_HOUSEHOLDS}")
+                              f"{show_value(group_size)}", f"an integer from 1 to {MAX_HOUSEHOLDS}")
     size = int(group_size)
     top = size * min(MAX_GROUPS, MAX_HOUSEHOLDS // size)
     accepted = f"a multiple of the group size {size} from {size} to {top}"
     if not _whole(households):
-        return ("households", f"expected an integer, got {_show(households)}", accepted)
+        return ("households", f"expected an integer, got {show_value(households)}", accepted)
     n = int(households)
     if n < size:
         return ("households", f"{n} households make no group of {size}", accepted)

@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ValidationError, model_validator
 
-from drsim.scenario.errors import TOP_LEVEL, _problem, _problems, _show
-from drsim.scenario.explain import _explain
+from drsim.scenario.errors import TOP_LEVEL, show_value, value_problem, value_problems
+from drsim.scenario.explain import explain_errors
 from drsim.scenario.fields import (
     CLOCK_ACCEPTED,
     ClockTime,
@@ -61,12 +61,12 @@ def _gamma_user(value: Any) -> Any:
         try:
             return ExpectedShare.model_validate(value)
         except ValidationError as exc:
-            raise _problems([("." + path if path != TOP_LEVEL else "", problem, accepted)
-                             for path, problem, accepted in _explain(exc, ExpectedShare)]
+            raise value_problems([("." + path if path != TOP_LEVEL else "", problem, accepted)
+                             for path, problem, accepted in explain_errors(exc, ExpectedShare)]
                             ) from None
     if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 < value <= 1.0:
         return float(value)
-    raise _problem(f"expected a ratio in (0, 1] or a mapping, got {_show(value)}",
+    raise value_problem(f"expected a ratio in (0, 1] or a mapping, got {show_value(value)}",
                    _GAMMA_ACCEPTED)
 
 
@@ -132,7 +132,7 @@ class NetworkLatency(SettingsModel):
     @model_validator(mode="after")
     def _range(self) -> NetworkLatency:
         if self.kind == "uniform" and self.low_seconds > self.high_seconds:
-            raise _problem(f"low_seconds ({self.low_seconds}) is above high_seconds "
+            raise value_problem(f"low_seconds ({self.low_seconds}) is above high_seconds "
                            f"({self.high_seconds})", f"a number up to {self.high_seconds}",
                            at=".low_seconds")
         return self
@@ -205,7 +205,7 @@ class ReadingLoss(SettingsModel):
         # P(good → bad) = rate / ((1 − rate) · burst_length) must be a probability
         if self.burst_length > 1.0 and self.rate / (1.0 - self.rate) > self.burst_length:
             low = self.rate / (1.0 - self.rate)
-            raise _problem(
+            raise value_problem(
                 f"burst_length {self.burst_length:g} is too short for rate {self.rate:g}: "
                 f"bursts that short cannot lose that share of the readings",
                 f"a number >= rate / (1 - rate) = {low:.4g}", at=".burst_length")
@@ -334,7 +334,7 @@ class Monitoring(SettingsModel):
     def _intervals(self) -> Monitoring:
         reading = self.reading_interval_minutes
         if self.settlement_interval_minutes < reading:
-            raise _problem(
+            raise value_problem(
                 f"settlement_interval_minutes ({self.settlement_interval_minutes}) is shorter "
                 f"than reading_interval_minutes ({reading})",
                 f"an integer >= reading_interval_minutes ({reading})",
@@ -342,24 +342,24 @@ class Monitoring(SettingsModel):
         for name in ("t_wait_minutes", "delta_minutes"):
             value = getattr(self, name)
             if value % reading:
-                raise _problem(
+                raise value_problem(
                     f"{name} ({value}) is not a multiple of reading_interval_minutes "
                     f"({reading}), so tests would fall between readings",
                     f"a multiple of reading_interval_minutes ({reading})", at="." + name)
         k = self.max_missing
         if k is not None and k > self.m_user - 1:
-            raise _problem(
+            raise value_problem(
                 f"max_missing {k} is more than the m_user - 1 = {self.m_user - 1} test slots "
                 f"strictly inside a run of m_user + 1 = {self.m_user + 1} (its first and last "
                 "slots are real failed tests)",
                 f"an integer from 0 to {self.m_user - 1}", at=".max_missing")
         if k and (self.shedding is not None or self.remote is not None):
-            raise _problem(
+            raise value_problem(
                 "max_missing above 0 does not apply with load shedding or remote profiles "
                 "(the modelled gateways run exact matching)", "0 or none", at=".max_missing")
         if self.shedding is not None and self.remote is not None and \
                 self.shedding.gateway_households != self.remote.gateway_households:
-            raise _problem(
+            raise value_problem(
                 f"remote.gateway_households ({self.remote.gateway_households}) differs from "
                 f"shedding.gateway_households ({self.shedding.gateway_households})",
                 f"{self.shedding.gateway_households} (one gateway layout)",

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BeforeValidator, Field, model_validator
 
-from drsim.scenario.errors import _problem, _show
+from drsim.scenario.errors import show_value, value_problem
 from drsim.scenario.fields import CLOCK_ACCEPTED, ClockTime, SettingsModel, described, minutes_of
 
 __all__ = ["BaselineSettings", "DRProgram", "DayOfAdjustment", "Incentive", "Reference",
@@ -25,7 +25,7 @@ def _goal(value: Any) -> Any:
     if value == "expected" or (isinstance(value, int | float) and not isinstance(value, bool)
                                and np.isfinite(value) and value > 0):
         return value
-    raise _problem(f"expected a number of kWh > 0 or 'expected', got {_show(value)}",
+    raise value_problem(f"expected a number of kWh > 0 or 'expected', got {show_value(value)}",
                    _GOAL_ACCEPTED)
 
 
@@ -70,11 +70,11 @@ class DRProgram(SettingsModel):
     @model_validator(mode="after")
     def _times(self) -> DRProgram:
         if self.end_minute <= self.start_minute:
-            raise _problem(f"end {self.end} is not after start {self.start}",
+            raise value_problem(f"end {self.end} is not after start {self.start}",
                            f"a clock time after start ({self.start}) on the same day, up to "
                            "23:59", at=".end")
         if self.notice_minutes > self.start_minute:
-            raise _problem(
+            raise value_problem(
                 f"{self.notice_minutes} minutes before start {self.start} is on the previous "
                 "day", f"an integer from 0 to {self.start_minute} (the announcement must fall on "
                 "the same day)", at=".notice_minutes")
@@ -165,7 +165,7 @@ class Incentive(SettingsModel):
     def _region(self) -> Incentive:
         lo, hi = self.target_min_follow_through, self.target_max_follow_through
         if lo >= hi:
-            raise _problem(
+            raise value_problem(
                 f"target_min_follow_through ({lo:g}) is not below target_max_follow_through "
                 f"({hi:g})", f"a number in [0, {hi:g}) (below target_max_follow_through)",
                 at=".target_min_follow_through")

@@ -12,7 +12,9 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from drsim.scenario import MAX_HOUSEHOLDS, Scenario, _model_of, _show, _unwrap
+from drsim.scenario import MAX_HOUSEHOLDS, Scenario
+from drsim.scenario.errors import show_value
+from drsim.scenario.explain import model_of, unwrap_annotation
 
 __all__ = ["GROUP_SIZE", "MAX_DELAY_MINUTES", "RUN_OPTIONS", "assign", "check_scenario_path",
            "group_size_problem", "join_path", "parse_path"]
@@ -24,7 +26,7 @@ def _delay_detection(value: Any) -> tuple[str, str] | None:
     if (isinstance(value, int) and not isinstance(value, bool)
             and 0 <= value <= MAX_DELAY_MINUTES):
         return None
-    return (f"expected a whole number of minutes, got {_show(value)}",
+    return (f"expected a whole number of minutes, got {show_value(value)}",
             f"an integer from 0 to {MAX_DELAY_MINUTES} (minutes)")
 
 
@@ -44,7 +46,7 @@ def group_size_problem(value: Any) -> tuple[str, str] | None:
     """None for a usable group_size, else (problem, accepted)."""
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_HOUSEHOLDS:
         return None
-    return (f"expected a number of households per group, got {_show(value)}",
+    return (f"expected a number of households per group, got {show_value(value)}",
             f"an integer from 1 to {MAX_HOUSEHOLDS} (households per group)")
 
 
@@ -86,13 +88,13 @@ def _paths(model: Any, prefix: str = "") -> list[str]:
     found = []
     for name in _keys(model):
         annotation = model.model_fields[name].annotation
-        core, _, _ = _unwrap(annotation, [])
+        core, _, _ = unwrap_annotation(annotation, [])
         path = prefix + name
         found.append(path)
-        if typing.get_origin(core) is list and _model_of(typing.get_args(core)[0]):
-            found += _paths(_model_of(typing.get_args(core)[0]), path + "[*].")
-        elif _model_of(core):
-            found += _paths(_model_of(core), path + ".")
+        if typing.get_origin(core) is list and model_of(typing.get_args(core)[0]):
+            found += _paths(model_of(typing.get_args(core)[0]), path + "[*].")
+        elif model_of(core):
+            found += _paths(model_of(core), path + ".")
     return found
 
 
@@ -132,13 +134,13 @@ def check_scenario_path(path: str, base: Scenario) -> tuple[str, str] | None:
                      if i == 0 else "")
             return (f"unknown key {name!r}{inside}{hint}",
                     f"the keys {', '.join(keys)}{extra}")
-        core, _, _ = _unwrap(model.model_fields[name].annotation, [])
+        core, _, _ = unwrap_annotation(model.model_fields[name].annotation, [])
         origin = typing.get_origin(core)
         value = getattr(current, name, None) if current is not None else None
         here = join_path(steps[: i + 1])
         if origin is list:
             item_type = typing.get_args(core)[0]
-            item_model = _model_of(item_type)
+            item_model = model_of(item_type)
             items = list(value or [])
             if index is None:
                 if not last:
@@ -180,7 +182,7 @@ def check_scenario_path(path: str, base: Scenario) -> tuple[str, str] | None:
                 return None
             return (f"{name} is a mapping of single values; only one more key may follow",
                     f"{here}.<key>")
-        model = _model_of(core)
+        model = model_of(core)
         current = value
     return None
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from drsim.results.folders import sweep_plot_name
-from drsim.sweeps.spec import CONFIDENCE, Sweep, _label
-from drsim.sweeps.stats import _is_number
+from drsim.sweeps.spec import CONFIDENCE, Sweep, value_label
+from drsim.sweeps.stats import is_number
 from drsim.units import clock
 
 
@@ -30,8 +30,8 @@ def plot_metrics(sweep: Sweep, table, out: Path) -> list[str]:
 
     x_axis, others = sweep.axes[0], sweep.axes[1:]
     xs = [p.values[x_axis] for p in sweep.points]
-    numeric_x = all(_is_number(x) and not isinstance(x, bool) for x in xs)
-    labels = list(dict.fromkeys(_label(x) for x in xs))
+    numeric_x = all(is_number(x) and not isinstance(x, bool) for x in xs)
+    labels = list(dict.fromkeys(value_label(x) for x in xs))
     kinds = table.attrs.get("metric_kinds", {})
     written = []
     for metric in sweep.metrics:
@@ -43,10 +43,10 @@ def plot_metrics(sweep: Sweep, table, out: Path) -> list[str]:
         ax = fig.add_subplot()
         lines: dict[tuple[str, ...], list[int]] = {}
         for row, point in enumerate(sweep.points):
-            lines.setdefault(tuple(f"{a}={_label(point.values[a], 20)}" for a in others),
+            lines.setdefault(tuple(f"{a}={value_label(point.values[a], 20)}" for a in others),
                              []).append(row)
         for line, rows in lines.items():
-            x = np.array([xs[r] if numeric_x else labels.index(_label(xs[r])) for r in rows],
+            x = np.array([xs[r] if numeric_x else labels.index(value_label(xs[r])) for r in rows],
                          dtype=float)
             order = np.argsort(x, kind="stable")
             sub = table.iloc[[rows[i] for i in order]]

@@ -23,7 +23,7 @@ import numpy as np
 from drsim.results import folders
 from drsim.sweeps.plots import plot_metrics
 from drsim.sweeps.spec import Sweep, SweepRun
-from drsim.sweeps.stats import _check_metric_paths, tabulate
+from drsim.sweeps.stats import check_metric_paths, tabulate
 
 JOURNAL = folders.SWEEP_JOURNAL
 RUNS_DIR = folders.SWEEP_RUNS
@@ -112,11 +112,11 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, runner: Runner,
         if progress:
             progress(done, total, run.point.label)
         if not metrics_checked:
-            _check_metric_paths(sweep, [summary])
+            check_metric_paths(sweep, [summary])
             metrics_checked = True
 
     records = [recorded[run.key] for run in runs]
-    _check_metric_paths(sweep, [r["summary"] for r in records])
+    check_metric_paths(sweep, [r["summary"] for r in records])
     table = tabulate(sweep, recorded)
     files = _write_table(table, out)
     files += plot_metrics(sweep, table, out)

@@ -24,16 +24,14 @@ import numpy as np
 
 from drsim.scenario import (
     MAX_GROUPS,
-    TOP_LEVEL,
     Scenario,
     ScenarioError,
-    _check_files,
-    _kind,
-    _show,
     load_scenario,
     read_yaml,
     scenario_from_dict,
 )
+from drsim.scenario.errors import TOP_LEVEL, kind_name, show_value
+from drsim.scenario.loading import check_files
 from drsim.sweeps.paths import (
     GROUP_SIZE,
     RUN_OPTIONS,
@@ -76,7 +74,7 @@ class SweepPoint:
     @property
     def label(self) -> str:
         """``axis=value, ...`` (or "base" for a sweep without axes)."""
-        return ", ".join(f"{k}={_label(v)}" for k, v in self.values.items()) or "base"
+        return ", ".join(f"{k}={value_label(v)}" for k, v in self.values.items()) or "base"
 
 
 @dataclass(frozen=True)
@@ -216,7 +214,7 @@ def sweep_from_dict(data: Any, source: str = "<dict>", base_dir: str | Path = ".
     """
     if not isinstance(data, dict):
         raise SweepError(source, [(TOP_LEVEL, f"expected a mapping of sweep keys, got "
-                                              f"{_kind(data)}", _SWEEP_ACCEPTED)])
+                                              f"{kind_name(data)}", _SWEEP_ACCEPTED)])
     problems: list[tuple[str, str, str]] = []
     for key in data:
         if key not in _SWEEP_KEYS:
@@ -227,7 +225,7 @@ def sweep_from_dict(data: Any, source: str = "<dict>", base_dir: str | Path = ".
 
     name = data.get("name", default_name)
     if not isinstance(name, str) or not name.strip():
-        problems.append(("name", f"expected a name, got {_kind(name)}", "non-empty text"))
+        problems.append(("name", f"expected a name, got {kind_name(name)}", "non-empty text"))
 
     seeds = data.get("seeds", 1)
     seeds_problem = _check_seeds(seeds)
@@ -244,7 +242,7 @@ def sweep_from_dict(data: Any, source: str = "<dict>", base_dir: str | Path = ".
                              "the path of the base scenario YAML file, relative to the sweep "
                              "file"))
         elif not isinstance(scenario_file, str) or not scenario_file.strip():
-            problems.append(("scenario", f"expected a file path, got {_kind(scenario_file)}",
+            problems.append(("scenario", f"expected a file path, got {kind_name(scenario_file)}",
                              "the path of the base scenario YAML file, relative to the sweep "
                              "file"))
         else:
@@ -262,12 +260,12 @@ def sweep_from_dict(data: Any, source: str = "<dict>", base_dir: str | Path = ".
     grid = data.get("grid")
     grid = {} if grid is None else grid
     if not isinstance(overrides, dict):
-        problems.append(("overrides", f"expected a mapping, got {_kind(overrides)}",
+        problems.append(("overrides", f"expected a mapping, got {kind_name(overrides)}",
                          "a mapping from a dotted scenario path (e.g. incentive.beta) or a run "
                          "option (" + ", ".join(RUN_OPTIONS) + ") to a value"))
         overrides = {}
     if not isinstance(grid, dict):
-        problems.append(("grid", f"expected a mapping, got {_kind(grid)}",
+        problems.append(("grid", f"expected a mapping, got {kind_name(grid)}",
                          "a mapping from a dotted scenario path (e.g. incentive.beta) or a run "
                          "option (" + ", ".join(RUN_OPTIONS) + ") to a list of values"))
         grid = {}
@@ -283,13 +281,13 @@ def sweep_from_dict(data: Any, source: str = "<dict>", base_dir: str | Path = ".
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             problems.append((f"grid.{key}", f"expected a non-empty list of values, got "
-                             f"{_kind(values)}", "a list of values, e.g. [1.4, 1.8, 2.2]"))
+                             f"{kind_name(values)}", "a list of values, e.g. [1.4, 1.8, 2.2]"))
             unusable.add(key)
             continue
         seen: list[Any] = []
         for value in values:
             if value in seen:
-                problems.append((f"grid.{key}", f"the value {_show(value)} is given twice",
+                problems.append((f"grid.{key}", f"the value {show_value(value)} is given twice",
                                  "a list of distinct values"))
             seen.append(value)
     for key in grid:
@@ -382,7 +380,7 @@ def sweep_from_dict(data: Any, source: str = "<dict>", base_dir: str | Path = ".
 def _check_seeds(seeds: Any) -> tuple[str, str] | None:
     if isinstance(seeds, int) and not isinstance(seeds, bool) and 1 <= seeds <= MAX_SEEDS:
         return None
-    return (f"expected a number of seeds, got {_show(seeds)}",
+    return (f"expected a number of seeds, got {show_value(seeds)}",
             f"an integer from 1 to {MAX_SEEDS} (runs per point)")
 
 
@@ -390,12 +388,12 @@ def _check_metrics(metrics: Any) -> list[tuple[str, str, str]]:
     accepted = ("a list of dotted paths into summary.json, e.g. [reduction_mwh.adaptive, "
                 "prediction.utility_noncompliance_time]")
     if not isinstance(metrics, list) or not metrics:
-        return [("metrics", f"expected a non-empty list, got {_kind(metrics)}", accepted)]
+        return [("metrics", f"expected a non-empty list, got {kind_name(metrics)}", accepted)]
     problems = []
     for i, metric in enumerate(metrics):
         if (not isinstance(metric, str) or not metric.strip()
                 or any(not part.strip() for part in metric.split("."))):
-            problems.append((f"metrics[{i}]", f"expected a dotted path, got {_show(metric)}",
+            problems.append((f"metrics[{i}]", f"expected a dotted path, got {show_value(metric)}",
                              accepted))
         elif metric in metrics[:i]:
             problems.append((f"metrics[{i}]", f"{metric!r} is listed twice",
@@ -469,7 +467,7 @@ def _point(base: Scenario, overrides: dict[str, Any], values: dict[str, Any],
             assign(data, parse_path(path) or [], value)
         scenario = scenario_from_dict(data, source=source).model_copy(
             update={"source_path": base.source_path})
-        _check_files(scenario, source)
+        check_files(scenario, source)
     except ScenarioError as exc:
         raise _PointError([_blame(field, problem, accepted, assigned, values, at_point)
                            for field, problem, accepted in exc.problems]) from None
@@ -496,11 +494,11 @@ def _blame_layout(problem: str, accepted: str, assigned: dict[str, tuple[str, An
     (naming the point when an axis did), else at group_size (the base's households)."""
     if "households" in assigned:
         section, value = assigned["households"]
-        point = (" (at the point " + ", ".join(f"{k}={_label(v)}" for k, v in values.items())
+        point = (" (at the point " + ", ".join(f"{k}={value_label(v)}" for k, v in values.items())
                  + ")") if "households" in values else ""
-        return f"{section}.households", f"value {_show(value)}: {problem}{point}", accepted
+        return f"{section}.households", f"value {show_value(value)}: {problem}{point}", accepted
     section, value = assigned[GROUP_SIZE]
-    return (f"{section}.{GROUP_SIZE}", f"value {_show(value)}: the base scenario's {problem}",
+    return (f"{section}.{GROUP_SIZE}", f"value {show_value(value)}: the base scenario's {problem}",
             f"a divisor of {base.households} (the base scenario's households) that makes at "
             f"most {MAX_GROUPS} groups, or households in overrides or grid")
 
@@ -516,12 +514,12 @@ def _blame(field: str, problem: str, accepted: str, assigned: dict[str, tuple[st
         pattern = re.sub(r"\\\[[^\]]*\\\]", r"\\[\\d+\\]", re.escape(path))
         if re.match(pattern + r"(?:$|[.\[])", field) and (best is None or len(path) > len(best)):
             best, best_pattern = path, pattern
-    point = (" (at the point " + ", ".join(f"{k}={_label(v)}" for k, v in values.items())
+    point = (" (at the point " + ", ".join(f"{k}={value_label(v)}" for k, v in values.items())
              + ")") if at_point and values else ""
     if best is not None and best_pattern is not None:
         section, value = assigned[best]
         detail = "" if re.fullmatch(best_pattern, field) else f" (at {field})"
-        return f"{section}.{best}", f"value {_show(value)}{detail}: {problem}{point}", accepted
+        return f"{section}.{best}", f"value {show_value(value)}{detail}: {problem}{point}", accepted
     return ("grid" if values else "overrides"), f"{field}: {problem}{point}", accepted
 
 
@@ -529,7 +527,7 @@ def _unique(problems: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
     return list(dict.fromkeys(problems))
 
 
-def _label(value: Any, limit: int = 30) -> str:
+def value_label(value: Any, limit: int = 30) -> str:
     """A value for labels: text without quotes, anything else as in YAML/JSON."""
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= limit else text[: limit - 3] + "..."

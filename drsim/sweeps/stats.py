@@ -45,7 +45,7 @@ def _leaf_paths(node: Any, prefix: str = "") -> list[str]:
     return [prefix[:-1]] if prefix else []
 
 
-def _check_metric_paths(sweep: Sweep, summaries: list[dict[str, Any]]) -> None:
+def check_metric_paths(sweep: Sweep, summaries: list[dict[str, Any]]) -> None:
     if not summaries:
         return
     problems = []
@@ -89,7 +89,7 @@ def mean_ci(values: Iterable[float], confidence: float = CONFIDENCE
     return n, mean, mean - half, mean + half
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
     return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
         value, str)
 
@@ -107,7 +107,7 @@ def _clock_minutes(value: Any) -> int | None:
 def metric_kind(values: Iterable[Any]) -> str:
     """"number", "clock" (HH:MM texts) or "text", from the non-null values of a metric."""
     present = [v for v in values if v is not None and v is not _MISSING]
-    if present and all(_is_number(v) for v in present):
+    if present and all(is_number(v) for v in present):
         return "number"
     if present and all(_clock_minutes(v) is not None for v in present):
         return "clock"
@@ -164,7 +164,7 @@ def tabulate(sweep: Sweep, records: Mapping[str, Mapping[str, Any]]):
 
 def _axis_cells(values: list[Any]) -> list[Any]:
     """Axis values as table cells of one type (lists and mixed types as JSON text)."""
-    if all(_is_number(v) and not isinstance(v, bool) for v in values):
+    if all(is_number(v) and not isinstance(v, bool) for v in values):
         return values
     if all(isinstance(v, str) for v in values) or all(isinstance(v, bool) for v in values):
         return values

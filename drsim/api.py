@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +40,7 @@ BACKENDS = ("spark", "serial")
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
-@dataclass
+@dataclass(frozen=True)
 class SimulationResult:
     """A simulation: its summary, its tables as pandas DataFrames, its figures."""
 
@@ -62,20 +62,20 @@ class SimulationResult:
                        breakdown="plot_breakdown")
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunResult:
     """A closed-loop run: its summary, its tables as pandas DataFrames, its figures."""
 
     summary: dict[str, Any]
     run: pipeline.Run
     out: Path | None = None
-    _data: run_data.RunData | None = field(default=None, repr=False)
+    #: the user events, collected when no folder was written (they grow with the households)
+    user_events: pd.DataFrame | None = field(default=None, repr=False)
 
-    @property
+    @cached_property
     def data(self) -> run_data.RunData:
-        if self._data is None:
-            self._data = run_data.run_data(self.run, self.summary)
-        return self._data
+        """What the run folder shows (:class:`~drsim.results.run_data.RunData`)."""
+        return run_data.run_data(self.run, self.summary, self.user_events)
 
     @property
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -157,9 +157,7 @@ def simulate(scenario: Scenario | str | Path, out: str | Path | None = None, *,
 
     def work(opened: Backend, start_seconds: float) -> tuple[pipeline.Simulation, dict]:
         simulation = pipeline.simulate(scenario, opened, chunk_size=chunk_size,
-                                       progress=progress)
-        simulation.timings = {"backend_start_seconds": start_seconds, **simulation.timings,
-                              "total_seconds": time.perf_counter() - started}
+                                       progress=progress).timed(start_seconds, started)
         return simulation, summaries.build(simulation, files=output.SIMULATION_FILES)
 
     simulation, summary = _with_backend(backend, master, work)
@@ -188,21 +186,17 @@ def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
 
     def work(opened: Backend, start_seconds: float) -> RunResult:
         result = pipeline.run(scenario, opened, delay_detection=delay_detection,
-                              chunk_size=chunk_size, progress=progress)
-        simulation = result.simulation
-        simulation.timings = {"backend_start_seconds": start_seconds, **simulation.timings,
-                              "total_seconds": time.perf_counter() - started}
-        data = run_data.run_data(result)
+                              chunk_size=chunk_size, progress=progress
+                              ).timed(start_seconds, started)
+        summary = summaries.build(result.simulation, result, files=output.run_files())
         events = result.monitored.user_events
         if out is None:
-            data.tier_events["user_events"] = user_events(opened.collect(events).to_pandas())
-        data.summary = summaries.build(simulation, result, files=output.run_files(data))
-        if out is None:
-            return RunResult(data.summary, result, None, data)
+            return RunResult(summary, result, None,
+                             user_events(opened.collect(events).to_pandas()))
         writer = partial(opened.write_parquet, events, function=user_events,
                          schema=USER_EVENT_ROWS, sort_by=["pass", "time", "houseID"])
-        path = output.write_run(data, out, overwrite=overwrite, user_events=writer)
-        return RunResult(data.summary, result, path, data)
+        path = output.write_run(result, summary, out, overwrite=overwrite, user_events=writer)
+        return RunResult(summary, result, path)
 
     return _with_backend(backend, master, work)
 

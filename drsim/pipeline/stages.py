@@ -74,16 +74,24 @@ STAGE_UNITS = {"cost models": "groups", "passes": "chunks", "passes + meter tier
                "adaptive pass": "chunks"}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Simulation:
-    """The passes of a whole scenario and how the backend ran them."""
+    """The passes of a whole scenario and how the backend ran them; built once, when
+    every pass has run."""
 
     scenario: Scenario
     chunks: list[Chunk]
     loads: Loads
     chunk_rows: pd.DataFrame  # one row per chunk (drsim.pipeline.tasks.CHUNKS), in chunk order
     backend: BackendInfo
-    timings: dict[str, float] = field(default_factory=dict)  # stage -> wall seconds
+    timings: dict[str, float]  # stage -> wall seconds
+
+    def timed(self, backend_start_seconds: float, started: float) -> Simulation:
+        """This simulation with the backend's start-up time [s] first in its timings and
+        the total wall time since ``started`` (a :func:`time.perf_counter` reading) last."""
+        return replace(self, timings={"backend_start_seconds": backend_start_seconds,
+                                      **self.timings,
+                                      "total_seconds": time.perf_counter() - started})
 
     @property
     def households(self) -> int:
@@ -101,20 +109,32 @@ class Simulation:
     @property
     def expected_kwh(self) -> float:
         """The utility's estimated expected reduction of the program [kWh]: Σ (B̂ − P̂)."""
-        program = self.scenario.dr_program
-        est = self.loads.estimate_kw
-        return deficit.expected_reduction_kwh(est["baseline"], est["expected"],
-                                              program.start_minute, program.end_minute)
+        return expected_kwh(self.scenario, self.loads)
 
     @property
     def goal_kwh(self) -> float:
         """The reduction goal [kWh]: the scenario's number, or the estimated expected
         reduction."""
-        return deficit.reduction_goal_kwh(self.scenario.dr_program.reduction_goal_kwh,
-                                          self.expected_kwh)
+        return goal_kwh(self.scenario, self.loads)
 
 
-@dataclass
+def expected_kwh(scenario: Scenario, loads: Loads) -> float:
+    """The utility's estimated expected reduction of the program [kWh]: Σ (B̂ − P̂) over
+    its window (:func:`drsim.utility.deficit.expected_reduction_kwh`)."""
+    program = scenario.dr_program
+    est = loads.estimate_kw
+    return deficit.expected_reduction_kwh(est["baseline"], est["expected"],
+                                          program.start_minute, program.end_minute)
+
+
+def goal_kwh(scenario: Scenario, loads: Loads) -> float:
+    """The reduction goal [kWh]: the scenario's number, or the estimated expected
+    reduction (:func:`drsim.utility.deficit.reduction_goal_kwh`)."""
+    return deficit.reduction_goal_kwh(scenario.dr_program.reduction_goal_kwh,
+                                      expected_kwh(scenario, loads))
+
+
+@dataclass(frozen=True)
 class Monitored:
     """What the three tiers produced on the monitored passes: aggregates per group and
     test time or tick, and the backend's handle of the user events (not collected: they
@@ -154,9 +174,10 @@ class Monitored:
         return tuple(self.outcome)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Run:
-    """A closed-loop run: the passes, the monitoring and the second event."""
+    """A closed-loop run: the passes, the monitoring and the second event; built once,
+    when the adaptive pass has run."""
 
     simulation: Simulation
     monitored: Monitored
@@ -172,6 +193,34 @@ class Run:
     def t_nc(self) -> int:
         return self.monitored.outcome["traditional"].t_nc
 
+    def timed(self, backend_start_seconds: float, started: float) -> Run:
+        """This run with its simulation :meth:`Simulation.timed`."""
+        return replace(self, simulation=self.simulation.timed(backend_start_seconds,
+                                                              started))
+
+
+@dataclass(frozen=True)
+class Passes:
+    """Stage 1's values: the chunks, the passes' loads and per-chunk rows, the backend's
+    handles of the monitored outputs, and its wall time [s]."""
+
+    chunks: list[Chunk]
+    loads: Loads
+    chunk_rows: pd.DataFrame
+    handles: dict[str, Any]
+    seconds: float
+
+
+@dataclass(frozen=True)
+class SecondEventPlan:
+    """Stage 3's values: what the utility knew at t_nc, the incentive plan and the
+    second event, or the note saying why there is none."""
+
+    deficit: dict[str, Any] | None = None
+    incentive: IncentiveResult | None = None
+    second: SecondEvent | None = None
+    note: str | None = None
+
 
 def _stage(progress: Progress | None, name: str):
     return None if progress is None else partial(progress, name)
@@ -180,18 +229,19 @@ def _stage(progress: Progress | None, name: str):
 def simulate(scenario: Scenario, backend: Backend, *, chunk_size: int | None = None,
              progress: Progress | None = None) -> Simulation:
     """The baseline, expected and traditional passes of ``scenario``."""
-    simulation, _ = _passes(scenario, backend, None, chunk_size, _stage(progress, "passes"))
-    return simulation
+    first_job = len(backend.info.jobs)  # a backend may have run other runs before (a sweep)
+    passes = _passes(scenario, backend, None, chunk_size, _stage(progress, "passes"))
+    return Simulation(scenario, passes.chunks, passes.loads, passes.chunk_rows,
+                      _this_run(backend.info, first_job),
+                      {"passes_seconds": passes.seconds})
 
 
 def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
             chunk_size: int | None, progress, models: tuple[bytes, ...] | None = None
-            ) -> tuple[Simulation, dict[str, Any]]:
+            ) -> Passes:
     """Stage 1 (with the meter tier when ``plan`` is given, and load shedding with each
-    group's cost model in ``models``): the simulation and the backend's handles of the
-    monitored outputs."""
+    group's cost model in ``models``)."""
     started = time.perf_counter()
-    first_job = len(backend.info.jobs)  # a backend may have run other runs before (a sweep)
     chunks = plan_chunks(scenario, chunk_size)
     schemas = {"loads": LOADS, "chunks": CHUNKS}
     if plan is not None:
@@ -201,9 +251,7 @@ def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
                              len(chunks), schemas, label="passes", progress=progress)
     loads = sum_loads(backend.collect(out["loads"]), len(scenario.groups), PASSES)
     rows = _chunk_rows(backend, out["chunks"], len(chunks))
-    simulation = Simulation(scenario, chunks, loads, rows, _this_run(backend.info, first_job),
-                            {"passes_seconds": time.perf_counter() - started})
-    return simulation, out
+    return Passes(chunks, loads, rows, out, time.perf_counter() - started)
 
 
 def _cost_models(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
@@ -247,49 +295,54 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     the second event later (Figure 6.12)."""
     plan = check_run(scenario, delay_detection)
     first_job = len(backend.info.jobs)
+    timings: dict[str, float] = {}
+    models = None
+    if scenario.monitoring.shedding is not None:
+        started = time.perf_counter()
+        models = _cost_models(scenario, plan, backend, _stage(progress, "cost models"))
+        timings["cost_models_seconds"] = time.perf_counter() - started
+    passes = _passes(scenario, backend, plan, chunk_size,
+                     _stage(progress, "passes + meter tier"), models)
+    timings = {"passes_seconds": passes.seconds, **timings}
     started = time.perf_counter()
-    models = None if scenario.monitoring.shedding is None else \
-        _cost_models(scenario, plan, backend, _stage(progress, "cost models"))
-    models_seconds = time.perf_counter() - started
-    simulation, out = _passes(scenario, backend, plan, chunk_size,
-                              _stage(progress, "passes + meter tier"), models)
-    if models is not None:
-        simulation.timings["cost_models_seconds"] = models_seconds
-    started = time.perf_counter()
-    tier_timings: dict[str, float] = {}
-    monitored = _tiers(scenario, plan, backend, out, progress, tier_timings)
-    simulation.timings["tiers_seconds"] = time.perf_counter() - started
-    simulation.timings.update(tier_timings)
+    monitored, tier_timings = _tiers(scenario, plan, backend, passes.handles, progress)
+    timings["tiers_seconds"] = time.perf_counter() - started
+    timings.update(tier_timings)
 
-    loads = simulation.loads
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     trad = monitored.outcome["traditional"]
-    result = Run(simulation, monitored,
-                 costs(plan, sizes, monitored.meter_work["traditional"], monitored.tier_rows,
-                       "traditional", trad, monitored.lost, monitored.silent_spells),
-                 delay_detection)
+    run_costs = costs(plan, sizes, monitored.meter_work["traditional"], monitored.tier_rows,
+                      "traditional", trad, monitored.lost, monitored.silent_spells)
+    unshed_costs = None
     if scenario.monitoring.shedding is not None:
         bl = bl_name("traditional")
-        result.unshed_costs = costs(plan, sizes, monitored.meter_work[bl],
-                                    monitored.tier_rows, bl, monitored.outcome[bl])
-    if not trad.predicted:
-        result.note = "no utility non-compliance predicted: no second event"
+        unshed_costs = costs(plan, sizes, monitored.meter_work[bl], monitored.tier_rows, bl,
+                             monitored.outcome[bl])
+    if trad.predicted:
+        second = _plan_second_event(scenario, plan, passes, monitored, run_costs,
+                                    delay_detection)
     else:
-        _plan_second_event(result)
-    if result.second is None:  # the adaptive pass is the traditional pass
-        simulation.loads = loads.merged(loads.renamed("traditional", "adaptive"))
-        simulation.timings["adaptive_pass_seconds"] = 0.0
+        second = SecondEventPlan(note="no utility non-compliance predicted: no second event")
+    loads, incentive = passes.loads, second.incentive
+    started = time.perf_counter()
+    if second.second is None:  # the adaptive pass is the traditional pass
+        loads = loads.merged(loads.renamed("traditional", "adaptive"))
     else:
-        started = time.perf_counter()
-        _adaptive_pass(result, backend, chunk_size, _stage(progress, "adaptive pass"))
-        simulation.timings["adaptive_pass_seconds"] = time.perf_counter() - started
-    simulation.backend = _this_run(backend.info, first_job)
-    return result
+        adaptive, incentive = _adaptive_pass(scenario, passes.chunks, second.second, backend,
+                                             _stage(progress, "adaptive pass"))
+        loads = loads.merged(adaptive)
+    timings["adaptive_pass_seconds"] = 0.0 if second.second is None else \
+        time.perf_counter() - started
+    simulation = Simulation(scenario, passes.chunks, loads, passes.chunk_rows,
+                            _this_run(backend.info, first_job), timings)
+    return Run(simulation, monitored, run_costs, delay_detection, unshed_costs,
+               second.deficit, incentive, second.second, second.note)
 
 
 def _tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[str, Any],
-           progress: Progress | None, timings: dict[str, float]) -> Monitored:
-    """Stage 2: thresholds, group leaders and the utility."""
+           progress: Progress | None) -> tuple[Monitored, dict[str, float]]:
+    """Stage 2: thresholds, group leaders and the utility, and the two tiers' wall times
+    [s]."""
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     n_groups, k = len(sizes), len(plan.test_times)
     names = MONITORED if scenario.monitoring.shedding is None else \
@@ -307,7 +360,7 @@ def _tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict
                 gamma_delays=gamma_delays), TIERS,
         label="group tier", progress=_in_units(progress, "group tier",
                                                len(names) * n_groups))
-    timings["group_tier_seconds"] = time.perf_counter() - started
+    timings = {"group_tier_seconds": time.perf_counter() - started}
     started = time.perf_counter()
     util = backend.group_apply(leaders, ["pass"], partial(utility, plan), TIERS,
                                label="utility tier",
@@ -323,33 +376,46 @@ def _tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict
                 for name in names if scenario.monitoring.shedding is not None}
     fetches = {name: FetchCounts.merged(meter.loc[meter["pass"] == name, "fetched"])
                 for name in names if remote is not None}
-    monitored = Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,
-                          {name: tier_outcome(tier_rows, name, n_groups) for name in names},
-                          gateways, fetches, group_fetches)
-    n_queries = len(scenario.monitoring.appliance_queries)
+    appliance = _appliance_counts(meter, len(scenario.monitoring.appliance_queries))
+    outcome = {name: tier_outcome(tier_rows, name, n_groups) for name in names}
+    trad = meter[meter["pass"] == "traditional"]
+    lost = _lost_readings(plan, trad, n_groups, outcome["traditional"]) \
+        if trad["lost"].notna().any() else {}  # lost readings: the same in every pass
+    return Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,
+                     outcome, gateways, fetches, group_fetches, **lost,
+                     appliance=appliance), timings
+
+
+def _appliance_counts(meter: pd.DataFrame, n_queries: int) -> dict[str, np.ndarray]:
+    """Monitored pass -> (queries, COUNTS): the appliance queries' counts summed over the
+    chunks (empty without queries)."""
+    out = {}
     for name in MONITORED if n_queries else ():
         rows = meter.loc[(meter["pass"] == name) & meter["appliance"].notna(), "appliance"]
-        monitored.appliance[name] = np.sum([np.asarray(r, np.int64) for r in rows],
-                                           axis=0).reshape(n_queries, len(COUNTS))
-    trad = meter[meter["pass"] == "traditional"]
-    if trad["lost"].notna().any():  # lost readings: the same in every pass
-        slots = len(trad["lost"].iloc[0])
-        monitored.lost = _per_group(trad, "lost", ("traditional",), n_groups,
-                                    (1, slots))["traditional"][:, 0]
-        silent = _per_group(trad, "silent", ("traditional",), n_groups,
-                            (1, 2 * k + 1))["traditional"][:, 0]
-        monitored.first_silent, monitored.silent_spells = silent[:, :k + 1], silent[:, k + 1:]
-        minutes = plan.t_end - plan.t_start
-        seen = np.zeros((n_groups, 3, minutes))  # whole µkW·min: exact in any order
-        for group, values in zip(trad["group"], trad["seen"], strict=True):
-            seen[group] += np.asarray(values, np.float64).reshape(3, minutes)
-        monitored.seen = seen
-        by_missing = _per_group(trad, "missing", ("traditional",), n_groups,
-                                (k, plan.max_missing + 1))["traditional"]
-        counted = plan.test_times[None, :] <= stops(plan, monitored.outcome["traditional"]
-                                                    )[:, None]
-        monitored.missing_counts = (by_missing * counted[:, :, None]).sum(axis=(0, 1))
-    return monitored
+        out[name] = np.sum([np.asarray(r, np.int64) for r in rows],
+                           axis=0).reshape(n_queries, len(COUNTS))
+    return out
+
+
+def _lost_readings(plan: MonitoringPlan, trad: pd.DataFrame, n_groups: int,
+                   outcome: TierOutcome) -> dict[str, np.ndarray]:
+    """The :class:`Monitored` fields of lost readings, from the traditional pass's meter
+    rows (``outcome``: its tiers' outcome)."""
+    k = len(plan.test_times)
+    slots = len(trad["lost"].iloc[0])
+    lost = _per_group(trad, "lost", ("traditional",), n_groups, (1, slots))["traditional"]
+    silent = _per_group(trad, "silent", ("traditional",), n_groups,
+                        (1, 2 * k + 1))["traditional"][:, 0]
+    minutes = plan.t_end - plan.t_start
+    seen = np.zeros((n_groups, 3, minutes))  # whole µkW·min: exact in any order
+    for group, values in zip(trad["group"], trad["seen"], strict=True):
+        seen[group] += np.asarray(values, np.float64).reshape(3, minutes)
+    by_missing = _per_group(trad, "missing", ("traditional",), n_groups,
+                            (k, plan.max_missing + 1))["traditional"]
+    counted = plan.test_times[None, :] <= stops(plan, outcome)[:, None]
+    return {"lost": lost[:, 0], "first_silent": silent[:, :k + 1],
+            "silent_spells": silent[:, k + 1:], "seen": seen,
+            "missing_counts": (by_missing * counted[:, :, None]).sum(axis=(0, 1))}
 
 
 def _in_units(progress: Progress | None, stage: str, units: int):
@@ -381,36 +447,34 @@ def _replica_flags(meter: pd.DataFrame, n_groups: int) -> np.ndarray | None:
     return out
 
 
-def _plan_second_event(result: Run) -> None:
+def _plan_second_event(scenario: Scenario, plan: MonitoringPlan, passes: Passes,
+                       monitored: Monitored, cost: dict[str, Any], delay_detection: int
+                       ) -> SecondEventPlan:
     """Stage 3: what the utility knows at t_nc and the incentive plan (Eq. 6.5-6.8)."""
-    scenario = result.simulation.scenario
-    plan = result.monitored.plan
-    trad = result.monitored.outcome["traditional"]
-    sums = result.simulation.participants
-    result.deficit = deficit_at(plan, result.simulation.loads, trad, sums.theta_o_mean,
-                                result.simulation.goal_kwh, result.simulation.expected_kwh,
-                                result.monitored.seen,
-                                np.array(scenario.group_sizes(), dtype=np.int64))
+    trad = monitored.outcome["traditional"]
+    sums = participant_sums(passes.chunk_rows)
+    known = deficit_at(plan, passes.loads, trad, sums.theta_o_mean,
+                       goal_kwh(scenario, passes.loads), expected_kwh(scenario, passes.loads),
+                       monitored.seen, np.array(scenario.group_sizes(), dtype=np.int64))
     inc = scenario.incentive
-    cost = result.costs
     incentive = plan_second_event(
         inc, scenario.dr_program.incentive, sums,
         monitoring_cost=monitoring_cost(
             cost["communication"]["total"], cost["computation"]["total"],
             cost_per_transmitted_event=inc.cost_per_transmitted_event,
             cost_per_processed_event=inc.cost_per_processed_event),
-        c_saved=saved_cost(result.deficit["shortfall_kwh"], inc.saved_cost_per_kwh),
-        theta_red_mean=result.deficit["theta_red_mean_observed"])
-    result.incentive = incentive
-    announced = trad.t_nc + result.delay_detection
+        c_saved=saved_cost(known["shortfall_kwh"], inc.saved_cost_per_kwh),
+        theta_red_mean=known["theta_red_mean_observed"])
+    announced = trad.t_nc + delay_detection
     start = announced + inc.second_event_delay_minutes
     if not incentive.scheduled:
-        result.note = incentive.note
-    elif start >= plan.t_end:
-        result.note = (f"the second event would start at {clock(start)}, not before the "
-                       f"program ends ({clock(plan.t_end)})")
-    else:
-        result.second = SecondEvent(announced, start, plan.t_end, incentive)
+        return SecondEventPlan(known, incentive, note=incentive.note)
+    if start >= plan.t_end:
+        return SecondEventPlan(known, incentive, note=(
+            f"the second event would start at {clock(start)}, not before the program ends "
+            f"({clock(plan.t_end)})"))
+    return SecondEventPlan(known, incentive, SecondEvent(announced, start, plan.t_end,
+                                                         incentive))
 
 
 def deficit_at(plan: MonitoringPlan, loads: Loads, outcome: TierOutcome, theta_o_mean: float,
@@ -449,20 +513,19 @@ def deficit_at(plan: MonitoringPlan, loads: Loads, outcome: TierOutcome, theta_o
             "shortfall_kwh": deficit.shortfall_kwh(goal_kwh, total_kwh, realised, expected)}
 
 
-def _adaptive_pass(result: Run, backend: Backend, chunk_size: int | None, progress) -> None:
-    """Stage 4: the adaptive pass, θ_new's mean and the lottery drawn in the run."""
-    simulation = result.simulation
-    scenario, chunks = simulation.scenario, simulation.chunks
-    out = backend.map_chunks(partial(adaptive_task, scenario, tuple(chunks), result.second),
+def _adaptive_pass(scenario: Scenario, chunks: list[Chunk], second: SecondEvent,
+                   backend: Backend, progress) -> tuple[Loads, IncentiveResult]:
+    """Stage 4: the adaptive pass's loads, and the incentive with θ_new's mean and the
+    lottery drawn in the run."""
+    out = backend.map_chunks(partial(adaptive_task, scenario, tuple(chunks), second),
                              len(chunks), {"loads": LOADS, "chunks": CHUNKS},
                              label="adaptive pass", progress=progress)
     adaptive = sum_loads(backend.collect(out["loads"]), len(scenario.groups), ("adaptive",))
-    simulation.loads = simulation.loads.merged(adaptive)
     rows = _chunk_rows(backend, out["chunks"], len(chunks))
     winners: dict[float, int] = {}
     for us, won in zip(rows["u"], rows["winners"], strict=True):
         for u, n in zip(us, won, strict=True):
             winners[float(u)] = winners.get(float(u), 0) + int(n)
-    incentive = result.incentive.with_response(participant_sums(rows))
-    result.incentive = incentive.with_lottery({u: n for u, n in winners.items() if n},
-                                              int(rows["second_event_compliant"].sum()))
+    incentive = second.incentive.with_response(participant_sums(rows))
+    return adaptive, incentive.with_lottery({u: n for u, n in winners.items() if n},
+                                            int(rows["second_event_compliant"].sum()))

@@ -11,7 +11,7 @@ the thresholds.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,11 +28,11 @@ from drsim.results.figures import (
     plot_system_demand,
 )
 from drsim.results.folders import check_output, staged
-from drsim.results.run_data import RunData
+from drsim.results.run_data import TIER_TABLES, RunData, run_data
 from drsim.units import DAY as MINUTES
 
 if TYPE_CHECKING:
-    from drsim.pipeline.stages import Simulation
+    from drsim.pipeline.stages import Run, Simulation
 
 SUMMARY = "summary.json"
 LOAD_CURVES = "load_curves.parquet"
@@ -87,17 +87,26 @@ def write_simulation(result: Simulation, summary: dict, out_dir: str | Path,
     return out
 
 
-def run_files(data: RunData) -> list[str]:
-    """The files :func:`write_run` writes for ``data`` (for summary.json's file list): the
-    user events first, whether they were collected or are written by the backend."""
-    tables = [f"events_{name}.parquet" for name in data.tier_events if name != "user_events"]
+def run_files(tier_tables: Iterable[str] = TIER_TABLES) -> list[str]:
+    """The files of a run folder with the tier tables ``tier_tables`` (summary.json's file
+    list): the user events first, whether they were collected or are written by the
+    backend."""
+    tables = [f"events_{name}.parquet" for name in tier_tables if name != "user_events"]
     return [SUMMARY, LOAD_CURVES, USER_EVENTS, *tables, THRESHOLDS, SYSTEM_FIGURE,
             COMPLIANCE_FIGURE]
 
 
-def write_run(data: RunData, out_dir: str | Path, overwrite: bool = False,
+def write_run(run: Run, summary: dict, out_dir: str | Path, overwrite: bool = False,
               user_events: Callable[[Path], None] | None = None) -> Path:
-    """Write an adaptive DR run folder atomically and return its path.
+    """Write the folder of the closed-loop run ``run`` with its summary atomically
+    (:func:`write_run_data` of :func:`~drsim.results.run_data.run_data`); the user events
+    stay with the backend, which writes them by ``user_events(folder)``."""
+    return write_run_data(run_data(run, summary), out_dir, overwrite, user_events)
+
+
+def write_run_data(data: RunData, out_dir: str | Path, overwrite: bool = False,
+                   user_events: Callable[[Path], None] | None = None) -> Path:
+    """Write what a run folder shows (``data``) atomically and return its path.
 
     Files: ``summary.json`` (``data.summary``, NaN and ±inf as null, ``files`` the list of
     the folder's files: what marks it as drsim's, :mod:`drsim.results.folders`),
@@ -112,7 +121,7 @@ def write_run(data: RunData, out_dir: str | Path, overwrite: bool = False,
     :class:`~drsim.results.folders.OutputExistsError` if something is at ``out_dir`` that may not
     be replaced (:func:`~drsim.results.folders.check_output`), ValueError for inconsistent data."""
     out = check_output(out_dir, overwrite)
-    summary = {**data.summary, "files": run_files(data)}  # what marks the folder as drsim's
+    summary = {**data.summary, "files": run_files(data.tier_events)}  # marks it as drsim's
     summary_text = json.dumps(json_safe(summary), indent=2, allow_nan=False) + "\n"
     tables = run_tables(data)
     if "user_events" not in tables and user_events is None:

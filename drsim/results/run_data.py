@@ -18,12 +18,15 @@ if TYPE_CHECKING:
     from drsim.pipeline.stages import Monitored, Run
     from drsim.utility.threshold import Thresholds
 
-__all__ = ["RunData", "run_data", "tier_tables"]
+__all__ = ["TIER_TABLES", "RunData", "run_data", "tier_tables"]
+
+#: the tables of the group leaders' and the utility's events (tier_tables)
+TIER_TABLES = ("group_alerts", "group_events", "utility_alerts")
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunData:
-    """Everything the run folder shows; built by the adaptive DR pipeline.
+    """Everything the run folder shows, gathered once from a finished run (:func:`run_data`).
 
     Times are minutes since midnight, loads kW averaged over each minute."""
 
@@ -45,19 +48,20 @@ class RunData:
     group_latch: dict[str, list[int | None]]  # pass -> per group, latch minute (None: never)
     thresholds: Thresholds  # γ[groupID, time] of Listing 6.2 (drsim.utility.threshold)
 
-    # name -> table with a "pass" column: "group_alerts" (pass, time, groupID, sumAccLoad),
-    # "group_events" (same), "utility_alerts" (pass, time, load), and "user_events" (pass,
-    # time, houseID, groupID, accLoad) when the events were collected (write_run can
-    # write them from the backend instead)
+    # name -> table with a "pass" column: TIER_TABLES (group_alerts and group_events: pass,
+    # time, groupID, sumAccLoad; utility_alerts: pass, time, load), and "user_events"
+    # (pass, time, houseID, groupID, accLoad) when the events were collected (the run
+    # folder's writer can take them from the backend instead)
     tier_events: dict[str, pd.DataFrame]
-    summary: dict  # the complete summary.json content (the pipeline builds it)
+    summary: dict  # the complete summary.json content (drsim.results.summary.build)
     # pass -> (groups,): the last minute each group's meters are tested at the monitoring
     # rate (drsim.pipeline.evaluation.stops: its latch, t_nc or the program's end)
     monitoring_stop: dict[str, np.ndarray] = field(default_factory=dict)
 
 
-def run_data(run: Run, summary: dict | None = None) -> RunData:
-    """What the run folder of ``run`` shows (``summary``: its summary.json content)."""
+def run_data(run: Run, summary: dict, user_events: pd.DataFrame | None = None) -> RunData:
+    """What the run folder of ``run`` shows (``summary``: its summary.json content;
+    ``user_events``: the user events when they were collected)."""
     from drsim.pipeline.evaluation import flagged_fraction, stops
 
     simulation, monitored = run.simulation, run.monitored
@@ -76,8 +80,10 @@ def run_data(run: Run, summary: dict | None = None) -> RunData:
         group_alert_ticks={n: o.alert_ticks for n, o in monitored.outcome.items()},
         group_latch={n: [None if x == NOT_LATCHED else x for x in o.latch]
                      for n, o in monitored.outcome.items()},
-        thresholds=monitored.thresholds, tier_events=tier_tables(monitored),
-        summary=summary or {},
+        thresholds=monitored.thresholds,
+        tier_events={**tier_tables(monitored),
+                     **({} if user_events is None else {"user_events": user_events})},
+        summary=summary,
         monitoring_stop={n: stops(plan, o) for n, o in monitored.outcome.items()})
 
 
@@ -94,7 +100,7 @@ def tier_tables(monitored: Monitored) -> dict[str, pd.DataFrame]:
                              "groupID": t["group"].astype(np.int64),
                              "sumAccLoad": t["load"].astype(np.float64)}).reset_index(drop=True)
 
-    return {"group_alerts": pick("alert"),
+    return {"group_alerts": pick("alert"),  # TIER_TABLES
             "group_events": pick("event"),
             "utility_alerts": pd.DataFrame({"pass": util["pass"].astype(str),
                                             "time": util["time"].astype(np.int64),

@@ -31,12 +31,16 @@ def scenario():
 
 
 @pytest.fixture(scope="module")
-def result50(spark, scenario):
-    calls = []
-    result = run_simulation(spark, scenario, chunk_size=50,
-                            progress=lambda stage, done, total: calls.append((done, total)))
-    result.progress_calls = calls
-    return result
+def progress_calls():
+    """The (done, in all) progress reports of :func:`result50`'s run."""
+    return []
+
+
+@pytest.fixture(scope="module")
+def result50(spark, scenario, progress_calls):
+    return run_simulation(spark, scenario, chunk_size=50,
+                          progress=lambda stage, done, total: progress_calls.append(
+                              (done, total)))
 
 
 def run_simulation(session, scenario, **options):
@@ -95,7 +99,7 @@ def test_groups_and_categories_sum_to_the_system_curve(result50):
         assert system.min() > 0
 
 
-def test_job_statistics_and_progress(result50):
+def test_job_statistics_and_progress(result50, progress_calls):
     info = result50.backend
     assert info.name == "spark" and info.master == "local[2]" and info.parallelism == 2
     assert [(j.label, j.chunks, j.partitions, j.tasks) for j in info.jobs] == \
@@ -103,9 +107,9 @@ def test_job_statistics_and_progress(result50):
     assert result50.chunk_rows["peak_rss_bytes"].min() > 10 * 2**20
     seconds = result50.chunk_rows["seconds"].to_numpy()
     assert seconds.shape == (6,) and (seconds > 0).all()
-    assert result50.progress_calls[0] == (0, 6)
-    assert result50.progress_calls[-1] == (6, 6)
-    done = [d for d, _ in result50.progress_calls]
+    assert progress_calls[0] == (0, 6)
+    assert progress_calls[-1] == (6, 6)
+    done = [d for d, _ in progress_calls]
     assert done == sorted(done)
 
 

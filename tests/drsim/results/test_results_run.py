@@ -1,10 +1,11 @@
-"""The adaptive DR run folder (drsim.results.output.write_run) and its figures
+"""The adaptive DR run folder (drsim.results.output.write_run_data) and its figures
 (drsim.results.figures) on small synthetic runs."""
 
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -21,7 +22,7 @@ from drsim.results.output import (
     event_table,
     json_safe,
     run_files,
-    write_run,
+    write_run_data,
 )
 from drsim.results.run_data import RunData
 from drsim.scenario import ExpectedShare
@@ -129,7 +130,7 @@ def make_run(n_groups: int = 3, t_nc: int | None = T_NC, name: str = "synthetic"
 
 def test_write_run_files_read_back(tmp_path):
     data = make_run()
-    out = write_run(data, tmp_path / "run")
+    out = write_run_data(data, tmp_path / "run")
     assert out == tmp_path / "run"
     assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no temporary leftovers
     expected_files = ["compliance_timeline.png", "events_group_alerts.parquet",
@@ -137,10 +138,10 @@ def test_write_run_files_read_back(tmp_path):
                       "events_utility_alerts.parquet", "load_curves.parquet", "summary.json",
                       "system_demand.png", "thresholds.parquet"]
     assert sorted(p.name for p in out.iterdir()) == expected_files
-    assert sorted(run_files(data)) == expected_files
+    assert sorted(run_files(data.tier_events)) == expected_files
 
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert summary == {**json_safe(data.summary), "files": run_files(data)}
+    assert summary == {**json_safe(data.summary), "files": run_files(data.tier_events)}
     assert summary["prediction"]["household_precision"] is None  # NaN → null
     assert summary["peaks"]["daily_peak_mw"]["baseline"] is None  # inf → null
     assert summary["reduction_mwh"]["expected"] == pytest.approx(83.284)
@@ -192,16 +193,16 @@ def test_failed_write_leaves_no_folder(tmp_path, monkeypatch):
 
     monkeypatch.setattr(output, "plot_compliance_timeline", broken)
     with pytest.raises(RuntimeError, match="plot failed"):
-        write_run(make_run(), tmp_path / "run")
+        write_run_data(make_run(), tmp_path / "run")
     assert list(tmp_path.iterdir()) == []  # neither the folder nor a temporary one
 
     # replacing an earlier run: the old folder stays as it was
     monkeypatch.undo()
-    old = write_run(make_run(name="earlier"), tmp_path / "old")
+    old = write_run_data(make_run(name="earlier"), tmp_path / "old")
     before = {p.name: p.read_bytes() for p in old.iterdir() if p.is_file()}
     monkeypatch.setattr(output, "plot_compliance_timeline", broken)
     with pytest.raises(RuntimeError, match="plot failed"):
-        write_run(make_run(), old, overwrite=True)
+        write_run_data(make_run(), old, overwrite=True)
     assert [p.name for p in tmp_path.iterdir()] == ["old"]
     assert {p.name: p.read_bytes() for p in old.iterdir() if p.is_file()} == before
 
@@ -210,19 +211,19 @@ def test_bad_data_fails_before_any_work(tmp_path):
     data = make_run()
     data.group_kw["adaptive"] = data.group_kw["adaptive"][:, :100]
     with pytest.raises(ValueError, match=r"group_kw\['adaptive'\]"):
-        write_run(data, tmp_path / "run")
+        write_run_data(data, tmp_path / "run")
     data = make_run()
     data.flagged_fraction["traditional"] = data.flagged_fraction["traditional"][:2]
     with pytest.raises(ValueError, match="flagged_fraction"):
-        write_run(data, tmp_path / "run")
+        write_run_data(data, tmp_path / "run")
     data = make_run()
     data.tier_events["utility_alerts"] = data.tier_events["utility_alerts"].drop(columns="load")
     with pytest.raises(ValueError, match=r"missing columns \['load'\]"):
-        write_run(data, tmp_path / "run")
+        write_run_data(data, tmp_path / "run")
     data = make_run()
     data.summary["where"] = object()
     with pytest.raises(TypeError, match="summary.where"):
-        write_run(data, tmp_path / "run")
+        write_run_data(data, tmp_path / "run")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -231,19 +232,19 @@ def test_overwrite_rules(tmp_path):
     out.mkdir()
     (out / "marker.txt").write_text("the user's")
     with pytest.raises(OutputExistsError, match="choose another --out"):
-        write_run(make_run(), out)
+        write_run_data(make_run(), out)
     with pytest.raises(OutputRefusedError, match="marker.txt"):  # not a folder drsim wrote
-        write_run(make_run(), out, overwrite=True)
+        write_run_data(make_run(), out, overwrite=True)
     assert [p.name for p in out.iterdir()] == ["marker.txt"]  # untouched
     (out / "marker.txt").unlink()
 
-    write_run(make_run(name="second"), out, overwrite=True)  # an empty folder
+    write_run_data(make_run(name="second"), out, overwrite=True)  # an empty folder
     assert json.loads((out / "summary.json").read_text())["scenario"]["name"] == "second"
     assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no .old or .partial left
     with pytest.raises(OutputExistsError, match="--overwrite"):
-        write_run(make_run(), out)
+        write_run_data(make_run(), out)
 
-    write_run(make_run(name="third"), out, overwrite=True)  # replacing a run folder again
+    write_run_data(make_run(name="third"), out, overwrite=True)  # replacing a run folder again
     assert json.loads((out / "summary.json").read_text())["scenario"]["name"] == "third"
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
 
@@ -267,19 +268,19 @@ def test_plots_without_prediction_or_second_event(tmp_path):
     data = make_run(t_nc=None)
     data.group_latch["traditional"] = [None] * len(data.group_names)
     data.group_kw.pop("adaptive")
-    data.summary = {}
+    data = replace(data, summary={})
     plot_run_demand(data, tmp_path / "demand.png")
     plot_compliance_timeline(data, tmp_path / "timeline.png")
-    data.test_times = np.array([], dtype=np.int64)
-    data.flagged_fraction = {p: np.zeros((3, 0)) for p in data.flagged_fraction}
-    data.thresholds = Thresholds(data.test_times, np.zeros((3, 0)))
+    no_tests = np.array([], dtype=np.int64)
+    data = replace(data, test_times=no_tests,
+                   flagged_fraction={p: np.zeros((3, 0)) for p in data.flagged_fraction},
+                   thresholds=Thresholds(no_tests, np.zeros((3, 0))))
     plot_compliance_timeline(data, tmp_path / "no_tests.png")
-    data.thresholds = Thresholds(data.test_times, np.zeros((40, 0)))
-    data.group_names = [f"g{i}" for i in range(40)]
-    data.group_latch = {"traditional": [None] * 40}
-    data.monitoring_stop = {"traditional": np.full(40, T_END - 1)}
-    data.group_alert_ticks = {}
-    data.flagged_fraction = {"traditional": np.zeros((40, 0))}
+    data = replace(data, thresholds=Thresholds(no_tests, np.zeros((40, 0))),
+                   group_names=[f"g{i}" for i in range(40)],
+                   group_latch={"traditional": [None] * 40},
+                   monitoring_stop={"traditional": np.full(40, T_END - 1)},
+                   group_alert_ticks={}, flagged_fraction={"traditional": np.zeros((40, 0))})
     plot_compliance_timeline(data, tmp_path / "no_tests_heatmap.png")
     for name in ("demand.png", "timeline.png", "no_tests.png", "no_tests_heatmap.png"):
         assert (tmp_path / name).read_bytes()[:8] == PNG_MAGIC

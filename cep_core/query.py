@@ -27,15 +27,15 @@ from cep_core.counters import Counters
 from cep_core.engine.graph import GraphEngine, graph_unsupported
 from cep_core.engine.keyed import KEYED_POLICIES, KeyedEngine
 from cep_core.engine.keyed_plan import keyed_missing_problem, keyed_unsupported
-from cep_core.engine.reference import (
+from cep_core.engine.matching import (
     ANY,
     EVERY_EVENT,
     ONE_PER_PARTITION,
     OUTPUTS,
     PMView,
-    ReferenceEngine,
     check_options,
 )
+from cep_core.engine.reference import ReferenceEngine
 from cep_core.errors import QueryError, QuerySemanticError
 from cep_core.events import as_events
 from cep_core.lang import ast

@@ -101,7 +101,7 @@ from timing import time_calls as _time  # noqa: E402  (scripts/timing.py)
 
 import cep_core  # noqa: E402
 from cep_core.aggregate import SeqAggregator, seq_query  # noqa: E402
-from cep_core.engine.reference import ANY, NEXT  # noqa: E402
+from cep_core.engine.matching import ANY, NEXT  # noqa: E402
 
 GOAL = 1000.0
 

@@ -56,7 +56,7 @@ from cep_core.adaptive.planning import (
 )
 from cep_core.adaptive.statistics import WindowStatistics
 from cep_core.counters import Counters
-from cep_core.engine.reference import ANY, CountMerging, Statistics, match_record
+from cep_core.engine.matching import ANY, CountMerging, Statistics, match_record
 from cep_core.errors import QueryError
 from cep_core.plan import Plan
 

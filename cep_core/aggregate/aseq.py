@@ -67,7 +67,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
-from cep_core.aggregate.engine import SeqResult, _Batch, _Engine, _QPlan
+from cep_core.aggregate.engine import SeqEngine, SeqResult
+from cep_core.aggregate.layout import EventBatch, QueryPlan
 from cep_core.aggregate.seqquery import SeqQuery
 from cep_core.counters import Counters
 from cep_core.events import unique_names
@@ -76,7 +77,7 @@ __all__ = ["SeqAggregator", "PreTree", "SeqResult"]
 
 
 # --------------------------------------------------------------------------- public
-def _dicts(eng: _Engine, p: _QPlan, b: _Batch, res: SeqResult) -> list[dict]:
+def _dicts(eng: SeqEngine, p: QueryPlan, b: EventBatch, res: SeqResult) -> list[dict]:
     """Output events: ``{type, time, trigger_id (when events have ids), GROUP BY
     attributes.., aggregates..}``, one per trigger."""
     n = res.index.size
@@ -100,7 +101,7 @@ class SeqAggregator:
     def __init__(self, query: SeqQuery, params: Mapping | None = None,
                  lookups: Mapping | None = None):
         self.query = query
-        self._eng = _Engine([query], params, lookups)
+        self._eng = SeqEngine([query], params, lookups)
 
     @property
     def counters(self) -> Counters:
@@ -138,7 +139,7 @@ class PreTree:
     def __init__(self, queries: Sequence[SeqQuery], params: Mapping | None = None,
                  lookups: Mapping | None = None):
         self.queries = list(queries)
-        self._eng = _Engine(self.queries, params, lookups)
+        self._eng = SeqEngine(self.queries, params, lookups)
 
     @property
     def counters(self) -> Counters:
@@ -161,7 +162,7 @@ class PreTree:
         return _explain(self._eng)
 
 
-def _explain(eng: _Engine) -> str:
+def _explain(eng: SeqEngine) -> str:
     lines = [f"A-Seq ({'SEM, window ' + str(eng.w) if eng.w is not None else 'DPC, no window'})"]
     if eng.key_attrs:
         how = ("outputs summed over partitions" if eng.combine

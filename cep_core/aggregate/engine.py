@@ -7,168 +7,30 @@ prefix counter), ``S[spec, v]`` / ``M[spec, v]`` the sum / max of an aggregated
 attribute over its matches (§5). Events are hashed to partitions by the equivalence and
 GROUP BY attributes (HPC, §3.4). Without a window a partition holds one vector updated
 in a Python loop (DPC, §3.1); with one it holds a vector per live START (SEM, §3.2), all
-updated together as numpy arrays (:meth:`_Engine._sem_chunk`).
+updated together as numpy arrays (:meth:`SeqEngine._sem_chunk`).
 """
 from __future__ import annotations
 
 import heapq
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from operator import itemgetter
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from cep_core.aggregate.evaluate import Evaluator, names_in, strip_vars
+from cep_core.aggregate.layout import NEG_INF, DpcState, EventBatch, PrefixTree, QueryPlan, SemState
 from cep_core.aggregate.seqquery import SeqQuery
 from cep_core.counters import Counters
 from cep_core.errors import QueryError, QuerySemanticError
 from cep_core.events import unique_names
 
-__all__ = ["SeqResult"]
+__all__ = ["SeqEngine", "SeqResult"]
 
-_NEG_INF = -math.inf
 _CELL_BUDGET = 1 << 22          # band cells (offset x node x vector) per chunk
 _MAX_CHUNK = 1 << 16            # events per chunk
 _BIG = 1 << 62                  # counts at or above this switch to Python ints
-
-
-# --------------------------------------------------------------------------- input
-class _Batch:
-    """The events of one ``feed``: a list of dicts or a pandas DataFrame."""
-
-    def __init__(self, events: Any):
-        if hasattr(events, "columns") and hasattr(events, "to_dict"):
-            self.df = events.reset_index(drop=True)
-            self.recs = None
-            self.n = len(self.df)
-        else:
-            self.df = None
-            self.recs = events if isinstance(events, list) else list(events)
-            self.n = len(self.recs)
-
-    def type_codes(self, code: Mapping[str, int]) -> np.ndarray:
-        """``code[type]`` per event, -1 for the types not in ``code``."""
-        try:
-            if self.df is not None:
-                types = self.df["type"]
-            else:
-                types = np.empty(self.n, dtype=object)
-                types[:] = list(map(itemgetter("type"), self.recs))
-        except KeyError:
-            raise QueryError("every event needs a 'type'") from None
-        codes, uniques = pd.factorize(types)
-        lut = np.array([code.get(u, -1) for u in uniques] + [-1], dtype=np.int64)
-        return lut[codes]
-
-    def times(self) -> np.ndarray:
-        try:
-            if self.df is not None:
-                return self.df["time"].to_numpy(dtype=float)
-            return np.fromiter(map(itemgetter("time"), self.recs), float, self.n)
-        except KeyError:
-            raise QueryError("every event needs a 'time'") from None
-
-    def has(self, name: str) -> bool:
-        """Whether the events carry ``name`` (judged by the first event)."""
-        if self.df is not None:
-            return name in self.df.columns
-        return bool(self.n) and name in self.recs[0]
-
-    def column(self, name: str, idx: np.ndarray, required: bool = True) -> list:
-        """Attribute ``name`` of the events at ``idx`` (``None`` where missing unless
-        ``required``)."""
-        if self.df is not None:
-            if name not in self.df.columns:
-                if not required:
-                    return [None] * len(idx)
-                raise QueryError(f"the events have no attribute {name!r}")
-            return self.df[name].to_numpy()[idx].tolist()
-        recs = self.recs
-        if not required:
-            return [recs[i].get(name) for i in idx.tolist()]
-        try:
-            return [recs[i][name] for i in idx.tolist()]
-        except KeyError:
-            bad = next(i for i in idx.tolist() if name not in recs[i])
-            raise QueryError(f"event {bad} ({recs[bad].get('type')}) has no attribute "
-                             f"{name!r}") from None
-
-    def record(self, i: int) -> Mapping:
-        return self.df.iloc[i].to_dict() if self.df is not None else self.recs[i]
-
-
-# --------------------------------------------------------------------------- plan
-class _Tree:
-    """The prefix tree (PreTree, §4.1) of the queries that share a START element. Node
-    ``v`` (1-based; 0 is the empty prefix) is a prefix with the negations after each of
-    its positions; ``parent[v-1]`` is its prefix one shorter."""
-
-    def __init__(self):
-        self.index: dict[tuple, int] = {}
-        self.parent: list[int] = []
-        self.depth: list[int] = []
-        self.acc_test: list[int] = []        # test accepting the node's element
-        self.neg_tests: list[list[int]] = []  # tests negating the gap after the node
-        self.sums: list[tuple[int, str]] = []           # (depth, attr)
-        self.maxes: list[tuple[int, str, int]] = []     # (depth, attr, sign)
-        self.emitters: list[tuple[int, str, int]] = []  # (leaf, kind, spec)
-
-    @property
-    def V(self) -> int:
-        return len(self.parent)
-
-    def finish(self) -> None:
-        self.par = np.asarray(self.parent, dtype=np.intp)
-        self.chain = bool(np.array_equal(self.par, np.arange(self.V)))
-        dep = np.asarray(self.depth)
-        self.sum_nodes = [np.flatnonzero(dep == d) for d, _ in self.sums]
-        self.max_nodes = [np.flatnonzero(dep == d) for d, _, _ in self.maxes]
-        self.has_neg = any(self.neg_tests)
-
-    def spec(self, lst: list, item: tuple) -> int:
-        if item not in lst:
-            lst.append(item)
-        return lst.index(item)
-
-    def emitter(self, leaf: int, kind: str, spec: int = -1) -> int:
-        return self.spec(self.emitters, (leaf, kind, spec))
-
-
-@dataclass
-class _QPlan:
-    query: SeqQuery
-    tree: int
-    leaf: int
-    count: int                                  # emitter of COUNT
-    outs: list[tuple[str, str, int]] = field(default_factory=list)  # label, func, emitter
-
-
-class _Rows:
-    """SEM state of one partition: one prefix-counter vector per live START (columns)."""
-
-    def __init__(self, tr: _Tree):
-        V = tr.V
-        self.exp = np.empty(0)
-        self.C = np.zeros((V + 1, 0), dtype=np.int64)
-        self.S = np.zeros((len(tr.sums), V + 1, 0))
-        self.M = np.full((len(tr.maxes), V + 1, 0), _NEG_INF)
-
-    def take(self, keep: np.ndarray) -> None:
-        self.exp, self.C = self.exp[keep], self.C[:, keep]
-        self.S, self.M = self.S[:, :, keep], self.M[:, :, keep]
-
-
-class _Dpc:
-    """DPC state of one partition: one prefix-counter vector with ``cnt[0] = 1``."""
-
-    def __init__(self, tr: _Tree):
-        V = tr.V
-        self.C = [1] + [0] * V
-        self.S = [[0.0] * (V + 1) for _ in tr.sums]
-        self.M = [[_NEG_INF] * (V + 1) for _ in tr.maxes]
 
 
 @dataclass
@@ -184,7 +46,7 @@ class SeqResult:
 
 
 # --------------------------------------------------------------------------- engine
-class _Engine:
+class SeqEngine:
     """A-Seq over one or more queries with the same window and keys (shared state)."""
 
     def __init__(self, queries: Sequence[SeqQuery], params: Mapping | None,
@@ -206,7 +68,7 @@ class _Engine:
         self.combine = not set(q0.same) <= set(q0.group_by)
         self.ev = Evaluator(params, lookups)
         self.tests: list[tuple[str, Any]] = []
-        self.trees: list[_Tree] = []
+        self.trees: list[PrefixTree] = []
         roots: dict[tuple, int] = {}
         self.plans = [self._add(q, roots) for q in queries]
         for tr in self.trees:
@@ -224,9 +86,9 @@ class _Engine:
             self.tests.append(key)
         return self.tests.index(key)
 
-    def _add(self, q: SeqQuery, roots: dict[tuple, int]) -> _QPlan:
+    def _add(self, q: SeqQuery, roots: dict[tuple, int]) -> QueryPlan:
         path: list[tuple] = []
-        tree = _Tree()
+        tree = PrefixTree()
         node = 0
         for m, (el, gap) in enumerate(zip(q.positives(), q.gaps(), strict=True), 1):
             ident = (self._test(el), frozenset(self._test(g) for g in gap))
@@ -234,7 +96,7 @@ class _Engine:
             if m == 1:
                 if ident not in roots:
                     roots[ident] = len(self.trees)
-                    self.trees.append(_Tree())
+                    self.trees.append(PrefixTree())
                 tree = self.trees[roots[ident]]
             v = tree.index.get(tuple(path))
             if v is None:
@@ -244,7 +106,7 @@ class _Engine:
                 tree.neg_tests.append(sorted(ident[1]))
                 v = tree.index[tuple(path)] = tree.V
             node = v
-        plan = _QPlan(q, roots[path[0]], node, tree.emitter(node, "count"))
+        plan = QueryPlan(q, roots[path[0]], node, tree.emitter(node, "count"))
         outs = []
         for a in q.aggregates:
             if a.func == "COUNT":
@@ -262,18 +124,18 @@ class _Engine:
         return plan
 
     def reset(self) -> None:
-        self.state: dict[tuple[int, int], _Rows | _Dpc] = {}
+        self.state: dict[tuple[int, int], SemState | DpcState] = {}
         self.parts: dict[tuple, int] = {}
         self.part_key: list[tuple] = []
         self.part_group: list[int] = []
         self.groups: dict[tuple, int] = {}
         self.group_parts: list[list[int]] = []
-        self.last_time = _NEG_INF
-        self.pruned_at = _NEG_INF
+        self.last_time = NEG_INF
+        self.pruned_at = NEG_INF
 
     # ------------------------------------------------------------------ feeding
-    def feed(self, events: Any) -> tuple[_Batch, np.ndarray, list[SeqResult]]:
-        b = _Batch(events)
+    def feed(self, events: Any) -> tuple[EventBatch, np.ndarray, list[SeqResult]]:
+        b = EventBatch(events)
         n = b.n
         self.counters.events += n
         outs = [_empty(self) for _ in self.plans]
@@ -295,7 +157,7 @@ class _Engine:
             self._prune()
         return b, times, outs
 
-    def _feed_rel(self, b: _Batch, times: np.ndarray, codes: np.ndarray,
+    def _feed_rel(self, b: EventBatch, times: np.ndarray, codes: np.ndarray,
                   rel: np.ndarray) -> list[SeqResult]:
         rcodes, rtimes = codes[rel], times[rel]
         T = np.zeros((rel.size, len(self.tests)), dtype=bool)
@@ -357,7 +219,7 @@ class _Engine:
             self.group_parts[gid].append(pid)
         return pid
 
-    def _values(self, b: _Batch, tr: _Tree, rel: np.ndarray, rcodes: np.ndarray) -> list:
+    def _values(self, b: EventBatch, tr: PrefixTree, rel: np.ndarray, rcodes: np.ndarray) -> list:
         """Per value spec, the attribute of each event of a type at the spec's depth."""
         out = []
         for d, attr, *_ in tr.sums + tr.maxes:
@@ -373,14 +235,14 @@ class _Engine:
         return out
 
     # ------------------------------------------------------------------ DPC
-    def _dpc(self, ti: int, tr: _Tree, pid: int, acc: np.ndarray, neg: np.ndarray | None,
+    def _dpc(self, ti: int, tr: PrefixTree, pid: int, acc: np.ndarray, neg: np.ndarray | None,
              vals: list[np.ndarray], gidx: np.ndarray, rec: list | None) -> list[dict]:
         """DPC (§3.1, Fig. 3) in a Python loop with exact integers. Returns per emitter
         {local position: value} at the events accepted at its leaf (the partition's
         running value); with ``rec`` also records the increments (see :meth:`_totals`)."""
         st = self.state.get((ti, pid))
         if st is None:
-            st = self.state[(ti, pid)] = _Dpc(tr)
+            st = self.state[(ti, pid)] = DpcState(tr)
         C, S, M = st.C, st.S, st.M
         par, depth, V = tr.parent, tr.depth, tr.V
         nS, nM = len(tr.sums), len(tr.maxes)
@@ -405,7 +267,7 @@ class _Engine:
                     su = [S[s][p] + (c * vals_l[s][r] if depth[v] == sdep[s] else 0.0)
                           for s in range(nS)]
                     mx = [(msign[s] * vals_l[nS + s][r] if depth[v] == mdep[s] else M[s][p])
-                          if c > 0 else _NEG_INF for s in range(nM)]
+                          if c > 0 else NEG_INF for s in range(nM)]
                     upd[v + 1] = (c, su, mx)
             if neg_l is not None:                   # recounting rule (Lemma 6)
                 nrow = neg_l[r]
@@ -415,7 +277,7 @@ class _Engine:
                         for s in range(nS):
                             S[s][v + 1] = 0.0
                         for s in range(nM):
-                            M[s][v + 1] = _NEG_INF
+                            M[s][v + 1] = NEG_INF
             for v, (c, su, mx) in upd.items():
                 C[v] += c
                 for s in range(nS):
@@ -443,7 +305,7 @@ class _Engine:
         return out
 
     # ------------------------------------------------------------------ SEM
-    def _sem(self, tr: _Tree, pid: int, ti: int, t: np.ndarray, acc: np.ndarray,
+    def _sem(self, tr: PrefixTree, pid: int, ti: int, t: np.ndarray, acc: np.ndarray,
              neg: np.ndarray | None, vals: list[np.ndarray], gidx: np.ndarray,
              rec: list | None) -> list[np.ndarray]:
         """SEM (§3.2, Fig. 5) over one partition's events, in chunks that bound the band.
@@ -451,9 +313,9 @@ class _Engine:
         the positions accepted at the emitter's leaf)."""
         st = self.state.get((ti, pid))
         if st is None:
-            st = self.state[(ti, pid)] = _Rows(tr)
+            st = self.state[(ti, pid)] = SemState(tr)
         L = t.size
-        out = [np.full(L, _NEG_INF) if k == "max" else
+        out = [np.full(L, NEG_INF) if k == "max" else
                np.zeros(L) if k == "sum" else np.zeros(L, dtype=st.C.dtype)
                for _, k, _ in tr.emitters]
         lo = 0
@@ -474,7 +336,7 @@ class _Engine:
             lo = hi
         return out
 
-    def _sem_chunk(self, tr: _Tree, st: _Rows, t: np.ndarray, acc: np.ndarray,
+    def _sem_chunk(self, tr: PrefixTree, st: SemState, t: np.ndarray, acc: np.ndarray,
                    neg: np.ndarray | None, vals: list[np.ndarray], gidx: np.ndarray,
                    off: int, out: list[np.ndarray], rec: list | None) -> None:
         """One chunk: every live vector and every START of the chunk is a column of a
@@ -520,7 +382,7 @@ class _Engine:
         nS, nM = len(tr.sums), len(tr.maxes)
         S = np.zeros((nS, V + 1, R))
         S[:, :, :R0] = st.S
-        M = np.full((nM, V + 1, R), _NEG_INF)
+        M = np.full((nM, V + 1, R), NEG_INF)
         M[:, :, :R0] = st.M
         W = []
         vals = [np.append(v, 0.0) for v in vals]
@@ -561,12 +423,12 @@ class _Engine:
                 for s in range(nM):
                     x = M[s, :-1].copy() if chain else M[s][par]
                     x[tr.max_nodes[s]] = W[nS + s][k]
-                    tM.append(np.where(Hk & (Cp > 0), x, _NEG_INF))
+                    tM.append(np.where(Hk & (Cp > 0), x, NEG_INF))
                 if KP is not None:                                  # recounting rule (Lemma 6)
                     Kk = KP[:, k]
                     C[1:] *= Kk
                     S[:, 1:] *= Kk
-                    M[:, 1:] = np.where(Kk, M[:, 1:], _NEG_INF)
+                    M[:, 1:] = np.where(Kk, M[:, 1:], NEG_INF)
                 C[2:] += tC
                 for s in range(nS):
                     S[s, 1:] += tS[s]
@@ -577,7 +439,7 @@ class _Engine:
         for e, (leaf, kind, _) in enumerate(ems):
             if rec is None:                                     # Lemma 4: sum live vectors
                 # every cell adds to its event's slot; only the leaf's triggers are read
-                o = np.full(L + 1, _NEG_INF) if kind == "max" else np.zeros(
+                o = np.full(L + 1, NEG_INF) if kind == "max" else np.zeros(
                     L + 1, dtype=bands[e].dtype)
                 (np.maximum if kind == "max" else np.add).at(o, IDX.ravel(), bands[e].ravel())
                 if kind == "max":
@@ -608,7 +470,7 @@ class _Engine:
     def _prune(self) -> None:
         """Drop the expired vectors of partitions that saw no event for a while."""
         for st in self.state.values():
-            if isinstance(st, _Rows) and st.exp.size:
+            if isinstance(st, SemState) and st.exp.size:
                 keep = st.exp >= self.last_time
                 if not keep.all():
                     self.counters.pm_dropped += int((~keep).sum())
@@ -625,7 +487,7 @@ class _Engine:
                 r = rec.setdefault((ti, gid), [])
                 for pid in self.group_parts[gid]:
                     st = self.state.get((ti, pid))
-                    if isinstance(st, _Dpc):
+                    if isinstance(st, DpcState):
                         for e, (leaf, kind, spec) in enumerate(tr.emitters):
                             v = (st.C[leaf] if kind == "count" else st.S[spec][leaf]
                                  if kind == "sum" else st.M[spec][leaf])
@@ -644,7 +506,7 @@ class _Engine:
         its increments before ``j``); MAX keeps a heap of ``(value, exp)``."""
         parts = [r for r in rec if r[0] == e]
         if not parts:
-            return np.full(j.size, _NEG_INF) if kind == "max" else np.zeros(j.size)
+            return np.full(j.size, NEG_INF) if kind == "max" else np.zeros(j.size)
         g = np.concatenate([p[1] for p in parts])
         d = np.concatenate([p[2] for p in parts])
         x = np.concatenate([p[3] for p in parts])
@@ -661,7 +523,7 @@ class _Engine:
                     i += 1
                 while heap and heap[0][1] < tt:
                     heapq.heappop(heap)
-                res.append(-heap[0][0] if heap else _NEG_INF)
+                res.append(-heap[0][0] if heap else NEG_INF)
             return np.asarray(res, dtype=float)
         o = np.argsort(g, kind="stable")
         cg = np.concatenate([np.zeros(1, dtype=d.dtype), np.cumsum(d[o])])
@@ -671,7 +533,7 @@ class _Engine:
                 - cx[np.searchsorted(x[o2], tj, side="left")])
 
     # ------------------------------------------------------------------ output
-    def _collect(self, p: _QPlan, parts: list, times: np.ndarray,
+    def _collect(self, p: QueryPlan, parts: list, times: np.ndarray,
                  rec: dict | None) -> SeqResult:
         tr = self.trees[p.tree]
         if not parts:
@@ -737,7 +599,7 @@ def _array(xs: Sequence) -> np.ndarray:
     return np.asarray(xs, dtype=float)
 
 
-def _empty(eng: _Engine) -> SeqResult:
+def _empty(eng: SeqEngine) -> SeqResult:
     return SeqResult(np.empty(0, np.intp), np.empty(0), [] if eng.group_attrs else None, {})
 
 

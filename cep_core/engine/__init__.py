@@ -2,15 +2,8 @@
 engine (per event, every selection policy, any pattern); a keyed vectorized engine joins
 it later with the same semantics."""
 
-from cep_core.engine.reference import (
-    ANY,
-    NEXT,
-    POLICIES,
-    STRICT,
-    PMView,
-    ReferenceEngine,
-    Statistics,
-)
+from cep_core.engine.matching import ANY, NEXT, POLICIES, STRICT, PMView, Statistics
+from cep_core.engine.reference import ReferenceEngine
 
 ENGINES = {"reference": ReferenceEngine}
 

@@ -45,7 +45,7 @@ from typing import Any
 from cep_core.approx.insertions import approximate_problem
 from cep_core.approx.placeholders import is_lost
 from cep_core.counters import Counters
-from cep_core.engine.reference import (
+from cep_core.engine.matching import (
     ANY,
     EVERY_EVENT,
     OUTPUTS,

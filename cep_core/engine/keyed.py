@@ -66,117 +66,17 @@ from cep_core.counters import Counters
 from cep_core.engine.keyed_batch import Batch, KeyIndex, Outputs, resize, waves
 from cep_core.engine.keyed_negation import KeyedNegation
 from cep_core.engine.keyed_plan import keyed_missing_problem, keyed_plan, keyed_unsupported
-from cep_core.engine.reference import ONE_PER_PARTITION, STRICT, Statistics
+from cep_core.engine.keyed_values import WaveValues
+from cep_core.engine.matching import ONE_PER_PARTITION, STRICT, Statistics
 from cep_core.engine.segment_scan import scan_batch, scan_supported
 from cep_core.engine.vectorize import fields, passes
 from cep_core.errors import QueryError
 from cep_core.plan import START, Plan
 
-__all__ = ["KeyedEngine", "KeyedStepper", "KEYED_POLICIES"]
+__all__ = ["KeyedEngine", "KEYED_POLICIES"]
 
 KEYED_POLICIES = ("skip-till-next-match", STRICT)
 _BEGIN = 1 << 20  # starts emit after the continuations of the same event
-
-
-class KeyedStepper:
-    """Base of what feeds a keyed session step by step, one batch of events arriving at
-    one time per step (load shedding, :mod:`cep_core.shedding.keyed`; remote data,
-    :mod:`cep_core.remote.batch`): the session (or another stepper around it), its
-    engine and partition key, its counters and flush."""
-
-    def _wrap(self, session: Any) -> None:
-        engine = session.engine
-        if not hasattr(engine, "live_runs") or len(engine.plan.partition) != 1:
-            raise QueryError(f"a {type(self).__name__} runs a keyed session with one "
-                             "partition attribute")
-        self.session, self.engine, self.key = session, engine, engine.plan.partition[0]
-
-    @property
-    def counters(self) -> Counters:
-        return self.session.counters
-
-    def flush(self) -> list:
-        return self.session.flush()
-
-    def _step_time(self, batch: pd.DataFrame) -> float:
-        """The one arrival time of a step's events."""
-        times = batch["time"].to_numpy()
-        if (times != times[0]).any():
-            raise QueryError(f"a {type(self).__name__} step is one batch of events "
-                             "arriving at one time")
-        return float(times[0])
-
-
-class _Env:
-    """What a compiled expression reads for rows ``rows`` of a wave (or ``slice(None)``:
-    the whole batch) that take the transition into ``var`` (``take``: a Kleene
-    self-loop; ``newlen``: the Kleene length after it)."""
-
-    __slots__ = ("eng", "batch", "rows", "keys", "var", "take", "newlen", "size", "deferred",
-                 "lost")
-
-    def __init__(self, eng, batch, rows, keys, var, take, newlen, deferred=None):
-        self.eng, self.batch, self.rows, self.keys = eng, batch, rows, keys
-        self.var, self.take, self.newlen = var, take, newlen
-        self.size = batch.n if isinstance(rows, slice) else len(rows)
-        self.deferred = deferred  # rows whose lookup key is missing (see TableIndex.get)
-        #: rows that read a value a placeholder lacks (approximate matching; None without)
-        self.lost = np.zeros(self.size, dtype=bool) if batch.lost is not None else None
-
-    def ref(self, key: tuple) -> tuple[Any, Any]:
-        got = self._ref(key)
-        if self.lost is not None and key[0] == "attr":
-            self.lost |= self._unknown(key)
-        return got
-
-    def _unknown(self, key: tuple) -> np.ndarray:
-        """Rows where ``key`` reads an attribute of a placeholder that it lacks."""
-        eng, b = self.eng, self.batch
-        _, v, slot, a, n = key
-        new = v == self.var and (slot in ("single", "back0", "last") or (
-            slot == "first" and not self.take) or (slot == "nth" and not self.take))
-        if new:
-            return b.unknown(a, self.rows)
-        kind = slot if slot in ("single", "first", "nth") else "last"
-        flags = eng.store_lost.get((kind, v, a, n if kind == "nth" else 0))
-        if flags is None or self.keys is None:
-            return np.zeros(self.size, dtype=bool)
-        got = flags[self.keys]
-        if slot == "nth" and v == self.var:  # the new event where it is the n-th
-            got = np.where(eng.length[v][self.keys] >= n, got, b.unknown(a, self.rows))
-        return got
-
-    def _ref(self, key: tuple) -> tuple[Any, Any]:
-        eng, keys = self.eng, self.keys
-        if key[0] == "len":
-            if key[1] == self.var:
-                return self.newlen, None
-            return eng.length[key[1]][keys], None
-        _, v, slot, a, n = key
-        if v != self.var:
-            if slot == "nth":
-                store = eng.store.get(("nth", v, a, n))
-                if store is None:  # no run has reached v[n] yet
-                    return np.zeros(self.size), np.ones(self.size, dtype=bool)
-                return store[keys], eng.length[v][keys] < n
-            store = "single" if slot == "single" else ("first" if slot == "first" else "last")
-            return eng.store[(store, v, a, 0)][keys], None
-        if slot in ("single", "back0", "last"):
-            return self.batch.column(a, self.rows), None
-        if slot == "back1":
-            return eng.store[("last", v, a, 0)][keys], self.newlen < 2
-        if slot == "first":
-            if not self.take:
-                return self.batch.column(a, self.rows), None
-            return eng.store[("first", v, a, 0)][keys], None
-        new = self.batch.column(a, self.rows)
-        if not self.take:
-            return new, np.full(self.size, n != 1)
-        old = eng.length[v][keys]
-        store = eng.store.get(("nth", v, a, n))
-        if store is None:
-            return new, self.newlen != n
-        return np.where(old >= n, store[keys], new), self.newlen < n
 
 
 class KeyedEngine:
@@ -226,7 +126,7 @@ class KeyedEngine:
                 continue
             _, v, slot, a, n = r
             if slot == "back0" or plan.variables[v].neg:
-                continue  # the new event itself (see _Env.ref), or a NEG element's
+                continue  # the new event itself (see WaveValues.ref), or a NEG element's
             kind = "last" if slot == "back1" else slot
             stores[(kind, v, a, n if kind == "nth" else 0)] = None
         self.store_keys = list(stores)
@@ -471,14 +371,14 @@ class KeyedEngine:
                     ok[test] = local[0][rows[sub]]
                 else:  # (a missing lookup key among these rows raises here)
                     deferred = np.zeros(test.size, bool) if b.lost is not None else None
-                    env = _Env(self, b, rows[sub], keys[sub], var, take,
+                    env = WaveValues(self, b, rows[sub], keys[sub], var, take,
                                nl[test] if nl is not None else None, deferred)
                     ok[test] = passes(fn(env), test.size)
                     if env.lost is not None:
                         ok[test] |= env.lost  # a placeholder's unknown value holds
                         if (deferred & ~env.lost).any():  # raise the missing entry's error
                             bad = sub[deferred & ~env.lost]
-                            fn(_Env(self, b, rows[bad], keys[bad], var, take, None
+                            fn(WaveValues(self, b, rows[bad], keys[bad], var, take, None
                                     if nl is None else nl[test][deferred & ~env.lost]))
             at = at[ok]
             stats.pred_passed[p.index] += at.size
@@ -495,7 +395,7 @@ class KeyedEngine:
             rows = slice(None) if of_type.all() else np.flatnonzero(of_type)
             size = b.n if isinstance(rows, slice) else rows.size
             deferred = np.zeros(size, dtype=bool)
-            env = _Env(self, b, rows, None, var, False, None, deferred)
+            env = WaveValues(self, b, rows, None, var, False, None, deferred)
             holds = np.zeros(b.n, dtype=bool)
             holds[rows] = passes(self.c.preds[index][1](env), size)
             if env.lost is not None:
@@ -535,14 +435,14 @@ class KeyedEngine:
         if not n:
             return
         dst = self.plan.positions[edge.dst]
-        env = _Env(self, b, rows, keys, dst.var, edge.kind == "take", newlen)
+        env = WaveValues(self, b, rows, keys, dst.var, edge.kind == "take", newlen)
         if self.neg is not None and (self.neg.lead or self.neg.trail):
             first_t = b.cols["time"][rows] if edge.kind == "begin" else self.first_t[keys]
             now = self.neg.admit(self, env, first_t, sub)
             if not now.all():
                 rows, keys = rows[now], keys[now]
                 newlen = newlen[now] if newlen is not None else None
-                env = _Env(self, b, rows, keys, dst.var, edge.kind == "take", newlen)
+                env = WaveValues(self, b, rows, keys, dst.var, edge.kind == "take", newlen)
                 n = rows.size
                 if not n:
                     return
@@ -681,7 +581,7 @@ class KeyedEngine:
                 cand = np.flatnonzero(gtyp == self.types[dst.type])
                 if cand.size and edge.negs:
                     ones = np.ones(cand.size, dtype=np.int64) if dst.kleene else None
-                    env = _Env(self, b, grows[cand], gkeys[cand], dst.var, False, ones)
+                    env = WaveValues(self, b, grows[cand], gkeys[cand], dst.var, False, ones)
                     cand = cand[~self.neg.blocks(self, edge, env)]
                 if not cand.size:
                     entering.append(None)

@@ -69,209 +69,35 @@ from typing import Any
 from cep_core.approx.insertions import Insertions
 from cep_core.approx.placeholders import Placeholder, is_lost
 from cep_core.counters import Counters
+from cep_core.engine.matching import (
+    ANY,
+    EVERY_EVENT,
+    ONE_PER_PARTITION,
+    OUTPUTS,
+    PM,
+    STRICT,
+    CountMerging,
+    PMView,
+    Statistics,
+    check_options,
+    check_predicates,
+    match_ids,
+    match_record,
+    merge_counts,
+    real_events,
+)
 from cep_core.engine.negation import EndNegation, kleene_exists
-from cep_core.errors import LostAttribute, QueryError
+from cep_core.errors import QueryError
 from cep_core.lookup import NotYet
 from cep_core.plan import START, Plan
 
-__all__ = ["POLICIES", "ANY", "NEXT", "STRICT", "RUNS", "EVERY_EVENT", "ONE_PER_PARTITION",
-           "ReferenceEngine", "PMView", "Statistics"]
-
-ANY, NEXT, STRICT = "skip-till-any-match", "skip-till-next-match", "strict-contiguity"
-POLICIES = (ANY, NEXT, STRICT)
-EVERY_EVENT, ONE_PER_PARTITION = "every-event", "one-per-partition"
-RUNS = (EVERY_EVENT, ONE_PER_PARTITION)
-OUTPUTS = ("events", "matches")
-
-
-class PM:
-    """A partial match: automaton ``state``, bindings ``bind`` (var -> event, or tuple of
-    events for a Kleene variable), time of its first event, NEG candidates since it
-    entered its state."""
-
-    __slots__ = ("state", "bind", "first_t", "cands", "blocked", "err")
-
-    def __init__(self, state: int, bind: dict, first_t: Any, parent: PM | None = None):
-        self.state, self.bind, self.first_t = state, bind, first_t  # (parent: see _new_pm)
-        self.cands: dict[int, list] | None = None
-        self.blocked: set[int] | None = None
-        self.err = 0  # elements inserted so far (approximate matching)
-
-    def __getstate__(self):
-        return (self.state, self.bind, self.first_t, self.cands, self.blocked, self.err)
-
-    def __setstate__(self, s):
-        self.state, self.bind, self.first_t, self.cands, self.blocked, self.err = s
-
-
-def _ids(bind: dict) -> dict[str, Any]:
-    return {v: [x["id"] for x in e] if isinstance(e, tuple) else e["id"]
-            for v, e in bind.items()}
+__all__ = ["ReferenceEngine"]
 
 
 def _cost(edge: Any, e: dict) -> int:
     """The missing elements a transition adds: those it inserts before its state, and
     one when a placeholder takes the element (:mod:`cep_core.approx.placeholders`)."""
     return getattr(edge, "inserted", 0) + (type(e) is Placeholder)
-
-
-def real_events(bind: dict) -> dict:
-    """``bind`` without placeholders (:mod:`cep_core.approx.placeholders`): a variable
-    bound to one is left out, a Kleene variable keeps its real events."""
-    if not any(type(x) is Placeholder for e in bind.values()
-               for x in (e if isinstance(e, tuple) else (e,))):
-        return bind
-    out = {}
-    for v, e in bind.items():
-        if isinstance(e, tuple):
-            out[v] = tuple(x for x in e if type(x) is not Placeholder)
-        elif type(e) is not Placeholder:
-            out[v] = e
-    return out
-
-
-def check_predicates(preds, b: dict, counters: Counters, stats: Statistics) -> bool:
-    """Whether the bindings ``b`` pass every predicate of ``preds`` (in order, stopping at
-    the first that fails), counting each one evaluated and passed."""
-    for p in preds:
-        counters.predicates += 1
-        stats.pred_evaluated[p.index] += 1
-        if not p.test(b):
-            return False
-        stats.pred_passed[p.index] += 1
-    return True
-
-
-def merge_counts(plan: Plan, out: list, n0: int) -> None:
-    """For a ``RETURN .. COUNT(*)`` query: the outputs of one event from ``out[n0]`` on
-    (one per match, counting 1) become one per output time, their counts summed."""
-    field = plan.returns.count
-    merged: dict[Any, dict] = {}
-    for rec in out[n0:]:
-        first = merged.setdefault(rec["time"], rec)
-        if first is not rec:
-            first[field] += rec[field]
-    out[n0:] = list(merged.values())
-
-
-class CountMerging:
-    """Base of the engines: :meth:`process` runs the engine's ``_process`` on one event
-    and, for a ``RETURN .. COUNT(*)`` query, merges that event's outputs with
-    :func:`merge_counts`."""
-
-    plan: Plan
-    _counting: bool  # set by :meth:`_set_counting`
-
-    def _set_counting(self, output: str) -> None:
-        ret = self.plan.returns
-        self._counting = output == "events" and ret is not None and ret.count is not None
-
-    def _process(self, e: dict, out: list) -> None:
-        raise NotImplementedError
-
-    def process(self, e: dict, out: list) -> None:
-        """Process one event; the matches it completes are appended to ``out`` (for a
-        ``COUNT(*)`` query, one output with their number)."""
-        n0 = len(out)
-        self._process(e, out)
-        if self._counting and len(out) > n0 + 1:
-            merge_counts(self.plan, out, n0)
-
-
-def match_record(plan: Plan, output: str, bind: dict, t: Any) -> dict:
-    """The output of the complete match ``bind`` detected at time ``t``: its event ids
-    (``output="matches"``), the RETURN event (with ``time`` = ``t`` unless RETURN gives
-    one) or, without RETURN, the bindings. May raise NotYet if RETURN reads a lookup."""
-    if output == "matches":
-        return _ids(bind)
-    ret = plan.returns
-    if ret is None:
-        return {v: list(e) if isinstance(e, tuple) else e for v, e in bind.items()}
-    rec: dict[str, Any] = {"type": ret.type}
-    for name, fn in ret.fields:
-        try:
-            rec[name] = fn(bind)
-        except LostAttribute:  # a value a placeholder does not carry
-            rec[name] = None
-    if "time" not in rec:
-        rec["time"] = t
-    return rec
-
-
-class PMView:
-    """What a state filter sees of a live PM: ``state`` (automaton state number, 1-based
-    as in ``explain``), ``var`` (its latest pattern variable), ``age`` (now − time of its
-    first event), ``values`` ({"var.attr": value} for the attributes its pending
-    predicates read; the latest event of a Kleene variable), ``partition`` and
-    ``bindings`` (event ids)."""
-
-    __slots__ = ("pm", "state", "var", "age", "values", "partition")
-
-    def __init__(self, pm: PM, plan: Plan, now: Any, partition: Any):
-        self.pm, self.state, self.partition = pm, pm.state + 1, partition
-        self.var = plan.positions[pm.state].var
-        self.age = now - pm.first_t
-        values = {}
-        for label, v, a in plan.state_attrs.get(pm.state, ()):
-            ev = pm.bind.get(v)
-            if isinstance(ev, tuple):
-                ev = ev[-1] if ev else None
-            if ev is not None:
-                values[label] = ev.get(a)
-        self.values = values
-
-    @property
-    def bindings(self) -> dict[str, Any]:
-        return _ids(self.pm.bind)
-
-    def __repr__(self) -> str:
-        return f"PMView(q{self.state}, age={self.age}, {self.bindings})"
-
-
-class Statistics:
-    """Per-query statistics: events per type (and their rate over the time seen), events
-    dropped by the input filter, lookups that answered "not yet", and per predicate how
-    often it was evaluated and passed."""
-
-    def __init__(self, plan: Plan):
-        self.events_per_type: dict[str, int] = {}
-        self.first_time: Any = None
-        self.last_time: Any = None
-        self.filtered = 0
-        self.pending = 0
-        self.pred_evaluated = [0] * len(plan.preds)
-        self.pred_passed = [0] * len(plan.preds)
-        self._texts = [(p.text, p.where) for p in plan.preds]
-
-    def event(self, typ: str, t: Any) -> None:
-        self.events_per_type[typ] = self.events_per_type.get(typ, 0) + 1
-        if self.first_time is None:
-            self.first_time = t
-        self.last_time = t
-
-    def as_dict(self) -> dict[str, Any]:
-        span = (self.last_time - self.first_time) if self.first_time is not None else 0
-        return {
-            "events_per_type": dict(self.events_per_type),
-            "rate_per_type": {k: (v / span if span else None)
-                              for k, v in self.events_per_type.items()},
-            "time_span": span,
-            "filtered": self.filtered,
-            "pending_lookups": self.pending,
-            "predicates": [
-                {"predicate": text, "at": where, "evaluated": n, "passed": m,
-                 "pass_rate": (m / n if n else None)}
-                for (text, where), n, m in zip(self._texts, self.pred_evaluated,
-                                               self.pred_passed, strict=True)],
-        }
-
-
-def check_options(policy: str, runs: str) -> None:
-    """A clear error for an unknown selection policy or ``runs`` option."""
-    if policy not in POLICIES:
-        raise QueryError(f"unknown selection policy {policy!r}; one of {', '.join(POLICIES)}")
-    if runs not in RUNS:
-        raise QueryError(f"unknown runs option {runs!r}; one of {', '.join(RUNS)}")
 
 
 class _Waiting:
@@ -425,7 +251,7 @@ class ReferenceEngine(CountMerging):
 
     def partial_matches(self) -> list[dict[str, Any]]:
         """The live PMs' bindings as event ids, partition by partition, in creation order."""
-        return [_ids(pm.bind) for pms in self.live.values() for pm in pms]
+        return [match_ids(pm.bind) for pms in self.live.values() for pm in pms]
 
     def live_count(self) -> int:
         return sum(len(p) for p in self.live.values())

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from cep_core.engine.keyed_batch import Batch, Outputs
-from cep_core.engine.reference import STRICT
+from cep_core.engine.matching import STRICT
 from cep_core.engine.vectorize import fields, passes
 from cep_core.plan import START
 

@@ -7,7 +7,8 @@ model, and the strategies BL1, BL2, BL3, PFetch, LzEval and Hybrid. Start a sess
 
 from cep_core.remote.batch import BatchFetcher, KeyedFetcher
 from cep_core.remote.cache import CostCache, LRUCache
-from cep_core.remote.engine import STRATEGIES, RemoteConfig, RemoteEngine
+from cep_core.remote.config import STRATEGIES, RemoteConfig
+from cep_core.remote.engine import RemoteEngine
 from cep_core.remote.source import FetchStats, LatencyModel, RemoteSource
 
 __all__ = ["RemoteSource", "LatencyModel", "FetchStats", "LRUCache", "CostCache",

@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cep_core.engine.keyed import KeyedStepper
+from cep_core.engine.keyed_stepper import KeyedStepper
 from cep_core.errors import QueryError
 from cep_core.remote.source import FetchStats, RemoteSource
 

@@ -12,7 +12,7 @@ elements needed in one state are "transmitted in parallel"). The latency of a ma
 its detection (the device finishing its last event) minus the arrival of that event,
 plus ℓ_fetch of its earlier steps, which each partial match carries (Eq. 2.3-2.4).
 
-Strategies (:data:`STRATEGIES`; §5.4, §5.6.1):
+Strategies (:data:`cep_core.remote.config.STRATEGIES`; §5.4, §5.6.1):
 
 * ``BL1``: block on every miss, no cache (an element fetched while processing an event
   serves the other partial matches evaluating that event, then is forgotten).
@@ -58,148 +58,26 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from cep_core.engine.reference import ANY, EVERY_EVENT, NEXT, PM, ReferenceEngine
+from cep_core.engine.matching import ANY, EVERY_EVENT, NEXT
+from cep_core.engine.reference import ReferenceEngine
 from cep_core.errors import QueryError
 from cep_core.plan import START
 from cep_core.remote.cache import CACHES, T1, T2
+from cep_core.remote.config import RemoteConfig
+from cep_core.remote.guards import GPM, Guard, Postpone
 from cep_core.remote.needs import remote_needs
 from cep_core.remote.source import Element, FetchStats, RemoteSource
 from cep_core.remote.utility import UtilityModel, lazy_reach
 from cep_core.shedding.clock import DeviceClock, work_units
 
-__all__ = ["STRATEGIES", "RemoteConfig", "RemoteEngine"]
+__all__ = ["RemoteEngine"]
 
-STRATEGIES = ("BL1", "BL2", "BL3", "PFetch", "LzEval", "Hybrid")
 _PREFETCH = {"PFetch", "Hybrid"}
 _LAZY = {"LzEval", "Hybrid"}
-
-
-@dataclass(frozen=True)
-class RemoteConfig:
-    """How a query integrates remote data (module doc). ``unit_cost`` [time units per
-    cost unit] of the modelled device; ``capacity`` of the cache [size units]; ``cache``
-    ``"lru"`` or ``"cost"`` (BL1 has none); ``slices``: m per window (§5.3.2);
-    ``omega_fetch``, ``omega_cache``: ω of Eq. 5.3 for fetching and caching (§5.6.3:
-    0.7 and 0.5); ``miss_threshold``, ``miss_reset`` [time units; default the window]:
-    the cache-hit matrix of Alg. 3."""
-
-    strategy: str = "Hybrid"
-    unit_cost: float = 0.0
-    cache: str = "cost"
-    capacity: float = math.inf
-    slices: int = 4
-    omega_fetch: float = 0.7
-    omega_cache: float = 0.5
-    miss_threshold: int = 3
-    miss_reset: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.strategy not in STRATEGIES:
-            raise QueryError(f"remote strategy must be one of {', '.join(STRATEGIES)}, "
-                             f"not {self.strategy!r}")
-        if self.cache not in ("lru", "cost"):
-            raise QueryError(f"remote cache must be 'lru' or 'cost', not {self.cache!r}")
-        if not self.unit_cost >= 0:
-            raise QueryError(f"remote unit_cost must be ≥ 0, not {self.unit_cost!r}")
-        if not self.capacity >= 0:
-            raise QueryError(f"remote capacity must be ≥ 0, not {self.capacity!r}")
-        if not (isinstance(self.slices, int) and self.slices >= 1):
-            raise QueryError(f"remote slices must be an integer ≥ 1, not {self.slices!r}")
-        for name in ("omega_fetch", "omega_cache"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise QueryError(f"remote {name} must be in [0, 1], "
-                                 f"not {getattr(self, name)!r}")
-        if not (isinstance(self.miss_threshold, int) and self.miss_threshold >= 1):
-            raise QueryError("remote miss_threshold must be an integer ≥ 1, "
-                             f"not {self.miss_threshold!r}")
-
-
-class Postpone(Exception):
-    """A look-up in postponing mode found its element missing."""
-
-    def __init__(self, d: Element):
-        self.d = d
-
-
-class Guard:
-    """Postponed predicates of one speculative step: their bindings, the elements they
-    read, the states the PM may reach before it must block (``reach``) and, once
-    evaluated, ``value``."""
-
-    __slots__ = ("preds", "bind", "elements", "reach", "value", "lits")
-
-    def __init__(self, preds: list, bind: dict, elements: set, reach: frozenset):
-        self.preds, self.bind, self.elements = preds, bind, elements
-        self.reach, self.value = reach, None
-        self.lits: list[Lit] = []  # the literals that rest on it, until it is evaluated
-
-
-class Lit:
-    """A literal "``guard`` evaluates to ``holds``" on a chain of literals (``up``): a
-    partial match rests on the chain from its newest literal up. Chains are shared by a
-    PM's descendants; when a guard contradicts a literal, the literal and every literal
-    below it (``down``) die, so a PM is dead exactly when its newest literal is."""
-
-    __slots__ = ("guard", "holds", "up", "down", "dead")
-
-    def __init__(self, guard: Guard, holds: bool, up: Lit | None):
-        self.guard, self.holds, self.up = guard, holds, up
-        self.down: list[Lit] = []
-        self.dead = up is not None and up.dead
-        if up is not None:
-            up.down.append(self)
-        if guard.value is None:
-            guard.lits.append(self)
-        elif guard.value != holds:
-            self.dead = True
-
-    def kill(self) -> None:
-        todo = [self]
-        while todo:
-            lit = todo.pop()
-            if not lit.dead:
-                lit.dead = True
-                todo.extend(lit.down)
-
-    def open_guards(self) -> list[Guard]:
-        """The guards on the chain not evaluated yet."""
-        out, lit = [], self
-        while lit is not None:
-            if lit.guard.value is None:
-                out.append(lit.guard)
-            lit = lit.up
-        return out
-
-
-class GPM(PM):
-    """A partial match resting on guards: ``cond``, its newest :class:`Lit` (None: on
-    nothing), and ``waited``, the ℓ_fetch of its steps so far (Eq. 2.3)."""
-
-    __slots__ = ("cond", "waited")
-
-    def __init__(self, state, bind, first_t, parent=None):
-        super().__init__(state, bind, first_t, parent)
-        self.cond: Lit | None = None
-        self.waited = 0.0
-
-    def rest_on(self, guard: Guard, holds: bool) -> None:
-        self.cond = Lit(guard, holds, self.cond)
-
-    @property
-    def dead(self) -> bool:
-        return self.cond is not None and self.cond.dead
-
-    def __getstate__(self):
-        return (super().__getstate__(), self.cond, self.waited)
-
-    def __setstate__(self, s):
-        super().__setstate__(s[0])
-        self.cond, self.waited = s[1], s[2]
 
 
 _BLOCK, _POSTPONE, _RESOLVE = 0, 1, 2

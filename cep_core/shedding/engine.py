@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from cep_core.engine.reference import PM, ReferenceEngine
+from cep_core.engine.matching import PM
+from cep_core.engine.reference import ReferenceEngine
 from cep_core.expr import ExprCompiler, walk
 from cep_core.lang import ast
 from cep_core.shedding.clock import DeviceClock, LatencyWindow, work_units

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cep_core.engine.keyed import KeyedStepper
+from cep_core.engine.keyed_stepper import KeyedStepper
 from cep_core.errors import QueryError
 from cep_core.shedding.features import KEEP
 from cep_core.shedding.fleet import DeviceFleet

@@ -62,11 +62,7 @@ def test_no_import_circle():
     """No module of drsim, cep_core or spark reaches itself through imports, counting
     those under TYPE_CHECKING and inside functions (a module's import of its own package
     is not counted: the package's ``__init__`` gathers its modules)."""
-    paths = {}
-    for package in ("drsim", "cep_core", "spark"):
-        for path in (ROOT / package).rglob("*.py"):
-            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-            paths[name.removesuffix(".__init__")] = path
+    paths = house_modules()
     graph = {m: imports_of(p, m, set(paths)) for m, p in paths.items()}
     circles = []
     for start in graph:
@@ -80,3 +76,33 @@ def test_no_import_circle():
                     seen.add(nxt)
                     stack.append((nxt, (*trail, nxt)))
     assert not circles, circles[:5]
+
+
+def house_modules() -> dict[str, Path]:
+    """Module name -> path of every module of drsim, cep_core and spark."""
+    paths = {}
+    for package in ("drsim", "cep_core", "spark"):
+        for path in (ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            paths[name.removesuffix(".__init__")] = path
+    return paths
+
+
+def test_no_private_name_is_imported_across_modules():
+    """A name with a leading underscore stays in its module: what another module needs
+    is public."""
+    imported = []
+    for module, path in house_modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and \
+                    node.module.split(".")[0] in ("drsim", "cep_core", "spark"):
+                imported += [f"{module}: {node.module}.{a.name}" for a in node.names
+                             if a.name.startswith("_") and not a.name.startswith("__")]
+    assert imported == []
+
+
+def test_no_module_is_over_700_lines():
+    """One job per module: none of drsim, cep_core or spark over 700 lines."""
+    long = {m: n for m, p in house_modules().items()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 700}
+    assert long == {}

@@ -1,2 +1,5 @@
-"""The simulation kernel: households, their appliances and EVs in SimPy, vectorised over a
-chunk (dissertation §6.3.1; docs/architecture.md, "Layers")."""
+"""The simulation kernel: households, their appliances and EVs in SimPy.
+
+The kernel is vectorised over a chunk of households (dissertation §6.3.1;
+docs/architecture.md, "Layers").
+"""

@@ -56,15 +56,66 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class CatalogueError(ValueError):
-    """A catalogue file that cannot be used; the message names file, appliance and field."""
+    """Signal a catalogue file that cannot be used.
+
+    The message names the file, the appliance, the field and the accepted values.
+    """
 
 
 @dataclass(frozen=True)
 class Catalogue:
     """Appliance catalogue as arrays over the A appliances (lighting included).
 
-    Loaded from ``drsim/data/appliances.yaml`` (or a file of the same schema). Arrays are
-    read-only: the default catalogue is cached and shared.
+    Loaded from ``drsim/data/appliances.yaml`` (or a file of the same schema) by
+    :func:`load_catalogue`. Arrays are read-only: the default catalogue is cached and
+    shared. The values are the data of the bottom-up load model of §6.3.1 [1]_, taken
+    from the CREST demand model [2]_ and the other sources the data file names.
+
+    Attributes
+    ----------
+    names, labels : tuple of str
+        Snake-case id and display name of each appliance.
+    category : numpy.ndarray
+        (A,) category names (:data:`CATEGORIES`).
+    flexibility : numpy.ndarray
+        (A,) int8 flexibility class, one of the ``FLEX_*`` codes.
+    ownership : numpy.ndarray
+        (A,) fraction of UK dwellings owning the appliance [1].
+    always_owned : numpy.ndarray
+        (A,) bool: owned by every household (lighting).
+    drawn : numpy.ndarray
+        (A,) bool: among the 20-25 appliances drawn per household; else owned
+        independently at its ownership rate (heating systems).
+    starts_per_day : numpy.ndarray
+        (A,) mean cycle starts per day [1/day].
+    cycle_minutes : numpy.ndarray
+        (A,) int64 length of one cycle [min].
+    standby_kw : numpy.ndarray
+        (A,) draw when not running [kW].
+    start_pmf : numpy.ndarray
+        (A, 144) probability of a start in each ten-minute slot of a weekday from 00:00
+        [1]; rows sum to 1.
+    phase_minutes : numpy.ndarray
+        (A, P) int64 length of each phase of a cycle [min], zero-padded.
+    phase_kw : numpy.ndarray
+        (A, P) power of each phase [kW], zero-padded.
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.3.1.
+    .. [2] I. Richardson, M. Thomson, D. Infield, C. Clifford, "Domestic electricity use:
+       A high-resolution energy demand model", Energy and Buildings 42(10), 1878-1887,
+       2010.
+
+    Examples
+    --------
+    >>> cat = load_catalogue()
+    >>> i = cat.index("washing_machine")
+    >>> cat.phase_minutes[i, :3].tolist(), cat.phase_kw[i, :3].tolist()
+    ([15, 93, 30], [2.0, 0.12, 0.4956])
+    >>> int(cat.cycle_minutes[i]), bool(cat.flexibility[i] == FLEX_DEFERRABLE)
+    (138, True)
     """
 
     names: tuple[str, ...]
@@ -83,26 +134,98 @@ class Catalogue:
 
     @property
     def cycle_kwh(self) -> np.ndarray:
-        """(A,) energy of one cycle in kWh: sum of phase minutes x kW / 60."""
+        r"""Energy of one cycle of each appliance.
+
+        The energies of the cycle's phases summed, :math:`m_{a,p}` minutes at
+        :math:`P_{a,p}` kW each; the data file keeps it equal to CREST's mean cycle power
+        times cycle length (its header). drsim's definition, not numbered in the sources
+        (docs/decisions.md, "Load model data and its sources"):
+
+        .. math:: E_a = \sum_p m_{a,p} \cdot P_{a,p} / 60
+
+        Returns
+        -------
+        numpy.ndarray
+            (A,) cycle energy [kWh]; 0 for standby-only appliances.
+
+        References
+        ----------
+        .. [1] I. Richardson, M. Thomson, D. Infield, C. Clifford, "Domestic electricity
+           use: A high-resolution energy demand model", Energy and Buildings 42(10),
+           1878-1887, 2010.
+
+        Examples
+        --------
+        >>> cat = load_catalogue()
+        >>> i = cat.index("washing_machine")  # 15 min at 2 kW, 93 at 0.12, 30 at 0.4956
+        >>> round(float(cat.cycle_kwh[i]), 4)
+        0.9338
+        """
         return (self.phase_minutes * self.phase_kw).sum(axis=1) / 60.0
 
     @property
     def daily_kwh(self) -> np.ndarray:
-        """(A,) mean daily energy of an owned appliance: starts x cycle energy + 24 h standby."""
+        r"""Mean daily energy of an owned appliance.
+
+        Mean starts per day :math:`n_a` times the cycle energy :math:`E_a`
+        (:attr:`cycle_kwh`) plus 24 h of standby power :math:`P^{sb}_a`; the data file's
+        ``daily_kwh`` ranges are checked against it. drsim's definition, not numbered in
+        the sources (docs/decisions.md, "Load model data and its sources"):
+
+        .. math:: E^{day}_a = n_a \cdot E_a + 24 \cdot P^{sb}_a
+
+        Returns
+        -------
+        numpy.ndarray
+            (A,) mean daily energy [kWh/day].
+
+        References
+        ----------
+        .. [1] I. Richardson, M. Thomson, D. Infield, C. Clifford, "Domestic electricity
+           use: A high-resolution energy demand model", Energy and Buildings 42(10),
+           1878-1887, 2010.
+
+        Examples
+        --------
+        >>> cat = load_catalogue()
+        >>> i = cat.index("washing_machine")  # 0.53673 starts/day, 0.001 kW standby
+        >>> round(float(cat.daily_kwh[i]), 4)  # 0.53673 · 0.9338 + 24 · 0.001
+        0.5252
+        """
         return self.starts_per_day * self.cycle_kwh + 24.0 * self.standby_kw
 
     @cached_property
     def phase_count(self) -> np.ndarray:
-        """(A,) number of phases of a cycle."""
+        """Number of phases of each appliance's cycle, (A,) int."""
         return (self.phase_minutes > 0).sum(axis=1)
 
     @cached_property
     def phase_micro_kw(self) -> np.ndarray:
-        """(A, P) phase power above standby in whole µkW: the weights the load is summed in."""
+        """Phase power above standby in whole µkW, (A, P) float64.
+
+        These are the weights the load is summed in (exact in float64); entries beyond an
+        appliance's :attr:`phase_count` are padding.
+        """
         return np.round((self.phase_kw - self.standby_kw[:, None]) * MICRO)
 
     def index(self, name: str) -> int:
-        """Position of appliance ``name``; KeyError listing the known names otherwise."""
+        """Return the position of appliance ``name`` in the catalogue.
+
+        Parameters
+        ----------
+        name : str
+            Snake-case appliance id.
+
+        Returns
+        -------
+        int
+            Index into the catalogue's arrays.
+
+        Raises
+        ------
+        KeyError
+            For an unknown name; the message lists the known names.
+        """
         try:
             return self.names.index(name)
         except ValueError:
@@ -114,9 +237,24 @@ class Catalogue:
 def load_catalogue(ref: str = "default", base_dir: Path | None = None) -> Catalogue:
     """Load and validate a catalogue.
 
-    ``ref="default"`` is the packaged ``drsim/data/appliances.yaml`` (cached, since every
-    Spark task loads it); any other ``ref`` is a path, relative to ``base_dir`` when it is
-    not absolute and ``base_dir`` is given.
+    Parameters
+    ----------
+    ref : str, default "default"
+        ``"default"`` is the packaged ``drsim/data/appliances.yaml`` (cached, since every
+        Spark task loads it); any other value is a path to a file of the same schema.
+    base_dir : pathlib.Path, optional
+        Folder a relative ``ref`` is read from (the scenario file's folder).
+
+    Returns
+    -------
+    Catalogue
+        The catalogue, read-only arrays over its appliances.
+
+    Raises
+    ------
+    CatalogueError
+        If the file cannot be read or fails validation; the message names the file, the
+        appliance, the field and the accepted values.
     """
     if ref == "default":
         return _default_catalogue()

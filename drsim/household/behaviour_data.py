@@ -49,11 +49,41 @@ _FT_REF, _FT_FILE = "survey", "follow_through.yaml"
 
 
 class BehaviourDataError(ValueError):
-    """A behaviour data file is missing or invalid; names the file, the key and what is accepted."""
+    """A behaviour data file is missing or invalid.
+
+    The message names the file, the key and what is accepted; ``file`` and ``key``
+    are attributes too.
+    """
 
     @classmethod
     def of(cls, file: str, key: str, problem: str, accepted: str) -> BehaviourDataError:
-        """The error for ``key`` of ``file`` (plain ``args``, so it pickles and re-raises)."""
+        """Build the error for ``key`` of ``file``.
+
+        The message is the only argument (plain ``args``), so the error pickles and
+        re-raises.
+
+        Parameters
+        ----------
+        file : str
+            The file (path or packaged label).
+        key : str
+            The dotted key of the file, or ``"<file>"`` for the file itself.
+        problem : str
+            What is wrong.
+        accepted : str
+            What would be accepted.
+
+        Returns
+        -------
+        BehaviourDataError
+            The error, with ``file`` and ``key`` set.
+
+        Examples
+        --------
+        >>> str(BehaviourDataError.of("ev.yaml", "efficiency.value", "1.5",
+        ...                           "a number in [0.83, 0.94]"))
+        "ev.yaml: 'efficiency.value': 1.5 (accepted: a number in [0.83, 0.94])"
+        """
         err = cls(f"{file}: '{key}': {problem} (accepted: {accepted})")
         err.file, err.key = file, key
         return err
@@ -66,13 +96,31 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Discrete:
-    """A discrete distribution: ``values`` with probabilities ``probs`` (normalised to sum 1)."""
+    """A discrete distribution: ``values`` with probabilities ``probs``.
+
+    Both are stored read-only as float arrays; ``probs`` must be non-negative and sum
+    to 1 within :data:`PROB_TOL`, and is normalised after the check.
+
+    Parameters
+    ----------
+    values : array_like
+        The outcomes, finite.
+    probs : array_like
+        Their probabilities, same length [1].
+
+    Raises
+    ------
+    ValueError
+        If the lengths differ or are zero, a value is not finite, a probability is
+        negative or the probabilities do not sum to 1.
+    """
 
     values: np.ndarray
     probs: np.ndarray
     _cdf: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        """Check and normalise the distribution; store it read-only with its CDF."""
         v = np.array(self.values, dtype=float).ravel()
         p = np.array(self.probs, dtype=float).ravel()
         if v.size == 0 or v.shape != p.shape:
@@ -88,13 +136,45 @@ class Discrete:
         object.__setattr__(self, "_cdf", _readonly(np.cumsum(p)))
 
     def mean(self) -> float:
+        """Return the mean of the distribution, Σ values x probs.
+
+        Returns
+        -------
+        float
+            The mean, in the values' unit.
+
+        Examples
+        --------
+        >>> Discrete([1, 2, 3], [0.5, 0.25, 0.25]).mean()
+        1.75
+        """
         return float(self.values @ self.probs)
 
     def quantile(self, u: np.ndarray) -> np.ndarray:
-        """Inverse CDF, vectorized: uniforms in [0, 1) (any shape) to values (same shape).
+        """Map uniforms in [0, 1) to values by the inverse CDF, vectorized.
 
         ``u`` in ``[F(v_{i-1}), F(v_i))`` maps to ``v_i``; values of probability 0 are never
         returned.
+
+        Parameters
+        ----------
+        u : numpy.ndarray
+            Uniforms in [0, 1), any shape [1].
+
+        Returns
+        -------
+        numpy.ndarray
+            The values, same shape.
+
+        Raises
+        ------
+        ValueError
+            If a uniform is outside [0, 1].
+
+        Examples
+        --------
+        >>> Discrete([1, 2, 3], [0.5, 0.25, 0.25]).quantile(np.array([0.0, 0.49, 0.5, 0.99]))
+        array([1., 1., 2., 3.])
         """
         u = np.asarray(u, dtype=float)
         if u.size and not (u.min() >= 0.0 and u.max() <= 1.0):
@@ -105,10 +185,29 @@ class Discrete:
 
 @dataclass(frozen=True, eq=False)
 class EVData:
-    """EV charging model data (``drsim/data/ev.yaml``); SoCs are fractions of capacity.
+    """EV charging model data (``drsim/data/ev.yaml``).
 
-    ``plug_in_pmf[i]`` is the probability that a weekday session starts in minutes
-    ``[10 i, 10 i + 10)``; grid energy of a session is ΔSoC x capacity / efficiency.
+    The grid energy of a session is ΔSoC x capacity / efficiency
+    (:func:`drsim.household.ev.session_energy_kwh`).
+
+    Parameters
+    ----------
+    penetration : float
+        Share of the households that own an EV (§6.3.1: 22.48 %) [1].
+    battery_kwh : Discrete
+        Battery capacity [kWh].
+    charger_kw : Discrete
+        Home charger power [kW].
+    efficiency : float
+        Charger efficiency, grid to battery [1].
+    sessions_per_day : Discrete
+        Home charging sessions on a weekday [sessions].
+    plug_in_pmf : numpy.ndarray
+        (144,): ``plug_in_pmf[i]`` is the probability that a weekday session starts in
+        minutes ``[10 i, 10 i + 10)`` since midnight [1].
+    initial_soc, final_soc : Discrete
+        State of charge at plug-in and at the end of charging, fractions of the
+        capacity [1].
     """
 
     penetration: float
@@ -121,12 +220,66 @@ class EVData:
     final_soc: Discrete
 
     def mean_session_soc_gain(self) -> float:
-        """E[max(final - initial SoC, 0)] with the two SoCs drawn independently."""
+        r"""Compute the mean state-of-charge gain of a charging session.
+
+        The initial and final SoC are drawn independently, and a session with a final
+        SoC not above the initial one charges nothing:
+
+        .. math:: E[\max(SoC_{final} - SoC_{initial}, 0)]
+
+        No equation in the source: drsim's consistency check of the EV data (the
+        ``daily_grid_kwh_check`` of ``drsim/data/ev.yaml``).
+
+        Returns
+        -------
+        float
+            The mean gain, a fraction of the battery capacity [1].
+
+        References
+        ----------
+        .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+           dissertation, Humboldt-Universität zu Berlin, 2022, §6.3.1.
+        .. [2] J. Quirós-Tortós, L. F. Ochoa, T. Butler, "How electric vehicles and the
+           grid work together: Lessons learned from one of the largest EV trials in the
+           world", IEEE Power and Energy Magazine 16(6), 2018, pp. 64-76.
+
+        Examples
+        --------
+        >>> round(load_ev_data().mean_session_soc_gain(), 4)
+        0.4329
+        """
         gain = np.maximum(self.final_soc.values[None, :] - self.initial_soc.values[:, None], 0.0)
         return float(self.initial_soc.probs @ gain @ self.final_soc.probs)
 
     def mean_daily_grid_kwh(self) -> float:
-        """Mean grid energy per EV per weekday: sessions x ΔSoC gain x capacity / efficiency."""
+        r"""Compute the mean grid energy per EV and weekday.
+
+        .. math:: \bar E = \bar n \cdot \overline{\Delta SoC} \cdot \bar C / \eta
+
+        with n̄ the mean number of sessions per day, the mean SoC gain of a session
+        (:meth:`mean_session_soc_gain`), C̄ the mean battery capacity and η the charger
+        efficiency. No equation in the source: drsim's consistency check of the EV data,
+        whose result must lie in the ``daily_grid_kwh_check`` range of
+        ``drsim/data/ev.yaml`` (docs/model.md, "Calibration status").
+
+        Returns
+        -------
+        float
+            The mean energy drawn from the grid [kWh per EV and day].
+
+        References
+        ----------
+        .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+           dissertation, Humboldt-Universität zu Berlin, 2022, §6.3.1.
+        .. [2] J. Quirós-Tortós, L. F. Ochoa, T. Butler, "How electric vehicles and the
+           grid work together: Lessons learned from one of the largest EV trials in the
+           world", IEEE Power and Energy Magazine 16(6), 2018, pp. 64-76.
+
+        Examples
+        --------
+        >>> round(load_ev_data().mean_daily_grid_kwh(), 2)
+        8.95
+        """
         return (
             self.sessions_per_day.mean() * self.mean_session_soc_gain()
             * self.battery_kwh.mean() / self.efficiency
@@ -135,11 +288,41 @@ class EVData:
 
 @dataclass(frozen=True, eq=False)
 class FollowThroughSurvey:
-    """Survey distribution of DR follow-through rates (``drsim/data/follow_through.yaml``)."""
+    """Survey distribution of DR follow-through rates (``drsim/data/follow_through.yaml``).
+
+    Each household's follow-through rate θ_o is a randomly chosen survey response
+    (§6.3.1; docs/decisions.md, "Follow-through per household").
+
+    Parameters
+    ----------
+    levels : Discrete
+        The follow-through levels and the shares of the respondents [1].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.3.1.
+    .. [2] G. Raman, B. AlShebli, M. Waniek, T. Rahwan, J. C.-H. Peng, "How weaponizing
+       disinformation can bring down a city's power grid", PLOS ONE 15(8), 2020,
+       e0236517.
+    """
 
     levels: Discrete
 
     def mean(self) -> float:
+        """Return the mean follow-through rate of the survey, θ̄_o.
+
+        Returns
+        -------
+        float
+            The mean rate [1]; the packaged survey gives the dissertation's 0.45
+            (§6.3.1).
+
+        Examples
+        --------
+        >>> round(load_follow_through().mean(), 6)
+        0.45
+        """
         return self.levels.mean()
 
 
@@ -147,8 +330,27 @@ class FollowThroughSurvey:
 
 
 def load_ev_data(ref: str = _EV_REF, base_dir: Path | None = None) -> EVData:
-    """EV data: ``"default"`` is the packaged ``ev.yaml`` (cached); otherwise ``ref`` is the
-    path of a file of the same schema, relative to ``base_dir`` when given."""
+    """Load the EV charging data.
+
+    Parameters
+    ----------
+    ref : str, default "default"
+        ``"default"`` for the packaged ``ev.yaml`` (cached); otherwise the path of a file
+        of the same schema.
+    base_dir : pathlib.Path, optional
+        The folder a relative ``ref`` is read from (the scenario file's).
+
+    Returns
+    -------
+    EVData
+        The checked data.
+
+    Raises
+    ------
+    BehaviourDataError
+        If the file is missing, not valid YAML, or a value is outside what its source
+        supports.
+    """
     if ref == _EV_REF:
         return _packaged_ev()
     path = _resolve(ref, base_dir, _EV_REF, _EV_FILE)
@@ -156,8 +358,26 @@ def load_ev_data(ref: str = _EV_REF, base_dir: Path | None = None) -> EVData:
 
 
 def load_follow_through(ref: str = _FT_REF, base_dir: Path | None = None) -> FollowThroughSurvey:
-    """Follow-through survey: ``"survey"`` is the packaged ``follow_through.yaml`` (cached);
-    otherwise ``ref`` is the path of a file of the same schema, relative to ``base_dir``."""
+    """Load the follow-through survey distribution.
+
+    Parameters
+    ----------
+    ref : str, default "survey"
+        ``"survey"`` for the packaged ``follow_through.yaml`` (cached); otherwise the
+        path of a file of the same schema.
+    base_dir : pathlib.Path, optional
+        The folder a relative ``ref`` is read from (the scenario file's).
+
+    Returns
+    -------
+    FollowThroughSurvey
+        The checked survey.
+
+    Raises
+    ------
+    BehaviourDataError
+        If the file is missing, not valid YAML, or its levels, shares or mean are invalid.
+    """
     if ref == _FT_REF:
         return _packaged_follow_through()
     path = _resolve(ref, base_dir, _FT_REF, _FT_FILE)

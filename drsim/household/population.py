@@ -19,7 +19,44 @@ from drsim.scenario import FollowThrough, Scenario
 
 @dataclass(frozen=True)
 class Population:
-    """The households ``first .. first+count-1`` of a scenario (vectorized attributes)."""
+    """The households ``first .. first+count-1`` of a scenario (vectorized attributes).
+
+    Each attribute is an array over the households, drawn from the counter-based streams
+    of :mod:`drsim.household.rng` keyed by the household id, so a household is the same
+    whatever chunk it falls in. The households follow the dissertation's §6.3.1 [1]_:
+    20-25 appliances each, an EV at the penetration level, a follow-through rate from a
+    survey; the groups are Table 6.2's.
+
+    Parameters
+    ----------
+    scenario : drsim.scenario.Scenario
+        The scenario (seed, groups, appliance, EV and follow-through settings).
+    first : int
+        Id of the first household (0-based) [households].
+    count : int
+        Number of households [households].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.3.1 and Table 6.2.
+
+    Examples
+    --------
+    >>> from drsim.scenario import scenario_from_dict
+    >>> scenario = scenario_from_dict({"name": "doc", "seed": 7, "households": 4, "groups": [
+    ...     {"name": "a", "size": 2, "follow_through_drop": 0.1}, {"name": "b", "size": 2}]})
+    >>> pop = Population(scenario, 0, 4)
+    >>> pop.group.tolist(), pop.appliance_count.tolist(), pop.has_ev.tolist()
+    ([0, 0, 1, 1], [25, 22, 21, 24], [False, False, True, False])
+    >>> pop.follow_through.tolist(), pop.observed_follow_through.round(3).tolist()
+    ([0.75, 0.75, 1.0, 0.5], [0.675, 0.675, 0.6, 0.3])
+
+    A household is the same in any chunk:
+
+    >>> Population(scenario, 2, 2).appliance_count.tolist()
+    [21, 24]
+    """
 
     scenario: Scenario
     first: int
@@ -27,42 +64,66 @@ class Population:
 
     @cached_property
     def ids(self) -> np.ndarray:
+        """Household ids ``first .. first+count-1``, (count,) int64."""
         return np.arange(self.first, self.first + self.count, dtype=np.int64)
 
     @cached_property
     def catalogue(self) -> Catalogue:
+        """The scenario's appliance catalogue (:func:`.appliances.load_catalogue`)."""
         ref = self.scenario.appliances.catalogue
         base = self.scenario.resolve_path(".") if ref != "default" else None
         return load_catalogue(ref, base)
 
     @cached_property
     def ev_data(self) -> EVData:
+        """The scenario's EV charging data (:func:`.behaviour_data.load_ev_data`)."""
         ref = self.scenario.ev.data
         base = self.scenario.resolve_path(".") if ref != "default" else None
         return load_ev_data(ref, base)
 
     @cached_property
     def group(self) -> np.ndarray:
-        """Group index of each household (Table 6.2 grouping)."""
+        """Group index of each household, (count,) int (Table 6.2, "Grouping")."""
         return self.scenario.group_of(self.ids)
 
     @cached_property
     def appliance_count(self) -> np.ndarray:
-        """Number of catalogue appliances, uniform in [min, max] (dissertation §6.3.1: 20-25)."""
+        """Number of drawn catalogue appliances per household, (count,) int.
+
+        Uniform in the scenario's [min, max], both included (dissertation §6.3.1: "uniformly
+        assigned from 20 to 25 different common house appliances"); lighting and the heating
+        systems come on top (:attr:`owns`).
+        """
         s = self.scenario.appliances
         lo, hi = s.per_household_min, s.per_household_max
         return rng.integers(self.scenario.seed, self.ids, "appliance_count", lo, hi)
 
     @cached_property
     def owns(self) -> np.ndarray:
-        """(count, A) bool: each household's appliances.
+        r"""Each household's appliances, (count, A) bool.
 
         Lighting is always owned; heating systems (``drawn: false``) are owned
         independently at their ownership rate; of the rest each household draws
-        ``appliance_count`` distinct appliances with inclusion probabilities proportional
-        to ownership (π_i = min(1, c·ownership_i), Σπ = count), by randomized systematic
-        πps sampling (Madow, "On the theory of systematic sampling, II", Ann. Math. Stat.
-        20(3), 1949; random order per household as in Goodman & Kish, JASA 45, 1950).
+        :math:`k` = :attr:`appliance_count` distinct appliances (§6.3.1 [1]_) with
+        inclusion probabilities proportional to ownership (:func:`inclusion_probabilities`),
+        by randomized systematic πps sampling [2]_, [3]_: in a random order of the
+        appliances per household, with cumulative sums :math:`C_i` of the :math:`\pi` and
+        one uniform :math:`u`, appliance :math:`i` is drawn when
+
+        .. math:: \lfloor C_i - u \rfloor > \lfloor C_{i-1} - u \rfloor,
+           \qquad \pi_i = \min(1, c \cdot \mathrm{ownership}_i), \quad \sum_i \pi_i = k
+
+        The sampling is drsim's reading: §6.3.1 gives the number of appliances, not how
+        they are chosen (the header of ``drsim/data/appliances.yaml``; docs/decisions.md,
+        "Load model data and its sources").
+
+        References
+        ----------
+        .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+           dissertation, Humboldt-Universität zu Berlin, 2022, §6.3.1.
+        .. [2] Madow, "On the theory of systematic sampling, II", Ann. Math. Stat. 20(3),
+           1949.
+        .. [3] Goodman & Kish, JASA 45, 1950 (the random order per household).
         """
         cat, seed = self.catalogue, self.scenario.seed
         a = np.arange(len(cat.names))
@@ -84,23 +145,44 @@ class Population:
 
     @cached_property
     def has_ev(self) -> np.ndarray:
-        """EV ownership at the scenario's penetration (§6.3.1: 22.48 %)."""
+        """EV ownership per household, (count,) bool.
+
+        Each household owns an EV with the scenario's penetration as probability
+        (dissertation §6.3.1: 22.48 %, the UK 2030 forecast).
+        """
         u = rng.uniform(self.scenario.seed, self.ids, "ev_owner")
         return u < self.scenario.ev.penetration
 
     @cached_property
     def battery_kwh(self) -> np.ndarray:
+        """EV battery capacity per household [kWh], (count,), drawn from the EV data.
+
+        Drawn for every household (used only where :attr:`has_ev`), from the battery
+        distribution of the scenario's EV data (``drsim/data/ev.yaml`` by default).
+        """
         u = rng.uniform(self.scenario.seed, self.ids, "ev_battery")
         return self.ev_data.battery_kwh.quantile(u)
 
     @cached_property
     def charger_kw(self) -> np.ndarray:
+        """Home charger power per household [kW], (count,), drawn from the EV data.
+
+        Drawn for every household (used only where :attr:`has_ev`), from the charger
+        distribution of the scenario's EV data (``drsim/data/ev.yaml`` by default).
+        """
         u = rng.uniform(self.scenario.seed, self.ids, "ev_charger")
         return self.ev_data.charger_kw.quantile(u)
 
     @cached_property
     def follow_through(self) -> np.ndarray:
-        """θ_o per household: a randomly chosen survey response (§6.3.1), group overrides apply."""
+        """Expected follow-through rate θ_o per household [1], (count,).
+
+        A randomly chosen survey response (dissertation §6.3.1: "the follow-through rate of
+        each household is assigned to a randomly-chosen survey response", mean 0.45; the
+        distribution in ``drsim/data/follow_through.yaml``), times the scale of the
+        household's group or scenario, clipped to [0, 1]. One θ_o governs both the
+        appliances and the EV (docs/decisions.md, "Follow-through per household").
+        """
         u = rng.uniform(self.scenario.seed, self.ids, "follow_through")
         theta = np.empty(self.count)
         for g, settings in enumerate(self._group_follow_through()):
@@ -114,7 +196,11 @@ class Population:
 
     @cached_property
     def follow_through_drop(self) -> np.ndarray:
-        """Observed drop of follow-through per household (group override or scenario's)."""
+        """Observed drop of follow-through per household [1], (count,).
+
+        The group's ``follow_through_drop`` where it sets one, else the scenario's (§6.3.2:
+        0.4); docs/decisions.md, "Groups differ".
+        """
         scenario = self.scenario
         drops = np.array([scenario.effective_follow_through_drop(g)
                           for g in range(len(scenario.groups))])
@@ -122,8 +208,19 @@ class Population:
 
     @cached_property
     def observed_follow_through(self) -> np.ndarray:
-        """θ_red per household: θ_o × (1 − drop), the follow-through observed in the first
-        event (§6.3.2)."""
+        r"""Reduced follow-through rate θ_red per household [1], (count,).
+
+        The follow-through observed in the first event: §6.3.2 [1]_ reduces the mean rate
+        by 40 %; drsim applies the drop to every household's θ_o (docs/decisions.md,
+        "Passes and the observed follow-through drop"):
+
+        .. math:: \theta_{red} = \theta_o \cdot (1 - \mathrm{drop})
+
+        References
+        ----------
+        .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+           dissertation, Humboldt-Universität zu Berlin, 2022, §6.3.2.
+        """
         return self.follow_through * (1.0 - self.follow_through_drop)
 
     def _group_follow_through(self) -> list[FollowThrough]:
@@ -132,10 +229,46 @@ class Population:
 
 
 def inclusion_probabilities(weights: np.ndarray, max_count: int) -> np.ndarray:
-    """(max_count+1, A) table: row k holds π_i = min(1, c·w_i) with Σ π_i = k.
+    r"""Tabulate the inclusion probabilities of a draw of k appliances, proportional to weights.
 
-    c is found by capping: appliances whose c·w_i reaches 1 are included surely and the
-    rest share the remaining count in proportion to their weights.
+    Row :math:`k` holds the inclusion probabilities of a πps draw of :math:`k` distinct
+    appliances (:attr:`Population.owns`):
+
+    .. math:: \pi_i = \min(1, c \cdot w_i), \qquad \sum_i \pi_i = k
+
+    :math:`c` is found by capping: appliances whose :math:`c \cdot w_i` reaches 1 are
+    included surely and the rest share the remaining count in proportion to their
+    weights. drsim's reading: §6.3.1 gives the number of appliances (20 to 25), not how
+    they are chosen (the header of ``drsim/data/appliances.yaml``; docs/decisions.md,
+    "Load model data and its sources").
+
+    Parameters
+    ----------
+    weights : numpy.ndarray
+        (A,) non-negative weights, the appliances' ownership [1]; 0 excludes an
+        appliance.
+    max_count : int
+        Largest number of appliances drawn [appliances]; at most the number of positive
+        weights.
+
+    Returns
+    -------
+    numpy.ndarray
+        (max_count + 1, A) inclusion probabilities [1]; row k sums to k.
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.3.1.
+    .. [2] Madow, "On the theory of systematic sampling, II", Ann. Math. Stat. 20(3), 1949.
+
+    Examples
+    --------
+    >>> table = inclusion_probabilities(np.array([0.9, 0.5, 0.1, 0.5]), 3)
+    >>> table[2].tolist()
+    [0.9, 0.5, 0.1, 0.5]
+    >>> table[3].round(3).tolist()  # the first is capped at 1, the rest share 2
+    [1.0, 0.909, 0.182, 0.909]
     """
     w = np.asarray(weights, dtype=np.float64)
     table = np.zeros((max_count + 1, len(w)))

@@ -22,7 +22,7 @@ _TO_UNIT = 2.0**-53
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64 finaliser (bijective on uint64)."""
+    """Apply the SplitMix64 finaliser (bijective on uint64)."""
     x = x ^ (x >> _S30)
     x = x * _MUL1
     x = x ^ (x >> _S27)
@@ -31,7 +31,23 @@ def _mix(x: np.ndarray) -> np.ndarray:
 
 
 def stream_id(name: str) -> int:
-    """Stable 32-bit id of a named stream (CRC-32 of its name)."""
+    """Return the stable 32-bit id of a named stream (the CRC-32 of its name).
+
+    Parameters
+    ----------
+    name : str
+        The stream's name, e.g. ``"rebound"``.
+
+    Returns
+    -------
+    int
+        The id, in [0, 2^32).
+
+    Examples
+    --------
+    >>> stream_id("rebound")
+    3717073470
+    """
     return zlib.crc32(name.encode())
 
 
@@ -39,11 +55,37 @@ _FOLD = np.uint64(0xD1B54A32D192ED03)  # odd multiplier folding the counters int
 
 
 def hash64(seed: int, household: np.ndarray, stream: str, *counters) -> np.ndarray:
-    """uint64 hash of (seed, household, stream, counters...), broadcast over arrays.
+    """Hash (seed, household, stream, counters...) to uint64, broadcast over arrays.
 
     The counters are folded into one word, c0·K^(n-1) + ... + c(n-1) mod 2^64 with an odd
     K, which is injective for counters far below 2^32 in size; then two finaliser rounds
     mix in the household and the folded counters.
+
+    Parameters
+    ----------
+    seed : int
+        The scenario seed.
+    household : numpy.ndarray
+        Household ids (int, non-negative).
+    stream : str
+        The name of the random stream (what the draw is for).
+    *counters : array_like
+        Integer counters (day, appliance, index ...), broadcast with ``household``.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint64 hashes, of the broadcast shape.
+
+    References
+    ----------
+    .. [1] Steele, Lea, Flood, "Fast splittable pseudorandom number generators",
+       OOPSLA 2014 (constants of Vigna's ``splitmix64.c``).
+
+    Examples
+    --------
+    >>> hash64(7, np.arange(3), "demo", 0).dtype
+    dtype('uint64')
     """
     with np.errstate(over="ignore"):
         key = _mix(np.uint64(seed) * _GOLDEN + np.uint64(stream_id(stream)))
@@ -57,22 +99,100 @@ def hash64(seed: int, household: np.ndarray, stream: str, *counters) -> np.ndarr
 
 
 def uniform(seed: int, household: np.ndarray, stream: str, *counters) -> np.ndarray:
-    """Uniform float64 draws in [0, 1) keyed by (seed, household, stream, counters)."""
+    """Draw uniform float64 numbers in [0, 1) keyed by (seed, household, stream, counters).
+
+    Parameters
+    ----------
+    seed : int
+        The scenario seed.
+    household : numpy.ndarray
+        Household ids.
+    stream : str
+        The name of the random stream.
+    *counters : array_like
+        Integer counters, broadcast with ``household``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Uniforms in [0, 1) [1], of the broadcast shape.
+
+    Examples
+    --------
+    A household's draw does not depend on which other households are drawn with it:
+
+    >>> u = uniform(7, np.arange(5), "demo", 0)
+    >>> bool(u[3] == uniform(7, np.array([3]), "demo", 0)[0])
+    True
+    >>> bool(((u >= 0) & (u < 1)).all())
+    True
+    """
     return to_unit(hash64(seed, household, stream, *counters))
 
 
 def to_unit(h: np.ndarray) -> np.ndarray:
-    """The top 53 bits of a hash as a uniform float64 in [0, 1)."""
+    """Turn the top 53 bits of a hash into a uniform float64 in [0, 1).
+
+    Parameters
+    ----------
+    h : numpy.ndarray
+        uint64 hashes (:func:`hash64`).
+
+    Returns
+    -------
+    numpy.ndarray
+        Uniforms in [0, 1) [1], same shape.
+    """
     return (h >> _S11).astype(np.float64) * _TO_UNIT
 
 
 def low_bits(h: np.ndarray, n: int) -> np.ndarray:
-    """The low ``n`` (≤ 11) bits of a hash, unused by :func:`to_unit`: a second draw."""
+    """Return the low ``n`` bits of a hash, unused by :func:`to_unit`: a second draw.
+
+    Parameters
+    ----------
+    h : numpy.ndarray
+        uint64 hashes (:func:`hash64`).
+    n : int
+        Number of bits, at most 11 (the bits :func:`to_unit` drops).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 values uniform in [0, 2^n), same shape.
+    """
     return (h & np.uint64((1 << n) - 1)).astype(np.int64)
 
 
 def integers(seed: int, household: np.ndarray, stream: str, low: int, high: int, *counters):
-    """Integers uniform in [low, high] (inclusive) keyed like :func:`uniform`."""
+    """Draw integers uniform in [low, high] (inclusive), keyed like :func:`uniform`.
+
+    Parameters
+    ----------
+    seed : int
+        The scenario seed.
+    household : numpy.ndarray
+        Household ids.
+    stream : str
+        The name of the random stream.
+    low, high : int
+        The bounds, both included.
+    *counters : array_like
+        Integer counters, broadcast with ``household``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 draws in [low, high], of the broadcast shape.
+
+    Examples
+    --------
+    Appliances per household, 20 to 25 (§6.3.1 of the dissertation):
+
+    >>> n = integers(7, np.arange(1000), "demo", 20, 25)
+    >>> int(n.min()), int(n.max())
+    (20, 25)
+    """
     u = uniform(seed, household, stream, *counters)
     return low + np.minimum((u * (high - low + 1)).astype(np.int64), high - low)
 
@@ -80,11 +200,26 @@ def integers(seed: int, household: np.ndarray, stream: str, low: int, high: int,
 class InverseCDF:
     """Inverse-CDF sampling from one of several discrete distributions, vectorized.
 
-    ``cdf`` is (M, K): row i the cumulative probabilities of distribution i (last = 1).
-    ``sample(index, u)`` returns, per element, the first k with ``cdf[index, k] > u``. A
-    guide table (Chen & Asau, "On generating random variates from an empirical
-    distribution", AIIE Transactions 6(2), 1974) gives a start per 1/1024 of [0, 1), from
-    which a short vectorized walk finds the exact k.
+    :meth:`sample` returns, per element, the first k with ``cdf[index, k] > u``. A guide
+    table [1]_ gives a start per 1/1024 of [0, 1), from which a short vectorized walk
+    finds the exact k.
+
+    Parameters
+    ----------
+    cdf : numpy.ndarray
+        (M, K): row i the cumulative probabilities of distribution i; its last entry is
+        set to 1.
+
+    References
+    ----------
+    .. [1] Chen, Asau, "On generating random variates from an empirical
+       distribution", AIIE Transactions 6(2), 1974.
+
+    Examples
+    --------
+    >>> sampler = InverseCDF(np.array([[0.5, 1.0, 1.0], [0.1, 0.6, 1.0]]))
+    >>> sampler.sample(np.array([0, 0, 1, 1]), np.array([0.3, 0.7, 0.3, 0.7]))
+    array([0, 1, 1, 2])
     """
 
     GUIDES = 1024
@@ -98,6 +233,20 @@ class InverseCDF:
         self.guide = np.minimum(self.guide, self.width - 1).ravel()
 
     def sample(self, index: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Map uniforms to outcomes of the given distributions.
+
+        Parameters
+        ----------
+        index : numpy.ndarray
+            The distribution (row of ``cdf``) of each draw.
+        u : numpy.ndarray
+            Uniforms in [0, 1), same shape [1].
+
+        Returns
+        -------
+        numpy.ndarray
+            The first k with ``cdf[index, k] > u``, per draw.
+        """
         base = index * self.width
         k = self.guide[index * self.GUIDES + (u * self.GUIDES).astype(np.int64)]
         walk = np.nonzero(self.cdf[base + k] <= u)[0]
@@ -108,7 +257,27 @@ class InverseCDF:
 
 
 def poisson_table(means: np.ndarray) -> InverseCDF:
-    """Inverse-CDF sampler of Poisson counts for a few distinct means (tables to 1e-15)."""
+    """Build an inverse-CDF sampler of Poisson counts for a few distinct means.
+
+    Each table holds the counts 0 .. m + 12√m + 23, m the largest mean (tables to
+    1e-15).
+
+    Parameters
+    ----------
+    means : numpy.ndarray
+        The Poisson means, one distribution per mean.
+
+    Returns
+    -------
+    InverseCDF
+        Its distribution i is Poisson with mean ``means[i]``.
+
+    Examples
+    --------
+    >>> table = poisson_table(np.array([0.0, 2.0]))
+    >>> table.sample(np.array([0, 1, 1, 1]), np.array([0.99, 0.1, 0.5, 0.99]))
+    array([0, 0, 2, 6])
+    """
     means = np.asarray(means, dtype=np.float64)
     top = float(means.max(initial=0.0))
     size = int(top + 12 * np.sqrt(top) + 24)

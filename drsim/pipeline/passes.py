@@ -20,17 +20,12 @@ import numpy as np
 
 from drsim.household.dr import DREvent
 from drsim.household.population import Population
-from drsim.household.sim import ChunkRun, ChunkSimulator, micro_kw, program_events
+from drsim.household.render import micro_kw
+from drsim.household.sim import ChunkRun, ChunkSimulator, program_events
 from drsim.scenario import Scenario
 from drsim.units import DAY
-from drsim.utility.baseline import (
-    Estimates,
-    adjustment_minutes,
-    baseline_before_notice,
-    day_of_adjusted,
-    estimate_exact,
-    with_mv_error,
-)
+from drsim.utility.baseline import Estimates, estimate_exact, with_mv_error
+from drsim.utility.day_of import adjustment_minutes, baseline_before_notice, day_of_adjusted
 from drsim.utility.incentive import IncentiveResult
 
 

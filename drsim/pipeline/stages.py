@@ -62,9 +62,10 @@ from drsim.units import clock
 from drsim.utility import deficit
 from drsim.utility.appliance_monitoring import COUNTS, compile_appliance_queries
 from drsim.utility.fetching import FetchCounts, group_fetch_delays
-from drsim.utility.incentive import IncentiveResult, ParticipantSums, plan_second_event
+from drsim.utility.incentive import IncentiveResult, plan_second_event
 from drsim.utility.lottery import monitoring_cost, saved_cost
 from drsim.utility.monitoring import MonitoringPlan, check_queries
+from drsim.utility.participants import ParticipantSums
 from drsim.utility.shedding import GatewayStats, bl_name
 from drsim.utility.threshold import Thresholds
 

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from drsim.household.sim import micro_kw
+from drsim.household.render import micro_kw
 from drsim.pipeline.memory import peak_rss_bytes
 from drsim.pipeline.pass_names import MONITORED
 from drsim.pipeline.passes import Chunk, ChunkResult, SecondEvent, pass_schedules, simulate_chunk
@@ -38,16 +38,10 @@ from drsim.utility.appliance_monitoring import (
 )
 from drsim.utility.baseline import estimate
 from drsim.utility.fetching import MeterFetch, alert_shift
-from drsim.utility.incentive import ParticipantSums, household_mappings
+from drsim.utility.group_and_utility_tiers import group_tier, utility_tier
 from drsim.utility.lottery import lottery_winners, second_event_compliant
-from drsim.utility.monitoring import (
-    NOT_LATCHED,
-    MonitoringPlan,
-    accumulated_kwh,
-    group_tier,
-    meter_tier,
-    utility_tier,
-)
+from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, accumulated_kwh, meter_tier
+from drsim.utility.participants import ParticipantSums, household_mappings
 from drsim.utility.readings import lost_readings, reading_minutes, slot_of
 from drsim.utility.shedding import bl_name, fit_meter_model, history_day, shed_meter_tier
 from drsim.utility.threshold import Thresholds, replica_flags

@@ -47,14 +47,46 @@ _MARGIN = 120  # minutes of the evening before and after the program
 
 
 def evening(t_start: int, t_end: int) -> tuple[int, int]:
-    """The minutes [lo, hi) the appliance queries read: the program ± two hours."""
+    """Return the minutes [lo, hi) the appliance queries read: the program ± two hours.
+
+    Parameters
+    ----------
+    t_start, t_end : int
+        The DR program [minutes since midnight].
+
+    Returns
+    -------
+    lo, hi : int
+        The evening, within the day [minutes since midnight].
+
+    Examples
+    --------
+    >>> evening(1110, 1230), evening(60, 1400)
+    ((990, 1350), (0, 1440))
+    """
     return max(0, t_start - _MARGIN), min(1440, t_end + _MARGIN)
 
 
 def compile_appliance_queries(queries: dict[str, ApplianceQuery]
                               ) -> dict[str, cep_core.CompiledQuery]:
-    """Each query compiled (times in minutes), with its plan options checked; a query not
-    partitioned by household is refused with one line naming it."""
+    """Compile each appliance query (times in minutes) and check its plan options.
+
+    Parameters
+    ----------
+    queries : dict of str to drsim.scenario.ApplianceQuery
+        The scenario's ``monitoring.appliance_queries``.
+
+    Returns
+    -------
+    dict of str to cep_core.CompiledQuery
+        The compiled queries by name.
+
+    Raises
+    ------
+    cep_core.QueryError
+        When a query does not compile, has bad plan options, or is not partitioned by
+        household (one line naming it).
+    """
     out = {}
     for name, spec in queries.items():
         source = f"monitoring.appliance_queries.{name}.query"
@@ -71,15 +103,73 @@ def compile_appliance_queries(queries: dict[str, ApplianceQuery]
 def appliance_stream(run: Any, baseline: Any, house_ids: np.ndarray,
                      signals: list[tuple[int, int, int]], t_first_test: int, delta: int,
                      t_start: int, t_end: int) -> pd.DataFrame:
-    """The events of one pass of a chunk (module doc), in time order (then household).
+    r"""Build the events of one pass of a chunk that the appliance queries read.
+
+    Over the evening (:func:`evening`): the households' appliance starts, EV plug-ins,
+    pauses and resumes (:func:`drsim.household.household_events.household_events`), the DR
+    signals ``dr_notice``, ``dr_start`` and ``dr_end`` of each DR event of the pass, and
+    ``over_baseline`` at each minute T of the test grid t_first_test + kδ (§6.2.1),
+    extended over the evening, at which the household's load over the δ minutes before
+    exceeds its load on the baseline pass (no DR):
+
+    .. math:: \sum_{t = T - \delta}^{T - 1} (P_{k,t} - B_{k,t}) > 0
+
+    ``over_baseline`` is drsim's own event, not the dissertation's (module doc;
+    docs/adaptive_plans.md, "In the DR run").
 
     Parameters
     ----------
-    run, baseline : the pass's and the baseline pass's :class:`drsim.household.sim.ChunkRun`
-    house_ids : (households,) the chunk's household ids
-    signals : (announced, start, end) of each DR event of the pass [minute of the day]
-    t_first_test, delta : the test grid, t_first_test + kδ [minute of the day, minutes]
-    t_start, t_end : the program [minute of the day]
+    run, baseline : drsim.household.sim.ChunkRun
+        The pass's and the baseline pass's run of the chunk.
+    house_ids : numpy.ndarray
+        (households,) the chunk's household ids, one per row of the runs.
+    signals : list of (int, int, int)
+        (announced, start, end) of each DR event of the pass [minutes since midnight].
+    t_first_test : int
+        The first test of the program [minutes since midnight].
+    delta : int
+        The test interval δ [minutes].
+    t_start, t_end : int
+        The DR program [minutes since midnight].
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns type, time [minutes since midnight], houseID; in time order, then
+        household, then type.
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1 (test times) and §6.3.1
+       (baseline from the simulated day).
+
+    Examples
+    --------
+    Two households; house 6 starts a wet appliance at 20:00 and draws 2 kW more than on
+    the baseline pass for six minutes, so it is over its baseline at the grid minutes
+    20:05 and 20:10.
+
+    >>> from types import SimpleNamespace as NS
+    >>> kw = np.zeros((2, 1440))
+    >>> kw[1, 1200:1206] = 2.0
+    >>> run = NS(pop=NS(catalogue=NS(category=np.array(["wet"]), names=["washer"])),
+    ...          appliances=NS(appliance=np.array([0]), t=np.array([1200]),
+    ...                        row=np.array([1]), gen=np.array([1])),
+    ...          ev=[], load=lambda lo, hi: kw[:, lo:hi])
+    >>> baseline = NS(load=lambda lo, hi: np.zeros((2, hi - lo)))
+    >>> appliance_stream(run, baseline, np.array([5, 6]), [(1050, 1110, 1230)],
+    ...                  1130, 5, 1110, 1230)
+                type  time  houseID
+    0      dr_notice  1050        5
+    1      dr_notice  1050        6
+    2       dr_start  1110        5
+    3       dr_start  1110        6
+    4      start_wet  1200        6
+    5  over_baseline  1205        6
+    6  over_baseline  1210        6
+    7         dr_end  1230        5
+    8         dr_end  1230        6
     """
     lo, hi = evening(t_start, t_end)
     parts = [household_events(run, house_ids, lo, hi)[["type", "time", "houseID"]]]
@@ -103,14 +193,42 @@ def appliance_stream(run: Any, baseline: Any, house_ids: np.ndarray,
 
 
 def _adapt(spec: ApplianceQuery) -> dict[str, Any] | None:
-    """The adapt option of a query (none for the text-order plan)."""
+    """Return the adapt option of a query (None for the text-order plan)."""
     return spec.adapt if spec.plan != "text" else None
 
 
 def run_appliance_query(query: cep_core.CompiledQuery, spec: ApplianceQuery,
                         stream: pd.DataFrame) -> np.ndarray:
-    """The :data:`COUNTS` of one query over one chunk's stream (skip-till-any-match, one
-    run per event, as the adaptive plans evaluate)."""
+    """Count what one query did over one chunk's stream (:data:`COUNTS`).
+
+    The query runs under skip-till-any-match, one run per event, as the adaptive plans
+    evaluate (cep_core.adaptive).
+
+    Parameters
+    ----------
+    query : cep_core.CompiledQuery
+        The query, from :func:`compile_appliance_queries`.
+    spec : drsim.scenario.ApplianceQuery
+        Its settings (plan, adapt).
+    stream : pandas.DataFrame
+        The chunk's events (:func:`appliance_stream`).
+
+    Returns
+    -------
+    numpy.ndarray
+        (len(COUNTS),) the counts in the order of :data:`COUNTS`; checks,
+        re-optimisations and replacements are 0 for the text-order plan.
+
+    Examples
+    --------
+    >>> spec = ApplianceQuery(query="PATTERN SEQ(dr_start s, start_wet w, dr_end e) "
+    ...                             "WHERE SAME[houseID] WITHIN 3h")
+    >>> query = compile_appliance_queries({"wet_in_event": spec})["wet_in_event"]
+    >>> stream = pd.DataFrame({"type": ["dr_start", "start_wet", "dr_end"],
+    ...                        "time": [1110, 1200, 1230], "houseID": 6})
+    >>> dict(zip(COUNTS[:2], run_appliance_query(query, spec, stream)[:2].tolist()))
+    {'alerts': 1, 'events': 3}
+    """
     session = query.start("skip-till-any-match", plan=spec.plan, adapt=_adapt(spec))
     alerts = len(session.feed(stream)) + len(session.flush())
     c = session.counters

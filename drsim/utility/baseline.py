@@ -1,4 +1,6 @@
-"""The utility's estimates (measurement and verification, M&V): the baseline B_{k,t} and
+"""The utility's M&V estimates: the baseline B_{k,t} and expected complete response P̂_{k,t}.
+
+The utility estimates, by measurement and verification (M&V), the baseline B_{k,t} and
 the expected complete response P̂_{k,t} of each household.
 
 Eq. 6.3-6.4 (dissertation §6.2.1) test a household by comparing its metered load P with
@@ -33,7 +35,7 @@ load itself, and Eq. 6.4 would measure nothing.
     it (deferrable) or over the lead time before it (shiftable in advance); a following EV
     draws nothing during the event and its paused or deferred energy resumes after it.
     P̂ = (1 − θ_o)·B + θ_o·F as above. Session queueing of an EV and re-deferral are
-    ignored.
+    ignored (:mod:`drsim.utility.baseline_model`).
 
 ``prior_days``
     The mean over N independent simulated days of the same households (their own
@@ -43,11 +45,12 @@ load itself, and Eq. 6.4 would measure nothing.
     Response), which §6.2.1 names. B averages no-DR days; P̂ averages days with the program
     at θ_o.
 
-Day-of adjustment (any method, optional, :func:`day_of_ratio`): at the announcement the
-utility scales each household's B and P̂ by its metered load over the minutes before the
-notice against its estimated baseline over the same minutes, within a cap, and publishes
-the adjusted profiles (one update of the remote data, drsim.utility.fetching). Readings after the
-notice carry the household's decisions and are not used.
+Day-of adjustment (any method, optional, :func:`drsim.utility.day_of.day_of_ratio`): at
+the announcement the utility scales each household's B and P̂ by its metered load over the
+minutes before the notice against its estimated baseline over the same minutes, within a
+cap, and publishes the adjusted profiles (one update of the remote data,
+drsim.utility.fetching). Readings after the notice carry the household's decisions and are
+not used.
 
 M&V error (any method, :func:`with_mv_error`): each household's B and P̂ share one
 multiplicative factor, lognormal with mean 1 and coefficient of variation
@@ -64,19 +67,26 @@ import numpy as np
 from scipy.special import ndtri
 
 from drsim.household import rng
-from drsim.household.appliances import FLEX_ADVANCE, FLEX_COLD, FLEX_DEFERRABLE, Catalogue
-from drsim.household.behaviour_data import EVData
 from drsim.household.dr import DREvent
 from drsim.household.population import Population
-from drsim.household.sim import ChunkRun, ChunkSimulator, micro_kw, program_events
-from drsim.units import DAY, MICRO, clock_minutes
-
-_SPAN = 3 * DAY  # days -1, 0, 1 on one axis; index i is minute i - DAY of the DR day
+from drsim.household.sim import ChunkRun, ChunkSimulator, program_events
+from drsim.units import DAY
+from drsim.utility.baseline_model import model_curves
 
 
 @dataclass(frozen=True)
 class Estimates:
-    """B and P̂ (kW per minute, minutes [lo, hi) of the DR day) for a chunk's households."""
+    """B̂ and P̂ of a chunk's households over minutes [lo, hi) of the DR day.
+
+    Attributes
+    ----------
+    baseline_kw : numpy.ndarray
+        The estimated baseline B̂, shape (households, hi − lo), one value per minute [kW].
+    expected_kw : numpy.ndarray
+        The estimated expected complete response P̂, same shape [kW].
+    lo, hi : int
+        The minutes covered, ``hi`` excluded [minutes since midnight].
+    """
 
     baseline_kw: np.ndarray  # (count, hi - lo)
     expected_kw: np.ndarray  # (count, hi - lo)
@@ -84,52 +94,160 @@ class Estimates:
     hi: int = DAY
 
 
-@dataclass(frozen=True)
-class _Window:
-    announce: int
-    start: int
-    end: int
-    spread: int
-    lead: int
-
-
 def estimate(pop: Population, lo: int = 0, hi: int = DAY, sim: ChunkSimulator | None = None,
              baseline_kw: np.ndarray | None = None) -> Estimates:
-    """The utility's estimates for minutes [lo, hi) of the households of ``pop``: the
-    scenario's M&V method (:func:`estimate_exact`) with its M&V error
-    (:func:`with_mv_error`)."""
+    """Estimate B̂ and P̂ of the households of ``pop`` as the utility has them.
+
+    The scenario's M&V method (:func:`estimate_exact`: ``same_day``, ``model`` or
+    ``prior_days``, module doc) with its M&V error (:func:`with_mv_error`). B̂ stands for
+    the baseline B_{k,t} of Eq. 6.2-6.3 and P̂ for the estimated complete response
+    P̂_{k,t} of Eq. 6.3-6.4, both estimated by M&V (§6.2.1); they never use the evaluated
+    day's follow-through decisions (drsim's reading: docs/decisions.md, "M&V: the
+    baseline and the expected complete response").
+
+    Parameters
+    ----------
+    pop : drsim.household.population.Population
+        The chunk's households.
+    lo, hi : int
+        The minutes to estimate, ``hi`` excluded [minutes since midnight].
+    sim : drsim.household.sim.ChunkSimulator, optional
+        The chunk's simulator (``same_day``); a new simulator of ``pop`` if None.
+    baseline_kw : numpy.ndarray, optional
+        The day's no-DR load over [lo, hi) when it is already simulated, shape
+        (households, hi − lo) [kW]; ``same_day`` then does not simulate it again.
+
+    Returns
+    -------
+    Estimates
+        B̂ and P̂ over [lo, hi) [kW].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1 (Eq. 6.2-6.4) and
+       §6.3.1 ("Measurement").
+
+    Examples
+    --------
+    Three households over the paper's program (18:30-20:30); the expected reduction
+    Σ (B̂ − P̂) of each [kWh]:
+
+    >>> from drsim.scenario import Scenario
+    >>> s = Scenario(name="doc", seed=7, households=3, groups=[{"name": "g", "size": 3}])
+    >>> est = estimate(Population(s, 0, 3), 1110, 1230)
+    >>> est.baseline_kw.shape
+    (3, 120)
+    >>> ((est.baseline_kw - est.expected_kw).sum(axis=1) / 60).round(3).tolist()
+    [0.0, 1.05, 1.0]
+    """
     return with_mv_error(estimate_exact(pop, lo, hi, sim, baseline_kw), pop)
 
 
 def estimate_exact(pop: Population, lo: int = 0, hi: int = DAY,
                    sim: ChunkSimulator | None = None, baseline_kw: np.ndarray | None = None
                    ) -> Estimates:
-    """The scenario's M&V method without M&V error. ``same_day`` simulates the chunk's day
-    with ``sim`` (a new simulator of ``pop`` if None); ``baseline_kw``, the day's no-DR
-    load over [lo, hi) when it is already simulated, saves simulating it again."""
+    """Estimate B̂ and P̂ by the scenario's M&V method, without M&V error.
+
+    ``same_day`` simulates the chunk's day with ``sim`` (the no-DR day and the day at full
+    follow-through, combined by :func:`expected_response`); ``model`` takes the load
+    model's expectation for each household's appliances, EV and θ_o; ``prior_days``
+    averages other simulated days of the same households, like NAESB's "Baseline Type-I"
+    (module doc). The methods are drsim's reading of the M&V the dissertation leaves
+    open (docs/decisions.md, "M&V: the baseline and the expected complete response").
+
+    Parameters
+    ----------
+    pop : drsim.household.population.Population
+        The chunk's households.
+    lo, hi : int
+        The minutes to estimate, ``hi`` excluded [minutes since midnight].
+    sim : drsim.household.sim.ChunkSimulator, optional
+        The chunk's simulator (``same_day``); a new simulator of ``pop`` if None.
+    baseline_kw : numpy.ndarray, optional
+        The day's no-DR load over [lo, hi) when it is already simulated, shape
+        (households, hi − lo) [kW]; ``same_day`` then does not simulate it again.
+
+    Returns
+    -------
+    Estimates
+        B̂ and P̂ over [lo, hi) [kW].
+
+    Raises
+    ------
+    ValueError
+        If [lo, hi) is empty or not within the day [0, 1440).
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1 (Eq. 6.2-6.4) and
+       §6.3.1 ("Measurement").
+    .. [2] I. Richardson, M. Thomson, D. Infield, C. Clifford, "Domestic electricity
+       use: A high-resolution energy demand model", Energy and Buildings 42(10),
+       1878-1887, 2010 (the appliance starts the ``model`` method takes the expectation
+       of).
+    .. [3] NAESB WEQ-015, Measurement and Verification of Wholesale Electricity Demand
+       Response, NAESB WEQ Business Practice Standards ("Baseline Type-I", the
+       ``prior_days`` method).
+
+    Examples
+    --------
+    The load model's expectation for three households over the program, B̂ and P̂ summed
+    over the window [kWh]:
+
+    >>> from drsim.scenario import Scenario
+    >>> s = Scenario(name="doc", seed=7, households=3, groups=[{"name": "g", "size": 3}],
+    ...              baseline={"method": "model"})
+    >>> est = estimate_exact(Population(s, 0, 3), 1110, 1230)
+    >>> (est.baseline_kw.sum(axis=1) / 60).round(3).tolist()
+    [1.312, 2.297, 4.16]
+    >>> (est.expected_kw.sum(axis=1) / 60).round(3).tolist()
+    [1.312, 1.565, 1.541]
+    """
     if not 0 <= lo < hi <= DAY:
         raise ValueError(f"estimate window [{lo}, {hi}) outside the day [0, {DAY})")
     method = pop.scenario.baseline.method
     if method == "prior_days":
         return _prior_days(pop, pop.scenario.baseline.prior_days, lo, hi)
     if method == "model":
-        return _model(pop, lo, hi)
+        return Estimates(*model_curves(pop, lo, hi), lo, hi)
     return _same_day(pop, sim or ChunkSimulator(pop), lo, hi, baseline_kw)
 
 
 # --------------------------------------------------------------------------- same day
 def expected_response(theta: np.ndarray, baseline_kw: np.ndarray, full_kw: np.ndarray
                       ) -> np.ndarray:
-    """Expected complete response P̂ (Eq. 6.4) of households with follow-through θ.
+    r"""Estimate the expected complete response P̂ of households with follow-through θ.
 
-    ``P̂_t = (1 − θ)·B_t + θ·F_t`` with B the load without DR and F the load when every
-    decision follows through (θ = 1): the expectation over independent Bernoulli(θ)
-    decisions, each of which keeps a start as in B or moves it as in F.
+    P̂_{k,t} is the estimated complete response Eq. 6.4 compares a household's metered
+    load with. With B the load without DR and F the load when every decision follows
+    through (θ = 1), it is the expectation over independent Bernoulli(θ) decisions, each
+    of which keeps a start as in B or moves it as in F:
+
+    .. math:: \hat P_{k,t} = (1 - \theta_k) \cdot B_{k,t} + \theta_k \cdot F_{k,t}
+
+    The formula is drsim's reading (the dissertation gives no estimator): docs/decisions.md,
+    "M&V: the baseline and the expected complete response".
 
     Parameters
     ----------
-    theta : (households,) follow-through θ_o [1]
-    baseline_kw, full_kw : (households, minutes) load [kW]
+    theta : numpy.ndarray
+        Follow-through θ_o of each household, shape (households,) [1].
+    baseline_kw : numpy.ndarray
+        B, the load without DR, shape (households, minutes) [kW].
+    full_kw : numpy.ndarray
+        F, the load at full follow-through, same shape [kW].
+
+    Returns
+    -------
+    numpy.ndarray
+        P̂, shape (households, minutes) [kW].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1, Eq. 6.3-6.4.
 
     Examples
     --------
@@ -142,7 +260,18 @@ def expected_response(theta: np.ndarray, baseline_kw: np.ndarray, full_kw: np.nd
 
 
 def full_follow_through(scenario) -> list[DREvent]:
-    """The scenario's program with every household following through on every decision."""
+    """Return the scenario's program with every household following through on every decision.
+
+    Parameters
+    ----------
+    scenario : drsim.scenario.Scenario
+        The scenario whose DR program is taken.
+
+    Returns
+    -------
+    list of drsim.household.dr.DREvent
+        The program's events with follow-through θ = 1 for every household.
+    """
     return [DREvent(e.start, e.end, e.announced, follow_through=np.ones_like)
             for e in program_events(scenario)]
 
@@ -158,10 +287,47 @@ REPLICA_DAY_STRIDE = 1000  # counter offset of the days simulated as replicas (a
 
 
 def expected_replica(pop: Population, sim: ChunkSimulator, replica: int) -> ChunkRun:
-    """The day's run of one replica (≥ 1) of the expected response over the schedule the
-    M&V method assumes: ``same_day``, the evaluated day with independent follow-through
-    decisions; ``model`` and ``prior_days``, another simulated day (one that is neither a
-    prior day nor the evaluated one)."""
+    """Simulate one replica of the expected response over the schedule the M&V method assumes.
+
+    ``same_day``: the evaluated day with independent follow-through decisions (decision
+    stream ``replica``); ``model`` and ``prior_days``: another simulated day, one that is
+    neither a prior day nor the evaluated one (day offset ``replica`` × 1000). The
+    replicas are the samples from which the group threshold γ[groupID, time] of
+    Listing 6.2 is estimated (:mod:`drsim.utility.threshold`; drsim's reading,
+    docs/decisions.md, "The group threshold from the expected response").
+
+    Parameters
+    ----------
+    pop : drsim.household.population.Population
+        The chunk's households.
+    sim : drsim.household.sim.ChunkSimulator
+        The chunk's simulator of the evaluated day.
+    replica : int
+        The replica, numbered from 1 (0 is the evaluated day itself).
+
+    Returns
+    -------
+    drsim.household.sim.ChunkRun
+        The replica's day under the scenario's DR program.
+
+    Raises
+    ------
+    ValueError
+        If ``replica`` < 1.
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.2, Listing 6.2.
+
+    Examples
+    --------
+    >>> from drsim.scenario import Scenario
+    >>> s = Scenario(name="doc", seed=7, households=3, groups=[{"name": "g", "size": 3}])
+    >>> pop = Population(s, 0, 3)
+    >>> expected_replica(pop, ChunkSimulator(pop), 1).load(1110, 1230).shape
+    (3, 120)
+    """
     if replica < 1:
         raise ValueError(f"replica {replica}: replicas are numbered from 1 (0 is the day)")
     events = program_events(pop.scenario)
@@ -173,14 +339,33 @@ def expected_replica(pop: Population, sim: ChunkSimulator, replica: int) -> Chun
 
 # --------------------------------------------------------------------------- M&V error
 def lognormal_factor(z: np.ndarray, cv: float) -> np.ndarray:
-    """Lognormal factors with mean 1 and coefficient of variation ``cv`` from standard
-    normal deviates ``z``: ``exp(σ·z − σ²/2)`` with ``σ² = ln(1 + cv²)`` (the moments
-    of the lognormal distribution: E = exp(μ + σ²/2), CV² = exp(σ²) − 1).
+    r"""Compute lognormal M&V error factors with mean 1 from standard normal deviates.
+
+    The factor has coefficient of variation ``cv``; from the moments of the lognormal
+    distribution (E = exp(μ + σ²/2), CV² = exp(σ²) − 1):
+
+    .. math:: f = \exp(\sigma z - \sigma^2 / 2), \quad \sigma^2 = \ln(1 + cv^2)
+
+    The M&V error is drsim's (the dissertation's estimates have none): docs/decisions.md,
+    "M&V: the baseline and the expected complete response".
 
     Parameters
     ----------
-    z : standard normal deviates [1]
-    cv : coefficient of variation [1], ≥ 0
+    z : numpy.ndarray
+        Standard normal deviates [1].
+    cv : float
+        Coefficient of variation of the factors, ≥ 0 [1].
+
+    Returns
+    -------
+    numpy.ndarray
+        The factors, shape of ``z`` [1].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1 (B and P̂
+       estimated by M&V).
 
     Examples
     --------
@@ -194,16 +379,55 @@ def lognormal_factor(z: np.ndarray, cv: float) -> np.ndarray:
 
 
 def _normal(seed: int, ids: np.ndarray, stream: str, *counters) -> np.ndarray:
-    """Standard normal deviates by inversion of the counter-based uniforms (the uniform's
-    53-bit grid shifted by half a step, so that no deviate is infinite)."""
+    """Draw standard normal deviates by inversion of the counter-based uniforms.
+
+    The uniform's 53-bit grid is shifted by half a step, so that no deviate is infinite.
+    """
     return ndtri(rng.uniform(seed, ids, stream, *counters) + 2.0**-54)
 
 
 def mv_factors(pop: Population, lo: int, hi: int, replica: int = 0
                ) -> tuple[np.ndarray, np.ndarray]:
-    """The M&V error's factors of :func:`with_mv_error` over minutes [lo, hi): per
-    household (households,) and per household and minute (households, hi − lo), each 1
-    where the scenario has none."""
+    """Draw the M&V error's factors of :func:`with_mv_error` over minutes [lo, hi).
+
+    A household's factor comes from its own stream ``mv_error``, a minute's from
+    ``mv_error_minute``; both are lognormal with mean 1 (:func:`lognormal_factor`) and
+    coefficient of variation ``baseline.error`` and ``baseline.error_per_minute``
+    (drsim's M&V error: docs/decisions.md, "M&V: the baseline and the expected complete
+    response").
+
+    Parameters
+    ----------
+    pop : drsim.household.population.Population
+        The chunk's households.
+    lo, hi : int
+        The minutes, ``hi`` excluded [minutes since midnight].
+    replica : int, default 0
+        0 for the evaluated day's factors, > 0 for those of an independent replica.
+
+    Returns
+    -------
+    household : numpy.ndarray
+        Per household, shape (households,), 1 where the scenario has no error [1].
+    minute : numpy.ndarray
+        Per household and minute, shape (households, hi − lo), 1 where the scenario has
+        no per-minute error [1].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1 (B and P̂
+       estimated by M&V).
+
+    Examples
+    --------
+    >>> from drsim.scenario import Scenario
+    >>> s = Scenario(name="doc", seed=7, households=3, groups=[{"name": "g", "size": 3}],
+    ...              baseline={"error": 0.1})
+    >>> household, minute = mv_factors(Population(s, 0, 3), 1110, 1230)
+    >>> household.round(4).tolist(), minute.shape, bool((minute == 1.0).all())
+    ([1.155, 1.0759, 1.0393], (3, 120), True)
+    """
     settings = pop.scenario.baseline
     seed, ids, extra = pop.scenario.seed, pop.ids, (replica,) if replica else ()
     household = lognormal_factor(_normal(seed, ids, "mv_error", *extra), settings.error) \
@@ -217,224 +441,53 @@ def mv_factors(pop: Population, lo: int, hi: int, replica: int = 0
 
 
 def with_mv_error(est: Estimates, pop: Population, replica: int = 0) -> Estimates:
-    """``est`` as the utility has it: B and P̂ of a household times one factor drawn from
-    its own stream ``mv_error`` (and, per minute, ``mv_error_minute``); ``replica`` > 0
-    draws the factors of an independent replica (the utility knows the error's size, not
-    its realisation). No error: ``est`` itself."""
+    """Apply the M&V error to exact estimates: B̂ and P̂ as the utility has them.
+
+    B and P̂ of a household are multiplied by one factor f_k drawn from its own stream
+    ``mv_error`` (and, per minute, by m_{k,t} from ``mv_error_minute``):
+    ``B̂_{k,t} = f_k·m_{k,t}·B_{k,t}``, likewise P̂ (:func:`mv_factors`). The utility
+    knows the error's size, not its realisation. drsim's M&V error: docs/decisions.md,
+    "M&V: the baseline and the expected complete response".
+
+    Parameters
+    ----------
+    est : Estimates
+        The M&V method's estimates without error [kW].
+    pop : drsim.household.population.Population
+        The chunk's households (the scenario's ``baseline.error`` and
+        ``baseline.error_per_minute``).
+    replica : int, default 0
+        0 for the evaluated day's factors, > 0 for those of an independent replica.
+
+    Returns
+    -------
+    Estimates
+        The estimates with the error [kW]; ``est`` itself when the scenario has none.
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1 (B and P̂
+       estimated by M&V).
+
+    Examples
+    --------
+    With a 10 % error per household, each household's B̂ is its exact B times its factor:
+
+    >>> from drsim.scenario import Scenario
+    >>> s = Scenario(name="doc", seed=7, households=3, groups=[{"name": "g", "size": 3}],
+    ...              baseline={"error": 0.1})
+    >>> pop = Population(s, 0, 3)
+    >>> exact = estimate_exact(pop, 1110, 1230)
+    >>> (with_mv_error(exact, pop).baseline_kw / exact.baseline_kw)[:, 0].round(4).tolist()
+    [1.155, 1.0759, 1.0393]
+    """
     settings = pop.scenario.baseline
     if settings.error == 0.0 and settings.error_per_minute == 0.0:
         return est
     household, minute = mv_factors(pop, est.lo, est.hi, replica)
     factor = household[:, None] * minute
     return Estimates(est.baseline_kw * factor, est.expected_kw * factor, est.lo, est.hi)
-
-
-# --------------------------------------------------------------------------- day-of
-def day_of_ratio(readings_kw: np.ndarray, baseline_kw: np.ndarray, cap: float) -> np.ndarray:
-    """The day-of adjustment factor of each household (module doc).
-
-    ``r_k = clip(Σ_t P_{k,t} / Σ_t B̂_{k,t}, 1 − cap, 1 + cap)`` over the adjustment
-    minutes t before the notice: the multiplicative day-of adjustment of M&V baselines,
-    capped as ISO baselines cap theirs (a household whose estimate is zero there keeps 1).
-
-    Parameters
-    ----------
-    readings_kw : (households, minutes) metered load before the notice [kW]
-    baseline_kw : (households, minutes) estimated baseline B̂ over the same minutes [kW]
-    cap : the largest relative change [1]
-
-    Examples
-    --------
-    >>> day_of_ratio(np.array([[1.1, 1.1], [3.0, 3.0], [1.0, 1.0]]),
-    ...              np.array([[1.0, 1.0], [1.0, 1.0], [0.0, 0.0]]), 0.2).round(6).tolist()
-    [1.1, 1.2, 1.0]
-    """
-    used, expected = readings_kw.sum(axis=1), baseline_kw.sum(axis=1)
-    ratio = np.divide(used, expected, out=np.ones_like(used), where=expected > 0)
-    return np.clip(ratio, 1.0 - cap, 1.0 + cap)
-
-
-def adjustment_minutes(scenario) -> tuple[int, int]:
-    """The minutes [lo, notice) a day-of adjustment reads (module doc; from midnight at
-    the earliest)."""
-    program = scenario.dr_program
-    notice = program.start_minute - program.notice_minutes
-    return max(0, notice - scenario.baseline.day_of_adjustment.window_minutes), notice
-
-
-def baseline_before_notice(pop: Population, sim: ChunkSimulator,
-                           baseline_kw: np.ndarray) -> Estimates | None:
-    """The M&V method's estimates without M&V error over :func:`adjustment_minutes` (None
-    when the announcement is at midnight); ``baseline_kw``, the day's no-DR load there, is
-    ``same_day``'s B, so that it is not simulated again."""
-    lo, notice = adjustment_minutes(pop.scenario)
-    if notice <= lo:
-        return None
-    if pop.scenario.baseline.method == "same_day":
-        return Estimates(baseline_kw, baseline_kw, lo, notice)
-    return estimate_exact(pop, lo, notice, sim)
-
-
-def day_of_adjusted(exact: Estimates, pop: Population, readings_kw: np.ndarray,
-                    before: Estimates | None, replica: int = 0) -> Estimates:
-    """The estimates as the utility publishes them at the announcement: ``exact`` (the
-    M&V method's, without error) with the M&V error of ``replica`` and the scenario's
-    day-of adjustment (:func:`day_of_ratio`); ``readings_kw`` is the metered load and
-    ``before`` the estimates without error (:func:`baseline_before_notice`) over the
-    adjustment minutes.
-
-    With f the household's error factor and m the per-minute ones, the utility's estimate
-    is ``f·m·exact`` and its ratio ``r = clip(ΣP / Σ f·m·B, 1 − cap, 1 + cap)``; the
-    result ``r·f·m·exact`` is computed as ``(ΣP / Σ m·B)·m·exact`` where r is not capped,
-    the same value with f cancelled exactly, so that an error the adjustment undoes leaves
-    no rounding behind (Eq. 6.4 compares with ``>``, and a household with nothing to shift
-    has its load equal to P̂)."""
-    est = with_mv_error(exact, pop, replica)
-    if before is None:
-        return est
-    f, m = mv_factors(pop, exact.lo, exact.hi, replica)
-    _, m_before = mv_factors(pop, before.lo, before.hi, replica)
-    used = readings_kw.sum(axis=1)
-    estimated = (before.baseline_kw * m_before).sum(axis=1)  # without the household factor
-    cap = pop.scenario.baseline.day_of_adjustment.cap
-    ratio = day_of_ratio(readings_kw, before.baseline_kw * m_before * f[:, None], cap)
-    inside = (estimated > 0) & (ratio > 1.0 - cap) & (ratio < 1.0 + cap)
-    gain = np.where(inside, np.divide(used, estimated, out=np.ones_like(used),
-                                      where=estimated > 0), f * ratio)[:, None] * m
-    return Estimates(exact.baseline_kw * gain, exact.expected_kw * gain, exact.lo, exact.hi)
-
-
-# --------------------------------------------------------------------------- model
-def _program_window(scenario) -> _Window:
-    p = scenario.dr_program
-    start, end = clock_minutes(p.start), clock_minutes(p.end)
-    return _Window(start - p.notice_minutes, start, end, p.rebound_spread_minutes,
-                   p.precool_lead_minutes)
-
-
-def _daily_rate(per_day: float, pmf: np.ndarray) -> np.ndarray:
-    """Starts per minute over days -1..1 from a daily count and a 144-slot start curve."""
-    return np.tile(np.repeat(pmf / 10.0, 10) * per_day, 3)
-
-
-def _convolve(rate: np.ndarray, profile: np.ndarray) -> np.ndarray:
-    """Expected power: Σ_d rate(t − d)·profile(d), on the 3-day axis."""
-    return np.convolve(rate, profile)[:_SPAN]
-
-
-def _move_mass(rate: np.ndarray, w: _Window, lo: int, hi: int) -> np.ndarray:
-    """Remove the rate inside the event window; spread its mass uniformly over [lo, hi)."""
-    out = rate.copy()
-    s, e = w.start + DAY, w.end + DAY
-    mass = out[s:e].sum()
-    out[s:e] = 0.0
-    out[lo + DAY : hi + DAY] += mass / (hi - lo)
-    return out
-
-
-def _follower_rate(rate: np.ndarray, flex: int, w: _Window) -> np.ndarray:
-    if flex == FLEX_ADVANCE:
-        lead_start = max(w.announce, w.start - w.lead)
-        if w.start - lead_start >= 1:
-            return _move_mass(rate, w, lead_start, w.start)
-    if flex in (FLEX_DEFERRABLE, FLEX_ADVANCE):
-        return _move_mass(rate, w, w.end, w.end + w.spread)
-    return rate
-
-
-def _cycle_profile(cat: Catalogue, a: int) -> np.ndarray:
-    return np.repeat(cat.phase_kw[a] - cat.standby_kw[a], cat.phase_minutes[a])
-
-
-_CURVES: dict = {}  # (id(catalogue or EV data), window, ...) -> (object, curves)
-
-
-def _cached(obj, key: tuple, compute):
-    """Per-object cache (catalogues and EV data hold arrays, so they are not hashable)."""
-    full = (id(obj), *key)
-    if full not in _CURVES or _CURVES[full][0] is not obj:
-        _CURVES[full] = (obj, compute())
-    return _CURVES[full][1]
-
-
-def _appliance_curves(cat: Catalogue, w: _Window) -> tuple[np.ndarray, np.ndarray]:
-    """(A, 1440) expected power above standby per owned appliance: no DR, and follower."""
-    return _cached(cat, (w,), lambda: _compute_appliance_curves(cat, w))
-
-
-def _compute_appliance_curves(cat: Catalogue, w: _Window):
-    base = np.zeros((len(cat.names), DAY))
-    follow = np.zeros((len(cat.names), DAY))
-    for a in range(len(cat.names)):
-        if cat.starts_per_day[a] <= 0:
-            continue
-        pmf = np.full(144, 1 / 144) if cat.flexibility[a] == FLEX_COLD else cat.start_pmf[a]
-        rate = _daily_rate(cat.starts_per_day[a], pmf)  # cold appliances cycle all day
-        prof = _cycle_profile(cat, a)
-        base[a] = _convolve(rate, prof)[DAY : 2 * DAY]
-        follow[a] = _convolve(_follower_rate(rate, cat.flexibility[a], w), prof)[DAY : 2 * DAY]
-    return base, follow
-
-
-def _ev_profile(ev: EVData, battery: float, charger: float) -> np.ndarray:
-    """Expected charging power d minutes after plug-in, over the SoC distributions."""
-    soc0, p0 = ev.initial_soc.values, ev.initial_soc.probs
-    soc1, p1 = ev.final_soc.values, ev.final_soc.probs
-    energy = np.maximum(soc1[None, :] - soc0[:, None], 0.0) * battery / ev.efficiency
-    prob = p0[:, None] * p1[None, :]
-    minutes = (energy / charger * 60.0).ravel()
-    prof = np.zeros(int(np.ceil(minutes.max())) + 2)
-    for m, p in zip(minutes, prob.ravel(), strict=True):
-        full = int(np.floor(m + 1e-9))
-        prof[:full] += p * charger
-        prof[full] += p * charger * max(m - full, 0.0)
-    return prof
-
-
-def _ev_curves(ev: EVData, battery: float, charger: float, w: _Window, pause: bool):
-    """Expected EV power over the DR day: no DR, and a following EV (θ = 1)."""
-    key = (battery, charger, w, pause)
-    return _cached(ev, key, lambda: _compute_ev_curves(ev, battery, charger, w, pause))
-
-
-def _compute_ev_curves(ev: EVData, battery: float, charger: float, w: _Window, pause: bool):
-    rate = _daily_rate(ev.sessions_per_day.mean(), ev.plug_in_pmf)
-    prof = _ev_profile(ev, battery, charger)
-    base = _convolve(rate, prof)
-    follow = _convolve(_follower_rate(rate, FLEX_DEFERRABLE, w), prof)
-    if pause:
-        s, e = w.start + DAY, w.end + DAY
-        before = rate.copy()
-        before[s:] = 0.0
-        in_progress = _convolve(before, prof)
-        in_progress[:s] = 0.0  # energy drawn from the event start on is paused ...
-        delay = np.zeros(e - s + w.spread)
-        delay[e - s :] = 1.0 / w.spread  # ... and resumes uniformly over the spread
-        follow = follow - in_progress + np.convolve(in_progress, delay)[:_SPAN]
-        follow[s:e] = 0.0
-    return base[DAY : 2 * DAY], follow[DAY : 2 * DAY]
-
-
-def _model(pop: Population, lo: int, hi: int) -> Estimates:
-    cat, scenario = pop.catalogue, pop.scenario
-    w = _program_window(scenario)
-    app_base, app_follow = (c[:, lo:hi] for c in _appliance_curves(cat, w))
-    # whole µkW per appliance curve: the matrix products are exact integer sums, so a
-    # household's estimate has the same bits whatever chunk (matrix shape) it is in
-    owns = pop.owns.astype(np.float64)
-    standby = owns @ micro_kw(cat.standby_kw)
-    base = (owns @ micro_kw(app_base) + standby[:, None]) / MICRO
-    follow = (owns @ micro_kw(app_follow) + standby[:, None]) / MICRO
-    ev_rows = np.nonzero(pop.has_ev)[0]
-    pairs = np.stack([pop.battery_kwh[ev_rows], pop.charger_kw[ev_rows]], axis=1)
-    for battery, charger in np.unique(pairs, axis=0) if len(ev_rows) else []:
-        rows = ev_rows[(pairs[:, 0] == battery) & (pairs[:, 1] == charger)]
-        b, f = _ev_curves(pop.ev_data, float(battery), float(charger), w,
-                          scenario.ev.pause_in_progress)
-        base[rows] += b[lo:hi]
-        follow[rows] += f[lo:hi]
-    theta = pop.follow_through[:, None]
-    return Estimates(base, (1.0 - theta) * base + theta * follow, lo, hi)
 
 
 # --------------------------------------------------------------------------- prior days

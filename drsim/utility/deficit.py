@@ -35,13 +35,37 @@ __all__ = ["expected_reduction_kwh", "last_readings", "observed_follow_through",
 
 def expected_reduction_kwh(baseline_kw: np.ndarray, expected_kw: np.ndarray, t_start: int,
                            t_end: int) -> float:
-    """The utility's estimate of the complete response over the program, Σ (B̂ − P̂), kWh.
+    r"""Estimate the complete response of the program from B̂ and P̂.
+
+    The utility's expected reduction is the energy between its baseline estimate and its
+    expected-response estimate over the program window, the right-hand side of Eq. 6.3
+    taken to t_end and summed over the participants (the expected reduction of §6.3.1
+    and §6.3.2, which Table 6.2 sets as the goal):
+
+    .. math:: E = \sum_{t = t_{start}}^{t_{end} - 1} (\hat B_t - \hat P_t) \cdot \frac{1}{60}
+
+    Minutes run from t_start up to, not including, t_end (docs/decisions.md, "Units,
+    time and the three meanings of λ").
 
     Parameters
     ----------
-    baseline_kw, expected_kw : (minutes of the day,) B̂ and P̂ summed over the
-        participants [kW]
-    t_start, t_end : the program [minutes since midnight]
+    baseline_kw : numpy.ndarray
+        B̂ summed over the participants, one value per minute of the day [kW].
+    expected_kw : numpy.ndarray
+        P̂ summed over the participants, same shape [kW].
+    t_start, t_end : int
+        The program window, end excluded [minutes since midnight].
+
+    Returns
+    -------
+    float
+        The estimated expected reduction [kWh].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1 (Eq. 6.3),
+       §6.3.1, §6.3.2 and Table 6.2.
 
     Examples
     --------
@@ -53,25 +77,72 @@ def expected_reduction_kwh(baseline_kw: np.ndarray, expected_kw: np.ndarray, t_s
 
 
 def reduction_goal_kwh(goal: float | str, expected_kwh: float) -> float:
-    """λ of Eq. 6.1 in kWh: a given goal, or for ``"expected"`` the utility's estimate of
-    the complete response ``expected_kwh`` (:func:`expected_reduction_kwh`), as in the
-    dissertation, whose goal equals its expected reduction (Table 6.2, §6.3.2)."""
+    """Return the reduction goal λ of Eq. 6.1 in kWh.
+
+    A given goal, or for ``"expected"`` the utility's estimate of the complete response
+    ``expected_kwh`` (:func:`expected_reduction_kwh`), as in the dissertation, whose goal
+    equals its expected reduction (Table 6.2, §6.3.2; docs/decisions.md, "The reduction
+    goal").
+
+    Parameters
+    ----------
+    goal : float or str
+        The scenario's ``dr_program.reduction_goal_kwh``: a number [kWh] or
+        ``"expected"``.
+    expected_kwh : float
+        The estimated expected reduction of the program [kWh].
+
+    Returns
+    -------
+    float
+        λ [kWh].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1 (Definition 6.1,
+       Eq. 6.1), §6.3.2 and Table 6.2.
+
+    Examples
+    --------
+    >>> reduction_goal_kwh("expected", 6.0), reduction_goal_kwh(83_280, 6.0)
+    (6.0, 83280.0)
+    """
     return float(expected_kwh) if goal == "expected" else float(goal)
 
 
 def last_readings(t_start: int, t_nc: int, latch: np.ndarray, reading: int,
                   settlement: int) -> np.ndarray:
-    """Per group, the minute of its last meter reading at or before ``t_nc``.
+    """Find, per group, the minute of its last meter reading at or before ``t_nc``.
 
     Readings fall at ``t_start + k·reading`` until the group's latch and at
-    ``latch + k·settlement`` after it (§6.2.2); a group not latched before t_nc (``latch``
-    < 0 for never) is read at the monitoring rate throughout.
+    ``latch + k·settlement`` after it (§6.2.2: 1-minute readings, 15-minute settlement
+    readings once the group is predicted non-compliant); a group not latched before t_nc
+    (``latch`` < 0 for never) is read at the monitoring rate throughout. So the last
+    reading is ``t_start + ⌊(t_nc − t_start)/reading⌋·reading``, or, latched,
+    ``latch + ⌊(t_nc − latch)/settlement⌋·settlement`` (drsim's reading of what the
+    utility knows: docs/decisions.md, "What the utility knows at the prediction").
 
     Parameters
     ----------
-    t_start, t_nc : program start and prediction [minutes since midnight]
-    latch : (groups,) latch minute of each group, negative for none
-    reading, settlement : reading intervals before and after a latch [minutes]
+    t_start, t_nc : int
+        Program start and the prediction [minutes since midnight].
+    latch : numpy.ndarray
+        Latch minute of each group, negative for none, shape (groups,) [minutes since
+        midnight].
+    reading, settlement : int
+        Reading intervals before and after a latch [minutes].
+
+    Returns
+    -------
+    numpy.ndarray
+        The minute of each group's last reading, shape (groups,) [minutes since
+        midnight].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.2.
 
     Examples
     --------
@@ -88,15 +159,44 @@ def last_readings(t_start: int, t_nc: int, latch: np.ndarray, reading: int,
 
 def reduction_so_far(load_kw: np.ndarray, baseline_kw: np.ndarray, expected_kw: np.ndarray,
                      t_start: int, known: np.ndarray) -> tuple[float, float]:
-    """(realised, expected) reduction in kWh from ``t_start`` up to (not including) each
-    group's ``known`` minute, summed over the groups: Σ (B̂ − P) and Σ (B̂ − P̂).
+    r"""Estimate the realised and the expected reduction so far from the groups' readings.
+
+    The two sides of Eq. 6.3 over the energy the meters have reported: from ``t_start``
+    up to (not including) each group's ``known`` minute k_g, summed over the groups,
+
+    .. math::
+
+        R = \sum_g \sum_{t = t_{start}}^{k_g - 1} (\hat B_{g,t} - P_{g,t}) \cdot \frac{1}{60},
+        \quad X = \sum_g \sum_{t = t_{start}}^{k_g - 1} (\hat B_{g,t} - \hat P_{g,t}) \cdot
+        \frac{1}{60}
+
+    whose ratio ρ = R / X is the share of the expected response delivered (drsim's
+    reading: docs/decisions.md, "What the utility knows at the prediction").
 
     Parameters
     ----------
-    load_kw, baseline_kw, expected_kw : (groups, minutes of the day) the metered load P and
-        the utility's estimates B̂ and P̂, summed over each group's households [kW]
-    t_start : program start [minutes since midnight]
-    known : (groups,) minute up to which each group's energy is known
+    load_kw : numpy.ndarray
+        The metered load P summed over each group's households, shape
+        (groups, minutes of the day) [kW].
+    baseline_kw, expected_kw : numpy.ndarray
+        The utility's estimates B̂ and P̂ summed over each group's households, same
+        shape [kW].
+    t_start : int
+        Program start [minutes since midnight].
+    known : numpy.ndarray
+        Minute up to which each group's energy is known, shape (groups,) [minutes since
+        midnight].
+
+    Returns
+    -------
+    realised, expected : float
+        R and X [kWh].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1 (Eq. 6.3) and
+       §6.2.3.
 
     Examples
     --------
@@ -113,8 +213,36 @@ def reduction_so_far(load_kw: np.ndarray, baseline_kw: np.ndarray, expected_kw: 
 
 def observed_follow_through(theta_o_mean: float, realised_kwh: float,
                             expected_kwh: float) -> float:
-    """θ̄_red ≈ ρ·θ̄_o with ρ = realised / expected reduction so far, within [0, 1]; θ̄_o
-    itself when nothing was expected yet (no information).
+    r"""Estimate the observed mean follow-through θ̄_red from the reduction so far.
+
+    Eq. 6.7 and Eq. 6.8 use the reduced mean follow-through θ̄_red the utility observes
+    during the first event (§6.2.3.2). Since the expected reduction of a household grows
+    with its follow-through (B − P̂ = θ_o·(B − F) with the same-day estimates), the
+    utility reads it from the share ρ of the expected response delivered so far:
+
+    .. math:: \bar\theta_{red} \approx \rho \cdot \bar\theta_o, \quad \rho = R / X
+
+    clipped to [0, 1]; θ̄_o itself when nothing was expected yet (no information). drsim's
+    reading: docs/decisions.md, "What the utility knows at the prediction".
+
+    Parameters
+    ----------
+    theta_o_mean : float
+        The expected mean follow-through θ̄_o [1].
+    realised_kwh, expected_kwh : float
+        Realised reduction R and expected reduction X so far (:func:`reduction_so_far`)
+        [kWh].
+
+    Returns
+    -------
+    float
+        θ̄_red [1].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.3.2 and §6.3.2
+       (Eq. 6.7-6.8).
 
     Examples
     --------
@@ -128,9 +256,36 @@ def observed_follow_through(theta_o_mean: float, realised_kwh: float,
 
 def shortfall_kwh(goal_kwh: float, expected_total_kwh: float, realised_kwh: float,
                   expected_kwh: float) -> float:
-    """The first event's projected shortfall against the goal: ``max(0, goal − ρ·E)`` with
-    E the estimated expected reduction of the whole program and ρ = realised / expected
-    reduction so far (1 when nothing was expected yet).
+    r"""Project the first event's shortfall against the reduction goal.
+
+    The first event's reduction is projected as ρ times its estimated expected reduction
+    E (:func:`expected_reduction_kwh`), ρ = R / X the share of the expected response
+    delivered so far (1 when nothing was expected yet); the shortfall against the goal λ
+    is what the second event is to recover, the deficit behind C_saved of Eq. 6.5:
+
+    .. math:: S = \max(0, \lambda - \rho \cdot E)
+
+    drsim's reading: docs/decisions.md, "What the utility knows at the prediction".
+
+    Parameters
+    ----------
+    goal_kwh : float
+        The reduction goal λ (:func:`reduction_goal_kwh`) [kWh].
+    expected_total_kwh : float
+        E, the estimated expected reduction of the whole program [kWh].
+    realised_kwh, expected_kwh : float
+        Realised reduction R and expected reduction X so far (:func:`reduction_so_far`)
+        [kWh].
+
+    Returns
+    -------
+    float
+        The projected shortfall S [kWh].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.3.1 (Eq. 6.5).
 
     Examples
     --------
@@ -143,25 +298,45 @@ def shortfall_kwh(goal_kwh: float, expected_total_kwh: float, realised_kwh: floa
 
 def reduction_seen(seen: np.ndarray, expected_group_kwh: np.ndarray, sizes: np.ndarray,
                    t_start: int, known: np.ndarray) -> tuple[float, float, np.ndarray]:
-    """(realised, expected) reduction so far in kWh, summed over the groups, when only
-    some readings arrived, and (groups,) the households seen.
+    """Estimate the reduction so far when only some readings arrived.
 
     For group g with known minute k_g: of the households whose reading at k_g arrived
     (n_g), the realised reduction R_g and expected reduction X_g up to k_g; the group's
     expected reduction up to k_g over all its households is E_g (the utility's estimates
     need no reading). The group's realised reduction is read as (R_g / X_g)·E_g, or, when
     its seen households expected nothing yet, R_g·N_g / n_g; a group with no household
-    seen adds to neither sum (the others' share stands for it).
+    seen adds to neither sum (the others' share stands for it). A ratio estimator, drsim's
+    reading of the deficit with lost readings (docs/decisions.md, "Lost meter readings").
 
     Parameters
     ----------
-    seen : (groups, 3, program minutes) per minute from ``t_start``: households whose
-        reading there arrived, and their Σ (B̂ − P) and Σ (B̂ − P̂) before it [whole
-        µkW·min] (drsim.pipeline.tasks.seen_reduction)
-    expected_group_kwh : (groups,) E_g [kWh]
-    sizes : (groups,) households per group N_g
-    t_start : program start [minutes since midnight]
-    known : (groups,) minute of each group's last reading at or before t_nc
+    seen : numpy.ndarray
+        Per minute from ``t_start``, shape (groups, 3, program minutes): households whose
+        reading there arrived [households], and their Σ (B̂ − P) and Σ (B̂ − P̂) before
+        it [whole µkW·min] (drsim.pipeline.tasks.seen_reduction).
+    expected_group_kwh : numpy.ndarray
+        E_g, shape (groups,) [kWh].
+    sizes : numpy.ndarray
+        Households per group N_g, shape (groups,) [households].
+    t_start : int
+        Program start [minutes since midnight].
+    known : numpy.ndarray
+        Minute of each group's last reading at or before t_nc, shape (groups,) [minutes
+        since midnight].
+
+    Returns
+    -------
+    realised, expected : float
+        The realised and the expected reduction so far, summed over the groups with a
+        household seen [kWh].
+    seen : numpy.ndarray
+        The households seen n_g, shape (groups,) [households].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.2 (meter
+       readings) and §6.2.3.
 
     Examples
     --------

@@ -1,5 +1,6 @@
-"""The M&V profiles as remote data at the utility: the dissertation's EIRES (Ch. 5) in the
-DR monitoring (§6.2.2, §6.3.4), on :mod:`cep_core.remote.batch`.
+"""The M&V profiles as remote data at the utility (EIRES, dissertation Ch. 5).
+
+EIRES applied to the DR monitoring (§6.2.2, §6.3.4), on :mod:`cep_core.remote.batch`.
 
 The meter query's ``λ[houseID, time]`` (Listing 6.1: the expected complete response
 Σ P̂ up to each test time) and the group query's ``γ[groupID, time]`` (Listing 6.2's
@@ -55,7 +56,24 @@ SECONDS_PER_MINUTE = 60.0
 
 
 def latency_model(cfg: RemoteData) -> LatencyModel:
-    """The metering network's latency in the engines' time unit, minutes."""
+    """Convert the metering network's latency to the engines' time unit, minutes.
+
+    Parameters
+    ----------
+    cfg : drsim.scenario.RemoteData
+        The scenario's ``monitoring.remote``; its ``latency`` is in seconds.
+
+    Returns
+    -------
+    cep_core.remote.LatencyModel
+        The same latency model in minutes.
+
+    Examples
+    --------
+    >>> from drsim.scenario import NetworkLatency
+    >>> latency_model(RemoteData(latency=NetworkLatency(kind="fixed", seconds=3.0))).value
+    0.05
+    """
     lat = cfg.latency
     m = SECONDS_PER_MINUTE
     if lat.kind == "uniform":
@@ -65,10 +83,25 @@ def latency_model(cfg: RemoteData) -> LatencyModel:
 
 @dataclass
 class FetchCounts:
-    """What one tier's devices fetched, in integers that add up exactly over chunks:
-    requests (prefetches among them), bytes, time the devices waited [µs], cache hits
-    and misses of the elements needed, decisions made (readings or group tests) and their
-    data delays summed [µs]."""
+    """What one tier's devices fetched, in integers that add up exactly over chunks.
+
+    Attributes
+    ----------
+    requests : int
+        Requests sent, prefetches among them [requests].
+    prefetches : int
+        Prefetch requests [requests].
+    bytes : int
+        Bytes fetched [bytes].
+    waited_us : int
+        Time the devices waited for data [µs].
+    hits, misses : int
+        Cache hits and misses of the elements needed [elements].
+    decisions : int
+        Decisions made: readings or group tests [decisions].
+    delay_us : int
+        The decisions' data delays summed [µs].
+    """
 
     requests: int = 0
     prefetches: int = 0
@@ -80,11 +113,23 @@ class FetchCounts:
     delay_us: int = 0
 
     def as_list(self) -> list[int]:
+        """Return the counts as a list of integers, in field order."""
         return list(self.__dict__.values())
 
     @classmethod
     def of(cls, fetcher: BatchFetcher) -> FetchCounts:
-        """The counts of a fetcher whose time unit is minutes."""
+        """Read the counts of a fetcher whose time unit is minutes.
+
+        Parameters
+        ----------
+        fetcher : cep_core.remote.BatchFetcher
+            The fetcher (a :class:`cep_core.remote.KeyedFetcher` too) after its steps.
+
+        Returns
+        -------
+        FetchCounts
+            Its counts, times rounded to whole µs.
+        """
         s, delays = fetcher.stats, fetcher.report()["delays"]
         us = SECONDS_PER_MINUTE * MICRO
         return cls(int(s["requests"].sum()), int(s["prefetches"].sum()),
@@ -94,7 +139,18 @@ class FetchCounts:
 
     @classmethod
     def merged(cls, rows: Any) -> FetchCounts:
-        """The sum of :meth:`as_list` rows."""
+        """Sum :meth:`as_list` rows, e.g. of the chunks of a run.
+
+        Parameters
+        ----------
+        rows : iterable of list of int or None
+            :meth:`as_list` rows; None rows (no remote data) are skipped.
+
+        Returns
+        -------
+        FetchCounts
+            The sum (all zero without rows).
+        """
         rows = [r for r in rows if r is not None]
         if not rows:
             return cls()
@@ -102,7 +158,14 @@ class FetchCounts:
         return cls(*(int(x) for x in total))
 
     def summary(self) -> dict[str, Any]:
-        """The figures a run reports (summary.json's ``remote``)."""
+        """Return the figures a run reports (summary.json's ``remote``).
+
+        Returns
+        -------
+        dict
+            The counts, the time waited [s] and the mean data delay per decision [s]
+            (None without decisions).
+        """
         return {"requests": self.requests, "prefetches": self.prefetches,
                 "bytes": self.bytes, "waited_seconds": self.waited_us / MICRO,
                 "hits": self.hits, "misses": self.misses, "decisions": self.decisions,
@@ -116,7 +179,7 @@ def _source(cfg: RemoteData, table: Any, name: str, seed: int) -> RemoteSource:
 
 
 def _next_test(plan: MonitoringPlan):
-    """The events the keys send at the test after a step's (none after the last)."""
+    """Make the function giving the events the keys send at the next test (none after the last)."""
     def following(rows: pd.DataFrame) -> pd.DataFrame:
         nxt = rows.assign(time=rows["time"] + plan.delta)
         return nxt[nxt["time"] < plan.t_end]
@@ -124,9 +187,26 @@ def _next_test(plan: MonitoringPlan):
 
 
 class MeterFetch:
-    """The meter tier's fetches of ``λ[houseID, time]`` for the households of one chunk
-    (module doc): :func:`drsim.utility.monitoring.meter_tier` makes the source from the chunk's
-    table and wraps what it feeds in the fetcher."""
+    """The meter tier's fetches of ``λ[houseID, time]`` for the households of one chunk.
+
+    The meters of a gateway share one device (module doc):
+    :func:`drsim.utility.monitoring.meter_tier` makes the source from the chunk's table
+    (:meth:`source`) and wraps what it feeds in the fetcher (:meth:`wrap`).
+
+    Parameters
+    ----------
+    plan : drsim.utility.monitoring.MonitoringPlan
+        The monitoring (test times, δ, program start and end).
+    cfg : drsim.scenario.RemoteData
+        The scenario's ``monitoring.remote``.
+    house_ids : numpy.ndarray
+        The chunk's household ids.
+    group_first : int
+        The id of the first household of the chunk's group (gateways are counted from
+        it).
+    seed : int
+        The scenario's seed (the elements' latencies).
+    """
 
     def __init__(self, plan: MonitoringPlan, cfg: RemoteData, house_ids: np.ndarray,
                  group_first: int, seed: int):
@@ -139,6 +219,19 @@ class MeterFetch:
         self.fetcher: KeyedFetcher | None = None
 
     def source(self, lam: pd.Series) -> RemoteSource:
+        """Make the remote source serving ``λ[houseID, time]`` from the chunk's table.
+
+        Parameters
+        ----------
+        lam : pandas.Series
+            ``λ[houseID, time]`` [kWh], indexed by (houseID, time)
+            (:func:`drsim.utility.monitoring.meter_stream`).
+
+        Returns
+        -------
+        cep_core.remote.RemoteSource
+            The source, with the network's latency and ``element_bytes``.
+        """
         return _source(self.cfg, lam, "λ", self.seed)
 
     def _device_of(self, keys: np.ndarray) -> np.ndarray:
@@ -146,8 +239,23 @@ class MeterFetch:
             // self.cfg.gateway_households - self.first
 
     def wrap(self, feeder: Any, source: RemoteSource) -> KeyedFetcher:
-        """The fetcher the readings go through; with a prefetching strategy, the first
-        test's elements are requested at the program's start."""
+        """Wrap the feeder in the fetcher the readings go through.
+
+        With a prefetching strategy (``PFetch``, ``Hybrid``) the first test's elements are
+        requested at the program's start.
+
+        Parameters
+        ----------
+        feeder : Any
+            The meter query's session, or the load shedder around it.
+        source : cep_core.remote.RemoteSource
+            The source from :meth:`source`.
+
+        Returns
+        -------
+        cep_core.remote.KeyedFetcher
+            The fetcher (also kept as ``self.fetcher``).
+        """
         plan = self.plan
         self.fetcher = KeyedFetcher(feeder, source, "λ", ("houseID", "time"),
                                     self._device_of, self.devices, self.cfg.strategy,
@@ -158,12 +266,19 @@ class MeterFetch:
         return self.fetcher
 
     def counts(self) -> list[int]:
-        """:class:`FetchCounts` of the chunk, as a list."""
+        """Return the chunk's :class:`FetchCounts` as a list (:meth:`FetchCounts.as_list`)."""
         return FetchCounts.of(self.fetcher).as_list()
 
     def requests_per_test(self) -> np.ndarray:
-        """Requests sent for each test time (those sent before the first test, at the
-        program's start, count at the first)."""
+        """Count the requests sent for each test time.
+
+        Those sent before the first test (at the program's start) count at the first.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            Requests per test time [requests].
+        """
         times = self.plan.test_times
         out = np.zeros(len(times), dtype=np.int64)
         if self.fetcher is not None and self.fetcher.sent:
@@ -176,9 +291,53 @@ class MeterFetch:
 
 def group_fetch_delays(plan: MonitoringPlan, cfg: RemoteData, groups: int,
                        seed: int) -> tuple[np.ndarray, FetchCounts]:
-    """The group leaders' fetches of ``γ[groupID, time]`` (module doc): the data delay of
-    each (group, test time) [min] and the counts (the values are the threshold table's,
-    :mod:`drsim.utility.threshold`; only the timing is modelled here)."""
+    """Simulate the group leaders' fetches of ``γ[groupID, time]`` and their data delays.
+
+    Each group leader is one device that needs its group's element of the threshold table
+    (:mod:`drsim.utility.threshold`, the threshold of Listing 6.2) at each test time,
+    fetched over the metering network with the strategy of ``cfg`` (§5.4: PFetch,
+    LzEval; §5.6.1: the baselines BL1, BL2; Hybrid). Only the timing is modelled here; the
+    values are the threshold table's. How the tiers see the data is drsim's reading
+    (docs/decisions.md, "Remote profiles and when the tiers see them").
+
+    Parameters
+    ----------
+    plan : drsim.utility.monitoring.MonitoringPlan
+        The monitoring (test times, δ, program start and end).
+    cfg : drsim.scenario.RemoteData
+        The scenario's ``monitoring.remote``.
+    groups : int
+        Number of groups [groups].
+    seed : int
+        The scenario's seed (the elements' latencies).
+
+    Returns
+    -------
+    delays : numpy.ndarray, shape (groups, test times)
+        The data delay of each (group, test time) [minutes].
+    counts : FetchCounts
+        What the leaders fetched.
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §5.4, §5.6.1, §6.2.2
+       (Listing 6.2) and §6.3.4.
+
+    Examples
+    --------
+    >>> from drsim.scenario import NetworkLatency
+    >>> plan = MonitoringPlan(1110, 1230, 1130, 5, 3, 3, 3, 0.5, 0.4, 1, 15, 2)
+    >>> fixed = NetworkLatency(kind="fixed", seconds=3.0)
+    >>> delays, counts = group_fetch_delays(plan, RemoteData(strategy="BL1", latency=fixed),
+    ...                                     2, seed=1)
+    >>> delays.shape, delays[:, :2].round(6).tolist(), counts.requests
+    ((2, 20), [[0.05, 0.05], [0.05, 0.05]], 40)
+    >>> delays, counts = group_fetch_delays(plan, RemoteData(strategy="PFetch", latency=fixed),
+    ...                                     2, seed=1)
+    >>> float(delays.max()), counts.prefetches, counts.hits
+    (0.0, 40, 40)
+    """
     source = _source(cfg, {}, "γ", seed)
     fetcher = BatchFetcher(source, "γ", ("groupID", "time"), "groupID", lambda k: k,
                            groups, cfg.strategy, cfg.cache_elements, _next_test(plan))
@@ -194,9 +353,38 @@ def group_fetch_delays(plan: MonitoringPlan, cfg: RemoteData, groups: int,
 
 def alert_shift(plan: MonitoringPlan, user_events: pd.DataFrame,
                 gamma_delay: np.ndarray | None) -> np.ndarray:
-    """Per test time, the whole minutes after it from which a group leader knows that
-    test's alert (module doc): ``⌈max(delay of its user events, its γ fetch)⌉``.
+    r"""Compute per test time the whole minutes after it until the group leader knows its alert.
 
+    A group leader evaluates at whole minutes, so the alert of test time T holds from the
+    tick T + shift, the delay being the largest of T's user events' and of the leader's
+    own γ fetch (drsim's reading, docs/decisions.md, "Remote profiles and when the tiers
+    see them"):
+
+    .. math:: \text{shift}_T = \lceil \max(\max_{e \in E_T} d_e, d^{\gamma}_T) \rceil
+
+    Parameters
+    ----------
+    plan : drsim.utility.monitoring.MonitoringPlan
+        The monitoring (its test times).
+    user_events : pandas.DataFrame
+        The group's user events, columns ``time`` [minutes since midnight] (a test time)
+        and ``delay``, their data delay [minutes].
+    gamma_delay : numpy.ndarray or None
+        The leader's γ fetch delay per test time (:func:`group_fetch_delays`) [minutes];
+        None for none.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The shift per test time [minutes], >= 0.
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.2 (Listing 6.2) and §6.3.4.
+
+    Examples
+    --------
     >>> from types import SimpleNamespace
     >>> plan = SimpleNamespace(test_times=np.array([1130, 1135]))
     >>> ev = pd.DataFrame({"time": [1130, 1130], "delay": [0.02, 0.0]})

@@ -11,10 +11,10 @@ a higher incentive λ_new (Eq. 6.7), to which households respond with a higher f
 that comply in the second event, as far as the saved cost allows (Eq. 6.5), and a penalty
 C_nc for non-compliance in the first event keeps full first-event participation the dominant
 strategy (Eq. 6.6, Figure 6.8).
-This module holds Eq. 6.7-6.8, the mappings u, the participants' exact sums and the plan
-of the second event; the lottery and the penalty (Eq. 6.5-6.6) are
-:mod:`drsim.utility.lottery`, the checks of the formulas' arguments
-:mod:`drsim.utility.arguments`.
+This module holds Eq. 6.7-6.8 and the plan of the second event; the mappings u and the
+participants' exact sums are :mod:`drsim.utility.participants`, the lottery and the
+penalty (Eq. 6.5-6.6) are :mod:`drsim.utility.lottery`, the checks of the formulas'
+arguments :mod:`drsim.utility.arguments`.
 
 Flow in a run (households never pass through the driver; every sum is exact, so results do
 not depend on chunking)::
@@ -77,10 +77,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from drsim.household import rng
 from drsim.utility.arguments import (
     factors_array,
-    id_array,
     in_range,
     non_negative,
     positive,
@@ -92,29 +90,22 @@ from drsim.utility.lottery import (
     penalty,
     penalty_bound,
 )
+from drsim.utility.participants import ParticipantSums
 
 if TYPE_CHECKING:
-    from drsim.scenario import Incentive, Scenario
+    from drsim.scenario import Incentive
 
 __all__ = [
-    "MAPPING_STREAM",
     "IncentiveResult",
-    "ParticipantSums",
-    "assign_mappings",
-    "household_mappings",
     "new_follow_through",
     "new_incentive",
     "plan_second_event",
 ]
 
-MAPPING_STREAM = "incentive_mapping"
-
-_FIXED_BITS = 60  # fixed-point sums: θ in units of 2^-60, summed exactly as Python ints
-_HALF_BITS = 30
 
 
 def _deficit(theta_o_mean: float, theta_red_mean: float, beta: float) -> tuple[float, float]:
-    """(β·θ̄_o − θ̄_red, 1 − θ̄_o) of Eq. 6.7/6.8, checked."""
+    """Return (β·θ̄_o − θ̄_red, 1 − θ̄_o) of Eq. 6.7/6.8, checked."""
     mean_o = in_range("theta_o_mean", theta_o_mean, 0.0, 1.0, hi_open=True)
     mean_red = in_range("theta_red_mean", theta_red_mean, 0.0, 1.0)
     b = positive("beta", beta)
@@ -135,11 +126,57 @@ def _deficit(theta_o_mean: float, theta_red_mean: float, beta: float) -> tuple[f
 
 def new_incentive(u: ArrayLike, lambda_o: float, theta_o_mean: float, theta_red_mean: float,
                   beta: float) -> np.ndarray | float:
-    """λ_new per mapping u, Eq. 6.7 (dissertation §6.3.2).
+    r"""Compute the second event's incentive λ_new per mapping u (Eq. 6.7).
 
-    ``λ_new = λ_o + (u − 1)·λ_o/(1 − θ̄_o)·(β·θ̄_o − θ̄_red)``. ``u`` may be a scalar (returns a
-    float) or an array (one λ_new per element). Raises ValueError for u < 1, λ_o <= 0,
-    θ̄_o outside [0, 1), θ̄_red outside [0, 1], β <= 0, or β·θ̄_o < θ̄_red.
+    The utility raises the first event's incentive λ_o in proportion to the deficit of
+    follow-through it observed, over-compensated by β (Eq. 6.7, §6.3.2):
+
+    .. math:: \lambda_{new} = \lambda_o + \frac{(u - 1) \lambda_o}{1 - \bar\theta_o}
+              (\beta \bar\theta_o - \bar\theta_{red})
+
+    θ̄_o and θ̄_red are means over all participants (docs/decisions.md, "Means and
+    per-household values in Eq. 6.7 and Eq. 6.8"). drsim reads Eq. 6.7 as the linear
+    mapping through (λ_o, θ̄_red), the shifted mapping of §6.2.3.2, whose unshifted line
+    reaches follow-through 1 at the incentive u·λ_o: u sets the price λ_new, not θ_new
+    (docs/decisions.md, "The incentive-response mapping u").
+
+    Parameters
+    ----------
+    u : float or array_like
+        Mapping factor(s) u, each >= 1 [1].
+    lambda_o : float
+        The first event's incentive λ_o, > 0 [currency units per participant].
+    theta_o_mean : float
+        θ̄_o, the participants' mean expected follow-through, in [0, 1) [1].
+    theta_red_mean : float
+        θ̄_red, the participants' mean observed (first-event) follow-through, in [0, 1]
+        [1].
+    beta : float
+        The over-compensation factor β, > 0 (§6.3.2: 1.8) [1].
+
+    Returns
+    -------
+    float or numpy.ndarray
+        λ_new [currency units per participant]: a float for a scalar ``u``, else one per
+        element of ``u``.
+
+    Raises
+    ------
+    ValueError
+        For u < 1, λ_o <= 0, θ̄_o outside [0, 1), θ̄_red outside [0, 1], β <= 0, or
+        β·θ̄_o < θ̄_red (no deficit: Eq. 6.7 would lower the incentive).
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.3.2, Eq. 6.7; §6.2.3.2 (Figure 6.9).
+
+    Examples
+    --------
+    >>> new_incentive(1.1, 1.0, 0.5, 0.3, 1.8)
+    1.12
+    >>> new_incentive([1.05, 1.2], 1.0, 0.5, 0.3, 1.8)
+    array([1.06, 1.24])
     """
     factors = factors_array("u", u)
     lam = positive("lambda_o", lambda_o)
@@ -151,14 +188,58 @@ def new_incentive(u: ArrayLike, lambda_o: float, theta_o_mean: float, theta_red_
 def new_follow_through(theta_o: ArrayLike, theta_red: ArrayLike, theta_o_mean: float,
                        theta_red_mean: float, beta: float, lower: float = 0.05,
                        upper: float = 0.95) -> np.ndarray:
-    """θ_new per household, Eq. 6.8 (§6.3.2) inside Figure 6.9's hatched region (§6.2.3.2).
+    r"""Compute each household's follow-through θ_new in the second event (Eq. 6.8).
 
-    ``θ_new = θ_red + (1 − θ_o)/(1 − θ̄_o)·(β·θ̄_o − θ̄_red)`` with θ_o, θ_red the household's
-    expected and observed (first-event) follow-through and θ̄_o, θ̄_red the means over all
-    participants (pass them in: they are global, the households may be one chunk). Then:
-    θ_red < ``lower`` (did not respond) or θ_red >= ``upper`` (responded fully): θ_new = θ_red;
-    otherwise θ_new = min(Eq. 6.8, ``upper``). The result lies in [θ_red, max(θ_red, upper)]
-    ⊂ [0, 1].
+    Households respond to λ_new with a higher follow-through (Eq. 6.8, §6.3.2):
+
+    .. math:: \theta_{new} = \theta_{red} + \frac{1 - \theta_o}{1 - \bar\theta_o}
+              (\beta \bar\theta_o - \bar\theta_{red})
+
+    with θ_o, θ_red the household's own expected and observed (first-event)
+    follow-through and θ̄_o, θ̄_red the means over all participants (pass them in: they are
+    global, the households may be one chunk; docs/decisions.md, "Means and per-household
+    values in Eq. 6.7 and Eq. 6.8"). Figure 6.9's hatched region is read as the band
+    [``lower``, ``upper``] (docs/decisions.md, "The hatched region of Figure 6.9"):
+    θ_red < ``lower`` (did not respond) or θ_red >= ``upper`` (responded fully) keeps
+    θ_new = θ_red; otherwise θ_new = min(Eq. 6.8, ``upper``). The result lies in
+    [θ_red, max(θ_red, upper)] ⊂ [0, 1].
+
+    Parameters
+    ----------
+    theta_o : array_like
+        The households' expected follow-through θ_o [1].
+    theta_red : array_like, same shape
+        The households' observed (first-event) follow-through θ_red [1].
+    theta_o_mean : float
+        θ̄_o over all participants, in [0, 1) [1].
+    theta_red_mean : float
+        θ̄_red over all participants, in [0, 1] [1].
+    beta : float
+        The over-compensation factor β, > 0 [1].
+    lower, upper : float, default 0.05 and 0.95
+        The hatched region's bounds (``Incentive.target_min_follow_through`` /
+        ``target_max_follow_through``), lower < upper [1].
+
+    Returns
+    -------
+    numpy.ndarray
+        θ_new per household [1].
+
+    Raises
+    ------
+    ValueError
+        If a rate is outside [0, 1], the shapes differ, lower >= upper, or as
+        :func:`new_incentive` for the means and β.
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.3.2, Eq. 6.8; §6.2.3.2 (Figure 6.9).
+
+    Examples
+    --------
+    >>> new_follow_through([0.5, 0.5, 0.2, 0.5], [0.3, 0.02, 0.2, 0.96], 0.5, 0.3, 1.8)
+    array([0.9 , 0.02, 0.95, 0.96])
     """
     t_o = rates("theta_o", theta_o)
     t_red = rates("theta_red", theta_red)
@@ -174,144 +255,6 @@ def new_follow_through(theta_o: ArrayLike, theta_red: ArrayLike, theta_o_mean: f
     eq_6_8 = t_red + (1.0 - t_o) / headroom * deficit
     inside = np.maximum(t_red, np.minimum(eq_6_8, hi))
     return np.clip(np.where(t_red < lo, t_red, inside), 0.0, 1.0)
-
-
-# --------------------------------------------------------------------------------------------
-# The four mappings u (§6.3.1, §6.3.2)
-# --------------------------------------------------------------------------------------------
-
-
-def assign_mappings(seed: int, household_ids: ArrayLike, u_mappings: ArrayLike,
-                    fixed_u: ArrayLike | None = None) -> np.ndarray:
-    """The mapping u of each household (§6.3.1: "four different linear mapping schemes").
-
-    A household takes ``fixed_u`` where it is given (not NaN: its group's ``incentive_u``),
-    else one of ``u_mappings`` uniformly at random, drawn by the counter-based hash of
-    (seed, household id, stream ``incentive_mapping``) (drsim/household/rng.py), so a household's u
-    does not depend on chunking.
-    """
-    ids = id_array(household_ids)
-    choices = factors_array("u_mappings", u_mappings).ravel()
-    if choices.size == 0:
-        raise ValueError("u_mappings: expected at least one mapping factor u, got none")
-    pick = rng.integers(seed, ids, MAPPING_STREAM, 0, choices.size - 1)
-    drawn = choices[pick]
-    if fixed_u is None:
-        return drawn
-    fixed = np.broadcast_to(np.asarray(fixed_u, dtype=np.float64), ids.shape)
-    given = ~np.isnan(fixed)
-    factors_array("fixed_u", fixed[given])
-    return np.where(given, fixed, drawn)
-
-
-def household_mappings(scenario: Scenario, household_ids: ArrayLike) -> np.ndarray:
-    """u per household of a scenario: the group's ``incentive_u``, else drawn from
-    ``incentive.u_mappings`` (:func:`assign_mappings`, seeded by the scenario seed)."""
-    ids = id_array(household_ids)
-    per_group = np.array([np.nan if g.incentive_u is None else g.incentive_u
-                          for g in scenario.groups])
-    fixed = per_group[scenario.group_of(ids)]
-    return assign_mappings(scenario.seed, ids, scenario.incentive.u_mappings, fixed)
-
-
-# --------------------------------------------------------------------------------------------
-# Participant aggregates (exact, so independent of chunking)
-# --------------------------------------------------------------------------------------------
-
-
-def _fixed_sum(values: np.ndarray) -> int:
-    """Σ values (each in [0, 1]) exactly, in units of 2^-60, as a Python int.
-
-    Values >= 2^-7 are exact in these units (float64 has 53 significant bits), smaller ones are
-    rounded once; the integer sum is exact in any order, so chunk sums merge to the same total
-    for any chunking (figures do not depend on chunking: docs/architecture.md).
-    """
-    q = np.rint(np.ldexp(values.ravel(), _FIXED_BITS)).astype(np.int64)
-    high = int((q >> _HALF_BITS).sum())
-    low = int((q & ((1 << _HALF_BITS) - 1)).sum())
-    return (high << _HALF_BITS) + low
-
-
-@dataclass(frozen=True)
-class ParticipantSums:
-    """Exact sums over participants that Eq. 6.5-6.8 need: merge chunk sums with ``+``.
-
-    ``theta_*_sum`` are fixed-point sums in units of 2^-60 (see :func:`_fixed_sum`);
-    ``u_counts`` is ((u, households), ...) sorted by u; ``theta_new_sum`` is None until the
-    θ_new of the adaptive pass are summed.
-    """
-
-    count: int = 0
-    theta_o_sum: int = 0
-    theta_red_sum: int = 0
-    u_counts: tuple[tuple[float, int], ...] = ()
-    theta_new_sum: int | None = None
-
-    @classmethod
-    def of(cls, theta_o: ArrayLike, theta_red: ArrayLike, u: ArrayLike,
-           theta_new: ArrayLike | None = None) -> ParticipantSums:
-        """The sums over one chunk of households (arrays of equal shape)."""
-        t_o, t_red = rates("theta_o", theta_o), rates("theta_red", theta_red)
-        factors = factors_array("u", u)
-        arrays = [t_o, t_red, factors]
-        t_new = None if theta_new is None else rates("theta_new", theta_new)
-        if t_new is not None:
-            arrays.append(t_new)
-        if len({a.shape for a in arrays}) != 1:
-            raise ValueError("theta_o, theta_red, u (and theta_new) must have the same shape, "
-                             f"got {[a.shape for a in arrays]}")
-        values, counts = np.unique(factors, return_counts=True)
-        return cls(
-            count=int(t_o.size),
-            theta_o_sum=_fixed_sum(t_o),
-            theta_red_sum=_fixed_sum(t_red),
-            u_counts=tuple((float(v), int(c)) for v, c in zip(values, counts, strict=True)),
-            theta_new_sum=None if t_new is None else _fixed_sum(t_new),
-        )
-
-    def __add__(self, other: ParticipantSums) -> ParticipantSums:
-        if not isinstance(other, ParticipantSums):
-            return NotImplemented
-        merged: dict[float, int] = dict(self.u_counts)
-        for u, n in other.u_counts:
-            merged[u] = merged.get(u, 0) + n
-        if self.count == 0:
-            new = other.theta_new_sum
-        elif other.count == 0:
-            new = self.theta_new_sum
-        elif self.theta_new_sum is None or other.theta_new_sum is None:
-            new = None
-        else:
-            new = self.theta_new_sum + other.theta_new_sum
-        return ParticipantSums(self.count + other.count,
-                               self.theta_o_sum + other.theta_o_sum,
-                               self.theta_red_sum + other.theta_red_sum,
-                               tuple(sorted(merged.items())), new)
-
-    def _mean(self, total: int) -> float:
-        if self.count == 0:
-            raise ValueError("no participants: the means of Eq. 6.7/6.8 need at least one")
-        return total / (self.count << _FIXED_BITS)  # int / int: correctly rounded
-
-    @property
-    def theta_o_mean(self) -> float:
-        """θ̄_o: mean expected follow-through of the participants."""
-        return self._mean(self.theta_o_sum)
-
-    @property
-    def theta_red_mean(self) -> float:
-        """θ̄_red: mean observed (first-event) follow-through of the participants."""
-        return self._mean(self.theta_red_sum)
-
-    @property
-    def theta_new_mean(self) -> float | None:
-        """Mean θ_new of the participants (None if θ_new was not summed)."""
-        return None if self.theta_new_sum is None else self._mean(self.theta_new_sum)
-
-    @property
-    def mapping_counts(self) -> dict[float, int]:
-        """Households per mapping u."""
-        return dict(self.u_counts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -334,6 +277,53 @@ class IncentiveResult:
     participants' simulated mean ``theta_red_mean_simulated``. ``theta_new_mean`` is None
     until :meth:`with_response` adds the θ_new sums of the adaptive pass; the ``lottery_*``
     and ``realised_*`` fields until :meth:`with_lottery` adds the draw of the run.
+
+    Attributes
+    ----------
+    currency : str
+        Name of the money unit ("currency units" below).
+    lambda_o : float
+        The first event's incentive λ_o [currency units per participant].
+    beta : float
+        The over-compensation factor β [1].
+    target_follow_through : tuple of float
+        Figure 6.9's hatched region (lower, upper) [1].
+    participants : int
+        All participants N [households].
+    mapping_households : dict of float to int
+        Households per mapping u [households].
+    lambda_new : dict of float to float
+        λ_new per mapping u (Eq. 6.7) [currency units per participant].
+    theta_o_mean, theta_red_mean : float
+        θ̄_o and the θ̄_red the utility planned with [1].
+    extra_incentive_mean : float
+        Participant-weighted mean of λ_new(u) − λ_o [currency units per participant].
+    monitoring_cost, c_saved : float
+        The monitoring cost and C_saved of Eq. 6.5 [currency units].
+    p_inc : float
+        The lottery's probability [1].
+    kappa : int
+        Participants the lottery may pay, κ [participants].
+    lottery_cost : float
+        κ × ``extra_incentive_mean`` [currency units].
+    second_event_cost : float
+        Left side of Eq. 6.5 when scheduled, else 0 [currency units].
+    penalty_bound : float
+        Right side of Eq. 6.6 [currency units per participant].
+    c_nc : float
+        The penalty C_nc of Eq. 6.6 [currency units per participant].
+    scheduled : bool
+        Whether the second event takes place.
+    theta_red_mean_simulated : float or None
+        The participants' simulated mean θ_red [1].
+    theta_new_mean : float or None
+        The participants' mean θ_new [1].
+    second_event_compliant, lottery_winners : int or None
+        Households compliant in the second event, and those of them paid [households].
+    realised_lottery_cost, realised_second_event_cost : float or None
+        What the lottery paid, and that plus the monitoring cost [currency units].
+    note : str
+        Why no second event is scheduled, if it is not.
     """
 
     currency: str
@@ -364,13 +354,55 @@ class IncentiveResult:
     note: str = field(default="")
 
     def new_follow_through(self, theta_o: ArrayLike, theta_red: ArrayLike) -> np.ndarray:
-        """θ_new of these households (Eq. 6.8 in the hatched region, :func:`new_follow_through`)."""
+        """Compute θ_new of these households (Eq. 6.8 in the hatched region of Figure 6.9).
+
+        Parameters
+        ----------
+        theta_o, theta_red : array_like
+            The households' expected and observed (first-event) follow-through [1].
+
+        Returns
+        -------
+        numpy.ndarray
+            θ_new per household [1], by :func:`new_follow_through` with the plan's means, β
+            and hatched region.
+
+        References
+        ----------
+        .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+           dissertation, Humboldt-Universität zu Berlin, 2022, §6.3.2, Eq. 6.8;
+           §6.2.3.2 (Figure 6.9).
+
+        Examples
+        --------
+        >>> from drsim.scenario import Incentive
+        >>> sums = ParticipantSums.of([0.5] * 4, [0.3] * 4, [1.1, 1.1, 1.2, 1.2])
+        >>> plan = plan_second_event(Incentive(), 1.0, sums, monitoring_cost=0.1, c_saved=0.5)
+        >>> plan.new_follow_through([0.5, 0.2], [0.3, 0.2])
+        array([0.9 , 0.95])
+        """
         lo, hi = self.target_follow_through
         return new_follow_through(theta_o, theta_red, self.theta_o_mean, self.theta_red_mean,
                                   self.beta, lo, hi)
 
     def new_incentive_of(self, u: ArrayLike) -> np.ndarray:
-        """λ_new offered to each household, from its mapping u (must be a planned u)."""
+        """Look up the λ_new offered to each household from its mapping u.
+
+        Parameters
+        ----------
+        u : array_like
+            The households' mapping factors; each must be a planned u [1].
+
+        Returns
+        -------
+        numpy.ndarray
+            λ_new per household [currency units per participant].
+
+        Raises
+        ------
+        ValueError
+            If a factor is not one of the plan's mappings.
+        """
         keys = np.array(sorted(self.lambda_new))
         values = np.array([self.lambda_new[k] for k in keys])
         factors = np.asarray(u, dtype=np.float64)
@@ -382,7 +414,25 @@ class IncentiveResult:
         return values[at]
 
     def winner_counts(self, u: ArrayLike, winners: ArrayLike) -> dict[float, int]:
-        """Lottery winners per mapping u in one chunk (integers: merge by adding)."""
+        """Count the lottery winners per mapping u in one chunk (merge chunks by adding).
+
+        Parameters
+        ----------
+        u : array_like
+            The households' mapping factors [1].
+        winners : array_like of bool, same shape
+            The lottery's winners (:func:`drsim.utility.lottery.lottery_winners`).
+
+        Returns
+        -------
+        dict of float to int
+            Winners per mapping u [households].
+
+        Raises
+        ------
+        ValueError
+            If the shapes differ or a winner's u is not a planned mapping.
+        """
         factors = np.asarray(u, dtype=np.float64)
         won = np.asarray(winners, dtype=bool)
         if factors.shape != won.shape:
@@ -393,14 +443,58 @@ class IncentiveResult:
         return {float(v): int(c) for v, c in zip(values, counts, strict=True)}
 
     def realised_lottery_cost_of(self, winner_counts: Mapping[float, int]) -> float:
-        """Σ over winners of λ_new(u) − λ_o: what the lottery actually paid (Eq. 6.5)."""
+        r"""Compute what the lottery actually paid, the realised κ·(λ_new − λ_o) of Eq. 6.5.
+
+        .. math:: \sum_u W_u (\lambda_{new}(u) - \lambda_o)
+
+        with W_u the winners of mapping u.
+
+        Parameters
+        ----------
+        winner_counts : mapping of float to int
+            Winners per mapping u (:meth:`winner_counts`, merged) [households].
+
+        Returns
+        -------
+        float
+            The lottery's realised cost [currency units].
+
+        References
+        ----------
+        .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+           dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.3.1, Eq. 6.5.
+
+        Examples
+        --------
+        >>> from drsim.scenario import Incentive
+        >>> sums = ParticipantSums.of([0.5] * 4, [0.3] * 4, [1.1, 1.1, 1.2, 1.2])
+        >>> plan = plan_second_event(Incentive(), 1.0, sums, monitoring_cost=0.1, c_saved=0.5)
+        >>> round(plan.realised_lottery_cost_of({1.1: 1, 1.2: 1}), 6)
+        0.36
+        """
         total = 0.0
         for u in sorted(winner_counts):
             total += winner_counts[u] * (float(self.new_incentive_of(u)) - self.lambda_o)
         return total
 
     def with_response(self, sums: ParticipantSums) -> IncentiveResult:
-        """The plan with theta_new_mean from the θ_new sums of the adaptive pass."""
+        """Return the plan with ``theta_new_mean`` from the θ_new sums of the adaptive pass.
+
+        Parameters
+        ----------
+        sums : ParticipantSums
+            The sums over all participants, θ_new included.
+
+        Returns
+        -------
+        IncentiveResult
+            A copy with ``theta_new_mean`` set.
+
+        Raises
+        ------
+        ValueError
+            If the sums cover another number of households or hold no θ_new.
+        """
         if sums.count != self.participants:
             raise ValueError(f"the sums cover {sums.count} households, the plan "
                              f"{self.participants}")
@@ -410,9 +504,23 @@ class IncentiveResult:
 
     def with_lottery(self, winner_counts: Mapping[float, int], compliant: int
                      ) -> IncentiveResult:
-        """The plan with the lottery drawn in the run: ``compliant`` households met their
-        goal in the second event, ``winner_counts`` (per u) of them were paid λ_new; the
-        realised cost of Eq. 6.5's left side."""
+        """Return the plan with the lottery drawn in the run.
+
+        Adds the realised cost of Eq. 6.5's left side.
+
+        Parameters
+        ----------
+        winner_counts : mapping of float to int
+            Households paid λ_new, per mapping u [households].
+        compliant : int
+            Households that met their goal in the second event [households].
+
+        Returns
+        -------
+        IncentiveResult
+            A copy with ``second_event_compliant``, ``lottery_winners`` and the
+            ``realised_*`` costs set.
+        """
         cost = self.realised_lottery_cost_of(winner_counts)
         return replace(self, second_event_compliant=int(compliant),
                        lottery_winners=int(sum(winner_counts.values())),
@@ -420,7 +528,7 @@ class IncentiveResult:
                        realised_second_event_cost=self.monitoring_cost + cost)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready: u keys as text ("1.05"), money in ``currency``."""
+        """Return the plan as a JSON-ready dict: u keys as text ("1.05"), money in ``currency``."""
         data = asdict(self)
         data["lambda_new"] = {_key(u): v for u, v in sorted(self.lambda_new.items())}
         data["mapping_households"] = {_key(u): n for u, n in
@@ -434,14 +542,66 @@ def plan_second_event(settings: Incentive, lambda_o: float, participants: Partic
                       theta_red_mean: float | None = None) -> IncentiveResult:
     """Plan the second DR event (§6.2.3; Eq. 6.5-6.8) from participant aggregates.
 
-    λ_new per mapping in use (Eq. 6.7); the largest lottery within Eq. 6.5 with the
-    participant-weighted mean extra incentive; the penalty C_nc of Eq. 6.6 (using the largest
-    λ_new). If no lottery fits (see :class:`Lottery`), ``scheduled`` is False, p_inc = κ = 0,
-    ``second_event_cost`` = 0 and C_nc is the margin alone; the run keeps the first event only.
-    ``lambda_o`` is the scenario's ``dr_program.incentive``. ``theta_red_mean`` is the θ̄_red
-    the utility knows (its estimate from the meter data, drsim.utility.deficit); None uses the
-    participants' own mean. When it already reaches β·θ̄_o there is no deficit to make up:
-    λ_new = λ_o and no second event.
+    The plan, in order:
+
+    1. λ_new per mapping u in use, Eq. 6.7 (:func:`new_incentive`);
+    2. the extra incentive per winner, the participant-weighted mean
+       Σ_u N_u·(λ_new(u) − λ_o) / N (docs/decisions.md, "The incentive-response mapping u");
+    3. the largest lottery within Eq. 6.5 (:func:`drsim.utility.lottery.largest_lottery`);
+    4. the penalty C_nc of Eq. 6.6 with the largest λ_new
+       (:func:`drsim.utility.lottery.penalty`).
+
+    If no lottery fits (see :class:`Lottery`), ``scheduled`` is False, p_inc = κ = 0,
+    ``second_event_cost`` = 0 and C_nc is the margin alone; the run keeps the first event
+    only. When θ̄_red already reaches β·θ̄_o there is no deficit to make up: λ_new = λ_o and
+    no second event (docs/decisions.md, "The second DR event").
+
+    Parameters
+    ----------
+    settings : drsim.scenario.Incentive
+        The scenario's ``incentive`` settings (β, currency, penalty margin, hatched
+        region).
+    lambda_o : float
+        The first event's incentive λ_o, the scenario's ``dr_program.incentive``
+        [currency units per participant].
+    participants : ParticipantSums
+        The sums over all participants.
+    monitoring_cost : float
+        The monitoring cost of Eq. 6.5 (:func:`drsim.utility.lottery.monitoring_cost`)
+        [currency units].
+    c_saved : float
+        C_saved of Eq. 6.5 (:func:`drsim.utility.lottery.saved_cost`) [currency units].
+    theta_red_mean : float, optional
+        The θ̄_red the utility knows (its estimate from the meter data,
+        drsim.utility.deficit; docs/decisions.md, "What the utility knows at the
+        prediction") [1]; None uses the participants' own mean.
+
+    Returns
+    -------
+    IncentiveResult
+        The plan; ``theta_new_mean`` is set only if ``participants`` holds θ_new sums
+        (else :meth:`IncentiveResult.with_response`), the lottery's draw is added by
+        :meth:`IncentiveResult.with_lottery`.
+
+    Raises
+    ------
+    ValueError
+        If there are no participants, λ_o <= 0, a cost is negative or ``theta_red_mean``
+        is outside [0, 1].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.3.1 (Eq. 6.5, Eq. 6.6,
+       Figure 6.8), §6.2.3.2 (Figure 6.9) and §6.3.2 (Eq. 6.7, Eq. 6.8).
+
+    Examples
+    --------
+    >>> from drsim.scenario import Incentive
+    >>> sums = ParticipantSums.of([0.5] * 4, [0.3] * 4, [1.1, 1.1, 1.2, 1.2])
+    >>> plan = plan_second_event(Incentive(), 1.0, sums, monitoring_cost=0.1, c_saved=0.5)
+    >>> plan.lambda_new, plan.kappa, plan.p_inc, plan.c_nc, plan.scheduled
+    ({1.1: 1.12, 1.2: 1.24}, 2, 0.5, 0.05, True)
     """
     n = participants.count
     if n < 1:

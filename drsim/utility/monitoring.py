@@ -8,12 +8,14 @@ Each tier runs its query text through ``cep_core``; a scenario may replace any t
 
 * **Meter tier** (:func:`meter_tier`, each smart meter, keyed by houseID): Listing 6.1
   over the household's readings at its test times → ``userNonComplianceEvent``.
-* **Group tier** (:func:`group_tier`, each group leader): Listing 6.2 top (alert when more
-  than γ_user of the group's households are flagged) and bottom (m_group + 1 consecutive
-  alerts) → ``groupNonComplianceEvent``; the group is then latched.
-* **Utility tier** (:func:`utility_tier`): Listing 6.3 top (alert when more than γ_group
-  of the groups are latched) and bottom (m_utility + 1 consecutive alerts) →
-  ``utilityNonComplianceEvent`` at ``t_nc``, which triggers the second DR event.
+* **Group tier** (:func:`drsim.utility.group_and_utility_tiers.group_tier`, each group
+  leader): Listing 6.2 top (alert when more than γ_user of the group's households are
+  flagged) and bottom (m_group + 1 consecutive alerts) → ``groupNonComplianceEvent``; the
+  group is then latched.
+* **Utility tier** (:func:`drsim.utility.group_and_utility_tiers.utility_tier`): Listing
+  6.3 top (alert when more than γ_group of the groups are latched) and bottom (m_utility +
+  1 consecutive alerts) → ``utilityNonComplianceEvent`` at ``t_nc``, which triggers the
+  second DR event.
 
 Changes from the printed listings (:data:`CHANGES` says each one again, for reports):
 
@@ -79,9 +81,8 @@ import cep_core
 from drsim.scenario import ExpectedShare, Scenario
 from drsim.utility.readings import silence
 
-__all__ = ["QUERIES", "CHANGES", "MonitoringPlan", "MeterResult", "GroupResult",
-           "UtilityResult", "accumulated_kwh", "meter_tier", "group_tier", "utility_tier",
-           "check_queries", "POLICY", "RUNS", "NOT_LATCHED"]
+__all__ = ["QUERIES", "CHANGES", "MonitoringPlan", "MeterResult", "accumulated_kwh",
+           "meter_tier", "check_queries", "feed_by_time", "POLICY", "RUNS", "NOT_LATCHED"]
 
 POLICY, RUNS = "strict-contiguity", "one-per-partition"
 NOT_LATCHED = -1  # latch / detection minute of a group or utility that never fired
@@ -143,7 +144,44 @@ CHANGES = [
 
 @dataclass(frozen=True)
 class MonitoringPlan:
-    """Times and parameters of the monitoring of one scenario (Table 6.2, §6.2.2)."""
+    """Times and parameters of the monitoring of one scenario (Table 6.2, §6.2.2).
+
+    Attributes
+    ----------
+    t_start, t_end : int
+        The DR program [minutes since midnight].
+    t_first_test : int
+        The first household test, ``t_start + t_wait`` (§6.2.1, Step 1; docs/decisions.md,
+        "Test times and the first test") [minutes since midnight].
+    delta : int
+        The test interval δ [minutes].
+    m_user, m_group, m_utility : int
+        The lengths of Listings 6.1-6.3: a tier fires after m + 1 consecutive failed tests
+        or alerts (``LENGTH(a+[]) > m``) [tests or ticks].
+    gamma_user : float or drsim.scenario.ExpectedShare
+        γ_user of Listing 6.2: a constant share [1], or the threshold estimated from the
+        expected response (:mod:`drsim.utility.threshold`).
+    gamma_group : float
+        γ_group of Listing 6.3 [1].
+    reading, settlement : int
+        The meter reading intervals before and after a latch (§6.2.2) [minutes].
+    n_groups : int
+        ``GROUPNUM`` of Listing 6.3 [groups].
+    queries : tuple of (str, str)
+        The query texts by name (:data:`QUERIES` with the scenario's replacements).
+    max_missing : int
+        The lost test readings a run of the meter query may hold (0: exact matching)
+        [test readings].
+
+    Examples
+    --------
+    Table 6.2's program and monitoring (18:30-20:30, t_wait 20, δ 5, m 3, γ_group 0.4,
+    5 groups), with γ_user 0.5:
+
+    >>> plan = MonitoringPlan(1110, 1230, 1130, 5, 3, 3, 3, 0.5, 0.4, 1, 15, 5)
+    >>> plan.test_times[:3].tolist(), int(plan.test_times[-1]), len(plan.ticks)
+    ([1130, 1135, 1140], 1225, 100)
+    """
 
     t_start: int
     t_end: int
@@ -163,6 +201,23 @@ class MonitoringPlan:
 
     @classmethod
     def of(cls, scenario: Scenario) -> MonitoringPlan:
+        """Build the plan of a scenario's DR program and monitoring settings.
+
+        Parameters
+        ----------
+        scenario : drsim.scenario.Scenario
+            Its ``dr_program``, ``monitoring`` and ``groups`` are read.
+
+        Returns
+        -------
+        MonitoringPlan
+            The plan, with the scenario's query replacements (``monitoring.queries``).
+
+        Raises
+        ------
+        ValueError
+            When ``monitoring.queries`` names a query that is not in :data:`QUERIES`.
+        """
         mon, dr = scenario.monitoring, scenario.dr_program
         unknown = sorted(set(mon.queries) - set(QUERIES))
         if unknown:
@@ -177,22 +232,40 @@ class MonitoringPlan:
 
     @property
     def test_times(self) -> np.ndarray:
-        """Household test times ``t_start + t_wait + k·δ`` before ``t_end`` (§6.2.1;
-        docs/decisions.md, "Test times and the first test")."""
+        """Household test times ``t_start + t_wait + k·δ`` before ``t_end``.
+
+        The times t_1, t_2, ... of §6.2.1, Step 2 (docs/decisions.md, "Test times and the
+        first test") [minutes since midnight].
+        """
         return np.arange(self.t_first_test, self.t_end, self.delta)
 
     @property
     def ticks(self) -> np.ndarray:
-        """Minutes at which the group and utility tiers evaluate (docs/decisions.md,
-        "Cadence, held status and latching")."""
+        """Minutes at which the group and utility tiers evaluate.
+
+        Every minute from the first test up to ``t_end`` (docs/decisions.md, "Cadence, held
+        status and latching") [minutes since midnight].
+        """
         return np.arange(self.t_first_test, self.t_end)
 
     def text(self, name: str) -> str:
+        """Return the text of query ``name`` (:data:`QUERIES` or its replacement)."""
         return dict(self.queries)[name]
 
     def params(self) -> dict[str, Any]:
-        """The queries' bound names; ``γ_user`` only when it is a constant (the printed
-        Listing 6.2, for replacement texts that use it)."""
+        """Return the values the query texts' parameter names are bound to.
+
+        ``γ_user`` is bound only when it is a constant (the printed Listing 6.2, for
+        replacement texts that use it); drsim's Listing 6.2 reads the table
+        ``γ[groupID, time]`` instead (change 7 of the module doc).
+
+        Returns
+        -------
+        dict of str to Any
+            ``t_start``, ``t_end``, ``t_first_test`` [minutes since midnight], ``δ``
+            [minutes], ``m_user``, ``m_group``, ``m_utility``, ``γ_user`` and ``γ_group``
+            [1], ``GROUPNUM`` [groups].
+        """
         constant = {} if isinstance(self.gamma_user, ExpectedShare) \
             else {"γ_user": self.gamma_user}
         return {"t_start": self.t_start, "t_end": self.t_end,
@@ -202,23 +275,41 @@ class MonitoringPlan:
 
     def compile(self, name: str, remote: dict[str, Any] | None = None,
                 **tables: Any) -> cep_core.CompiledQuery:
-        """Query ``name`` bound to this plan's parameters, the given lookup tables and
-        ``remote`` sources (:mod:`drsim.utility.fetching`)."""
+        """Compile query ``name`` with this plan's parameters (:meth:`params`).
+
+        Parameters
+        ----------
+        name : str
+            A name of :data:`QUERIES`.
+        remote : dict of str to Any, optional
+            Remote data sources by name (:mod:`drsim.utility.fetching`).
+        **tables
+            Lookup tables by name (``λ``, ``γ``, ``GroupSize``).
+
+        Returns
+        -------
+        cep_core.CompiledQuery
+            The query, times in minutes.
+        """
         return cep_core.compile(self.text(name), params={**self.params(), **tables},
                                 remote=remote, time_unit="min",
                                 source=f"monitoring.queries.{name}")
 
 
 def _work(counters: Any) -> tuple[int, int]:
-    """(events processed, partial matches created + extended) of an engine so far."""
+    """Return (events processed, partial matches created + extended) of an engine so far."""
     c = counters.as_dict()
     return c["events"], c["pm_created"] + c["pm_extended"]
 
 
-def _feed_by_time(session: Any, stream: pd.DataFrame, times: np.ndarray,
+def feed_by_time(session: Any, stream: pd.DataFrame, times: np.ndarray,
                   as_frame: bool = False) -> tuple[list, np.ndarray, np.ndarray]:
-    """Feed ``stream`` time by time (``times`` ascending, covering every event's time);
-    the outputs of each feed (and of the final flush) and the work booked per time."""
+    """Feed ``stream`` to ``session`` time by time.
+
+    ``times`` is ascending and covers every event's time. Return the outputs of each feed
+    (and of the final flush) and the work booked per time (events processed, partial
+    matches created + extended).
+    """
     processed = np.zeros(len(times), dtype=np.int64)
     pms = np.zeros(len(times), dtype=np.int64)
     bounds = np.searchsorted(stream["time"].to_numpy(), times, side="left").tolist()
@@ -247,8 +338,20 @@ def _feed_by_time(session: Any, stream: pd.DataFrame, times: np.ndarray,
 
 
 def check_queries(plan: MonitoringPlan) -> None:
-    """Compile every query once (with empty tables), so that a bad replacement text
-    stops the run before any work, naming the query."""
+    """Compile every query of ``plan`` once, with empty tables.
+
+    A bad replacement text then stops the run before any work, naming the query.
+
+    Parameters
+    ----------
+    plan : MonitoringPlan
+        The plan whose query texts are checked.
+
+    Raises
+    ------
+    cep_core.QueryError
+        When a query text does not compile.
+    """
     for name in QUERIES:
         tables = {"λ": {}} if name == "meter" else {"GroupSize": {}, "γ": {}} \
             if name == "group_alert" else {}
@@ -257,15 +360,36 @@ def check_queries(plan: MonitoringPlan) -> None:
 
 # --------------------------------------------------------------------------- meter tier
 def accumulated_kwh(window_kw: np.ndarray, lo: int, times: np.ndarray) -> np.ndarray:
-    """(households, tests) energy used from minute ``lo`` up to (not including) each test
-    minute: ``accLoad`` of Table 6.1 and Σ P̂ of Eq. 6.4 (docs/decisions.md, "Units, time
-    and the three meanings of λ").
+    r"""Accumulate each household's energy from minute ``lo`` up to each test minute.
+
+    Each side of Eq. 6.4: of the metered load P it is ``accLoad`` of Table 6.1, of the
+    expected complete response P̂ the lookup ``λ[houseID, time]`` of Listing 6.1. Table 6.1
+    gives ``accLoad`` in kW; drsim reads it as the energy used from ``t_start`` up to (not
+    including) the test minute (docs/decisions.md, "Units, time and the three meanings of
+    λ"):
+
+    .. math:: A_{k, t_{test}} = \sum_{t = lo}^{t_{test} - 1} P_{k,t} \cdot \frac{1}{60}
 
     Parameters
     ----------
-    window_kw : (households, minutes) load from minute ``lo`` on [kW]
-    lo : first minute of ``window_kw`` [minutes since midnight]
-    times : test minutes, each in (lo, lo + minutes] [minutes since midnight]
+    window_kw : numpy.ndarray
+        (households, minutes) load from minute ``lo`` on [kW].
+    lo : int
+        First minute of ``window_kw``, ``t_start`` in the monitoring [minutes since
+        midnight].
+    times : numpy.ndarray
+        Test minutes, each in (lo, lo + minutes] [minutes since midnight].
+
+    Returns
+    -------
+    numpy.ndarray
+        (households, tests) accumulated energy [kWh].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1 (Eq. 6.4) and §6.2.2
+       (Table 6.1, Listing 6.1).
 
     Examples
     --------
@@ -281,16 +405,37 @@ def accumulated_kwh(window_kw: np.ndarray, lo: int, times: np.ndarray) -> np.nda
 class MeterResult:
     """User events of one chunk and the meter tier's work per test time.
 
-    ``events``: columns time, houseID, groupID, accLoad, ``delay`` [min]: how long
-    after its test time the reading that raised it was decided (its remote data in hand,
-    :mod:`drsim.utility.fetching`; 0 with local tables), and ``missing``: the lost test slots in
-    its run (0 without loss). Per test time (arrays aligned with ``plan.test_times``):
-    ``processed`` events (placeholders of lost readings included), ``partial_matches``
-    created plus extended, ``outputs`` (user events), ``fetches`` (remote-data requests
-    sent for it: with local tables, one ``λ[houseID, time]`` per real reading tested),
-    ``lost`` test readings, ``silent_spells`` (meters that fall silent there: one report
-    each to the group leader, :func:`drsim.utility.readings.silence`); per household
-    ``first_silent``, the first test at which it is silent (NOT_LATCHED: never)."""
+    Arrays per test time are aligned with ``plan.test_times``.
+
+    Attributes
+    ----------
+    events : pandas.DataFrame
+        The user events (``userNonComplianceEvent``): columns time [minutes since
+        midnight], houseID, groupID, accLoad [kWh], ``delay``: how long after its test
+        time the reading that raised it was decided (its remote data in hand,
+        :mod:`drsim.utility.fetching`; 0 with local tables) [minutes], and ``missing``: the
+        lost test slots in its run (0 without loss).
+    processed : numpy.ndarray
+        Per test time, the events processed (placeholders of lost readings included).
+    partial_matches : numpy.ndarray
+        Per test time, the partial matches created plus extended.
+    outputs : numpy.ndarray
+        Per test time, the user events emitted.
+    first_flag : numpy.ndarray
+        Per household, the minute of its first user event, or NOT_LATCHED.
+    fetches : numpy.ndarray
+        Per test time, the remote-data requests sent for it (with local tables, one
+        ``λ[houseID, time]`` per real reading tested).
+    fetched : list of int or None
+        With remote data, :meth:`drsim.utility.fetching.FetchCounts.as_list`.
+    lost : numpy.ndarray or None
+        Per test time, the lost test readings (None: no loss).
+    silent_spells : numpy.ndarray or None
+        Per test time, the meters that fall silent there: one report each to the group
+        leader (:func:`drsim.utility.readings.silence`).
+    first_silent : numpy.ndarray or None
+        Per household, the first test minute at which it is silent (NOT_LATCHED: never).
+    """
 
     events: pd.DataFrame
     processed: np.ndarray
@@ -307,12 +452,42 @@ class MeterResult:
 def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
                  acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
                  lost: np.ndarray | None = None) -> tuple[pd.DataFrame, pd.Series]:
-    """The readings Listing 6.1 tests (time, houseID, groupID, accLoad; by test time, then
-    household) and the lookup ``λ[houseID, time]`` (module doc of :func:`meter_tier`).
+    """Build the readings Listing 6.1 tests and the lookup ``λ[houseID, time]``.
 
-    ``lost`` (households, tests): the test readings that did not arrive. With
-    ``plan.max_missing`` ≥ 1 each is a placeholder (column ``lost`` true, ``accLoad``
-    NaN: unknown); otherwise it is left out of the stream."""
+    The readings are the ``smartMeterEvent`` of Table 6.1 at each test time, ordered by
+    test time, then household (:func:`meter_tier`).
+
+    Parameters
+    ----------
+    plan : MonitoringPlan
+        The monitoring (test times, ``max_missing``).
+    house_ids : numpy.ndarray
+        (households,) the chunk's household ids.
+    group_id : int
+        The households' group.
+    acc_kwh : numpy.ndarray
+        (households, tests) ``accLoad``: energy used since t_start up to each test time
+        [kWh].
+    expected_acc_kwh : numpy.ndarray
+        (households, tests) Σ P̂ over the same minutes [kWh].
+    lost : numpy.ndarray, optional
+        (households, tests) the test readings that did not arrive. With
+        ``plan.max_missing`` ≥ 1 each is a placeholder (column ``lost`` true, ``accLoad``
+        NaN: unknown); otherwise it is left out of the stream.
+
+    Returns
+    -------
+    stream : pandas.DataFrame
+        Columns type, time [minutes since midnight], houseID, groupID, accLoad [kWh]
+        (and ``lost`` with placeholders).
+    lam : pandas.Series
+        ``λ[houseID, time]`` [kWh], indexed by (houseID, time).
+
+    Raises
+    ------
+    ValueError
+        When the accumulated loads or ``lost`` are not (households, tests).
+    """
     times = plan.test_times
     n, k = len(house_ids), len(times)
     if acc_kwh.shape != (n, k) or expected_acc_kwh.shape != (n, k):
@@ -341,17 +516,83 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
                acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
                shedder: Any = None, fetch: Any = None,
                lost: np.ndarray | None = None) -> MeterResult:
-    """Listing 6.1 on every household of a chunk (Eq. 6.4's test).
+    r"""Run Listing 6.1 on every household of a chunk: the test of Eq. 6.4.
 
-    ``acc_kwh`` and ``expected_acc_kwh`` are (households, test times): the energy used
-    since t_start up to each test time, and the expected complete response Σ P̂ over the
-    same minutes (the lookup ``λ[houseID, time]``, remote data held by the utility).
-    ``shedder``: makes, from the query session, what the readings are fed through test
-    time by test time (load shedding, :mod:`drsim.utility.shedding`); ``fetch``: a
-    :class:`drsim.utility.fetching.MeterFetch`, which serves λ as remote data. ``lost``
-    (households, test times): the test readings lost on the way (:mod:`drsim.utility.readings`;
-    placeholders with ``plan.max_missing`` ≥ 1, dropped otherwise: the module doc); the
-    meters silent for m_user + 1 lost tests are counted."""
+    At each test time t_test (§6.2.1, Step 2) a smart meter checks whether its household
+    used more energy since t_start than its expected complete response over the same
+    minutes, Eq. 6.4:
+
+    .. math::
+
+        \sum_{t = t_{start}}^{t_{test}} P_{k,t} > \sum_{t = t_{start}}^{t_{test}} \hat P_{k,t}
+
+    and, from m_user + 1 consecutive such tests on (Step 3; ``LENGTH(a+[]) > m_user``),
+    emits a ``userNonComplianceEvent`` at every test while the run lasts, stamped with
+    its test time (the changes from the printed listing: module doc).
+
+    Parameters
+    ----------
+    plan : MonitoringPlan
+        The monitoring (test times, m_user, the query text).
+    house_ids : numpy.ndarray
+        (households,) the chunk's household ids.
+    group_id : int
+        The chunk's group.
+    acc_kwh : numpy.ndarray
+        (households, tests) the energy used since t_start up to each test time,
+        ``accLoad`` (:func:`accumulated_kwh`) [kWh].
+    expected_acc_kwh : numpy.ndarray
+        (households, tests) the expected complete response Σ P̂ over the same minutes:
+        the lookup ``λ[houseID, time]``, remote data held by the utility [kWh].
+    shedder : callable, optional
+        Makes, from the query session, what the readings are fed through test time by
+        test time (load shedding, :mod:`drsim.utility.shedding`).
+    fetch : drsim.utility.fetching.MeterFetch, optional
+        Serves λ as remote data; without it λ is a local table.
+    lost : numpy.ndarray, optional
+        (households, tests) the test readings lost on the way
+        (:mod:`drsim.utility.readings`; placeholders with ``plan.max_missing`` ≥ 1,
+        dropped otherwise: the module doc); the meters silent for m_user + 1 lost tests
+        are counted.
+
+    Returns
+    -------
+    MeterResult
+        The user events and the tier's work per test time.
+
+    Raises
+    ------
+    ValueError
+        When the accumulated loads or ``lost`` are not (households, tests).
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1 (Eq. 6.4, Steps 1-3)
+       and §6.2.2 (Listing 6.1, Table 6.1).
+    .. [2] Z. Li, T. Ge, "History is a Mirror to the Future: Best-Effort Approximate
+       Complex Event Matching with Insufficient Resources", PVLDB 10(4), 2016,
+       Definition 1 (approximate matching over lost readings).
+
+    Examples
+    --------
+    Two households tested at 18:50-19:05 with m_user = 1: house 7 is above its expected
+    response at every test, house 8 below.
+
+    >>> plan = MonitoringPlan(1110, 1150, 1130, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
+    >>> plan.test_times.tolist()
+    [1130, 1135, 1140, 1145]
+    >>> expected = np.array([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0]])
+    >>> used = expected + np.array([[0.5], [-0.5]])
+    >>> m = meter_tier(plan, np.array([7, 8]), 0, used, expected)
+    >>> m.events[["time", "houseID", "accLoad"]]
+       time  houseID  accLoad
+    0  1135        7      2.5
+    1  1140        7      3.5
+    2  1145        7      4.5
+    >>> m.first_flag.tolist(), m.outputs.tolist()
+    ([1135, -1], [0, 1, 1, 1])
+    """
     times = plan.test_times
     n, k = len(house_ids), len(times)
     house_ids = np.asarray(house_ids, dtype=np.int64)
@@ -366,7 +607,7 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     feeder = session if shedder is None else shedder(session)
     if fetch is not None:
         feeder = fetch.wrap(feeder, source)
-    out, processed, pms = _feed_by_time(feeder, stream, times, as_frame=True)
+    out, processed, pms = feed_by_time(feeder, stream, times, as_frame=True)
     outputs = np.array([len(part) for part in out[:k]], dtype=np.int64)
     events = pd.concat(out, ignore_index=True)
     if "data_delay" not in events.columns:
@@ -395,107 +636,3 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
                                       "delay": np.float64, "missing": np.int64}),
                        processed, pms, outputs, first, fetches,
                        None if fetch is None else fetch.counts(), gone, spells, silent)
-
-
-# --------------------------------------------------------------------------- group tier
-@dataclass
-class GroupResult:
-    """One group leader's alerts and group events, and its work per tick (aligned with
-    ``plan.ticks``): ``processed`` events and ``partial_matches`` of both queries."""
-
-    group: int
-    alerts: pd.DataFrame  # time, groupID, sumAccLoad (one row per alerting tick)
-    events: pd.DataFrame  # groupNonComplianceEvent: time, groupID, sumAccLoad
-    latch: int  # first group event's minute, or NOT_LATCHED
-    processed: np.ndarray
-    partial_matches: np.ndarray
-
-
-def latest_test(plan: MonitoringPlan, shift: np.ndarray | None = None) -> np.ndarray:
-    """For each tick, the latest test time known by then: at or before it, or, with
-    ``shift`` (per test time, the whole minutes until its data are in, drsim.utility.fetching),
-    the latest test T with T + shift ≤ tick (-1 before any).
-
-    >>> from types import SimpleNamespace
-    >>> plan = SimpleNamespace(test_times=np.array([10, 11, 12]), ticks=np.arange(10, 14))
-    >>> latest_test(plan).tolist(), latest_test(plan, np.array([1, 1, 1])).tolist()
-    ([10, 11, 12, 12], [-1, 10, 11, 12])
-    """
-    times = plan.test_times
-    ready = times if shift is None else times + shift
-    order = np.argsort(ready, kind="stable")
-    latest = np.maximum.accumulate(times[order])
-    at = np.searchsorted(ready[order], plan.ticks, side="right") - 1
-    return np.where(at >= 0, latest[at.clip(0)], -1)
-
-
-def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.DataFrame,
-               gamma: dict[tuple[int, int], float],
-               shift: np.ndarray | None = None) -> GroupResult:
-    """Listing 6.2 at the leader of ``group`` (``size`` households) over its user events
-    (columns time, houseID, accLoad); ``gamma`` is the lookup ``γ[groupID, time]``
-    (:meth:`drsim.utility.threshold.Thresholds.table`); ``shift``: per test time, the whole
-    minutes after it until its data are in (:func:`drsim.utility.fetching.alert_shift`; none:
-    at once), from which its alert replaces the previous test's."""
-    ticks = plan.ticks
-    stream = pd.DataFrame({"type": "userNonComplianceEvent",
-                           "time": user_events["time"].to_numpy(np.int64),
-                           "houseID": user_events["houseID"].to_numpy(np.int64),
-                           "groupID": group,
-                           "accLoad": user_events["accLoad"].to_numpy(np.float64)})
-    stream = stream.sort_values("time", kind="stable", ignore_index=True)
-    alert_q = plan.compile("group_alert", GroupSize={group: size}, γ=gamma)
-    parts, processed, pms = _feed_by_time(alert_q.start(), stream, ticks)
-    at_tests = pd.DataFrame([r for part in parts for r in part],
-                            columns=["type", "time", "groupID", "sumAccLoad"])
-    # the alert of a test time holds until the next test time is known (docs/decisions.md,
-    # "Cadence, held status and latching", "Remote profiles and when the tiers see them")
-    known = latest_test(plan, shift)
-    alerting = np.isin(known, at_tests["time"].to_numpy())
-    load = at_tests.set_index("time")["sumAccLoad"]
-    alerts = pd.DataFrame({"type": "groupAlertEvent", "time": ticks[alerting],
-                           "groupID": group,
-                           "sumAccLoad": load.reindex(known[alerting]).to_numpy()})
-    session = plan.compile("group").start(POLICY, runs=RUNS)
-    out, more_processed, more_pms = _feed_by_time(session, alerts, ticks, as_frame=True)
-    processed += more_processed
-    pms += more_pms
-    events = pd.concat(out, ignore_index=True)
-    events = events.reindex(columns=["time", "groupID", "sumAccLoad"])
-    latch = int(events["time"].min()) if len(events) else NOT_LATCHED
-    return GroupResult(group, alerts.drop(columns="type"), events, latch, processed, pms)
-
-
-# --------------------------------------------------------------------------- utility tier
-@dataclass
-class UtilityResult:
-    """The utility's alerts, its prediction ``t_nc`` (or NOT_LATCHED) and its work per
-    tick."""
-
-    alerts: pd.DataFrame  # time, load
-    t_nc: int
-    processed: np.ndarray
-    partial_matches: np.ndarray
-
-
-def utility_tier(plan: MonitoringPlan, latches: dict[int, int],
-                 latch_loads: dict[int, float]) -> UtilityResult:
-    """Listing 6.3 over the latched groups: ``latches[g]`` is group g's latch minute (or
-    NOT_LATCHED), ``latch_loads[g]`` the accumulated load its group event carried."""
-    ticks = plan.ticks
-    rows = [(t, g, latch_loads.get(g, 0.0)) for t in ticks.tolist()
-            for g, at in sorted(latches.items()) if at != NOT_LATCHED and at <= t]
-    stream = pd.DataFrame(rows, columns=["time", "groupID", "sumAccLoad"])
-    stream.insert(0, "type", "groupNonComplianceEvent")
-    parts, processed, pms = _feed_by_time(plan.compile("utility_alert").start(), stream,
-                                          ticks)
-    alerts = pd.DataFrame([r for part in parts for r in part],
-                          columns=["type", "time", "load"])
-    session = plan.compile("utility").start(POLICY, runs=RUNS)
-    out, more_processed, more_pms = _feed_by_time(session, alerts, ticks)
-    processed += more_processed
-    pms += more_pms
-    found = [r["time"] for part in out for r in part]
-    t_nc = int(min(found)) if found else NOT_LATCHED
-    return UtilityResult(alerts.drop(columns="type"), t_nc, processed, pms)
-

@@ -40,8 +40,22 @@ DARK_STREAM = "loss-dark"
 
 
 def reading_minutes(t_start: int, t_end: int, reading: int) -> np.ndarray:
-    """The reading slots of the program: ``t_start + j·reading`` before ``t_end``.
+    """Return the reading slots of the program: ``t_start + j·reading`` before ``t_end``.
 
+    Parameters
+    ----------
+    t_start, t_end : int
+        The program, end excluded [minutes since midnight].
+    reading : int
+        The reading interval [minutes].
+
+    Returns
+    -------
+    numpy.ndarray
+        The slots' minutes, shape (slots,) [minutes since midnight].
+
+    Examples
+    --------
     >>> reading_minutes(1110, 1120, 3).tolist()
     [1110, 1113, 1116, 1119]
     """
@@ -49,9 +63,26 @@ def reading_minutes(t_start: int, t_end: int, reading: int) -> np.ndarray:
 
 
 def slot_of(minutes: np.ndarray, t_start: int, reading: int) -> np.ndarray:
-    """The slot index of readings at ``minutes`` (a settlement reading: the slot of its
-    minute).
+    """Return the slot index of readings at ``minutes``.
 
+    A settlement reading falls in the slot of its minute.
+
+    Parameters
+    ----------
+    minutes : numpy.ndarray
+        The readings' minutes [minutes since midnight].
+    t_start : int
+        The program start [minutes since midnight].
+    reading : int
+        The reading interval [minutes].
+
+    Returns
+    -------
+    numpy.ndarray
+        The slot indices, ``(minutes − t_start) // reading``, shape of ``minutes``.
+
+    Examples
+    --------
     >>> slot_of(np.array([1110, 1125, 1126]), 1110, 5).tolist()
     [0, 3, 3]
     """
@@ -60,13 +91,52 @@ def slot_of(minutes: np.ndarray, t_start: int, reading: int) -> np.ndarray:
 
 def lost_readings(loss: ReadingLoss | None, seed: int, keys: np.ndarray,
                   minutes: np.ndarray) -> np.ndarray:
-    """(meters, slots) True where the reading of meter ``keys[i]`` in slot ``minutes[j]``
-    is lost (module doc); ``minutes`` are consecutive reading slots
-    (:func:`reading_minutes`), the whole program's, so that a burst's chain is the same
-    whatever part of it a caller reads. None or an inactive loss: nothing lost.
+    """Draw which meter readings are lost on the way to the head-end.
 
-    Vectorized over the meters; the burst chain loops over the slots.
+    The dissertation's meters lose no reading (§6.2.2); the loss model is drsim's
+    (docs/decisions.md, "Lost meter readings"; module doc). With r = ``rate`` and
+    L = ``burst_length``, a reading is lost independently with probability r (L = 1), or
+    by a Gilbert-Elliott chain per meter over its reading slots (L > 1):
 
+        P(good → bad) = r / ((1 − r)·L),   P(bad → good) = 1 / L,
+
+    started in its stationary law, so that the long-run share lost is r and a burst
+    lasts L slots on average. A share ``dark.share`` of the meters, drawn per meter, also
+    loses every reading from ``dark.start`` on. Draws come from the counter-based
+    streams keyed by (seed, meter, ``"loss"``, slot minute), so a meter's losses are the
+    same in every pass and for any chunking. Vectorized over the meters; the burst chain
+    loops over the slots.
+
+    Parameters
+    ----------
+    loss : drsim.scenario.ReadingLoss or None
+        The scenario's ``meters.reading_loss``; None or an inactive loss: nothing lost.
+    seed : int
+        The scenario's seed.
+    keys : numpy.ndarray
+        The meters' keys (house ids, or a replica's keys), shape (meters,).
+    minutes : numpy.ndarray
+        Consecutive reading slots (:func:`reading_minutes`), the whole program's, so that
+        a burst's chain is the same whatever part of it a caller reads, shape (slots,)
+        [minutes since midnight].
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean, shape (meters, slots): True where the reading of meter ``keys[i]`` in
+        slot ``minutes[j]`` is lost.
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.2.
+    .. [2] E. N. Gilbert, "Capacity of a burst-noise channel", Bell System Technical
+       Journal 39(5), 1253-1265, 1960.
+    .. [3] E. O. Elliott, "Estimates of error rates for codes on burst-noise channels",
+       Bell System Technical Journal 42(5), 1977-1997, 1963.
+
+    Examples
+    --------
     >>> from drsim.scenario import ReadingLoss
     >>> lost = lost_readings(ReadingLoss(rate=0.5), 7, np.arange(1000), np.arange(10))
     >>> lost.shape, bool(abs(lost.mean() - 0.5) < 0.05)
@@ -95,13 +165,39 @@ def lost_readings(loss: ReadingLoss | None, seed: int, keys: np.ndarray,
 
 
 def silence(lost_tests: np.ndarray, run: int) -> tuple[np.ndarray, np.ndarray]:
-    """Silent meters from their lost test readings ((meters, tests), in test order): a
-    meter is silent at a test when that test and the ``run − 1`` before it are lost.
+    """Find the silent meters from their lost test readings.
 
-    Returns (meters,) the index of the first test at which each meter is silent (-1:
-    never) and (tests,) the silent spells that begin at each test (the meters whose
-    streak of lost tests reaches ``run`` there: one report to the group leader each).
+    A meter is silent at a test when that test and the ``run − 1`` before it are lost:
+    with ``run`` = m_user + 1, the length of a run of Listing 6.1, the head-end knows it
+    cannot see that household and reports it to the group leader, one report per silent
+    spell (drsim's reading: docs/decisions.md, "Lost meter readings"; module doc).
 
+    Parameters
+    ----------
+    lost_tests : numpy.ndarray
+        Boolean, shape (meters, tests), in test order: True where the test reading is
+        lost.
+    run : int
+        Consecutive lost tests that make a meter silent, m_user + 1 [tests].
+
+    Returns
+    -------
+    first : numpy.ndarray
+        The index of the first test at which each meter is silent, -1 for never, shape
+        (meters,).
+    spells : numpy.ndarray
+        The silent spells that begin at each test (the meters whose streak of lost tests
+        reaches ``run`` there: one report to the group leader each), shape (tests,)
+        [meters].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1 (Step 3) and
+       §6.2.2 (Listing 6.1).
+
+    Examples
+    --------
     >>> lost = np.array([[0, 1, 1, 1, 1, 0, 1, 1, 1], [1, 1, 0, 1, 1, 0, 0, 0, 0]], bool)
     >>> first, spells = silence(lost, 3)
     >>> first.tolist(), spells.tolist()

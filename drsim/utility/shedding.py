@@ -1,6 +1,7 @@
-"""Hybrid load shedding in the DR monitoring: the optimised configuration "OP" of the
-dissertation's §6.3.4 (bounds at 50 % of the unshed latency), with cep_core's shedding on
-the keyed engine (:mod:`cep_core.shedding.keyed`).
+"""Hybrid load shedding in the DR monitoring: the optimised configuration "OP".
+
+OP is the configuration of the dissertation's §6.3.4 (bounds at 50 % of the unshed
+latency), here with cep_core's shedding on the keyed engine (:mod:`cep_core.shedding.keyed`).
 
 **Where each filter sits and what it saves.**
 
@@ -59,13 +60,35 @@ LATENCY_BINS = np.logspace(-4, 3, 7 * 40 + 1)
 
 
 def bl_name(name: str) -> str:
-    """The name of the BL monitoring of pass ``name``."""
+    """Return the name of the BL monitoring of pass ``name``.
+
+    Examples
+    --------
+    >>> bl_name("traditional")
+    'traditional_bl'
+    """
     return name + BL_SUFFIX
 
 
 def gateways(house_ids: np.ndarray, group_first: int, size: int) -> np.ndarray:
-    """The gateway of each household within its group (module doc).
+    """Return the gateway of each household within its group (module doc).
 
+    Parameters
+    ----------
+    house_ids : numpy.ndarray
+        (households,) household ids of one group.
+    group_first : int
+        The id of the group's first household.
+    size : int
+        Meters per gateway (``gateway_households``) [households].
+
+    Returns
+    -------
+    numpy.ndarray
+        (households,) the gateway's index within the group.
+
+    Examples
+    --------
     >>> gateways(np.array([100, 101, 349, 350]), group_first=100, size=250).tolist()
     [0, 0, 0, 1]
     """
@@ -73,9 +96,27 @@ def gateways(house_ids: np.ndarray, group_first: int, size: int) -> np.ndarray:
 
 
 def history_day(scenario: Scenario, group: int) -> tuple[Scenario, int, int]:
-    """The previous program day the cost model of ``group`` is fitted on (module doc): the
-    scenario with the next seed, and the group's first gateway's households (first id,
-    number)."""
+    """Return the previous program day the cost model of ``group`` is fitted on.
+
+    The scenario with the next seed (another day's draws; module doc), and the households
+    of the group's first gateway.
+
+    Parameters
+    ----------
+    scenario : drsim.scenario.Scenario
+        The evaluated scenario.
+    group : int
+        The group's index.
+
+    Returns
+    -------
+    day : drsim.scenario.Scenario
+        The scenario with seed + 1.
+    first : int
+        The id of the gateway's first household.
+    n : int
+        The gateway's households [households].
+    """
     lo, hi = scenario.group_ranges()[group]
     day = scenario.model_copy(update={"seed": (scenario.seed + 1) % (2**63 - 1)})
     return day, lo, min(scenario.monitoring.shedding.gateway_households, hi - lo)
@@ -83,9 +124,52 @@ def history_day(scenario: Scenario, group: int) -> tuple[Scenario, int, int]:
 
 def fit_meter_model(scenario: Scenario, plan: MonitoringPlan, group: int, history: Any
                     ) -> Any:
-    """The utility's cost model of Listing 6.1 for ``group`` (module doc), fitted on
-    ``history``: the households of :func:`history_day` simulated by the run (their
-    ``population``, traditional ``window_kw`` and expected ``estimate_window_kw``)."""
+    """Fit the utility's cost model of Listing 6.1 for ``group`` on a previous day.
+
+    Offline estimation on historic data (§4.3.2): the meter query runs over the
+    traditional pass of the households of :func:`history_day`, against their expected
+    complete response, and its runs of failed tests are clustered into
+    ``monitoring.shedding.classes`` classes per automaton state and
+    ``monitoring.shedding.slices`` time slices (§4.3.1; a run's time slice is its age),
+    each with its contribution and consumption (Definitions 4.4-4.5, Eq. 4.3-4.4).
+
+    Parameters
+    ----------
+    scenario : drsim.scenario.Scenario
+        Its ``monitoring.shedding`` (classes, slices) is read.
+    plan : MonitoringPlan
+        The monitoring (test times, the meter query).
+    group : int
+        The group's id.
+    history : Any
+        The households of :func:`history_day` simulated by the run: their ``population``
+        (ids), ``window_kw["traditional"]`` and ``estimate_window_kw["expected"]``,
+        (households, minutes from t_start) [kW].
+
+    Returns
+    -------
+    cep_core.shedding.CostModel
+        Contribution and consumption per (state, class, time slice).
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §4.2.3 (Eq. 4.3-4.4), §4.3.1,
+       §4.3.2 and §6.3.4.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as NS
+    >>> plan = MonitoringPlan(1110, 1230, 1120, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
+    >>> rng = np.random.default_rng(0)
+    >>> day = NS(population=NS(ids=np.arange(8)),
+    ...          window_kw={"traditional": rng.uniform(0, 2, (8, 120))},
+    ...          estimate_window_kw={"expected": np.ones((8, 120))})
+    >>> cfg = Shedding(gateway_households=4, classes=2, slices=2)
+    >>> model = fit_meter_model(NS(monitoring=NS(shedding=cfg)), plan, 0, day)
+    >>> type(model).__name__, model.slices
+    ('CostModel', 2)
+    """
     from cep_core.shedding import fit_cost_model
     from drsim.utility.monitoring import accumulated_kwh
 
@@ -101,11 +185,27 @@ def fit_meter_model(scenario: Scenario, plan: MonitoringPlan, group: int, histor
 
 @dataclass
 class GatewayStats:
-    """What the gateways of a chunk did on one monitored pass, in integers that add up
-    exactly over chunks (so the figures do not depend on the chunking): readings,
-    readings shed, runs shed, work [cost units], busy time and the monitoring window
-    [µmin, summed over gateways, each rounded per gateway], latency sum [µmin] and
-    count, and a histogram of latencies over :data:`LATENCY_BINS`."""
+    """What the gateways of a chunk did on one monitored pass.
+
+    Every figure is an integer that adds up exactly over chunks, so the figures do not
+    depend on the chunking.
+
+    Attributes
+    ----------
+    readings, readings_shed : int
+        The test readings the gateways received, and those shed [readings].
+    runs_shed : int
+        The runs of failed tests shed [runs].
+    work : int
+        The work done [cost units].
+    busy, span : int
+        The busy time and the monitoring window, summed over gateways, each rounded per
+        gateway [µmin].
+    latency_sum, latency_count : int
+        The sum of the readings' latencies [µmin] and their number [readings].
+    histogram : numpy.ndarray
+        The readings per latency bin of :data:`LATENCY_BINS`.
+    """
 
     readings: int
     readings_shed: int
@@ -120,21 +220,44 @@ class GatewayStats:
     LAYOUT = 8  # the leading fields of :meth:`as_list`
 
     def __eq__(self, other: object) -> bool:
+        """Compare the figures of two statistics (the histogram by value)."""
         return isinstance(other, GatewayStats) and self.as_list() == other.as_list()
 
     def as_list(self) -> list[float]:
+        """Return the figures as one row: the :attr:`LAYOUT` integers, then the histogram."""
         return [self.readings, self.readings_shed, self.runs_shed, self.work, self.busy,
                 self.span, self.latency_sum, self.latency_count, *self.histogram.tolist()]
 
     @classmethod
     def merged(cls, rows: Any) -> GatewayStats:
-        """The sum of chunks' :meth:`as_list` rows."""
+        """Sum chunks' :meth:`as_list` rows into one statistic.
+
+        Parameters
+        ----------
+        rows : iterable of list of float
+            The chunks' rows.
+
+        Returns
+        -------
+        GatewayStats
+            The figures over all the chunks.
+        """
         total = np.sum([np.asarray(r, dtype=np.float64).astype(np.int64) for r in rows],
                        axis=0)
         return cls(*(int(x) for x in total[:cls.LAYOUT]), total[cls.LAYOUT:])
 
     def summary(self) -> dict[str, Any]:
-        """The figures a run reports (summary.json's ``shedding``)."""
+        """Return the figures a run reports (summary.json's ``shedding``).
+
+        Returns
+        -------
+        dict of str to Any
+            ``readings``, ``readings_shed``, ``runs_shed``, ``work`` [cost units],
+            ``utilisation`` (busy time over the monitoring window) [1],
+            ``latency_avg_minutes`` and ``latency_p95_minutes`` (the upper edge of the
+            histogram bin that holds the 95th percentile) [minutes]; None where there is
+            nothing to divide by.
+        """
         n = self.latency_count
         cum = np.cumsum(self.histogram)
         p95 = float(LATENCY_BINS[1:][np.searchsorted(cum, 0.95 * cum[-1])]) if n else None
@@ -146,6 +269,22 @@ class GatewayStats:
 
     @classmethod
     def of_report(cls, report: dict[str, Any], span: float) -> GatewayStats:
+        """Build the statistics from a shedder's report.
+
+        Parameters
+        ----------
+        report : dict of str to Any
+            :meth:`cep_core.shedding.KeyedShedder.report`: per device ``events``,
+            ``events_shed``, ``runs_shed``, ``work``, ``busy`` [minutes] and
+            ``latency_sum`` [minutes], and per reading processed ``latencies`` [minutes].
+        span : float
+            The monitoring window of each gateway [minutes].
+
+        Returns
+        -------
+        GatewayStats
+            The figures in integers (times in µmin).
+        """
         lat = report["latencies"]
         hist = np.histogram(np.clip(lat, LATENCY_BINS[0], LATENCY_BINS[-1]),
                             LATENCY_BINS)[0]
@@ -173,9 +312,84 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
                     group_id: int, group_first: int, acc_kwh: np.ndarray,
                     expected_acc_kwh: np.ndarray, fetch: Any = None
                     ) -> tuple[MeterResult, GatewayStats, MeterResult, GatewayStats]:
-    """Listing 6.1 on a chunk's gateways: the unshed run (BL) and the run under the
-    bound (OP), each with what its gateways did (module doc); ``fetch()`` makes each
-    run's :class:`drsim.utility.fetching.MeterFetch` when λ is remote data."""
+    r"""Run Listing 6.1 on a chunk's gateways, unshed (BL) and under a latency bound (OP).
+
+    Each gateway g is a modelled device (module doc). A first unshed run measures its
+    work W_g [cost units]; the device's cost per unit c_g makes that work keep it busy a
+    share u (``utilisation``) of the monitoring window [t_first_test, t_end). BL runs
+    unshed on these devices; OP runs under the bound θ_g, a share b (``bound``) of BL's
+    latency ℓ_g (its average or 95th percentile, ``statistic``), shedding readings and
+    runs of failed tests with ``strategy`` when the gateway is overloaded, ℓ > θ_g
+    (Definition 4.1):
+
+    .. math::
+
+        c_g = \frac{u \, (t_{end} - t_{first\_test})}{W_g}, \qquad
+        \theta_g = b \cdot \ell_g^{BL}
+
+    This device model and bound are drsim's reading of §6.3.4 (docs/decisions.md, "Load
+    shedding in the monitoring (OP)").
+
+    Parameters
+    ----------
+    plan : MonitoringPlan
+        The monitoring (test times, the meter query).
+    cfg : drsim.scenario.Shedding
+        The scenario's ``monitoring.shedding``.
+    model : cep_core.shedding.CostModel
+        The group's cost model (:func:`fit_meter_model`).
+    house_ids : numpy.ndarray
+        (households,) the chunk's household ids, of one group.
+    group_id : int
+        The group's id.
+    group_first : int
+        The id of the group's first household (gateways count from it).
+    acc_kwh, expected_acc_kwh : numpy.ndarray
+        (households, tests) ``accLoad`` and ``λ[houseID, time]`` as in
+        :func:`drsim.utility.monitoring.meter_tier` [kWh].
+    fetch : callable, optional
+        Makes each run's :class:`drsim.utility.fetching.MeterFetch` when λ is remote
+        data.
+
+    Returns
+    -------
+    bl : MeterResult
+        The unshed run.
+    bl_stats : GatewayStats
+        What BL's gateways did.
+    op : MeterResult
+        The run under the bound.
+    op_stats : GatewayStats
+        What OP's gateways did.
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §4.2 (Definition 4.1; hybrid
+       load shedding, Eq. 4.1-4.2) and §6.3.4 (Figure 6.14).
+
+    Examples
+    --------
+    Two gateways of four households; OP sheds readings and works less than BL.
+
+    >>> from types import SimpleNamespace as NS
+    >>> from drsim.utility.monitoring import accumulated_kwh
+    >>> plan = MonitoringPlan(1110, 1230, 1120, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
+    >>> rng = np.random.default_rng(0)
+    >>> day = NS(population=NS(ids=np.arange(8)),
+    ...          window_kw={"traditional": rng.uniform(0, 2, (8, 120))},
+    ...          estimate_window_kw={"expected": np.ones((8, 120))})
+    >>> cfg = Shedding(gateway_households=4, classes=2, slices=2)
+    >>> model = fit_meter_model(NS(monitoring=NS(shedding=cfg)), plan, 0, day)
+    >>> used = accumulated_kwh(rng.uniform(0, 2, (8, 120)), 1110, plan.test_times)
+    >>> expected = accumulated_kwh(np.ones((8, 120)), 1110, plan.test_times)
+    >>> bl, bl_stats, op, op_stats = shed_meter_tier(plan, cfg, model, np.arange(8), 0, 0,
+    ...                                              used, expected)
+    >>> bl_stats.readings, bl_stats.readings_shed, op_stats.readings_shed > 0
+    (176, 0, True)
+    >>> op_stats.work < bl_stats.work
+    True
+    """
     from cep_core.shedding import KeyedShedder
 
     gw = gateways(house_ids, group_first, cfg.gateway_households)

@@ -1,5 +1,7 @@
-"""γ[groupID, time]: Listing 6.2's threshold per group and test time (docs/model.md, "The
-threshold"; docs/decisions.md, "The group threshold from the expected response").
+"""γ[groupID, time]: Listing 6.2's threshold per group and test time.
+
+docs/model.md, "The threshold"; docs/decisions.md, "The group threshold from the expected
+response".
 
 Listing 6.2 (dissertation §6.2.2) alerts a group when more than γ_user of its households
 are flagged by the meter query (Listing 6.1); Table 6.2 does not give γ_user. A household
@@ -33,7 +35,8 @@ import numpy as np
 from drsim.household.population import Population
 from drsim.household.sim import ChunkSimulator
 from drsim.scenario import ExpectedShare
-from drsim.utility.baseline import Estimates, day_of_adjusted, expected_replica, with_mv_error
+from drsim.utility.baseline import Estimates, expected_replica, with_mv_error
+from drsim.utility.day_of import day_of_adjusted
 from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
 from drsim.utility.readings import lost_readings, reading_minutes, slot_of
 
@@ -43,12 +46,16 @@ __all__ = ["Thresholds", "expected_share", "replica_flags", "threshold"]
 def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, group: int,
                   exact: Estimates, replicas: int, before: Estimates | None = None
                   ) -> np.ndarray:
-    """(tests,) households of a chunk flagged by the meter query at each test time, summed
-    over ``replicas`` replicas of the expected response (``exact``: the M&V method's B and
-    P̂ of the chunk without M&V error, over the program). With a day-of adjustment
-    (``before``: the estimates without error over the minutes it reads), each replica's
-    estimates are adjusted from the replica's own readings before the notice, as the
-    utility adjusts the day's (:func:`drsim.utility.baseline.day_of_adjusted`).
+    """Count the households the meter query flags under replicas of the expected response.
+
+    At each test time, the households flagged by the meter query (Listing 6.1, Eq. 6.4
+    tested against P̂), summed over ``replicas`` replicas of the expected response
+    (:func:`drsim.utility.baseline.expected_replica`), each with its own M&V error. With a
+    day-of adjustment (``before``), each replica's estimates are adjusted from the
+    replica's own readings before the notice, as the utility adjusts the day's
+    (:func:`drsim.utility.day_of.day_of_adjusted`). The counts x are what p̂ of
+    :func:`expected_share` is estimated from (drsim's reading: docs/decisions.md, "The
+    group threshold from the expected response").
 
     The replicas run as one stream: replica r's households are keyed
     ``houseID + r·N`` (N the scenario's households, so the keys stay distinct and compact),
@@ -56,7 +63,53 @@ def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, gr
     paid once. With lost readings (``meters.reading_loss``) each replica's meters lose
     readings under the same model with draws of their own (keyed by the replica's key), and
     the same meter query (exact or approximate) runs over what arrives, so γ accounts for
-    loss (docs/decisions.md, "Lost meter readings")."""
+    loss (docs/decisions.md, "Lost meter readings").
+
+    Parameters
+    ----------
+    plan : drsim.utility.monitoring.MonitoringPlan
+        The monitoring plan (test times, queries, reading interval).
+    pop : drsim.household.population.Population
+        The chunk's households.
+    sim : drsim.household.sim.ChunkSimulator
+        The chunk's simulator of the evaluated day.
+    group : int
+        The chunk's group.
+    exact : Estimates
+        The M&V method's B and P̂ of the chunk without M&V error, over the program [kW].
+    replicas : int
+        Replicas per household R [1].
+    before : Estimates, optional
+        The estimates without error over the minutes a day-of adjustment reads
+        (:func:`drsim.utility.day_of.baseline_before_notice`) [kW]; None: no
+        adjustment.
+
+    Returns
+    -------
+    numpy.ndarray
+        Household replicas flagged at each test time, shape (tests,) [households].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1 (Eq. 6.4) and
+       §6.2.2 (Listings 6.1-6.2).
+
+    Examples
+    --------
+    Twenty households, two replicas each, tested every 5 minutes from 18:50:
+
+    >>> from drsim.household.sim import ChunkSimulator
+    >>> from drsim.scenario import Scenario
+    >>> from drsim.utility.baseline import estimate_exact
+    >>> s = Scenario(name="doc", seed=7, households=20, groups=[{"name": "g", "size": 20}])
+    >>> plan = MonitoringPlan.of(s)
+    >>> pop = Population(s, 0, 20)
+    >>> sim = ChunkSimulator(pop)
+    >>> exact = estimate_exact(pop, plan.t_start, plan.t_end, sim)
+    >>> replica_flags(plan, pop, sim, 0, exact, 2).tolist()
+    [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2, 2]
+    """
     times = plan.test_times
     acc, expected, keys = [], [], []
     for r in range(1, replicas + 1):
@@ -80,14 +133,36 @@ def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, gr
 
 
 def expected_share(flagged: np.ndarray, replicas: int, sizes: np.ndarray) -> np.ndarray:
-    """p̂: the estimated share flagged under the expected response, (x + 1)/(n + 2) of
-    ``flagged`` x among n = ``replicas`` × size household replicas (Laplace's rule).
+    r"""Estimate p̂, the share of a group flagged under the expected response.
+
+    Laplace's rule of succession over x flagged among n = R·N_g household replicas, so
+    that a share never seen in the replicas still has a standard error:
+
+    .. math:: \hat p[g, t] = \frac{x[g, t] + 1}{R N_g + 2}
+
+    The threshold γ_user of Listing 6.2 is not given in Table 6.2; estimating it from
+    the expected response is drsim's reading (docs/decisions.md, "The group threshold
+    from the expected response").
 
     Parameters
     ----------
-    flagged : (groups, tests) household replicas flagged [1]
-    replicas : replicas per household R [1]
-    sizes : (groups,) households per group N_g [1]
+    flagged : numpy.ndarray
+        Household replicas flagged x, shape (groups, tests) [households].
+    replicas : int
+        Replicas per household R [1].
+    sizes : numpy.ndarray
+        Households per group N_g, shape (groups,) [households].
+
+    Returns
+    -------
+    numpy.ndarray
+        p̂, shape (groups, tests) [1].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.2 (Listing 6.2) and
+       Table 6.2.
 
     Examples
     --------
@@ -99,14 +174,43 @@ def expected_share(flagged: np.ndarray, replicas: int, sizes: np.ndarray) -> np.
 
 
 def threshold(share: np.ndarray, sizes: np.ndarray, z: float, replicas: int) -> np.ndarray:
-    """γ[g, t] = p̂ + z·sqrt(p̂(1 − p̂)(1 + 1/R)/N_g) (module doc), at most 1.
+    r"""Estimate the group threshold γ[g, t] of Listing 6.2 from the expected share flagged.
+
+    z standard errors of the difference between the group's realised share and the
+    estimate above p̂, at most 1 (module doc); ``(1 + 1/R)`` adds the variance of the
+    estimate from R·N_g household replicas to that of a share of N_g households, so that
+    at each test an expected group alerts with probability about Φ(−z):
+
+    .. math::
+
+        \gamma[g, t] = \min\left(1, \hat p + z \sqrt{\frac{\hat p (1 - \hat p)
+        (1 + 1/R)}{N_g}}\right)
+
+    drsim's reading of γ_user, which Table 6.2 does not give (docs/decisions.md, "The
+    group threshold from the expected response").
 
     Parameters
     ----------
-    share : (groups, tests) estimated share flagged under the expected response p̂ [1]
-    sizes : (groups,) households per group N_g [1]
-    z : standard errors above the share [1]
-    replicas : replicas per household R the share was estimated from [1]
+    share : numpy.ndarray
+        p̂, the estimated share flagged under the expected response, shape
+        (groups, tests) [1].
+    sizes : numpy.ndarray
+        Households per group N_g, shape (groups,) [households].
+    z : float
+        Standard errors above the share [1].
+    replicas : int
+        Replicas per household R the share was estimated from [1].
+
+    Returns
+    -------
+    numpy.ndarray
+        γ, shape (groups, tests) [1].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.2 (Listing 6.2) and
+       Table 6.2.
 
     Examples
     --------
@@ -122,8 +226,18 @@ def threshold(share: np.ndarray, sizes: np.ndarray, z: float, replicas: int) -> 
 class Thresholds:
     """γ per group and test time, and what it was made from (for reports and plots).
 
-    ``gamma`` is (groups, tests) aligned with ``test_times``; ``share`` the estimated
-    share flagged under the expected response (None for a constant γ_user)."""
+    Attributes
+    ----------
+    test_times : numpy.ndarray
+        The test times, shape (tests,) [minutes since midnight].
+    gamma : numpy.ndarray
+        γ[groupID, time], shape (groups, tests), aligned with ``test_times`` [1].
+    share : numpy.ndarray or None
+        p̂, the estimated share flagged under the expected response, same shape [1];
+        None for a constant γ_user.
+    settings : drsim.scenario.ExpectedShare or None
+        The scenario's ``monitoring.gamma_user`` when estimated; None for a constant.
+    """
 
     test_times: np.ndarray
     gamma: np.ndarray
@@ -133,8 +247,40 @@ class Thresholds:
     @classmethod
     def of(cls, plan: MonitoringPlan, sizes: np.ndarray, flagged: np.ndarray | None = None
            ) -> Thresholds:
-        """The plan's thresholds: constant, or from the replicas' ``flagged`` counts
-        ((groups, tests), summed over the chunks of each group)."""
+        """Build the plan's thresholds: constant, or from the replicas' ``flagged`` counts.
+
+        Parameters
+        ----------
+        plan : drsim.utility.monitoring.MonitoringPlan
+            The monitoring plan (its ``gamma_user`` and test times).
+        sizes : numpy.ndarray
+            Households per group N_g, shape (groups,) [households].
+        flagged : numpy.ndarray, optional
+            Household replicas flagged (:func:`replica_flags`), shape (groups, tests),
+            summed over the chunks of each group [households]; needed when γ_user is
+            estimated from the expected response.
+
+        Returns
+        -------
+        Thresholds
+            γ per group and test time.
+
+        Raises
+        ------
+        ValueError
+            If γ_user is estimated and ``flagged`` is None.
+
+        Examples
+        --------
+        A constant γ_user, as printed in Listing 6.2:
+
+        >>> from drsim.scenario import Scenario
+        >>> s = Scenario(name="doc", seed=7, households=3, groups=[{"name": "g", "size": 3}],
+        ...              monitoring={"gamma_user": 0.05})
+        >>> t = Thresholds.of(MonitoringPlan.of(s), np.array([3]))
+        >>> t.gamma.shape, float(t.gamma.max()), t.share is None
+        ((1, 20), 0.05, True)
+        """
         settings = plan.gamma_user
         if not isinstance(settings, ExpectedShare):
             return cls(plan.test_times, np.full((len(sizes), len(plan.test_times)),
@@ -146,6 +292,17 @@ class Thresholds:
                    share, settings)
 
     def table(self, group: int) -> dict[tuple[int, int], float]:
-        """The lookup ``γ[groupID, time]`` of one group's leader."""
+        """Return the lookup ``γ[groupID, time]`` of one group's leader.
+
+        Parameters
+        ----------
+        group : int
+            The group.
+
+        Returns
+        -------
+        dict
+            γ [1] by (group, test time [minutes since midnight]).
+        """
         return {(group, int(t)): float(g)
                 for t, g in zip(self.test_times, self.gamma[group], strict=True)}

@@ -12,7 +12,8 @@ import drsim
 from drsim.household.appliances import FLEX_ADVANCE, FLEX_DEFERRABLE
 from drsim.household.ev import session_energy_kwh
 from drsim.household.population import Population, inclusion_probabilities
-from drsim.household.sim import DAY, MAX_UNTIL, MICRO, ChunkSimulator, program_events
+from drsim.household.sim import MAX_UNTIL, ChunkSimulator, program_events
+from drsim.units import DAY, MICRO
 
 ROOT = Path(__file__).resolve().parents[3]
 WIDE = (-3 * DAY, 5 * DAY)  # wide enough to hold every cycle and the rebound

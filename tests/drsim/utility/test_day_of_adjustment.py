@@ -9,7 +9,7 @@ from small_scenarios import quickstart
 
 from drsim.pipeline.passes import Chunk, simulate_chunk
 from drsim.scenario import scenario_from_dict
-from drsim.utility.baseline import day_of_ratio
+from drsim.utility.day_of import day_of_ratio
 from drsim.utility.monitoring import MonitoringPlan
 from drsim.utility.threshold import replica_flags
 

@@ -12,13 +12,9 @@ import pytest
 
 from drsim.household.population import Population
 from drsim.scenario import Incentive, ScenarioError, load_scenario, scenario_from_dict
-from drsim.utility import incentive as inc
-from drsim.utility import lottery
+from drsim.utility import lottery, participants
 from drsim.utility.incentive import (
     IncentiveResult,
-    ParticipantSums,
-    assign_mappings,
-    household_mappings,
     new_follow_through,
     new_incentive,
     plan_second_event,
@@ -35,6 +31,7 @@ from drsim.utility.lottery import (
     saved_cost,
     strategy_payoffs,
 )
+from drsim.utility.participants import ParticipantSums, assign_mappings, household_mappings
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 U4 = [1.05, 1.10, 1.15, 1.20]
@@ -439,4 +436,4 @@ def test_plan_lookups_reject_unplanned_mappings() -> None:
         r.winner_counts([1.1], [True, False])
     with pytest.raises(ValueError, match="hold no θ_new"):
         r.with_response(_hand_sums())
-    assert inc.MAPPING_STREAM != lottery.LOTTERY_STREAM
+    assert participants.MAPPING_STREAM != lottery.LOTTERY_STREAM

@@ -9,15 +9,8 @@ import pandas as pd
 import pytest
 
 from drsim.scenario import ExpectedShare
-from drsim.utility.monitoring import (
-    NOT_LATCHED,
-    QUERIES,
-    MonitoringPlan,
-    check_queries,
-    group_tier,
-    meter_tier,
-    utility_tier,
-)
+from drsim.utility.group_and_utility_tiers import group_tier, utility_tier
+from drsim.utility.monitoring import NOT_LATCHED, QUERIES, MonitoringPlan, check_queries, meter_tier
 from drsim.utility.threshold import Thresholds
 
 # 18:30-20:30, first test 18:50, δ = 5, m = 3 everywhere, γ_user 0.5, γ_group 0.4, 2 groups

@@ -1,0 +1,281 @@
+"""Load rendered from what a run committed.
+
+Each cycle phase and each charging session is a rectangle [start, end) × kW added to a
+per-household minute grid by a difference array and a cumulative sum, in whole µkW so
+that every sum is exact in any order (docs/architecture.md, "Determinism").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from drsim.household.starts import Batch
+from drsim.units import MICRO
+
+
+def session_minutes(b: Batch) -> np.ndarray:
+    r"""Compute the whole minutes a charging session occupies the charger.
+
+    The session charges at the charger's full power, the last minute partly
+    (:func:`ev_rectangles`); drsim's reading of §6.3.1's EV sessions
+    (docs/decisions.md, "Load model data and its sources"):
+
+    .. math:: m = \lceil 60 \cdot E / P \rceil
+
+    Parameters
+    ----------
+    b : Batch
+        EV sessions with energy to charge ``energy_kwh`` E [kWh] and charger power ``kw``
+        P [kW].
+
+    Returns
+    -------
+    numpy.ndarray
+        Minutes on the charger [min], int64.
+
+    Examples
+    --------
+    >>> from drsim.household.starts import make_batch
+    >>> b = make_batch(np.array([0]), np.array([1110]), -1, 0, np.array([0]),
+    ...                energy_kwh=np.array([10.0]), kw=np.array([7.0]))
+    >>> session_minutes(b).tolist()  # 10 kWh at 7 kW: 85.7 minutes
+    [86]
+    """
+    return np.ceil(b.energy_kwh / b.kw * 60.0 - 1e-9).astype(np.int64)
+
+
+def micro_kw(kw) -> np.ndarray:
+    """Round kW to whole µkW.
+
+    Parameters
+    ----------
+    kw : array_like
+        Power [kW].
+
+    Returns
+    -------
+    numpy.ndarray
+        Power [µkW], whole numbers as float64 (sums are exact below 2**53 µkW).
+
+    Examples
+    --------
+    >>> micro_kw([0.0012, 2.0]).tolist()
+    [1200.0, 2000000.0]
+    """
+    return np.round(np.asarray(kw, dtype=np.float64) * MICRO)
+
+
+def rectangle_entries(rows, start, end, micro, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""Turn load rectangles into the steps of a difference array.
+
+    A rectangle is a power drawn over minutes [start, end); its steps on a grid of rows ×
+    (hi-lo+1) minutes are +power where it starts and −power where it ends (clipped to
+    [lo, hi)), so that the running sum over minutes (:func:`render_entries`) is the load
+
+    .. math:: L_{r,t} = \sum_{i:\ row_i = r} P_i \cdot [s_i \le t < e_i]
+
+    Powers are whole µkW, so every sum is an exact integer and the result does not
+    depend on the order of the rectangles (chunking); drsim's way of summing loads
+    (docs/architecture.md, "Determinism").
+
+    Parameters
+    ----------
+    rows : numpy.ndarray
+        Grid row of each rectangle (int).
+    start, end : numpy.ndarray
+        Minutes of each rectangle, end excluded [minutes since midnight of the DR day].
+    micro : numpy.ndarray
+        Power of each rectangle [µkW], whole numbers.
+    lo, hi : int
+        The grid's minutes, hi excluded [minutes since midnight of the DR day].
+
+    Returns
+    -------
+    index : numpy.ndarray
+        Flat index ``row * (hi-lo+1) + minute - lo`` of each step.
+    weight : numpy.ndarray
+        The step [µkW]: +power at the start, −power at the end.
+
+    Examples
+    --------
+    >>> index, weight = rectangle_entries(np.array([0, 1]), np.array([1, 0]),
+    ...                                   np.array([3, 2]), np.array([5.0, 7.0]), 0, 4)
+    >>> index.tolist(), weight.tolist()
+    ([1, 5, 3, 7], [5.0, 7.0, -5.0, -7.0])
+    """
+    width = hi - lo
+    keep = (end > lo) & (start < hi) & (end > start)
+    rows, micro = rows[keep], micro[keep]
+    s = np.clip(start[keep] - lo, 0, width)
+    e = np.clip(end[keep] - lo, 0, width)
+    stride = width + 1
+    return np.concatenate([rows * stride + s, rows * stride + e]), np.concatenate([micro, -micro])
+
+
+def render_entries(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo: int,
+                   hi: int, divisor: float = 1.0, dtype=np.float64) -> np.ndarray:
+    """Sum step entries into a minute grid of whole µkW / ``divisor``.
+
+    The steps of all entries are added per grid cell and summed along the minutes (the
+    difference array of :func:`rectangle_entries`); the running sums are taken in blocks
+    of rows that fit in the CPU cache.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the grid (households, categories).
+    entries : list of tuple of numpy.ndarray
+        ``(index, weight)`` steps from :func:`rectangle_entries` [µkW].
+    lo, hi : int
+        The grid's minutes, hi excluded [minutes since midnight of the DR day].
+    divisor : float, default 1.0
+        Divides the sums: :data:`MICRO` gives kW.
+    dtype : numpy dtype, default numpy.float64
+        Type of the result.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n_rows, hi-lo) load per minute [µkW / ``divisor``].
+    """
+    stride = hi - lo + 1
+    idx = np.concatenate([i for i, _ in entries])
+    w = np.concatenate([w for _, w in entries])
+    steps = np.bincount(idx, weights=w, minlength=n_rows * stride).reshape(n_rows, stride)
+    out = np.empty((n_rows, stride - 1), dtype=dtype)
+    for b in range(0, n_rows, _BLOCK_ROWS):
+        block = steps[b : b + _BLOCK_ROWS, : stride - 1]
+        np.cumsum(block, axis=1, out=block)
+        if divisor != 1.0:
+            np.divide(block, divisor, out=block)
+        out[b : b + _BLOCK_ROWS] = block
+    return out
+
+
+_BLOCK_ROWS = 128  # rows per block: 128 × 1441 float64 ≈ 1.5 MB
+
+
+def render_rectangles(n_rows: int, rows, start, end, micro, lo: int, hi: int) -> np.ndarray:
+    """Sum rectangles [start, end) × µkW into a minute grid of whole µkW.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the grid.
+    rows, start, end, micro : numpy.ndarray
+        Row, minutes [start, end) [minutes since midnight of the DR day] and power [µkW]
+        of each rectangle, as for :func:`rectangle_entries`.
+    lo, hi : int
+        The grid's minutes, hi excluded [minutes since midnight of the DR day].
+
+    Returns
+    -------
+    numpy.ndarray
+        (n_rows, hi-lo) load per minute [µkW].
+
+    Examples
+    --------
+    >>> render_rectangles(2, np.array([0, 1, 0]), np.array([1, 0, 2]), np.array([3, 2, 6]),
+    ...                   np.array([5.0, 7.0, 1.0]), 0, 4).tolist()
+    [[0.0, 5.0, 6.0, 1.0], [7.0, 7.0, 0.0, 0.0]]
+    """
+    return render_entries(n_rows, [rectangle_entries(rows, start, end, micro, lo, hi)], lo, hi)
+
+
+def appliance_rectangles(cat, b: Batch, lo: int, hi: int, key: np.ndarray | None = None):
+    """Turn appliance cycles into load rectangles, one per phase.
+
+    A cycle runs its phases back to back from its start, each at its power for its
+    minutes (the catalogue's ``phases``: the cycle energy of the CREST model [1]_, shaped
+    as the data file's ``phases_source`` says). Phase power is counted above the
+    appliance's standby (standby is added per household).
+
+    Parameters
+    ----------
+    cat : Catalogue
+        The appliance catalogue.
+    b : Batch
+        Committed appliance starts [minutes since midnight of the DR day].
+    lo, hi : int
+        Only cycles overlapping [lo, hi) are kept [minutes since midnight of the DR day].
+    key : numpy.ndarray, optional
+        Grid row each start's rectangles are added to; default the household row.
+
+    Returns
+    -------
+    key, start, end, micro : numpy.ndarray
+        Row, minutes [start, end) [minutes since midnight of the DR day] and power above
+        standby [µkW] of each phase.
+
+    References
+    ----------
+    .. [1] I. Richardson, M. Thomson, D. Infield, C. Clifford, "Domestic electricity use:
+       A high-resolution energy demand model", Energy and Buildings 42(10), 1878-1887,
+       2010.
+
+    Examples
+    --------
+    >>> from drsim.household.appliances import load_catalogue
+    >>> cat = load_catalogue()
+    >>> from drsim.household.starts import make_batch
+    >>> b = make_batch(np.array([0]), np.array([1110]), cat.index("washing_machine"), 0,
+    ...                np.array([0]))
+    >>> [x.tolist() for x in appliance_rectangles(cat, b, 0, 1440)]
+    [[0, 0, 0], [1110, 1125, 1218], [1125, 1218, 1248], [1999000.0, 119000.0, 494600.0]]
+    """
+    keep = (b.t < hi) & (b.t + cat.cycle_minutes[b.appliance] > lo)
+    a, s = b.appliance[keep], b.t[keep]
+    k = (b.row if key is None else key)[keep]
+    keys, starts, ends, micro = [], [], [], []
+    for p in range(cat.phase_minutes.shape[1]):
+        if p:
+            more = cat.phase_count[a] > p
+            a, s, k = a[more], s[more], k[more]
+        minutes = cat.phase_minutes[a, p]
+        keys.append(k)
+        starts.append(s)
+        ends.append(s + minutes)
+        micro.append(cat.phase_micro_kw[a, p])
+        s = s + minutes
+    return (np.concatenate(keys), np.concatenate(starts), np.concatenate(ends),
+            np.concatenate(micro))
+
+
+def ev_rectangles(b: Batch, key: np.ndarray | None = None):
+    r"""Turn EV charging sessions into load rectangles.
+
+    A session draws the charger's full power :math:`P` for its whole minutes and the
+    remainder in the last one, so that it delivers exactly its energy :math:`E`:
+    :math:`\lfloor 60 E / P \rfloor` minutes at :math:`P`, then one minute at
+    :math:`P \cdot (60 E / P - \lfloor 60 E / P \rfloor)`. drsim's reading of §6.3.1's EV
+    sessions (docs/decisions.md, "Load model data and its sources").
+
+    Parameters
+    ----------
+    b : Batch
+        Committed EV sessions: start [minutes since midnight of the DR day], energy to
+        charge ``energy_kwh`` [kWh], charger power ``kw`` [kW].
+    key : numpy.ndarray, optional
+        Grid row each session's rectangles are added to; default the household row.
+
+    Returns
+    -------
+    key, start, end, micro : numpy.ndarray
+        Row, minutes [start, end) [minutes since midnight of the DR day] and power [µkW]
+        of each rectangle (two per session).
+
+    Examples
+    --------
+    >>> from drsim.household.starts import make_batch
+    >>> b = make_batch(np.array([0]), np.array([1110]), -1, 0, np.array([0]),
+    ...                energy_kwh=np.array([10.0]), kw=np.array([7.0]))
+    >>> [x.tolist() for x in ev_rectangles(b)]  # 85 minutes at 7 kW, then 5 kW for one
+    [[0, 0], [1110, 1195], [1195, 1196], [7000000.0, 5000000.0]]
+    """
+    minutes = b.energy_kwh / b.kw * 60.0
+    full = np.floor(minutes + 1e-9).astype(np.int64)
+    tail = np.maximum(minutes - full, 0.0)
+    k = b.row if key is None else key
+    return (np.concatenate([k, k]), np.concatenate([b.t, b.t + full]),
+            np.concatenate([b.t + full, b.t + full + 1]),
+            micro_kw(np.concatenate([b.kw, b.kw * tail])))

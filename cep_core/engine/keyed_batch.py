@@ -146,24 +146,29 @@ def waves(kid: np.ndarray, steps: np.ndarray) -> Iterable[np.ndarray]:
 
 
 class KeyIndex:
-    """Partition key values to dense ids 0, 1, ... (first come, first numbered). Small
-    non-negative integer keys are looked up in an array; others in a dict."""
+    """Partition key values to dense ids 0, 1, ... (first come, first numbered). Integer
+    keys within a span of :data:`DIRECT_LIMIT` values are looked up in an array that
+    covers the span from the least key seen (``base``), so its size follows the spread of
+    the keys, not their magnitude; other keys in a dict."""
 
     DIRECT_LIMIT = 1 << 24
 
     def __init__(self):
-        self.direct = np.full(0, -1, dtype=np.int64)
+        self.direct = np.full(0, -1, dtype=np.int64)  # key - base -> id, -1: not seen
+        self.base = 0
         self.keys: dict[Any, int] = {}
         self.size = 0
 
     def ids(self, cols: list[np.ndarray]) -> np.ndarray:
         col = cols[0]
-        if len(cols) == 1 and col.dtype.kind in "iu" and not self.keys and col.size \
-                and col.min() >= 0 and col.max() < self.DIRECT_LIMIT:
-            return self._direct(col)
+        if len(cols) == 1 and col.dtype.kind in "iu" and not self.keys and col.size:
+            lo = min(int(col.min()), self.base) if len(self.direct) else int(col.min())
+            top = max(int(col.max()) + 1, self.base + len(self.direct))
+            if top - lo <= self.DIRECT_LIMIT:
+                return self._direct(col, lo, top)
         if len(self.direct):  # leave the array for the dict from now on
             known = np.flatnonzero(self.direct >= 0)
-            self.keys = {(int(v),): int(self.direct[v]) for v in known}
+            self.keys = {(int(v) + self.base,): int(self.direct[v]) for v in known}
             self.direct = np.full(0, -1, dtype=np.int64)
         if len(cols) == 1:
             codes, uniques = pd.factorize(col)
@@ -181,9 +186,10 @@ class KeyIndex:
         """The ids of known keys, -1 for keys never seen (nothing is numbered)."""
         col = cols[0]
         if len(self.direct) and len(cols) == 1 and col.dtype.kind in "iu":
-            inside = (col >= 0) & (col < len(self.direct))
+            at = col.astype(np.int64) - self.base
+            inside = (at >= 0) & (at < len(self.direct))
             out = np.full(col.size, -1, dtype=np.int64)
-            out[inside] = self.direct[col[inside]]
+            out[inside] = self.direct[at[inside]]
             return out
         values = zip(*(c.tolist() for c in cols), strict=True)
         return np.fromiter((self.keys.get(tuple(v), -1) for v in values), np.int64,
@@ -194,7 +200,7 @@ class KeyIndex:
         if len(self.direct):
             order = np.full(self.size, -1, dtype=np.int64)
             known = np.flatnonzero(self.direct >= 0)
-            order[self.direct[known]] = known
+            order[self.direct[known]] = known + self.base
             return [order[ids]]
         by_id: list[Any] = [None] * self.size
         for key, i in self.keys.items():
@@ -203,19 +209,27 @@ class KeyIndex:
         width = len(by_id[0]) if by_id else 1
         return [np.array([r[j] for r in rows]) for j in range(width)]
 
-    def _direct(self, col: np.ndarray) -> np.ndarray:
-        top = int(col.max()) + 1
-        if top > len(self.direct):
-            self.direct = resize(self.direct, max(top, 2 * len(self.direct)), -1)
-        ids = self.direct[col]
+    def _direct(self, col: np.ndarray, lo: int, top: int) -> np.ndarray:
+        """Ids of ``col`` by the array, widened to cover keys ``lo .. top - 1``; new keys
+        are numbered in order of value (ids are internal)."""
+        if not len(self.direct) or lo < self.base or top > self.base + len(self.direct):
+            span = top - lo
+            if len(self.direct):  # grow to the right by doubling, as a list does
+                span = max(span, min(2 * len(self.direct), self.DIRECT_LIMIT))
+            wider = np.full(span, -1, dtype=np.int64)
+            offset = self.base - lo
+            wider[offset:offset + len(self.direct)] = self.direct
+            self.direct, self.base = wider, lo
+        at = col.astype(np.int64) - self.base
+        ids = self.direct[at]
         new = ids < 0
         if new.any():
             seen = np.zeros(len(self.direct), dtype=bool)
-            seen[col[new]] = True
+            seen[at[new]] = True
             fresh = np.flatnonzero(seen)  # numbered in order of value (ids are internal)
             self.direct[fresh] = np.arange(self.size, self.size + fresh.size)
             self.size += fresh.size
-            ids = self.direct[col]
+            ids = self.direct[at]
         return ids
 
 

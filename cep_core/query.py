@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
+import numpy as np
+
 from cep_core.adaptive.engine import (
     PLAN_KINDS,
     AdaptiveEngine,
@@ -23,9 +25,10 @@ from cep_core.adaptive.engine import (
 )
 from cep_core.approx.insertions import missing_problem
 from cep_core.approx.placeholders import as_unknown_type
-from cep_core.counters import Counters
+from cep_core.counters import Counters, WorkBy
 from cep_core.engine.graph import GraphEngine, graph_unsupported
 from cep_core.engine.keyed import KEYED_POLICIES, KeyedEngine
+from cep_core.engine.keyed_batch import equal_runs, value_codes
 from cep_core.engine.keyed_plan import keyed_missing_problem, keyed_unsupported
 from cep_core.engine.matching import (
     ANY,
@@ -131,33 +134,70 @@ class Session:
         #: ``max_missing=0``: exact matching, where a placeholder is an event no element
         #: takes, and every output says ``"missing": 0``
         self.none_missing = none_missing
+        #: the work of the last batch fed with ``work_by``, per value of that column
+        self.work: WorkBy | None = None
 
     def feed(self, events: Iterable[dict] | Any, as_frame: bool = False,
-             keep: Any = None) -> list[dict] | Any:
+             keep: Any = None, work_by: str | None = None) -> list[dict] | Any:
         """The outputs of one batch, as dicts or (``as_frame``) as a pandas DataFrame.
         ``keep`` (keyed engine): the input filter as a mask over the batch
-        (:meth:`KeyedEngine.feed`)."""
+        (:meth:`KeyedEngine.feed`). ``work_by``: a column of the events (``"time"``, say);
+        the batch's work per value of it is then in :attr:`work`
+        (:class:`~cep_core.counters.WorkBy`), the same as feeding the events of each
+        value as a batch of its own and reading the counters in between."""
+        self.work = None
+        if work_by is not None and not isinstance(self.engine, KeyedEngine):
+            return self._feed_by_value(events, as_frame, keep, work_by)
         if not self.none_missing:
-            return self._feed_any(events, as_frame, keep)
-        return _zero_missing(self._feed_any(as_unknown_type(events), as_frame, keep))
+            out = self._feed_any(events, as_frame, keep, work_by)
+        else:
+            out = _zero_missing(self._feed_any(as_unknown_type(events), as_frame, keep,
+                                               work_by))
+        if work_by is not None:
+            self.work = self.engine.work
+        return out
 
-    def _feed_any(self, events: Iterable[dict] | Any, as_frame: bool, keep: Any) -> Any:
+    def _feed_by_value(self, events: Any, as_frame: bool, keep: Any, column: str) -> Any:
+        """:meth:`feed` with ``work_by`` on an engine that takes events one by one: the
+        runs of equal values fed in turn, the counters read between them."""
+        frame = hasattr(events, "columns")
+        rows = events if frame else list(events)
+        codes, uniques = value_codes(rows, column, len(rows))
+        tally = np.zeros((len(WorkBy.FIELDS), len(uniques)), dtype=np.int64)
+        parts = []
+        for lo, hi in equal_runs(codes):
+            c = self.counters
+            before = np.array([c.events, c.pm_created, c.pm_extended, c.outputs])
+            part = rows.iloc[lo:hi] if frame else rows[lo:hi]
+            parts.append(self.feed(part, as_frame, keep))
+            tally[:, codes[lo]] += np.array([c.events, c.pm_created, c.pm_extended,
+                                             c.outputs]) - before
+        self.work = WorkBy.of(column, uniques, tally)
+        if as_frame:
+            import pandas as pd
+
+            return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        return [x for part in parts for x in part]
+
+    def _feed_any(self, events: Iterable[dict] | Any, as_frame: bool, keep: Any,
+                  work_by: str | None = None) -> Any:
         if keep is not None and not isinstance(self.engine, KeyedEngine):
             raise QueryError("keep= masks a batch on the keyed vectorized engine; the "
                              "reference engine takes an input_filter")
         if isinstance(self.engine, KeyedEngine) and hasattr(events, "columns"):
-            return self._feed_frame(events, as_frame, keep)  # columns straight to arrays
+            return self._feed_frame(events, as_frame, keep, work_by)  # columns to arrays
         if hasattr(events, "columns") and hasattr(self.engine, "reads_columns") \
                 and self.engine.reads_columns(events):
             return self._feed_columns(events, as_frame)  # a stream aggregation, by columns
-        out = self._feed(events, as_frame, keep)
+        out = self._feed(events, as_frame, keep, work_by)
         if as_frame and not isinstance(self.engine, KeyedEngine):
             import pandas as pd
 
             return pd.DataFrame(out)
         return out
 
-    def _feed(self, events: Iterable[dict] | Any, as_frame: bool, keep: Any = None) -> Any:
+    def _feed(self, events: Iterable[dict] | Any, as_frame: bool, keep: Any = None,
+              work_by: str | None = None) -> Any:
         evs = as_events(events, first_id=self.events_fed)
         if evs and self.last_time is not None and evs[0]["time"] < self.last_time:
             raise QueryError(f"event time {evs[0]['time']} before the previous batch's "
@@ -165,7 +205,7 @@ class Session:
         out: list[dict] = []
         if isinstance(self.engine, KeyedEngine):
             self.engine.events_fed = self.events_fed
-            out = self.engine.feed(evs, frame=as_frame, keep=keep)
+            out = self.engine.feed(evs, frame=as_frame, keep=keep, work_by=work_by)
         elif isinstance(self.engine, ReferenceEngine | GraphEngine | AdaptiveEngine):
             for e in evs:
                 self.engine.process(e, out)
@@ -179,14 +219,15 @@ class Session:
             self.last_time = evs[-1]["time"]
         return out
 
-    def _feed_frame(self, frame: Any, as_frame: bool, keep: Any = None) -> Any:
+    def _feed_frame(self, frame: Any, as_frame: bool, keep: Any = None,
+                    work_by: str | None = None) -> Any:
         if len(frame) and "time" in frame.columns and self.last_time is not None \
                 and frame["time"].iloc[0] < self.last_time:
             raise QueryError(f"event time {frame['time'].iloc[0]} before the previous "
                              f"batch's last {self.last_time}; a stream has non-decreasing "
                              "timestamps")
         self.engine.events_fed = self.events_fed
-        out = self.engine.feed(frame, frame=as_frame, keep=keep)
+        out = self.engine.feed(frame, frame=as_frame, keep=keep, work_by=work_by)
         self.events_fed += len(frame)
         if len(frame):
             self.last_time = frame["time"].iloc[-1]

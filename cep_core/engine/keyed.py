@@ -62,8 +62,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cep_core.counters import Counters
-from cep_core.engine.keyed_batch import Batch, KeyIndex, Outputs, resize, waves
+from cep_core.counters import Counters, WorkBy
+from cep_core.engine.keyed_batch import (
+    Batch,
+    KeyIndex,
+    Outputs,
+    equal_runs,
+    resize,
+    value_codes,
+    waves,
+)
 from cep_core.engine.keyed_negation import KeyedNegation
 from cep_core.engine.keyed_plan import keyed_missing_problem, keyed_plan, keyed_unsupported
 from cep_core.engine.keyed_values import WaveValues
@@ -109,6 +117,9 @@ class KeyedEngine:
         self.length = {v: np.zeros(0, dtype=np.int64) for v in kleene}
         self.store: dict[tuple, np.ndarray] = {}
         self._typ: np.ndarray | None = None
+        self.work: WorkBy | None = None  # the last batch's work by a column (feed's work_by)
+        self._tally: np.ndarray | None = None  # while a batch with work_by is fed
+        self._work_codes: np.ndarray | None = None  # its value code per batch position
         self._pre: dict | None = None
         self._setup()
         #: the NEG elements (:mod:`cep_core.engine.keyed_negation`), None without
@@ -143,17 +154,25 @@ class KeyedEngine:
         self.c = keyed_plan(self.plan)
 
     # ------------------------------------------------------------------ public
-    def feed(self, events: Any, frame: bool = False,
-             keep: np.ndarray | None = None) -> list[dict] | pd.DataFrame:
+    def feed(self, events: Any, frame: bool = False, keep: np.ndarray | None = None,
+             work_by: str | None = None) -> list[dict] | pd.DataFrame:
         """Process a batch (a list of event dicts or a DataFrame); the outputs in stream
         order, as dicts or (``frame=True``) as a DataFrame with one column per field.
         ``keep``: the input filter as a mask over the batch (load shedding, §4.2.2): an
         event it drops is not processed and changes no state (Eq. 4.2), not even a
-        strictly contiguous run's."""
+        strictly contiguous run's. ``work_by``: a column of the events; the batch's work
+        per value of it is then left in :attr:`work` (:class:`~cep_core.counters.WorkBy`;
+        what a trailing NEG releases at the end of the batch counts at its last event)."""
         b = Batch(events, self.attrs, self.events_fed, placeholders=bool(self.k))
         self.events_fed += b.n
         out = self._outputs()
+        self.work = None
+        by = None if work_by is None else value_codes(events, work_by, b.n)
+        if by is not None:
+            self._tally = np.zeros((len(WorkBy.FIELDS), len(by[1])), dtype=np.int64)
         if b.n == 0:
+            if by is not None:
+                self.work, self._tally = WorkBy.of(work_by, by[1], self._tally), None
             return out.result(frame)
         names, typ_all = b.type_names, b.type_codes
         if keep is None:
@@ -167,6 +186,8 @@ class KeyedEngine:
         if self.plan.stream_type is not None:
             keep &= np.asarray([x == self.plan.stream_type for x in names])[typ_all]
         self._count_events(b, keep, names, typ_all)
+        if by is not None:
+            self._tally[0] += np.bincount(by[0][keep], minlength=len(by[1]))
         seen = np.flatnonzero(keep)  # the events processed (a trailing NEG's clock)
         for a in self.plan.partition:
             if a in b.missing:
@@ -183,17 +204,41 @@ class KeyedEngine:
             self._grow(self.keyindex.size * self.levels)
             if self.neg is not None:
                 self.neg.begin_batch(b, rows, kid, typ[rows], self.events_fed - b.n)
+            self._work_codes = None if by is None else by[0]
             if not (self.scan and scan_batch(self, b, rows, kid, typ[rows], out)):
                 steps = b.steps if rows.size == b.n else np.diff(b.cols["time"][rows])
-                for sel in waves(kid, steps):
-                    if self.levels == 1:
-                        self._wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
-                    else:
-                        self._levelled_wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
+                if by is None:
+                    self._waves(b, rows, kid, steps, out)
+                for lo, hi in () if by is None else equal_runs(by[0][rows]):
+                    before = self._work_done()
+                    self._waves(b, rows[lo:hi], kid[lo:hi], steps[lo:hi - 1], out)
+                    self._tally[1:, by[0][rows[lo]]] += self._work_done() - before
+            self._work_codes = None
         if self.neg is not None:
+            before = self._work_done()
             self.neg.end_batch(self, b, seen, out)
+            if by is not None and seen.size:
+                self._tally[1:, by[0][seen[-1]]] += self._work_done() - before
         self._typ = self._pre = None
+        if by is not None:
+            self.work, self._tally = WorkBy.of(work_by, by[1], self._tally), None
         return out.result(frame)
+
+    def _waves(self, b: Batch, rows: np.ndarray, kid: np.ndarray, steps: np.ndarray,
+               out: Outputs) -> None:
+        """Process the events at ``rows`` (keys ``kid``, time ``steps`` between them) wave
+        by wave (:func:`~cep_core.engine.keyed_batch.waves`)."""
+        typ = self._typ
+        for sel in waves(kid, steps):
+            if self.levels == 1:
+                self._wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
+            else:
+                self._levelled_wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
+
+    def _work_done(self) -> np.ndarray:
+        """(pm_created, pm_extended, outputs) so far, for :class:`WorkBy` tallies."""
+        c = self.counters
+        return np.array([c.pm_created, c.pm_extended, c.outputs], dtype=np.int64)
 
     def _outputs(self) -> Outputs:
         names = [n for n, _ in self.c.returns] + ["missing"] * bool(self.k)

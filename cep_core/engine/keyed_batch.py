@@ -316,3 +316,25 @@ def resize(arr: np.ndarray, n: int, fill: Any) -> np.ndarray:
     out = np.full(n, fill, dtype=arr.dtype)
     out[:len(arr)] = arr
     return out
+
+
+def value_codes(events: Any, column: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(code per event, distinct values in order of first appearance) of ``column``."""
+    try:
+        values = events[column].to_numpy() if hasattr(events, "columns") else \
+            np.asarray([e[column] for e in events])
+    except KeyError:
+        raise QueryError(f"work_by={column!r}: the events have no such attribute") from None
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.asarray(values)
+    codes, uniques = pd.factorize(values)
+    return codes.astype(np.int64), np.asarray(uniques)
+
+
+def equal_runs(codes: np.ndarray) -> list[tuple[int, int]]:
+    """The runs of equal consecutive ``codes`` as (first, end) positions (none if empty)."""
+    if not codes.size:
+        return []
+    cut = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    bounds = [0, *cut.tolist(), codes.size]
+    return list(zip(bounds[:-1], bounds[1:], strict=True))

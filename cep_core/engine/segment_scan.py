@@ -237,6 +237,11 @@ def _scan(eng: Any, b: Batch, rows, kid, typ, out) -> bool:
     c.pm_dropped += int(np.count_nonzero(before & ~extended))
     c.pm_created += int(np.count_nonzero(started))
     c.outputs += done.size
+    if eng._work_codes is not None:  # the work by value of a column (KeyedEngine.feed)
+        codes, m = eng._work_codes[rows_k], eng._tally.shape[1]
+        for i, at_event in ((1, started), (2, extended)):
+            eng._tally[i] += np.bincount(codes[at_event], minlength=m)
+        eng._tally[3] += np.bincount(codes[done], minlength=m)
     if done.size:
         out.add(rows_k[done], 0, fields, b.cols["time"][rows_k[done]])
     last = np.flatnonzero(np.append(first[1:], True))

@@ -150,9 +150,8 @@ def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.Data
                            "accLoad": user_events["accLoad"].to_numpy(np.float64)})
     stream = stream.sort_values("time", kind="stable", ignore_index=True)
     alert_q = plan.compile("group_alert", GroupSize={group: size}, γ=gamma)
-    parts, processed, pms = feed_by_time(alert_q.start(), stream, ticks)
-    at_tests = pd.DataFrame([r for part in parts for r in part],
-                            columns=["type", "time", "groupID", "sumAccLoad"])
+    found, processed, pms, _ = feed_by_time(alert_q.start(), stream, ticks)
+    at_tests = pd.DataFrame(found, columns=["type", "time", "groupID", "sumAccLoad"])
     # the alert of a test time holds until the next test time is known (docs/decisions.md,
     # "Cadence, held status and latching", "Remote profiles and when the tiers see them")
     known = latest_test(plan, shift)
@@ -162,10 +161,9 @@ def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.Data
                            "groupID": group,
                            "sumAccLoad": load.reindex(known[alerting]).to_numpy()})
     session = plan.compile("group").start(POLICY, runs=RUNS)
-    out, more_processed, more_pms = feed_by_time(session, alerts, ticks, as_frame=True)
+    events, more_processed, more_pms, _ = feed_by_time(session, alerts, ticks, as_frame=True)
     processed += more_processed
     pms += more_pms
-    events = pd.concat(out, ignore_index=True)
     events = events.reindex(columns=["time", "groupID", "sumAccLoad"])
     latch = int(events["time"].min()) if len(events) else NOT_LATCHED
     return GroupResult(group, alerts.drop(columns="type"), events, latch, processed, pms)
@@ -240,15 +238,14 @@ def utility_tier(plan: MonitoringPlan, latches: dict[int, int],
             for g, at in sorted(latches.items()) if at != NOT_LATCHED and at <= t]
     stream = pd.DataFrame(rows, columns=["time", "groupID", "sumAccLoad"])
     stream.insert(0, "type", "groupNonComplianceEvent")
-    parts, processed, pms = feed_by_time(plan.compile("utility_alert").start(), stream,
-                                          ticks)
-    alerts = pd.DataFrame([r for part in parts for r in part],
-                          columns=["type", "time", "load"])
+    found, processed, pms, _ = feed_by_time(plan.compile("utility_alert").start(), stream,
+                                            ticks)
+    alerts = pd.DataFrame(found, columns=["type", "time", "load"])
     session = plan.compile("utility").start(POLICY, runs=RUNS)
-    out, more_processed, more_pms = feed_by_time(session, alerts, ticks)
+    out, more_processed, more_pms, _ = feed_by_time(session, alerts, ticks)
     processed += more_processed
     pms += more_pms
-    found = [r["time"] for part in out for r in part]
+    found = [r["time"] for r in out]
     t_nc = int(min(found)) if found else NOT_LATCHED
     return UtilityResult(alerts.drop(columns="type"), t_nc, processed, pms)
 

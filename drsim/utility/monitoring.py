@@ -78,6 +78,7 @@ import numpy as np
 import pandas as pd
 
 import cep_core
+from cep_core.query import Session
 from drsim.scenario import ExpectedShare, Scenario
 from drsim.utility.readings import silence
 
@@ -303,29 +304,45 @@ def _work(counters: Any) -> tuple[int, int]:
 
 
 def feed_by_time(session: Any, stream: pd.DataFrame, times: np.ndarray,
-                  as_frame: bool = False) -> tuple[list, np.ndarray, np.ndarray]:
-    """Feed ``stream`` to ``session`` time by time.
+                 as_frame: bool = False) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
+    """Feed ``stream`` to ``session`` and book its work per test time.
 
-    ``times`` is ascending and covers every event's time. Return the outputs of each feed
-    (and of the final flush) and the work booked per time (events processed, partial
-    matches created + extended).
+    ``times`` is ascending and covers every event's time. A query session takes the
+    stream as one batch and books its work by the events' time
+    (:meth:`cep_core.Session.feed`, ``work_by``); what feeds a session step by step (load
+    shedding, remote data) takes it time by time. Either way the work per time is that of
+    feeding each time's events as a batch of its own.
+
+    Returns
+    -------
+    outputs : list of dict or pandas.DataFrame
+        Every output, those of the final flush last.
+    processed, partial_matches, detected : numpy.ndarray
+        Per time: events processed, partial matches created + extended (the flush's
+        booked at the last time), outputs emitted by its events (the flush's not counted).
     """
-    processed = np.zeros(len(times), dtype=np.int64)
-    pms = np.zeros(len(times), dtype=np.int64)
-    bounds = np.searchsorted(stream["time"].to_numpy(), times, side="left").tolist()
-    bounds.append(len(stream))
-    out = []
-    nothing: Any = None  # the outputs of an empty batch: a batch without events changes nothing
-    for i in range(len(times)):
-        if bounds[i] == bounds[i + 1]:
-            if nothing is None:
-                nothing = session.feed(stream.iloc[:0], as_frame=as_frame)
-            out.append(nothing)
-            continue
-        e0, p0 = _work(session.counters)
-        out.append(session.feed(stream.iloc[bounds[i]:bounds[i + 1]], as_frame=as_frame))
-        e1, p1 = _work(session.counters)
-        processed[i], pms[i] = e1 - e0, p1 - p0
+    if isinstance(session, Session):
+        out = session.feed(stream, as_frame=as_frame, work_by="time")
+        work = session.work
+        processed = work.at(times, "events")
+        pms = work.at(times, "pm_created") + work.at(times, "pm_extended")
+        detected = work.at(times, "outputs")
+        parts = [out]
+    else:
+        processed, pms, detected = (np.zeros(len(times), dtype=np.int64) for _ in range(3))
+        bounds = np.searchsorted(stream["time"].to_numpy(), times, side="left").tolist()
+        bounds.append(len(stream))
+        parts = []
+        for i in range(len(times)):
+            if bounds[i] == bounds[i + 1]:
+                continue  # a batch without events changes nothing
+            e0, p0 = _work(session.counters)
+            parts.append(session.feed(stream.iloc[bounds[i]:bounds[i + 1]],
+                                      as_frame=as_frame))
+            e1, p1 = _work(session.counters)
+            processed[i], pms[i], detected[i] = e1 - e0, p1 - p0, len(parts[-1])
+        if not parts:  # the outputs' columns even without any event
+            parts.append(session.feed(stream.iloc[:0], as_frame=as_frame))
     e0, p0 = _work(session.counters)
     rest = session.flush()
     e1, p1 = _work(session.counters)
@@ -333,8 +350,13 @@ def feed_by_time(session: Any, stream: pd.DataFrame, times: np.ndarray,
         processed[-1] += e1 - e0
         pms[-1] += p1 - p0
     if rest:
-        out.append(pd.DataFrame(rest) if as_frame else rest)
-    return out, processed, pms
+        parts.append(pd.DataFrame(rest) if as_frame else rest)
+    if as_frame:
+        frames = [p for p in parts if len(p)]
+        out = pd.concat(frames, ignore_index=True) if frames else parts[0]
+    else:
+        out = [r for part in parts for r in part]
+    return out, processed, pms, detected
 
 
 def check_queries(plan: MonitoringPlan) -> None:
@@ -607,9 +629,7 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     feeder = session if shedder is None else shedder(session)
     if fetch is not None:
         feeder = fetch.wrap(feeder, source)
-    out, processed, pms = feed_by_time(feeder, stream, times, as_frame=True)
-    outputs = np.array([len(part) for part in out[:k]], dtype=np.int64)
-    events = pd.concat(out, ignore_index=True)
+    events, processed, pms, outputs = feed_by_time(feeder, stream, times, as_frame=True)
     if "data_delay" not in events.columns:
         events["data_delay"] = 0.0
     if "missing" not in events.columns:

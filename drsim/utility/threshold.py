@@ -57,11 +57,12 @@ def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, gr
     :func:`expected_share` is estimated from (drsim's reading: docs/decisions.md, "The
     group threshold from the expected response").
 
-    The replicas run as one stream: replica r's households are keyed
-    ``houseID + r·N`` (N the scenario's households, so the keys stay distinct and compact),
-    so each keeps its own run of Listing 6.1 and the engine's fixed cost per test time is
-    paid once. With lost readings (``meters.reading_loss``) each replica's meters lose
-    readings under the same model with draws of their own (keyed by the replica's key), and
+    The replicas run as one stream: replica r's households are keyed by their place in the
+    chunk plus (r − 1)·n (n the chunk's households, so the keys are distinct and dense), so each
+    keeps its own run of Listing 6.1 and the engine's fixed cost per test time is paid
+    once. With lost readings (``meters.reading_loss``) each replica's meters lose readings
+    under the same model with draws of their own (keyed by ``houseID + r·N``, N the
+    scenario's households: the same whatever the chunk), and
     the same meter query (exact or approximate) runs over what arrives, so γ accounts for
     loss (docs/decisions.md, "Lost meter readings").
 
@@ -122,12 +123,13 @@ def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, gr
     if not keys:
         return np.zeros(len(times), dtype=np.int64)
     every = np.concatenate(keys)
+    local = np.arange(len(every), dtype=np.int64)  # replica r, household i: (r − 1)·n + i
     loss, lost = pop.scenario.meters.reading_loss, None
     if loss is not None and loss.active:
         lost = lost_readings(loss, pop.scenario.seed, every,
                              reading_minutes(plan.t_start, plan.t_end, plan.reading))
         lost = lost[:, slot_of(times, plan.t_start, plan.reading)]
-    m = meter_tier(plan, every, group, np.concatenate(acc), np.concatenate(expected),
+    m = meter_tier(plan, local, group, np.concatenate(acc), np.concatenate(expected),
                    lost=lost)
     return m.outputs
 

@@ -73,11 +73,12 @@ _MISSING = object()
 
 def is_table(obj: Any) -> bool:
     """A parameter table: a mapping (keyed by a scalar or a tuple), a pandas Series
-    (a MultiIndex for several arguments) or a callable."""
+    (a MultiIndex for several arguments), a pandas DataFrame (two arguments: the row's
+    label, the column's) or a callable."""
     if isinstance(obj, Mapping) or isinstance(obj, Lookup):
         return True
-    if hasattr(obj, "index") and hasattr(obj, "items") and hasattr(obj, "dtype"):
-        return True  # pandas Series
+    if is_series(obj) or is_frame(obj):
+        return True
     return callable(obj) and not isinstance(obj, type)
 
 
@@ -85,17 +86,31 @@ def is_series(obj: Any) -> bool:
     return hasattr(obj, "index") and hasattr(obj, "items") and hasattr(obj, "dtype")
 
 
+def is_frame(obj: Any) -> bool:
+    """Whether ``obj`` is a pandas DataFrame: the table ``name[row, column]``."""
+    return hasattr(obj, "index") and hasattr(obj, "columns") and hasattr(obj, "to_numpy") \
+        and not hasattr(obj, "dtype")
+
+
 def _check_table(obj: Any) -> Any:
-    if isinstance(obj, Mapping) or is_series(obj) or callable(obj):
+    if isinstance(obj, Mapping) or is_series(obj) or is_frame(obj) or callable(obj):
         return obj
-    raise QueryError(f"a lookup table must be a dict, a pandas Series or a callable, "
-                     f"not {type(obj).__name__}")
+    raise QueryError(f"a lookup table must be a dict, a pandas Series or DataFrame or a "
+                     f"callable, not {type(obj).__name__}")
 
 
 def as_table(obj: Any) -> Mapping | Callable:
     """A table for per-event lookups: a Series becomes a dict (a MultiIndex gives tuple
-    keys)."""
-    return dict(obj.items()) if is_series(obj) and not isinstance(obj, Mapping) else obj
+    keys), a DataFrame a dict keyed by (row label, column label)."""
+    if isinstance(obj, Mapping):
+        return obj
+    if is_series(obj):
+        return dict(obj.items())
+    if is_frame(obj):
+        values = obj.to_numpy()
+        return {(r, c): v for r, row in zip(obj.index.tolist(), values.tolist(), strict=True)
+                for c, v in zip(obj.columns.tolist(), row, strict=True)}
+    return obj
 
 
 class TableLookup(Lookup):

@@ -35,6 +35,7 @@ import numpy as np
 from cep_core.errors import QueryError
 from cep_core.expr import ARITH, COMPARE, TIME_FACTORS, VarInfo, convert_time
 from cep_core.lang import ast
+from cep_core.lookup import is_frame
 
 __all__ = ["Unsupported", "VectorCompiler", "truth", "passes", "fields", "TableIndex"]
 
@@ -92,14 +93,25 @@ def fields(fns: list[Callable], env: Any, n: int) -> list[tuple]:
 class TableIndex:
     """A parameter table answering many lookups at once.
 
-    A pandas Series (a MultiIndex for several arguments) is indexed per level; a dict
-    or a callable is asked row by row. A key that is not in the table raises
-    :class:`QueryError`, as the table lookup of the reference engine does."""
+    A pandas Series (a MultiIndex for several arguments) or DataFrame (two arguments:
+    row, column) is indexed per level; a dict or a callable is asked row by row. A key
+    that is not in the table raises :class:`QueryError`, as the table lookup of the
+    reference engine does."""
 
     def __init__(self, name: str, table: Any, nargs: int):
         self.name, self.table, self.nargs = name, table, nargs
         self.series = hasattr(table, "index") and hasattr(table, "dtype")
-        if self.series:
+        #: a DataFrame: name[row label, column label], a per-level lookup and one gather
+        self.frame = is_frame(table)
+        if self.frame:
+            if nargs != 2:
+                raise Unsupported(f"table {name} is a DataFrame (two arguments: row, "
+                                  f"column), the lookup gives {nargs} argument(s)")
+            self.series = True  # answered from values by position, as a Series
+            self.values = table.to_numpy().ravel()
+            self.axes = (table.index, table.columns)
+            self.luts = [_IntLevel.of(axis) for axis in self.axes]
+        elif self.series:
             idx = table.index
             levels = getattr(idx, "nlevels", 1)
             if levels != nargs:
@@ -129,6 +141,13 @@ class TableIndex:
     def _positions(self, args: list[np.ndarray]) -> np.ndarray:
         import pandas as pd
 
+        if self.frame:  # row-major position of (row, column), -1 where either is absent
+            rows, cols = (lut.codes(a) if lut is not None else None for lut, a in
+                          zip(self.luts, args, strict=True))
+            rows = self.axes[0].get_indexer(args[0]) if rows is None else rows
+            cols = self.axes[1].get_indexer(args[1]) if cols is None else cols
+            flat = rows * len(self.axes[1]) + cols
+            return np.where((rows < 0) | (cols < 0), -1, flat)
         idx = self.index
         if self.nargs == 1:
             return idx.get_indexer(args[0])

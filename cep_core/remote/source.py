@@ -25,7 +25,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from cep_core.errors import QueryError
-from cep_core.lookup import Lookup, as_table, is_series
+from cep_core.lookup import Lookup, as_table, is_frame, is_series
 
 __all__ = ["LatencyModel", "RemoteSource", "FetchStats", "Element"]
 
@@ -161,9 +161,9 @@ class RemoteSource(Lookup):
 
     def __post_init__(self) -> None:
         if not (isinstance(self.table, Mapping) or is_series(self.table)
-                or callable(self.table)):
+                or is_frame(self.table) or callable(self.table)):
             raise QueryError("a remote source's table must be a dict, a pandas Series or "
-                             f"a callable, not {type(self.table).__name__}")
+                             f"DataFrame or a callable, not {type(self.table).__name__}")
         self._values: Mapping | Callable = as_table(self.table)
         if self.element_size < 1:
             raise QueryError(f"element_size must be ≥ 1, not {self.element_size!r}")

@@ -218,13 +218,13 @@ class MeterFetch:
         self.group_first = group_first
         self.fetcher: KeyedFetcher | None = None
 
-    def source(self, lam: pd.Series) -> RemoteSource:
+    def source(self, lam: pd.DataFrame) -> RemoteSource:
         """Make the remote source serving ``λ[houseID, time]`` from the chunk's table.
 
         Parameters
         ----------
-        lam : pandas.Series
-            ``λ[houseID, time]`` [kWh], indexed by (houseID, time)
+        lam : pandas.DataFrame
+            ``λ[houseID, time]`` [kWh], one row per household, one column per test time
             (:func:`drsim.utility.monitoring.meter_stream`).
 
         Returns

@@ -470,10 +470,30 @@ class MeterResult:
     silent_spells: np.ndarray | None = None
     first_silent: np.ndarray | None = None  # per household: a test's minute, or NOT_LATCHED
 
+    @classmethod
+    def combined(cls, parts: list[MeterResult]) -> MeterResult:
+        """Combine the results of blocks of households monitored on their own.
+
+        Events and per-household values in block order, per-test counts summed
+        (``fetched``: none, as the blocks fetch nothing).
+        """
+        def total(name: str) -> np.ndarray | None:
+            values = [getattr(p, name) for p in parts]
+            return None if values[0] is None else np.sum(values, axis=0)
+
+        def joined(name: str) -> np.ndarray | None:
+            values = [getattr(p, name) for p in parts]
+            return None if values[0] is None else np.concatenate(values)
+
+        return cls(pd.concat([p.events for p in parts], ignore_index=True),
+                   total("processed"), total("partial_matches"), total("outputs"),
+                   joined("first_flag"), total("fetches"), None, total("lost"),
+                   total("silent_spells"), joined("first_silent"))
+
 
 def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
                  acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
-                 lost: np.ndarray | None = None) -> tuple[pd.DataFrame, pd.Series]:
+                 lost: np.ndarray | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Build the readings Listing 6.1 tests and the lookup ``λ[houseID, time]``.
 
     The readings are the ``smartMeterEvent`` of Table 6.1 at each test time, ordered by
@@ -502,8 +522,9 @@ def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     stream : pandas.DataFrame
         Columns type, time [minutes since midnight], houseID, groupID, accLoad [kWh]
         (and ``lost`` with placeholders).
-    lam : pandas.Series
-        ``λ[houseID, time]`` [kWh], indexed by (houseID, time).
+    lam : pandas.DataFrame
+        ``λ[houseID, time]`` [kWh]: one row per household (its id), one column per test
+        time.
 
     Raises
     ------
@@ -515,11 +536,10 @@ def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     if acc_kwh.shape != (n, k) or expected_acc_kwh.shape != (n, k):
         raise ValueError(f"accumulated loads must be (households, tests) = {(n, k)}")
     house_ids = np.asarray(house_ids, dtype=np.int64)
-    index = pd.MultiIndex.from_arrays([np.tile(house_ids, k), np.repeat(times, n)],
-                                      names=["houseID", "time"])
-    lam = pd.Series(expected_acc_kwh.T.ravel(), index=index)
+    lam = pd.DataFrame(expected_acc_kwh, index=house_ids, columns=times)
     acc = acc_kwh.T.ravel()
-    columns = {"type": "smartMeterEvent", "time": np.repeat(times, n),
+    kind = pd.Categorical.from_codes(np.zeros(n * k, dtype=np.int8), ["smartMeterEvent"])
+    columns = {"type": kind, "time": np.repeat(times, n),
                "houseID": np.tile(house_ids, k), "groupID": group_id, "accLoad": acc}
     if lost is None:
         return pd.DataFrame(columns), lam
@@ -537,7 +557,7 @@ def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
 def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
                acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
                shedder: Any = None, fetch: Any = None,
-               lost: np.ndarray | None = None) -> MeterResult:
+               lost: np.ndarray | None = None, streams: int = 1) -> MeterResult:
     r"""Run Listing 6.1 on every household of a chunk: the test of Eq. 6.4.
 
     At each test time t_test (§6.2.1, Step 2) a smart meter checks whether its household
@@ -576,6 +596,12 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
         (:mod:`drsim.utility.readings`; placeholders with ``plan.max_missing`` ≥ 1,
         dropped otherwise: the module doc); the meters silent for m_user + 1 lost tests
         are counted.
+    streams : int, default 1
+        The households are that many independent streams, equal blocks of
+        ``house_ids`` (the threshold's replicas,
+        :func:`drsim.utility.threshold.replica_flags`), each monitored on its own
+        (:meth:`MeterResult.combined`), so that the engine holds one block's events at a
+        time.
 
     Returns
     -------
@@ -617,6 +643,14 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     """
     times = plan.test_times
     n, k = len(house_ids), len(times)
+    if streams > 1:
+        if fetch is not None or shedder is not None or n % streams:
+            raise ValueError("streams > 1 splits the households into equal blocks fed by "
+                             "plain query sessions (no shedder, no fetch)")
+        blocks = [slice(r * n // streams, (r + 1) * n // streams) for r in range(streams)]
+        return MeterResult.combined([meter_tier(
+            plan, house_ids[b], group_id, acc_kwh[b], expected_acc_kwh[b],
+            lost=None if lost is None else lost[b]) for b in blocks])
     house_ids = np.asarray(house_ids, dtype=np.int64)
     stream, lam = meter_stream(plan, house_ids, group_id, acc_kwh, expected_acc_kwh, lost)
     approximate = {} if lost is None or plan.max_missing < 1 else \

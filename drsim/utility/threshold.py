@@ -130,7 +130,7 @@ def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, gr
                              reading_minutes(plan.t_start, plan.t_end, plan.reading))
         lost = lost[:, slot_of(times, plan.t_start, plan.reading)]
     m = meter_tier(plan, local, group, np.concatenate(acc), np.concatenate(expected),
-                   lost=lost)
+                   lost=lost, streams=replicas)
     return m.outputs
 
 

@@ -1,7 +1,8 @@
 """Work per value of a column (Session.feed(.., work_by=..), cep_core.counters.WorkBy): one
 batch fed with work_by gives the outputs and, per value, the counters of feeding each
 value's events as a batch of its own; on the whole-batch scan of the keyed engine, on its
-waves, and on the reference engine."""
+waves, and on the reference engine. And lookup tables given as DataFrames (row, column),
+the form the meter tier hands λ in."""
 
 from __future__ import annotations
 
@@ -104,3 +105,21 @@ def test_bad_work_by_column_names_it():
     with pytest.raises(QueryError, match="work_by='minute'"):
         s.feed(frame, work_by="minute")
     assert s.feed(frame.iloc[:0], work_by="time") == [] and s.work.values.size == 0
+
+
+@pytest.mark.parametrize("engine", [None, "reference"])
+def test_a_dataframe_table_answers_as_the_series_of_its_cells(engine):
+    """λ[h, time] from a DataFrame (rows h, columns time) gives the matches of the same
+    table as a MultiIndex Series; a key it lacks is an error naming it."""
+    frame, lam = stream(5)
+    grid = lam.unstack("time")
+    outs = []
+    for table in (lam, grid):
+        s = cep_core.compile(METER, params={"λ": table}).start(
+            "strict-contiguity", runs="one-per-partition", **({"engine": engine} if engine else {}))
+        outs.append(s.feed(frame) + s.flush())
+    assert outs[0] == outs[1] and len(outs[0]) > 0
+    s = cep_core.compile(METER, params={"λ": grid.iloc[:-1]}).start(
+        "strict-contiguity", runs="one-per-partition", **({"engine": engine} if engine else {}))
+    with pytest.raises(QueryError, match=r"λ\[139, "):
+        s.feed(frame)

@@ -147,3 +147,24 @@ def test_a_replacement_text_may_use_the_printed_constant():
     estimated = MonitoringPlan(*fields, queries=constant.queries)
     with pytest.raises(Exception, match="γ_user"):
         check_queries(estimated)
+
+
+def test_households_monitored_in_blocks_give_what_one_stream_gives():
+    """Listing 6.1 keeps one run per household, so monitoring the households as separate
+    blocks (the threshold's replicas, ``streams``) counts the same work, flags and events
+    as one stream of them all."""
+    rng = np.random.default_rng(11)
+    n, k = 60, len(PLAN.test_times)
+    expected = np.cumsum(rng.uniform(0.05, 0.3, (n, k)), axis=1)
+    acc = expected * (0.95 + rng.normal(0, 0.15, (n, k)))
+    ids = np.arange(500, 500 + n)
+    one = meter_tier(PLAN, ids, 0, acc, expected)
+    blocks = meter_tier(PLAN, ids, 0, acc, expected, streams=3)
+    assert one.outputs.sum() > 0
+    for name in ("processed", "partial_matches", "outputs", "first_flag", "fetches"):
+        np.testing.assert_array_equal(getattr(blocks, name), getattr(one, name))
+    order = ["time", "houseID"]
+    pd.testing.assert_frame_equal(blocks.events.sort_values(order, ignore_index=True),
+                                  one.events.sort_values(order, ignore_index=True))
+    with pytest.raises(ValueError, match="equal blocks"):
+        meter_tier(PLAN, ids, 0, acc, expected, streams=7)

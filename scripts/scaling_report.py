@@ -11,10 +11,15 @@ million households in groups of 10,000), averages the seeds of each size, and
 * prints the check wall(largest) ≤ 1.25 × (largest / smallest) × wall(smallest) (for the
   sweep: wall(1.6M) ≤ 1.25 × 16 × wall(100k), wall = ``timings.total_seconds``) and the
   cost per household at the largest size relative to the smallest, which the dissertation
-  finds "nearly constant"::
+  finds "nearly constant";
+* with ``--extrapolate H``, the measured cost of each stage per household (or per group)
+  at the largest size, in core-seconds, and the wall time they give for H households on
+  ``--workers`` N workers of ``--cores`` C cores each (:func:`extrapolate`, whose docstring
+  states the assumptions; docs/cluster.md shows the table)::
 
     drsim sweep scenarios/sweeps/scaling.yaml --out results/scaling
-    python scripts/scaling_report.py results/scaling --figure docs/figures/figure_6_13.png
+    python scripts/scaling_report.py results/scaling --figure docs/figures/figure_6_13.png \
+        --extrapolate 16000000 --workers 1 2 4 8 16 32 64 --cores 2
 """
 
 from __future__ import annotations
@@ -41,6 +46,9 @@ UNITS = {"communication": "messages", "computation": "events processed"}
 #: The stages of summary.json's timings, seconds (docs/summary.md, "timings").
 STAGES = {"passes_seconds": "passes", "tiers_seconds": "tiers",
           "adaptive_pass_seconds": "adaptive pass", "total_seconds": "total"}
+#: The stages :func:`extrapolate` scales, and what each grows with.
+PER_HOUSEHOLD = {"passes_seconds": "passes + meter tier", "adaptive_pass_seconds": "adaptive pass"}
+PER_GROUP = {"group_tier_seconds": "group tier"}
 WALL = "total_seconds"
 WALL_MARGIN = 1.25  # wall time may grow 25 % faster than the households
 
@@ -76,8 +84,11 @@ def row(households: int, summaries: list[dict[str, Any]]) -> dict[str, Any]:
             result[f"{kind}.{tier}"] = mean([s["cost"][kind][tier] for s in summaries])
             result[f"per_household.{kind}.{tier}"] = mean(
                 [s["cost"]["per_household"][kind][tier] for s in summaries])
-    for stage in STAGES:
+    for stage in [*STAGES, *PER_GROUP, "utility_tier_seconds", "backend_start_seconds"]:
         result[stage] = mean([s["timings"].get(stage) for s in summaries])
+    result["cores"] = mean([s.get("backend", {}).get("parallelism") for s in summaries])
+    result["peak_task_memory_bytes"] = mean(
+        [s.get("resources", {}).get("peak_task_memory_bytes") for s in summaries])
     return result
 
 
@@ -172,6 +183,50 @@ def cost_ratios(table: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def extrapolate(measured: dict[str, Any], households: int, workers: list[int], cores: int
+                ) -> str:
+    """The wall time of a run of ``households`` on each number of ``workers`` with
+    ``cores`` cores each, from the stage times of the ``measured`` size, as a Markdown
+    table after the measured costs.
+
+    Assumptions: the passes and the adaptive pass cost the same core-seconds per household
+    at any size (chunks of the same size, independent of each other; the sweep's sizes
+    check it), spread evenly over every core; the group tier costs the same per group
+    (groups of the same size), spread over every core; the utility tier runs one task per
+    monitored pass and grows with the groups; the backend's start-up is constant and what
+    the driver does besides the stages (collecting per-group aggregates, planning) grows
+    with the groups; the network and the shuffles of a cluster cost what they cost on the
+    measured one; each task's memory stays what it was at the measured size (it is bounded
+    by the chunk size)."""
+    n, groups, cores_then = measured["households"], measured["groups"], measured["cores"]
+    scale_groups = households / n  # groups of the same size
+    per_household = {k: measured[k] * cores_then / n for k in PER_HOUSEHOLD}
+    per_group = {k: measured[k] * cores_then / groups for k in PER_GROUP}
+    stages = sum(measured[k] for k in (*PER_HOUSEHOLD, *PER_GROUP, "utility_tier_seconds"))
+    start = measured["backend_start_seconds"]
+    driver = max(measured[WALL] - stages - start, 0.0)
+    lines = [f"measured at {size_label(n)} households, {groups} groups, {cores_then:g} cores "
+             f"(peak task memory {measured['peak_task_memory_bytes'] / 2**30:.2f} GiB):"]
+    lines += [f"- {label}: {1e6 * per_household[k]:.1f} core-µs per household"
+              for k, label in PER_HOUSEHOLD.items()]
+    lines += [f"- {label}: {per_group[k]:.3f} core-s per group" for k, label in PER_GROUP.items()]
+    lines += [f"- utility tier {measured['utility_tier_seconds']:.2f} s, backend start "
+              f"{start:.1f} s, driver besides the stages {driver:.1f} s", ""]
+    header = ["workers", "cores", *PER_HOUSEHOLD.values(), *PER_GROUP.values(),
+              "utility tier", "start + driver", "wall [s]"]
+    lines += ["| " + " | ".join(header) + " |", "|" + "|".join("---:" for _ in header) + "|"]
+    for w in workers:
+        total_cores = w * cores
+        row_values = [per_household[k] * households / total_cores for k in PER_HOUSEHOLD]
+        row_values += [per_group[k] * groups * scale_groups / total_cores for k in PER_GROUP]
+        row_values += [measured["utility_tier_seconds"] * scale_groups,
+                       start + driver * scale_groups]
+        lines.append("| " + " | ".join([str(w), str(total_cores)]
+                                       + [f"{v:,.1f}" for v in row_values]
+                                       + [f"{sum(row_values):,.0f}"]) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sweep_dir", type=Path, metavar="SWEEP_DIR",
@@ -179,6 +234,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--figure", type=Path, default=None,
                         help="where to write Figure 6.13 (PNG), e.g. "
                              "docs/figures/figure_6_13.png")
+    parser.add_argument("--extrapolate", type=int, default=None, metavar="HOUSEHOLDS",
+                        help="print the wall time these many households would take, from "
+                             "the largest size's stage costs")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32, 64])
+    parser.add_argument("--cores", type=int, default=2, help="cores per worker")
     args = parser.parse_args(argv)
     table = rows(args.sweep_dir)
     if not table:
@@ -193,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(cost_ratios(table)))
     else:
         print("one size only: no scaling check")
+    if args.extrapolate is not None:
+        print()
+        print(extrapolate(table[-1], args.extrapolate, args.workers, args.cores))
     return 0
 
 

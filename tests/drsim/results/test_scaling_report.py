@@ -168,3 +168,24 @@ def test_wall_check_holds_within_the_margin():
     assert report.wall_check(rows)[0]
     rows[1]["total_seconds"] = 200.5
     assert not report.wall_check(rows)[0]
+
+
+def test_extrapolation_scales_households_and_groups_over_the_cores():
+    """Per household for the passes and the adaptive pass, per group for the group tier,
+    spread over workers × cores; the utility tier and the driver grow with the groups."""
+    measured = {"households": 1_600_000, "groups": 160, "cores": 2.0,
+                "passes_seconds": 60.0, "adaptive_pass_seconds": 20.0,
+                "group_tier_seconds": 8.0, "utility_tier_seconds": 1.0,
+                "backend_start_seconds": 4.0, "total_seconds": 100.0,
+                "peak_task_memory_bytes": 2**29}
+    text = report.extrapolate(measured, 16_000_000, [10, 20], 2)
+    assert "passes + meter tier: 75.0 core-µs per household" in text
+    assert "group tier: 0.100 core-s per group" in text
+    assert "driver besides the stages 7.0 s" in text and "0.50 GiB" in text
+    rows = table_rows(text)
+    # 10 workers of 2 cores: 75 µs x 16M / 20 = 60 s; 25 µs x 16M / 20 = 20 s;
+    # 0.1 s x 1,600 groups / 20 = 8 s; utility 1 s x 10; start 4 + driver 7 x 10
+    assert [rows[0][k] for k in ("passes + meter tier", "adaptive pass", "group tier",
+                                 "utility tier", "start + driver", "wall [s]")] == \
+        ["60.0", "20.0", "8.0", "10.0", "74.0", "172"]
+    assert rows[1]["cores"] == "40" and rows[1]["passes + meter tier"] == "30.0"

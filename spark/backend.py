@@ -134,8 +134,13 @@ class SparkBackend:
             for frame in frames:
                 yield _apply(function, names, frame)
 
-        (data.mapInPandas(apply, from_arrow_schema(schema)).orderBy(*sort_by)
-         .write.parquet(str(path)))
+        # kept while written: the sort samples the rows before it shuffles them, and each
+        # would otherwise compute them again
+        rows = data.mapInPandas(apply, from_arrow_schema(schema)).persist()
+        try:
+            rows.orderBy(*sort_by).write.parquet(str(path))
+        finally:
+            rows.unpersist()
         if not any(path.glob("part-*.parquet")):  # Spark writes no file for no rows
             pq.write_table(schema.empty_table(), path / "part-00000.parquet")
 

@@ -47,6 +47,7 @@ class ChunkPlan:
         # first slot of day -1 whose starts can still run at midnight (cycle + slot width)
         self._late_slot = np.maximum(0, 144 - (cat.cycle_minutes + 19) // 10)
         self._days: dict[tuple[int, int], Batch] = {}
+        self._owned: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # flex -> _pairs
 
     def appliance_starts(self, flex: int, day: int) -> Batch:
         r"""Draw the planned cycle starts of one flexibility class on one day.
@@ -106,9 +107,14 @@ class ChunkPlan:
         return self._days[flex, day]
 
     def _pairs(self, flex: int) -> tuple[np.ndarray, np.ndarray]:
-        cat = self.pop.catalogue
-        mask = self.pop.owns & (cat.flexibility == flex)[None, :] & (cat.starts_per_day > 0)
-        return np.nonzero(mask)
+        """(household rows, appliances) of the owned appliances of class ``flex`` that
+        start at all: the same every day, found once."""
+        if flex not in self._owned:
+            cat = self.pop.catalogue
+            mask = self.pop.owns & (cat.flexibility == flex)[None, :] & \
+                (cat.starts_per_day > 0)
+            self._owned[flex] = np.nonzero(mask)
+        return self._owned[flex]
 
     def _random_starts(self, flex: int, day: int) -> Batch:
         """Poisson number of starts per day, times by the appliance's start-time curve.

@@ -107,8 +107,10 @@ class ChunkPlan:
         return self._days[flex, day]
 
     def _pairs(self, flex: int) -> tuple[np.ndarray, np.ndarray]:
-        """(household rows, appliances) of the owned appliances of class ``flex`` that
-        start at all: the same every day, found once."""
+        """Find the owned appliances of class ``flex`` that start at all.
+
+        Returns (household rows, appliances); the same every day, found once.
+        """
         if flex not in self._owned:
             cat = self.pop.catalogue
             mask = self.pop.owns & (cat.flexibility == flex)[None, :] & \

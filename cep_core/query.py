@@ -46,7 +46,7 @@ from cep_core.lookup import Lookup, LookupSet
 from cep_core.plan import TIME_UNITS, Plan
 from cep_core.plan_builder import build_plan
 
-__all__ = ["compile", "CompiledQuery", "Session"]
+__all__ = ["compile", "CompiledQuery", "Session", "feed_by_value"]
 
 
 def compile(text_or_ast: str | ast.Query, params: Mapping[str, Any] | None = None,
@@ -147,7 +147,8 @@ class Session:
         value as a batch of its own and reading the counters in between."""
         self.work = None
         if work_by is not None and not isinstance(self.engine, KeyedEngine):
-            return self._feed_by_value(events, as_frame, keep, work_by)
+            out, self.work = feed_by_value(self, events, work_by, as_frame, keep=keep)
+            return out
         if not self.none_missing:
             out = self._feed_any(events, as_frame, keep, work_by)
         else:
@@ -156,28 +157,6 @@ class Session:
         if work_by is not None:
             self.work = self.engine.work
         return out
-
-    def _feed_by_value(self, events: Any, as_frame: bool, keep: Any, column: str) -> Any:
-        """:meth:`feed` with ``work_by`` on an engine that takes events one by one: the
-        runs of equal values fed in turn, the counters read between them."""
-        frame = hasattr(events, "columns")
-        rows = events if frame else list(events)
-        codes, uniques = value_codes(rows, column, len(rows))
-        tally = np.zeros((len(WorkBy.FIELDS), len(uniques)), dtype=np.int64)
-        parts = []
-        for lo, hi in equal_runs(codes):
-            c = self.counters
-            before = np.array([c.events, c.pm_created, c.pm_extended, c.outputs])
-            part = rows.iloc[lo:hi] if frame else rows[lo:hi]
-            parts.append(self.feed(part, as_frame, keep))
-            tally[:, codes[lo]] += np.array([c.events, c.pm_created, c.pm_extended,
-                                             c.outputs]) - before
-        self.work = WorkBy.of(column, uniques, tally)
-        if as_frame:
-            import pandas as pd
-
-            return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-        return [x for part in parts for x in part]
 
     def _feed_any(self, events: Iterable[dict] | Any, as_frame: bool, keep: Any,
                   work_by: str | None = None) -> Any:
@@ -318,6 +297,38 @@ class Session:
         if not isinstance(self.engine, SheddingEngine):
             raise QueryError("this session runs without load shedding")
         return self.engine.report()
+
+
+def feed_by_value(feeder: Any, events: Any, column: str, as_frame: bool = False,
+                  **options: Any) -> tuple[Any, WorkBy]:
+    """Feed ``events`` to ``feeder`` one run of equal ``column`` values at a time, reading
+    its counters in between: the outputs of all the runs (a list, or one DataFrame with
+    ``as_frame``) and their work per value (:class:`~cep_core.counters.WorkBy`).
+
+    ``feeder`` is a :class:`Session` (what :meth:`Session.feed` does with ``work_by`` on an
+    engine that takes events one by one) or anything that feeds one step by step with
+    ``feed(batch, as_frame, **options)`` and ``counters`` (load shedding, remote data).
+    Events without any run are fed as one empty batch, whose output has the columns."""
+    frame = hasattr(events, "columns")
+    rows = events if frame else list(events)
+    codes, uniques = value_codes(rows, column, len(rows))
+    tally = np.zeros((len(WorkBy.FIELDS), len(uniques)), dtype=np.int64)
+    parts = []
+    for lo, hi in equal_runs(codes):
+        c = feeder.counters
+        before = np.array([c.events, c.pm_created, c.pm_extended, c.outputs])
+        part = rows.iloc[lo:hi] if frame else rows[lo:hi]
+        parts.append(feeder.feed(part, as_frame, **options))
+        tally[:, codes[lo]] += np.array([c.events, c.pm_created, c.pm_extended,
+                                         c.outputs]) - before
+    if not parts:
+        parts.append(feeder.feed(rows, as_frame, **options))
+    work = WorkBy.of(column, uniques, tally)
+    if as_frame:
+        import pandas as pd
+
+        return pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True), work
+    return [x for part in parts for x in part], work
 
 
 def _zero_missing(out: Any) -> Any:

@@ -78,7 +78,7 @@ import numpy as np
 import pandas as pd
 
 import cep_core
-from cep_core.query import Session
+from cep_core.query import Session, feed_by_value
 from drsim.scenario import ExpectedShare, Scenario
 from drsim.utility.readings import silence
 
@@ -322,27 +322,14 @@ def feed_by_time(session: Any, stream: pd.DataFrame, times: np.ndarray,
         booked at the last time), outputs emitted by its events (the flush's not counted).
     """
     if isinstance(session, Session):
-        out = session.feed(stream, as_frame=as_frame, work_by="time")
+        parts = [session.feed(stream, as_frame=as_frame, work_by="time")]
         work = session.work
-        processed = work.at(times, "events")
-        pms = work.at(times, "pm_created") + work.at(times, "pm_extended")
-        detected = work.at(times, "outputs")
-        parts = [out]
     else:
-        processed, pms, detected = (np.zeros(len(times), dtype=np.int64) for _ in range(3))
-        bounds = np.searchsorted(stream["time"].to_numpy(), times, side="left").tolist()
-        bounds.append(len(stream))
-        parts = []
-        for i in range(len(times)):
-            if bounds[i] == bounds[i + 1]:
-                continue  # a batch without events changes nothing
-            e0, p0 = _work(session.counters)
-            parts.append(session.feed(stream.iloc[bounds[i]:bounds[i + 1]],
-                                      as_frame=as_frame))
-            e1, p1 = _work(session.counters)
-            processed[i], pms[i], detected[i] = e1 - e0, p1 - p0, len(parts[-1])
-        if not parts:  # the outputs' columns even without any event
-            parts.append(session.feed(stream.iloc[:0], as_frame=as_frame))
+        out, work = feed_by_value(session, stream, "time", as_frame)
+        parts = [out]
+    processed = work.at(times, "events")
+    pms = work.at(times, "pm_created") + work.at(times, "pm_extended")
+    detected = work.at(times, "outputs")
     e0, p0 = _work(session.counters)
     rest = session.flush()
     e1, p1 = _work(session.counters)
@@ -352,8 +339,7 @@ def feed_by_time(session: Any, stream: pd.DataFrame, times: np.ndarray,
     if rest:
         parts.append(pd.DataFrame(rest) if as_frame else rest)
     if as_frame:
-        frames = [p for p in parts if len(p)]
-        out = pd.concat(frames, ignore_index=True) if frames else parts[0]
+        out = pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
     else:
         out = [r for part in parts for r in part]
     return out, processed, pms, detected

@@ -40,6 +40,22 @@ class Loads:
                      {**self.category_kw, **other.category_kw},
                      {**self.estimate_group_kw, **other.estimate_group_kw})
 
+    def replayed(self, other: Loads, name: str, until: int) -> Loads:
+        """These loads with the minutes before ``until`` taken from pass ``name`` of
+        ``other``: the adaptive pass is rendered from DR2's announcement on, and replays
+        the traditional pass before it (docs/architecture.md, "The closed loop by
+        replay")."""
+
+        def spliced(mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+            out = mine.copy()
+            out[..., :until] = theirs[..., :until]
+            return out
+
+        return Loads({p: spliced(kw, other.group_kw[name]) for p, kw in self.group_kw.items()},
+                     {p: {c: spliced(kw, other.category_kw[name][c]) for c, kw in cats.items()}
+                      for p, cats in self.category_kw.items()},
+                     self.estimate_group_kw)
+
     def renamed(self, name: str, new: str) -> Loads:
         """Pass ``name``'s loads alone, under the name ``new``."""
         return Loads({new: self.group_kw[name]}, {new: self.category_kw[name]}, {})

@@ -119,11 +119,14 @@ class ChunkResult:
 
 def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
                    schedules: dict[str, list[DREvent]] | None = None,
-                   keep_runs: bool = False) -> ChunkResult:
+                   keep_runs: bool = False, render_from: int = 0) -> ChunkResult:
     """Run the passes (``schedules``, default :func:`pass_schedules`) over one chunk; only
     per-minute sums leave the chunk unless ``households`` asks for the per-household
     loads over the DR window too (the meter tier needs them), and ``keep_runs`` for the
-    passes' starts and sessions (appliance-level queries)."""
+    passes' starts and sessions (appliance-level queries). The day's load curves are
+    rendered from minute ``render_from`` on, NaN before it: the adaptive pass equals the
+    traditional pass before DR2's announcement (docs/architecture.md, "The closed loop by
+    replay"), so the driver takes those minutes from it."""
     pop = Population(scenario, chunk.first, chunk.count)
     sim = ChunkSimulator(pop)
     result = ChunkResult(chunk, chunk.count, int(pop.has_ev.sum()), population=pop,
@@ -138,7 +141,8 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
             result.runs[name] = run
         if adjust and name in ("baseline", "traditional"):
             before[name] = run.load(*adjustment_minutes(scenario))
-        cats = run.load_by_category(0, DAY)
+        cats = {c: _from(render_from, kw) for c, kw in
+                run.load_by_category(render_from, DAY).items()}
         result.by_category[name] = cats
         result.load[name] = np.sum([cats[c] for c in sorted(cats)], axis=0)
         if households:
@@ -160,3 +164,8 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
             result.estimate_window_kw = {"baseline": est.baseline_kw,
                                          "expected": est.expected_kw}
     return result
+
+
+def _from(minute: int, kw: np.ndarray) -> np.ndarray:
+    """A day's curve from its values from ``minute`` on (NaN before)."""
+    return kw if minute == 0 else np.concatenate([np.full(minute, np.nan), kw])

@@ -20,7 +20,8 @@
    ``t_end``;
 4. **adaptive pass**: DR1 at θ_red and DR2 at θ_new, with the lottery of Eq. 6.5
    (:func:`drsim.pipeline.tasks.adaptive_task`); it replays the traditional pass up to the
-   announcement (common random numbers: nothing before it depends on DR2).
+   announcement (common random numbers: nothing before it depends on DR2), so its load
+   is rendered from the announcement on and taken from the traditional pass before it.
 
 Each value is computed once, where it is known: chunks send exact sums, the driver merges
 them and plans; executors receive the plan (:class:`drsim.pipeline.passes.SecondEvent`).
@@ -331,7 +332,7 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     else:
         adaptive, incentive = _adaptive_pass(scenario, passes.chunks, second.second, backend,
                                              _stage(progress, "adaptive pass"))
-        loads = loads.merged(adaptive)
+        loads = loads.merged(adaptive.replayed(loads, "traditional", second.second.announced))
     timings["adaptive_pass_seconds"] = 0.0 if second.second is None else \
         time.perf_counter() - started
     simulation = Simulation(scenario, passes.chunks, loads, passes.chunk_rows,

@@ -132,11 +132,14 @@ def adaptive_task(scenario: Scenario, chunks: tuple[Chunk, ...], second: SecondE
                   index: int) -> dict[str, pa.RecordBatch]:
     """The adaptive pass of chunk ``index`` (DR1 at θ_red, DR2 at θ_new of Eq. 6.8 for the
     planned incentive) and the lottery of Eq. 6.5 among the households compliant in the
-    second event (:func:`drsim.utility.lottery.second_event_compliant`)."""
+    second event (:func:`drsim.utility.lottery.second_event_compliant`). Its day's load is
+    rendered from DR2's announcement on: before it, the pass replays the traditional
+    pass, whose load the driver has."""
     chunk = chunks[index]
     started = time.perf_counter()
     result = simulate_chunk(scenario, chunk, households=True,
-                            schedules={"adaptive": second.schedule(scenario, chunk.group)})
+                            schedules={"adaptive": second.schedule(scenario, chunk.group)},
+                            render_from=second.announced)
     pop, incentive = result.population, second.incentive
     u = household_mappings(scenario, pop.ids)
     theta_new = incentive.new_follow_through(pop.follow_through, pop.observed_follow_through)

@@ -11,8 +11,10 @@ import drsim
 from drsim.household.dr import DREvent
 from drsim.household.population import Population
 from drsim.household.sim import ChunkSimulator
-from drsim.pipeline.passes import pass_schedules
+from drsim.pipeline.loads import Loads
+from drsim.pipeline.passes import pass_schedules, plan_chunks, simulate_chunk
 from drsim.scenario import load_scenario, scenario_from_dict
+from drsim.units import DAY, MICRO
 from drsim.utility.monitoring import MonitoringPlan
 
 QUICKSTART = "scenarios/quickstart.yaml"
@@ -38,6 +40,38 @@ def test_adaptive_pass_replays_the_traditional_pass_before_the_announcement():
     b = ChunkSimulator(Population(s, 100, 150)).run([*trad, dr2]).load()
     assert np.array_equal(a[:, :announce], b[:, :announce])
     assert not np.array_equal(a[:, announce:], b[:, announce:])
+
+
+def test_the_adaptive_pass_renders_from_the_announcement_and_replays_before_it():
+    """The adaptive task renders its day from DR2's announcement on (NaN before); the
+    driver takes the minutes before it from the traditional pass (Loads.replayed), which
+    gives the loads of the whole adaptive day rendered again, to the µkW."""
+    s = small(300)
+    chunk = plan_chunks(s)[1]
+    announce, start, end = 19 * 60 + 15, 19 * 60 + 25, 20 * 60 + 30
+    trad = pass_schedules(s, chunk.group)["traditional"]
+    dr2 = DREvent(start, end, announce, follow_through=lambda theta: np.minimum(1, 2 * theta))
+    schedule = {"adaptive": [*trad, dr2]}
+    whole = simulate_chunk(s, chunk, schedules=schedule)
+    part = simulate_chunk(s, chunk, schedules=schedule, render_from=announce)
+    assert np.isnan(part.load["adaptive"][:announce]).all()
+    assert np.array_equal(part.load["adaptive"][announce:], whole.load["adaptive"][announce:])
+    for c, kw in whole.by_category["adaptive"].items():
+        assert np.array_equal(part.by_category["adaptive"][c][announce:], kw[announce:])
+
+    def loads(result, name):
+        group_kw = np.zeros((2, DAY))
+        group_kw[chunk.group] = result.load[name] / MICRO
+        return Loads({name: group_kw}, {name: {c: kw / MICRO for c, kw in
+                                               result.by_category[name].items()}}, {})
+
+    traditional = loads(simulate_chunk(s, chunk, schedules={"traditional": trad}),
+                        "traditional")
+    spliced = loads(part, "adaptive").replayed(traditional, "traditional", announce)
+    expected = loads(whole, "adaptive")
+    assert np.array_equal(spliced.group_kw["adaptive"], expected.group_kw["adaptive"])
+    for c, kw in expected.category_kw["adaptive"].items():
+        assert np.array_equal(spliced.category_kw["adaptive"][c], kw)
 
 
 def run_summary(scenario, **options) -> dict:

@@ -103,9 +103,16 @@ def _expected(names) -> list[str]:
 
 
 def parse(text: str, source: str = "<query>") -> ast.Query:
-    """Parse one query into a ``PatternQuery`` or ``AggregationQuery``."""
+    """Parse one query into a ``PatternQuery`` or ``AggregationQuery``. The trees are
+    immutable, so a text parsed before is not parsed again (a task compiles the same
+    monitoring queries with each chunk's tables)."""
     if not isinstance(text, str):
         raise TypeError(f"query text must be str, not {type(text).__name__}")
+    return _parse(text, source)
+
+
+@lru_cache(maxsize=256)
+def _parse(text: str, source: str) -> ast.Query:
     try:
         tree = _lark().parse(text)
     except UnexpectedInput as e:

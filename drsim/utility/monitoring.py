@@ -404,9 +404,10 @@ def accumulated_kwh(window_kw: np.ndarray, lo: int, times: np.ndarray) -> np.nda
     >>> accumulated_kwh(np.full((1, 120), 6.0), 1110, np.array([1130, 1135]))
     array([[2. , 2.5]])
     """
-    cum = np.concatenate([np.zeros((len(window_kw), 1)),
-                          np.cumsum(window_kw, axis=1) / 60.0], axis=1)
-    return cum[:, np.asarray(times) - lo]
+    at = np.asarray(times) - lo  # minutes summed before each test
+    cum = np.cumsum(window_kw, axis=1)[:, np.maximum(at - 1, 0)] / 60.0
+    cum[:, at == 0] = 0.0
+    return cum
 
 
 @dataclass

@@ -106,6 +106,18 @@ class ChunkPlan:
             self._days[flex, day] = starts.by_time() if flex in RESPONSIVE else starts
         return self._days[flex, day]
 
+    def forget(self, classes: tuple[int, ...]) -> None:
+        """Drop the drawn days of these flexibility classes (drawn again if asked for).
+
+        Parameters
+        ----------
+        classes : tuple of int
+            ``FLEX_*`` codes; a simulator that keeps the committed starts of the classes DR
+            never moves frees the plan's copy of them.
+        """
+        for key in [k for k in self._days if k[0] in classes]:
+            del self._days[key]
+
     def _pairs(self, flex: int) -> tuple[np.ndarray, np.ndarray]:
         """Find the owned appliances of class ``flex`` that start at all.
 

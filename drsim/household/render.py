@@ -112,13 +112,78 @@ def rectangle_entries(rows, start, end, micro, lo: int, hi: int) -> tuple[np.nda
     return np.concatenate([rows * stride + s, rows * stride + e]), np.concatenate([micro, -micro])
 
 
+def step_grid(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo: int,
+              hi: int) -> np.ndarray:
+    """Add step entries up per cell of a minute grid (the difference array of a load).
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the grid (households, categories).
+    entries : list of tuple of numpy.ndarray
+        ``(index, weight)`` steps from :func:`rectangle_entries` [µkW].
+    lo, hi : int
+        The grid's minutes, hi excluded [minutes since midnight of the DR day].
+
+    Returns
+    -------
+    numpy.ndarray
+        (n_rows, hi-lo+1) steps [µkW], whole numbers: grids of the same shape add up
+        exactly, in any order.
+
+    Examples
+    --------
+    >>> step_grid(1, [(np.array([1, 3]), np.array([5.0, -5.0]))], 0, 4).tolist()
+    [[0.0, 5.0, 0.0, -5.0, 0.0]]
+    """
+    stride = hi - lo + 1
+    idx = np.concatenate([i for i, _ in entries])
+    w = np.concatenate([w for _, w in entries])
+    return np.bincount(idx, weights=w, minlength=n_rows * stride).reshape(n_rows, stride)
+
+
+def render_steps(steps: np.ndarray, divisor: float = 1.0, dtype=np.float64) -> np.ndarray:
+    """Sum a grid of steps along the minutes into loads of whole µkW / ``divisor``.
+
+    The running sums are taken in blocks of rows that fit in the CPU cache, in place:
+    ``steps`` is used up.
+
+    Parameters
+    ----------
+    steps : numpy.ndarray
+        (n_rows, minutes + 1) steps from :func:`step_grid` [µkW].
+    divisor : float, default 1.0
+        Divides the sums: :data:`MICRO` gives kW.
+    dtype : numpy dtype, default numpy.float64
+        Type of the result.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n_rows, minutes) load per minute [µkW / ``divisor``].
+
+    Examples
+    --------
+    >>> render_steps(np.array([[0.0, 5.0, 0.0, -5.0, 0.0]])).tolist()
+    [[0.0, 5.0, 5.0, 0.0]]
+    """
+    n_rows, stride = steps.shape
+    out = np.empty((n_rows, stride - 1), dtype=dtype)
+    for b in range(0, n_rows, _BLOCK_ROWS):
+        block = steps[b : b + _BLOCK_ROWS, : stride - 1]
+        np.cumsum(block, axis=1, out=block)
+        if divisor != 1.0:
+            np.divide(block, divisor, out=block)
+        out[b : b + _BLOCK_ROWS] = block
+    return out
+
+
 def render_entries(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo: int,
                    hi: int, divisor: float = 1.0, dtype=np.float64) -> np.ndarray:
     """Sum step entries into a minute grid of whole µkW / ``divisor``.
 
-    The steps of all entries are added per grid cell and summed along the minutes (the
-    difference array of :func:`rectangle_entries`); the running sums are taken in blocks
-    of rows that fit in the CPU cache.
+    The steps of all entries are added per grid cell (:func:`step_grid`) and summed along
+    the minutes (:func:`render_steps`).
 
     Parameters
     ----------
@@ -138,18 +203,7 @@ def render_entries(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo
     numpy.ndarray
         (n_rows, hi-lo) load per minute [µkW / ``divisor``].
     """
-    stride = hi - lo + 1
-    idx = np.concatenate([i for i, _ in entries])
-    w = np.concatenate([w for _, w in entries])
-    steps = np.bincount(idx, weights=w, minlength=n_rows * stride).reshape(n_rows, stride)
-    out = np.empty((n_rows, stride - 1), dtype=dtype)
-    for b in range(0, n_rows, _BLOCK_ROWS):
-        block = steps[b : b + _BLOCK_ROWS, : stride - 1]
-        np.cumsum(block, axis=1, out=block)
-        if divisor != 1.0:
-            np.divide(block, divisor, out=block)
-        out[b : b + _BLOCK_ROWS] = block
-    return out
+    return render_steps(step_grid(n_rows, entries, lo, hi), divisor, dtype)
 
 
 _BLOCK_ROWS = 128  # rows per block: 128 × 1441 float64 ≈ 1.5 MB

@@ -28,6 +28,8 @@ from drsim.household.render import (
     rectangle_entries,
     render_entries,
     render_rectangles,
+    render_steps,
+    step_grid,
 )
 from drsim.household.starts import Batch
 from drsim.units import DAY, MICRO
@@ -35,6 +37,7 @@ from drsim.units import DAY, MICRO
 MAX_UNTIL = 3 * DAY  # a run ends by the end of day 2 at the latest
 FLEX_CLASSES = (FLEX_DEFERRABLE, FLEX_ADVANCE, FLEX_NONE, FLEX_COLD)
 STATIC = (FLEX_NONE, FLEX_COLD)
+_STATIC_PIECE = 200_000  # static starts rendered per category at a time
 
 
 
@@ -176,13 +179,16 @@ class ChunkRun:
         names = sorted(set(cat.category.tolist()))
         app_code = np.array([names.index(c) for c in cat.category])
 
-        def entries(b: Batch) -> tuple[np.ndarray, np.ndarray]:
+        def steps(b: Batch) -> np.ndarray:
             rect = appliance_rectangles(cat, b, lo, hi, key=app_code[b.appliance])
-            return rectangle_entries(*rect, lo, hi)
+            return step_grid(len(names), [rectangle_entries(*rect, lo, hi)], lo, hi)
+
+        def static_steps(b: Batch) -> np.ndarray:  # in pieces: fewer temporaries at once
+            pieces = range(0, max(len(b), 1), _STATIC_PIECE)
+            return sum(steps(b.take(slice(i, i + _STATIC_PIECE))) for i in pieces)
 
         standby = (self.pop.owns * micro_kw(cat.standby_kw)).sum(0)
-        static = self._static("category", lo, hi, entries)
-        grid = render_entries(len(names), [static, entries(self.moving)], lo, hi)
+        grid = render_steps(self._static("category", lo, hi, static_steps) + steps(self.moving))
         out = {c: grid[i] + standby[app_code == i].sum() for i, c in enumerate(names)}
         ev = ev_rectangles(self.ev, key=np.zeros(len(self.ev), dtype=np.int64))
         out["ev"] = render_rectangles(1, *ev, lo, hi)[0]
@@ -204,16 +210,9 @@ class ChunkSimulator:
         self.pop = pop
         _ = (pop.ev_data, pop.follow_through)  # load data now: errors surface outside SimPy
         self.plan = ChunkPlan(pop, day_offset)
-        self.static_cache: dict = {}  # load of the appliances DR never moves, shared by runs
-
-    def forget(self, kind: str) -> None:
-        """Drop the cached static renders of one ``kind`` (``"category"``, ``"household"``).
-
-        They are rendered again if asked for; a task that will not ask frees their memory
-        (the static load per category over a day is about 27 MB for 10,000 households).
-        """
-        for key in [k for k in self.static_cache if k[0] == kind]:
-            del self.static_cache[key]
+        #: what the appliances DR never moves commit and load, shared by runs: their starts,
+        #: their steps per category (a small grid), their entries per household and window
+        self.static_cache: dict = {}
 
     @cached_property
     def theta_o(self) -> np.ndarray:
@@ -305,16 +304,19 @@ class ChunkSimulator:
             raise ValueError(f"until={until}: a run ends within (0, {MAX_UNTIL}] minutes")
         env = simpy.Environment(initial_time=FIRST_DAY * DAY)
         signals = DRSignals(env, self.resolve(events))
+        static = self.static_cache.get(("starts", until))  # the same in every run
+        classes = FLEX_CLASSES if static is None else RESPONSIVE
         procs = [ApplianceProcess(env, signals, self.pop, self.plan, f, until, decisions)
-                 for f in FLEX_CLASSES]
+                 for f in classes]
         ev = EVProcess(env, signals, self.pop, self.plan, until, decisions)
         env.run(until=until + 1)
         def committed(classes) -> Batch:
             return Batch.concat([b for p in procs if p.flex in classes for b in p.committed]
                                 or [Batch.empty()])
 
-        if ("starts", until) not in self.static_cache:  # the same in every run: keep the first
+        if static is None:  # keep the first run's, and free the plan's copy of them
             self.static_cache["starts", until] = committed(STATIC)
+            self.plan.forget(STATIC)
         return ChunkRun(
             self.pop,
             self.static_cache["starts", until],

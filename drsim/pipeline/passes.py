@@ -147,7 +147,6 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
         result.load[name] = np.sum([cats[c] for c in sorted(cats)], axis=0)
         if households:
             result.window_kw[name] = run.load(lo, hi)
-    sim.forget("category")  # the passes' categories are rendered; the task reads no more
     if schedules is None:
         result.estimate_exact = estimate_exact(pop, lo, hi, sim, result.window_kw.get("baseline"))
         if adjust:

@@ -65,7 +65,8 @@ def micro_kw(kw) -> np.ndarray:
     return np.round(np.asarray(kw, dtype=np.float64) * MICRO)
 
 
-def rectangle_entries(rows, start, end, micro, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+def rectangle_entries(rows, start, end, micro, lo: int, hi: int,
+                      minute_major: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""Turn load rectangles into the steps of a difference array.
 
     A rectangle is a power drawn over minutes [start, end); its steps on a grid of rows ×
@@ -76,7 +77,9 @@ def rectangle_entries(rows, start, end, micro, lo: int, hi: int) -> tuple[np.nda
 
     Powers are whole µkW, so every sum is an exact integer and the result does not
     depend on the order of the rectangles (chunking); drsim's way of summing loads
-    (docs/architecture.md, "Determinism").
+    (docs/architecture.md, "Determinism"). A rectangle outside [lo, hi), or empty, has
+    both steps in one cell, which add up to exactly zero; when most are, they are left
+    out. Every rectangle ends at or after its start.
 
     Parameters
     ----------
@@ -88,11 +91,15 @@ def rectangle_entries(rows, start, end, micro, lo: int, hi: int) -> tuple[np.nda
         Power of each rectangle [µkW], whole numbers.
     lo, hi : int
         The grid's minutes, hi excluded [minutes since midnight of the DR day].
+    minute_major : int, optional
+        The grid's rows, for a grid stored minute by minute (:func:`step_grid`); None:
+        row by row.
 
     Returns
     -------
     index : numpy.ndarray
-        Flat index ``row * (hi-lo+1) + minute - lo`` of each step.
+        Flat index ``row * (hi-lo+1) + minute - lo`` of each step, or
+        ``(minute - lo) * minute_major + row`` in a grid stored minute by minute.
     weight : numpy.ndarray
         The step [µkW]: +power at the start, −power at the end.
 
@@ -103,17 +110,47 @@ def rectangle_entries(rows, start, end, micro, lo: int, hi: int) -> tuple[np.nda
     >>> index.tolist(), weight.tolist()
     ([1, 5, 3, 7], [5.0, 7.0, -5.0, -7.0])
     """
+    pieces = rectangle_steps(rows, start, end, micro, lo, hi, minute_major)
+    return np.concatenate([i for i, _ in pieces]), np.concatenate([w for _, w in pieces])
+
+
+def rectangle_steps(rows, start, end, micro, lo: int, hi: int,
+                    minute_major: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Turn load rectangles into steps, in two pieces: the starts' and the ends'.
+
+    The steps of :func:`rectangle_entries`, not joined: :func:`step_grid` joins all the
+    pieces of a grid at once.
+
+    Parameters
+    ----------
+    rows, start, end, micro, lo, hi, minute_major
+        As for :func:`rectangle_entries`.
+
+    Returns
+    -------
+    list of tuple of numpy.ndarray
+        ``[(index, +micro), (index, −micro)]`` [µkW].
+
+    Examples
+    --------
+    >>> [(i.tolist(), w.tolist()) for i, w in rectangle_steps(
+    ...     np.array([0]), np.array([1]), np.array([3]), np.array([5.0]), 0, 4)]
+    [([1], [5.0]), ([3], [-5.0])]
+    """
     width = hi - lo
-    keep = (end > lo) & (start < hi) & (end > start)
-    rows, micro = rows[keep], micro[keep]
-    s = np.clip(start[keep] - lo, 0, width)
-    e = np.clip(end[keep] - lo, 0, width)
+    s = np.clip(start - lo, 0, width)
+    e = np.clip(end - lo, 0, width)
+    if s.size and (s == e).mean() > 0.5:  # mostly outside [lo, hi): leave those out
+        keep = s != e
+        rows, micro, s, e = rows[keep], micro[keep], s[keep], e[keep]
+    if minute_major is not None:
+        return [(s * minute_major + rows, micro), (e * minute_major + rows, -micro)]
     stride = width + 1
-    return np.concatenate([rows * stride + s, rows * stride + e]), np.concatenate([micro, -micro])
+    return [(rows * stride + s, micro), (rows * stride + e, -micro)]
 
 
 def step_grid(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo: int,
-              hi: int) -> np.ndarray:
+              hi: int, minute_major: bool = False) -> np.ndarray:
     """Add step entries up per cell of a minute grid (the difference array of a load).
 
     Parameters
@@ -124,12 +161,15 @@ def step_grid(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo: int
         ``(index, weight)`` steps from :func:`rectangle_entries` [µkW].
     lo, hi : int
         The grid's minutes, hi excluded [minutes since midnight of the DR day].
+    minute_major : bool, default False
+        Store the grid minute by minute, (hi-lo+1, n_rows), for entries made with
+        ``minute_major=n_rows``.
 
     Returns
     -------
     numpy.ndarray
-        (n_rows, hi-lo+1) steps [µkW], whole numbers: grids of the same shape add up
-        exactly, in any order.
+        (n_rows, hi-lo+1) steps [µkW], or (hi-lo+1, n_rows) minute by minute; whole
+        numbers: grids of the same shape add up exactly, in any order.
 
     Examples
     --------
@@ -139,47 +179,66 @@ def step_grid(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo: int
     stride = hi - lo + 1
     idx = np.concatenate([i for i, _ in entries])
     w = np.concatenate([w for _, w in entries])
-    return np.bincount(idx, weights=w, minlength=n_rows * stride).reshape(n_rows, stride)
+    shape = (stride, n_rows) if minute_major else (n_rows, stride)
+    return np.bincount(idx, weights=w, minlength=n_rows * stride).reshape(shape)
 
 
-def render_steps(steps: np.ndarray, divisor: float = 1.0, dtype=np.float64) -> np.ndarray:
+def render_steps(steps: np.ndarray, divisor: float = 1.0, dtype=np.float64,
+                 minute_major: bool = False) -> np.ndarray:
     """Sum a grid of steps along the minutes into loads of whole µkW / ``divisor``.
 
-    The running sums are taken in blocks of rows that fit in the CPU cache, in place:
-    ``steps`` is used up.
+    The running sums are taken in place (``steps`` is used up): by rows in blocks that
+    fit in the CPU cache, or, for a grid stored minute by minute, one minute after the
+    other over all rows at once (each row's sums are the same, in the same order, and
+    come out faster for many rows).
 
     Parameters
     ----------
     steps : numpy.ndarray
-        (n_rows, minutes + 1) steps from :func:`step_grid` [µkW].
+        (n_rows, minutes + 1) steps from :func:`step_grid` [µkW], or (minutes + 1,
+        n_rows) with ``minute_major``.
     divisor : float, default 1.0
         Divides the sums: :data:`MICRO` gives kW.
     dtype : numpy dtype, default numpy.float64
         Type of the result.
+    minute_major : bool, default False
+        ``steps`` is stored minute by minute.
 
     Returns
     -------
     numpy.ndarray
-        (n_rows, minutes) load per minute [µkW / ``divisor``].
+        (n_rows, minutes) load per minute [µkW / ``divisor``]; with ``minute_major`` a
+        view in Fortran (column-major) order.
 
     Examples
     --------
     >>> render_steps(np.array([[0.0, 5.0, 0.0, -5.0, 0.0]])).tolist()
     [[0.0, 5.0, 5.0, 0.0]]
+    >>> render_steps(np.array([[0.0], [5.0], [0.0], [-5.0], [0.0]]), minute_major=True).tolist()
+    [[0.0, 5.0, 5.0, 0.0]]
     """
+    if minute_major:
+        minutes = steps.shape[0] - 1
+        for t in range(1, minutes):
+            np.add(steps[t], steps[t - 1], out=steps[t])
+        out = np.empty((minutes, steps.shape[1]), dtype=dtype)
+        np.divide(steps[:minutes], divisor, out=out, casting="same_kind")
+        return out.T
     n_rows, stride = steps.shape
     out = np.empty((n_rows, stride - 1), dtype=dtype)
     for b in range(0, n_rows, _BLOCK_ROWS):
         block = steps[b : b + _BLOCK_ROWS, : stride - 1]
         np.cumsum(block, axis=1, out=block)
-        if divisor != 1.0:
-            np.divide(block, divisor, out=block)
-        out[b : b + _BLOCK_ROWS] = block
+        if divisor != 1.0:  # divided in float64, then rounded to ``dtype``
+            np.divide(block, divisor, out=out[b : b + _BLOCK_ROWS], casting="same_kind")
+        else:
+            out[b : b + _BLOCK_ROWS] = block
     return out
 
 
 def render_entries(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo: int,
-                   hi: int, divisor: float = 1.0, dtype=np.float64) -> np.ndarray:
+                   hi: int, divisor: float = 1.0, dtype=np.float64,
+                   minute_major: bool = False) -> np.ndarray:
     """Sum step entries into a minute grid of whole µkW / ``divisor``.
 
     The steps of all entries are added per grid cell (:func:`step_grid`) and summed along
@@ -197,13 +256,16 @@ def render_entries(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo
         Divides the sums: :data:`MICRO` gives kW.
     dtype : numpy dtype, default numpy.float64
         Type of the result.
+    minute_major : bool, default False
+        Entries and grid minute by minute (see :func:`render_steps`).
 
     Returns
     -------
     numpy.ndarray
         (n_rows, hi-lo) load per minute [µkW / ``divisor``].
     """
-    return render_steps(step_grid(n_rows, entries, lo, hi), divisor, dtype)
+    return render_steps(step_grid(n_rows, entries, lo, hi, minute_major), divisor, dtype,
+                        minute_major)
 
 
 _BLOCK_ROWS = 128  # rows per block: 128 × 1441 float64 ≈ 1.5 MB
@@ -277,22 +339,47 @@ def appliance_rectangles(cat, b: Batch, lo: int, hi: int, key: np.ndarray | None
     >>> [x.tolist() for x in appliance_rectangles(cat, b, 0, 1440)]
     [[0, 0, 0], [1110, 1125, 1218], [1125, 1218, 1248], [1999000.0, 119000.0, 494600.0]]
     """
-    keep = (b.t < hi) & (b.t + cat.cycle_minutes[b.appliance] > lo)
-    a, s = b.appliance[keep], b.t[keep]
-    k = (b.row if key is None else key)[keep]
-    keys, starts, ends, micro = [], [], [], []
+    pieces = phase_rectangles(cat, b, lo, hi, key)
+    return tuple(np.concatenate([piece[j] for piece in pieces]) for j in range(4))
+
+
+def phase_rectangles(cat, b: Batch, lo: int, hi: int, key: np.ndarray | None = None
+                     ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Turn appliance cycles into load rectangles, phase by phase.
+
+    The rectangles of :func:`appliance_rectangles`, not joined: one piece per phase that
+    some cycle has.
+
+    Parameters
+    ----------
+    cat, b, lo, hi, key
+        As for :func:`appliance_rectangles`; cycles outside [lo, hi) may be kept (their
+        steps add up to zero).
+
+    Returns
+    -------
+    list of tuple of numpy.ndarray
+        ``(key, start, end, micro)`` per phase [minutes since midnight of the DR day,
+        µkW].
+    """
+    a, s, k = b.appliance, b.t, (b.row if key is None else key)
+    keep = (s < hi) & (s + cat.cycle_minutes[a] > lo)
+    if keep.mean() < 0.9:  # cycles outside [lo, hi) add up to zero; many are worth a copy
+        a, s, k = a[keep], s[keep], k[keep]
+    pieces = []
     for p in range(cat.phase_minutes.shape[1]):
-        if p:
+        if p == 1:  # most cycles have one phase: go on with the others only
+            more = np.flatnonzero(cat.phase_count[a] > 1)
+            a, s, k = a[more], s[more], k[more]
+        elif p:
             more = cat.phase_count[a] > p
             a, s, k = a[more], s[more], k[more]
-        minutes = cat.phase_minutes[a, p]
-        keys.append(k)
-        starts.append(s)
-        ends.append(s + minutes)
-        micro.append(cat.phase_micro_kw[a, p])
-        s = s + minutes
-    return (np.concatenate(keys), np.concatenate(starts), np.concatenate(ends),
-            np.concatenate(micro))
+        if p and not len(a):
+            break
+        end = s + cat.phase_minutes[a, p]
+        pieces.append((k, s, end, cat.phase_micro_kw[a, p]))
+        s = end
+    return pieces
 
 
 def ev_rectangles(b: Batch, key: np.ndarray | None = None):

@@ -24,10 +24,29 @@ _TO_UNIT = 2.0**-53
 def _mix(x: np.ndarray) -> np.ndarray:
     """Apply the SplitMix64 finaliser (bijective on uint64)."""
     x = x ^ (x >> _S30)
+    if x.ndim == 0:
+        return _mix_rounds(x)
+    t = np.empty_like(x)  # the rounds in place: two arrays, no temporaries
+    np.multiply(x, _MUL1, out=x)
+    np.right_shift(x, _S27, out=t)
+    np.bitwise_xor(x, t, out=x)
+    np.multiply(x, _MUL2, out=x)
+    np.right_shift(x, _S31, out=t)
+    return np.bitwise_xor(x, t, out=x)
+
+
+def _mix_rounds(x: np.ndarray) -> np.ndarray:
+    """Apply the finaliser's rounds after the first of :func:`_mix` to a scalar."""
     x = x * _MUL1
     x = x ^ (x >> _S27)
     x = x * _MUL2
     return x ^ (x >> _S31)
+
+
+def _words(a) -> np.ndarray:
+    """Integers as uint64 words (two's complement), without a copy where they are 64-bit."""
+    a = np.asarray(a)
+    return a.view(np.uint64) if a.dtype in (np.int64, np.uint64) else a.astype(np.uint64)
 
 
 def stream_id(name: str) -> int:
@@ -89,11 +108,11 @@ def hash64(seed: int, household: np.ndarray, stream: str, *counters) -> np.ndarr
     """
     with np.errstate(over="ignore"):
         key = _mix(np.uint64(seed) * _GOLDEN + np.uint64(stream_id(stream)))
-        h = _mix(key ^ (np.asarray(household).astype(np.uint64) * _GOLDEN))
+        h = _mix(key ^ (_words(household) * _GOLDEN))
         if counters:
-            fold = np.asarray(counters[0]).astype(np.uint64)
+            fold = _words(counters[0])
             for c in counters[1:]:
-                fold = fold * _FOLD + np.asarray(c).astype(np.uint64)
+                fold = fold * _FOLD + _words(c)
             h = _mix(h + fold * _GOLDEN)
     return h
 

@@ -22,10 +22,10 @@ from drsim.household.plan import FIRST_DAY, RESPONSIVE, ChunkPlan
 from drsim.household.population import Population
 from drsim.household.processes import ApplianceProcess, DRSignals, EVProcess
 from drsim.household.render import (
-    appliance_rectangles,
     ev_rectangles,
     micro_kw,
-    rectangle_entries,
+    phase_rectangles,
+    rectangle_steps,
     render_entries,
     render_rectangles,
     render_steps,
@@ -40,8 +40,6 @@ STATIC = (FLEX_NONE, FLEX_COLD)
 _STATIC_PIECE = 200_000  # static starts rendered per category at a time
 
 
-
-
 @dataclass
 class ChunkRun:
     """The committed starts and sessions of one schedule for one chunk.
@@ -54,8 +52,9 @@ class ChunkRun:
     ----------
     pop : Population
         The chunk's households.
-    static : Batch
-        Starts of the appliances DR never moves (identical in every run).
+    static : tuple of Batch
+        Starts of the appliances DR never moves (identical in every run), as the plan
+        drew them: one batch per class and day, not joined.
     moving : Batch
         Starts of deferrable and shiftable-in-advance appliances.
     ev : Batch
@@ -69,7 +68,7 @@ class ChunkRun:
     """
 
     pop: Population
-    static: Batch  # starts of appliances DR never moves (identical in every run)
+    static: tuple[Batch, ...]  # starts of appliances DR never moves (identical in every run)
     moving: Batch  # starts of deferrable and shiftable-in-advance appliances
     ev: Batch
     signal_log: list
@@ -79,7 +78,7 @@ class ChunkRun:
     @property
     def appliances(self) -> Batch:
         """All committed appliance starts (static, then moving)."""
-        return Batch.concat([self.static, self.moving])
+        return Batch.concat([*self.static, self.moving])
 
     def _static(self, kind: str, lo: int, hi: int, render):
         key = (kind, lo, hi, self.until)
@@ -102,7 +101,8 @@ class ChunkRun:
         """
         return self._render_households(lo, hi)
 
-    def load(self, lo: int = 0, hi: int = DAY, dtype=np.float64) -> np.ndarray:
+    def load(self, lo: int = 0, hi: int = DAY, dtype=np.float64,
+             minute_major: bool = False) -> np.ndarray:
         """Render the households' load in kW.
 
         Each household's load is its standby plus the phases of its committed cycles and
@@ -116,28 +116,38 @@ class ChunkRun:
             is 00:00 of the DR day.
         dtype : numpy dtype, default numpy.float64
             Type of the result.
+        minute_major : bool, default False
+            Render minute by minute over all households at once (faster for whole days
+            of many households) and return the array in Fortran (column-major) order:
+            the same values.
 
         Returns
         -------
         numpy.ndarray
             (count, hi-lo) load per minute [kW].
         """
-        return self._render_households(lo, hi, MICRO, dtype)
+        return self._render_households(lo, hi, MICRO, dtype, minute_major)
 
-    def _render_households(self, lo: int, hi: int, divisor: float = 1.0, dtype=np.float64):
+    def _render_households(self, lo: int, hi: int, divisor: float = 1.0, dtype=np.float64,
+                           minute_major: bool = False):
         cat, n = self.pop.catalogue, self.pop.count
-        stride = hi - lo + 1
+        major = n if minute_major else None
 
-        def static_entries(b: Batch) -> tuple[np.ndarray, np.ndarray]:
-            idx, w = rectangle_entries(*appliance_rectangles(cat, b, lo, hi), lo, hi)
-            standby = (np.arange(n) * stride, self.standby_micro_kw())  # one step at lo
-            return np.concatenate([idx, standby[0]]), np.concatenate([w, standby[1]])
+        def steps(b: Batch) -> list[tuple[np.ndarray, np.ndarray]]:
+            return [piece for rect in phase_rectangles(cat, b, lo, hi)
+                    for piece in rectangle_steps(*rect, lo, hi, major)]
 
+        def static_steps(static: tuple[Batch, ...]) -> list[tuple[np.ndarray, np.ndarray]]:
+            at_lo = np.arange(n) * (1 if minute_major else hi - lo + 1)
+            return [*(piece for b in static for piece in steps(b)),
+                    (at_lo, self.standby_micro_kw())]
+
+        kind = "household by minute" if minute_major else "household"
         return render_entries(n, [
-            self._static("household", lo, hi, static_entries),
-            rectangle_entries(*appliance_rectangles(cat, self.moving, lo, hi), lo, hi),
-            rectangle_entries(*ev_rectangles(self.ev), lo, hi),
-        ], lo, hi, divisor, dtype)
+            *self._static(kind, lo, hi, static_steps),
+            *steps(self.moving),
+            *rectangle_steps(*ev_rectangles(self.ev), lo, hi, major),
+        ], lo, hi, divisor, dtype, minute_major)
 
     def standby_micro_kw(self) -> np.ndarray:
         """Sum the standby power of each household's appliances.
@@ -180,12 +190,14 @@ class ChunkRun:
         app_code = np.array([names.index(c) for c in cat.category])
 
         def steps(b: Batch) -> np.ndarray:
-            rect = appliance_rectangles(cat, b, lo, hi, key=app_code[b.appliance])
-            return step_grid(len(names), [rectangle_entries(*rect, lo, hi)], lo, hi)
+            return step_grid(len(names), [
+                piece for rect in phase_rectangles(cat, b, lo, hi, key=app_code[b.appliance])
+                for piece in rectangle_steps(*rect, lo, hi)], lo, hi)
 
-        def static_steps(b: Batch) -> np.ndarray:  # in pieces: fewer temporaries at once
-            pieces = range(0, max(len(b), 1), _STATIC_PIECE)
-            return sum(steps(b.take(slice(i, i + _STATIC_PIECE))) for i in pieces)
+        def static_steps(static: tuple[Batch, ...]) -> np.ndarray:  # fewer temporaries at once
+            return sum((steps(b.take(slice(i, i + _STATIC_PIECE))) for b in static
+                        for i in range(0, len(b), _STATIC_PIECE)),
+                       np.zeros((len(names), hi - lo + 1)))
 
         standby = (self.pop.owns * micro_kw(cat.standby_kw)).sum(0)
         grid = render_steps(self._static("category", lo, hi, static_steps) + steps(self.moving))
@@ -310,17 +322,16 @@ class ChunkSimulator:
                  for f in classes]
         ev = EVProcess(env, signals, self.pop, self.plan, until, decisions)
         env.run(until=until + 1)
-        def committed(classes) -> Batch:
-            return Batch.concat([b for p in procs if p.flex in classes for b in p.committed]
-                                or [Batch.empty()])
+        def committed(classes) -> list[Batch]:
+            return [b for p in procs if p.flex in classes for b in p.committed]
 
-        if static is None:  # keep the first run's, and free the plan's copy of them
-            self.static_cache["starts", until] = committed(STATIC)
+        if static is None:  # keep the first run's (the plan's own batches, not copied)
+            static = self.static_cache["starts", until] = tuple(committed(STATIC))
             self.plan.forget(STATIC)
         return ChunkRun(
             self.pop,
-            self.static_cache["starts", until],
-            committed(RESPONSIVE),
+            static,
+            Batch.concat(committed(RESPONSIVE) or [Batch.empty()]),
             Batch.concat(ev.committed or [Batch.empty(ev=True)]),
             signals.log,
             until,
@@ -369,7 +380,9 @@ def simulate_households(scenario, first: int, count: int, dr_events=None) -> np.
     Returns
     -------
     numpy.ndarray
-        (count, 1440) float32 load [kW]; column 0 is 00:00 of the DR day.
+        (count, 1440) float32 load [kW]; column 0 is 00:00 of the DR day. Stored in
+        Fortran (column-major) order: the households' loads are summed minute by minute
+        over all of them at once (:meth:`ChunkRun.load`).
 
     Raises
     ------
@@ -408,7 +421,7 @@ def simulate_households(scenario, first: int, count: int, dr_events=None) -> np.
         )
     events = program_events(scenario) if dr_events is None else list(dr_events)
     run = ChunkSimulator(Population(scenario, first, count)).run(events)
-    return run.load(dtype=np.float32)
+    return run.load(dtype=np.float32, minute_major=True)
 
 
 __all__ = ["ChunkSimulator", "ChunkRun", "simulate_households", "program_events"]

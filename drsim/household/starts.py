@@ -141,11 +141,11 @@ def make_batch(rows, t, apps, day, j, energy_kwh=None, kw=None) -> Batch:
     """
     n = len(t)
     return Batch(
-        row=rows.astype(np.int64),
-        t=t.astype(np.int64),
+        row=np.asarray(rows, dtype=np.int64),
+        t=np.asarray(t, dtype=np.int64),
         appliance=np.broadcast_to(np.asarray(apps, dtype=np.int64), n).copy(),
         day=np.full(n, day, dtype=np.int64),
-        j=j.astype(np.int64),
+        j=np.asarray(j, dtype=np.int64),
         gen=np.zeros(n, dtype=np.int64),
         energy_kwh=np.zeros(0) if energy_kwh is None else energy_kwh,
         kw=np.zeros(0) if kw is None else kw,

@@ -45,6 +45,20 @@ def test_bit_identical_for_any_chunking(scenario):
     assert np.array_equal(whole, parts)
 
 
+def test_rendered_minute_by_minute_the_same_loads(sim):
+    """ChunkRun.load(minute_major=True), simulate_households' render: the same values as
+    the row-by-row render, in Fortran order; the same per household however many there
+    are."""
+    run = sim.run(program_events(sim.pop.scenario))
+    for lo, hi, dtype in ((0, DAY, np.float32), (1110, 1230, np.float64), (-60, 30, np.float64)):
+        by_row = run.load(lo, hi, dtype)
+        by_minute = run.load(lo, hi, dtype, minute_major=True)
+        assert by_minute.flags.f_contiguous and by_minute.dtype == dtype
+        assert np.array_equal(by_row, by_minute)
+    kw = drsim.simulate_households(sim.pop.scenario, 0, 400)
+    assert np.array_equal(kw, run.load(dtype=np.float32))
+
+
 def test_seed_changes_the_loads(scenario):
     a = drsim.simulate_households(scenario, 0, 20)
     b = drsim.simulate_households(scenario.model_copy(update={"seed": scenario.seed + 1}), 0, 20)

@@ -43,7 +43,7 @@ class ChunkPlan:
         cat = pop.catalogue
         self._cdf = np.cumsum(cat.start_pmf, axis=1)
         self._cdf[:, -1] = 1.0
-        self._slots = rng.InverseCDF(self._cdf)
+        self._slots = rng.inverse_cdf(self._cdf)
         # first slot of day -1 whose starts can still run at midnight (cycle + slot width)
         self._late_slot = np.maximum(0, 144 - (cat.cycle_minutes + 19) // 10)
         self._days: dict[tuple[int, int], Batch] = {}

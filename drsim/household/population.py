@@ -138,10 +138,11 @@ class Population:
         hits = np.diff(np.floor(cum - u), axis=1, prepend=np.floor(-u)) > 0
         drawn = np.zeros_like(hits)
         np.put_along_axis(drawn, order, hits, axis=1)
-        alone = ~cat.drawn & ~cat.always_owned
-        owned_alone = alone & (rng.uniform(seed, self.ids[:, None], "owns", a[None, :])
-                               < cat.ownership)
-        return drawn | cat.always_owned | owned_alone
+        alone = np.flatnonzero(~cat.drawn & ~cat.always_owned)  # drawn on their own
+        owned = drawn | cat.always_owned
+        owned[:, alone] |= (rng.uniform(seed, self.ids[:, None], "owns", alone[None, :])
+                            < cat.ownership[alone])
+        return owned
 
     @cached_property
     def has_ev(self) -> np.ndarray:

@@ -11,6 +11,7 @@ chunking, partitioning, or on which other draws were made before.
 from __future__ import annotations
 
 import zlib
+from functools import lru_cache
 
 import numpy as np
 
@@ -275,8 +276,39 @@ class InverseCDF:
         return k
 
 
+def inverse_cdf(cdf: np.ndarray) -> InverseCDF:
+    """Return the :class:`InverseCDF` of ``cdf``, built once per distinct table in a process.
+
+    Every chunk of a scenario draws from the same few tables; a sampler is never changed
+    after it is built.
+
+    Parameters
+    ----------
+    cdf : numpy.ndarray
+        (M, K) cumulative probabilities, as for :class:`InverseCDF`.
+
+    Returns
+    -------
+    InverseCDF
+        The sampler (the same object for an equal table).
+
+    Examples
+    --------
+    >>> a = inverse_cdf(np.array([[0.5, 1.0]]))
+    >>> a is inverse_cdf(np.array([[0.5, 1.0]]))
+    True
+    """
+    cdf = np.ascontiguousarray(cdf, dtype=np.float64)
+    return _inverse_cdf(cdf.tobytes(), cdf.shape)
+
+
+@lru_cache(maxsize=64)
+def _inverse_cdf(data: bytes, shape: tuple[int, ...]) -> InverseCDF:
+    return InverseCDF(np.frombuffer(data, dtype=np.float64).reshape(shape))
+
+
 def poisson_table(means: np.ndarray) -> InverseCDF:
-    """Build an inverse-CDF sampler of Poisson counts for a few distinct means.
+    """Build an inverse-CDF sampler of Poisson counts for a few distinct means (once each).
 
     Each table holds the counts 0 .. m + 12√m + 23, m the largest mean (tables to
     1e-15).
@@ -297,7 +329,14 @@ def poisson_table(means: np.ndarray) -> InverseCDF:
     >>> table.sample(np.array([0, 1, 1, 1]), np.array([0.99, 0.1, 0.5, 0.99]))
     array([0, 0, 2, 6])
     """
-    means = np.asarray(means, dtype=np.float64)
+    means = np.ascontiguousarray(means, dtype=np.float64)
+    return _poisson_table(means.tobytes())
+
+
+@lru_cache(maxsize=64)
+def _poisson_table(key: bytes) -> InverseCDF:
+    """Build :func:`poisson_table`'s sampler, once per distinct set of means."""
+    means = np.frombuffer(key, dtype=np.float64)
     top = float(means.max(initial=0.0))
     size = int(top + 12 * np.sqrt(top) + 24)
     k = np.arange(size)

@@ -5,12 +5,12 @@ What it measures, in one process and one run, side by side:
 
 * **drsim**: ``drsim.simulate_households(scenario, first, count, dr_events=None)`` with
   the full model of ``scenarios/paper_100k.yaml`` (1-minute resolution, all appliances,
-  EVs, the scenario's DR event). After one warm-up call (data files, caches) on households
-  outside the timed ones, ``--repeats`` calls of ``--households`` households each
-  (``first`` = 0, n, 2n, ...) are timed with ``time.perf_counter()``; rate = households /
-  seconds. One call returns one day (1440 minutes) per household, and that is what is
-  counted as a household-day, although the model also draws the day before (warm-up)
-  and the day after (rebound) internally.
+  EVs, the scenario's DR event). After one warm-up call of ``--households`` households
+  (data files, caches, the allocator) outside the timed ones, ``--repeats`` calls of
+  ``--households`` households each (``first`` = 0, n, 2n, ...) are timed with
+  ``time.perf_counter()``; rate = households / seconds. One call returns one day (1440
+  minutes) per household, and that is what is counted as a household-day, although the
+  model also draws the day before (warm-up) and the day after (rebound) internally.
 * **richardsonpy** (the Python port of the CREST model, as packaged): one household
   (3 occupants) at 1-minute resolution with ``Occupancy`` + ``ElectricLoad``, the way the
   package's ``examples/example_el_load.py`` does it; rate = days / seconds. The TRY
@@ -20,8 +20,13 @@ What it measures, in one process and one run, side by side:
   longer than three minutes) runs the same per-day loop through the package's
   ``ElectricityProfile`` wrapper. Each repetition uses its own seed (``random.seed``).
 
-Both run in this single process, on one core: BLAS/OpenMP thread pools are limited to
-one thread before numpy is imported, and no worker processes are started.
+Each model runs in a process of its own, started once, on one core each at a time:
+BLAS/OpenMP thread pools are limited to one thread before numpy is imported. The timed
+runs alternate (drsim, richardsonpy, drsim, ...), one at a time, so that a drift of the
+machine falls on both alike; separate processes keep one model's allocations from
+changing the other's (in one process, a drsim call right after a year of richardsonpy
+took about twice as long as the next: the allocator had given back the memory drsim's
+arrays reuse).
 
 Why a ratio: the machines this runs on are shared and noisy, so absolute rates move
 from run to run. Both models are measured in the same run on the same machine and the
@@ -32,7 +37,7 @@ so a run disturbed by other load (wall time well above CPU time) can be seen.
 Run from the repository root::
 
     pip install -e '.[bench]'
-    python scripts/bench_simulation.py [--households 5000] [--repeats 5]
+    python scripts/bench_simulation.py [--households 5000] [--repeats 3]
                                        [--rich-days 365] [--rich-repeats 3]
 
 Exits 0 whether or not the goal is met, 2 if richardsonpy is not installed.
@@ -41,6 +46,7 @@ Exits 0 whether or not the goal is met, 2 if richardsonpy is not installed.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import platform
 import random
@@ -54,7 +60,6 @@ GOAL = 1000.0  # drsim must be at least this many times faster per core
 RICH_BUDGET_S = 180.0  # above this estimate for one richardsonpy run, simulate fewer days
 RICH_OCCUPANTS = 3  # as in richardsonpy's examples/example_el_load.py
 RICH_PROBE_DAYS = 3  # warm-up run of richardsonpy, also used to estimate the time per day
-DRSIM_WARMUP_HOUSEHOLDS = 200
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "paper_100k.yaml"
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -65,8 +70,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         description="Household-days per second per core: drsim vs richardsonpy (CREST).")
     p.add_argument("--households", type=int, default=5000,
                    help="drsim households per timed repetition (default: 5000)")
-    p.add_argument("--repeats", type=int, default=5,
-                   help="drsim timed repetitions (default: 5)")
+    p.add_argument("--repeats", type=int, default=3,
+                   help="drsim timed repetitions (default: 3)")
     p.add_argument("--rich-days", type=int, default=365,
                    help="days per richardsonpy household run (default: 365, one year)")
     p.add_argument("--rich-repeats", type=int, default=3,
@@ -89,29 +94,33 @@ def timed(fn, *args, **kwargs):
 
 
 # --------------------------------------------------------------------------- drsim
-def bench_drsim(households: int, repeats: int) -> dict:
+def drsim_setup(households: int, repeats: int) -> dict:
+    """The scenario, and a warm-up call on households after the timed ones."""
     import drsim
 
     scenario = drsim.load_scenario(SCENARIO)
-    needed = households * repeats + DRSIM_WARMUP_HOUSEHOLDS
+    needed = households * (repeats + 1)
     if needed > scenario.households:
         raise SystemExit(
-            f"--households x --repeats + {DRSIM_WARMUP_HOUSEHOLDS} (warm-up) = {needed} "
-            f"exceeds the {scenario.households} households of {SCENARIO.name}")
-    # Warm-up on households after the timed ones: data files, caches, imports.
-    _, warm_s, _ = timed(drsim.simulate_households, scenario,
-                         households * repeats, DRSIM_WARMUP_HOUSEHOLDS, dr_events=None)
-    runs = []
-    for i in range(repeats):
-        first = i * households
-        kw, wall, cpu = timed(drsim.simulate_households, scenario, first, households,
-                              dr_events=None)
-        assert kw.shape == (households, 1440), kw.shape
-        runs.append({"first": first, "wall": wall, "cpu": cpu, "rate": households / wall,
-                     "kwh_per_household": float(kw.sum(dtype="float64")) / 60 / households})
-    return {"scenario": scenario, "warmup_s": warm_s, "runs": runs,
-            "median_rate": statistics.median(r["rate"] for r in runs),
-            "median_wall": statistics.median(r["wall"] for r in runs)}
+            f"--households x (--repeats + 1 for the warm-up) = {needed} exceeds the "
+            f"{scenario.households} households of {SCENARIO.name}")
+    _, warm_s, _ = timed(drsim.simulate_households, scenario, households * repeats,
+                         households, dr_events=None)
+    return {"scenario": scenario, "scenario_households": scenario.households,
+            "households": households, "warmup_s": warm_s, "runs": []}
+
+
+def drsim_run(d: dict, i: int) -> None:
+    """Timed run ``i``: households ``i·n .. (i+1)·n − 1``."""
+    import drsim
+
+    households = d["households"]
+    first = i * households
+    kw, wall, cpu = timed(drsim.simulate_households, d["scenario"], first, households,
+                          dr_events=None)
+    assert kw.shape == (households, 1440), kw.shape
+    d["runs"].append({"first": first, "wall": wall, "cpu": cpu, "rate": households / wall,
+                      "kwh_per_household": float(kw.sum(dtype="float64")) / 60 / households})
 
 
 # --------------------------------------------------------------------------- richardsonpy
@@ -132,12 +141,12 @@ def rich_household(days: int, q_direct, q_diffuse) -> object:
                       q_direct + q_diffuse).ravel()
 
 
-def bench_rich(days: int, repeats: int) -> dict:
+def rich_setup(days: int) -> dict:
+    """The irradiance, a warm-up (class-level caches of transition matrices and activity
+    statistics) and, from it, the days per run that keep one run under RICH_BUDGET_S."""
     from crest_model import irradiance as crest_irradiance
 
     irradiance = crest_irradiance()
-    # Warm-up (class-level caches of transition matrices and activity statistics) and an
-    # estimate of the time per day, to keep one run under RICH_BUDGET_S.
     random.seed(0)
     _, probe_s, _ = timed(rich_household, RICH_PROBE_DAYS, *irradiance)
     per_day = probe_s / RICH_PROBE_DAYS
@@ -147,16 +156,68 @@ def bench_rich(days: int, repeats: int) -> dict:
         note = (f"{days} days would take about {days * per_day:.0f} s per run "
                 f"(> {RICH_BUDGET_S:.0f} s): simulated {cut} days instead")
         days = cut
-    runs = []
-    for seed in range(1, repeats + 1):
-        random.seed(seed)
-        curve, wall, cpu = timed(rich_household, days, *irradiance)
-        assert len(curve) == days * 1440, len(curve)
-        runs.append({"seed": seed, "wall": wall, "cpu": cpu, "rate": days / wall,
-                     "kwh_per_day": float(curve.sum()) / 60 / 1000 / days})
-    return {"days": days, "note": note, "probe_s": probe_s, "runs": runs,
-            "median_rate": statistics.median(r["rate"] for r in runs),
-            "median_wall": statistics.median(r["wall"] for r in runs)}
+    return {"days": days, "note": note, "probe_s": probe_s, "irradiance": irradiance,
+            "runs": []}
+
+
+def rich_run(r: dict, i: int) -> None:
+    """Timed run ``i``, with ``random.seed(i + 1)``."""
+    seed = i + 1
+    random.seed(seed)
+    days = r["days"]
+    curve, wall, cpu = timed(rich_household, days, *r["irradiance"])
+    assert len(curve) == days * 1440, len(curve)
+    r["runs"].append({"seed": seed, "wall": wall, "cpu": cpu, "rate": days / wall,
+                      "kwh_per_day": float(curve.sum()) / 60 / 1000 / days})
+
+
+MODELS = {"drsim": (drsim_setup, drsim_run), "richardsonpy": (rich_setup, rich_run)}
+SHOWN = ("scenario_households", "warmup_s", "days", "note", "probe_s")  # setup, reported
+
+
+def serve(conn, model: str, setup_args: tuple) -> None:
+    """A model's own process: set up, then one timed run per index received (None ends)."""
+    setup, run = MODELS[model]
+    state = setup(*setup_args)
+    conn.send({k: state[k] for k in SHOWN if k in state})
+    while (i := conn.recv()) is not None:
+        run(state, i)
+        conn.send(state["runs"][-1])
+
+
+def alternate(args: argparse.Namespace) -> tuple[dict, dict]:
+    """Start each model's process (one after the other), then alternate the timed runs;
+    each model's setup values and runs."""
+    ctx = multiprocessing.get_context("spawn")
+    plan = {"drsim": ((args.households, args.repeats), args.repeats),
+            "richardsonpy": ((args.rich_days,), args.rich_repeats)}
+    workers, out = {}, {}
+    try:
+        for model, (setup_args, _) in plan.items():
+            conn, child = ctx.Pipe()
+            proc = ctx.Process(target=serve, args=(child, model, setup_args), daemon=True)
+            proc.start()
+            workers[model] = (proc, conn)
+            out[model] = {**conn.recv(), "runs": []}
+        for i in range(max(n for _, n in plan.values())):
+            for model, (_, n) in plan.items():
+                if i < n:
+                    workers[model][1].send(i)
+                    out[model]["runs"].append(workers[model][1].recv())
+    except EOFError:
+        raise SystemExit(f"the {model} process ended early (its error is above)") from None
+    finally:
+        for proc, conn in workers.values():
+            if proc.is_alive():
+                conn.send(None)
+            proc.join()
+    return out["drsim"], out["richardsonpy"]
+
+
+def medians(x: dict) -> dict:
+    """``x`` with the medians of its runs' rate and wall time."""
+    return {**x, "median_rate": statistics.median(r["rate"] for r in x["runs"]),
+            "median_wall": statistics.median(r["wall"] for r in x["runs"])}
 
 
 # --------------------------------------------------------------------------- report
@@ -190,13 +251,14 @@ def report(args, d: dict, r: dict) -> None:
                   f"simpy {simpy.__version__}, drsim {drsim_version}, "
                   f"richardsonpy {richardsonpy.__version__}")
     threads = ", ".join(f"{v}={os.environ.get(v)}" for v in THREAD_VARS[:3])
-    console.print(f"threads   : one process, {threads}")
-    sc = d["scenario"]
-    console.print(f"drsim     : scenario {SCENARIO.name} ({sc.households} households), "
+    console.print(f"threads   : one process per model, one run at a time, {threads}")
+    console.print(f"drsim     : scenario {SCENARIO.name} ({d['scenario_households']} "
+                  "households), "
                   f"full model, 1-min resolution, scenario's DR event; "
                   f"{args.repeats} x {args.households} households, "
                   f"first = 0, {args.households}, ...; warm-up "
-                  f"{DRSIM_WARMUP_HOUSEHOLDS} households ({d['warmup_s']:.2f} s)")
+                  f"{args.households} households ({d['warmup_s']:.2f} s); timed runs "
+                  "alternate with richardsonpy's")
     how = ("Occupancy + ElectricLoad" if r["days"] == 365
            else "Occupancy + ElectricLoad's day loop via ElectricityProfile")
     console.print(f"richardson: CREST as packaged ({how}), "
@@ -244,11 +306,10 @@ def main(argv: list[str] | None = None) -> int:
     if not require_richardsonpy():
         return 2
 
-    print(f"drsim: {args.repeats} x {args.households} households ...", flush=True)
-    d = bench_drsim(args.households, args.repeats)
-    print(f"richardsonpy: {args.rich_repeats} x {args.rich_days} days ...", flush=True)
-    r = bench_rich(args.rich_days, args.rich_repeats)
-    report(args, d, r)
+    print(f"drsim: {args.repeats} x {args.households} households, richardsonpy: "
+          f"{args.rich_repeats} x {args.rich_days} days, alternately ...", flush=True)
+    d, r = alternate(args)
+    report(args, medians(d), medians(r))
     return 0
 
 

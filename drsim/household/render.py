@@ -246,18 +246,10 @@ def render_entries(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo
 
     Parameters
     ----------
-    n_rows : int
-        Rows of the grid (households, categories).
-    entries : list of tuple of numpy.ndarray
-        ``(index, weight)`` steps from :func:`rectangle_entries` [µkW].
-    lo, hi : int
-        The grid's minutes, hi excluded [minutes since midnight of the DR day].
-    divisor : float, default 1.0
-        Divides the sums: :data:`MICRO` gives kW.
-    dtype : numpy dtype, default numpy.float64
-        Type of the result.
-    minute_major : bool, default False
-        Entries and grid minute by minute (see :func:`render_steps`).
+    n_rows, entries, lo, hi
+        As for :func:`step_grid`.
+    divisor, dtype, minute_major
+        As for :func:`render_steps`.
 
     Returns
     -------

@@ -223,7 +223,7 @@ class ChunkSimulator:
         _ = (pop.ev_data, pop.follow_through)  # load data now: errors surface outside SimPy
         self.plan = ChunkPlan(pop, day_offset)
         #: what the appliances DR never moves commit and load, shared by runs: their starts,
-        #: their steps per category (a small grid), their entries per household and window
+        #: their steps per category (a small grid) and per household and window
         self.static_cache: dict = {}
 
     @cached_property

@@ -26,9 +26,9 @@ from drsim.household.render import (
     micro_kw,
     phase_rectangles,
     rectangle_steps,
-    render_entries,
     render_rectangles,
     render_steps,
+    row_peaks,
     step_grid,
 )
 from drsim.household.starts import Batch
@@ -133,21 +133,24 @@ class ChunkRun:
         cat, n = self.pop.catalogue, self.pop.count
         major = n if minute_major else None
 
-        def steps(b: Batch) -> list[tuple[np.ndarray, np.ndarray]]:
-            return [piece for rect in phase_rectangles(cat, b, lo, hi)
-                    for piece in rectangle_steps(*rect, lo, hi, major)]
+        def steps(rects) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
+            """Return the steps of these rectangles and each household's bound on them."""
+            return ([piece for rect in rects for piece in rectangle_steps(*rect, lo, hi, major)],
+                    row_peaks(n, rects))
 
-        def static_steps(static: tuple[Batch, ...]) -> list[tuple[np.ndarray, np.ndarray]]:
+        def static_steps(static: tuple[Batch, ...]):
+            pieces, peaks = steps([r for b in static for r in phase_rectangles(cat, b, lo, hi)])
+            standby = self.standby_micro_kw()
             at_lo = np.arange(n) * (1 if minute_major else hi - lo + 1)
-            return [*(piece for b in static for piece in steps(b)),
-                    (at_lo, self.standby_micro_kw())]
+            return [*pieces, (at_lo, standby)], peaks + standby
 
         kind = "household by minute" if minute_major else "household"
-        return render_entries(n, [
-            *self._static(kind, lo, hi, static_steps),
-            *steps(self.moving),
-            *rectangle_steps(*ev_rectangles(self.ev), lo, hi, major),
-        ], lo, hi, divisor, dtype, minute_major)
+        static, static_peaks = self._static(kind, lo, hi, static_steps)
+        moving, peaks = steps([*phase_rectangles(cat, self.moving, lo, hi),
+                               ev_rectangles(self.ev)])
+        peak = float((static_peaks + peaks).max(initial=0.0))
+        return render_steps(step_grid(n, [*static, *moving], lo, hi, minute_major, peak),
+                            divisor, dtype, minute_major)
 
     def standby_micro_kw(self) -> np.ndarray:
         """Sum the standby power of each household's appliances.

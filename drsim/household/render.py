@@ -138,15 +138,22 @@ def rectangle_steps(rows, start, end, micro, lo: int, hi: int,
     [([1], [5.0]), ([3], [-5.0])]
     """
     width = hi - lo
-    s = np.clip(start - lo, 0, width)
-    e = np.clip(end - lo, 0, width)
+    s, e = start - lo, end - lo  # new arrays, then changed in place: fewer temporaries
+    np.clip(s, 0, width, out=s)
+    np.clip(e, 0, width, out=e)
     if s.size and (s == e).mean() > 0.5:  # mostly outside [lo, hi): leave those out
         keep = s != e
         rows, micro, s, e = rows[keep], micro[keep], s[keep], e[keep]
-    if minute_major is not None:
-        return [(s * minute_major + rows, micro), (e * minute_major + rows, -micro)]
-    stride = width + 1
-    return [(rows * stride + s, micro), (rows * stride + e, -micro)]
+    if minute_major is None:  # row * (width + 1) + minute
+        base = rows * (width + 1)
+        s += base
+        e += base
+    else:  # minute * rows + row
+        s *= minute_major
+        s += rows
+        e *= minute_major
+        e += rows
+    return [(s, micro), (e, -micro)]
 
 
 def step_grid(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo: int,

@@ -137,16 +137,21 @@ def make_batch(rows, t, apps, day, j, energy_kwh=None, kw=None) -> Batch:
     Returns
     -------
     Batch
-        The starts, int64 columns, ``gen`` zero.
+        The starts, int64 columns, ``gen`` zero; a column given as one value is a
+        read-only view of it.
     """
     n = len(t)
+
+    def column(values) -> np.ndarray:  # a scalar stands for all (read-only, not copied)
+        return np.broadcast_to(np.asarray(values, dtype=np.int64), n)
+
     return Batch(
         row=np.asarray(rows, dtype=np.int64),
         t=np.asarray(t, dtype=np.int64),
-        appliance=np.broadcast_to(np.asarray(apps, dtype=np.int64), n).copy(),
-        day=np.full(n, day, dtype=np.int64),
+        appliance=column(apps),
+        day=column(day),
         j=np.asarray(j, dtype=np.int64),
-        gen=np.zeros(n, dtype=np.int64),
+        gen=column(0),
         energy_kwh=np.zeros(0) if energy_kwh is None else energy_kwh,
         kw=np.zeros(0) if kw is None else kw,
     )

@@ -385,8 +385,14 @@ def appliance_rectangles(cat, b: Batch, lo: int, hi: int, key: np.ndarray | None
     >>> [x.tolist() for x in appliance_rectangles(cat, b, 0, 1440)]
     [[0, 0, 0], [1110, 1125, 1218], [1125, 1218, 1248], [1999000.0, 119000.0, 494600.0]]
     """
-    pieces = phase_rectangles(cat, b, lo, hi, key)
+    keep = _overlapping(cat, b, lo, hi)
+    pieces = phase_rectangles(cat, b.take(keep), lo, hi, None if key is None else key[keep])
     return tuple(np.concatenate([piece[j] for piece in pieces]) for j in range(4))
+
+
+def _overlapping(cat, b: Batch, lo: int, hi: int) -> np.ndarray:
+    """Which cycles of ``b`` overlap [lo, hi)."""
+    return (b.t < hi) & (b.t + cat.cycle_minutes[b.appliance] > lo)
 
 
 def phase_rectangles(cat, b: Batch, lo: int, hi: int, key: np.ndarray | None = None
@@ -409,8 +415,8 @@ def phase_rectangles(cat, b: Batch, lo: int, hi: int, key: np.ndarray | None = N
         µkW].
     """
     a, s, k = b.appliance, b.t, (b.row if key is None else key)
-    keep = (s < hi) & (s + cat.cycle_minutes[a] > lo)
-    if keep.mean() < 0.9:  # cycles outside [lo, hi) add up to zero; many are worth a copy
+    keep = _overlapping(cat, b, lo, hi)
+    if keep.size and keep.mean() < 0.9:  # cycles outside [lo, hi) cancel; many: a copy
         a, s, k = a[keep], s[keep], k[keep]
     pieces = []
     for p in range(cat.phase_minutes.shape[1]):

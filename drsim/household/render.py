@@ -420,14 +420,11 @@ def phase_rectangles(cat, b: Batch, lo: int, hi: int, key: np.ndarray | None = N
         a, s, k = a[keep], s[keep], k[keep]
     pieces = []
     for p in range(cat.phase_minutes.shape[1]):
-        if p == 1:  # most cycles have one phase: go on with the others only
-            more = np.flatnonzero(cat.phase_count[a] > 1)
+        if p:  # most cycles have one phase: go on with the others only
+            more = np.flatnonzero(cat.phase_count[a] > p)
             a, s, k = a[more], s[more], k[more]
-        elif p:
-            more = cat.phase_count[a] > p
-            a, s, k = a[more], s[more], k[more]
-        if p and not len(a):
-            break
+            if not len(a):
+                break
         end = s + cat.phase_minutes[a, p]
         pieces.append((k, s, end, cat.phase_micro_kw[a, p]))
         s = end

@@ -24,24 +24,15 @@ _TO_UNIT = 2.0**-53
 
 def _mix(x: np.ndarray) -> np.ndarray:
     """Apply the SplitMix64 finaliser (bijective on uint64)."""
-    x = x ^ (x >> _S30)
-    if x.ndim == 0:
-        return _mix_rounds(x)
+    x = np.asarray(x ^ (x >> _S30))  # a new array (0-d for a scalar), changed in place
     t = np.empty_like(x)  # the rounds in place: two arrays, no temporaries
     np.multiply(x, _MUL1, out=x)
     np.right_shift(x, _S27, out=t)
     np.bitwise_xor(x, t, out=x)
     np.multiply(x, _MUL2, out=x)
     np.right_shift(x, _S31, out=t)
-    return np.bitwise_xor(x, t, out=x)
-
-
-def _mix_rounds(x: np.ndarray) -> np.ndarray:
-    """Apply the finaliser's rounds after the first of :func:`_mix` to a scalar."""
-    x = x * _MUL1
-    x = x ^ (x >> _S27)
-    x = x * _MUL2
-    return x ^ (x >> _S31)
+    np.bitwise_xor(x, t, out=x)
+    return x[()]  # a scalar stays a scalar
 
 
 def _words(a) -> np.ndarray:
@@ -329,14 +320,7 @@ def poisson_table(means: np.ndarray) -> InverseCDF:
     >>> table.sample(np.array([0, 1, 1, 1]), np.array([0.99, 0.1, 0.5, 0.99]))
     array([0, 0, 2, 6])
     """
-    means = np.ascontiguousarray(means, dtype=np.float64)
-    return _poisson_table(means.tobytes())
-
-
-@lru_cache(maxsize=64)
-def _poisson_table(key: bytes) -> InverseCDF:
-    """Build :func:`poisson_table`'s sampler, once per distinct set of means."""
-    means = np.frombuffer(key, dtype=np.float64)
+    means = np.asarray(means, dtype=np.float64)
     top = float(means.max(initial=0.0))
     size = int(top + 12 * np.sqrt(top) + 24)
     k = np.arange(size)
@@ -344,4 +328,4 @@ def _poisson_table(key: bytes) -> InverseCDF:
     log_pmf -= np.cumsum(np.log(np.maximum(k, 1)))[None, :]
     cdf = np.cumsum(np.exp(log_pmf), axis=1)
     cdf[means == 0] = 1.0
-    return InverseCDF(cdf)
+    return inverse_cdf(cdf)

@@ -26,6 +26,9 @@ import pandas as pd
 
 from drsim.pipeline import stages as pipeline
 from drsim.pipeline.backend import Backend, SerialBackend
+from drsim.pipeline.monitor import Monitoring, check_monitor
+from drsim.pipeline.monitor import monitor as monitor_readings
+from drsim.pipeline.recorded import ROWS, check_readings, reading_rows
 from drsim.pipeline.tasks import USER_EVENT_ROWS, user_events
 from drsim.results import folders, output, run_data
 from drsim.results import summary as summaries
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from drsim.sweeps import Sweep, SweepOutcome
+    from drsim.utility.threshold import Thresholds
 
 BACKENDS = ("spark", "serial")
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -170,10 +174,11 @@ def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
         households: int | None = None, delay_detection: int = 0,
         chunk_size: int | None = None, master: str | None = None,
         backend: str | Backend = "spark", overwrite: bool = False,
-        progress: Progress | None = None) -> RunResult:
+        progress: Progress | None = None, export_readings: bool = False) -> RunResult:
     """Run the closed loop on a scenario (passes, three tiers, second event); write the
     result folder to ``out`` if given. ``delay_detection`` [min] delays the second event
-    after the prediction (Figure 6.12).
+    after the prediction (Figure 6.12). ``export_readings`` writes the traditional pass's
+    meter readings into the folder too (a dataset ``readings``: docs/monitor.md).
 
     The user events grow with the households: with ``out`` the backend writes them into
     the folder (they never pass through this process); without, they are collected into
@@ -182,21 +187,100 @@ def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
     scenario = _scenario(scenario, households)
     if out is not None:
         folders.check_output(out, overwrite)
+    elif export_readings:
+        raise ValueError("export_readings writes into the result folder: give out")
     pipeline.check_run(scenario, delay_detection)  # bad input stops before Spark starts
 
     def work(opened: Backend, start_seconds: float) -> RunResult:
         result = pipeline.run(scenario, opened, delay_detection=delay_detection,
-                              chunk_size=chunk_size, progress=progress
+                              chunk_size=chunk_size, progress=progress,
+                              export_readings=export_readings
                               ).timed(start_seconds, started)
-        summary = summaries.build(result.simulation, result, files=output.run_files())
+        summary = summaries.build(result.simulation, result,
+                                  files=output.run_files(readings=export_readings))
         events = result.monitored.user_events
         if out is None:
             return RunResult(summary, result, None,
                              user_events(opened.collect(events).to_pandas()))
         writer = partial(opened.write_parquet, events, function=user_events,
                          schema=USER_EVENT_ROWS, sort_by=["pass", "time", "houseID"])
-        path = output.write_run(result, summary, out, overwrite=overwrite, user_events=writer)
+        readings = None if result.readings is None else partial(
+            opened.write_parquet, result.readings, function=reading_rows, schema=ROWS,
+            sort_by=())  # each chunk's rows by household and time, chunk after chunk
+        path = output.write_run(result, summary, out, overwrite=overwrite, user_events=writer,
+                                readings=readings)
         return RunResult(summary, result, path)
+
+    return _with_backend(backend, master, work)
+
+
+@dataclass(frozen=True)
+class MonitorResult:
+    """``drsim monitor`` on recorded readings: its summary and what it found
+    (:class:`drsim.pipeline.monitor.Monitoring`)."""
+
+    summary: dict[str, Any]
+    monitoring: Monitoring
+    out: Path | None = None
+
+
+def monitor_thresholds(readings: str | Path, scenario: Scenario,
+                       thresholds: str | Path | None = None
+                       ) -> tuple[Thresholds | None, str | None]:
+    """γ[groupID, time] for ``drsim monitor``: from ``thresholds`` (a run's
+    thresholds.parquet), else from the run folder the readings sit in, else None (the
+    scenario's constant γ_user); and where it came from."""
+    from drsim.utility.monitoring import MonitoringPlan
+    from drsim.utility.threshold import Thresholds
+
+    source = "--thresholds " + Path(thresholds).name if thresholds is not None else \
+        "the run folder of the readings"
+    if thresholds is None:
+        beside = Path(readings).parent / output.THRESHOLDS
+        if not (beside.is_file() and (Path(readings).parent / output.SUMMARY).is_file()):
+            return None, None
+        thresholds = beside
+    plan = MonitoringPlan.of(scenario)
+    gamma, share = output.read_thresholds(thresholds, [g.name for g in scenario.groups],
+                                          plan.test_times)
+    return Thresholds(plan.test_times, gamma, share), source
+
+
+def monitor(readings: str | Path, scenario: Scenario | str | Path,
+            out: str | Path | None = None, *, thresholds: str | Path | None = None,
+            chunk_size: int | None = None, master: str | None = None,
+            backend: str | Backend = "spark", overwrite: bool = False, lenient: bool = False,
+            progress: Progress | None = None) -> MonitorResult:
+    """The three tiers and the second event's plan on recorded meter readings (a Parquet
+    file or dataset, docs/monitor.md) of the households of ``scenario``; write the result
+    folder to ``out`` if given. γ comes from ``thresholds`` (a run's thresholds.parquet),
+    else the run folder the readings sit in, else the scenario's constant γ_user. The
+    readings are checked before any work (:class:`~drsim.pipeline.recorded.ReadingsError`);
+    ``lenient`` drops and counts bad rows instead."""
+    started = time.perf_counter()
+    scenario = _scenario(scenario, None)
+    if out is not None:
+        folders.check_output(out, overwrite)
+    plan = check_monitor(scenario)
+    gamma, source = monitor_thresholds(readings, scenario, thresholds)
+    check = check_readings(readings, scenario, plan.t_start, plan.t_end, lenient)
+
+    def work(opened: Backend, start_seconds: float) -> MonitorResult:
+        found = monitor_readings(scenario, readings, opened, thresholds=gamma,
+                                 thresholds_from=source, chunk_size=chunk_size,
+                                 lenient=lenient, progress=progress, check=check)
+        run = found.run.timed(start_seconds, started)
+        summary = summaries.build_monitoring(run, found.readings.as_dict(),
+                                             found.thresholds_from, output.run_files())
+        found = Monitoring(run, found.readings, found.thresholds_from)
+        events = run.monitored.user_events
+        if out is None:
+            return MonitorResult(summary, found)
+        writer = partial(opened.write_parquet, events, function=user_events,
+                         schema=USER_EVENT_ROWS, sort_by=["pass", "time", "houseID"])
+        path = output.write_run_data(run_data.run_data(run, summary), out, overwrite,
+                                     user_events=writer)
+        return MonitorResult(summary, found, path)
 
     return _with_backend(backend, master, work)
 

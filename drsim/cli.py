@@ -191,6 +191,10 @@ def run(
     chunk_size: ChunkSizeOpt = None,
     backend: BackendOpt = BackendName.spark,
     overwrite: OverwriteOpt = False,
+    export_readings: Annotated[bool, typer.Option(
+        "--export-readings", help="Also write the traditional pass's meter readings "
+                                  "(household, group, time, kW, B̂, P̂) as the Parquet dataset "
+                                  "'readings' in the folder, for drsim monitor.")] = False,
 ) -> None:
     """Run the adaptive DR scenario: passes, meter/group/utility tiers, second event."""
     from drsim import api
@@ -202,7 +206,7 @@ def run(
         with _progress_bar(Console(stderr=True)) as bar:
             result = api.run(scenario, out, master=master, delay_detection=delay_detection,
                              chunk_size=chunk_size, backend=name, overwrite=overwrite,
-                             progress=_stages(bar))
+                             progress=_stages(bar), export_readings=export_readings)
     except _output_errors() as exc:
         raise _fail(str(exc), 2) from None
     except (ValueError, RuntimeError, OSError) as exc:
@@ -215,6 +219,56 @@ def run(
     _print_stage_times(out_console, summary["timings"])
     out_console.print(f"written to {out} in {summary['timings']['total_seconds']:.1f} s",
                       markup=False)
+
+
+@app.command()
+def monitor(
+    readings: Annotated[Path, typer.Argument(
+        metavar="READINGS", help="Recorded meter readings: a Parquet file or dataset "
+                                 "(drsim run --export-readings writes one; docs/monitor.md).")],
+    scenario_file: Annotated[Path, typer.Option(
+        "--scenario", "-s", help="The scenario of the households, groups, program and "
+                                 "monitoring the readings belong to.")],
+    thresholds: Annotated[Path | None, typer.Option(
+        help="A run's thresholds.parquet (γ per group and test time); default: the one of "
+             "the run folder READINGS sits in, else the scenario's constant γ_user.")] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Output folder (default: results/<scenario name>_monitor).")
+    ] = None,
+    lenient: Annotated[bool, typer.Option(
+        "--lenient", help="Count and drop rows that cannot be readings instead of "
+                          "stopping.")] = False,
+    chunk_size: ChunkSizeOpt = None,
+    master: MasterOpt = None,
+    backend: BackendOpt = BackendName.spark,
+    overwrite: OverwriteOpt = False,
+) -> None:
+    """Monitor recorded meter readings: the three tiers, t_nc and the second event's plan,
+    with no simulation."""
+    from drsim import api
+    from drsim.pipeline.recorded import ReadingsError
+    from drsim.results.output import ThresholdsError
+
+    scenario = _scenario(scenario_file, None)
+    name = _backend(backend, master, scenario.households)
+    out = out or Path("results") / f"{scenario.name}_monitor"
+    try:
+        with _progress_bar(Console(stderr=True)) as bar:
+            result = api.monitor(readings, scenario, out, thresholds=thresholds,
+                                 chunk_size=chunk_size, master=master, backend=name,
+                                 overwrite=overwrite, lenient=lenient, progress=_stages(bar))
+    except (*_output_errors(), ReadingsError, ThresholdsError) as exc:
+        raise _fail(str(exc), 2) from None
+    except ValueError as exc:  # what readings cannot feed (drsim.pipeline.monitor)
+        raise _fail(str(exc), 2) from None
+    except (RuntimeError, OSError) as exc:
+        raise _fail(str(exc), 1) from None
+    except KeyboardInterrupt:
+        raise _fail(INTERRUPTED, 130) from None
+    _print_headline(result.summary)
+    _print_stage_times(Console(), result.summary["timings"])
+    Console().print(f"written to {out} in {result.summary['timings']['total_seconds']:.1f} s",
+                    markup=False)
 
 
 @app.command()

@@ -11,8 +11,9 @@
   every core works and no partition holds much more than its share of the keys (Spark's
   adaptive execution would coalesce the small shuffle of the tiers into one partition).
 - ``collect``: ``toArrow()``.
-- ``write_parquet``: ``mapInPandas → orderBy → write.parquet``: the executors write the
-  dataset; nothing passes through the driver.
+- ``write_parquet``: ``mapInPandas → orderBy → write.parquet`` (no ``orderBy`` when the rows
+  keep their chunks' order): the executors write the dataset; nothing passes through the
+  driver.
 
 The backend owns the session: it starts one (:func:`spark.session.get_spark`) unless one is
 active, and stops what it started on :meth:`SparkBackend.close`.
@@ -134,13 +135,17 @@ class SparkBackend:
             for frame in frames:
                 yield _apply(function, names, frame)
 
-        # kept while written: the sort samples the rows before it shuffles them, and each
-        # would otherwise compute them again
-        rows = data.mapInPandas(apply, from_arrow_schema(schema)).persist()
-        try:
-            rows.orderBy(*sort_by).write.parquet(str(path))
-        finally:
-            rows.unpersist()
+        rows = data.mapInPandas(apply, from_arrow_schema(schema))
+        if not sort_by:  # the partitions' order: chunk after chunk
+            rows.write.parquet(str(path))
+        else:
+            # kept while written: the sort samples the rows before it shuffles them, and
+            # each would otherwise compute them again
+            rows = rows.persist()
+            try:
+                rows.orderBy(*sort_by).write.parquet(str(path))
+            finally:
+                rows.unpersist()
         if not any(path.glob("part-*.parquet")):  # Spark writes no file for no rows
             pq.write_table(schema.empty_table(), path / "part-00000.parquet")
 

@@ -78,9 +78,9 @@ class Backend(Protocol):
     def write_parquet(self, data: Any, path: Path, function: GroupFunction,
                       schema: pa.Schema, sort_by: Sequence[str]) -> None:
         """Write ``function`` of the rows of ``data`` (applied to any part of them; each
-        result a frame of ``schema``'s columns), sorted by ``sort_by``, as a Parquet
-        dataset: the folder ``path``, one or more ``part-*.parquet`` files that read in
-        order."""
+        result a frame of ``schema``'s columns), sorted by ``sort_by`` (empty: in the
+        order of ``data``, chunk after chunk), as a Parquet dataset: the folder ``path``,
+        one or more ``part-*.parquet`` files that read in order."""
         ...
 
     def collect(self, data: Any) -> pa.Table:
@@ -150,7 +150,9 @@ class SerialBackend:
 
     def write_parquet(self, data: pa.Table, path: Path, function: GroupFunction,
                       schema: pa.Schema, sort_by: Sequence[str]) -> None:
-        frame = function(data.to_pandas()).sort_values(list(sort_by), kind="stable")
+        frame = function(data.to_pandas())
+        if sort_by:
+            frame = frame.sort_values(list(sort_by), kind="stable")
         path.mkdir(parents=True)
         pq.write_table(frame_to_table(frame, schema), path / "part-00000.parquet")
 

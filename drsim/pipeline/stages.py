@@ -43,6 +43,7 @@ from drsim.pipeline.evaluation import TierOutcome, costs, stops, tier_outcome
 from drsim.pipeline.loads import Loads, sum_loads
 from drsim.pipeline.pass_names import MONITORED, PASSES
 from drsim.pipeline.passes import Chunk, SecondEvent, plan_chunks
+from drsim.pipeline.recorded import CHUNK_READINGS
 from drsim.pipeline.tasks import (
     CHUNKS,
     EVENTS,
@@ -73,7 +74,7 @@ from drsim.utility.threshold import Thresholds
 Progress = Callable[[str, int, int], None]  # (stage, done, in all), in the stage's unit
 STAGE_UNITS = {"cost models": "groups", "passes": "chunks", "passes + meter tier": "chunks",
                "group tier": "group leaders", "utility tier": "passes",
-               "adaptive pass": "chunks"}
+               "adaptive pass": "chunks", "readings + meter tier": "chunks"}
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,9 @@ class Run:
     incentive: IncentiveResult | None = None
     second: SecondEvent | None = None
     note: str | None = None  # why there is no second event
+    #: with ``export_readings``: the backend's handle of the traditional pass's meter
+    #: readings (drsim.pipeline.recorded.CHUNK_READINGS rows)
+    readings: Any = None
 
     @property
     def t_nc(self) -> int:
@@ -234,25 +238,28 @@ def simulate(scenario: Scenario, backend: Backend, *, chunk_size: int | None = N
     first_job = len(backend.info.jobs)  # a backend may have run other runs before (a sweep)
     passes = _passes(scenario, backend, None, chunk_size, _stage(progress, "passes"))
     return Simulation(scenario, passes.chunks, passes.loads, passes.chunk_rows,
-                      _this_run(backend.info, first_job),
+                      this_run(backend.info, first_job),
                       {"passes_seconds": passes.seconds})
 
 
 def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
-            chunk_size: int | None, progress, models: tuple[bytes, ...] | None = None
-            ) -> Passes:
-    """Stage 1 (with the meter tier when ``plan`` is given, and load shedding with each
-    group's cost model in ``models``)."""
+            chunk_size: int | None, progress, models: tuple[bytes, ...] | None = None,
+            export_readings: bool = False) -> Passes:
+    """Stage 1 (with the meter tier when ``plan`` is given, load shedding with each
+    group's cost model in ``models``, and the traditional pass's meter readings with
+    ``export_readings``)."""
     started = time.perf_counter()
     chunks = plan_chunks(scenario, chunk_size)
     schemas = {"loads": LOADS, "chunks": CHUNKS}
     if plan is not None:
         schemas.update(meter=METER, events=EVENTS)
+        if export_readings:
+            schemas["readings"] = CHUNK_READINGS
     out = backend.map_chunks(partial(simulation_task, scenario, tuple(chunks), plan,
-                                     models=models),
+                                     models=models, export_readings=export_readings),
                              len(chunks), schemas, label="passes", progress=progress)
     loads = sum_loads(backend.collect(out["loads"]), len(scenario.groups), PASSES)
-    rows = _chunk_rows(backend, out["chunks"], len(chunks))
+    rows = chunk_rows(backend, out["chunks"], len(chunks))
     return Passes(chunks, loads, rows, out, time.perf_counter() - started)
 
 
@@ -267,13 +274,13 @@ def _cost_models(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
     return tuple(rows["model"].tolist())
 
 
-def _this_run(info: BackendInfo, first_job: int) -> BackendInfo:
+def this_run(info: BackendInfo, first_job: int) -> BackendInfo:
     """The backend's facts with only the jobs from ``first_job`` on: a backend may have run
     other runs before (a sweep's)."""
     return replace(info, jobs=list(info.jobs[first_job:]))
 
 
-def _chunk_rows(backend: Backend, handle: Any, n_chunks: int) -> pd.DataFrame:
+def chunk_rows(backend: Backend, handle: Any, n_chunks: int) -> pd.DataFrame:
     rows = backend.collect(handle).to_pandas().sort_values("chunk", ignore_index=True)
     if not np.array_equal(rows["chunk"].to_numpy(), np.arange(n_chunks)):
         raise RuntimeError(f"the backend returned {len(rows)} of {n_chunks} chunks")
@@ -292,9 +299,11 @@ def check_run(scenario: Scenario, delay_detection: int = 0) -> MonitoringPlan:
 
 
 def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
-        chunk_size: int | None = None, progress: Progress | None = None) -> Run:
+        chunk_size: int | None = None, progress: Progress | None = None,
+        export_readings: bool = False) -> Run:
     """The closed loop on ``scenario`` (module docstring). ``delay_detection`` [min] shifts
-    the second event later (Figure 6.12)."""
+    the second event later (Figure 6.12); ``export_readings`` keeps the traditional
+    pass's meter readings (:attr:`Run.readings`)."""
     plan = check_run(scenario, delay_detection)
     first_job = len(backend.info.jobs)
     timings: dict[str, float] = {}
@@ -304,10 +313,10 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
         models = _cost_models(scenario, plan, backend, _stage(progress, "cost models"))
         timings["cost_models_seconds"] = time.perf_counter() - started
     passes = _passes(scenario, backend, plan, chunk_size,
-                     _stage(progress, "passes + meter tier"), models)
+                     _stage(progress, "passes + meter tier"), models, export_readings)
     timings = {"passes_seconds": passes.seconds, **timings}
     started = time.perf_counter()
-    monitored, tier_timings = _tiers(scenario, plan, backend, passes.handles, progress)
+    monitored, tier_timings = tiers(scenario, plan, backend, passes.handles, progress)
     timings["tiers_seconds"] = time.perf_counter() - started
     timings.update(tier_timings)
 
@@ -321,7 +330,7 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
         unshed_costs = costs(plan, sizes, monitored.meter_work[bl], monitored.tier_rows, bl,
                              monitored.outcome[bl])
     if trad.predicted:
-        second = _plan_second_event(scenario, plan, passes, monitored, run_costs,
+        second = second_event_stage(scenario, plan, passes, monitored, run_costs,
                                     delay_detection)
     else:
         second = SecondEventPlan(note="no utility non-compliance predicted: no second event")
@@ -336,22 +345,27 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     timings["adaptive_pass_seconds"] = 0.0 if second.second is None else \
         time.perf_counter() - started
     simulation = Simulation(scenario, passes.chunks, loads, passes.chunk_rows,
-                            _this_run(backend.info, first_job), timings)
+                            this_run(backend.info, first_job), timings)
     return Run(simulation, monitored, run_costs, delay_detection, unshed_costs,
-               second.deficit, incentive, second.second, second.note)
+               second.deficit, incentive, second.second, second.note,
+               passes.handles.get("readings"))
 
 
-def _tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[str, Any],
-           progress: Progress | None) -> tuple[Monitored, dict[str, float]]:
+def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[str, Any],
+          progress: Progress | None, names: tuple[str, ...] | None = None,
+          thresholds: Thresholds | None = None) -> tuple[Monitored, dict[str, float]]:
     """Stage 2: thresholds, group leaders and the utility, and the two tiers' wall times
-    [s]."""
+    [s]. ``names``: the monitored passes in the meter tier's output (default: the run's);
+    ``thresholds``: γ given (default: from the scenario and the replicas' flags)."""
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     n_groups, k = len(sizes), len(plan.test_times)
-    names = MONITORED if scenario.monitoring.shedding is None else \
-        (*MONITORED, *map(bl_name, MONITORED))
+    if names is None:
+        names = MONITORED if scenario.monitoring.shedding is None else \
+            (*MONITORED, *map(bl_name, MONITORED))
     meter = backend.collect(out["meter"]).to_pandas()
     meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
-    thresholds = Thresholds.of(plan, sizes, _replica_flags(meter, n_groups))
+    if thresholds is None:
+        thresholds = Thresholds.of(plan, sizes, _replica_flags(meter, n_groups))
     remote = scenario.monitoring.remote
     gamma_delays, group_fetches = (None, None) if remote is None else \
         group_fetch_delays(plan, remote, n_groups, scenario.seed)
@@ -449,7 +463,7 @@ def _replica_flags(meter: pd.DataFrame, n_groups: int) -> np.ndarray | None:
     return out
 
 
-def _plan_second_event(scenario: Scenario, plan: MonitoringPlan, passes: Passes,
+def second_event_stage(scenario: Scenario, plan: MonitoringPlan, passes: Passes,
                        monitored: Monitored, cost: dict[str, Any], delay_detection: int
                        ) -> SecondEventPlan:
     """Stage 3: what the utility knows at t_nc and the incentive plan (Eq. 6.5-6.8)."""
@@ -523,7 +537,7 @@ def _adaptive_pass(scenario: Scenario, chunks: list[Chunk], second: SecondEvent,
                              len(chunks), {"loads": LOADS, "chunks": CHUNKS},
                              label="adaptive pass", progress=progress)
     adaptive = sum_loads(backend.collect(out["loads"]), len(scenario.groups), ("adaptive",))
-    rows = _chunk_rows(backend, out["chunks"], len(chunks))
+    rows = chunk_rows(backend, out["chunks"], len(chunks))
     winners: dict[float, int] = {}
     for us, won in zip(rows["u"], rows["winners"], strict=True):
         for u, n in zip(us, won, strict=True):

@@ -29,6 +29,7 @@ from drsim.household.render import micro_kw
 from drsim.pipeline.memory import peak_rss_bytes
 from drsim.pipeline.pass_names import MONITORED
 from drsim.pipeline.passes import Chunk, ChunkResult, SecondEvent, pass_schedules, simulate_chunk
+from drsim.pipeline.recorded import readings_batch
 from drsim.scenario import ExpectedShare, Scenario
 from drsim.units import DAY
 from drsim.utility.appliance_monitoring import (
@@ -40,7 +41,13 @@ from drsim.utility.baseline import estimate
 from drsim.utility.fetching import MeterFetch, alert_shift
 from drsim.utility.group_and_utility_tiers import group_tier, utility_tier
 from drsim.utility.lottery import lottery_winners, second_event_compliant
-from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, accumulated_kwh, meter_tier
+from drsim.utility.monitoring import (
+    NOT_LATCHED,
+    MeterResult,
+    MonitoringPlan,
+    accumulated_kwh,
+    meter_tier,
+)
 from drsim.utility.participants import ParticipantSums, household_mappings
 from drsim.utility.readings import lost_readings, reading_minutes, slot_of
 from drsim.utility.shedding import bl_name, fit_meter_model, history_day, shed_meter_tier
@@ -95,12 +102,13 @@ UTILITY = -1  # the group column of the utility's rows
 
 # --------------------------------------------------------------------------- chunk tasks
 def simulation_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: MonitoringPlan | None,
-                    index: int, models: tuple[bytes, ...] | None = None
-                    ) -> dict[str, pa.RecordBatch]:
+                    index: int, models: tuple[bytes, ...] | None = None,
+                    export_readings: bool = False) -> dict[str, pa.RecordBatch]:
     """The baseline, expected and traditional passes of chunk ``index``: its loads and
     participants (``loads``, ``chunks``) and, with a monitoring ``plan``, the meter tier's
-    output (``meter``, ``events``); with load shedding, ``models`` holds each group's
-    pickled cost model of the meter query (:func:`cost_model_task`)."""
+    output (``meter``, ``events``) and, with ``export_readings``, the traditional pass's
+    meter readings (``readings``, :func:`meter_readings`); with load shedding, ``models``
+    holds each group's pickled cost model of the meter query (:func:`cost_model_task`)."""
     chunk = chunks[index]
     started = time.perf_counter()
     queries = plan is not None and bool(scenario.monitoring.appliance_queries)
@@ -109,11 +117,34 @@ def simulation_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: Monitor
     if plan is not None:
         model = None if models is None else pickle.loads(models[chunk.group])
         out["meter"], out["events"] = _meter_batches(scenario, plan, result, model)
+        if export_readings:
+            out["readings"] = meter_readings(scenario, plan, result)
     pop = result.population
     sums = ParticipantSums.of(pop.follow_through, pop.observed_follow_through,
                               household_mappings(scenario, pop.ids))
-    out["chunks"] = _chunk_batch(result, time.perf_counter() - started, sums)
+    out["chunks"] = chunk_batch(result, time.perf_counter() - started, sums)
     return out
+
+
+def meter_readings(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
+                   ) -> pa.RecordBatch:
+    """The traditional pass's meter readings of a chunk over the program, as
+    ``drsim run --export-readings`` writes them (:mod:`drsim.pipeline.recorded`): P, the
+    meters' registers ``accLoad`` (:func:`drsim.utility.monitoring.accumulated_kwh` at every
+    minute), B̂ and P̂; with lost readings (:mod:`drsim.utility.readings`) a lost one has no
+    load."""
+    pop, chunk = result.population, result.chunk
+    kw, est = result.window_kw["traditional"], result.estimate_window_kw
+    minutes = np.arange(plan.t_start, plan.t_end)
+    lost = None
+    loss = scenario.meters.reading_loss
+    if loss is not None and loss.active:
+        slots = reading_minutes(plan.t_start, plan.t_end, plan.reading)
+        lost = lost_readings(loss, scenario.seed, pop.ids, slots)[
+            :, slot_of(minutes, plan.t_start, plan.reading)]
+    return readings_batch(chunk.index, chunk.group, chunk.first, plan.t_start, kw,
+                          accumulated_kwh(kw, plan.t_start, minutes), est["baseline"],
+                          est["expected"], lost)
 
 
 def cost_model_task(scenario: Scenario, plan: MonitoringPlan, group: int
@@ -151,7 +182,7 @@ def adaptive_task(scenario: Scenario, chunks: tuple[Chunk, ...], second: SecondE
     won = incentive.winner_counts(u, lottery_winners(scenario.seed, pop.ids, incentive.p_inc,
                                                      compliant))
     return {"loads": loads_batch(scenario, result),
-            "chunks": _chunk_batch(result, time.perf_counter() - started, sums, won,
+            "chunks": chunk_batch(result, time.perf_counter() - started, sums, won,
                                    int(compliant.sum()))}
 
 
@@ -187,7 +218,7 @@ def loads_batch(scenario: Scenario, result: ChunkResult) -> pa.RecordBatch:
         schema=LOADS)
 
 
-def _chunk_batch(result: ChunkResult, seconds: float, sums: ParticipantSums,
+def chunk_batch(result: ChunkResult, seconds: float, sums: ParticipantSums,
                  winners: dict[float, int] | None = None, compliant: int | None = None
                  ) -> pa.RecordBatch:
     """The chunk's one row of :data:`CHUNKS`."""
@@ -270,35 +301,50 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
             seen = seen_reduction(plan, lost, est["baseline"], result.window_kw[name],
                                   est["expected"]).ravel()
         for label, m, stats in runs:
-            # readings a gateway did not report (load shedding): not those lost on the way
-            dropped = 0 if m.lost is None or plan.max_missing >= 1 else m.lost
-            shed = len(pop.ids) - m.processed - dropped
-            outcomes = outcome_counts(times, m.first_flag, reduction < goal).ravel()
-            silent = missing = None
-            if m.lost is not None:
-                silent = np.concatenate([outcome_counts(
-                    times, m.first_silent, np.zeros(len(pop.ids), bool))[:, 0],
-                    m.silent_spells])
-                missing = np.zeros((len(times), plan.max_missing + 1), dtype=np.int64)
-                np.add.at(missing, (np.searchsorted(times, m.events["time"].to_numpy()),
-                                    m.events["missing"].to_numpy()), 1)
-                missing = missing.ravel()
-            meter.append({"chunk": chunk.index, "group": chunk.group, "pass": label,
-                          "work": np.concatenate([m.processed, m.partial_matches, m.outputs,
-                                                  shed, m.fetches]),
-                          "outcomes": outcomes,
-                          "replica_flags": flags if label == name else None,
-                          "gateways": None if stats is None else stats.as_list(),
-                          "fetched": m.fetched,
-                          "lost": None if lost is None else lost.sum(axis=0),
-                          "silent": silent, "seen": seen, "missing": missing,
-                          "appliance": appliance if label == name else None})
-            events.append({"chunk": chunk.index, "group": chunk.group, "pass": label,
-                           **{c: m.events[c].to_numpy() for c in ("time", "houseID",
-                                                                  "accLoad", "delay",
-                                                                  "missing")}})
+            own = label == name
+            meter.append(meter_row(plan, chunk, label, m, reduction < goal, lost, seen=seen,
+                                   replica_flags=flags if own else None,
+                                   gateways=None if stats is None else stats.as_list(),
+                                   appliance=appliance if own else None))
+            events.append(event_row(chunk, label, m))
     return (pa.RecordBatch.from_pylist(meter, schema=METER),
             pa.RecordBatch.from_pylist(events, schema=EVENTS))
+
+
+def meter_row(plan: MonitoringPlan, chunk: Chunk, label: str, m: MeterResult,
+              noncompliant: np.ndarray, lost: np.ndarray | None = None, **fields: Any
+              ) -> dict[str, Any]:
+    """The row of :data:`METER` of one chunk's meter tier ``m`` on pass ``label``:
+    ``noncompliant`` per household (Eq. 6.2, realised), ``lost`` (households, reading
+    slots) with lost readings, and the other columns' values in ``fields`` (null when not
+    given)."""
+    times = plan.test_times
+    n = len(m.first_flag)
+    # readings a gateway did not report (load shedding): not those lost on the way
+    dropped = 0 if m.lost is None or plan.max_missing >= 1 else m.lost
+    shed = n - m.processed - dropped
+    silent = missing = None
+    if m.lost is not None:
+        silent = np.concatenate([outcome_counts(times, m.first_silent,
+                                                np.zeros(n, bool))[:, 0], m.silent_spells])
+        missing = np.zeros((len(times), plan.max_missing + 1), dtype=np.int64)
+        np.add.at(missing, (np.searchsorted(times, m.events["time"].to_numpy()),
+                            m.events["missing"].to_numpy()), 1)
+        missing = missing.ravel()
+    return {**dict.fromkeys(METER.names), **fields,
+            "chunk": chunk.index, "group": chunk.group, "pass": label,
+            "work": np.concatenate([m.processed, m.partial_matches, m.outputs, shed,
+                                    m.fetches]),
+            "outcomes": outcome_counts(times, m.first_flag, noncompliant).ravel(),
+            "fetched": m.fetched, "lost": None if lost is None else lost.sum(axis=0),
+            "silent": silent, "missing": missing}
+
+
+def event_row(chunk: Chunk, label: str, m: MeterResult) -> dict[str, Any]:
+    """The row of :data:`EVENTS` of one chunk's meter tier ``m`` on pass ``label``."""
+    return {"chunk": chunk.index, "group": chunk.group, "pass": label,
+            **{c: m.events[c].to_numpy() for c in ("time", "houseID", "accLoad", "delay",
+                                                   "missing")}}
 
 
 def _appliance_counts(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult,

@@ -224,6 +224,35 @@ def simulate_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[st
     return ["quantity", "this simulation"] + ([] if ref is None else ["reference"]), rows
 
 
+def monitor_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ...]]]:
+    """The headline table of ``drsim monitor``'s summary: column names and rows."""
+    rows: list[tuple[str, ...]] = []
+
+    def row(label: str, fmt, *keys: str) -> None:
+        values = [_get(summary, key) for key in keys]
+        rows.append((label, fmt(*(v for _, v in values)) if all(f for f, _ in values)
+                     else MISSING))
+
+    row("readings: rows / bad rows dropped / lost", lambda n, bad, lost:
+        f"{n:,} / {sum(bad.values()):,} / {lost:,}", "readings.rows",
+        "readings.bad_rows_dropped", "readings.lost_readings")
+    row("utility non-compliance predicted", _fmt_time, "prediction.utility_noncompliance_time")
+    row("groups compliant at prediction", lambda v: _fmt_groups(v, summary),
+        "prediction.groups_compliant_at_prediction")
+    row("groups latched", lambda times: ", ".join(f"{g} {t}" for g, t in times.items()
+                                                  if t) or "none",
+        "prediction.group_noncompliance_times")
+    row("reduction realised at t_nc, share of expected", _fmt_share,
+        "deficit_at_prediction.share_of_expected")
+    row("second event", lambda e: "none" if e is None else f"{e['start']}–{e['end']}",
+        "second_event")
+    row("lottery: p_inc / expected cost", lambda inc: "n/a" if inc is None else
+        f"{inc['p_inc']:.4f} / {inc['lottery_cost']:.2f} {inc['currency']}", "incentive")
+    row("γ from", str, "prediction.thresholds_from")
+    row("wall time", lambda s: f"{s:.1f} s", "timings.total_seconds")
+    return ["quantity", "these readings"], rows
+
+
 def headline(summary: Mapping[str, Any]) -> list[RenderableType]:
     """The headline of a run's or a simulation's summary as rich renderables: the table,
     the reference's source and the second event's note when there are any."""
@@ -231,9 +260,11 @@ def headline(summary: Mapping[str, Any]) -> list[RenderableType]:
     name = scenario.get("name", "")
     households = scenario.get("households")
     who = f", {households:,} households" if isinstance(households, int) else ""
-    is_run = "prediction" in summary
-    columns, rows = run_table(summary) if is_run else simulate_table(summary)
-    title = f"{name}{who}: {'adaptive DR' if is_run else 'simulation'}"
+    is_run, is_monitor = "prediction" in summary, "readings" in summary
+    columns, rows = monitor_table(summary) if is_monitor else run_table(summary) if is_run \
+        else simulate_table(summary)
+    title = f"{name}{who}: " + ("monitoring of recorded readings" if is_monitor else
+                                "adaptive DR" if is_run else "simulation")
     table = Table(title=Text(title, style="bold"), title_justify="left")
     for i, column in enumerate(columns):
         table.add_column(column, justify="left" if i == 0 else "right")

@@ -41,6 +41,7 @@ BREAKDOWN_FIGURE = "breakdown.png"
 COMPLIANCE_FIGURE = "compliance_timeline.png"
 THRESHOLDS = "thresholds.parquet"
 USER_EVENTS = "events_user_events.parquet"  # a Parquet dataset: a folder of part files
+READINGS = "readings"  # with --export-readings: the traditional pass's meter readings (a dataset)
 SIMULATION_FILES = [SUMMARY, LOAD_CURVES, SYSTEM_FIGURE, BREAKDOWN_FIGURE]
 _TABLE_FILES = {"load_curves": LOAD_CURVES, "thresholds": THRESHOLDS}
 
@@ -87,25 +88,28 @@ def write_simulation(result: Simulation, summary: dict, out_dir: str | Path,
     return out
 
 
-def run_files(tier_tables: Iterable[str] = TIER_TABLES) -> list[str]:
+def run_files(tier_tables: Iterable[str] = TIER_TABLES, readings: bool = False) -> list[str]:
     """The files of a run folder with the tier tables ``tier_tables`` (summary.json's file
     list): the user events first, whether they were collected or are written by the
-    backend."""
+    backend; with ``readings``, the exported meter readings last."""
     tables = [f"events_{name}.parquet" for name in tier_tables if name != "user_events"]
     return [SUMMARY, LOAD_CURVES, USER_EVENTS, *tables, THRESHOLDS, SYSTEM_FIGURE,
-            COMPLIANCE_FIGURE]
+            COMPLIANCE_FIGURE, *([READINGS] if readings else [])]
 
 
 def write_run(run: Run, summary: dict, out_dir: str | Path, overwrite: bool = False,
-              user_events: Callable[[Path], None] | None = None) -> Path:
+              user_events: Callable[[Path], None] | None = None,
+              readings: Callable[[Path], None] | None = None) -> Path:
     """Write the folder of the closed-loop run ``run`` with its summary atomically
     (:func:`write_run_data` of :func:`~drsim.results.run_data.run_data`); the user events
-    stay with the backend, which writes them by ``user_events(folder)``."""
-    return write_run_data(run_data(run, summary), out_dir, overwrite, user_events)
+    (and the exported readings) stay with the backend, which writes them by
+    ``user_events(folder)`` (``readings(folder)``)."""
+    return write_run_data(run_data(run, summary), out_dir, overwrite, user_events, readings)
 
 
 def write_run_data(data: RunData, out_dir: str | Path, overwrite: bool = False,
-                   user_events: Callable[[Path], None] | None = None) -> Path:
+                   user_events: Callable[[Path], None] | None = None,
+                   readings: Callable[[Path], None] | None = None) -> Path:
     """Write what a run folder shows (``data``) atomically and return its path.
 
     Files: ``summary.json`` (``data.summary``, NaN and ±inf as null, ``files`` the list of
@@ -121,7 +125,8 @@ def write_run_data(data: RunData, out_dir: str | Path, overwrite: bool = False,
     :class:`~drsim.results.folders.OutputExistsError` if something is at ``out_dir`` that may not
     be replaced (:func:`~drsim.results.folders.check_output`), ValueError for inconsistent data."""
     out = check_output(out_dir, overwrite)
-    summary = {**data.summary, "files": run_files(data.tier_events)}  # marks it as drsim's
+    summary = {**data.summary,  # its list of files marks the folder as drsim's
+               "files": run_files(data.tier_events, readings is not None)}
     summary_text = json.dumps(json_safe(summary), indent=2, allow_nan=False) + "\n"
     tables = run_tables(data)
     if "user_events" not in tables and user_events is None:
@@ -135,6 +140,8 @@ def write_run_data(data: RunData, out_dir: str | Path, overwrite: bool = False,
                 pq.write_table(table, tmp / _TABLE_FILES.get(name, f"events_{name}.parquet"))
         if "user_events" not in tables:
             user_events(tmp / USER_EVENTS)
+        if readings is not None:
+            readings(tmp / READINGS)
         plot_run_demand(data, tmp / SYSTEM_FIGURE)
         plot_compliance_timeline(data, tmp / COMPLIANCE_FIGURE)
         (tmp / SUMMARY).write_text(summary_text, encoding="utf-8")
@@ -166,6 +173,47 @@ def thresholds_table(data: RunData) -> pa.Table:
         "gamma": pa.array(np.asarray(t.gamma, dtype=np.float64).ravel()),
     })
 
+
+
+class ThresholdsError(ValueError):
+    """A thresholds file that does not fit the scenario: one line naming the file and the
+    column."""
+
+
+def read_thresholds(path: str | Path, group_names: list[str], test_times: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+    """γ and the expected share (None when every share is null: a constant γ_user) of a
+    run's ``thresholds.parquet`` (:func:`thresholds_table`), (groups, tests) in the order of
+    ``group_names`` and ``test_times``; :class:`ThresholdsError` if it does not fit."""
+    try:
+        frame = pq.read_table(path).to_pandas()
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise ThresholdsError(f"thresholds {path}: cannot be read ({exc})") from None
+    for column in ("group", "time", "gamma"):
+        if column not in frame.columns:
+            raise ThresholdsError(f"thresholds {path}: column {column!r} is missing")
+    found = sorted(set(frame["group"].astype(str)))
+    if found != sorted(group_names):
+        raise ThresholdsError(f"thresholds {path}: column 'group' holds {found}, the "
+                              f"scenario's groups are {sorted(group_names)}")
+    times = sorted(set(frame["time"].astype(np.int64)))
+    if times != sorted(np.asarray(test_times).tolist()):
+        raise ThresholdsError(f"thresholds {path}: column 'time' holds other test times than "
+                              "the scenario's monitoring (a run of another scenario?)")
+    if frame.duplicated(["group", "time"]).any():
+        raise ThresholdsError(f"thresholds {path}: columns group and time: a (group, time) "
+                              "is given twice")
+
+    def grid(column: str) -> np.ndarray:
+        table = frame.pivot(index="group", columns="time", values=column)
+        return table.loc[list(group_names), list(test_times)].to_numpy(np.float64)
+
+    gamma = grid("gamma")
+    if not np.isfinite(gamma).all() or (gamma < 0).any():
+        raise ThresholdsError(f"thresholds {path}: column 'gamma' is not a share >= 0 "
+                              "everywhere")
+    share = grid("expected_share") if "expected_share" in frame.columns else None
+    return gamma, None if share is None or np.isnan(share).all() else share
 
 
 def _check_run(data: RunData) -> None:

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import subprocess
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -180,27 +181,18 @@ def _run_sections(run: Run) -> dict[str, Any]:
     plan = monitored.plan
     names = [g.name for g in scenario.groups]
     trad, expected = monitored.outcome["traditional"], monitored.outcome["expected"]
-    t_nc = trad.t_nc
     outcomes = monitored.outcomes["traditional"]
     precision, recall, confusion = precision_recall(outcomes, plan.test_times,
                                                     stops(plan, trad))
     whole = np.full(len(names), plan.t_end - 1)  # had every meter been tested to the end
     precision_all, recall_all, _ = precision_recall(outcomes, plan.test_times, whole)
-
-    def times(latch: list[int]) -> dict[str, str | None]:
-        return {n: None if x == NOT_LATCHED else clock(x)
-                for n, x in zip(names, latch, strict=True)}
-
-    second = run.second
+    prediction = _prediction(run)
+    gamma = prediction.pop("gamma_user")
+    loop = _loop_sections(run)
+    remote = loop.pop("remote")
     return {
         "prediction": {
-            "predicted": trad.predicted,
-            "utility_noncompliance_time": clock(t_nc) if trad.predicted else None,
-            "detection_delay_minutes": t_nc - plan.t_first_test if trad.predicted else None,
-            "groups_compliant_at_prediction": sum(
-                1 for x in trad.latch if x == NOT_LATCHED or x > t_nc)
-            if trad.predicted else None,
-            "group_noncompliance_times": times(trad.latch),
+            **prediction,
             "household_precision": precision,
             "household_recall": recall,
             "household_confusion": confusion,
@@ -208,11 +200,48 @@ def _run_sections(run: Run) -> dict[str, Any]:
             "household_recall_whole_program": recall_all,
             "expected_pass_noncompliance_time": clock(expected.t_nc) if expected.predicted
             else None,
-            "expected_pass_group_noncompliance_times": times(expected.latch),
+            "expected_pass_group_noncompliance_times": _times(names, expected.latch),
             "expected_pass_groups_latched": sum(1 for x in expected.latch
                                                 if x != NOT_LATCHED),
-            "gamma_user": _gamma(plan.gamma_user),
+            "gamma_user": gamma,
         },
+        **loop,
+        "shedding": _shedding(run, partial(_times, names)),
+        "remote": remote,
+        "appliance_queries": _appliance(run),
+    }
+
+
+def _times(names: list[str], latch: list[int]) -> dict[str, str | None]:
+    """Group name -> its latch time, or None."""
+    return {n: None if x == NOT_LATCHED else clock(x) for n, x in zip(names, latch, strict=True)}
+
+
+def _prediction(run: Run) -> dict[str, Any]:
+    """The utility's prediction on the traditional pass (as deployed) and γ's setting."""
+    monitored = run.monitored
+    plan = monitored.plan
+    names = [g.name for g in run.simulation.scenario.groups]
+    trad = monitored.outcome["traditional"]
+    t_nc = trad.t_nc
+    return {
+        "predicted": trad.predicted,
+        "utility_noncompliance_time": clock(t_nc) if trad.predicted else None,
+        "detection_delay_minutes": t_nc - plan.t_first_test if trad.predicted else None,
+        "groups_compliant_at_prediction": sum(
+            1 for x in trad.latch if x == NOT_LATCHED or x > t_nc) if trad.predicted else None,
+        "group_noncompliance_times": _times(names, trad.latch),
+        "gamma_user": _gamma(plan.gamma_user),
+    }
+
+
+def _loop_sections(run: Run) -> dict[str, Any]:
+    """What the utility knew at t_nc, the second event and its incentive, the costs, the
+    monitoring's settings and lost readings, and remote data."""
+    scenario = run.simulation.scenario
+    plan = run.monitored.plan
+    second = run.second
+    return {
         "deficit_at_prediction": run.deficit,
         "second_event": None if second is None else {
             "announced": clock(second.announced), "start": clock(second.start),
@@ -224,10 +253,27 @@ def _run_sections(run: Run) -> dict[str, Any]:
         "monitoring": {"test_times": [clock(t) for t in plan.test_times.tolist()],
                        "changes_from_printed_listings": CHANGES,
                        "queries_overridden": sorted(scenario.monitoring.queries),
-                       **_loss(run, names)},
-        "shedding": _shedding(run, times),
+                       **_loss(run, [g.name for g in scenario.groups])},
         "remote": _remote(run),
-        "appliance_queries": _appliance(run),
+    }
+
+
+def build_monitoring(run: Run, readings: dict[str, Any], thresholds_from: str,
+                     files: list[str]) -> dict[str, Any]:
+    """The summary of ``drsim monitor`` (docs/summary.md, "drsim monitor"): the scenario,
+    the readings' checks, the prediction on the recorded pass, what the utility knew at
+    t_nc, the second event's plan, the costs, the backend and the timings."""
+    simulation = run.simulation
+    return {
+        "scenario": _scenario(simulation),
+        "code_version": code_version(),
+        "readings": readings,
+        "prediction": {**_prediction(run), "thresholds_from": thresholds_from},
+        **_loop_sections(run),
+        "backend": _backend(simulation),
+        "timings": _timings(simulation),
+        "resources": _resources(simulation),
+        "files": list(files),
     }
 
 
@@ -249,7 +295,7 @@ def _loss(run: Run, names: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "max_missing": monitored.plan.max_missing,
         "reading_loss": None if loss is None else loss.model_dump(mode="json")}
-    if loss is None:
+    if loss is None and monitored.lost is None:  # (drsim monitor: lost in the readings)
         return {**out, "meters_silent": None, "lost_readings": None}
     plan = monitored.plan
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
@@ -262,14 +308,14 @@ def _loss(run: Run, names: list[str]) -> dict[str, Any]:
         first_silent[:, k] = sizes
     report = {name: loss_report(plan, sizes, lost, first_silent,
                                 stops(plan, monitored.outcome[name]), names)
-              for name in ("traditional", "expected")}
+              for name in ("traditional", "expected") if name in monitored.outcome}
     trad = report["traditional"]
-    missing = _missing_counts(run)
+    expected = {k: report["expected"][k] for k in ("readings_lost", "share_of_readings_lost",
+                                                   "test_readings_lost")} \
+        if "expected" in report else None
     return {**out, "meters_silent": trad.pop("meters_silent"),
-            "lost_readings": {**trad, "expected_pass": {
-                k: report["expected"][k] for k in ("readings_lost", "share_of_readings_lost",
-                                                   "test_readings_lost")},
-                "user_events_by_missing": missing}}
+            "lost_readings": {**trad, "expected_pass": expected,
+                              "user_events_by_missing": _missing_counts(run)}}
 
 
 def _missing_counts(run: Run) -> dict[str, int] | None:

@@ -1,0 +1,219 @@
+"""``drsim monitor``: the three tiers and the second event's plan on recorded meter readings.
+
+No household is simulated (docs/monitor.md). The readings (:mod:`drsim.pipeline.recorded`)
+are read where the work is, one chunk of households per task
+(:func:`monitor_task`): Listing 6.1 on each household's readings at its test times, with
+``accLoad`` the meter's register (or the energy of its readings, accumulated) and
+``λ[houseID, time]`` the utility's P̂ accumulated, Eq. 6.4. From there the stages are the
+run's: the group leaders (Listing 6.2) and the utility (Listing 6.3) on the user events,
+what the utility knows at t_nc and the second event's plan (Eq. 6.5-6.8,
+:func:`drsim.pipeline.stages.second_event_stage`). The participants' contracts (θ_o and the
+mapping u, which Eq. 6.7-6.8 read) are the scenario's households: the utility's enrolment
+records, not readings.
+
+The readings are those of one day as deployed, so the monitored pass is named
+``traditional``, as in a run. What only a simulation knows is absent: the no-DR and
+expected passes, the households' realised compliance (Eq. 6.2 against the true baseline:
+precision and recall), the threshold's replicas (γ comes from a run's thresholds or is the
+scenario's constant), the adaptive pass.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from drsim.household.population import Population
+from drsim.household.render import micro_kw
+from drsim.pipeline.backend import Backend
+from drsim.pipeline.evaluation import costs
+from drsim.pipeline.loads import sum_loads
+from drsim.pipeline.passes import Chunk, ChunkResult, plan_chunks
+from drsim.pipeline.recorded import ReadingsCheck, check_readings, read_chunk
+from drsim.pipeline.stages import (
+    Passes,
+    Progress,
+    Run,
+    SecondEventPlan,
+    Simulation,
+    check_run,
+    chunk_rows,
+    second_event_stage,
+    this_run,
+    tiers,
+)
+from drsim.pipeline.tasks import (
+    CHUNKS,
+    EVENTS,
+    LOADS,
+    METER,
+    chunk_batch,
+    event_row,
+    loads_batch,
+    meter_row,
+    seen_reduction,
+)
+from drsim.scenario import ExpectedShare, Scenario
+from drsim.units import DAY
+from drsim.utility.fetching import MeterFetch
+from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
+from drsim.utility.participants import ParticipantSums, household_mappings
+from drsim.utility.readings import reading_minutes
+from drsim.utility.threshold import Thresholds
+
+__all__ = ["MONITORED_PASS", "Monitoring", "check_monitor", "monitor", "monitor_task"]
+
+MONITORED_PASS = "traditional"
+
+
+@dataclass(frozen=True)
+class Monitoring:
+    """``drsim monitor``'s result: the run's values from what readings show
+    (:class:`drsim.pipeline.stages.Run`: its simulation holds the recorded pass and the
+    estimates only), what the checks found in the readings, and where γ came from."""
+
+    run: Run
+    readings: ReadingsCheck
+    thresholds_from: str
+
+
+def check_monitor(scenario: Scenario) -> MonitoringPlan:
+    """The monitoring plan, or ValueError for what readings cannot feed: load shedding
+    (its cost models are fitted on a simulated day) and appliance-level queries (they read
+    each appliance's starts)."""
+    if scenario.monitoring.shedding is not None:
+        raise ValueError("monitoring.shedding: drsim monitor simulates nothing, and load "
+                         "shedding's cost models are fitted on a simulated day; remove it")
+    if scenario.monitoring.appliance_queries:
+        raise ValueError("monitoring.appliance_queries: they read each appliance's starts, "
+                         "which meter readings do not hold; remove them")
+    return check_run(scenario)
+
+
+def monitor_task(scenario: Scenario, plan: MonitoringPlan, path: str,
+                 chunks: tuple[Chunk, ...], lenient: bool, with_loss: bool, index: int
+                 ) -> dict[str, pa.RecordBatch]:
+    """Listing 6.1 on the recorded readings of chunk ``index``: the meter tier's counts and
+    user events (``meter``, ``events``), the recorded load and the estimates in whole µkW
+    (``loads``) and the participants' sums (``chunks``), in the run's schemas. With
+    ``with_loss`` every chunk reports lost readings (:mod:`drsim.utility.readings`)."""
+    chunk = chunks[index]
+    started = time.perf_counter()
+    pop = Population(scenario, chunk.first, chunk.count)
+    grid = read_chunk(path, chunk.first, chunk.count, plan.t_start, plan.t_end, scenario,
+                      lenient)
+    times = plan.test_times
+    at = times - plan.t_start
+    kw = grid.filled_kw
+    acc = accumulated_kwh(kw, plan.t_start, times) if grid.energy_kwh is None else \
+        grid.energy_kwh[:, at]
+    lost = lost_slots = None
+    if with_loss:
+        lost = grid.lost
+        lost_slots = lost[:, reading_minutes(plan.t_start, plan.t_end, plan.reading)
+                          - plan.t_start]
+    remote = scenario.monitoring.remote
+    fetch = None if remote is None else MeterFetch(
+        plan, remote, pop.ids, scenario.group_ranges()[chunk.group][0], scenario.seed)
+    m = meter_tier(plan, pop.ids, chunk.group, acc,
+                   accumulated_kwh(grid.expected_kw, plan.t_start, times), fetch=fetch,
+                   lost=None if lost is None else lost[:, at])
+    seen = None
+    if lost is not None:
+        seen = seen_reduction(plan, lost_slots, grid.baseline_kw, kw,
+                              grid.expected_kw).ravel()
+    unknown = np.zeros(chunk.count, dtype=bool)  # realised compliance needs the true baseline
+    meter = meter_row(plan, chunk, MONITORED_PASS, m, unknown, lost_slots, seen=seen)
+    events = event_row(chunk, MONITORED_PASS, m)
+
+    def day(window: np.ndarray) -> np.ndarray:
+        curve = np.full(DAY, np.nan)
+        curve[plan.t_start:plan.t_end] = micro_kw(window).sum(axis=0)
+        return curve
+
+    result = ChunkResult(chunk, chunk.count, int(pop.has_ev.sum()),
+                         load={MONITORED_PASS: day(kw)}, by_category={MONITORED_PASS: {}},
+                         estimates={"baseline": micro_kw(grid.baseline_kw).sum(axis=0),
+                                    "expected": micro_kw(grid.expected_kw).sum(axis=0)})
+    sums = ParticipantSums.of(pop.follow_through, pop.observed_follow_through,
+                              household_mappings(scenario, pop.ids))
+    return {"loads": loads_batch(scenario, result),
+            "chunks": chunk_batch(result, time.perf_counter() - started, sums),
+            "meter": pa.RecordBatch.from_pylist([meter], schema=METER),
+            "events": pa.RecordBatch.from_pylist([events], schema=EVENTS)}
+
+
+def monitor(scenario: Scenario, readings: str | Path, backend: Backend, *,
+            thresholds: Thresholds | None = None, thresholds_from: str | None = None,
+            chunk_size: int | None = None, lenient: bool = False,
+            progress: Progress | None = None, check: ReadingsCheck | None = None
+            ) -> Monitoring:
+    """The three tiers and the second event's plan on the readings at ``readings``.
+
+    Parameters
+    ----------
+    scenario : drsim.scenario.Scenario
+        The households, groups, program and monitoring the readings belong to.
+    readings : str or pathlib.Path
+        A Parquet file or dataset of :data:`drsim.pipeline.recorded.ROWS`.
+    backend : drsim.pipeline.backend.Backend
+        Where the chunks and tiers run.
+    thresholds : drsim.utility.threshold.Thresholds, optional
+        γ[groupID, time] (a run's thresholds.parquet); default: the scenario's constant
+        γ_user (ValueError when it is estimated from the expected response).
+    thresholds_from : str, optional
+        Where ``thresholds`` came from, for the summary.
+    chunk_size : int, optional
+        Households per task (default: the scenario's).
+    lenient : bool, default False
+        Drop and count the rows that cannot be readings instead of stopping.
+    progress : callable, optional
+        ``progress(stage, done, total)``.
+    check : drsim.pipeline.recorded.ReadingsCheck, optional
+        The readings' checks, when already made (:func:`check_readings`).
+    """
+    started = time.perf_counter()
+    plan = check_monitor(scenario)
+    sizes = np.array(scenario.group_sizes(), dtype=np.int64)
+    if thresholds is None:
+        if isinstance(plan.gamma_user, ExpectedShare):
+            raise ValueError("monitoring.gamma_user is estimated from the expected response, "
+                             "which readings do not show: give a run's thresholds.parquet")
+        thresholds, thresholds_from = Thresholds.of(plan, sizes), "scenario (constant)"
+    check = check or check_readings(readings, scenario, plan.t_start, plan.t_end, lenient)
+    loss = scenario.meters.reading_loss
+    with_loss = check.lost > 0 or (loss is not None and loss.active)
+    chunks = plan_chunks(scenario, chunk_size)
+    first_job = len(backend.info.jobs)
+    out = backend.map_chunks(
+        partial(monitor_task, scenario, plan, str(readings), tuple(chunks), lenient,
+                with_loss), len(chunks),
+        {"loads": LOADS, "chunks": CHUNKS, "meter": METER, "events": EVENTS},
+        label="readings + meter tier",
+        progress=None if progress is None else partial(progress, "readings + meter tier"))
+    loads = sum_loads(backend.collect(out["loads"]), len(sizes), (MONITORED_PASS,))
+    rows = chunk_rows(backend, out["chunks"], len(chunks))
+    timings = {"readings_seconds": time.perf_counter() - started}
+    tiers_started = time.perf_counter()
+    monitored, tier_timings = tiers(scenario, plan, backend, out, progress,
+                                    names=(MONITORED_PASS,), thresholds=thresholds)
+    timings["tiers_seconds"] = time.perf_counter() - tiers_started
+    timings.update(tier_timings)
+    trad = monitored.outcome[MONITORED_PASS]
+    run_costs = costs(plan, sizes, monitored.meter_work[MONITORED_PASS], monitored.tier_rows,
+                      MONITORED_PASS, trad, monitored.lost, monitored.silent_spells)
+    passes = Passes(chunks, loads, rows, out, timings["readings_seconds"])
+    second = second_event_stage(scenario, plan, passes, monitored, run_costs, 0) \
+        if trad.predicted else \
+        SecondEventPlan(note="no utility non-compliance predicted: no second event")
+    simulation = Simulation(scenario, chunks, loads, rows,
+                            this_run(backend.info, first_job), timings)
+    run = Run(simulation, monitored, run_costs, 0, None, second.deficit, second.incentive,
+              second.second, second.note)
+    return Monitoring(run, check, thresholds_from or "given")
+

@@ -1,0 +1,339 @@
+"""Recorded meter readings: what ``drsim run --export-readings`` writes and ``drsim monitor``
+reads (docs/monitor.md).
+
+One row per household and minute of the DR program ``[t_start, t_end)`` (:data:`ROWS`):
+the household's id and group, the minute, its metered load P [kW] and the meter's energy
+register since ``t_start`` (``accLoad`` of Table 6.1 at that minute) [kWh], and the
+utility's estimates B̂ and P̂ for that household and minute [kW] (§6.2.1, Eq. 6.4).
+
+A reading that did not arrive (``meters.reading_loss``) is a row without ``kw`` and
+``energy_kwh`` (the utility's own estimates are still there); a household-minute with no
+row at all is a lost reading as well. Lost readings are not errors: the monitoring handles
+them as ``monitoring.max_missing`` says (:mod:`drsim.utility.readings`). Rows that cannot be
+readings are: their checks (:func:`row_problems`) name the column, and ``drsim monitor``
+stops with one line (or, with ``--lenient``, counts and drops them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from drsim.scenario import Scenario
+from drsim.units import DAY, clock
+
+__all__ = ["CHUNK_READINGS", "ROWS", "READINGS_DIR", "ReadingsError", "ReadingsCheck",
+           "Grid", "readings_batch", "reading_rows", "check_readings", "read_chunk",
+           "row_problems"]
+
+READINGS_DIR = "readings"  # the dataset's name inside a run folder
+#: one exported chunk (a row per chunk: its households × program minutes, row-major)
+CHUNK_READINGS = pa.schema([
+    ("chunk", pa.int64()), ("group", pa.int32()), ("first", pa.int64()),
+    ("households", pa.int64()), ("t_start", pa.int64()),
+    ("kw", pa.list_(pa.float64())), ("energy_kwh", pa.list_(pa.float64())),
+    ("baseline_kw", pa.list_(pa.float64())), ("expected_kw", pa.list_(pa.float64()))])
+#: the dataset's rows
+ROWS = pa.schema([("household", pa.int64()), ("group", pa.int32()), ("time", pa.int64()),
+                  ("kw", pa.float64()), ("energy_kwh", pa.float64()),
+                  ("baseline_kw", pa.float64()), ("expected_kw", pa.float64())])
+REQUIRED = ("household", "group", "time", "kw", "baseline_kw", "expected_kw")
+OPTIONAL = ("energy_kwh",)
+LOADS = ("kw", "energy_kwh", "baseline_kw", "expected_kw")
+
+
+class ReadingsError(ValueError):
+    """Readings that cannot be monitored: one line naming the file and the column."""
+
+
+def readings_batch(chunk: int, group: int, first: int, t_start: int, kw: np.ndarray,
+                   energy_kwh: np.ndarray, baseline_kw: np.ndarray, expected_kw: np.ndarray,
+                   lost: np.ndarray | None = None) -> pa.RecordBatch:
+    """One chunk's readings as a row of :data:`CHUNK_READINGS`.
+
+    Parameters
+    ----------
+    chunk, group, first : int
+        The chunk, its group and its first household id.
+    t_start : int
+        The first minute of the arrays [minutes since midnight].
+    kw, energy_kwh, baseline_kw, expected_kw : numpy.ndarray
+        (households, minutes): P [kW], the energy since ``t_start`` [kWh], B̂ and P̂ [kW].
+    lost : numpy.ndarray, optional
+        (households, minutes) the readings that did not arrive: their ``kw`` and
+        ``energy_kwh`` are NaN (null in the dataset).
+    """
+    n = len(kw)
+    if lost is not None:
+        kw = np.where(lost, np.nan, kw)
+        energy_kwh = np.where(lost, np.nan, energy_kwh)
+
+    def flat(values: np.ndarray) -> pa.Array:
+        return pa.array([pa.array(np.asarray(values, np.float64).ravel())],
+                        pa.list_(pa.float64()))
+
+    return pa.RecordBatch.from_arrays(
+        [pa.array([chunk], pa.int64()), pa.array([group], pa.int32()),
+         pa.array([first], pa.int64()), pa.array([n], pa.int64()),
+         pa.array([t_start], pa.int64()), flat(kw), flat(energy_kwh), flat(baseline_kw),
+         flat(expected_kw)], schema=CHUNK_READINGS)
+
+
+def reading_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows of :data:`CHUNK_READINGS` as the dataset's rows (:data:`ROWS`); a NaN load is
+    a lost reading (null)."""
+    parts = []
+    for row in rows.itertuples(index=False):  # one row per chunk
+        n = int(row.households)
+        kw = np.asarray(row.kw, np.float64)
+        m = len(kw) // max(n, 1)
+        parts.append(pd.DataFrame({
+            "household": np.repeat(np.arange(row.first, row.first + n, dtype=np.int64), m),
+            "group": np.full(n * m, row.group, np.int32),
+            "time": np.tile(np.arange(row.t_start, row.t_start + m, dtype=np.int64), n),
+            **{c: np.asarray(getattr(row, c), np.float64) for c in LOADS}}))
+    # NaN (a lost reading) becomes null when the frame is written
+    return pd.concat(parts, ignore_index=True) if parts else ROWS.empty_table().to_pandas()
+
+
+# --------------------------------------------------------------------------- checks
+@dataclass
+class ReadingsCheck:
+    """What the checks found in a readings dataset.
+
+    Attributes
+    ----------
+    path : str
+        The dataset (a Parquet file or folder).
+    rows : int
+        Its rows.
+    bad : dict of str to int
+        Rows that cannot be readings, by ``"column: problem"`` (dropped with ``--lenient``).
+    lost : int
+        Household-minutes of the program without a reading (no row, or no ``kw``).
+    has_energy : bool
+        Whether the dataset has the meters' registers (``energy_kwh``).
+    """
+
+    path: str
+    rows: int = 0
+    bad: dict[str, int] = field(default_factory=dict)
+    lost: int = 0
+    has_energy: bool = False
+
+    @property
+    def dropped(self) -> int:
+        return sum(self.bad.values())
+
+    def as_dict(self) -> dict:
+        return {"file": Path(self.path).name, "rows": self.rows,
+                "bad_rows_dropped": dict(self.bad), "lost_readings": self.lost,
+                "energy_register": self.has_energy}
+
+
+def _dataset(path: str | Path) -> ds.Dataset:
+    p = Path(path)
+    if not p.exists():
+        raise ReadingsError(f"readings {path}: no such file or folder")
+    try:
+        return ds.dataset(p, format="parquet")
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ReadingsError(f"readings {path}: not a Parquet file or dataset ({exc})") from None
+
+
+def _check_schema(path: str | Path, schema: pa.Schema) -> None:
+    """ReadingsError for a missing column or one of the wrong type."""
+    for name in REQUIRED:
+        if name not in schema.names:
+            raise ReadingsError(f"readings {path}: column {name!r} is missing (needed: "
+                                f"{', '.join(REQUIRED)}; optional: {', '.join(OPTIONAL)})")
+    for name in (*REQUIRED, *OPTIONAL):
+        if name not in schema.names:
+            continue
+        kind = schema.field(name).type
+        integer = name in ("household", "group", "time")
+        ok = pa.types.is_integer(kind) if integer else \
+            (pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_null(kind))
+        if not ok:
+            raise ReadingsError(f"readings {path}: column {name!r} is {kind}, expected "
+                                f"{'an integer' if integer else 'a number'}")
+
+
+def row_problems(batch: pa.RecordBatch | pa.Table, scenario: Scenario) -> dict[str, np.ndarray]:
+    """Per ``"column: problem"``, the rows of ``batch`` that cannot be readings (but
+    duplicates, which need every row: :func:`check_readings`).
+
+    A household outside the scenario, a group that is not the household's, a time outside
+    the day, a load that is negative or not finite (null is a lost reading, allowed).
+    """
+    n_households = scenario.households
+    ranges = scenario.group_ranges()
+    ends = np.array([hi for _, hi in ranges], dtype=np.int64)
+    household = batch.column("household").to_numpy(zero_copy_only=False).astype(np.int64)
+    group = batch.column("group").to_numpy(zero_copy_only=False).astype(np.int64)
+    minute = batch.column("time").to_numpy(zero_copy_only=False).astype(np.int64)
+    unknown = (household < 0) | (household >= n_households)
+    own = np.searchsorted(ends, household, side="right")
+    out = {"household: not a household of the scenario": unknown,
+           "group: not the household's group": ~unknown & (group != own),
+           "time: outside the day (0-1439)": (minute < 0) | (minute >= DAY)}
+    for name in LOADS:
+        if name not in batch.schema.names:
+            continue
+        values = batch.column(name)
+        if pa.types.is_null(values.type):
+            continue
+        values = pc.cast(values, pa.float64())
+        given = pc.is_valid(values).to_numpy(zero_copy_only=False)
+        v = values.fill_null(0.0).to_numpy(zero_copy_only=False)
+        out[f"{name}: negative or not finite"] = given & ~(np.isfinite(v) & (v >= 0))
+    return out
+
+
+def _first_bad(batch: pa.RecordBatch, mask: np.ndarray) -> str:
+    i = int(np.flatnonzero(mask)[0])
+    house = batch.column("household")[i].as_py()
+    minute = batch.column("time")[i].as_py()
+    when = clock(minute) if isinstance(minute, int) and 0 <= minute < DAY else minute
+    return f"household {house} at {when}"
+
+
+def check_readings(path: str | Path, scenario: Scenario, t_start: int, t_end: int,
+                   lenient: bool = False) -> ReadingsCheck:
+    """Check the readings at ``path`` before any work: the schema, then every row.
+
+    Raises
+    ------
+    ReadingsError
+        One line naming the file and the column: a missing column or a wrong type, and,
+        unless ``lenient``, the first kind of bad row found (:func:`row_problems`) or
+        duplicate readings (a household and minute twice).
+    """
+    dataset = _dataset(path)
+    _check_schema(path, dataset.schema)
+    columns = [c for c in (*REQUIRED, *OPTIONAL) if c in dataset.schema.names]
+    check = ReadingsCheck(str(path), has_energy="energy_kwh" in columns)
+    keys, arrived = [], 0
+    for batch in dataset.to_batches(columns=columns):
+        check.rows += batch.num_rows
+        problems = row_problems(batch, scenario)
+        bad = np.zeros(batch.num_rows, dtype=bool)
+        for what, mask in problems.items():
+            if mask.any():
+                if not lenient:
+                    column, problem = what.split(": ", 1)
+                    raise ReadingsError(f"readings {path}: column {column!r}: {problem} in "
+                                        f"{int(mask.sum())} row(s) (first: "
+                                        f"{_first_bad(batch, mask)}); --lenient drops them")
+                check.bad[what] = check.bad.get(what, 0) + int(mask.sum())
+            bad |= mask
+        good = ~bad
+        household = batch.column("household").to_numpy(zero_copy_only=False)[good]
+        minute = batch.column("time").to_numpy(zero_copy_only=False)[good]
+        keys.append(household.astype(np.int64) * DAY + minute.astype(np.int64))
+        value = "energy_kwh" if check.has_energy else "kw"
+        given = pc.is_valid(batch.column(value)).to_numpy(zero_copy_only=False)[good]
+        inside = (minute >= t_start) & (minute < t_end)
+        arrived += int((given & inside).sum())
+    key = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+    unique, first = np.unique(key, return_index=True)
+    duplicates = len(key) - len(unique)
+    if duplicates:
+        repeated = np.setdiff1d(np.arange(len(key)), first)[0]
+        house, minute = divmod(int(key[repeated]), DAY)
+        if not lenient:
+            raise ReadingsError(f"readings {path}: columns household and time: {duplicates} "
+                                f"duplicate readings (first: household {house} at "
+                                f"{clock(minute)}); --lenient keeps the first of each")
+        check.bad["household, time: duplicate reading"] = duplicates
+        arrived = _arrived_unique(dataset, columns, scenario, t_start, t_end, check.has_energy)
+    check.lost = scenario.households * (t_end - t_start) - arrived
+    return check
+
+
+def _arrived_unique(dataset: ds.Dataset, columns: list[str], scenario: Scenario,
+                    t_start: int, t_end: int, has_energy: bool) -> int:
+    """The program's household-minutes with a reading, each counted once."""
+    keys = []
+    for batch in dataset.to_batches(columns=columns):
+        good = ~np.logical_or.reduce(list(row_problems(batch, scenario).values()))
+        minute = batch.column("time").to_numpy(zero_copy_only=False)
+        value = batch.column("energy_kwh" if has_energy else "kw")
+        given = pc.is_valid(value).to_numpy(zero_copy_only=False)
+        keep = good & given & (minute >= t_start) & (minute < t_end)
+        keys.append(batch.column("household").to_numpy(zero_copy_only=False)[keep]
+                    .astype(np.int64) * DAY + minute[keep])
+    return len(np.unique(np.concatenate(keys))) if keys else 0
+
+
+# --------------------------------------------------------------------------- one chunk
+@dataclass
+class Grid:
+    """One chunk's readings as (households, program minutes) arrays.
+
+    ``kw`` and ``energy_kwh`` are NaN where no reading arrived; B̂ and P̂ are carried
+    forward from a household's previous minute (then back from its next) where its row is
+    missing; ``lost`` marks the missing readings.
+    """
+
+    kw: np.ndarray
+    energy_kwh: np.ndarray | None
+    baseline_kw: np.ndarray
+    expected_kw: np.ndarray
+
+    @property
+    def lost(self) -> np.ndarray:
+        return np.isnan(self.kw if self.energy_kwh is None else self.energy_kwh)
+
+    @property
+    def filled_kw(self) -> np.ndarray:
+        """P with each lost minute's load carried from the household's previous reading
+        (then back from its next): what the tiers' sums use where nothing arrived."""
+        return _filled(self.kw)
+
+
+def _filled(values: np.ndarray) -> np.ndarray:
+    """Each row's NaN carried forward from its previous value, then back from its next (0
+    for a row without any)."""
+    if not np.isnan(values).any():
+        return values
+    frame = pd.DataFrame(values.T)
+    return frame.ffill().bfill().fillna(0.0).to_numpy().T.copy()
+
+
+def read_chunk(path: str | Path, first: int, count: int, t_start: int, t_end: int,
+               scenario: Scenario, lenient: bool) -> Grid:
+    """The readings of households ``first .. first+count-1`` over ``[t_start, t_end)``
+    (:class:`Grid`); with ``lenient`` the rows that cannot be readings are dropped and of
+    duplicates the first is kept (:func:`check_readings` counted them)."""
+    dataset = _dataset(path)
+    columns = [c for c in (*REQUIRED, *OPTIONAL) if c in dataset.schema.names]
+    household = ds.field("household")
+    table = dataset.to_table(columns=columns, filter=(household >= first)
+                             & (household < first + count))
+    if lenient and table.num_rows:
+        bad = np.logical_or.reduce(list(row_problems(table, scenario).values()))
+        table = table.filter(pa.array(~bad))
+    minute = table.column("time").to_numpy(zero_copy_only=False).astype(np.int64)
+    inside = (minute >= t_start) & (minute < t_end)
+    row = table.column("household").to_numpy(zero_copy_only=False).astype(np.int64)[inside]
+    col = minute[inside] - t_start
+    m = t_end - t_start
+    _, keep = np.unique((row - first) * m + col, return_index=True)  # first of duplicates
+    row, col = row[keep] - first, col[keep]
+    taken = np.flatnonzero(inside)[keep]
+
+    def grid(name: str) -> np.ndarray:
+        out = np.full((count, m), np.nan)
+        values = pc.cast(table.column(name), pa.float64()).to_numpy(zero_copy_only=False)
+        out[row, col] = values[taken]
+        return out
+
+    energy = grid("energy_kwh") if "energy_kwh" in columns else None
+    return Grid(grid("kw"), energy, _filled(grid("baseline_kw")), _filled(grid("expected_kw")))

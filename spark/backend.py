@@ -11,6 +11,8 @@
   every core works and no partition holds much more than its share of the keys (Spark's
   adaptive execution would coalesce the small shuffle of the tiers into one partition).
 - ``collect``: ``toArrow()``.
+- ``stream``: Structured Streaming, each stage a ``transformWithStateInPandas`` with RocksDB
+  state (:mod:`spark.streaming`).
 - ``write_parquet``: ``mapInPandas → orderBy → write.parquet`` (no ``orderBy`` when the rows
   keep their chunks' order): the executors write the dataset; nothing passes through the
   driver.
@@ -40,9 +42,11 @@ from drsim.pipeline.backend import (
     GroupFunction,
     Job,
     Progress,
+    StreamStage,
     check_batch,
 )
 from spark.session import get_spark
+from spark.streaming import SparkStream
 
 TASKS_PER_CORE = 4  # at least this many partitions per core: load balance, progress
 MAX_CHUNKS_PER_TASK = 4  # at most this many chunks per task: progress every few seconds
@@ -151,6 +155,11 @@ class SparkBackend:
 
     def collect(self, data: DataFrame) -> pa.Table:
         return data.toArrow()
+
+    def stream(self, source: Path, schema: pa.Schema, prepare, prepared: pa.Schema,
+               stages: Sequence[StreamStage], sink, checkpoint: Path) -> SparkStream:
+        return SparkStream(self.spark, source, schema, prepare, prepared, stages, sink,
+                           checkpoint, self.info.parallelism)
 
     def release(self) -> None:
         for frame in self._kept:

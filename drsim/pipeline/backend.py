@@ -8,7 +8,10 @@ A run (:mod:`drsim.pipeline.stages`) needs three things of the machinery below i
 - **group rows by a key and apply a function**: a pandas function over all rows of each key;
 - **collect** a result to the caller as an Arrow table (only small results are collected);
 - **write** a result that grows with the households (the user events) as a Parquet dataset,
-  without collecting it.
+  without collecting it;
+- **stream** files of rows arriving in a folder through keyed stateful stages to a sink
+  (:class:`StreamStage`, :meth:`Backend.stream`; the tiers as a stream,
+  :mod:`drsim.pipeline.stream_tiers`).
 
 A backend keeps what it computed until :meth:`Backend.close`, so a result can be grouped and
 collected without computing it twice. :class:`SerialBackend` is a plain loop in this process,
@@ -32,6 +35,36 @@ import pyarrow.parquet as pq
 Progress = Callable[[int, int], None]  # (chunks or tasks done, in all)
 ChunkTask = Callable[[int], Mapping[str, pa.RecordBatch]]  # chunk index -> output -> batch
 GroupFunction = Callable[[pd.DataFrame], pd.DataFrame]
+
+
+#: a stateful stage's step: (key, its state or None, its rows) -> (new state, output rows)
+StreamStep = Callable[[tuple, bytes | None, pd.DataFrame], tuple[bytes | None, pd.DataFrame]]
+
+
+@dataclass(frozen=True)
+class StreamStage:
+    """One keyed stateful stage of a stream: its rows grouped by ``keys``, each key's state
+    kept between micro-batches as bytes, its output rows of ``schema``."""
+
+    keys: tuple[str, ...]
+    step: StreamStep
+    schema: pa.Schema
+
+
+class Stream(Protocol):
+    """A running stream (:meth:`Backend.stream`)."""
+
+    def poll(self, seconds: float) -> None:
+        """Let the stream work for up to ``seconds`` (a backend without threads of its own
+        processes the files that arrived); raises what failed in it."""
+        ...
+
+    def drain(self) -> None:
+        """Return when every file that arrived so far is processed."""
+        ...
+
+    def stop(self) -> None:
+        ...
 
 
 @dataclass
@@ -81,6 +114,17 @@ class Backend(Protocol):
         result a frame of ``schema``'s columns), sorted by ``sort_by`` (empty: in the
         order of ``data``, chunk after chunk), as a Parquet dataset: the folder ``path``,
         one or more ``part-*.parquet`` files that read in order."""
+        ...
+
+    def stream(self, source: Path, schema: pa.Schema, prepare: GroupFunction,
+               prepared: pa.Schema, stages: Sequence[StreamStage],
+               sink: Callable[[pa.Table, int], None], checkpoint: Path) -> Stream:
+        """Start a stream: Parquet files of ``schema`` arriving in ``source`` (each written
+        under a hidden name and renamed, so never read half-written), ``prepare`` applied
+        to their rows (giving ``prepared``), then ``stages`` in order; the last stage's rows
+        of each micro-batch go to ``sink(table, batch id)`` (a batch id again after a
+        restart brings the same rows). ``checkpoint``: where the stream's progress and state
+        are kept, so that a stream restarted on it goes on where it stopped."""
         ...
 
     def collect(self, data: Any) -> pa.Table:
@@ -159,8 +203,56 @@ class SerialBackend:
     def collect(self, data: pa.Table) -> pa.Table:
         return data
 
+    def stream(self, source: Path, schema: pa.Schema, prepare: GroupFunction,
+               prepared: pa.Schema, stages: Sequence[StreamStage],
+               sink: Callable[[pa.Table, int], None], checkpoint: Path) -> SerialStream:
+        return SerialStream(source, schema, prepare, stages, sink)
+
     def release(self) -> None:
         """Nothing is kept beyond the tables handed out."""
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+class SerialStream:
+    """A stream in this process: each :meth:`poll` reads the files that arrived (in name
+    order) as one micro-batch and runs the stages over them, key by key in key order; the
+    states live in memory (no restart from a checkpoint)."""
+
+    def __init__(self, source: Path, schema: pa.Schema, prepare: GroupFunction,
+                 stages: Sequence[StreamStage], sink: Callable[[pa.Table, int], None]):
+        self.source, self.schema, self.prepare = Path(source), schema, prepare
+        self.stages, self.sink = list(stages), sink
+        self.states: list[dict[tuple, bytes | None]] = [{} for _ in self.stages]
+        self.seen: set[str] = set()
+        self.batch = 0
+
+    def poll(self, seconds: float) -> None:
+        files = sorted(p for p in self.source.glob("*.parquet")
+                       if p.name not in self.seen and not p.name.startswith((".", "_")))
+        if not files:
+            time.sleep(seconds)
+            return
+        self.seen.update(p.name for p in files)
+        table = pa.concat_tables([pq.read_table(p, schema=self.schema) for p in files])
+        frame = self.prepare(table.to_pandas())
+        for stage, states in zip(self.stages, self.states, strict=True):
+            parts = []
+            for key, rows in frame.groupby(list(stage.keys), sort=True, dropna=False):
+                key = key if isinstance(key, tuple) else (key,)
+                states[key], out = stage.step(key, states.get(key), rows.reset_index(drop=True))
+                parts.append(out)
+            frame = pd.concat(parts, ignore_index=True) if parts else \
+                stage.schema.empty_table().to_pandas()
+        self.sink(frame_to_table(frame, self.stages[-1].schema), self.batch)
+        self.batch += 1
+
+    def drain(self) -> None:
+        before = -1
+        while before != self.batch:
+            before = self.batch
+            self.poll(0.0)
+
+    def stop(self) -> None:
+        """Nothing runs in the background."""

@@ -66,7 +66,8 @@ from drsim.utility.participants import ParticipantSums, household_mappings
 from drsim.utility.readings import reading_minutes
 from drsim.utility.threshold import Thresholds
 
-__all__ = ["MONITORED_PASS", "Monitoring", "check_monitor", "monitor", "monitor_task"]
+__all__ = ["MONITORED_PASS", "Monitoring", "check_monitor", "monitor", "monitor_task",
+           "participants_task"]
 
 MONITORED_PASS = "traditional"
 
@@ -146,6 +147,19 @@ def monitor_task(scenario: Scenario, plan: MonitoringPlan, path: str,
             "chunks": chunk_batch(result, time.perf_counter() - started, sums),
             "meter": pa.RecordBatch.from_pylist([meter], schema=METER),
             "events": pa.RecordBatch.from_pylist([events], schema=EVENTS)}
+
+
+def participants_task(scenario: Scenario, chunks: tuple[Chunk, ...], index: int
+                      ) -> dict[str, pa.RecordBatch]:
+    """The participants' sums of chunk ``index`` (Eq. 6.5-6.8 read θ_o and u: the
+    utility's enrolment records) as a row of :data:`drsim.pipeline.tasks.CHUNKS`."""
+    chunk = chunks[index]
+    started = time.perf_counter()
+    pop = Population(scenario, chunk.first, chunk.count)
+    sums = ParticipantSums.of(pop.follow_through, pop.observed_follow_through,
+                              household_mappings(scenario, pop.ids))
+    result = ChunkResult(chunk, chunk.count, int(pop.has_ev.sum()))
+    return {"chunks": chunk_batch(result, time.perf_counter() - started, sums)}
 
 
 def monitor(scenario: Scenario, readings: str | Path, backend: Backend, *,

@@ -339,7 +339,7 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     if second.second is None:  # the adaptive pass is the traditional pass
         loads = loads.merged(loads.renamed("traditional", "adaptive"))
     else:
-        adaptive, incentive = _adaptive_pass(scenario, passes.chunks, second.second, backend,
+        adaptive, incentive = adaptive_pass(scenario, passes.chunks, second.second, backend,
                                              _stage(progress, "adaptive pass"))
         loads = loads.merged(adaptive.replayed(loads, "traditional", second.second.announced))
     timings["adaptive_pass_seconds"] = 0.0 if second.second is None else \
@@ -365,7 +365,7 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
     meter = backend.collect(out["meter"]).to_pandas()
     meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
     if thresholds is None:
-        thresholds = Thresholds.of(plan, sizes, _replica_flags(meter, n_groups))
+        thresholds = Thresholds.of(plan, sizes, replica_counts(meter, n_groups))
     remote = scenario.monitoring.remote
     gamma_delays, group_fetches = (None, None) if remote is None else \
         group_fetch_delays(plan, remote, n_groups, scenario.seed)
@@ -452,7 +452,7 @@ def _per_group(meter: pd.DataFrame, column: str, names: tuple[str, ...], n_group
     return out
 
 
-def _replica_flags(meter: pd.DataFrame, n_groups: int) -> np.ndarray | None:
+def replica_counts(meter: pd.DataFrame, n_groups: int) -> np.ndarray | None:
     """(groups, tests) replica flags summed over each group's chunks (None without)."""
     rows = meter[meter["replica_flags"].notna()]
     if not len(rows):
@@ -529,11 +529,14 @@ def deficit_at(plan: MonitoringPlan, loads: Loads, outcome: TierOutcome, theta_o
             "shortfall_kwh": deficit.shortfall_kwh(goal_kwh, total_kwh, realised, expected)}
 
 
-def _adaptive_pass(scenario: Scenario, chunks: list[Chunk], second: SecondEvent,
-                   backend: Backend, progress) -> tuple[Loads, IncentiveResult]:
+def adaptive_pass(scenario: Scenario, chunks: list[Chunk], second: SecondEvent,
+                  backend: Backend, progress, staging: str | None = None
+                  ) -> tuple[Loads, IncentiveResult]:
     """Stage 4: the adaptive pass's loads, and the incentive with θ_new's mean and the
-    lottery drawn in the run."""
-    out = backend.map_chunks(partial(adaptive_task, scenario, tuple(chunks), second),
+    lottery drawn in the run (``staging``: a streamed run's, where its readings go,
+    :func:`drsim.pipeline.tasks.adaptive_task`)."""
+    out = backend.map_chunks(partial(adaptive_task, scenario, tuple(chunks), second,
+                                     staging=staging),
                              len(chunks), {"loads": LOADS, "chunks": CHUNKS},
                              label="adaptive pass", progress=progress)
     adaptive = sum_loads(backend.collect(out["loads"]), len(scenario.groups), ("adaptive",))

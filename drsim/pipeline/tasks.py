@@ -19,6 +19,7 @@ import pickle
 import time
 from decimal import Decimal
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ from drsim.pipeline.memory import peak_rss_bytes
 from drsim.pipeline.pass_names import MONITORED
 from drsim.pipeline.passes import Chunk, ChunkResult, SecondEvent, pass_schedules, simulate_chunk
 from drsim.pipeline.recorded import readings_batch
+from drsim.pipeline.stream_clock import write_intervals
 from drsim.scenario import ExpectedShare, Scenario
 from drsim.units import DAY
 from drsim.utility.appliance_monitoring import (
@@ -126,6 +128,40 @@ def simulation_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: Monitor
     return out
 
 
+def stream_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: MonitoringPlan,
+                staging: str, index: int) -> dict[str, pa.RecordBatch]:
+    """The passes of chunk ``index`` for a streamed run (docs/streaming.md): its loads and
+    participants as :func:`simulation_task`'s, the replicas' flags that set γ (``meter``,
+    that column only), and the expected and traditional passes' meter readings written to
+    ``staging``, interval by interval, for the clock to play into the stream."""
+    chunk = chunks[index]
+    started = time.perf_counter()
+    result = simulate_chunk(scenario, chunk, households=True)
+    pop = result.population
+    est = result.estimate_window_kw
+    replicas = plan.gamma_user.replicas if isinstance(plan.gamma_user, ExpectedShare) \
+        else None
+    flags = None if replicas is None else replica_flags(
+        plan, pop, result.simulator, chunk.group, result.estimate_exact, replicas,
+        result.before_notice)
+    goal = (est["baseline"] - est["expected"]).sum(axis=1) / 60.0
+    minutes = np.arange(plan.t_start, plan.t_end)
+    for name in MONITORED:
+        kw = result.window_kw[name]
+        reduction = (result.window_kw["baseline"] - kw).sum(axis=1) / 60.0
+        write_intervals(Path(staging), name, chunk.index, chunk.first, chunk.group, plan,
+                        {"kw": kw, "energy_kwh": accumulated_kwh(kw, plan.t_start, minutes),
+                         "baseline_kw": est["baseline"], "expected_kw": est["expected"]},
+                        reduction < goal)
+    sums = ParticipantSums.of(pop.follow_through, pop.observed_follow_through,
+                              household_mappings(scenario, pop.ids))
+    meter = {**dict.fromkeys(METER.names), "chunk": chunk.index, "group": chunk.group,
+             "pass": "expected", "replica_flags": flags}
+    return {"loads": loads_batch(scenario, result),
+            "chunks": chunk_batch(result, time.perf_counter() - started, sums),
+            "meter": pa.RecordBatch.from_pylist([meter], schema=METER)}
+
+
 def meter_readings(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
                    ) -> pa.RecordBatch:
     """The traditional pass's meter readings of a chunk over the program, as
@@ -160,12 +196,14 @@ def cost_model_task(scenario: Scenario, plan: MonitoringPlan, group: int
 
 
 def adaptive_task(scenario: Scenario, chunks: tuple[Chunk, ...], second: SecondEvent,
-                  index: int) -> dict[str, pa.RecordBatch]:
+                  index: int, staging: str | None = None) -> dict[str, pa.RecordBatch]:
     """The adaptive pass of chunk ``index`` (DR1 at θ_red, DR2 at θ_new of Eq. 6.8 for the
     planned incentive) and the lottery of Eq. 6.5 among the households compliant in the
     second event (:func:`drsim.utility.lottery.second_event_compliant`). Its day's load is
     rendered from DR2's announcement on: before it, the pass replays the traditional
-    pass, whose load the driver has."""
+    pass, whose load the driver has. With ``staging`` (a streamed run), its readings from
+    the announcement on are written there for the clock
+    (:func:`drsim.pipeline.stream_clock.write_intervals`)."""
     chunk = chunks[index]
     started = time.perf_counter()
     result = simulate_chunk(scenario, chunk, households=True,
@@ -181,6 +219,12 @@ def adaptive_task(scenario: Scenario, chunks: tuple[Chunk, ...], second: SecondE
                                        result.window_kw["adaptive"][:, second.start - lo:])
     won = incentive.winner_counts(u, lottery_winners(scenario.seed, pop.ids, incentive.p_inc,
                                                      compliant))
+    if staging is not None:
+        kw = result.window_kw["adaptive"]
+        write_intervals(Path(staging), "adaptive", chunk.index, chunk.first, chunk.group,
+                        MonitoringPlan.of(scenario), {"kw": kw, "energy_kwh": None,
+                                                      "baseline_kw": None, "expected_kw": None},
+                        start=second.announced)
     return {"loads": loads_batch(scenario, result),
             "chunks": chunk_batch(result, time.perf_counter() - started, sums, won,
                                    int(compliant.sum()))}
@@ -454,11 +498,12 @@ def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thres
     return pd.DataFrame(out, columns=TIERS.names)
 
 
-def utility(plan: MonitoringPlan, rows: pd.DataFrame) -> pd.DataFrame:
-    """Listing 6.3 for one pass over its group leaders' output (rows of :data:`TIERS`):
-    the utility's alerts, work per tick and its prediction ``t_nc`` (group
-    :data:`UTILITY`)."""
-    name = str(rows["pass"].iloc[0])
+def utility(plan: MonitoringPlan, rows: pd.DataFrame, name: str | None = None
+            ) -> pd.DataFrame:
+    """Listing 6.3 for one pass (``name``, default the rows') over its group leaders'
+    output (rows of :data:`TIERS`): the utility's alerts, work per tick and its prediction
+    ``t_nc`` (group :data:`UTILITY`)."""
+    name = str(rows["pass"].iloc[0]) if name is None else name
     ev = rows[rows["kind"] == "event"].sort_values(["group", "time"], kind="stable")
     first = ev.groupby("group").first()
     u = utility_tier(plan, {int(g): int(t) for g, t in first["time"].items()},

@@ -46,6 +46,10 @@ SWEEP_JOURNAL = "runs.jsonl"
 SWEEP_RECORD = "sweep.json"
 SWEEP_RUNS = "runs"
 SWEEP_TABLES = ("table.csv", "table.parquet")
+# a streamed run's live folder inside its output folder (drsim.pipeline.streaming): the
+# alerts as they happen, the second event's plan, the checkpoint
+STREAM = "stream"
+STREAM_MARK = ".drsim-stream"
 
 
 class OutputExistsError(FileExistsError):
@@ -173,11 +177,23 @@ def _is_empty_folder(path: Path) -> bool:
     return path.is_dir() and not path.is_symlink() and not any(path.iterdir())
 
 
+def stream_in_progress(path: str | Path) -> bool:
+    """A real folder holding only a streamed run's live folder (:data:`STREAM`, marked):
+    a streamed run that has not finished, which the same command resumes."""
+    path = Path(path)
+    if path.is_symlink() or not path.is_dir():
+        return False
+    return [p.name for p in path.iterdir()] == [STREAM] and \
+        (path / STREAM / STREAM_MARK).is_file()
+
+
 def problem(path: str | Path, kind: Kind = RESULT) -> str | None:
     """Why drsim may not replace what is at ``path`` with a ``kind`` folder, in words that
     name what is there (None: it may, or nothing is there)."""
     path = Path(path)
     if not os.path.lexists(path) or _is_empty_folder(path):
+        return None
+    if kind == RESULT and stream_in_progress(path):
         return None
     if kind == SWEEP:
         return _not_a_sweep_folder(path)

@@ -1,0 +1,125 @@
+"""The simulated clock of a streamed run: the readings' files, interval by interval, played
+into the stream at N times real time (docs/streaming.md).
+
+The program's minutes are cut at the test times: ``[t_start, t_first_test)``, then one test
+interval ``[T, T + δ)`` after another, the last ending at ``t_end``. A chunk task writes its
+households' readings of each interval to a staging folder (:func:`write_intervals`); the
+clock moves an interval's files into the stream's source folder when the simulated time
+reaches its end (:class:`Clock`), counted from the program's notice. A file is written under
+a hidden name and renamed, so the stream never reads half a file.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from drsim.utility.monitoring import MonitoringPlan
+
+__all__ = ["FILE_ROWS", "intervals", "write_intervals", "Clock"]
+
+#: a stream file's rows: readings (drsim.pipeline.recorded.ROWS) with their pass and, from a
+#: simulation, each household's realised Eq. 6.2 outcome (evaluation only)
+FILE_ROWS = pa.schema([("household", pa.int64()), ("group", pa.int64()), ("time", pa.int64()),
+                       ("kw", pa.float64()), ("energy_kwh", pa.float64()),
+                       ("baseline_kw", pa.float64()), ("expected_kw", pa.float64()),
+                       ("pass", pa.string()), ("noncompliant", pa.bool_())])
+
+
+def intervals(plan: MonitoringPlan) -> np.ndarray:
+    """The boundaries of the stream's intervals: ``t_start``, the test times, ``t_end``
+    [minutes since midnight].
+
+    Examples
+    --------
+    >>> plan = MonitoringPlan(1110, 1150, 1130, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
+    >>> intervals(plan).tolist()
+    [1110, 1130, 1135, 1140, 1145, 1150]
+    """
+    return np.unique(np.r_[plan.t_start, plan.test_times, plan.t_end])
+
+
+def write_intervals(staging: Path, name: str, chunk: int, first: int, group: int,
+                    plan: MonitoringPlan, columns: dict[str, np.ndarray],
+                    noncompliant: np.ndarray | None = None, start: int | None = None) -> None:
+    """Write one chunk's readings of pass ``name`` as one file per interval, from the
+    interval holding minute ``start`` on (default: all): ``staging/<j>/<name>-<chunk>.parquet``.
+
+    ``columns``: ``kw``, ``energy_kwh``, ``baseline_kw``, ``expected_kw``, each (households,
+    program minutes), or None (null)."""
+    edges = intervals(plan)
+    n = len(columns["kw"])
+    for j in range(len(edges) - 1):
+        lo, hi = int(edges[j]), int(edges[j + 1])
+        if start is not None and hi <= start:
+            continue
+        cut = slice(lo - plan.t_start, hi - plan.t_start)
+        m = hi - lo
+        table = pa.table({
+            "household": np.repeat(np.arange(first, first + n, dtype=np.int64), m),
+            "group": np.full(n * m, group, dtype=np.int64),
+            "time": np.tile(np.arange(lo, hi, dtype=np.int64), n),
+            **{c: pa.nulls(n * m, pa.float64()) if v is None else
+               np.ascontiguousarray(v[:, cut]).ravel() for c, v in columns.items()},
+            "pass": pa.array([name] * (n * m), pa.string()),
+            "noncompliant": pa.array(np.repeat(noncompliant, m) if noncompliant is not None
+                                     else pa.nulls(n * m, pa.bool_()), pa.bool_())},
+            schema=FILE_ROWS)
+        folder = staging / f"{j:04d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        hidden = folder / f".{name}-{chunk:05d}.parquet"
+        pq.write_table(table, hidden)
+        os.replace(hidden, folder / f"{name}-{chunk:05d}.parquet")
+
+
+@dataclass
+class Clock:
+    """Releases each interval's staged files into ``source`` when the simulated time,
+    ``speed`` times real time from the notice, reaches the interval's end."""
+
+    plan: MonitoringPlan
+    notice: int  # the program's announcement [minutes since midnight]
+    speed: float  # simulated seconds per real second
+    staging: Path
+    source: Path
+    started: float = field(default_factory=time.perf_counter)
+    released: dict[int, float] = field(default_factory=dict)  # interval -> when (perf_counter)
+
+    @property
+    def edges(self) -> np.ndarray:
+        return intervals(self.plan)
+
+    def due(self, j: int) -> float:
+        """When interval ``j`` is due [s on the perf_counter clock]."""
+        return self.started + (int(self.edges[j + 1]) - self.notice) * 60.0 / self.speed
+
+    def now(self) -> float:
+        """The simulated time [minutes since midnight]."""
+        return self.notice + (time.perf_counter() - self.started) * self.speed / 60.0
+
+    def tick(self) -> int:
+        """Release every interval that is due (and any file staged later for one released
+        already, e.g. the adaptive pass's); return how many intervals are released."""
+        for j in range(len(self.edges) - 1):
+            if time.perf_counter() < self.due(j):
+                break
+            folder = self.staging / f"{j:04d}"
+            for path in sorted(folder.glob("[!.]*.parquet")) if folder.is_dir() else []:
+                os.replace(path, self.source / f"{j:04d}-{path.name}")
+            self.released.setdefault(j, time.perf_counter())
+        return len(self.released)
+
+    def finished(self) -> bool:
+        return len(self.released) == len(self.edges) - 1
+
+    def wait(self) -> float:
+        """Seconds until the next interval is due (0 when all are out)."""
+        if self.finished():
+            return 0.0
+        return max(0.0, self.due(len(self.released)) - time.perf_counter())

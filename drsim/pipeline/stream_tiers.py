@@ -1,0 +1,419 @@
+"""The three tiers as stateful stream operators (docs/streaming.md).
+
+Readings arrive as rows of :data:`drsim.pipeline.recorded.ROWS` with their pass; three
+keyed stages turn them into the run's events, each stage a pure function
+``step(key, state, rows) -> (state, rows)`` whose state is bytes (a backend keeps it: Spark
+in its RocksDB state store, :mod:`spark.streaming`):
+
+1. **meter** (key: pass and gateway, one chunk of households, the keyed engine's
+   layout): each household's running energy and P̂ as arrays; a minute is final once a
+   later one arrived (or it is the program's last), so a test is decided in the micro-batch
+   that brings its interval. Listing 6.1 is evaluated again over the gateway's tests so far
+   (:func:`drsim.utility.monitoring.meter_tier` on the plan cut after the last test), which
+   gives, test by test, the events and work of the batch run. Rows of a minute already
+   final are late: counted, not used.
+2. **group** (key: pass and group): the group's user events so far; once every gateway of
+   the group has decided test T, Listing 6.2 (:func:`drsim.pipeline.tasks.group_leader`)
+   gives the alerts, events and work of the ticks up to the next test, which nothing later
+   can change.
+3. **utility** (key: pass): once every group has ticked to minute X, Listing 6.3
+   (:func:`drsim.pipeline.tasks.utility`) gives the utility's alerts and work up to X and
+   t_nc when it falls there.
+
+Every stage passes the earlier stages' rows on, so the last one's output (:data:`OUT`) holds
+what the run folder and summary need: user events, meter work and outcome counts, group and
+utility events, loads per group and minute (whole µkW), late and bad rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from drsim.household.render import micro_kw
+from drsim.pipeline.passes import Chunk
+from drsim.pipeline.recorded import row_problems
+from drsim.pipeline.tasks import EVENTS, TIERS, UTILITY, group_leader, outcome_counts, utility
+from drsim.scenario import Scenario
+from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, meter_tier
+from drsim.utility.threshold import Thresholds
+
+__all__ = ["IN", "OUT", "StreamContext", "prepare", "meter_step", "group_step",
+           "utility_step", "check_streamable"]
+
+#: the rows a stream carries into the meter stage: readings with their pass and gateway;
+#: ``noncompliant``: the household's realised Eq. 6.2 outcome when a simulation knows it
+#: (for precision and recall, never read by the tiers); ``bad``: why a row is not a reading
+IN = pa.schema([("pass", pa.string()), ("gateway", pa.int64()), ("household", pa.int64()),
+                ("group", pa.int64()), ("time", pa.int64()), ("kw", pa.float64()),
+                ("energy_kwh", pa.float64()), ("baseline_kw", pa.float64()),
+                ("expected_kw", pa.float64()), ("noncompliant", pa.bool_()),
+                ("bad", pa.string())])
+#: what every stage emits: ``kind`` says which columns mean what (module doc)
+OUT = pa.schema([("pass", pa.string()), ("kind", pa.string()), ("group", pa.int64()),
+                 ("gateway", pa.int64()), ("time", pa.int64()), ("house", pa.int64()),
+                 ("value", pa.float64()), ("delay", pa.float64()), ("missing", pa.int64()),
+                 ("counts", pa.list_(pa.int64())), ("note", pa.string())])
+PASSED_ON = ("user", "meter", "outcome", "load", "late", "bad")
+
+
+def check_streamable(scenario: Scenario) -> None:
+    """ValueError for what the stream does not monitor yet: lost-reading models, remote
+    data, load shedding and appliance queries (their batch runs: ``drsim run``)."""
+    mon = scenario.monitoring
+    for name, value in (("meters.reading_loss", scenario.meters.reading_loss),
+                        ("monitoring.remote", mon.remote), ("monitoring.shedding", mon.shedding),
+                        ("monitoring.appliance_queries", mon.appliance_queries or None)):
+        if value is not None:
+            raise ValueError(f"{name}: the streaming monitoring runs Listings 6.1-6.3 on "
+                             "plain readings; run this scenario in batch (without --stream "
+                             "or --streaming)")
+
+
+@dataclass(frozen=True)
+class StreamContext:
+    """What the stages need besides their rows (picklable: it travels to the workers)."""
+
+    scenario: Scenario
+    plan: MonitoringPlan
+    chunks: tuple[Chunk, ...]
+    thresholds: Thresholds
+    passes: tuple[str, ...]  # the monitored passes (others, e.g. adaptive: loads only)
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(self.scenario.group_sizes())
+
+    def gateways(self, group: int) -> int:
+        return sum(1 for c in self.chunks if c.group == group)
+
+
+def _rows(**columns) -> pd.DataFrame:
+    """Rows of :data:`OUT` (missing columns null)."""
+    n = max((len(v) for v in columns.values() if isinstance(v, list | np.ndarray | pd.Series)),
+            default=1)
+    data = {}
+    for f in OUT:
+        value = columns.get(f.name)
+        if value is None:
+            data[f.name] = pd.Series([None] * n, dtype=object)
+        elif isinstance(value, list | np.ndarray | pd.Series):
+            data[f.name] = list(value) if f.name == "counts" else np.asarray(value)
+        else:
+            data[f.name] = [value] * n
+    return pd.DataFrame(data)
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Rows of :data:`OUT`, one frame; a column that is not all numbers holds Python
+    values and None (so that any backend converts it to its Arrow type)."""
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame({f.name: pd.Series(dtype=object) for f in OUT})
+    out = pd.concat(frames, ignore_index=True)[OUT.names]
+    for f in OUT:
+        column = out[f.name]
+        numeric = pa.types.is_integer(f.type) or pa.types.is_floating(f.type)
+        if numeric and column.notna().all() and column.dtype != object:
+            continue
+        values = column.astype(object).to_numpy().copy()
+        values[pd.isna(column).to_numpy()] = None
+        if pa.types.is_integer(f.type):
+            values = np.array([None if v is None else int(v) for v in values], dtype=object)
+        out[f.name] = values
+    return out
+
+
+# --------------------------------------------------------------------------- the source
+def prepare(context: StreamContext, name: str | None, frame: pd.DataFrame) -> pd.DataFrame:
+    """Readings (:data:`drsim.pipeline.recorded.ROWS`, with ``pass`` or of pass ``name``) as
+    rows of :data:`IN`: each with its gateway (the chunk of its household) and, for rows that
+    cannot be readings (:func:`drsim.pipeline.recorded.row_problems`), why."""
+    out = frame.copy()
+    if "pass" not in out.columns:
+        out["pass"] = name
+    for column in ("energy_kwh", "noncompliant"):
+        if column not in out.columns:
+            out[column] = None
+    bad = pd.Series([None] * len(out), dtype=object)
+    if len(out):
+        problems = row_problems(pa.Table.from_pandas(out[["household", "group", "time", "kw",
+                                                          "baseline_kw", "expected_kw"]],
+                                                     preserve_index=False), context.scenario)
+        for what, mask in problems.items():
+            bad[mask & bad.isna().to_numpy()] = what
+    out["bad"] = bad.to_numpy()
+    firsts = np.array([c.first for c in context.chunks], dtype=np.int64)
+    house = out["household"].to_numpy(np.int64)
+    gateway = np.searchsorted(firsts, house, side="right") - 1
+    out["gateway"] = np.where(out["bad"].isna(), gateway, -1)
+    return out[IN.names]
+
+
+# --------------------------------------------------------------------------- meter stage
+@dataclass
+class GatewayState:
+    """One gateway's households on one pass: what the meter stage keeps between
+    micro-batches (as arrays over its households)."""
+
+    chunk: Chunk
+    next_minute: int  # the gateway's event-time watermark: minutes before it are final
+    kw_cum: np.ndarray  # Σ P over the final minutes [kW·min]
+    expected_cum: np.ndarray  # Σ P̂ over the same minutes [kW·min]
+    last: np.ndarray  # (3, households) the last P, B̂, P̂ [kW]: carried over lost minutes
+    acc: list[np.ndarray] = field(default_factory=list)  # accLoad per decided test [kWh]
+    lam: list[np.ndarray] = field(default_factory=list)  # λ per decided test [kWh]
+    noncompliant: np.ndarray | None = None
+    pending: pd.DataFrame | None = None  # rows of the latest minute, not final yet
+
+
+def _new_gateway(context: StreamContext, gateway: int) -> GatewayState:
+    chunk = context.chunks[gateway]
+    n = chunk.count
+    return GatewayState(chunk, context.plan.t_start, np.zeros(n), np.zeros(n),
+                        np.zeros((3, n)))
+
+
+def meter_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd.DataFrame
+               ) -> tuple[bytes | None, pd.DataFrame]:
+    """The meter stage for key (pass, gateway) (module doc)."""
+    name, gateway = str(key[0]), int(key[1])
+    if gateway < 0:  # rows that cannot be readings: counted per problem
+        counts = rows["bad"].value_counts()
+        return state, _rows(**{"pass": name, "kind": "bad", "gateway": -1,
+                               "note": counts.index.to_numpy(object),
+                               "value": counts.to_numpy(np.float64)})
+    plan = context.plan
+    s = pickle.loads(state) if state is not None else _new_gateway(context, gateway)
+    chunk, out = s.chunk, []
+    late = rows["time"].to_numpy(np.int64) < s.next_minute
+    if late.any():
+        out.append(_rows(**{"pass": name, "kind": "late", "group": chunk.group,
+                            "gateway": gateway, "time": int(rows["time"].max()),
+                            "value": float(late.sum())}))
+    rows = rows[~late & (rows["time"] >= plan.t_start).to_numpy()
+                & (rows["time"] < plan.t_end).to_numpy()]
+    if s.pending is not None:
+        rows = pd.concat([s.pending, rows], ignore_index=True)
+    if not len(rows):
+        return pickle.dumps(s), _concat(out)
+    key_of = rows["household"].to_numpy(np.int64) * 1440 + rows["time"].to_numpy(np.int64)
+    _, first = np.unique(key_of, return_index=True)
+    if len(first) < len(rows):
+        out.append(_rows(**{"pass": name, "kind": "bad", "gateway": gateway,
+                            "note": "household, time: duplicate reading",
+                            "value": float(len(rows) - len(first))}))
+        rows = rows.iloc[np.sort(first)]
+    newest = int(rows["time"].max())
+    final_to = newest + 1 if newest == plan.t_end - 1 else newest  # minutes before it final
+    s.pending = rows[rows["time"] >= final_to].reset_index(drop=True) \
+        if final_to <= newest else None
+    if s.noncompliant is None and rows["noncompliant"].notna().any():
+        s.noncompliant = np.zeros(chunk.count, dtype=bool)
+        known = rows[rows["noncompliant"].notna()]
+        s.noncompliant[known["household"].to_numpy(np.int64) - chunk.first] = \
+            known["noncompliant"].to_numpy(bool)
+    out.append(_final_minutes(context, name, s, rows[rows["time"] < final_to], final_to))
+    return pickle.dumps(s), _concat(out)
+
+
+def _final_minutes(context: StreamContext, name: str, s: GatewayState, rows: pd.DataFrame,
+                   final_to: int) -> pd.DataFrame:
+    """Take minutes ``s.next_minute .. final_to - 1`` as final: the loads, and the tests
+    among them (module doc)."""
+    plan, chunk = context.plan, s.chunk
+    minutes = np.arange(s.next_minute, final_to)
+    if not len(minutes):
+        return _concat([])
+    n, m = chunk.count, len(minutes)
+    grid = np.full((4, n, m), np.nan)  # P, register, B̂, P̂
+    row = rows["household"].to_numpy(np.int64) - chunk.first
+    col = rows["time"].to_numpy(np.int64) - s.next_minute
+    for i, column in enumerate(("kw", "energy_kwh", "baseline_kw", "expected_kw")):
+        grid[i, row, col] = pd.to_numeric(rows[column], errors="coerce").to_numpy(np.float64)
+    register = bool(np.isfinite(grid[1]).any())
+    tests = set(plan.test_times.tolist())
+    loads = np.zeros((3, m), dtype=np.int64)
+    decided = []
+    for j, minute in enumerate(minutes.tolist()):  # a few minutes a batch, vectorised
+        if minute in tests:
+            s.acc.append(grid[1, :, j].copy() if register else s.kw_cum / 60.0)
+            s.lam.append(s.expected_cum / 60.0)
+            decided.append(minute)
+        values = grid[[0, 2, 3], :, j]
+        values = np.where(np.isnan(values), s.last, values)
+        s.last = values
+        s.kw_cum = s.kw_cum + values[0]
+        s.expected_cum = s.expected_cum + values[2]
+        loads[:, j] = micro_kw(values).sum(axis=1)
+    s.next_minute = final_to
+    out = [_rows(**{"pass": name, "kind": "load", "group": chunk.group,
+                    "gateway": chunk.index, "time": minutes,
+                    "counts": [loads[:, j].tolist() for j in range(m)]})]
+    if decided and name in context.passes:
+        out.append(_decide(context, name, s, decided))
+    return _concat(out)
+
+
+def _decide(context: StreamContext, name: str, s: GatewayState, decided: list[int]
+            ) -> pd.DataFrame:
+    """Listing 6.1 over the gateway's tests so far; the user events, work and (at the last
+    test) outcome counts of the tests ``decided`` now."""
+    plan, chunk = context.plan, s.chunk
+    cut = dataclasses.replace(plan, t_end=decided[-1] + 1)
+    ids = np.arange(chunk.first, chunk.first + chunk.count, dtype=np.int64)
+    m = meter_tier(cut, ids, chunk.group, np.stack(s.acc, axis=1), np.stack(s.lam, axis=1))
+    events = m.events[m.events["time"].isin(decided)]
+    at = np.searchsorted(cut.test_times, decided)
+    shed = chunk.count - m.processed
+    work = np.stack([m.processed, m.partial_matches, m.outputs, shed, m.fetches])[:, at]
+    common = {"pass": name, "group": chunk.group, "gateway": chunk.index}
+    out = [_rows(**common, kind="user", time=events["time"].to_numpy(np.int64),
+                 house=events["houseID"].to_numpy(np.int64),
+                 value=events["accLoad"].to_numpy(np.float64),
+                 delay=events["delay"].to_numpy(np.float64),
+                 missing=events["missing"].to_numpy(np.int64)),
+           _rows(**common, kind="meter", time=np.asarray(decided, np.int64),
+                 counts=[work[:, j].tolist() for j in range(len(decided))]),
+           _rows(**common, kind="tested", time=decided[-1])]
+    if decided[-1] == int(plan.test_times[-1]):
+        noncompliant = s.noncompliant if s.noncompliant is not None else \
+            np.zeros(chunk.count, dtype=bool)
+        counts = outcome_counts(plan.test_times, m.first_flag, noncompliant).ravel()
+        out.append(_rows(**common, kind="outcome", time=decided[-1],
+                         counts=[counts.tolist()]))
+    return _concat(out)
+
+
+# --------------------------------------------------------------------------- group stage
+@dataclass
+class GroupState:
+    """One group leader on one pass: its user events so far, how far each gateway has
+    tested and the last tick decided."""
+
+    events: pd.DataFrame
+    tested: dict[int, int] = field(default_factory=dict)
+    ticked: int = -1
+
+
+def _tiers_rows(name: str, frame: pd.DataFrame, lo: int, hi: int) -> pd.DataFrame:
+    """Rows of :data:`drsim.pipeline.tasks.TIERS` with time in (lo, hi] as rows of
+    :data:`OUT`."""
+    part = frame[(frame["time"] > lo) & (frame["time"] <= hi)]
+    return _rows(**{"pass": name, "kind": part["kind"].to_numpy(object),
+                    "group": part["group"].to_numpy(np.int64),
+                    "time": part["time"].to_numpy(np.int64),
+                    "value": part["load"].to_numpy(np.float64),
+                    "counts": [[int(p), int(q)] for p, q in
+                               zip(part["processed"], part["partial_matches"], strict=True)]})
+
+
+def _next_tick(plan: MonitoringPlan, test: int) -> int:
+    """The last tick that the alert of ``test`` decides: the minute before the next test,
+    or the program's last minute."""
+    later = plan.test_times[plan.test_times > test]
+    return int(later[0]) - 1 if len(later) else plan.t_end - 1
+
+
+def group_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd.DataFrame
+               ) -> tuple[bytes | None, pd.DataFrame]:
+    """The group stage for key (pass, group) (module doc)."""
+    name, group = str(key[0]), int(key[1])
+    plan = context.plan
+    s = pickle.loads(state) if state is not None else \
+        GroupState(pd.DataFrame({c: pd.Series(dtype=np.float64 if c in ("accLoad", "delay")
+                                              else np.int64)
+                                 for c in ("time", "houseID", "accLoad", "delay", "missing")}))
+    passed = rows[rows["kind"].isin(PASSED_ON)]
+    user = rows[rows["kind"] == "user"]
+    if len(user):
+        s.events = pd.concat([s.events, pd.DataFrame({
+            "time": user["time"].to_numpy(np.int64), "houseID": user["house"].to_numpy(np.int64),
+            "accLoad": user["value"].to_numpy(np.float64),
+            "delay": user["delay"].to_numpy(np.float64),
+            "missing": user["missing"].to_numpy(np.int64)})], ignore_index=True)
+    for gateway, at in rows.loc[rows["kind"] == "tested", ["gateway", "time"]].itertuples(
+            index=False):
+        s.tested[int(gateway)] = max(int(at), s.tested.get(int(gateway), -1))
+    out = [passed]
+    if name in context.passes and len(s.tested) == context.gateways(group):
+        upto = _next_tick(plan, min(s.tested.values()))
+        if upto > s.ticked:
+            if len(s.events):
+                batch = pd.DataFrame([{"chunk": 0, "group": group, "pass": name,
+                                       **{c: s.events[c].to_numpy() for c in s.events}}])
+                frame = group_leader(plan, context.sizes, context.thresholds, batch)
+                out.append(_tiers_rows(name, frame, s.ticked, upto))
+            out.append(_rows(**{"pass": name, "kind": "ticked", "group": group,
+                                "time": upto}))
+            s.ticked = upto
+    return pickle.dumps(s), _concat(out)
+
+
+# --------------------------------------------------------------------------- utility stage
+@dataclass
+class UtilityState:
+    """The utility on one pass: the groups' events so far, how far each group has ticked,
+    the last tick decided and whether t_nc was sent."""
+
+    events: pd.DataFrame
+    ticked: dict[int, int] = field(default_factory=dict)
+    decided: int = -1
+    sent: bool = False
+
+
+def utility_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd.DataFrame
+                 ) -> tuple[bytes | None, pd.DataFrame]:
+    """The utility stage for key (pass,) (module doc)."""
+    name = str(key[0])
+    plan = context.plan
+    s = pickle.loads(state) if state is not None else \
+        UtilityState(pd.DataFrame(columns=TIERS.names))
+    kinds = rows["kind"]
+    out = [rows[kinds.isin(PASSED_ON + ("alert", "event", "work"))]]
+    events = rows[kinds == "event"]
+    if len(events):
+        s.events = pd.concat([s.events.astype(object), pd.DataFrame({
+            "pass": name, "group": events["group"].to_numpy(np.int64), "kind": "event",
+            "time": events["time"].to_numpy(np.int64),
+            "load": events["value"].to_numpy(np.float64), "processed": 0,
+            "partial_matches": 0})], ignore_index=True)
+    for group, at in rows.loc[kinds == "ticked", ["group", "time"]].itertuples(index=False):
+        s.ticked[int(group)] = max(int(at), s.ticked.get(int(group), -1))
+    if name in context.passes and len(s.ticked) == len(context.sizes):
+        upto = min(s.ticked.values())
+        if upto > s.decided:
+            frame = utility(plan, s.events.astype({"group": np.int64, "time": np.int64,
+                                                   "load": np.float64}), name)
+            ticks = frame[frame["kind"] != "t_nc"]
+            out.append(_tiers_rows(name, ticks.assign(group=UTILITY), s.decided, upto))
+            t_nc = int(frame.loc[frame["kind"] == "t_nc", "time"].iloc[0])
+            if not s.sent and (t_nc != NOT_LATCHED and t_nc <= upto
+                               or upto == plan.t_end - 1):
+                out.append(_rows(**{"pass": name, "kind": "t_nc", "group": UTILITY,
+                                    "time": t_nc}))
+                s.sent = True
+            out.append(_rows(**{"pass": name, "kind": "decided", "group": UTILITY,
+                                "time": upto}))
+            s.decided = upto
+    return pickle.dumps(s), _concat(out)
+
+
+def user_event_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The ``user`` rows of the stream's output as rows of
+    :data:`drsim.pipeline.tasks.EVENTS` (one per pass and group)."""
+    user = rows[rows["kind"] == "user"]
+    out = []
+    for (name, group), part in user.groupby(["pass", "group"], sort=True):
+        out.append({"chunk": 0, "group": int(group), "pass": name,
+                    "time": part["time"].to_numpy(np.int64),
+                    "houseID": part["house"].to_numpy(np.int64),
+                    "accLoad": part["value"].to_numpy(np.float64),
+                    "delay": part["delay"].to_numpy(np.float64),
+                    "missing": part["missing"].to_numpy(np.int64)})
+    return pd.DataFrame(out, columns=EVENTS.names)

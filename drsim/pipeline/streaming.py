@@ -1,0 +1,522 @@
+"""The tiers as a stream: the closed loop live (``drsim run --streaming``) and recorded
+readings monitored as they arrive (``drsim monitor --stream``); docs/streaming.md.
+
+``run_streaming``: the passes job simulates the day and stages the expected and
+traditional passes' readings interval by interval
+(:func:`drsim.pipeline.tasks.stream_task`); γ comes from its replicas as in batch. A
+simulated clock (:class:`~drsim.pipeline.stream_clock.Clock`) plays the intervals into the
+stream at ``speed`` times real time; the stream's three stateful stages
+(:mod:`drsim.pipeline.stream_tiers`) decide each test in the micro-batch that brings its
+interval. When the utility predicts on the traditional pass, the second event is planned at
+once from what the stream has shown (its plan written to ``stream/second_event_plan.json``)
+and the adaptive pass runs beside the stream; its readings from the announcement on are
+played in as pass ``adaptive`` (loads only). When the program's last minute is decided on
+every monitored pass, the run is assembled as the batch run is, from the stream's rows.
+
+``monitor_stream``: the same stages over the files that arrive in a folder, the readings of
+one pass (``traditional``), γ given or constant; the participants' sums come from the
+scenario (:mod:`drsim.pipeline.monitor`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from drsim.pipeline.backend import Backend, StreamStage
+from drsim.pipeline.evaluation import costs, tier_outcome
+from drsim.pipeline.loads import Loads, sum_loads
+from drsim.pipeline.monitor import MONITORED_PASS, participants_task
+from drsim.pipeline.pass_names import MONITORED, PASSES
+from drsim.pipeline.passes import plan_chunks
+from drsim.pipeline.recorded import ROWS
+from drsim.pipeline.stages import (
+    Monitored,
+    Passes,
+    Progress,
+    Run,
+    SecondEventPlan,
+    Simulation,
+    adaptive_pass,
+    check_run,
+    chunk_rows,
+    replica_counts,
+    second_event_stage,
+    this_run,
+)
+from drsim.pipeline.stream_clock import FILE_ROWS, Clock, intervals
+from drsim.pipeline.stream_tiers import (
+    IN,
+    OUT,
+    StreamContext,
+    check_streamable,
+    group_step,
+    meter_step,
+    prepare,
+    user_event_rows,
+    utility_step,
+)
+from drsim.pipeline.tasks import CHUNKS, LOADS, METER, TIERS, WORK_ROWS, stream_task
+from drsim.scenario import Scenario
+from drsim.units import DAY, MICRO, clock
+from drsim.utility.monitoring import MonitoringPlan
+from drsim.utility.threshold import Thresholds
+
+__all__ = ["StreamReport", "Live", "run_streaming", "monitor_stream", "PLAN_FILE"]
+
+PLAN_FILE = "second_event_plan.json"
+POLL_SECONDS = 0.2
+
+
+def stages(context: StreamContext) -> list[StreamStage]:
+    """The meter, group and utility stages over ``context``."""
+    return [StreamStage(("pass", "gateway"), partial(meter_step, context), OUT),
+            StreamStage(("pass", "group"), partial(group_step, context), OUT),
+            StreamStage(("pass",), partial(utility_step, context), OUT)]
+
+
+# --------------------------------------------------------------------------- the sink
+class Collector:
+    """The stream's sink: every micro-batch's rows, kept by batch id (a batch replayed after
+    a restart replaces its rows) and written to ``folder/batch-<id>.parquet``, with when
+    it arrived; the alerts as they happen."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.parts: dict[int, pd.DataFrame] = {}
+        self.arrived: dict[int, float] = {}
+        for path in sorted(folder.glob("batch-*.parquet")):  # a resumed stream's batches
+            batch = int(path.stem.split("-")[1])
+            self.parts[batch] = pq.read_table(path).to_pandas()
+            self.arrived[batch] = float("nan")
+
+    def __call__(self, table: pa.Table, batch: int) -> None:
+        hidden = self.folder / f".batch-{batch:06d}.parquet"
+        pq.write_table(table, hidden)
+        hidden.replace(self.folder / f"batch-{batch:06d}.parquet")
+        self.parts[batch] = table.to_pandas()
+        self.arrived[batch] = time.perf_counter()
+
+    def rows(self) -> pd.DataFrame:
+        frames = [self.parts[b] for b in sorted(self.parts) if len(self.parts[b])]
+        return pd.concat(frames, ignore_index=True) if frames else \
+            OUT.empty_table().to_pandas()
+
+    def decided(self, name: str) -> int:
+        """The last tick the utility has decided on pass ``name`` (-1: none)."""
+        last = -1
+        for part in self.parts.values():
+            mine = part[(part["pass"] == name) & (part["kind"] == "decided")]
+            if len(mine):
+                last = max(last, int(mine["time"].max()))
+        return last
+
+    def decided_at(self, name: str, tick: int) -> float | None:
+        """When the batch arrived that decided ``tick`` on pass ``name`` (None: not yet)."""
+        for batch in sorted(self.parts):
+            part = self.parts[batch]
+            mine = part[(part["pass"] == name) & (part["kind"] == "decided")]
+            if len(mine) and int(mine["time"].max()) >= tick:
+                return self.arrived[batch]
+        return None
+
+    def t_nc(self, name: str) -> int | None:
+        """The utility's prediction on pass ``name`` once sent (-1: none by the end)."""
+        for part in self.parts.values():
+            mine = part[(part["pass"] == name) & (part["kind"] == "t_nc")]
+            if len(mine):
+                return int(mine["time"].iloc[0])
+        return None
+
+
+# --------------------------------------------------------------------------- assembling
+def monitored_from(context: StreamContext, rows: pd.DataFrame,
+                   names: tuple[str, ...]) -> Monitored:
+    """What the tiers produced (:class:`drsim.pipeline.stages.Monitored`) from the stream's
+    rows so far: the meter tier's work and outcome counts per group, the group leaders'
+    and the utility's rows, each pass's latches and t_nc, the user events."""
+    plan = context.plan
+    n_groups, k = len(context.sizes), len(plan.test_times)
+    work = {n: np.zeros((n_groups, WORK_ROWS, k), dtype=np.int64) for n in names}
+    outcomes = {n: np.zeros((n_groups, k + 1, 2), dtype=np.int64) for n in names}
+    for row in rows[rows["kind"].isin(("meter", "outcome"))].itertuples(index=False):
+        if row.kind == "meter":  # one row per gateway and test
+            at = int(np.searchsorted(plan.test_times, row.time))
+            work[row.pass_][row.group, :, at] += np.asarray(row.counts, np.int64)
+        else:
+            outcomes[row.pass_][row.group] += np.asarray(row.counts, np.int64).reshape(k + 1, 2)
+    tiers = rows[rows["kind"].isin(("alert", "event", "work", "t_nc"))]
+    counts = np.stack(tiers["counts"].map(lambda c: c if c is not None and len(c) == 2
+                                          else [0, 0]).to_numpy()) if len(tiers) else \
+        np.zeros((0, 2), dtype=np.int64)
+    tier_rows = pd.DataFrame({"pass": tiers["pass_"].astype(str), "group": tiers["group"],
+                              "kind": tiers["kind"].astype(str), "time": tiers["time"],
+                              "load": tiers["value"].fillna(0.0), "processed": counts[:, 0],
+                              "partial_matches": counts[:, 1]})
+    tier_rows = tier_rows.astype({"group": np.int32, "time": np.int64, "load": np.float64,
+                                  "processed": np.int64, "partial_matches": np.int64})
+    tier_rows = tier_rows[TIERS.names].sort_values(["pass", "group", "kind", "time"],
+                                                   kind="stable", ignore_index=True)
+    outcome = {n: tier_outcome(tier_rows, n, n_groups) for n in names}
+    return Monitored(plan, context.thresholds, user_event_rows(rows.rename(
+        columns={"pass_": "pass"})), work, outcomes, tier_rows, outcome)
+
+
+def _renamed(rows: pd.DataFrame) -> pd.DataFrame:
+    """The stream's rows with ``pass`` as ``pass_`` (a keyword cannot name a tuple field)."""
+    return rows.rename(columns={"pass": "pass_"})
+
+
+def stream_loads(context: StreamContext, rows: pd.DataFrame, name: str,
+                 estimates: bool = False) -> Loads:
+    """Pass ``name``'s per-group loads [kW] from the stream's ``load`` rows (NaN for the
+    minutes not final yet), and with ``estimates`` the utility's B̂ and P̂ the same way."""
+    n_groups = len(context.sizes)
+    mine = rows[(rows["pass"] == name) & (rows["kind"] == "load")]
+    micro = np.full((3, n_groups, DAY), np.nan)
+    if len(mine):
+        values = np.stack(mine["counts"].to_numpy()).astype(np.float64)  # (rows, 3) µkW
+        group, minute = mine["group"].to_numpy(np.int64), mine["time"].to_numpy(np.int64)
+        cells = np.zeros((3, n_groups, DAY))
+        seen = np.zeros((n_groups, DAY), dtype=bool)
+        for i in range(3):
+            np.add.at(cells[i], (group, minute), values[:, i])
+        seen[group, minute] = True
+        micro = np.where(seen, cells, np.nan)
+    kw = micro / MICRO
+    return Loads({name: kw[0]}, {name: {}},
+                 {"baseline": kw[1], "expected": kw[2]} if estimates else {})
+
+
+def _bad_and_late(rows: pd.DataFrame) -> tuple[dict[str, int], int]:
+    bad = rows[rows["kind"] == "bad"].groupby("note")["value"].sum()
+    late = rows.loc[rows["kind"] == "late", "value"].sum()
+    return {str(k): int(v) for k, v in bad.items()}, int(late)
+
+
+# --------------------------------------------------------------------------- the report
+@dataclass
+class StreamReport:
+    """What summary.json's ``streaming`` section says: the speed asked for, the micro-batches,
+    each test interval's latency from its release to the utility's decision of its ticks
+    (on every monitored pass), how far the stream fell behind, late and bad rows."""
+
+    speed: float | None
+    interval_seconds: float | None  # a test interval in real time at that speed
+    micro_batches: int
+    latency_seconds: list[float]
+    late_rows: int
+    bad_rows: dict[str, int]
+    stream_seconds: float
+    plan_seconds_after_prediction: float | None = None
+    program_minutes: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        lat = np.asarray(self.latency_seconds, dtype=np.float64)
+        pct = {f"p{q}": float(np.percentile(lat, q)) for q in (50, 90, 99)} if len(lat) \
+            else {}
+        return {"speed": self.speed, "interval_seconds": self.interval_seconds,
+                "micro_batches": self.micro_batches,
+                "latency_seconds": {**pct, "max": float(lat.max()) if len(lat) else None,
+                                    "intervals": len(lat)},
+                "intervals_late": int((lat > self.interval_seconds).sum())
+                if self.interval_seconds and len(lat) else 0,
+                "real_time_factor": self.program_minutes * 60.0 / self.stream_seconds
+                if self.stream_seconds else None,
+                "stream_seconds": self.stream_seconds,
+                "second_event_planned_after_seconds": self.plan_seconds_after_prediction,
+                "late_rows": self.late_rows, "bad_rows": self.bad_rows}
+
+
+@dataclass
+class Live:
+    """What the live view shows, after every poll of the stream."""
+
+    now: str  # the simulated clock
+    released: int
+    intervals: int
+    passes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    lag_seconds: float = 0.0
+    late_rows: int = 0
+    bad_rows: int = 0
+
+
+def _live(context: StreamContext, clock_: Clock | None, collector: Collector,
+          names: tuple[str, ...], released: int) -> Live:
+    rows = collector.rows()
+    plan = context.plan
+    sizes = np.asarray(context.sizes)
+    bad, late = _bad_and_late(rows)
+    status = Live(clock(int(clock_.now())) if clock_ is not None else "—", released,
+                  len(intervals(plan)) - 1, late_rows=late, bad_rows=sum(bad.values()))
+    for name in names:
+        meter = rows[(rows["pass"] == name) & (rows["kind"] == "meter")]
+        latest = int(meter["time"].max()) if len(meter) else None
+        flagged = np.zeros(len(sizes))
+        if latest is not None:
+            now = meter[meter["time"] == latest]
+            np.add.at(flagged, now["group"].to_numpy(np.int64),
+                      [c[2] for c in now["counts"]])
+        at = int(np.searchsorted(plan.test_times, latest)) if latest is not None else 0
+        events = rows[(rows["pass"] == name) & (rows["kind"] == "event")]
+        latch = events.groupby("group")["time"].min()
+        status.passes[name] = {
+            "test": None if latest is None else clock(latest),
+            "flagged_share": (flagged / sizes).tolist(),
+            "gamma": context.thresholds.gamma[:, min(at, len(plan.test_times) - 1)].tolist(),
+            "latched": {int(g): clock(int(t)) for g, t in latch.items()},
+            "t_nc": collector.t_nc(name), "decided": collector.decided(name)}
+    if clock_ is not None and released < len(clock_.edges) - 1:
+        status.lag_seconds = 0.0
+    return status
+
+
+# --------------------------------------------------------------------------- the live run
+def _plan_now(scenario: Scenario, context: StreamContext, passes: Passes, rows: pd.DataFrame,
+              delay_detection: int, loads: Loads) -> tuple[SecondEventPlan, dict]:
+    """The second event planned from what the stream has shown (module doc)."""
+    plan = context.plan
+    monitored = monitored_from(context, _renamed(rows), context.passes)
+    sizes = np.asarray(context.sizes, dtype=np.int64)
+    trad = monitored.outcome[MONITORED_PASS]
+    run_costs = costs(plan, sizes, monitored.meter_work[MONITORED_PASS], monitored.tier_rows,
+                      MONITORED_PASS, trad)
+    now = Passes(passes.chunks, loads, passes.chunk_rows, passes.handles, passes.seconds)
+    return second_event_stage(scenario, plan, now, monitored, run_costs, delay_detection), \
+        run_costs
+
+
+def _write_plan(folder: Path, second: SecondEventPlan, t_nc: int) -> None:
+    """The second event's plan, written when the utility predicts."""
+    event = second.second
+    text = {"utility_noncompliance_time": clock(t_nc),
+            "second_event": None if event is None else {
+                "announced": clock(event.announced), "start": clock(event.start),
+                "end": clock(event.end)},
+            "note": second.note,
+            "incentive": None if second.incentive is None else second.incentive.as_dict(),
+            "deficit_at_prediction": second.deficit}
+    hidden = folder / f".{PLAN_FILE}"
+    hidden.write_text(json.dumps(text, indent=2, default=float) + "\n", encoding="utf-8")
+    hidden.replace(folder / PLAN_FILE)
+
+
+def _folders(folder: Path) -> dict[str, Path]:
+    from drsim.results.folders import STREAM_MARK
+
+    names = {n: folder / n for n in ("staging", "source", "alerts", "checkpoint")}
+    for path in names.values():
+        path.mkdir(parents=True, exist_ok=True)
+    (folder / STREAM_MARK).touch()
+    return names
+
+
+def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
+                  speed: float | None = None, delay_detection: int = 0,
+                  chunk_size: int | None = None, progress: Progress | None = None,
+                  view: Callable[[Live], None] | None = None) -> tuple[Run, StreamReport]:
+    """The closed loop live (module doc), its stream's files under ``folder``. ``speed``:
+    simulated seconds per real second (None: as fast as it goes)."""
+    plan = check_run(scenario, delay_detection)
+    check_streamable(scenario)
+    where = _folders(folder)
+    first_job = len(backend.info.jobs)
+    started = time.perf_counter()
+    chunks = plan_chunks(scenario, chunk_size)
+    out = backend.map_chunks(partial(stream_task, scenario, tuple(chunks), plan,
+                                     str(where["staging"])), len(chunks),
+                             {"loads": LOADS, "chunks": CHUNKS, "meter": METER},
+                             label="passes", progress=None if progress is None else
+                             partial(progress, "passes"))
+    loads = sum_loads(backend.collect(out["loads"]), len(scenario.groups), PASSES)
+    rows = chunk_rows(backend, out["chunks"], len(chunks))
+    meter = backend.collect(out["meter"]).to_pandas()
+    sizes = np.asarray(scenario.group_sizes(), dtype=np.int64)
+    thresholds = Thresholds.of(plan, sizes, replica_counts(meter, len(sizes)))
+    passes = Passes(chunks, loads, rows, out, time.perf_counter() - started)
+    timings = {"passes_seconds": passes.seconds}
+    context = StreamContext(scenario, plan, tuple(chunks), thresholds, MONITORED)
+    collector = Collector(where["alerts"])
+    stream = backend.stream(where["source"], FILE_ROWS, partial(prepare, context, None), IN,
+                            stages(context), collector, where["checkpoint"])
+    rate = float("inf") if speed is None else float(speed)
+    clock_ = Clock(plan, scenario.dr_program.announce_minute, rate, where["staging"],
+                   where["source"])
+    stream_started = time.perf_counter()
+    second: SecondEventPlan | None = None
+    adaptive: Future | None = None
+    planned_after = None
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        while True:
+            released = clock_.tick()
+            stream.poll(min(max(clock_.wait(), 0.01), POLL_SECONDS))
+            if view is not None:
+                view(_live(context, clock_, collector, MONITORED, released))
+            t_nc = collector.t_nc(MONITORED_PASS)
+            if second is None and t_nc is not None:
+                now = collector.rows()
+                streamed = stream_loads(context, now, MONITORED_PASS)
+                known = Loads(streamed.group_kw, {}, loads.estimate_group_kw)
+                second, _ = _plan_now(scenario, context, passes, now, delay_detection, known) \
+                    if t_nc >= 0 else (SecondEventPlan(
+                        note="no utility non-compliance predicted: no second event"), None)
+                _write_plan(folder, second, t_nc)
+                if t_nc >= 0:
+                    planned_after = time.perf_counter() - (collector.decided_at(
+                        MONITORED_PASS, t_nc) or time.perf_counter())
+                if second.second is not None:
+                    adaptive = pool.submit(adaptive_pass, scenario, chunks, second.second,
+                                           backend, None, str(where["staging"]))
+            done = clock_.finished() and all(collector.decided(n) >= plan.t_end - 1
+                                              for n in MONITORED)
+            if done and (adaptive is None or adaptive.done()):
+                clock_.tick()
+                stream.drain()
+                break
+        stream.stop()
+    finally:
+        pool.shutdown(wait=True)
+        stream.stop()
+    stream_seconds = time.perf_counter() - stream_started
+    timings["stream_seconds"] = stream_seconds
+    everything = collector.rows()
+    monitored = monitored_from(context, _renamed(everything), MONITORED)
+    trad = monitored.outcome[MONITORED_PASS]
+    run_costs = costs(plan, sizes, monitored.meter_work[MONITORED_PASS], monitored.tier_rows,
+                      MONITORED_PASS, trad)
+    second = second or SecondEventPlan(note="no utility non-compliance predicted: no "
+                                            "second event")
+    incentive = second.incentive
+    if adaptive is not None:
+        extra, incentive = adaptive.result()
+        loads = loads.merged(extra.replayed(loads, "traditional", second.second.announced))
+        timings["adaptive_pass_seconds"] = backend.info.jobs[-1].seconds
+    else:
+        loads = loads.merged(loads.renamed("traditional", "adaptive"))
+        timings["adaptive_pass_seconds"] = 0.0
+    report = _report(clock_, collector, plan, rate, speed, stream_seconds, planned_after)
+    simulation = Simulation(scenario, chunks, loads, rows, this_run(backend.info, first_job),
+                            timings)
+    return Run(simulation, monitored, run_costs, delay_detection, None, second.deficit,
+               incentive, second.second, second.note), report
+
+
+def _report(clock_: Clock | None, collector: Collector, plan: MonitoringPlan, rate: float,
+            speed: float | None, seconds: float, planned_after: float | None,
+            names: tuple[str, ...] = MONITORED) -> StreamReport:
+    """Each interval's latency: from its release to the batch that decided its ticks on
+    every pass in ``names``."""
+    edges = intervals(plan)
+    latency = []
+    for j in range(len(edges) - 1):
+        if clock_ is None or j not in clock_.released:
+            continue
+        test = int(edges[j])
+        if test not in set(plan.test_times.tolist()):
+            continue
+        upto = min(int(edges[j + 1]) - 1, plan.t_end - 1)
+        at = [collector.decided_at(n, upto) for n in names]
+        if all(a is not None and np.isfinite(a) for a in at):
+            latency.append(max(0.0, max(at) - clock_.released[j]))
+    rows = collector.rows()
+    bad, late = _bad_and_late(rows)
+    delta = plan.delta * 60.0 / rate if np.isfinite(rate) else None
+    return StreamReport(speed, delta, len(collector.parts), latency, late, bad, seconds,
+                        planned_after, plan.t_end - plan.t_start)
+
+
+# --------------------------------------------------------------------------- monitor --stream
+def monitor_stream(scenario: Scenario, source: Path, backend: Backend, folder: Path, *,
+                   thresholds: Thresholds | None = None, chunk_size: int | None = None,
+                   idle_seconds: float | None = None,
+                   view: Callable[[Live], None] | None = None) -> tuple[Run, StreamReport]:
+    """Recorded readings monitored as their files arrive in ``source`` (module doc); ends
+    when the utility has decided the program's last minute, or after ``idle_seconds``
+    without a new file."""
+    from drsim.pipeline.monitor import check_monitor
+
+    plan = check_monitor(scenario)
+    check_streamable(scenario)
+    where = _folders(folder)
+    sizes = np.asarray(scenario.group_sizes(), dtype=np.int64)
+    if thresholds is None:
+        thresholds = Thresholds.of(plan, sizes)  # a constant γ_user (api checks it)
+    first_job = len(backend.info.jobs)
+    chunks = plan_chunks(scenario, chunk_size)
+    out = backend.map_chunks(partial(participants_task, scenario, tuple(chunks)),
+                             len(chunks), {"chunks": CHUNKS}, label="participants")
+    rows_by_chunk = chunk_rows(backend, out["chunks"], len(chunks))
+    context = StreamContext(scenario, plan, tuple(chunks), thresholds, (MONITORED_PASS,))
+    collector = Collector(where["alerts"])
+    stream = backend.stream(Path(source), ROWS, partial(prepare, context, MONITORED_PASS), IN,
+                            stages(context), collector, where["checkpoint"])
+    started = time.perf_counter()
+    second: SecondEventPlan | None = None
+    planned_after = None
+    last_batch, last_change = -1, time.perf_counter()
+    try:
+        while collector.decided(MONITORED_PASS) < plan.t_end - 1:
+            stream.poll(POLL_SECONDS)
+            if view is not None:
+                view(_live(context, None, collector, (MONITORED_PASS,), 0))
+            if len(collector.parts) != last_batch:
+                last_batch, last_change = len(collector.parts), time.perf_counter()
+            elif idle_seconds is not None and time.perf_counter() - last_change > idle_seconds:
+                break
+            t_nc = collector.t_nc(MONITORED_PASS)
+            if second is None and t_nc is not None and t_nc >= 0:
+                now = collector.rows()
+                second, _ = _plan_now(scenario, context, Passes(chunks, Loads({}, {}, {}),
+                                                                rows_by_chunk, {}, 0.0), now,
+                                      0, _projected(stream_loads(context, now, MONITORED_PASS,
+                                                                 estimates=True), plan))
+                _write_plan(folder, second, t_nc)
+                planned_after = time.perf_counter() - last_change
+        stream.drain()
+    finally:
+        stream.stop()
+    seconds = time.perf_counter() - started
+    everything = collector.rows()
+    monitored = monitored_from(context, _renamed(everything), (MONITORED_PASS,))
+    trad = monitored.outcome[MONITORED_PASS]
+    run_costs = costs(plan, sizes, monitored.meter_work[MONITORED_PASS], monitored.tier_rows,
+                      MONITORED_PASS, trad)
+    loads = stream_loads(context, everything, MONITORED_PASS, estimates=True)
+    passes = Passes(chunks, loads, rows_by_chunk, {}, 0.0)
+    final = second_event_stage(scenario, plan, passes, monitored, run_costs, 0) \
+        if trad.predicted else \
+        SecondEventPlan(note="no utility non-compliance predicted: no second event")
+    simulation = Simulation(scenario, chunks, loads, rows_by_chunk,
+                            this_run(backend.info, first_job), {"stream_seconds": seconds})
+    report = _report(None, collector, plan, float("inf"), None, seconds, planned_after,
+                     (MONITORED_PASS,))
+    return Run(simulation, monitored, run_costs, 0, None, final.deficit, final.incentive,
+               final.second, final.note), report
+
+
+def _projected(loads: Loads, plan: MonitoringPlan) -> Loads:
+    """Loads whose estimates B̂ and P̂ are known up to now, the rest of the program taken
+    at the mean of the minutes known (the plan written at t_nc; the final one reads the
+    whole program's)."""
+    est = {}
+    for name, kw in loads.estimate_group_kw.items():
+        window = kw[:, plan.t_start:plan.t_end].copy()
+        mean = np.nanmean(np.where(np.isnan(window), np.nan, window), axis=1, keepdims=True)
+        window = np.where(np.isnan(window), mean, window)
+        filled = kw.copy()
+        filled[:, plan.t_start:plan.t_end] = window
+        est[name] = filled
+    return Loads(loads.group_kw, loads.category_kw, est)

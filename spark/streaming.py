@@ -1,0 +1,108 @@
+"""drsim's streams (:meth:`drsim.pipeline.backend.Backend.stream`) on Spark Structured Streaming.
+
+``readStream.parquet(source) → mapInPandas(prepare) → groupBy(keys).transformWithStateInPandas``
+for each stage, its state one binary ``ValueState`` per key in the RocksDB state store, then
+``foreachBatch(sink)``, with the query's offsets, commits and state in the checkpoint folder:
+a query started again on the same checkpoint replays the micro-batch it had not committed
+(the same batch id, the same rows) and goes on from there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from pyspark.sql import SparkSession
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
+from pyspark.sql.types import BinaryType, StructField, StructType
+
+from drsim.pipeline.backend import GroupFunction, StreamStage
+
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+STATE = StructType([StructField("state", BinaryType())])
+
+
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its Arrow-backed columns (pandas 3 text, for one) as Python objects:
+    such a column may hold several Arrow chunks, which Spark's conversion does not take."""
+    for column in frame.columns:
+        if not isinstance(frame[column].dtype, np.dtype):  # Arrow-backed (text and others)
+            frame[column] = frame[column].astype(object)
+    return frame
+
+
+class _Stage(StatefulProcessor):
+    """One stage's step as a stateful processor: its bytes in a ValueState per key."""
+
+    def __init__(self, stage: StreamStage):
+        self.stage = stage
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.state = handle.getValueState("state", STATE)
+
+    def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
+        frame = pd.concat(list(rows), ignore_index=True)
+        for column, value in zip(self.stage.keys, key, strict=True):
+            if column not in frame.columns:  # the grouping columns may not be in the rows
+                frame[column] = value
+        before = self.state.get()[0] if self.state.exists() else None
+        after, out = self.stage.step(tuple(key), None if before is None else bytes(before),
+                                     frame)
+        if after is not None:
+            self.state.update((after,))
+        yield _plain(out[self.stage.schema.names].copy())
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+class SparkStream:
+    """A started Structured Streaming query (module doc)."""
+
+    def __init__(self, spark: SparkSession, source: Path, schema: pa.Schema,
+                 prepare: GroupFunction, prepared: pa.Schema, stages: Sequence[StreamStage],
+                 sink: Callable[[pa.Table, int], None], checkpoint: Path, partitions: int):
+        spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
+        spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+        frame = spark.readStream.schema(from_arrow_schema(schema)).parquet(str(source))
+
+        def prepared_rows(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+            for part in frames:
+                yield _plain(prepare(part))
+
+        frame = frame.mapInPandas(prepared_rows, from_arrow_schema(prepared))
+        for stage in stages:
+            frame = frame.groupBy(*stage.keys).transformWithStateInPandas(
+                _Stage(stage), from_arrow_schema(stage.schema), "Append", "None")
+        self._error: BaseException | None = None
+        last = stages[-1].schema
+
+        def write(batch, batch_id: int) -> None:
+            try:
+                sink(batch.toArrow().select(last.names).cast(last), batch_id)
+            except BaseException as exc:  # reported by poll(), in the driver's thread
+                self._error = exc
+                raise
+
+        self.query = frame.writeStream.foreachBatch(write).option(
+            "checkpointLocation", str(checkpoint)).start()
+
+    def poll(self, seconds: float) -> None:
+        self.query.awaitTermination(seconds)
+        if self._error is not None:
+            raise self._error
+        failed = self.query.exception()
+        if failed is not None:
+            raise RuntimeError(f"the stream failed: {failed}")
+
+    def drain(self) -> None:
+        self.query.processAllAvailable()
+        self.poll(0.001)
+
+    def stop(self) -> None:
+        if self.query.isActive:
+            self.query.stop()

@@ -28,11 +28,12 @@ from drsim.pipeline import stages as pipeline
 from drsim.pipeline.backend import Backend, SerialBackend
 from drsim.pipeline.monitor import Monitoring, check_monitor
 from drsim.pipeline.monitor import monitor as monitor_readings
-from drsim.pipeline.recorded import ROWS, check_readings, reading_rows
+from drsim.pipeline.recorded import ROWS, ReadingsCheck, check_readings, reading_rows
+from drsim.pipeline.streaming import Live, monitor_stream, run_streaming
 from drsim.pipeline.tasks import USER_EVENT_ROWS, user_events
 from drsim.results import folders, output, run_data
 from drsim.results import summary as summaries
-from drsim.scenario import Scenario, load_scenario
+from drsim.scenario import ExpectedShare, Scenario, load_scenario
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -174,17 +175,28 @@ def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
         households: int | None = None, delay_detection: int = 0,
         chunk_size: int | None = None, master: str | None = None,
         backend: str | Backend = "spark", overwrite: bool = False,
-        progress: Progress | None = None, export_readings: bool = False) -> RunResult:
+        progress: Progress | None = None, export_readings: bool = False,
+        streaming: bool = False, speed: float | None = None,
+        view: Callable[[Live], None] | None = None) -> RunResult:
     """Run the closed loop on a scenario (passes, three tiers, second event); write the
     result folder to ``out`` if given. ``delay_detection`` [min] delays the second event
     after the prediction (Figure 6.12). ``export_readings`` writes the traditional pass's
     meter readings into the folder too (a dataset ``readings``: docs/monitor.md).
+    ``streaming`` runs the tiers as a stream, live, the readings played at ``speed`` times
+    real time (None: as fast as it goes), ``view`` called with what the live view shows
+    (docs/streaming.md); it needs ``out``, where its checkpoint is kept: the same command
+    resumes a streamed run that was stopped.
 
     The user events grow with the households: with ``out`` the backend writes them into
     the folder (they never pass through this process); without, they are collected into
     ``RunResult.tables``."""
     started = time.perf_counter()
     scenario = _scenario(scenario, households)
+    if streaming:
+        return _run_streaming(scenario, out, delay_detection=delay_detection,
+                              chunk_size=chunk_size, master=master, backend=backend,
+                              overwrite=overwrite, progress=progress, speed=speed, view=view,
+                              started=started)
     if out is not None:
         folders.check_output(out, overwrite)
     elif export_readings:
@@ -214,6 +226,50 @@ def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
     return _with_backend(backend, master, work)
 
 
+def _stream_folder(out: str | Path | None, overwrite: bool) -> Path:
+    """The live folder of a streamed run into ``out``: the one a stopped run left (to
+    resume), else a new one (what is at ``out`` replaced only as ``overwrite`` allows)."""
+    if out is None:
+        raise ValueError("a streamed run keeps its checkpoint in its result folder: give out")
+    out = Path(out)
+    if not folders.stream_in_progress(out):
+        folders.check_output(out, overwrite)
+        if out.exists():
+            folders.remove(out)
+        (out / folders.STREAM).mkdir(parents=True)
+        (out / folders.STREAM / folders.STREAM_MARK).touch()
+    return out / folders.STREAM
+
+
+def _run_streaming(scenario: Scenario, out: str | Path | None, *, delay_detection: int,
+                   chunk_size: int | None, master: str | None, backend: str | Backend,
+                   overwrite: bool, progress: Progress | None, speed: float | None,
+                   view: Callable[[Live], None] | None, started: float) -> RunResult:
+    """:func:`run` with ``streaming`` (drsim.pipeline.streaming.run_streaming)."""
+    from drsim.pipeline.stream_tiers import check_streamable
+
+    pipeline.check_run(scenario, delay_detection)
+    check_streamable(scenario)
+    if speed is not None and not speed > 0:
+        raise ValueError(f"speed must be > 0 (times real time), not {speed}")
+    folder = _stream_folder(out, overwrite)
+
+    def work(opened: Backend, start_seconds: float) -> RunResult:
+        result, report = run_streaming(scenario, opened, folder, speed=speed,
+                                       delay_detection=delay_detection,
+                                       chunk_size=chunk_size, progress=progress, view=view)
+        result = result.timed(start_seconds, started)
+        summary = summaries.build(result.simulation, result,
+                                  files=output.run_files(stream=True))
+        summary["streaming"] = report.as_dict()
+        events = user_events(result.monitored.user_events)
+        path = output.write_run_data(run_data.run_data(result, summary, events), out,
+                                     overwrite=True, stream=folder)
+        return RunResult(summary, result, path)
+
+    return _with_backend(backend, master, work)
+
+
 @dataclass(frozen=True)
 class MonitorResult:
     """``drsim monitor`` on recorded readings: its summary and what it found
@@ -224,11 +280,11 @@ class MonitorResult:
     out: Path | None = None
 
 
-def monitor_thresholds(readings: str | Path, scenario: Scenario,
+def monitor_thresholds(readings: str | Path | None, scenario: Scenario,
                        thresholds: str | Path | None = None
                        ) -> tuple[Thresholds | None, str | None]:
     """γ[groupID, time] for ``drsim monitor``: from ``thresholds`` (a run's
-    thresholds.parquet), else from the run folder the readings sit in, else None (the
+    thresholds.parquet), else from the run folder the ``readings`` sit in, else None (the
     scenario's constant γ_user); and where it came from."""
     from drsim.utility.monitoring import MonitoringPlan
     from drsim.utility.threshold import Thresholds
@@ -236,6 +292,8 @@ def monitor_thresholds(readings: str | Path, scenario: Scenario,
     source = "--thresholds " + Path(thresholds).name if thresholds is not None else \
         "the run folder of the readings"
     if thresholds is None:
+        if readings is None:
+            return None, None
         beside = Path(readings).parent / output.THRESHOLDS
         if not (beside.is_file() and (Path(readings).parent / output.SUMMARY).is_file()):
             return None, None
@@ -246,17 +304,28 @@ def monitor_thresholds(readings: str | Path, scenario: Scenario,
     return Thresholds(plan.test_times, gamma, share), source
 
 
-def monitor(readings: str | Path, scenario: Scenario | str | Path,
+def monitor(readings: str | Path | None, scenario: Scenario | str | Path,
             out: str | Path | None = None, *, thresholds: str | Path | None = None,
             chunk_size: int | None = None, master: str | None = None,
             backend: str | Backend = "spark", overwrite: bool = False, lenient: bool = False,
-            progress: Progress | None = None) -> MonitorResult:
+            progress: Progress | None = None, stream: str | Path | None = None,
+            idle_seconds: float | None = None,
+            view: Callable[[Live], None] | None = None) -> MonitorResult:
     """The three tiers and the second event's plan on recorded meter readings (a Parquet
     file or dataset, docs/monitor.md) of the households of ``scenario``; write the result
     folder to ``out`` if given. γ comes from ``thresholds`` (a run's thresholds.parquet),
     else the run folder the readings sit in, else the scenario's constant γ_user. The
     readings are checked before any work (:class:`~drsim.pipeline.recorded.ReadingsError`);
-    ``lenient`` drops and counts bad rows instead."""
+    ``lenient`` drops and counts bad rows instead.
+
+    With ``stream`` (a folder; ``readings`` None) the readings are monitored as their
+    files arrive there (docs/streaming.md): rows that cannot be readings are counted and
+    dropped, never fatal; it ends when the program's last minute is decided, or after
+    ``idle_seconds`` without a new file."""
+    if stream is not None:
+        return _monitor_stream(stream, scenario, out, thresholds=thresholds,
+                               chunk_size=chunk_size, master=master, backend=backend,
+                               overwrite=overwrite, idle_seconds=idle_seconds, view=view)
     started = time.perf_counter()
     scenario = _scenario(scenario, None)
     if out is not None:
@@ -281,6 +350,44 @@ def monitor(readings: str | Path, scenario: Scenario | str | Path,
         path = output.write_run_data(run_data.run_data(run, summary), out, overwrite,
                                      user_events=writer)
         return MonitorResult(summary, found, path)
+
+    return _with_backend(backend, master, work)
+
+
+def _monitor_stream(stream: str | Path, scenario: Scenario | str | Path,
+                    out: str | Path | None, *, thresholds: str | Path | None,
+                    chunk_size: int | None, master: str | None, backend: str | Backend,
+                    overwrite: bool, idle_seconds: float | None,
+                    view: Callable[[Live], None] | None) -> MonitorResult:
+    """:func:`monitor` with ``stream``."""
+    started = time.perf_counter()
+    scenario = _scenario(scenario, None)
+    check_monitor(scenario)
+    if not Path(stream).is_dir():
+        raise ValueError(f"--stream {stream}: no such folder (the readings' files arrive "
+                         "there)")
+    gamma, source = monitor_thresholds(None, scenario, thresholds)
+    if gamma is None and isinstance(scenario.monitoring.gamma_user, ExpectedShare):
+        raise ValueError("monitoring.gamma_user is estimated from the expected response, "
+                         "which readings do not show: give a run's thresholds.parquet")
+    folder = _stream_folder(out, overwrite)
+
+    def work(opened: Backend, start_seconds: float) -> MonitorResult:
+        run, report = monitor_stream(scenario, Path(stream), opened, folder, thresholds=gamma,
+                                     chunk_size=chunk_size, idle_seconds=idle_seconds,
+                                     view=view)
+        run = run.timed(start_seconds, started)
+        found = report.as_dict()
+        readings = {"file": Path(stream).name, "bad_rows_dropped": found["bad_rows"],
+                    "late_rows": found["late_rows"]}
+        summary = summaries.build_monitoring(run, readings, source or "scenario (constant)",
+                                             output.run_files(stream=True))
+        summary["streaming"] = found
+        events = user_events(run.monitored.user_events)
+        path = output.write_run_data(run_data.run_data(run, summary, events), out,
+                                     overwrite=True, stream=folder)
+        return MonitorResult(summary, Monitoring(run, ReadingsCheck(str(stream)),
+                                                 source or "scenario (constant)"), path)
 
     return _with_backend(backend, master, work)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -11,8 +12,10 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from drsim.scenario import MAX_CHUNK_SIZE, ScenarioError, load_scenario
+from drsim.units import clock
 
 app = typer.Typer(
     name="drsim",
@@ -195,6 +198,13 @@ def run(
         "--export-readings", help="Also write the traditional pass's meter readings "
                                   "(household, group, time, kW, B̂, P̂) as the Parquet dataset "
                                   "'readings' in the folder, for drsim monitor.")] = False,
+    streaming: Annotated[bool, typer.Option(
+        "--streaming", help="Run the tiers live, as a Spark Structured Streaming query, "
+                            "the readings played in by a simulated clock; the same command "
+                            "resumes a stopped run (docs/streaming.md).")] = False,
+    speed: Annotated[float | None, typer.Option(
+        min=0.001, help="With --streaming: the clock's speed, times real time (default: as "
+                        "fast as it goes).")] = None,
 ) -> None:
     """Run the adaptive DR scenario: passes, meter/group/utility tiers, second event."""
     from drsim import api
@@ -202,11 +212,17 @@ def run(
     scenario = _scenario(scenario_file, households)
     name = _backend(backend, master, scenario.households)
     out = out or Path("results") / scenario.name
+    if speed is not None and not streaming:
+        raise _fail("--speed plays a streamed run's clock: use it with --streaming", 2)
+    if streaming and export_readings:
+        raise _fail("--export-readings writes a batch run's readings: run without "
+                    "--streaming", 2)
     try:
-        with _progress_bar(Console(stderr=True)) as bar:
+        with _progress_bar(Console(stderr=True)) as bar, _live_view(streaming) as view:
             result = api.run(scenario, out, master=master, delay_detection=delay_detection,
                              chunk_size=chunk_size, backend=name, overwrite=overwrite,
-                             progress=_stages(bar), export_readings=export_readings)
+                             progress=_stages(bar), export_readings=export_readings,
+                             streaming=streaming, speed=speed, view=view)
     except _output_errors() as exc:
         raise _fail(str(exc), 2) from None
     except (ValueError, RuntimeError, OSError) as exc:
@@ -221,14 +237,48 @@ def run(
                       markup=False)
 
 
+@contextmanager
+def _live_view(on: bool):
+    """A ``view(live)`` that draws the stream's state in a rich Live table (None when
+    ``on`` is false)."""
+    if not on:
+        yield None
+        return
+    from rich.live import Live
+
+    with Live(Text("waiting for the stream"), console=Console(stderr=True),
+              refresh_per_second=4, transient=False) as live:
+        yield lambda status: live.update(_live_table(status))
+
+
+def _live_table(status) -> Table:
+    """The live view: per pass and group the share flagged at the latest test beside γ, the
+    latch, and the utility's t_nc (drsim.pipeline.streaming.Live)."""
+    table = Table(title=f"simulated clock {status.now}: {status.released}/{status.intervals} "
+                        f"intervals released; late rows {status.late_rows}, bad rows "
+                        f"{status.bad_rows}", title_justify="left")
+    for column in ("pass", "test", "group", "flagged", "γ", "latched", "t_nc"):
+        table.add_column(column, justify="left" if column == "pass" else "right")
+    for name, p in status.passes.items():
+        t_nc = p["t_nc"]
+        shown = "—" if t_nc is None else "none" if t_nc < 0 else clock(t_nc)
+        for g, (share, gamma) in enumerate(zip(p["flagged_share"], p["gamma"], strict=True)):
+            table.add_row(name if g == 0 else "", p["test"] or "—" if g == 0 else "",
+                          str(g), f"{share:.3f}", f"{gamma:.3f}",
+                          p["latched"].get(g, ""), shown if g == 0 else "",
+                          style="red" if share > gamma else None)
+    return table
+
+
 @app.command()
 def monitor(
-    readings: Annotated[Path, typer.Argument(
-        metavar="READINGS", help="Recorded meter readings: a Parquet file or dataset "
-                                 "(drsim run --export-readings writes one; docs/monitor.md).")],
     scenario_file: Annotated[Path, typer.Option(
         "--scenario", "-s", help="The scenario of the households, groups, program and "
                                  "monitoring the readings belong to.")],
+    readings: Annotated[Path | None, typer.Argument(
+        metavar="[READINGS]", help="Recorded meter readings: a Parquet file or dataset "
+                                   "(drsim run --export-readings writes one; "
+                                   "docs/monitor.md).")] = None,
     thresholds: Annotated[Path | None, typer.Option(
         help="A run's thresholds.parquet (γ per group and test time); default: the one of "
              "the run folder READINGS sits in, else the scenario's constant γ_user.")] = None,
@@ -238,6 +288,12 @@ def monitor(
     lenient: Annotated[bool, typer.Option(
         "--lenient", help="Count and drop rows that cannot be readings instead of "
                           "stopping.")] = False,
+    stream: Annotated[Path | None, typer.Option(
+        help="Monitor the readings as their Parquet files arrive in this folder (Spark "
+             "Structured Streaming; instead of READINGS).")] = None,
+    idle_seconds: Annotated[float | None, typer.Option(
+        min=0.0, help="With --stream: stop after this many seconds without a new file "
+                      "(default: when the program's last minute is decided).")] = None,
     chunk_size: ChunkSizeOpt = None,
     master: MasterOpt = None,
     backend: BackendOpt = BackendName.spark,
@@ -252,11 +308,15 @@ def monitor(
     scenario = _scenario(scenario_file, None)
     name = _backend(backend, master, scenario.households)
     out = out or Path("results") / f"{scenario.name}_monitor"
+    if (readings is None) == (stream is None):
+        raise _fail("give either READINGS (a Parquet file or dataset) or --stream FOLDER", 2)
     try:
-        with _progress_bar(Console(stderr=True)) as bar:
+        with _progress_bar(Console(stderr=True)) as bar, \
+                _live_view(stream is not None) as view:
             result = api.monitor(readings, scenario, out, thresholds=thresholds,
                                  chunk_size=chunk_size, master=master, backend=name,
-                                 overwrite=overwrite, lenient=lenient, progress=_stages(bar))
+                                 overwrite=overwrite, lenient=lenient, progress=_stages(bar),
+                                 stream=stream, idle_seconds=idle_seconds, view=view)
     except (*_output_errors(), ReadingsError, ThresholdsError) as exc:
         raise _fail(str(exc), 2) from None
     except ValueError as exc:  # what readings cannot feed (drsim.pipeline.monitor)

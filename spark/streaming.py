@@ -9,6 +9,7 @@ a query started again on the same checkpoint replays the micro-batch it had not 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -102,6 +103,10 @@ class SparkStream:
     def drain(self) -> None:
         self.query.processAllAvailable()
         self.poll(0.001)
+
+    def progress(self) -> list[dict]:
+        """The query's recent micro-batches (Spark's progress reports)."""
+        return [json.loads(p.json) for p in self.query.recentProgress]
 
     def stop(self) -> None:
         if self.query.isActive:

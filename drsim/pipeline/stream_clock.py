@@ -1,9 +1,9 @@
 """The simulated clock of a streamed run: the readings' files, interval by interval, played
 into the stream at N times real time (docs/streaming.md).
 
-The program's minutes are cut at the test times: ``[t_start, t_first_test)``, then one test
-interval ``[T, T + δ)`` after another, the last ending at ``t_end``. A chunk task writes its
-households' readings of each interval to a staging folder (:func:`write_intervals`); the
+The program's minutes are cut every δ minutes up to the first test, then at the test times:
+one test interval ``[T, T + δ)`` after another, the last ending at ``t_end``. A chunk task
+writes its households' readings of each interval to a staging folder (:func:`write_intervals`); the
 clock moves an interval's files into the stream's source folder when the simulated time
 reaches its end (:class:`Clock`), counted from the program's notice. A file is written under
 a hidden name and renamed, so the stream never reads half a file.
@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from drsim.utility.monitoring import MonitoringPlan
 
-__all__ = ["FILE_ROWS", "intervals", "write_intervals", "Clock"]
+__all__ = ["FILE_ROWS", "intervals", "write_intervals", "write_warmup", "Clock"]
 
 #: a stream file's rows: readings (drsim.pipeline.recorded.ROWS) with their pass and, from a
 #: simulation, each household's realised Eq. 6.2 outcome (evaluation only)
@@ -33,16 +33,17 @@ FILE_ROWS = pa.schema([("household", pa.int64()), ("group", pa.int64()), ("time"
 
 
 def intervals(plan: MonitoringPlan) -> np.ndarray:
-    """The boundaries of the stream's intervals: ``t_start``, the test times, ``t_end``
-    [minutes since midnight].
+    """The boundaries of the stream's intervals: every δ minutes from ``t_start`` before
+    the first test, the test times, ``t_end`` [minutes since midnight].
 
     Examples
     --------
     >>> plan = MonitoringPlan(1110, 1150, 1130, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
     >>> intervals(plan).tolist()
-    [1110, 1130, 1135, 1140, 1145, 1150]
+    [1110, 1115, 1120, 1125, 1130, 1135, 1140, 1145, 1150]
     """
-    return np.unique(np.r_[plan.t_start, plan.test_times, plan.t_end])
+    before = np.arange(plan.t_start, plan.t_first_test, plan.delta)
+    return np.unique(np.r_[before, plan.test_times, plan.t_end])
 
 
 def write_intervals(staging: Path, name: str, chunk: int, first: int, group: int,
@@ -78,6 +79,25 @@ def write_intervals(staging: Path, name: str, chunk: int, first: int, group: int
         os.replace(hidden, folder / f"{name}-{chunk:05d}.parquet")
 
 
+def write_warmup(source: Path, names: tuple[str, ...], firsts: list[int], group_of: list[int],
+                 plan: MonitoringPlan) -> None:
+    """A file the stream reads before the program: one reading per pass and chunk at the
+    minute before ``t_start``, which the tiers ignore; it starts the stream's workers and
+    states during the notice, not in the program's first interval."""
+    n = len(firsts)
+    table = pa.table({
+        "household": np.tile(np.asarray(firsts, np.int64), len(names)),
+        "group": np.tile(np.asarray(group_of, np.int64), len(names)),
+        "time": np.full(n * len(names), plan.t_start - 1, np.int64),
+        **{c: np.zeros(n * len(names)) for c in ("kw", "energy_kwh", "baseline_kw",
+                                                  "expected_kw")},
+        "pass": pa.array(np.repeat(names, n).tolist(), pa.string()),
+        "noncompliant": pa.nulls(n * len(names), pa.bool_())}, schema=FILE_ROWS)
+    hidden = source / ".warmup.parquet"
+    pq.write_table(table, hidden)
+    os.replace(hidden, source / "warmup.parquet")
+
+
 @dataclass
 class Clock:
     """Releases each interval's staged files into ``source`` when the simulated time,
@@ -111,7 +131,11 @@ class Clock:
                 break
             folder = self.staging / f"{j:04d}"
             for path in sorted(folder.glob("[!.]*.parquet")) if folder.is_dir() else []:
-                os.replace(path, self.source / f"{j:04d}-{path.name}")
+                target = self.source / f"{j:04d}-{path.name}"
+                if target.exists():  # released before a restart: the stream has it
+                    path.unlink()
+                else:
+                    os.replace(path, target)
             self.released.setdefault(j, time.perf_counter())
         return len(self.released)
 

@@ -191,13 +191,14 @@ def meter_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd
     plan = context.plan
     s = pickle.loads(state) if state is not None else _new_gateway(context, gateway)
     chunk, out = s.chunk, []
+    minute = rows["time"].to_numpy(np.int64)
+    rows = rows[(minute >= plan.t_start) & (minute < plan.t_end)]  # the program's readings
     late = rows["time"].to_numpy(np.int64) < s.next_minute
     if late.any():
         out.append(_rows(**{"pass": name, "kind": "late", "group": chunk.group,
                             "gateway": gateway, "time": int(rows["time"].max()),
                             "value": float(late.sum())}))
-    rows = rows[~late & (rows["time"] >= plan.t_start).to_numpy()
-                & (rows["time"] < plan.t_end).to_numpy()]
+    rows = rows[~late]
     if s.pending is not None:
         rows = pd.concat([s.pending, rows], ignore_index=True)
     if not len(rows):
@@ -323,6 +324,8 @@ def _next_tick(plan: MonitoringPlan, test: int) -> int:
 def group_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd.DataFrame
                ) -> tuple[bytes | None, pd.DataFrame]:
     """The group stage for key (pass, group) (module doc)."""
+    if pd.isna(key[1]):  # rows of no group (bad rows): passed on
+        return state, _concat([rows[rows["kind"].isin(PASSED_ON)]])
     name, group = str(key[0]), int(key[1])
     plan = context.plan
     s = pickle.loads(state) if state is not None else \

@@ -21,6 +21,7 @@ scenario (:mod:`drsim.pipeline.monitor`).
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -55,7 +56,7 @@ from drsim.pipeline.stages import (
     second_event_stage,
     this_run,
 )
-from drsim.pipeline.stream_clock import FILE_ROWS, Clock, intervals
+from drsim.pipeline.stream_clock import FILE_ROWS, Clock, intervals, write_warmup
 from drsim.pipeline.stream_tiers import (
     IN,
     OUT,
@@ -90,13 +91,16 @@ def stages(context: StreamContext) -> list[StreamStage]:
 class Collector:
     """The stream's sink: every micro-batch's rows, kept by batch id (a batch replayed after
     a restart replaces its rows) and written to ``folder/batch-<id>.parquet``, with when
-    it arrived; the alerts as they happen."""
+    it arrived; the alerts as they happen. Called from the stream's thread, read from the
+    driver's."""
 
     def __init__(self, folder: Path):
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self.parts: dict[int, pd.DataFrame] = {}
         self.arrived: dict[int, float] = {}
+        self._lock = threading.Lock()
+        self._cache: tuple[int, pd.DataFrame] | None = None
         for path in sorted(folder.glob("batch-*.parquet")):  # a resumed stream's batches
             batch = int(path.stem.split("-")[1])
             self.parts[batch] = pq.read_table(path).to_pandas()
@@ -106,39 +110,48 @@ class Collector:
         hidden = self.folder / f".batch-{batch:06d}.parquet"
         pq.write_table(table, hidden)
         hidden.replace(self.folder / f"batch-{batch:06d}.parquet")
-        self.parts[batch] = table.to_pandas()
-        self.arrived[batch] = time.perf_counter()
+        frame = table.to_pandas()
+        with self._lock:
+            self.parts[batch] = frame
+            self.arrived[batch] = time.perf_counter()
+            self._cache = None
+
+    def batches(self) -> list[tuple[int, pd.DataFrame, float]]:
+        """(batch id, rows, when it arrived), in batch order."""
+        with self._lock:
+            return [(b, self.parts[b], self.arrived[b]) for b in sorted(self.parts)]
 
     def rows(self) -> pd.DataFrame:
-        frames = [self.parts[b] for b in sorted(self.parts) if len(self.parts[b])]
-        return pd.concat(frames, ignore_index=True) if frames else \
-            OUT.empty_table().to_pandas()
+        with self._lock:
+            if self._cache is not None:
+                return self._cache[1]
+            frames = [self.parts[b] for b in sorted(self.parts) if len(self.parts[b])]
+            rows = pd.concat(frames, ignore_index=True) if frames else \
+                OUT.empty_table().to_pandas()
+            self._cache = (len(self.parts), rows)
+            return rows
+
+    def _of(self, name: str, kind: str) -> pd.DataFrame:
+        rows = self.rows()
+        return rows[(rows["pass"] == name) & (rows["kind"] == kind)]
 
     def decided(self, name: str) -> int:
         """The last tick the utility has decided on pass ``name`` (-1: none)."""
-        last = -1
-        for part in self.parts.values():
-            mine = part[(part["pass"] == name) & (part["kind"] == "decided")]
-            if len(mine):
-                last = max(last, int(mine["time"].max()))
-        return last
+        mine = self._of(name, "decided")
+        return int(mine["time"].max()) if len(mine) else -1
 
     def decided_at(self, name: str, tick: int) -> float | None:
         """When the batch arrived that decided ``tick`` on pass ``name`` (None: not yet)."""
-        for batch in sorted(self.parts):
-            part = self.parts[batch]
+        for _, part, arrived in self.batches():
             mine = part[(part["pass"] == name) & (part["kind"] == "decided")]
             if len(mine) and int(mine["time"].max()) >= tick:
-                return self.arrived[batch]
+                return arrived
         return None
 
     def t_nc(self, name: str) -> int | None:
         """The utility's prediction on pass ``name`` once sent (-1: none by the end)."""
-        for part in self.parts.values():
-            mine = part[(part["pass"] == name) & (part["kind"] == "t_nc")]
-            if len(mine):
-                return int(mine["time"].iloc[0])
-        return None
+        mine = self._of(name, "t_nc")
+        return int(mine["time"].iloc[0]) if len(mine) else None
 
 
 # --------------------------------------------------------------------------- assembling
@@ -152,11 +165,12 @@ def monitored_from(context: StreamContext, rows: pd.DataFrame,
     work = {n: np.zeros((n_groups, WORK_ROWS, k), dtype=np.int64) for n in names}
     outcomes = {n: np.zeros((n_groups, k + 1, 2), dtype=np.int64) for n in names}
     for row in rows[rows["kind"].isin(("meter", "outcome"))].itertuples(index=False):
+        group = int(row.group)
         if row.kind == "meter":  # one row per gateway and test
-            at = int(np.searchsorted(plan.test_times, row.time))
-            work[row.pass_][row.group, :, at] += np.asarray(row.counts, np.int64)
+            at = int(np.searchsorted(plan.test_times, int(row.time)))
+            work[row.pass_][group, :, at] += np.asarray(row.counts, np.int64)
         else:
-            outcomes[row.pass_][row.group] += np.asarray(row.counts, np.int64).reshape(k + 1, 2)
+            outcomes[row.pass_][group] += np.asarray(row.counts, np.int64).reshape(k + 1, 2)
     tiers = rows[rows["kind"].isin(("alert", "event", "work", "t_nc"))]
     counts = np.stack(tiers["counts"].map(lambda c: c if c is not None and len(c) == 2
                                           else [0, 0]).to_numpy()) if len(tiers) else \
@@ -221,7 +235,7 @@ class StreamReport:
     bad_rows: dict[str, int]
     stream_seconds: float
     plan_seconds_after_prediction: float | None = None
-    program_minutes: int = 0
+    played_minutes: int = 0  # the simulated minutes the stream played (from the notice)
 
     def as_dict(self) -> dict[str, Any]:
         lat = np.asarray(self.latency_seconds, dtype=np.float64)
@@ -233,7 +247,7 @@ class StreamReport:
                                     "intervals": len(lat)},
                 "intervals_late": int((lat > self.interval_seconds).sum())
                 if self.interval_seconds and len(lat) else 0,
-                "real_time_factor": self.program_minutes * 60.0 / self.stream_seconds
+                "real_time_factor": self.played_minutes * 60.0 / self.stream_seconds
                 if self.stream_seconds else None,
                 "stream_seconds": self.stream_seconds,
                 "second_event_planned_after_seconds": self.plan_seconds_after_prediction,
@@ -314,12 +328,11 @@ def _write_plan(folder: Path, second: SecondEventPlan, t_nc: int) -> None:
 
 
 def _folders(folder: Path) -> dict[str, Path]:
-    from drsim.results.folders import STREAM_MARK
-
+    """The stream's folders under ``folder``: the clock's staged files, the stream's
+    source, its output as it happens (the alerts), its checkpoint."""
     names = {n: folder / n for n in ("staging", "source", "alerts", "checkpoint")}
     for path in names.values():
         path.mkdir(parents=True, exist_ok=True)
-    (folder / STREAM_MARK).touch()
     return names
 
 
@@ -351,6 +364,8 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     collector = Collector(where["alerts"])
     stream = backend.stream(where["source"], FILE_ROWS, partial(prepare, context, None), IN,
                             stages(context), collector, where["checkpoint"])
+    write_warmup(where["source"], (*MONITORED, "adaptive"), [c.first for c in chunks],
+                 [c.group for c in chunks], plan)
     rate = float("inf") if speed is None else float(speed)
     clock_ = Clock(plan, scenario.dr_program.announce_minute, rate, where["staging"],
                    where["source"])
@@ -434,8 +449,9 @@ def _report(clock_: Clock | None, collector: Collector, plan: MonitoringPlan, ra
     rows = collector.rows()
     bad, late = _bad_and_late(rows)
     delta = plan.delta * 60.0 / rate if np.isfinite(rate) else None
-    return StreamReport(speed, delta, len(collector.parts), latency, late, bad, seconds,
-                        planned_after, plan.t_end - plan.t_start)
+    played = plan.t_end - (clock_.notice if clock_ is not None else plan.t_start)
+    return StreamReport(speed, delta, len(collector.batches()), latency, late, bad, seconds,
+                        planned_after, played)
 
 
 # --------------------------------------------------------------------------- monitor --stream
@@ -472,8 +488,8 @@ def monitor_stream(scenario: Scenario, source: Path, backend: Backend, folder: P
             stream.poll(POLL_SECONDS)
             if view is not None:
                 view(_live(context, None, collector, (MONITORED_PASS,), 0))
-            if len(collector.parts) != last_batch:
-                last_batch, last_change = len(collector.parts), time.perf_counter()
+            if len(collector.batches()) != last_batch:
+                last_batch, last_change = len(collector.batches()), time.perf_counter()
             elif idle_seconds is not None and time.perf_counter() - last_change > idle_seconds:
                 break
             t_nc = collector.t_nc(MONITORED_PASS)

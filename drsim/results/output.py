@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from drsim.pipeline.pass_names import pass_order
+from drsim.results import folders
 from drsim.results.figures import (
     plot_breakdown,
     plot_compliance_timeline,
@@ -42,6 +43,7 @@ COMPLIANCE_FIGURE = "compliance_timeline.png"
 THRESHOLDS = "thresholds.parquet"
 USER_EVENTS = "events_user_events.parquet"  # a Parquet dataset: a folder of part files
 READINGS = "readings"  # with --export-readings: the traditional pass's meter readings (a dataset)
+STREAM = folders.STREAM  # a streamed run's live folder: alerts as they happened, plan, checkpoint
 SIMULATION_FILES = [SUMMARY, LOAD_CURVES, SYSTEM_FIGURE, BREAKDOWN_FIGURE]
 _TABLE_FILES = {"load_curves": LOAD_CURVES, "thresholds": THRESHOLDS}
 
@@ -88,13 +90,15 @@ def write_simulation(result: Simulation, summary: dict, out_dir: str | Path,
     return out
 
 
-def run_files(tier_tables: Iterable[str] = TIER_TABLES, readings: bool = False) -> list[str]:
+def run_files(tier_tables: Iterable[str] = TIER_TABLES, readings: bool = False,
+              stream: bool = False) -> list[str]:
     """The files of a run folder with the tier tables ``tier_tables`` (summary.json's file
     list): the user events first, whether they were collected or are written by the
-    backend; with ``readings``, the exported meter readings last."""
+    backend; with ``readings``, the exported meter readings, and with ``stream`` a streamed
+    run's live folder (:data:`STREAM`), last."""
     tables = [f"events_{name}.parquet" for name in tier_tables if name != "user_events"]
     return [SUMMARY, LOAD_CURVES, USER_EVENTS, *tables, THRESHOLDS, SYSTEM_FIGURE,
-            COMPLIANCE_FIGURE, *([READINGS] if readings else [])]
+            COMPLIANCE_FIGURE, *([READINGS] if readings else []), *([STREAM] if stream else [])]
 
 
 def write_run(run: Run, summary: dict, out_dir: str | Path, overwrite: bool = False,
@@ -109,7 +113,8 @@ def write_run(run: Run, summary: dict, out_dir: str | Path, overwrite: bool = Fa
 
 def write_run_data(data: RunData, out_dir: str | Path, overwrite: bool = False,
                    user_events: Callable[[Path], None] | None = None,
-                   readings: Callable[[Path], None] | None = None) -> Path:
+                   readings: Callable[[Path], None] | None = None,
+                   stream: Path | None = None) -> Path:
     """Write what a run folder shows (``data``) atomically and return its path.
 
     Files: ``summary.json`` (``data.summary``, NaN and ±inf as null, ``files`` the list of
@@ -120,13 +125,15 @@ def write_run_data(data: RunData, out_dir: str | Path, overwrite: bool = False,
     and test time), ``system_demand.png`` (:func:`plot_run_demand`) and ``compliance_timeline.png``
     (:func:`plot_compliance_timeline`). The user events are a Parquet dataset (a folder,
     :data:`USER_EVENTS`): written from ``data.tier_events`` when they were collected, else
-    by ``user_events(folder)`` (the backend's writer). Everything is checked and converted
+    by ``user_events(folder)`` (the backend's writer); ``readings(folder)`` writes the
+    exported readings, and a streamed run's live folder ``stream`` is moved in as
+    :data:`STREAM`. Everything is checked and converted
     before the temporary folder is made; on any error nothing is left behind. Raises
     :class:`~drsim.results.folders.OutputExistsError` if something is at ``out_dir`` that may not
     be replaced (:func:`~drsim.results.folders.check_output`), ValueError for inconsistent data."""
     out = check_output(out_dir, overwrite)
     summary = {**data.summary,  # its list of files marks the folder as drsim's
-               "files": run_files(data.tier_events, readings is not None)}
+               "files": run_files(data.tier_events, readings is not None, stream is not None)}
     summary_text = json.dumps(json_safe(summary), indent=2, allow_nan=False) + "\n"
     tables = run_tables(data)
     if "user_events" not in tables and user_events is None:
@@ -142,6 +149,9 @@ def write_run_data(data: RunData, out_dir: str | Path, overwrite: bool = False,
             user_events(tmp / USER_EVENTS)
         if readings is not None:
             readings(tmp / READINGS)
+        if stream is not None:  # moved in last: the folder it leaves is then empty
+            (stream / folders.STREAM_MARK).unlink(missing_ok=True)
+            stream.rename(tmp / STREAM)
         plot_run_demand(data, tmp / SYSTEM_FIGURE)
         plot_compliance_timeline(data, tmp / COMPLIANCE_FIGURE)
         (tmp / SUMMARY).write_text(summary_text, encoding="utf-8")

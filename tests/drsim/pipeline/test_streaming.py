@@ -1,0 +1,210 @@
+"""The tiers as a stream (drsim.pipeline.streaming, stream_tiers, stream_clock): a streamed
+run gives the batch run's summary, on the serial backend and on Spark Structured Streaming;
+recorded readings monitored as their files arrive give the batch monitoring, with bad and
+late rows counted, never fatal; a streamed run killed and started again on its checkpoint
+ends as an uninterrupted one."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+import drsim.api as api
+from drsim.pipeline.stream_clock import intervals
+from drsim.scenario import load_scenario, scenario_from_dict
+from drsim.utility.monitoring import MonitoringPlan
+
+QUICKSTART = "scenarios/quickstart.yaml"
+SKIP = ("backend", "timings", "resources", "files", "streaming")
+GAMMA = {"method": "expected", "z": 1.0, "replicas": 4}
+
+
+def small(households: int = 400, **monitoring):
+    s = load_scenario(QUICKSTART).with_households(households)
+    data = s.model_dump(mode="json", exclude={"source_path"})
+    data["chunk_size"] = 100
+    data["monitoring"].update({"gamma_user": GAMMA, **monitoring})
+    return scenario_from_dict(data)
+
+
+def assert_same_summary(batch: dict, streamed: dict) -> None:
+    for key in batch:
+        if key not in SKIP:
+            assert streamed[key] == batch[key], key
+
+
+@pytest.fixture(scope="module")
+def scenario():
+    return small()
+
+
+@pytest.fixture(scope="module")
+def batch(scenario):
+    return api.run(scenario, backend="serial").summary
+
+
+def test_a_streamed_run_gives_the_batch_run(scenario, batch, tmp_path):
+    assert batch["prediction"]["predicted"], "the test needs a prediction"
+    result = api.run(scenario, tmp_path / "s", backend="serial", streaming=True)
+    assert_same_summary(batch, result.summary)
+    stream = result.summary["streaming"]
+    assert stream["late_rows"] == 0 and stream["bad_rows"] == {}
+    assert stream["latency_seconds"]["intervals"] == len(MonitoringPlan.of(scenario).test_times)
+    out = tmp_path / "s"
+    assert sorted(p.name for p in out.iterdir()) == sorted(result.summary["files"])
+    plan = json.loads((out / "stream" / "second_event_plan.json").read_text())
+    assert plan["second_event"] == {k: batch["second_event"][k]
+                                    for k in ("announced", "start", "end")}
+    assert plan["utility_noncompliance_time"] == batch["prediction"][
+        "utility_noncompliance_time"]
+    ran = pq.read_table(out / "events_group_events.parquet").to_pandas()
+    assert len(ran) and set(ran["pass"]) <= {"expected", "traditional"}
+
+
+def test_the_clock_plays_the_intervals_in_order():
+    plan = MonitoringPlan(1110, 1150, 1130, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
+    edges = intervals(plan)
+    assert edges[0] == plan.t_start and edges[-1] == plan.t_end
+    assert np.all(np.diff(edges) <= plan.delta)
+    assert set(plan.test_times) <= set(edges.tolist())
+
+
+def test_a_streamed_run_refuses_what_it_does_not_monitor(tmp_path):
+    data = small().model_dump(mode="json", exclude={"source_path"})
+    data["meters"] = {"reading_loss": {"rate": 0.05}}
+    with pytest.raises(ValueError, match="meters.reading_loss"):
+        api.run(scenario_from_dict(data), tmp_path / "x", backend="serial", streaming=True)
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(ValueError, match="give out"):
+        api.run(small(), backend="serial", streaming=True)
+
+
+def write_files(readings: pd.DataFrame, folder, plan) -> list:
+    """The readings as one file per interval (what a head-end would drop)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    edges = intervals(plan)
+    names = []
+    for j in range(len(edges) - 1):
+        part = readings[(readings["time"] >= edges[j]) & (readings["time"] < edges[j + 1])]
+        path = folder / f"{j:04d}.parquet"
+        pq.write_table(pa.Table.from_pandas(part, preserve_index=False), path)
+        names.append(path)
+    return names
+
+
+def test_monitoring_a_stream_of_recorded_readings(scenario, tmp_path):
+    """Exported readings dropped as files, with a file of bad rows and a file of rows
+    that come too late: the same events as the batch monitoring, bad and late rows
+    counted."""
+    run_dir = tmp_path / "run"
+    api.run(scenario, run_dir, backend="serial", export_readings=True)
+    readings = pq.read_table(run_dir / "readings").to_pandas()
+    plan = MonitoringPlan.of(scenario)
+    source = tmp_path / "in"
+    write_files(readings, source, plan)
+    bad = readings.iloc[:3].assign(kw=-1.0, time=plan.t_start + 50)
+    pq.write_table(pa.Table.from_pandas(bad, preserve_index=False), source / "0010-bad.parquet")
+    batch = api.monitor(run_dir / "readings", scenario, tmp_path / "b", backend="serial")
+    streamed = api.monitor(None, scenario, tmp_path / "s", backend="serial", stream=source,
+                           thresholds=run_dir / "thresholds.parquet")
+    for name in ("user_events", "group_alerts", "group_events", "utility_alerts"):
+        a = pq.read_table(tmp_path / "b" / f"events_{name}.parquet").to_pandas()
+        b = pq.read_table(tmp_path / "s" / f"events_{name}.parquet").to_pandas()
+        keys = list(a.columns[1:3])
+        pd.testing.assert_frame_equal(a.sort_values(keys, ignore_index=True),
+                                      b[a.columns].sort_values(keys, ignore_index=True),
+                                      check_dtype=False)
+    for key in ("prediction", "deficit_at_prediction", "second_event", "cost"):
+        want = batch.summary[key]
+        got = streamed.summary[key]
+        if key == "prediction":
+            want = {k: v for k, v in want.items() if k != "thresholds_from"}
+            got = {k: v for k, v in got.items() if k != "thresholds_from"}
+        assert got == want, key
+    assert streamed.summary["readings"]["bad_rows_dropped"] == {
+        "kw: negative or not finite": 3}
+    assert streamed.summary["readings"]["late_rows"] == 0
+
+
+def test_late_readings_are_counted_and_left_out(scenario, tmp_path):
+    """A file that repeats readings the stream has taken as final: its rows are late."""
+    from drsim.pipeline.backend import SerialBackend
+    from drsim.pipeline.streaming import monitor_stream
+    from drsim.utility.threshold import Thresholds
+
+    run_dir = tmp_path / "run"
+    api.run(scenario, run_dir, backend="serial", export_readings=True)
+    readings = pq.read_table(run_dir / "readings").to_pandas()
+    plan = MonitoringPlan.of(scenario)
+    source = tmp_path / "in"
+    files = write_files(readings, source, plan)
+    late = tmp_path / "late.parquet"
+    early = readings[readings["time"] == plan.t_start + 1]
+    pq.write_table(pa.Table.from_pandas(early, preserve_index=False), late)
+    backend = SerialBackend()
+    sizes = np.asarray(scenario.group_sizes())
+    gamma = Thresholds(plan.test_times, np.full((len(sizes), len(plan.test_times)), 0.1))
+    hidden = [f.rename(f.with_name("." + f.name)) for f in files[1:]]  # held back
+    started = []
+
+    def view(status):  # after the first batch: the late file, then the rest
+        if not started:
+            started.append(1)
+            shutil.copy(late, source / "0000-late.parquet")
+        elif len(started) == 1:
+            started.append(1)
+            for f in hidden:
+                f.rename(f.with_name(f.name[1:]))
+
+    run, report = monitor_stream(scenario, source, backend, tmp_path / "stream",
+                                 thresholds=gamma, view=view)
+    assert report.late_rows == len(early)
+    assert run.monitored.outcome["traditional"] is not None
+
+
+def test_spark_streams_the_run_as_batch(scenario, batch, tmp_path, spark):
+    """On Spark Structured Streaming (transformWithStateInPandas, RocksDB state)."""
+    result = api.run(scenario, tmp_path / "s", backend="spark", streaming=True)
+    assert_same_summary(batch, result.summary)
+    assert (tmp_path / "s" / "stream" / "checkpoint" / "commits").is_dir()
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_a_killed_stream_restarts_on_its_checkpoint(scenario, batch, tmp_path):
+    """``drsim run --streaming`` killed mid-stream and started again with the same
+    command ends with the batch run's events, none lost and none twice."""
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(scenario.model_dump(mode="json", exclude={"source_path"})))
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "drsim", "run", str(path), "--out", str(out),
+               "--streaming", "--speed", "100"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env=env, start_new_session=True)
+    alerts = out / "stream" / "alerts"
+    deadline = time.time() + 300
+    while time.time() < deadline and len(list(alerts.glob("batch-*.parquet"))) < 8:
+        time.sleep(0.5)
+    assert first.poll() is None, "the first run ended before it could be killed"
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    assert not (out / "summary.json").exists()
+    second = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
+    assert second.returncode == 0, second.stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert_same_summary(batch, summary)
+    events = pq.read_table(out / "events_user_events.parquet").to_pandas()
+    assert not events.duplicated(["pass", "time", "houseID"]).any()

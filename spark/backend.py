@@ -42,6 +42,7 @@ from drsim.pipeline.backend import (
     GroupFunction,
     Job,
     Progress,
+    StreamSource,
     StreamStage,
     check_batch,
 )
@@ -156,10 +157,10 @@ class SparkBackend:
     def collect(self, data: DataFrame) -> pa.Table:
         return data.toArrow()
 
-    def stream(self, source: Path, schema: pa.Schema, prepare, prepared: pa.Schema,
-               stages: Sequence[StreamStage], sink, checkpoint: Path) -> SparkStream:
-        return SparkStream(self.spark, source, schema, prepare, prepared, stages, sink,
-                           checkpoint, self.info.parallelism)
+    def stream(self, source: StreamSource, stages: Sequence[StreamStage], sink,
+               checkpoint: Path) -> SparkStream:
+        return SparkStream(self.spark, source, stages, sink, checkpoint,
+                           self.info.parallelism)
 
     def release(self) -> None:
         for frame in self._kept:

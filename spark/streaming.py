@@ -1,7 +1,8 @@
 """drsim's streams (:meth:`drsim.pipeline.backend.Backend.stream`) on Spark Structured Streaming.
 
-``readStream.parquet(source) → mapInPandas(prepare) → groupBy(keys).transformWithStateInPandas``
-for each stage, its state one binary ``ValueState`` per key in the RocksDB state store, then
+``readStream.parquet(folder)`` with the source's columns added in SQL (a literal, a
+``CASE`` over the bucket's edges), then ``groupBy(keys).transformWithStateInPandas`` for each
+stage, its state one binary ``ValueState`` per key in the RocksDB state store, then
 ``foreachBatch(sink)``, with the query's offsets, commits and state in the checkpoint folder:
 a query started again on the same checkpoint replays the micro-batch it had not committed
 (the same batch id, the same rows) and goes on from there.
@@ -17,11 +18,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from drsim.pipeline.backend import GroupFunction, StreamStage
+from drsim.pipeline.backend import StreamSource, StreamStage
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 STATE = StructType([StructField("state", BinaryType())])
@@ -64,18 +66,24 @@ class _Stage(StatefulProcessor):
 class SparkStream:
     """A started Structured Streaming query (module doc)."""
 
-    def __init__(self, spark: SparkSession, source: Path, schema: pa.Schema,
-                 prepare: GroupFunction, prepared: pa.Schema, stages: Sequence[StreamStage],
-                 sink: Callable[[pa.Table, int], None], checkpoint: Path, partitions: int):
+    def __init__(self, spark: SparkSession, source: StreamSource,
+                 stages: Sequence[StreamStage], sink: Callable[[pa.Table, int], None],
+                 checkpoint: Path, partitions: int):
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
-        frame = spark.readStream.schema(from_arrow_schema(schema)).parquet(str(source))
-
-        def prepared_rows(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-            for part in frames:
-                yield _plain(prepare(part))
-
-        frame = frame.mapInPandas(prepared_rows, from_arrow_schema(prepared))
+        frame = spark.readStream.schema(from_arrow_schema(source.schema)).parquet(
+            str(source.folder))
+        for name, value, kind in source.constants:
+            if name not in source.schema.names:
+                frame = frame.withColumn(name, F.lit(value).cast(
+                    from_arrow_schema(pa.schema([(name, kind)]))[0].dataType))
+        if source.bucket is not None:
+            name, column, edges = source.bucket
+            cases = " ".join(f"WHEN `{column}` < {int(hi)} THEN {i}"
+                             for i, hi in enumerate(edges[1:]))
+            frame = frame.withColumn(name, F.expr(
+                f"CASE WHEN `{column}` < {int(edges[0])} THEN -1 {cases} ELSE -1 END"))
+        frame = frame.select(*source.columns)
         for stage in stages:
             frame = frame.groupBy(*stage.keys).transformWithStateInPandas(
                 _Stage(stage), from_arrow_schema(stage.schema), "Append", "None")

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -39,6 +40,35 @@ GroupFunction = Callable[[pd.DataFrame], pd.DataFrame]
 
 #: a stateful stage's step: (key, its state or None, its rows) -> (new state, output rows)
 StreamStep = Callable[[tuple, bytes | None, pd.DataFrame], tuple[bytes | None, pd.DataFrame]]
+
+
+@dataclass(frozen=True)
+class StreamSource:
+    """Where a stream's rows come from: Parquet files of ``schema`` arriving in ``folder``,
+    each written under a hidden name and renamed (so never read half-written). Before the
+    first stage each row gets the ``constants`` (name, value, Arrow type) its file lacks
+    and, with ``bucket`` (name, column, edges), a column numbering the range of ``column``
+    it falls in: i for ``edges[i] <= x < edges[i+1]``, -1 outside; then only ``columns``
+    are kept."""
+
+    folder: Path
+    schema: pa.Schema
+    columns: tuple[str, ...]
+    constants: tuple[tuple[str, Any, pa.DataType], ...] = ()
+    bucket: tuple[str, str, tuple[int, ...]] | None = None
+
+    def rows(self, table: pa.Table) -> pd.DataFrame:
+        """The rows of ``table`` (files of :attr:`schema`) as the first stage reads them."""
+        frame = table.to_pandas()
+        for name, value, _ in self.constants:
+            if name not in frame.columns:
+                frame[name] = value
+        if self.bucket is not None:
+            name, column, edges = self.bucket
+            x = frame[column].to_numpy()
+            at = np.searchsorted(np.asarray(edges), x, side="right") - 1
+            frame[name] = np.where((at >= 0) & (at < len(edges) - 1), at, -1)
+        return frame[list(self.columns)]
 
 
 @dataclass(frozen=True)
@@ -116,15 +146,12 @@ class Backend(Protocol):
         one or more ``part-*.parquet`` files that read in order."""
         ...
 
-    def stream(self, source: Path, schema: pa.Schema, prepare: GroupFunction,
-               prepared: pa.Schema, stages: Sequence[StreamStage],
+    def stream(self, source: StreamSource, stages: Sequence[StreamStage],
                sink: Callable[[pa.Table, int], None], checkpoint: Path) -> Stream:
-        """Start a stream: Parquet files of ``schema`` arriving in ``source`` (each written
-        under a hidden name and renamed, so never read half-written), ``prepare`` applied
-        to their rows (giving ``prepared``), then ``stages`` in order; the last stage's rows
-        of each micro-batch go to ``sink(table, batch id)`` (a batch id again after a
-        restart brings the same rows). ``checkpoint``: where the stream's progress and state
-        are kept, so that a stream restarted on it goes on where it stopped."""
+        """Start a stream: the rows of ``source`` through ``stages`` in order; the last
+        stage's rows of each micro-batch go to ``sink(table, batch id)`` (a batch id again
+        after a restart brings the same rows). ``checkpoint``: where the stream's progress
+        and state are kept, so that a stream restarted on it goes on where it stopped."""
         ...
 
     def collect(self, data: Any) -> pa.Table:
@@ -203,10 +230,9 @@ class SerialBackend:
     def collect(self, data: pa.Table) -> pa.Table:
         return data
 
-    def stream(self, source: Path, schema: pa.Schema, prepare: GroupFunction,
-               prepared: pa.Schema, stages: Sequence[StreamStage],
+    def stream(self, source: StreamSource, stages: Sequence[StreamStage],
                sink: Callable[[pa.Table, int], None], checkpoint: Path) -> SerialStream:
-        return SerialStream(source, schema, prepare, stages, sink)
+        return SerialStream(source, stages, sink)
 
     def release(self) -> None:
         """Nothing is kept beyond the tables handed out."""
@@ -220,23 +246,23 @@ class SerialStream:
     order) as one micro-batch and runs the stages over them, key by key in key order; the
     states live in memory (no restart from a checkpoint)."""
 
-    def __init__(self, source: Path, schema: pa.Schema, prepare: GroupFunction,
-                 stages: Sequence[StreamStage], sink: Callable[[pa.Table, int], None]):
-        self.source, self.schema, self.prepare = Path(source), schema, prepare
+    def __init__(self, source: StreamSource, stages: Sequence[StreamStage],
+                 sink: Callable[[pa.Table, int], None]):
+        self.source = source
         self.stages, self.sink = list(stages), sink
         self.states: list[dict[tuple, bytes | None]] = [{} for _ in self.stages]
         self.seen: set[str] = set()
         self.batch = 0
 
     def poll(self, seconds: float) -> None:
-        files = sorted(p for p in self.source.glob("*.parquet")
+        files = sorted(p for p in Path(self.source.folder).glob("*.parquet")
                        if p.name not in self.seen and not p.name.startswith((".", "_")))
         if not files:
             time.sleep(seconds)
             return
         self.seen.update(p.name for p in files)
-        table = pa.concat_tables([pq.read_table(p, schema=self.schema) for p in files])
-        frame = self.prepare(table.to_pandas())
+        table = pa.concat_tables([pq.read_table(p, schema=self.source.schema) for p in files])
+        frame = self.source.rows(table)
         for stage, states in zip(self.stages, self.states, strict=True):
             parts = []
             for key, rows in frame.groupby(list(stage.keys), sort=True, dropna=False):

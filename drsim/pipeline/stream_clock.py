@@ -24,12 +24,23 @@ from drsim.utility.monitoring import MonitoringPlan
 
 __all__ = ["FILE_ROWS", "intervals", "write_intervals", "write_warmup", "Clock"]
 
-#: a stream file's rows: readings (drsim.pipeline.recorded.ROWS) with their pass and, from a
-#: simulation, each household's realised Eq. 6.2 outcome (evaluation only)
+#: a stream file's rows: one per household and interval, its readings (the columns of
+#: drsim.pipeline.recorded.ROWS) as lists over the interval's minutes from ``time``, with
+#: the pass and, from a simulation, the household's realised Eq. 6.2 outcome (evaluation
+#: only); a household's interval data in one row, as meters send blocks of interval data
 FILE_ROWS = pa.schema([("household", pa.int64()), ("group", pa.int64()), ("time", pa.int64()),
-                       ("kw", pa.float64()), ("energy_kwh", pa.float64()),
-                       ("baseline_kw", pa.float64()), ("expected_kw", pa.float64()),
+                       ("kw", pa.list_(pa.float64())), ("energy_kwh", pa.list_(pa.float64())),
+                       ("baseline_kw", pa.list_(pa.float64())),
+                       ("expected_kw", pa.list_(pa.float64())),
                        ("pass", pa.string()), ("noncompliant", pa.bool_())])
+
+
+def _lists(values: np.ndarray | None, n: int, m: int) -> pa.Array:
+    """(n, m) values as n lists of m (null lists for None)."""
+    if values is None:
+        return pa.nulls(n, pa.list_(pa.float64()))
+    offsets = pa.array(np.arange(0, n * m + 1, m, dtype=np.int32))
+    return pa.ListArray.from_arrays(offsets, pa.array(np.ascontiguousarray(values).ravel()))
 
 
 def intervals(plan: MonitoringPlan) -> np.ndarray:
@@ -61,17 +72,14 @@ def write_intervals(staging: Path, name: str, chunk: int, first: int, group: int
         if start is not None and hi <= start:
             continue
         cut = slice(lo - plan.t_start, hi - plan.t_start)
-        m = hi - lo
         table = pa.table({
-            "household": np.repeat(np.arange(first, first + n, dtype=np.int64), m),
-            "group": np.full(n * m, group, dtype=np.int64),
-            "time": np.tile(np.arange(lo, hi, dtype=np.int64), n),
-            **{c: pa.nulls(n * m, pa.float64()) if v is None else
-               np.ascontiguousarray(v[:, cut]).ravel() for c, v in columns.items()},
-            "pass": pa.array([name] * (n * m), pa.string()),
-            "noncompliant": pa.array(np.repeat(noncompliant, m) if noncompliant is not None
-                                     else pa.nulls(n * m, pa.bool_()), pa.bool_())},
-            schema=FILE_ROWS)
+            "household": np.arange(first, first + n, dtype=np.int64),
+            "group": np.full(n, group, dtype=np.int64), "time": np.full(n, lo, np.int64),
+            **{c: _lists(None if v is None else v[:, cut], n, hi - lo)
+               for c, v in columns.items()},
+            "pass": pa.array([name] * n, pa.string()),
+            "noncompliant": pa.array(noncompliant, pa.bool_()) if noncompliant is not None
+            else pa.nulls(n, pa.bool_())}, schema=FILE_ROWS)
         folder = staging / f"{j:04d}"
         folder.mkdir(parents=True, exist_ok=True)
         hidden = folder / f".{name}-{chunk:05d}.parquet"
@@ -84,15 +92,15 @@ def write_warmup(source: Path, names: tuple[str, ...], firsts: list[int], group_
     """A file the stream reads before the program: one reading per pass and chunk at the
     minute before ``t_start``, which the tiers ignore; it starts the stream's workers and
     states during the notice, not in the program's first interval."""
-    n = len(firsts)
+    n = len(firsts) * len(names)
     table = pa.table({
         "household": np.tile(np.asarray(firsts, np.int64), len(names)),
         "group": np.tile(np.asarray(group_of, np.int64), len(names)),
-        "time": np.full(n * len(names), plan.t_start - 1, np.int64),
-        **{c: np.zeros(n * len(names)) for c in ("kw", "energy_kwh", "baseline_kw",
-                                                  "expected_kw")},
-        "pass": pa.array(np.repeat(names, n).tolist(), pa.string()),
-        "noncompliant": pa.nulls(n * len(names), pa.bool_())}, schema=FILE_ROWS)
+        "time": np.full(n, plan.t_start - 1, np.int64),
+        **{c: _lists(np.zeros((n, 1)), n, 1) for c in ("kw", "energy_kwh", "baseline_kw",
+                                                        "expected_kw")},
+        "pass": pa.array(np.repeat(names, len(firsts)).tolist(), pa.string()),
+        "noncompliant": pa.nulls(n, pa.bool_())}, schema=FILE_ROWS)
     hidden = source / ".warmup.parquet"
     pq.write_table(table, hidden)
     os.replace(hidden, source / "warmup.parquet")

@@ -30,30 +30,33 @@ from __future__ import annotations
 import dataclasses
 import pickle
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from drsim.household.render import micro_kw
+from drsim.pipeline.backend import StreamSource
 from drsim.pipeline.passes import Chunk
 from drsim.pipeline.recorded import row_problems
+from drsim.pipeline.stream_clock import intervals as intervals_of
 from drsim.pipeline.tasks import EVENTS, TIERS, UTILITY, group_leader, outcome_counts, utility
 from drsim.scenario import Scenario
+from drsim.units import DAY
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, meter_tier
 from drsim.utility.threshold import Thresholds
 
-__all__ = ["IN", "OUT", "StreamContext", "prepare", "meter_step", "group_step",
+__all__ = ["IN", "OUT", "StreamContext", "source", "meter_step", "group_step",
            "utility_step", "check_streamable"]
 
 #: the rows a stream carries into the meter stage: readings with their pass and gateway;
 #: ``noncompliant``: the household's realised Eq. 6.2 outcome when a simulation knows it
-#: (for precision and recall, never read by the tiers); ``bad``: why a row is not a reading
+#: (for precision and recall, never read by the tiers)
 IN = pa.schema([("pass", pa.string()), ("gateway", pa.int64()), ("household", pa.int64()),
                 ("group", pa.int64()), ("time", pa.int64()), ("kw", pa.float64()),
                 ("energy_kwh", pa.float64()), ("baseline_kw", pa.float64()),
-                ("expected_kw", pa.float64()), ("noncompliant", pa.bool_()),
-                ("bad", pa.string())])
+                ("expected_kw", pa.float64()), ("noncompliant", pa.bool_())])
 #: what every stage emits: ``kind`` says which columns mean what (module doc)
 OUT = pa.schema([("pass", pa.string()), ("kind", pa.string()), ("group", pa.int64()),
                  ("gateway", pa.int64()), ("time", pa.int64()), ("house", pa.int64()),
@@ -84,6 +87,7 @@ class StreamContext:
     chunks: tuple[Chunk, ...]
     thresholds: Thresholds
     passes: tuple[str, ...]  # the monitored passes (others, e.g. adaptive: loads only)
+    packed: bool = False  # rows of a household's interval (stream_clock.FILE_ROWS)
 
     @property
     def sizes(self) -> tuple[int, ...]:
@@ -130,29 +134,61 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- the source
-def prepare(context: StreamContext, name: str | None, frame: pd.DataFrame) -> pd.DataFrame:
-    """Readings (:data:`drsim.pipeline.recorded.ROWS`, with ``pass`` or of pass ``name``) as
-    rows of :data:`IN`: each with its gateway (the chunk of its household) and, for rows that
-    cannot be readings (:func:`drsim.pipeline.recorded.row_problems`), why."""
-    out = frame.copy()
-    if "pass" not in out.columns:
-        out["pass"] = name
-    for column in ("energy_kwh", "noncompliant"):
-        if column not in out.columns:
-            out[column] = None
-    bad = pd.Series([None] * len(out), dtype=object)
-    if len(out):
-        problems = row_problems(pa.Table.from_pandas(out[["household", "group", "time", "kw",
-                                                          "baseline_kw", "expected_kw"]],
-                                                     preserve_index=False), context.scenario)
-        for what, mask in problems.items():
-            bad[mask & bad.isna().to_numpy()] = what
-    out["bad"] = bad.to_numpy()
-    firsts = np.array([c.first for c in context.chunks], dtype=np.int64)
-    house = out["household"].to_numpy(np.int64)
-    gateway = np.searchsorted(firsts, house, side="right") - 1
-    out["gateway"] = np.where(out["bad"].isna(), gateway, -1)
-    return out[IN.names]
+def source(context: StreamContext, folder: Path, schema: pa.Schema,
+           name: str | None = None) -> StreamSource:
+    """The stream's rows: readings in files of ``schema`` (with their pass, or of pass
+    ``name``), each with its gateway, the chunk its household falls in (-1: none)."""
+    edges = (*(c.first for c in context.chunks), context.scenario.households)
+    return StreamSource(folder, schema, tuple(IN.names),
+                        constants=(("pass", name, pa.string()),
+                                   ("energy_kwh", None, pa.float64()),
+                                   ("noncompliant", None, pa.bool_())),
+                        bucket=("gateway", "household", edges))
+
+
+def _unpacked(context: StreamContext, rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows of a household's interval each (lists over the interval's minutes from
+    ``time``: drsim.pipeline.stream_clock.FILE_ROWS) as rows of a minute each."""
+    edges = np.r_[intervals_of(context.plan), DAY]
+    start = rows["time"].to_numpy(np.int64)
+    ends = edges[np.searchsorted(edges, start, side="right").clip(max=len(edges) - 1)]
+    m = np.maximum(ends - start, 1)  # the warm-up's single minute before the program
+    first = np.repeat(np.cumsum(m) - m, m)
+    out = {"pass": np.repeat(rows["pass"].to_numpy(object), m),
+           "gateway": np.repeat(rows["gateway"].to_numpy(np.int64), m),
+           "household": np.repeat(rows["household"].to_numpy(np.int64), m),
+           "group": np.repeat(rows["group"].to_numpy(np.int64), m),
+           "time": np.repeat(start, m) + np.arange(int(m.sum())) - first,
+           "noncompliant": np.repeat(rows["noncompliant"].to_numpy(object), m)}
+    for column in ("kw", "energy_kwh", "baseline_kw", "expected_kw"):
+        lists = rows[column]
+        given = lists.notna().to_numpy()
+        if not given.any():
+            out[column] = np.full(int(m.sum()), np.nan)
+        elif given.all():
+            out[column] = np.concatenate(lists.to_numpy()).astype(np.float64)
+        else:
+            raise ValueError(f"stream rows: column {column!r} is null in some rows of a pass "
+                             "and gateway only")
+    return pd.DataFrame(out)
+
+
+def _bad(context: StreamContext, rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows that are readings, and the count of the others per problem as rows of
+    :data:`OUT` (:func:`drsim.pipeline.recorded.row_problems`; never fatal in a stream)."""
+    columns = ["household", "group", "time", "kw", "energy_kwh", "baseline_kw", "expected_kw"]
+    table = pa.Table.from_pandas(rows[columns], preserve_index=False)
+    bad = np.zeros(len(rows), dtype=bool)
+    what = np.full(len(rows), None, dtype=object)
+    for problem, mask in row_problems(table, context.scenario).items():
+        what[mask & ~bad] = problem
+        bad |= mask
+    if not bad.any():
+        return rows, _concat([])
+    counts = pd.Series(what[bad]).value_counts()
+    return rows[~bad], _rows(**{"pass": rows["pass"].iloc[0], "kind": "bad",
+                                "note": counts.index.to_numpy(object),
+                                "value": counts.to_numpy(np.float64)})
 
 
 # --------------------------------------------------------------------------- meter stage
@@ -183,14 +219,14 @@ def meter_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd
                ) -> tuple[bytes | None, pd.DataFrame]:
     """The meter stage for key (pass, gateway) (module doc)."""
     name, gateway = str(key[0]), int(key[1])
-    if gateway < 0:  # rows that cannot be readings: counted per problem
-        counts = rows["bad"].value_counts()
-        return state, _rows(**{"pass": name, "kind": "bad", "gateway": -1,
-                               "note": counts.index.to_numpy(object),
-                               "value": counts.to_numpy(np.float64)})
+    if context.packed:
+        rows = _unpacked(context, rows)
+    rows, bad = _bad(context, rows)
+    if gateway < 0:  # a household of no gateway: bad (counted above)
+        return state, bad
     plan = context.plan
     s = pickle.loads(state) if state is not None else _new_gateway(context, gateway)
-    chunk, out = s.chunk, []
+    chunk, out = s.chunk, [bad]
     minute = rows["time"].to_numpy(np.int64)
     rows = rows[(minute >= plan.t_start) & (minute < plan.t_end)]  # the program's readings
     late = rows["time"].to_numpy(np.int64) < s.next_minute

@@ -58,13 +58,12 @@ from drsim.pipeline.stages import (
 )
 from drsim.pipeline.stream_clock import FILE_ROWS, Clock, intervals, write_warmup
 from drsim.pipeline.stream_tiers import (
-    IN,
     OUT,
     StreamContext,
     check_streamable,
     group_step,
     meter_step,
-    prepare,
+    source,
     user_event_rows,
     utility_step,
 )
@@ -360,10 +359,10 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     thresholds = Thresholds.of(plan, sizes, replica_counts(meter, len(sizes)))
     passes = Passes(chunks, loads, rows, out, time.perf_counter() - started)
     timings = {"passes_seconds": passes.seconds}
-    context = StreamContext(scenario, plan, tuple(chunks), thresholds, MONITORED)
+    context = StreamContext(scenario, plan, tuple(chunks), thresholds, MONITORED, packed=True)
     collector = Collector(where["alerts"])
-    stream = backend.stream(where["source"], FILE_ROWS, partial(prepare, context, None), IN,
-                            stages(context), collector, where["checkpoint"])
+    stream = backend.stream(source(context, where["source"], FILE_ROWS), stages(context),
+                            collector, where["checkpoint"])
     write_warmup(where["source"], (*MONITORED, "adaptive"), [c.first for c in chunks],
                  [c.group for c in chunks], plan)
     rate = float("inf") if speed is None else float(speed)
@@ -455,11 +454,11 @@ def _report(clock_: Clock | None, collector: Collector, plan: MonitoringPlan, ra
 
 
 # --------------------------------------------------------------------------- monitor --stream
-def monitor_stream(scenario: Scenario, source: Path, backend: Backend, folder: Path, *,
+def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder: Path, *,
                    thresholds: Thresholds | None = None, chunk_size: int | None = None,
                    idle_seconds: float | None = None,
                    view: Callable[[Live], None] | None = None) -> tuple[Run, StreamReport]:
-    """Recorded readings monitored as their files arrive in ``source`` (module doc); ends
+    """Recorded readings monitored as their files arrive in ``folder_in`` (module doc); ends
     when the utility has decided the program's last minute, or after ``idle_seconds``
     without a new file."""
     from drsim.pipeline.monitor import check_monitor
@@ -477,7 +476,7 @@ def monitor_stream(scenario: Scenario, source: Path, backend: Backend, folder: P
     rows_by_chunk = chunk_rows(backend, out["chunks"], len(chunks))
     context = StreamContext(scenario, plan, tuple(chunks), thresholds, (MONITORED_PASS,))
     collector = Collector(where["alerts"])
-    stream = backend.stream(Path(source), ROWS, partial(prepare, context, MONITORED_PASS), IN,
+    stream = backend.stream(source(context, Path(folder_in), ROWS, MONITORED_PASS),
                             stages(context), collector, where["checkpoint"])
     started = time.perf_counter()
     second: SecondEventPlan | None = None

@@ -30,7 +30,7 @@ from drsim.units import DAY, clock
 
 __all__ = ["CHUNK_READINGS", "ROWS", "READINGS_DIR", "ReadingsError", "ReadingsCheck",
            "Grid", "readings_batch", "reading_rows", "check_readings", "read_chunk",
-           "row_problems"]
+           "row_problems", "problems"]
 
 READINGS_DIR = "readings"  # the dataset's name inside a run folder
 #: one exported chunk (a row per chunk: its households × program minutes, row-major)
@@ -167,32 +167,36 @@ def _check_schema(path: str | Path, schema: pa.Schema) -> None:
 
 def row_problems(batch: pa.RecordBatch | pa.Table, scenario: Scenario) -> dict[str, np.ndarray]:
     """Per ``"column: problem"``, the rows of ``batch`` that cannot be readings (but
-    duplicates, which need every row: :func:`check_readings`).
+    duplicates, which need every row: :func:`check_readings`; :func:`problems`)."""
+    loads = {}
+    for name in LOADS:
+        if name not in batch.schema.names or pa.types.is_null(batch.column(name).type):
+            continue
+        values = pc.cast(batch.column(name), pa.float64())
+        loads[name] = (values.fill_null(0.0).to_numpy(zero_copy_only=False),
+                       pc.is_valid(values).to_numpy(zero_copy_only=False))
 
-    A household outside the scenario, a group that is not the household's, a time outside
-    the day, a load that is negative or not finite (null is a lost reading, allowed).
-    """
-    n_households = scenario.households
-    ranges = scenario.group_ranges()
-    ends = np.array([hi for _, hi in ranges], dtype=np.int64)
-    household = batch.column("household").to_numpy(zero_copy_only=False).astype(np.int64)
-    group = batch.column("group").to_numpy(zero_copy_only=False).astype(np.int64)
-    minute = batch.column("time").to_numpy(zero_copy_only=False).astype(np.int64)
-    unknown = (household < 0) | (household >= n_households)
+    def ints(name: str) -> np.ndarray:
+        return batch.column(name).to_numpy(zero_copy_only=False).astype(np.int64)
+
+    return problems(ints("household"), ints("group"), ints("time"), loads, scenario)
+
+
+def problems(household: np.ndarray, group: np.ndarray, minute: np.ndarray,
+             loads: dict[str, tuple[np.ndarray, np.ndarray]], scenario: Scenario
+             ) -> dict[str, np.ndarray]:
+    """Per ``"column: problem"``, the rows that cannot be readings: a household outside the
+    scenario, a group that is not the household's, a time outside the day, a load (values
+    and whether given, by column) that is negative or not finite (a load not given is a
+    lost reading, allowed)."""
+    ends = np.array([hi for _, hi in scenario.group_ranges()], dtype=np.int64)
+    unknown = (household < 0) | (household >= scenario.households)
     own = np.searchsorted(ends, household, side="right")
     out = {"household: not a household of the scenario": unknown,
            "group: not the household's group": ~unknown & (group != own),
            "time: outside the day (0-1439)": (minute < 0) | (minute >= DAY)}
-    for name in LOADS:
-        if name not in batch.schema.names:
-            continue
-        values = batch.column(name)
-        if pa.types.is_null(values.type):
-            continue
-        values = pc.cast(values, pa.float64())
-        given = pc.is_valid(values).to_numpy(zero_copy_only=False)
-        v = values.fill_null(0.0).to_numpy(zero_copy_only=False)
-        out[f"{name}: negative or not finite"] = given & ~(np.isfinite(v) & (v >= 0))
+    for name, (values, given) in loads.items():
+        out[f"{name}: negative or not finite"] = given & ~(np.isfinite(values) & (values >= 0))
     return out
 
 

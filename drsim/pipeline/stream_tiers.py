@@ -39,7 +39,7 @@ import pyarrow as pa
 from drsim.household.render import micro_kw
 from drsim.pipeline.backend import StreamSource
 from drsim.pipeline.passes import Chunk
-from drsim.pipeline.recorded import row_problems
+from drsim.pipeline.recorded import problems
 from drsim.pipeline.stream_clock import intervals as intervals_of
 from drsim.pipeline.tasks import EVENTS, TIERS, UTILITY, group_leader, outcome_counts, utility
 from drsim.scenario import Scenario
@@ -146,49 +146,71 @@ def source(context: StreamContext, folder: Path, schema: pa.Schema,
                         bucket=("gateway", "household", edges))
 
 
-def _unpacked(context: StreamContext, rows: pd.DataFrame) -> pd.DataFrame:
-    """Rows of a household's interval each (lists over the interval's minutes from
-    ``time``: drsim.pipeline.stream_clock.FILE_ROWS) as rows of a minute each."""
+READING = ("household", "group", "time", "kw", "energy_kwh", "baseline_kw", "expected_kw",
+           "noncompliant")  # a meter stage's columns, as arrays (noncompliant: 1, 0, NaN)
+LOAD_COLUMNS = ("kw", "energy_kwh", "baseline_kw", "expected_kw")
+Columns = dict[str, np.ndarray]
+
+
+def _floats(values: np.ndarray) -> np.ndarray:
+    """An object or number column as float64, None and NaN as NaN."""
+    return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(np.float64)
+
+
+def _columns(context: StreamContext, rows: pd.DataFrame) -> Columns:
+    """A stage's rows as arrays, one per :data:`READING` column, a minute a row; rows of a
+    household's interval each (lists over the interval's minutes from ``time``,
+    drsim.pipeline.stream_clock.FILE_ROWS) are spread over their minutes."""
+    noncompliant = _floats(rows["noncompliant"].to_numpy(object))
+    ints = {c: rows[c].to_numpy(np.int64) for c in ("household", "group", "time")}
+    if not context.packed:
+        return {**ints, **{c: _floats(rows[c].to_numpy()) for c in LOAD_COLUMNS},
+                "noncompliant": noncompliant}
     edges = np.r_[intervals_of(context.plan), DAY]
-    start = rows["time"].to_numpy(np.int64)
+    start = ints["time"]
     ends = edges[np.searchsorted(edges, start, side="right").clip(max=len(edges) - 1)]
     m = np.maximum(ends - start, 1)  # the warm-up's single minute before the program
     first = np.repeat(np.cumsum(m) - m, m)
-    out = {"pass": np.repeat(rows["pass"].to_numpy(object), m),
-           "gateway": np.repeat(rows["gateway"].to_numpy(np.int64), m),
-           "household": np.repeat(rows["household"].to_numpy(np.int64), m),
-           "group": np.repeat(rows["group"].to_numpy(np.int64), m),
+    out = {"household": np.repeat(ints["household"], m), "group": np.repeat(ints["group"], m),
            "time": np.repeat(start, m) + np.arange(int(m.sum())) - first,
-           "noncompliant": np.repeat(rows["noncompliant"].to_numpy(object), m)}
-    for column in ("kw", "energy_kwh", "baseline_kw", "expected_kw"):
-        lists = rows[column]
-        given = lists.notna().to_numpy()
+           "noncompliant": np.repeat(noncompliant, m)}
+    for column in LOAD_COLUMNS:
+        lists = rows[column].to_numpy(object)
+        given = ~pd.isna(lists)
         if not given.any():
             out[column] = np.full(int(m.sum()), np.nan)
         elif given.all():
-            out[column] = np.concatenate(lists.to_numpy()).astype(np.float64)
+            out[column] = np.concatenate(lists).astype(np.float64)
         else:
             raise ValueError(f"stream rows: column {column!r} is null in some rows of a pass "
                              "and gateway only")
-    return pd.DataFrame(out)
+    return out
 
 
-def _bad(context: StreamContext, rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _take(columns: Columns, rows: np.ndarray) -> Columns:
+    """The rows ``rows`` (a mask or indices) of every column."""
+    return {c: v[rows] for c, v in columns.items()}
+
+
+def _bad(name: str, columns: Columns, scenario: Scenario) -> tuple[Columns, pd.DataFrame]:
     """The rows that are readings, and the count of the others per problem as rows of
-    :data:`OUT` (:func:`drsim.pipeline.recorded.row_problems`; never fatal in a stream)."""
-    columns = ["household", "group", "time", "kw", "energy_kwh", "baseline_kw", "expected_kw"]
-    table = pa.Table.from_pandas(rows[columns], preserve_index=False)
-    bad = np.zeros(len(rows), dtype=bool)
-    what = np.full(len(rows), None, dtype=object)
-    for problem, mask in row_problems(table, context.scenario).items():
+    :data:`OUT` (:func:`drsim.pipeline.recorded.problems`; NaN is a load not given, and
+    nothing is fatal in a stream)."""
+    loads = {c: (np.nan_to_num(columns[c], nan=0.0, posinf=np.inf, neginf=-np.inf),
+                 ~np.isnan(columns[c])) for c in LOAD_COLUMNS}
+    found = problems(columns["household"], columns["group"], columns["time"], loads, scenario)
+    n = len(columns["time"])
+    bad = np.zeros(n, dtype=bool)
+    what = np.full(n, None, dtype=object)
+    for problem, mask in found.items():
         what[mask & ~bad] = problem
         bad |= mask
     if not bad.any():
-        return rows, _concat([])
+        return columns, _concat([])
     counts = pd.Series(what[bad]).value_counts()
-    return rows[~bad], _rows(**{"pass": rows["pass"].iloc[0], "kind": "bad",
-                                "note": counts.index.to_numpy(object),
-                                "value": counts.to_numpy(np.float64)})
+    return _take(columns, ~bad), _rows(**{"pass": name, "kind": "bad",
+                                          "note": counts.index.to_numpy(object),
+                                          "value": counts.to_numpy(np.float64)})
 
 
 # --------------------------------------------------------------------------- meter stage
@@ -205,7 +227,7 @@ class GatewayState:
     acc: list[np.ndarray] = field(default_factory=list)  # accLoad per decided test [kWh]
     lam: list[np.ndarray] = field(default_factory=list)  # λ per decided test [kWh]
     noncompliant: np.ndarray | None = None
-    pending: pd.DataFrame | None = None  # rows of the latest minute, not final yet
+    pending: Columns | None = None  # rows of the latest minute, not final yet
 
 
 def _new_gateway(context: StreamContext, gateway: int) -> GatewayState:
@@ -219,47 +241,44 @@ def meter_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd
                ) -> tuple[bytes | None, pd.DataFrame]:
     """The meter stage for key (pass, gateway) (module doc)."""
     name, gateway = str(key[0]), int(key[1])
-    if context.packed:
-        rows = _unpacked(context, rows)
-    rows, bad = _bad(context, rows)
+    columns, bad = _bad(name, _columns(context, rows), context.scenario)
     if gateway < 0:  # a household of no gateway: bad (counted above)
         return state, bad
     plan = context.plan
     s = pickle.loads(state) if state is not None else _new_gateway(context, gateway)
     chunk, out = s.chunk, [bad]
-    minute = rows["time"].to_numpy(np.int64)
-    rows = rows[(minute >= plan.t_start) & (minute < plan.t_end)]  # the program's readings
-    late = rows["time"].to_numpy(np.int64) < s.next_minute
+    minute = columns["time"]
+    columns = _take(columns, (minute >= plan.t_start) & (minute < plan.t_end))  # the program
+    late = columns["time"] < s.next_minute
     if late.any():
         out.append(_rows(**{"pass": name, "kind": "late", "group": chunk.group,
-                            "gateway": gateway, "time": int(rows["time"].max()),
+                            "gateway": gateway, "time": int(columns["time"].max()),
                             "value": float(late.sum())}))
-    rows = rows[~late]
+        columns = _take(columns, ~late)
     if s.pending is not None:
-        rows = pd.concat([s.pending, rows], ignore_index=True)
-    if not len(rows):
+        columns = {c: np.concatenate([s.pending[c], v]) for c, v in columns.items()}
+    if not len(columns["time"]):
         return pickle.dumps(s), _concat(out)
-    key_of = rows["household"].to_numpy(np.int64) * 1440 + rows["time"].to_numpy(np.int64)
-    _, first = np.unique(key_of, return_index=True)
-    if len(first) < len(rows):
+    _, first = np.unique(columns["household"] * DAY + columns["time"], return_index=True)
+    if len(first) < len(columns["time"]):
         out.append(_rows(**{"pass": name, "kind": "bad", "gateway": gateway,
                             "note": "household, time: duplicate reading",
-                            "value": float(len(rows) - len(first))}))
-        rows = rows.iloc[np.sort(first)]
-    newest = int(rows["time"].max())
+                            "value": float(len(columns["time"]) - len(first))}))
+        columns = _take(columns, np.sort(first))
+    newest = int(columns["time"].max())
     final_to = newest + 1 if newest == plan.t_end - 1 else newest  # minutes before it final
-    s.pending = rows[rows["time"] >= final_to].reset_index(drop=True) \
-        if final_to <= newest else None
-    if s.noncompliant is None and rows["noncompliant"].notna().any():
+    s.pending = _take(columns, columns["time"] >= final_to) if final_to <= newest else None
+    known = ~np.isnan(columns["noncompliant"])
+    if s.noncompliant is None and known.any():
         s.noncompliant = np.zeros(chunk.count, dtype=bool)
-        known = rows[rows["noncompliant"].notna()]
-        s.noncompliant[known["household"].to_numpy(np.int64) - chunk.first] = \
-            known["noncompliant"].to_numpy(bool)
-    out.append(_final_minutes(context, name, s, rows[rows["time"] < final_to], final_to))
+        s.noncompliant[columns["household"][known] - chunk.first] = \
+            columns["noncompliant"][known] > 0
+    out.append(_final_minutes(context, name, s, _take(columns, columns["time"] < final_to),
+                              final_to))
     return pickle.dumps(s), _concat(out)
 
 
-def _final_minutes(context: StreamContext, name: str, s: GatewayState, rows: pd.DataFrame,
+def _final_minutes(context: StreamContext, name: str, s: GatewayState, columns: Columns,
                    final_to: int) -> pd.DataFrame:
     """Take minutes ``s.next_minute .. final_to - 1`` as final: the loads, and the tests
     among them (module doc)."""
@@ -269,10 +288,10 @@ def _final_minutes(context: StreamContext, name: str, s: GatewayState, rows: pd.
         return _concat([])
     n, m = chunk.count, len(minutes)
     grid = np.full((4, n, m), np.nan)  # P, register, B̂, P̂
-    row = rows["household"].to_numpy(np.int64) - chunk.first
-    col = rows["time"].to_numpy(np.int64) - s.next_minute
-    for i, column in enumerate(("kw", "energy_kwh", "baseline_kw", "expected_kw")):
-        grid[i, row, col] = pd.to_numeric(rows[column], errors="coerce").to_numpy(np.float64)
+    row = columns["household"] - chunk.first
+    col = columns["time"] - s.next_minute
+    for i, column in enumerate(LOAD_COLUMNS):
+        grid[i, row, col] = columns[column]
     register = bool(np.isfinite(grid[1]).any())
     tests = set(plan.test_times.tolist())
     loads = np.zeros((3, m), dtype=np.int64)

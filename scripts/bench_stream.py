@@ -28,6 +28,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("scenario")
     parser.add_argument("--speed", type=float, required=True)
+    parser.add_argument("--batches", action="store_true",
+                        help="also print each micro-batch's times (Spark's progress)")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="drsim-bench-stream-"))
     backend = SparkBackend()
@@ -50,6 +52,13 @@ def main() -> None:
         print(f"{len(batches)} micro-batches with rows: {int(np.median(rows)):,} rows and "
               f"{np.median(seconds):.2f} s (median), longest {seconds.max():.2f} s; a test "
               f"interval is {report['interval_seconds']:.2f} s at {args.speed:g}x")
+        if args.batches:
+            for p in batches:
+                ops = [o.get("allUpdatesTimeMs") for o in p.get("stateOperators", [])]
+                print(f"batch {p['batchId']}: {p['numInputRows']:,} rows, "
+                      f"{p['durationMs']['triggerExecution']} ms (addBatch "
+                      f"{p['durationMs'].get('addBatch')}, getBatch "
+                      f"{p['durationMs'].get('getBatch')}); stages' updates {ops} ms")
         print(f"prediction {result.summary['prediction']['utility_noncompliance_time']}, "
               f"second event {result.summary['second_event']}")
     finally:

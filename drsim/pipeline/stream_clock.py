@@ -22,25 +22,35 @@ import pyarrow.parquet as pq
 
 from drsim.utility.monitoring import MonitoringPlan
 
-__all__ = ["FILE_ROWS", "intervals", "write_intervals", "write_warmup", "Clock"]
+__all__ = ["SERIES", "file_rows", "width", "intervals", "write_intervals", "write_warmup",
+           "Clock"]
 
-#: a stream file's rows: one per household and interval, its readings (the columns of
-#: drsim.pipeline.recorded.ROWS) as lists over the interval's minutes from ``time``, with
-#: the pass and, from a simulation, the household's realised Eq. 6.2 outcome (evaluation
-#: only); a household's interval data in one row, as meters send blocks of interval data
-FILE_ROWS = pa.schema([("household", pa.int64()), ("group", pa.int64()), ("time", pa.int64()),
-                       ("kw", pa.list_(pa.float64())), ("energy_kwh", pa.list_(pa.float64())),
-                       ("baseline_kw", pa.list_(pa.float64())),
-                       ("expected_kw", pa.list_(pa.float64())),
-                       ("pass", pa.string()), ("noncompliant", pa.bool_())])
+#: the readings a simulated run's stream carries: P (the tests accumulate it into accLoad
+#: exactly as the batch run does) and P̂ (for λ); the register and B̂ add nothing there
+SERIES = ("kw", "expected_kw")
 
 
-def _lists(values: np.ndarray | None, n: int, m: int) -> pa.Array:
-    """(n, m) values as n lists of m (null lists for None)."""
-    if values is None:
-        return pa.nulls(n, pa.list_(pa.float64()))
-    offsets = pa.array(np.arange(0, n * m + 1, m, dtype=np.int32))
-    return pa.ListArray.from_arrays(offsets, pa.array(np.ascontiguousarray(values).ravel()))
+def file_rows(width: int) -> pa.Schema:
+    """A stream file's rows: one per household and interval, its readings of each of
+    :data:`SERIES` in ``width`` columns (``kw_0``, ``kw_1``, ...: the interval's minutes
+    from ``time``, NaN past its end), the pass and, from a simulation, the household's
+    realised Eq. 6.2 outcome (evaluation only): a household's interval data in one row, as
+    meters send blocks of interval data."""
+    return pa.schema([("household", pa.int64()), ("group", pa.int64()), ("time", pa.int64()),
+                      ("pass", pa.string()), ("noncompliant", pa.bool_()),
+                      *((f"{c}_{j}", pa.float64()) for c in SERIES for j in range(width))])
+
+
+def width(plan: MonitoringPlan) -> int:
+    """The longest interval [minutes]: the columns per series of a stream file."""
+    return int(np.diff(intervals(plan)).max())
+
+
+def _flat(values: np.ndarray, name: str, size: int) -> dict[str, np.ndarray]:
+    """(households, m) values as ``size`` columns ``name_j`` (NaN past m)."""
+    n, m = values.shape
+    return {f"{name}_{j}": values[:, j] if j < m else np.full(n, np.nan)
+            for j in range(size)}
 
 
 def intervals(plan: MonitoringPlan) -> np.ndarray:
@@ -63,9 +73,9 @@ def write_intervals(staging: Path, name: str, chunk: int, first: int, group: int
     """Write one chunk's readings of pass ``name`` as one file per interval, from the
     interval holding minute ``start`` on (default: all): ``staging/<j>/<name>-<chunk>.parquet``.
 
-    ``columns``: ``kw``, ``energy_kwh``, ``baseline_kw``, ``expected_kw``, each (households,
-    program minutes), or None (null)."""
-    edges = intervals(plan)
+    ``columns``: each of :data:`SERIES`, (households, program minutes)."""
+    edges, size = intervals(plan), width(plan)
+    schema = file_rows(size)
     n = len(columns["kw"])
     for j in range(len(edges) - 1):
         lo, hi = int(edges[j]), int(edges[j + 1])
@@ -75,11 +85,11 @@ def write_intervals(staging: Path, name: str, chunk: int, first: int, group: int
         table = pa.table({
             "household": np.arange(first, first + n, dtype=np.int64),
             "group": np.full(n, group, dtype=np.int64), "time": np.full(n, lo, np.int64),
-            **{c: _lists(None if v is None else v[:, cut], n, hi - lo)
-               for c, v in columns.items()},
             "pass": pa.array([name] * n, pa.string()),
             "noncompliant": pa.array(noncompliant, pa.bool_()) if noncompliant is not None
-            else pa.nulls(n, pa.bool_())}, schema=FILE_ROWS)
+            else pa.nulls(n, pa.bool_()),
+            **{k: v for c in SERIES for k, v in _flat(columns[c][:, cut], c, size).items()}},
+            schema=schema)
         folder = staging / f"{j:04d}"
         folder.mkdir(parents=True, exist_ok=True)
         hidden = folder / f".{name}-{chunk:05d}.parquet"
@@ -92,15 +102,15 @@ def write_warmup(source: Path, names: tuple[str, ...], firsts: list[int], group_
     """A file the stream reads before the program: one reading per pass and chunk at the
     minute before ``t_start``, which the tiers ignore; it starts the stream's workers and
     states during the notice, not in the program's first interval."""
-    n = len(firsts) * len(names)
+    n, size = len(firsts) * len(names), width(plan)
     table = pa.table({
         "household": np.tile(np.asarray(firsts, np.int64), len(names)),
         "group": np.tile(np.asarray(group_of, np.int64), len(names)),
         "time": np.full(n, plan.t_start - 1, np.int64),
-        **{c: _lists(np.zeros((n, 1)), n, 1) for c in ("kw", "energy_kwh", "baseline_kw",
-                                                        "expected_kw")},
         "pass": pa.array(np.repeat(names, len(firsts)).tolist(), pa.string()),
-        "noncompliant": pa.nulls(n, pa.bool_())}, schema=FILE_ROWS)
+        "noncompliant": pa.nulls(n, pa.bool_()),
+        **{k: v for c in SERIES for k, v in _flat(np.zeros((n, 1)), c, size).items()}},
+        schema=file_rows(size))
     hidden = source / ".warmup.parquet"
     pq.write_table(table, hidden)
     os.replace(hidden, source / "warmup.parquet")

@@ -40,6 +40,7 @@ from drsim.household.render import micro_kw
 from drsim.pipeline.backend import StreamSource
 from drsim.pipeline.passes import Chunk
 from drsim.pipeline.recorded import problems
+from drsim.pipeline.stream_clock import SERIES, width
 from drsim.pipeline.stream_clock import intervals as intervals_of
 from drsim.pipeline.tasks import EVENTS, TIERS, UTILITY, group_leader, outcome_counts, utility
 from drsim.scenario import Scenario
@@ -87,7 +88,7 @@ class StreamContext:
     chunks: tuple[Chunk, ...]
     thresholds: Thresholds
     passes: tuple[str, ...]  # the monitored passes (others, e.g. adaptive: loads only)
-    packed: bool = False  # rows of a household's interval (stream_clock.FILE_ROWS)
+    packed: bool = False  # rows of a household's interval (drsim.pipeline.stream_clock)
 
     @property
     def sizes(self) -> tuple[int, ...]:
@@ -139,7 +140,10 @@ def source(context: StreamContext, folder: Path, schema: pa.Schema,
     """The stream's rows: readings in files of ``schema`` (with their pass, or of pass
     ``name``), each with its gateway, the chunk its household falls in (-1: none)."""
     edges = (*(c.first for c in context.chunks), context.scenario.households)
-    return StreamSource(folder, schema, tuple(IN.names),
+    columns = IN.names if not context.packed else \
+        ["pass", "gateway", "household", "group", "time", "noncompliant",
+         *(f"{c}_{j}" for c in SERIES for j in range(width(context.plan)))]
+    return StreamSource(folder, schema, tuple(columns),
                         constants=(("pass", name, pa.string()),
                                    ("energy_kwh", None, pa.float64()),
                                    ("noncompliant", None, pa.bool_())),
@@ -159,8 +163,8 @@ def _floats(values: np.ndarray) -> np.ndarray:
 
 def _columns(context: StreamContext, rows: pd.DataFrame) -> Columns:
     """A stage's rows as arrays, one per :data:`READING` column, a minute a row; rows of a
-    household's interval each (lists over the interval's minutes from ``time``,
-    drsim.pipeline.stream_clock.FILE_ROWS) are spread over their minutes."""
+    household's interval each (columns ``kw_0``, ``kw_1``, ...: the interval's minutes from
+    ``time``, drsim.pipeline.stream_clock) are spread over their minutes."""
     noncompliant = _floats(rows["noncompliant"].to_numpy(object))
     ints = {c: rows[c].to_numpy(np.int64) for c in ("household", "group", "time")}
     if not context.packed:
@@ -170,20 +174,15 @@ def _columns(context: StreamContext, rows: pd.DataFrame) -> Columns:
     start = ints["time"]
     ends = edges[np.searchsorted(edges, start, side="right").clip(max=len(edges) - 1)]
     m = np.maximum(ends - start, 1)  # the warm-up's single minute before the program
-    first = np.repeat(np.cumsum(m) - m, m)
+    size = width(context.plan)
+    inside = np.arange(size)[None, :] < m[:, None]  # (rows, size): the interval's minutes
     out = {"household": np.repeat(ints["household"], m), "group": np.repeat(ints["group"], m),
-           "time": np.repeat(start, m) + np.arange(int(m.sum())) - first,
+           "time": (start[:, None] + np.arange(size)[None, :])[inside],
            "noncompliant": np.repeat(noncompliant, m)}
     for column in LOAD_COLUMNS:
-        lists = rows[column].to_numpy(object)
-        given = ~pd.isna(lists)
-        if not given.any():
-            out[column] = np.full(int(m.sum()), np.nan)
-        elif given.all():
-            out[column] = np.concatenate(lists).astype(np.float64)
-        else:
-            raise ValueError(f"stream rows: column {column!r} is null in some rows of a pass "
-                             "and gateway only")
+        names = [f"{column}_{j}" for j in range(size)]
+        out[column] = rows[names].to_numpy(np.float64)[inside] \
+            if names[0] in rows.columns else np.full(int(m.sum()), np.nan)
     return out
 
 
@@ -297,7 +296,7 @@ def _final_minutes(context: StreamContext, name: str, s: GatewayState, columns: 
     loads = np.zeros((3, m), dtype=np.int64)
     decided = []
     for j, minute in enumerate(minutes.tolist()):  # a few minutes a batch, vectorised
-        if minute in tests:
+        if minute in tests and name in context.passes:
             s.acc.append(grid[1, :, j].copy() if register else s.kw_cum / 60.0)
             s.lam.append(s.expected_cum / 60.0)
             decided.append(minute)

@@ -56,7 +56,7 @@ from drsim.pipeline.stages import (
     second_event_stage,
     this_run,
 )
-from drsim.pipeline.stream_clock import FILE_ROWS, Clock, intervals, write_warmup
+from drsim.pipeline.stream_clock import Clock, file_rows, intervals, width, write_warmup
 from drsim.pipeline.stream_tiers import (
     OUT,
     StreamContext,
@@ -361,8 +361,8 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     timings = {"passes_seconds": passes.seconds}
     context = StreamContext(scenario, plan, tuple(chunks), thresholds, MONITORED, packed=True)
     collector = Collector(where["alerts"])
-    stream = backend.stream(source(context, where["source"], FILE_ROWS), stages(context),
-                            collector, where["checkpoint"])
+    stream = backend.stream(source(context, where["source"], file_rows(width(plan))),
+                            stages(context), collector, where["checkpoint"])
     write_warmup(where["source"], (*MONITORED, "adaptive"), [c.first for c in chunks],
                  [c.group for c in chunks], plan)
     rate = float("inf") if speed is None else float(speed)

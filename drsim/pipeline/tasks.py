@@ -145,14 +145,11 @@ def stream_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: MonitoringP
         plan, pop, result.simulator, chunk.group, result.estimate_exact, replicas,
         result.before_notice)
     goal = (est["baseline"] - est["expected"]).sum(axis=1) / 60.0
-    minutes = np.arange(plan.t_start, plan.t_end)
     for name in MONITORED:
         kw = result.window_kw[name]
         reduction = (result.window_kw["baseline"] - kw).sum(axis=1) / 60.0
         write_intervals(Path(staging), name, chunk.index, chunk.first, chunk.group, plan,
-                        {"kw": kw, "energy_kwh": accumulated_kwh(kw, plan.t_start, minutes),
-                         "baseline_kw": est["baseline"], "expected_kw": est["expected"]},
-                        reduction < goal)
+                        {"kw": kw, "expected_kw": est["expected"]}, reduction < goal)
     sums = ParticipantSums.of(pop.follow_through, pop.observed_follow_through,
                               household_mappings(scenario, pop.ids))
     meter = {**dict.fromkeys(METER.names), "chunk": chunk.index, "group": chunk.group,
@@ -222,8 +219,8 @@ def adaptive_task(scenario: Scenario, chunks: tuple[Chunk, ...], second: SecondE
     if staging is not None:
         kw = result.window_kw["adaptive"]
         write_intervals(Path(staging), "adaptive", chunk.index, chunk.first, chunk.group,
-                        MonitoringPlan.of(scenario), {"kw": kw, "energy_kwh": None,
-                                                      "baseline_kw": None, "expected_kw": None},
+                        MonitoringPlan.of(scenario),
+                        {"kw": kw, "expected_kw": np.full(kw.shape, np.nan)},
                         start=second.announced)
     return {"loads": loads_batch(scenario, result),
             "chunks": chunk_batch(result, time.perf_counter() - started, sums, won,

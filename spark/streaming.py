@@ -70,6 +70,9 @@ class SparkStream:
                  stages: Sequence[StreamStage], sink: Callable[[pa.Table, int], None],
                  checkpoint: Path, partitions: int):
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
+        # commit a changelog of the micro-batch's writes, not a snapshot of the store
+        spark.conf.set("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled",
+                       "true")
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
         frame = spark.readStream.schema(from_arrow_schema(source.schema)).parquet(
             str(source.folder))

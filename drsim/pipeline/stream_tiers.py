@@ -115,22 +115,22 @@ def _rows(**columns) -> pd.DataFrame:
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """Rows of :data:`OUT`, one frame; a column that is not all numbers holds Python
-    values and None (so that any backend converts it to its Arrow type)."""
+    """Rows of :data:`OUT`, one frame, in types any backend converts to the Arrow types
+    at once: numbers as int64 or float64 (a missing integer as NaN), text and lists as
+    Python objects with None."""
     frames = [f for f in frames if len(f)]
     if not frames:
         return pd.DataFrame({f.name: pd.Series(dtype=object) for f in OUT})
     out = pd.concat(frames, ignore_index=True)[OUT.names]
     for f in OUT:
         column = out[f.name]
-        numeric = pa.types.is_integer(f.type) or pa.types.is_floating(f.type)
-        if numeric and column.notna().all() and column.dtype != object:
-            continue
-        values = column.astype(object).to_numpy().copy()
-        values[pd.isna(column).to_numpy()] = None
-        if pa.types.is_integer(f.type):
-            values = np.array([None if v is None else int(v) for v in values], dtype=object)
-        out[f.name] = values
+        if pa.types.is_integer(f.type) or pa.types.is_floating(f.type):
+            if column.dtype == object or not pd.api.types.is_numeric_dtype(column):
+                out[f.name] = pd.to_numeric(column, errors="coerce").astype(np.float64)
+        else:
+            values = column.to_numpy(dtype=object, copy=True)
+            values[pd.isna(column).to_numpy()] = None
+            out[f.name] = values
     return out
 
 
@@ -254,8 +254,9 @@ def meter_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd
                             "gateway": gateway, "time": int(columns["time"].max()),
                             "value": float(late.sum())}))
         columns = _take(columns, ~late)
-    if s.pending is not None:
-        columns = {c: np.concatenate([s.pending[c], v]) for c, v in columns.items()}
+    if s.pending is not None:  # (its columns that held no value were left out)
+        columns = {c: np.concatenate([s.pending.get(c, np.full(len(s.pending["time"]), np.nan)),
+                                      v]) for c, v in columns.items()}
     if not len(columns["time"]):
         return pickle.dumps(s), _concat(out)
     _, first = np.unique(columns["household"] * DAY + columns["time"], return_index=True)
@@ -266,7 +267,9 @@ def meter_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd
         columns = _take(columns, np.sort(first))
     newest = int(columns["time"].max())
     final_to = newest + 1 if newest == plan.t_end - 1 else newest  # minutes before it final
-    s.pending = _take(columns, columns["time"] >= final_to) if final_to <= newest else None
+    s.pending = None if final_to > newest else \
+        _take({c: v for c, v in columns.items() if c == "time" or c == "household"
+               or not np.isnan(v).all()}, columns["time"] >= final_to)
     known = ~np.isnan(columns["noncompliant"])
     if s.noncompliant is None and known.any():
         s.noncompliant = np.zeros(chunk.count, dtype=bool)

@@ -282,8 +282,9 @@ class Grid:
     """One chunk's readings as (households, program minutes) arrays.
 
     ``kw`` and ``energy_kwh`` are NaN where no reading arrived; B̂ and P̂ are carried
-    forward from a household's previous minute (then back from its next) where its row is
-    missing; ``lost`` marks the missing readings.
+    forward from a household's previous minute (0 before its first) where its row is
+    missing, as the stream's meter stage does (drsim.pipeline.stream_tiers); ``lost``
+    marks the missing readings.
     """
 
     kw: np.ndarray
@@ -298,17 +299,15 @@ class Grid:
     @property
     def filled_kw(self) -> np.ndarray:
         """P with each lost minute's load carried from the household's previous reading
-        (then back from its next): what the tiers' sums use where nothing arrived."""
+        (0 before its first): what the tiers' sums use where nothing arrived."""
         return _filled(self.kw)
 
 
 def _filled(values: np.ndarray) -> np.ndarray:
-    """Each row's NaN carried forward from its previous value, then back from its next (0
-    for a row without any)."""
+    """Each row's NaN carried forward from its previous value (0 before its first)."""
     if not np.isnan(values).any():
         return values
-    frame = pd.DataFrame(values.T)
-    return frame.ffill().bfill().fillna(0.0).to_numpy().T.copy()
+    return pd.DataFrame(values.T).ffill().fillna(0.0).to_numpy().T.copy()
 
 
 def read_chunk(path: str | Path, first: int, count: int, t_start: int, t_end: int,

@@ -15,6 +15,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -22,23 +23,27 @@ import pyarrow.parquet as pq
 
 from drsim.utility.monitoring import MonitoringPlan
 
-__all__ = ["SERIES", "file_rows", "width", "intervals", "write_intervals", "write_warmup",
+__all__ = ["PASSES", "file_rows", "width", "intervals", "write_intervals", "write_warmup",
            "Clock"]
 
-#: the readings a simulated run's stream carries: P (the tests accumulate it into accLoad
-#: exactly as the batch run does) and P̂ (for λ); the register and B̂ add nothing there
-SERIES = ("kw", "expected_kw")
+#: the passes a simulated run's stream carries (the adaptive pass from its announcement)
+PASSES = ("expected", "traditional", "adaptive")
 
 
 def file_rows(width: int) -> pa.Schema:
-    """A stream file's rows: one per household and interval, its readings of each of
-    :data:`SERIES` in ``width`` columns (``kw_0``, ``kw_1``, ...: the interval's minutes
-    from ``time``, NaN past its end), the pass and, from a simulation, the household's
-    realised Eq. 6.2 outcome (evaluation only): a household's interval data in one row, as
-    meters send blocks of interval data."""
+    """A stream file's rows: one per household and interval, its readings in ``width``
+    columns per series (the interval's minutes from ``time``, NaN past its end): the
+    utility's P̂ (``phat_kw_0``, ...: λ accumulates it) and each pass's P
+    (``traditional_kw_0``, ...: the tests accumulate it into accLoad exactly as the batch
+    run does), null for a pass the file does not hold, with the pass's realised Eq. 6.2
+    outcome per household (``traditional_noncompliant``: evaluation only). A household's
+    interval data in one row, as meters send blocks of interval data; the register and B̂
+    add nothing in a simulated run."""
     return pa.schema([("household", pa.int64()), ("group", pa.int64()), ("time", pa.int64()),
-                      ("pass", pa.string()), ("noncompliant", pa.bool_()),
-                      *((f"{c}_{j}", pa.float64()) for c in SERIES for j in range(width))])
+                      *((f"phat_kw_{j}", pa.float64()) for j in range(width)),
+                      *(f for p in PASSES for f in (
+                          *((f"{p}_kw_{j}", pa.float64()) for j in range(width)),
+                          (f"{p}_noncompliant", pa.bool_())))])
 
 
 def width(plan: MonitoringPlan) -> int:
@@ -46,9 +51,9 @@ def width(plan: MonitoringPlan) -> int:
     return int(np.diff(intervals(plan)).max())
 
 
-def _flat(values: np.ndarray, name: str, size: int) -> dict[str, np.ndarray]:
-    """(households, m) values as ``size`` columns ``name_j`` (NaN past m)."""
-    n, m = values.shape
+def _flat(values: np.ndarray | None, name: str, size: int, n: int) -> dict[str, np.ndarray]:
+    """(households, m) values as ``size`` columns ``name_j`` (NaN past m; None: all NaN)."""
+    m = 0 if values is None else values.shape[1]
     return {f"{name}_{j}": values[:, j] if j < m else np.full(n, np.nan)
             for j in range(size)}
 
@@ -67,49 +72,54 @@ def intervals(plan: MonitoringPlan) -> np.ndarray:
     return np.unique(np.r_[before, plan.test_times, plan.t_end])
 
 
-def write_intervals(staging: Path, name: str, chunk: int, first: int, group: int,
-                    plan: MonitoringPlan, columns: dict[str, np.ndarray],
-                    noncompliant: np.ndarray | None = None, start: int | None = None) -> None:
-    """Write one chunk's readings of pass ``name`` as one file per interval, from the
-    interval holding minute ``start`` on (default: all): ``staging/<j>/<name>-<chunk>.parquet``.
+def write_intervals(staging: Path, tag: str, chunk: int, first: int, group: int,
+                    plan: MonitoringPlan, kw: dict[str, np.ndarray],
+                    expected_kw: np.ndarray | None = None,
+                    noncompliant: dict[str, np.ndarray] | None = None,
+                    start: int | None = None) -> None:
+    """Write one chunk's readings as one file per interval, from the interval holding
+    minute ``start`` on (default: all): ``staging/<j>/<tag>-<chunk>.parquet``.
 
-    ``columns``: each of :data:`SERIES`, (households, program minutes)."""
+    ``kw``: pass -> P, ``expected_kw``: P̂, each (households, program minutes);
+    ``noncompliant``: pass -> each household's realised Eq. 6.2 outcome."""
     edges, size = intervals(plan), width(plan)
     schema = file_rows(size)
-    n = len(columns["kw"])
+    n = len(next(iter(kw.values())))
     for j in range(len(edges) - 1):
         lo, hi = int(edges[j]), int(edges[j + 1])
         if start is not None and hi <= start:
             continue
         cut = slice(lo - plan.t_start, hi - plan.t_start)
-        table = pa.table({
+        columns: dict[str, Any] = {
             "household": np.arange(first, first + n, dtype=np.int64),
             "group": np.full(n, group, dtype=np.int64), "time": np.full(n, lo, np.int64),
-            "pass": pa.array([name] * n, pa.string()),
-            "noncompliant": pa.array(noncompliant, pa.bool_()) if noncompliant is not None
-            else pa.nulls(n, pa.bool_()),
-            **{k: v for c in SERIES for k, v in _flat(columns[c][:, cut], c, size).items()}},
-            schema=schema)
+            **_flat(None if expected_kw is None else expected_kw[:, cut], "phat_kw", size, n)}
+        for name in PASSES:
+            columns.update(_flat(kw[name][:, cut] if name in kw else None, f"{name}_kw",
+                                 size, n))
+            given = (noncompliant or {}).get(name)
+            columns[f"{name}_noncompliant"] = pa.nulls(n, pa.bool_()) if given is None \
+                else pa.array(given, pa.bool_())
         folder = staging / f"{j:04d}"
         folder.mkdir(parents=True, exist_ok=True)
-        hidden = folder / f".{name}-{chunk:05d}.parquet"
-        pq.write_table(table, hidden)
-        os.replace(hidden, folder / f"{name}-{chunk:05d}.parquet")
+        hidden = folder / f".{tag}-{chunk:05d}.parquet"
+        pq.write_table(pa.table(columns, schema=schema), hidden)
+        os.replace(hidden, folder / f"{tag}-{chunk:05d}.parquet")
 
 
-def write_warmup(source: Path, names: tuple[str, ...], firsts: list[int], group_of: list[int],
+def write_warmup(source: Path, firsts: list[int], group_of: list[int],
                  plan: MonitoringPlan) -> None:
     """A file the stream reads before the program: one reading per pass and chunk at the
     minute before ``t_start``, which the tiers ignore; it starts the stream's workers and
     states during the notice, not in the program's first interval."""
-    n, size = len(firsts) * len(names), width(plan)
+    n, size = len(firsts), width(plan)
+    zeros = np.zeros((n, 1))
     table = pa.table({
-        "household": np.tile(np.asarray(firsts, np.int64), len(names)),
-        "group": np.tile(np.asarray(group_of, np.int64), len(names)),
+        "household": np.asarray(firsts, np.int64), "group": np.asarray(group_of, np.int64),
         "time": np.full(n, plan.t_start - 1, np.int64),
-        "pass": pa.array(np.repeat(names, len(firsts)).tolist(), pa.string()),
-        "noncompliant": pa.nulls(n, pa.bool_()),
-        **{k: v for c in SERIES for k, v in _flat(np.zeros((n, 1)), c, size).items()}},
+        **_flat(zeros, "phat_kw", size, n),
+        **{k: v for p in PASSES for k, v in (*_flat(zeros, f"{p}_kw", size, n).items(),
+                                             (f"{p}_noncompliant", pa.nulls(n, pa.bool_())))}},
         schema=file_rows(size))
     hidden = source / ".warmup.parquet"
     pq.write_table(table, hidden)

@@ -5,8 +5,8 @@ keyed stages turn them into the run's events, each stage a pure function
 ``step(key, state, rows) -> (state, rows)`` whose state is bytes (a backend keeps it: Spark
 in its RocksDB state store, :mod:`spark.streaming`):
 
-1. **meter** (key: pass and gateway, one chunk of households, the keyed engine's
-   layout): each household's running energy and P̂ as arrays; a minute is final once a
+1. **meter** (key: the gateway, one chunk of households, the keyed engine's layout; each
+   pass on its own): each household's running energy and P̂ as arrays; a minute is final once a
    later one arrived (or it is the program's last), so a test is decided in the micro-batch
    that brings its interval. Listing 6.1 is evaluated again over the gateway's tests so far
    (:func:`drsim.utility.monitoring.meter_tier` on the plan cut after the last test), which
@@ -40,8 +40,9 @@ from drsim.household.render import micro_kw
 from drsim.pipeline.backend import StreamSource
 from drsim.pipeline.passes import Chunk
 from drsim.pipeline.recorded import problems
-from drsim.pipeline.stream_clock import SERIES, width
+from drsim.pipeline.stream_clock import PASSES as STREAM_PASSES
 from drsim.pipeline.stream_clock import intervals as intervals_of
+from drsim.pipeline.stream_clock import width
 from drsim.pipeline.tasks import EVENTS, TIERS, UTILITY, group_leader, outcome_counts, utility
 from drsim.scenario import Scenario
 from drsim.units import DAY
@@ -138,11 +139,10 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
 def source(context: StreamContext, folder: Path, schema: pa.Schema,
            name: str | None = None) -> StreamSource:
     """The stream's rows: readings in files of ``schema`` (with their pass, or of pass
-    ``name``), each with its gateway, the chunk its household falls in (-1: none)."""
+    ``name``; or a simulated run's, drsim.pipeline.stream_clock.file_rows), each with its
+    gateway, the chunk its household falls in (-1: none)."""
     edges = (*(c.first for c in context.chunks), context.scenario.households)
-    columns = IN.names if not context.packed else \
-        ["pass", "gateway", "household", "group", "time", "noncompliant",
-         *(f"{c}_{j}" for c in SERIES for j in range(width(context.plan)))]
+    columns = IN.names if not context.packed else ["gateway", *schema.names]
     return StreamSource(folder, schema, tuple(columns),
                         constants=(("pass", name, pa.string()),
                                    ("energy_kwh", None, pa.float64()),
@@ -161,28 +161,44 @@ def _floats(values: np.ndarray) -> np.ndarray:
     return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(np.float64)
 
 
-def _columns(context: StreamContext, rows: pd.DataFrame) -> Columns:
-    """A stage's rows as arrays, one per :data:`READING` column, a minute a row; rows of a
-    household's interval each (columns ``kw_0``, ``kw_1``, ...: the interval's minutes from
-    ``time``, drsim.pipeline.stream_clock) are spread over their minutes."""
-    noncompliant = _floats(rows["noncompliant"].to_numpy(object))
+def _columns(context: StreamContext, rows: pd.DataFrame) -> dict[str, Columns]:
+    """A stage's rows as arrays per pass, one per :data:`READING` column, a minute a row;
+    a simulated run's rows (a household's interval each, every pass in its own columns:
+    drsim.pipeline.stream_clock.file_rows) are spread over their minutes."""
     ints = {c: rows[c].to_numpy(np.int64) for c in ("household", "group", "time")}
     if not context.packed:
-        return {**ints, **{c: _floats(rows[c].to_numpy()) for c in LOAD_COLUMNS},
-                "noncompliant": noncompliant}
+        out = {}
+        for name in pd.unique(rows["pass"]):
+            mine = (rows["pass"] == name).to_numpy()
+            out[str(name)] = {**{c: v[mine] for c, v in ints.items()},
+                              **{c: _floats(rows.loc[mine, c].to_numpy())
+                                 for c in LOAD_COLUMNS},
+                              "noncompliant": _floats(rows.loc[mine, "noncompliant"]
+                                                      .to_numpy(object))}
+        return out
     edges = np.r_[intervals_of(context.plan), DAY]
-    start = ints["time"]
-    ends = edges[np.searchsorted(edges, start, side="right").clip(max=len(edges) - 1)]
-    m = np.maximum(ends - start, 1)  # the warm-up's single minute before the program
     size = width(context.plan)
-    inside = np.arange(size)[None, :] < m[:, None]  # (rows, size): the interval's minutes
-    out = {"household": np.repeat(ints["household"], m), "group": np.repeat(ints["group"], m),
-           "time": (start[:, None] + np.arange(size)[None, :])[inside],
-           "noncompliant": np.repeat(noncompliant, m)}
-    for column in LOAD_COLUMNS:
-        names = [f"{column}_{j}" for j in range(size)]
-        out[column] = rows[names].to_numpy(np.float64)[inside] \
-            if names[0] in rows.columns else np.full(int(m.sum()), np.nan)
+    out = {}
+    for name in STREAM_PASSES:
+        given = rows[f"{name}_kw_0"].notna().to_numpy()
+        if not given.any():
+            continue
+        start = ints["time"][given]
+        ends = edges[np.searchsorted(edges, start, side="right").clip(max=len(edges) - 1)]
+        m = np.maximum(ends - start, 1)  # the warm-up's single minute before the program
+        inside = np.arange(size)[None, :] < m[:, None]  # (rows, size): the minutes
+        total = int(m.sum())
+
+        spread = {c: rows.loc[given, [f"{c}_{j}" for j in range(size)]].to_numpy(
+            np.float64)[inside] for c in (f"{name}_kw", "phat_kw")}
+        out[name] = {"household": np.repeat(ints["household"][given], m),
+                     "group": np.repeat(ints["group"][given], m),
+                     "time": (start[:, None] + np.arange(size)[None, :])[inside],
+                     "kw": spread[f"{name}_kw"], "energy_kwh": np.full(total, np.nan),
+                     "baseline_kw": np.full(total, np.nan),
+                     "expected_kw": spread["phat_kw"],
+                     "noncompliant": np.repeat(_floats(rows.loc[given, f"{name}_noncompliant"]
+                                                       .to_numpy(object)), m)}
     return out
 
 
@@ -238,30 +254,41 @@ def _new_gateway(context: StreamContext, gateway: int) -> GatewayState:
 
 def meter_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd.DataFrame
                ) -> tuple[bytes | None, pd.DataFrame]:
-    """The meter stage for key (pass, gateway) (module doc)."""
-    name, gateway = str(key[0]), int(key[1])
-    columns, bad = _bad(name, _columns(context, rows), context.scenario)
-    if gateway < 0:  # a household of no gateway: bad (counted above)
-        return state, bad
-    plan = context.plan
-    s = pickle.loads(state) if state is not None else _new_gateway(context, gateway)
-    chunk, out = s.chunk, [bad]
+    """The meter stage for key (gateway,): each pass's readings (module doc)."""
+    gateway = int(key[0])
+    states: dict[str, GatewayState] = pickle.loads(state) if state is not None else {}
+    out = []
+    for name, columns in _columns(context, rows).items():
+        columns, bad = _bad(name, columns, context.scenario)
+        out.append(bad)
+        if gateway >= 0:  # (a household of no gateway: bad, counted above)
+            s = states.get(name) or _new_gateway(context, gateway)
+            out.append(_pass_step(context, name, s, columns))
+            states[name] = s
+    return (pickle.dumps(states) if gateway >= 0 else state), _concat(out)
+
+
+def _pass_step(context: StreamContext, name: str, s: GatewayState, columns: Columns
+               ) -> pd.DataFrame:
+    """One pass of the meter stage at one gateway: late rows, the latest minute kept
+    until a later one arrives, the final minutes taken (module doc)."""
+    plan, chunk, out = context.plan, s.chunk, []
     minute = columns["time"]
     columns = _take(columns, (minute >= plan.t_start) & (minute < plan.t_end))  # the program
     late = columns["time"] < s.next_minute
     if late.any():
         out.append(_rows(**{"pass": name, "kind": "late", "group": chunk.group,
-                            "gateway": gateway, "time": int(columns["time"].max()),
+                            "gateway": chunk.index, "time": int(columns["time"].max()),
                             "value": float(late.sum())}))
         columns = _take(columns, ~late)
     if s.pending is not None:  # (its columns that held no value were left out)
         columns = {c: np.concatenate([s.pending.get(c, np.full(len(s.pending["time"]), np.nan)),
                                       v]) for c, v in columns.items()}
     if not len(columns["time"]):
-        return pickle.dumps(s), _concat(out)
+        return _concat(out)
     _, first = np.unique(columns["household"] * DAY + columns["time"], return_index=True)
     if len(first) < len(columns["time"]):
-        out.append(_rows(**{"pass": name, "kind": "bad", "gateway": gateway,
+        out.append(_rows(**{"pass": name, "kind": "bad", "gateway": chunk.index,
                             "note": "household, time: duplicate reading",
                             "value": float(len(columns["time"]) - len(first))}))
         columns = _take(columns, np.sort(first))
@@ -277,7 +304,7 @@ def meter_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd
             columns["noncompliant"][known] > 0
     out.append(_final_minutes(context, name, s, _take(columns, columns["time"] < final_to),
                               final_to))
-    return pickle.dumps(s), _concat(out)
+    return _concat(out)
 
 
 def _final_minutes(context: StreamContext, name: str, s: GatewayState, columns: Columns,

@@ -81,7 +81,7 @@ POLL_SECONDS = 0.2
 
 def stages(context: StreamContext) -> list[StreamStage]:
     """The meter, group and utility stages over ``context``."""
-    return [StreamStage(("pass", "gateway"), partial(meter_step, context), OUT),
+    return [StreamStage(("gateway",), partial(meter_step, context), OUT),
             StreamStage(("pass", "group"), partial(group_step, context), OUT),
             StreamStage(("pass",), partial(utility_step, context), OUT)]
 
@@ -363,8 +363,7 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     collector = Collector(where["alerts"])
     stream = backend.stream(source(context, where["source"], file_rows(width(plan))),
                             stages(context), collector, where["checkpoint"])
-    write_warmup(where["source"], (*MONITORED, "adaptive"), [c.first for c in chunks],
-                 [c.group for c in chunks], plan)
+    write_warmup(where["source"], [c.first for c in chunks], [c.group for c in chunks], plan)
     rate = float("inf") if speed is None else float(speed)
     clock_ = Clock(plan, scenario.dr_program.announce_minute, rate, where["staging"],
                    where["source"])

@@ -145,11 +145,11 @@ def stream_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: MonitoringP
         plan, pop, result.simulator, chunk.group, result.estimate_exact, replicas,
         result.before_notice)
     goal = (est["baseline"] - est["expected"]).sum(axis=1) / 60.0
-    for name in MONITORED:
-        kw = result.window_kw[name]
-        reduction = (result.window_kw["baseline"] - kw).sum(axis=1) / 60.0
-        write_intervals(Path(staging), name, chunk.index, chunk.first, chunk.group, plan,
-                        {"kw": kw, "expected_kw": est["expected"]}, reduction < goal)
+    kw = {name: result.window_kw[name] for name in MONITORED}
+    noncompliant = {name: (result.window_kw["baseline"] - kw[name]).sum(axis=1) / 60.0 < goal
+                    for name in MONITORED}
+    write_intervals(Path(staging), "passes", chunk.index, chunk.first, chunk.group, plan, kw,
+                    est["expected"], noncompliant)
     sums = ParticipantSums.of(pop.follow_through, pop.observed_follow_through,
                               household_mappings(scenario, pop.ids))
     meter = {**dict.fromkeys(METER.names), "chunk": chunk.index, "group": chunk.group,
@@ -217,10 +217,8 @@ def adaptive_task(scenario: Scenario, chunks: tuple[Chunk, ...], second: SecondE
     won = incentive.winner_counts(u, lottery_winners(scenario.seed, pop.ids, incentive.p_inc,
                                                      compliant))
     if staging is not None:
-        kw = result.window_kw["adaptive"]
         write_intervals(Path(staging), "adaptive", chunk.index, chunk.first, chunk.group,
-                        MonitoringPlan.of(scenario),
-                        {"kw": kw, "expected_kw": np.full(kw.shape, np.nan)},
+                        MonitoringPlan.of(scenario), {"adaptive": result.window_kw["adaptive"]},
                         start=second.announced)
     return {"loads": loads_batch(scenario, result),
             "chunks": chunk_batch(result, time.perf_counter() - started, sums, won,

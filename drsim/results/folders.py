@@ -326,3 +326,22 @@ def _replace(tmp: Path, out: Path, overwrite: bool) -> None:
         old.rename(out)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def publish_beside(out: str | Path, write) -> None:
+    """Write files by ``write(folder)`` into a hidden sibling of ``out`` and move them into
+    the folder ``out`` (a streamed run's, holding its live folder), summary.json last, so
+    that the folder looks complete only when it is; the sibling is removed either way."""
+    out = Path(out)
+    tmp = _sibling(out, "partial")
+    tmp.mkdir(mode=0o755)
+    try:
+        (tmp / PARTIAL_MARK).write_text(json.dumps({"pid": os.getpid(),
+                                                    "host": socket.gethostname()}),
+                                        encoding="utf-8")
+        write(tmp)
+        (tmp / PARTIAL_MARK).unlink()
+        for entry in sorted(tmp.iterdir(), key=lambda p: p.name == SUMMARY):
+            entry.rename(out / entry.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -126,8 +126,9 @@ def write_run_data(data: RunData, out_dir: str | Path, overwrite: bool = False,
     (:func:`plot_compliance_timeline`). The user events are a Parquet dataset (a folder,
     :data:`USER_EVENTS`): written from ``data.tier_events`` when they were collected, else
     by ``user_events(folder)`` (the backend's writer); ``readings(folder)`` writes the
-    exported readings, and a streamed run's live folder ``stream`` is moved in as
-    :data:`STREAM`. Everything is checked and converted
+    exported readings. A streamed run's folder already holds its live folder ``stream``
+    (:data:`STREAM`): the files are written beside and join it, summary.json last
+    (:func:`~drsim.results.folders.publish_beside`). Everything is checked and converted
     before the temporary folder is made; on any error nothing is left behind. Raises
     :class:`~drsim.results.folders.OutputExistsError` if something is at ``out_dir`` that may not
     be replaced (:func:`~drsim.results.folders.check_output`), ValueError for inconsistent data."""
@@ -138,7 +139,8 @@ def write_run_data(data: RunData, out_dir: str | Path, overwrite: bool = False,
     tables = run_tables(data)
     if "user_events" not in tables and user_events is None:
         raise ValueError("RunData: no user events, and no writer for them")
-    with staged(out, overwrite) as tmp:
+
+    def write(tmp: Path) -> None:
         for name, table in tables.items():
             if name == "user_events":
                 (tmp / USER_EVENTS).mkdir()
@@ -149,12 +151,16 @@ def write_run_data(data: RunData, out_dir: str | Path, overwrite: bool = False,
             user_events(tmp / USER_EVENTS)
         if readings is not None:
             readings(tmp / READINGS)
-        if stream is not None:  # moved in last: the folder it leaves is then empty
-            (stream / folders.STREAM_MARK).unlink(missing_ok=True)
-            stream.rename(tmp / STREAM)
         plot_run_demand(data, tmp / SYSTEM_FIGURE)
         plot_compliance_timeline(data, tmp / COMPLIANCE_FIGURE)
         (tmp / SUMMARY).write_text(summary_text, encoding="utf-8")
+
+    if stream is None:
+        with staged(out, overwrite) as tmp:
+            write(tmp)
+    else:  # the live folder stays (Spark may still tidy its checkpoint): the rest joins it
+        folders.publish_beside(out, write)
+        (stream / folders.STREAM_MARK).unlink(missing_ok=True)
     return out
 
 

@@ -126,6 +126,27 @@ def write_warmup(source: Path, firsts: list[int], group_of: list[int],
     os.replace(hidden, source / "warmup.parquet")
 
 
+def _join_passes(path: Path) -> None:
+    """A chunk's interval staged twice (the passes job's file, ``passes-<chunk>``, and the
+    adaptive pass's, ``adaptive-<chunk>``, staged after the prediction) as one file:
+    the passes' rows with the adaptive columns filled in (the households are in the same
+    order in both), so that each household's interval is one row of the stream."""
+    tag, chunk = path.stem.split("-")
+    if tag != "passes":
+        return
+    other = path.with_name(f"adaptive-{chunk}.parquet")
+    if not other.exists():
+        return
+    table, adaptive = pq.read_table(path), pq.read_table(other)
+    for name in (f for f in table.schema.names if f.startswith("adaptive_")):
+        table = table.set_column(table.schema.get_field_index(name), name,
+                                 adaptive.column(name))
+    hidden = path.with_name(f".{path.name}")
+    pq.write_table(table, hidden)
+    os.replace(hidden, path)
+    other.unlink()
+
+
 @dataclass
 class Clock:
     """Releases each interval's staged files into ``source`` when the simulated time,
@@ -158,12 +179,16 @@ class Clock:
             if time.perf_counter() < self.due(j):
                 break
             folder = self.staging / f"{j:04d}"
-            for path in sorted(folder.glob("[!.]*.parquet")) if folder.is_dir() else []:
+            staged = sorted(folder.glob("[!.]*.parquet")) if folder.is_dir() else []
+            for path in sorted(staged, key=lambda p: not p.name.startswith("passes-")):
+                if not path.exists():  # joined to its chunk's passes file above
+                    continue
                 target = self.source / f"{j:04d}-{path.name}"
                 if target.exists():  # released before a restart: the stream has it
                     path.unlink()
-                else:
-                    os.replace(path, target)
+                    continue
+                _join_passes(path)
+                os.replace(path, target)
             self.released.setdefault(j, time.perf_counter())
         return len(self.released)
 

@@ -179,16 +179,15 @@ class Clock:
             if time.perf_counter() < self.due(j):
                 break
             folder = self.staging / f"{j:04d}"
-            staged = sorted(folder.glob("[!.]*.parquet")) if folder.is_dir() else []
-            for path in sorted(staged, key=lambda p: not p.name.startswith("passes-")):
-                if not path.exists():  # joined to its chunk's passes file above
-                    continue
+            staged = sorted(folder.glob("passes-*.parquet")) if folder.is_dir() else []
+            for path in staged:  # first every join, then the renames: one listing sees all
+                _join_passes(path)
+            for path in sorted(folder.glob("[!.]*.parquet")) if folder.is_dir() else []:
                 target = self.source / f"{j:04d}-{path.name}"
                 if target.exists():  # released before a restart: the stream has it
                     path.unlink()
-                    continue
-                _join_passes(path)
-                os.replace(path, target)
+                else:
+                    os.replace(path, target)
             self.released.setdefault(j, time.perf_counter())
         return len(self.released)
 

@@ -208,3 +208,17 @@ def test_a_killed_stream_restarts_on_its_checkpoint(scenario, batch, tmp_path):
     assert_same_summary(batch, summary)
     events = pq.read_table(out / "events_user_events.parquet").to_pandas()
     assert not events.duplicated(["pass", "time", "houseID"]).any()
+
+
+def test_the_command_line_refuses_what_does_not_go_together(tmp_path):
+    from typer.testing import CliRunner
+
+    from drsim.cli import app
+
+    speed = CliRunner().invoke(app, ["run", QUICKSTART, "--speed", "60", "--out",
+                                     str(tmp_path / "a")])
+    assert speed.exit_code == 2 and "--streaming" in speed.output
+    both = CliRunner().invoke(app, ["monitor", "--scenario", QUICKSTART, "--out",
+                                    str(tmp_path / "b")])
+    assert both.exit_code == 2 and "--stream" in both.output
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

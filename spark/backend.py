@@ -99,11 +99,14 @@ class SparkBackend:
         self._kept: list[DataFrame] = []
 
     def map_chunks(self, task: ChunkTask, n_chunks: int, schemas: Mapping[str, pa.Schema],
-                   *, label: str, progress: Progress | None = None) -> dict[str, DataFrame]:
+                   *, label: str, progress: Progress | None = None,
+                   max_tasks: int | None = None) -> dict[str, DataFrame]:
         started = time.perf_counter()
         union = _union_schema(schemas)
         partitions = max(1, min(n_chunks, max(self.info.parallelism * TASKS_PER_CORE,
                                               -(-n_chunks // MAX_CHUNKS_PER_TASK))))
+        if max_tasks is not None:  # as many partitions, so as many tasks at most at once
+            partitions = max(1, min(partitions, max_tasks))
         frame = self.spark.range(n_chunks, numPartitions=partitions).mapInArrow(
             partial(_union_batches, task, dict(schemas), union), from_arrow_schema(union))
         frame = self._keep(frame)

@@ -126,8 +126,11 @@ class Backend(Protocol):
     info: BackendInfo
 
     def map_chunks(self, task: ChunkTask, n_chunks: int, schemas: Mapping[str, pa.Schema],
-                   *, label: str, progress: Progress | None = None) -> dict[str, Any]:
-        """Run ``task(i)`` for i in 0..n_chunks-1; one handle per output name."""
+                   *, label: str, progress: Progress | None = None,
+                   max_tasks: int | None = None) -> dict[str, Any]:
+        """Run ``task(i)`` for i in 0..n_chunks-1; one handle per output name. With
+        ``max_tasks``, in at most that many tasks at once (the rest of the cores are
+        left to a stream)."""
         ...
 
     def group_apply(self, data: Any, keys: Sequence[str], function: GroupFunction,
@@ -188,7 +191,8 @@ class SerialBackend:
         self.info = BackendInfo(name="serial")
 
     def map_chunks(self, task: ChunkTask, n_chunks: int, schemas: Mapping[str, pa.Schema],
-                   *, label: str, progress: Progress | None = None) -> dict[str, pa.Table]:
+                   *, label: str, progress: Progress | None = None,
+                   max_tasks: int | None = None) -> dict[str, pa.Table]:
         started = time.perf_counter()
         batches: dict[str, list[pa.RecordBatch]] = {name: [] for name in schemas}
         if progress is not None:

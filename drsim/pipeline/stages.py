@@ -72,6 +72,9 @@ from drsim.utility.shedding import GatewayStats, bl_name
 from drsim.utility.threshold import Thresholds
 
 Progress = Callable[[str, int, int], None]  # (stage, done, in all), in the stage's unit
+#: the adaptive pass of a streamed run runs beside the stream in this many tasks at a time,
+#: leaving the other cores to the stream's micro-batches
+STREAM_SIDE_TASKS = 1
 STAGE_UNITS = {"cost models": "groups", "passes": "chunks", "passes + meter tier": "chunks",
                "group tier": "group leaders", "utility tier": "passes",
                "adaptive pass": "chunks", "readings + meter tier": "chunks"}
@@ -534,11 +537,13 @@ def adaptive_pass(scenario: Scenario, chunks: list[Chunk], second: SecondEvent,
                   ) -> tuple[Loads, IncentiveResult]:
     """Stage 4: the adaptive pass's loads, and the incentive with θ_new's mean and the
     lottery drawn in the run (``staging``: a streamed run's, where its readings go,
-    :func:`drsim.pipeline.tasks.adaptive_task`)."""
+    :func:`drsim.pipeline.tasks.adaptive_task`; it then runs in
+    :data:`STREAM_SIDE_TASKS` tasks at a time, beside the stream)."""
     out = backend.map_chunks(partial(adaptive_task, scenario, tuple(chunks), second,
                                      staging=staging),
                              len(chunks), {"loads": LOADS, "chunks": CHUNKS},
-                             label="adaptive pass", progress=progress)
+                             label="adaptive pass", progress=progress,
+                             max_tasks=None if staging is None else STREAM_SIDE_TASKS)
     adaptive = sum_loads(backend.collect(out["loads"]), len(scenario.groups), ("adaptive",))
     rows = chunk_rows(backend, out["chunks"], len(chunks))
     winners: dict[float, int] = {}

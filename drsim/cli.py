@@ -255,8 +255,9 @@ def _live_table(status) -> Table:
     """The live view: per pass and group the share flagged at the latest test beside γ, the
     latch, and the utility's t_nc (drsim.pipeline.streaming.Live)."""
     table = Table(title=f"simulated clock {status.now}: {status.released}/{status.intervals} "
-                        f"intervals released; late rows {status.late_rows}, bad rows "
-                        f"{status.bad_rows}", title_justify="left")
+                        f"intervals released, the tiers {status.behind_minutes:.0f} min "
+                        f"behind; late rows {status.late_rows}, bad rows {status.bad_rows}",
+                  title_justify="left")
     for column in ("pass", "test", "group", "flagged", "γ", "latched", "t_nc"):
         table.add_column(column, justify="left" if column == "pass" else "right")
     for name, p in status.passes.items():

@@ -261,7 +261,7 @@ class Live:
     released: int
     intervals: int
     passes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    lag_seconds: float = 0.0
+    behind_minutes: float = 0.0  # the simulated clock ahead of the tiers' decisions
     late_rows: int = 0
     bad_rows: int = 0
 
@@ -291,8 +291,9 @@ def _live(context: StreamContext, clock_: Clock | None, collector: Collector,
             "gamma": context.thresholds.gamma[:, min(at, len(plan.test_times) - 1)].tolist(),
             "latched": {int(g): clock(int(t)) for g, t in latch.items()},
             "t_nc": collector.t_nc(name), "decided": collector.decided(name)}
-    if clock_ is not None and released < len(clock_.edges) - 1:
-        status.lag_seconds = 0.0
+    decided = [p["decided"] for p in status.passes.values() if p["decided"] >= 0]
+    if clock_ is not None and decided:
+        status.behind_minutes = max(0.0, min(clock_.now(), plan.t_end) - 1 - min(decided))
     return status
 
 

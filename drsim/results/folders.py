@@ -297,18 +297,29 @@ def staged(out: str | Path, overwrite: bool = False) -> Iterator[Path]:
     out.parent.mkdir(parents=True, exist_ok=True)
     for left in leftovers(out):
         shutil.rmtree(left, ignore_errors=True)
-    tmp = _sibling(out, "partial")
-    tmp.mkdir(mode=0o755)
+    tmp = _partial(out)
     try:
-        (tmp / PARTIAL_MARK).write_text(json.dumps({"pid": os.getpid(),
-                                                    "host": socket.gethostname()}),
-                                        encoding="utf-8")
         yield tmp
         (tmp / PARTIAL_MARK).unlink()
         _replace(tmp, out, overwrite)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _partial(out: Path) -> Path:
+    """A new hidden sibling ``.NAME.<hex>.partial`` of ``out``, marked with its writer (so
+    that the next write removes it if this one is killed: :func:`leftovers`)."""
+    tmp = _sibling(out, "partial")
+    tmp.mkdir(mode=0o755)
+    try:
+        (tmp / PARTIAL_MARK).write_text(json.dumps({"pid": os.getpid(),
+                                                    "host": socket.gethostname()}),
+                                        encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return tmp
 
 
 def _replace(tmp: Path, out: Path, overwrite: bool) -> None:
@@ -333,12 +344,8 @@ def publish_beside(out: str | Path, write) -> None:
     the folder ``out`` (a streamed run's, holding its live folder), summary.json last, so
     that the folder looks complete only when it is; the sibling is removed either way."""
     out = Path(out)
-    tmp = _sibling(out, "partial")
-    tmp.mkdir(mode=0o755)
+    tmp = _partial(out)
     try:
-        (tmp / PARTIAL_MARK).write_text(json.dumps({"pid": os.getpid(),
-                                                    "host": socket.gethostname()}),
-                                        encoding="utf-8")
         write(tmp)
         (tmp / PARTIAL_MARK).unlink()
         for entry in sorted(tmp.iterdir(), key=lambda p: p.name == SUMMARY):

@@ -169,7 +169,10 @@ class Clock:
         return self.started + (int(self.edges[j + 1]) - self.notice) * 60.0 / self.speed
 
     def now(self) -> float:
-        """The simulated time [minutes since midnight]."""
+        """The simulated time [minutes since midnight]; as fast as it goes (an infinite
+        speed), the end of the last interval released."""
+        if not np.isfinite(self.speed):
+            return float(self.edges[len(self.released)]) if self.released else self.notice
         return self.notice + (time.perf_counter() - self.started) * self.speed / 60.0
 
     def tick(self) -> int:

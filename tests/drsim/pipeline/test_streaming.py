@@ -223,3 +223,16 @@ def test_the_command_line_refuses_what_does_not_go_together(tmp_path):
                                     str(tmp_path / "b")])
     assert both.exit_code == 2 and "--stream" in both.output
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_the_live_view_is_drawn_as_fast_as_it_goes(scenario, batch, tmp_path):
+    """The live view's status after every poll, with no speed (the clock as fast as it
+    goes): the simulated clock is the last interval released."""
+    seen = []
+    result = api.run(scenario, tmp_path / "s", backend="serial", streaming=True,
+                     view=seen.append)
+    assert seen and seen[-1].released == seen[-1].intervals
+    assert seen[-1].now == "20:30"
+    last = seen[-1].passes["traditional"]
+    assert last["t_nc"] is not None and last["decided"] == 20 * 60 + 29
+    assert result.summary["prediction"] == batch["prediction"]

@@ -299,7 +299,7 @@ def _live(context: StreamContext, clock_: Clock | None, collector: Collector,
 
 # --------------------------------------------------------------------------- the live run
 def _plan_now(scenario: Scenario, context: StreamContext, passes: Passes, rows: pd.DataFrame,
-              delay_detection: int, loads: Loads) -> tuple[SecondEventPlan, dict]:
+              delay_detection: int, loads: Loads) -> SecondEventPlan:
     """The second event planned from what the stream has shown (module doc)."""
     plan = context.plan
     monitored = monitored_from(context, _renamed(rows), context.passes)
@@ -308,8 +308,7 @@ def _plan_now(scenario: Scenario, context: StreamContext, passes: Passes, rows: 
     run_costs = costs(plan, sizes, monitored.meter_work[MONITORED_PASS], monitored.tier_rows,
                       MONITORED_PASS, trad)
     now = Passes(passes.chunks, loads, passes.chunk_rows, passes.handles, passes.seconds)
-    return second_event_stage(scenario, plan, now, monitored, run_costs, delay_detection), \
-        run_costs
+    return second_event_stage(scenario, plan, now, monitored, run_costs, delay_detection)
 
 
 def _write_plan(folder: Path, second: SecondEventPlan, t_nc: int) -> None:
@@ -384,9 +383,9 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
                 now = collector.rows()
                 streamed = stream_loads(context, now, MONITORED_PASS)
                 known = Loads(streamed.group_kw, {}, loads.estimate_group_kw)
-                second, _ = _plan_now(scenario, context, passes, now, delay_detection, known) \
-                    if t_nc >= 0 else (SecondEventPlan(
-                        note="no utility non-compliance predicted: no second event"), None)
+                second = _plan_now(scenario, context, passes, now, delay_detection, known) \
+                    if t_nc >= 0 else SecondEventPlan(
+                        note="no utility non-compliance predicted: no second event")
                 _write_plan(folder, second, t_nc)
                 if t_nc >= 0:
                     planned_after = time.perf_counter() - (collector.decided_at(
@@ -400,7 +399,6 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
                 clock_.tick()
                 stream.drain()
                 break
-        stream.stop()
     finally:
         pool.shutdown(wait=True)
         stream.stop()
@@ -494,10 +492,10 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
             t_nc = collector.t_nc(MONITORED_PASS)
             if second is None and t_nc is not None and t_nc >= 0:
                 now = collector.rows()
-                second, _ = _plan_now(scenario, context, Passes(chunks, Loads({}, {}, {}),
-                                                                rows_by_chunk, {}, 0.0), now,
-                                      0, _projected(stream_loads(context, now, MONITORED_PASS,
-                                                                 estimates=True), plan))
+                second = _plan_now(scenario, context, Passes(chunks, Loads({}, {}, {}),
+                                                             rows_by_chunk, {}, 0.0), now,
+                                   0, _projected(stream_loads(context, now, MONITORED_PASS,
+                                                              estimates=True), plan))
                 _write_plan(folder, second, t_nc)
                 planned_after = time.perf_counter() - last_change
         stream.drain()
@@ -528,9 +526,8 @@ def _projected(loads: Loads, plan: MonitoringPlan) -> Loads:
     whole program's)."""
     est = {}
     for name, kw in loads.estimate_group_kw.items():
-        window = kw[:, plan.t_start:plan.t_end].copy()
-        mean = np.nanmean(np.where(np.isnan(window), np.nan, window), axis=1, keepdims=True)
-        window = np.where(np.isnan(window), mean, window)
+        window = kw[:, plan.t_start:plan.t_end]
+        window = np.where(np.isnan(window), np.nanmean(window, axis=1, keepdims=True), window)
         filled = kw.copy()
         filled[:, plan.t_start:plan.t_end] = window
         est[name] = filled

@@ -1,16 +1,18 @@
 """The three tiers as stateful stream operators (docs/streaming.md).
 
-Readings arrive as rows of :data:`drsim.pipeline.recorded.ROWS` with their pass; three
-keyed stages turn them into the run's events, each stage a pure function
+Readings arrive as rows of :data:`drsim.pipeline.recorded.ROWS` with their pass (or, from a
+simulated run, a household's interval for every pass in one row:
+:func:`drsim.pipeline.stream_clock.file_rows`); three keyed stages turn them into the run's
+events, each stage a pure function
 ``step(key, state, rows) -> (state, rows)`` whose state is bytes (a backend keeps it: Spark
 in its RocksDB state store, :mod:`spark.streaming`):
 
 1. **meter** (key: the gateway, one chunk of households, the keyed engine's layout; each
-   pass on its own): each household's running energy and P̂ as arrays; a minute is final once a
-   later one arrived (or it is the program's last), so a test is decided in the micro-batch
-   that brings its interval. Listing 6.1 is evaluated again over the gateway's tests so far
-   (:func:`drsim.utility.monitoring.meter_tier` on the plan cut after the last test), which
-   gives, test by test, the events and work of the batch run. Rows of a minute already
+   pass on its own): each household's running energy and P̂ as arrays; a minute is final
+   once a later one arrived (or it is the program's last), so a test is decided in the
+   micro-batch that brings its interval. Listing 6.1 is evaluated again over the gateway's
+   tests so far (:func:`drsim.utility.monitoring.meter_tier` on the plan cut after the last
+   test), which gives, test by test, the events and work of the batch run. Rows of a minute already
    final are late: counted, not used.
 2. **group** (key: pass and group): the group's user events so far; once every gateway of
    the group has decided test T, Listing 6.2 (:func:`drsim.pipeline.tasks.group_leader`)

@@ -378,6 +378,10 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
             stream.poll(min(max(clock_.wait(), 0.01), POLL_SECONDS))
             if view is not None:
                 view(_live(context, clock_, collector, MONITORED, released))
+            # read before t_nc: the sink runs in the stream's thread, and a batch that lands
+            # between the two reads must not end the loop before its t_nc is planned
+            done = clock_.finished() and all(collector.decided(n) >= plan.t_end - 1
+                                              for n in MONITORED)
             t_nc = collector.t_nc(MONITORED_PASS)
             if second is None and t_nc is not None:
                 now = collector.rows()
@@ -393,8 +397,6 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
                 if second.second is not None:
                     adaptive = pool.submit(adaptive_pass, scenario, chunks, second.second,
                                            backend, None, str(where["staging"]))
-            done = clock_.finished() and all(collector.decided(n) >= plan.t_end - 1
-                                              for n in MONITORED)
             if done and (adaptive is None or adaptive.done()):
                 clock_.tick()
                 stream.drain()
@@ -481,8 +483,10 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
     planned_after = None
     last_batch, last_change = -1, time.perf_counter()
     try:
-        while collector.decided(MONITORED_PASS) < plan.t_end - 1:
+        done = False
+        while not done:
             stream.poll(POLL_SECONDS)
+            done = collector.decided(MONITORED_PASS) >= plan.t_end - 1  # before t_nc's read
             if view is not None:
                 view(_live(context, None, collector, (MONITORED_PASS,), 0))
             if len(collector.batches()) != last_batch:

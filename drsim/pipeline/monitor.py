@@ -53,6 +53,7 @@ from drsim.pipeline.tasks import (
     LOADS,
     METER,
     chunk_batch,
+    enrolled,
     event_row,
     loads_batch,
     meter_row,
@@ -62,7 +63,6 @@ from drsim.scenario import ExpectedShare, Scenario
 from drsim.units import DAY
 from drsim.utility.fetching import MeterFetch
 from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
-from drsim.utility.participants import ParticipantSums, household_mappings
 from drsim.utility.readings import reading_minutes
 from drsim.utility.threshold import Thresholds
 
@@ -141,10 +141,9 @@ def monitor_task(scenario: Scenario, plan: MonitoringPlan, path: str,
                          load={MONITORED_PASS: day(kw)}, by_category={MONITORED_PASS: {}},
                          estimates={"baseline": micro_kw(grid.baseline_kw).sum(axis=0),
                                     "expected": micro_kw(grid.expected_kw).sum(axis=0)})
-    sums = ParticipantSums.of(pop.follow_through, pop.observed_follow_through,
-                              household_mappings(scenario, pop.ids))
     return {"loads": loads_batch(scenario, result),
-            "chunks": chunk_batch(result, time.perf_counter() - started, sums),
+            "chunks": chunk_batch(result, time.perf_counter() - started,
+                                  enrolled(scenario, pop)),
             "meter": pa.RecordBatch.from_pylist([meter], schema=METER),
             "events": pa.RecordBatch.from_pylist([events], schema=EVENTS)}
 
@@ -156,10 +155,9 @@ def participants_task(scenario: Scenario, chunks: tuple[Chunk, ...], index: int
     chunk = chunks[index]
     started = time.perf_counter()
     pop = Population(scenario, chunk.first, chunk.count)
-    sums = ParticipantSums.of(pop.follow_through, pop.observed_follow_through,
-                              household_mappings(scenario, pop.ids))
     result = ChunkResult(chunk, chunk.count, int(pop.has_ev.sum()))
-    return {"chunks": chunk_batch(result, time.perf_counter() - started, sums)}
+    return {"chunks": chunk_batch(result, time.perf_counter() - started,
+                                  enrolled(scenario, pop))}
 
 
 def monitor(scenario: Scenario, readings: str | Path, backend: Backend, *,

@@ -28,11 +28,10 @@ import pyarrow.dataset as ds
 from drsim.scenario import Scenario
 from drsim.units import DAY, clock
 
-__all__ = ["CHUNK_READINGS", "ROWS", "READINGS_DIR", "ReadingsError", "ReadingsCheck",
+__all__ = ["CHUNK_READINGS", "ROWS", "ReadingsError", "ReadingsCheck",
            "Grid", "readings_batch", "reading_rows", "check_readings", "read_chunk",
            "row_problems", "problems"]
 
-READINGS_DIR = "readings"  # the dataset's name inside a run folder
 #: one exported chunk (a row per chunk: its households × program minutes, row-major)
 CHUNK_READINGS = pa.schema([
     ("chunk", pa.int64()), ("group", pa.int32()), ("first", pa.int64()),
@@ -127,10 +126,6 @@ class ReadingsCheck:
     lost: int = 0
     has_energy: bool = False
 
-    @property
-    def dropped(self) -> int:
-        return sum(self.bad.values())
-
     def as_dict(self) -> dict:
         return {"file": Path(self.path).name, "rows": self.rows,
                 "bad_rows_dropped": dict(self.bad), "lost_readings": self.lost,
@@ -223,12 +218,11 @@ def check_readings(path: str | Path, scenario: Scenario, t_start: int, t_end: in
     _check_schema(path, dataset.schema)
     columns = [c for c in (*REQUIRED, *OPTIONAL) if c in dataset.schema.names]
     check = ReadingsCheck(str(path), has_energy="energy_kwh" in columns)
-    keys, arrived = [], 0
+    keys, arrived = [], []  # every good row's (household, minute); of those with a reading
     for batch in dataset.to_batches(columns=columns):
         check.rows += batch.num_rows
-        problems = row_problems(batch, scenario)
         bad = np.zeros(batch.num_rows, dtype=bool)
-        for what, mask in problems.items():
+        for what, mask in row_problems(batch, scenario).items():
             if mask.any():
                 if not lenient:
                     column, problem = what.split(": ", 1)
@@ -240,11 +234,11 @@ def check_readings(path: str | Path, scenario: Scenario, t_start: int, t_end: in
         good = ~bad
         household = batch.column("household").to_numpy(zero_copy_only=False)[good]
         minute = batch.column("time").to_numpy(zero_copy_only=False)[good]
-        keys.append(household.astype(np.int64) * DAY + minute.astype(np.int64))
+        key = household.astype(np.int64) * DAY + minute.astype(np.int64)
+        keys.append(key)
         value = "energy_kwh" if check.has_energy else "kw"
         given = pc.is_valid(batch.column(value)).to_numpy(zero_copy_only=False)[good]
-        inside = (minute >= t_start) & (minute < t_end)
-        arrived += int((given & inside).sum())
+        arrived.append(key[given & (minute >= t_start) & (minute < t_end)])
     key = np.concatenate(keys) if keys else np.zeros(0, np.int64)
     unique, first = np.unique(key, return_index=True)
     duplicates = len(key) - len(unique)
@@ -256,24 +250,10 @@ def check_readings(path: str | Path, scenario: Scenario, t_start: int, t_end: in
                                 f"duplicate readings (first: household {house} at "
                                 f"{clock(minute)}); --lenient keeps the first of each")
         check.bad["household, time: duplicate reading"] = duplicates
-        arrived = _arrived_unique(dataset, columns, scenario, t_start, t_end, check.has_energy)
-    check.lost = scenario.households * (t_end - t_start) - arrived
+    # the program's household-minutes with a reading, each counted once
+    seen = len(np.unique(np.concatenate(arrived))) if duplicates else sum(map(len, arrived))
+    check.lost = scenario.households * (t_end - t_start) - seen
     return check
-
-
-def _arrived_unique(dataset: ds.Dataset, columns: list[str], scenario: Scenario,
-                    t_start: int, t_end: int, has_energy: bool) -> int:
-    """The program's household-minutes with a reading, each counted once."""
-    keys = []
-    for batch in dataset.to_batches(columns=columns):
-        good = ~np.logical_or.reduce(list(row_problems(batch, scenario).values()))
-        minute = batch.column("time").to_numpy(zero_copy_only=False)
-        value = batch.column("energy_kwh" if has_energy else "kw")
-        given = pc.is_valid(value).to_numpy(zero_copy_only=False)
-        keep = good & given & (minute >= t_start) & (minute < t_end)
-        keys.append(batch.column("household").to_numpy(zero_copy_only=False)[keep]
-                    .astype(np.int64) * DAY + minute[keep])
-    return len(np.unique(np.concatenate(keys))) if keys else 0
 
 
 # --------------------------------------------------------------------------- one chunk

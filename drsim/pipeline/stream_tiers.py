@@ -152,8 +152,6 @@ def source(context: StreamContext, folder: Path, schema: pa.Schema,
                         bucket=("gateway", "household", edges))
 
 
-READING = ("household", "group", "time", "kw", "energy_kwh", "baseline_kw", "expected_kw",
-           "noncompliant")  # a meter stage's columns, as arrays (noncompliant: 1, 0, NaN)
 LOAD_COLUMNS = ("kw", "energy_kwh", "baseline_kw", "expected_kw")
 Columns = dict[str, np.ndarray]
 
@@ -164,7 +162,8 @@ def _floats(values: np.ndarray) -> np.ndarray:
 
 
 def _columns(context: StreamContext, rows: pd.DataFrame) -> dict[str, Columns]:
-    """A stage's rows as arrays per pass, one per :data:`READING` column, a minute a row;
+    """A stage's rows as arrays per pass (household, group, time, the :data:`LOAD_COLUMNS`
+    and noncompliant: 1, 0 or NaN), a minute a row;
     a simulated run's rows (a household's interval each, every pass in its own columns:
     drsim.pipeline.stream_clock.file_rows) are spread over their minutes."""
     ints = {c: rows[c].to_numpy(np.int64) for c in ("household", "group", "time")}

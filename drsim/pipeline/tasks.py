@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from drsim.household.population import Population
 from drsim.household.render import micro_kw
 from drsim.pipeline.memory import peak_rss_bytes
 from drsim.pipeline.pass_names import MONITORED
@@ -121,11 +122,34 @@ def simulation_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: Monitor
         out["meter"], out["events"] = _meter_batches(scenario, plan, result, model)
         if export_readings:
             out["readings"] = meter_readings(scenario, plan, result)
-    pop = result.population
-    sums = ParticipantSums.of(pop.follow_through, pop.observed_follow_through,
-                              household_mappings(scenario, pop.ids))
-    out["chunks"] = chunk_batch(result, time.perf_counter() - started, sums)
+    out["chunks"] = chunk_batch(result, time.perf_counter() - started,
+                                enrolled(scenario, result.population))
     return out
+
+
+def enrolled(scenario: Scenario, pop: Population) -> ParticipantSums:
+    """The participants' exact sums of a chunk's households (θ_o, θ_red and the mappings u
+    that Eq. 6.5-6.8 read: the utility's enrolment records)."""
+    return ParticipantSums.of(pop.follow_through, pop.observed_follow_through,
+                              household_mappings(scenario, pop.ids))
+
+
+def _replica_flags(plan: MonitoringPlan, result: ChunkResult) -> np.ndarray | None:
+    """The replicas' flags per test time of a chunk when γ is estimated from the expected
+    response (:func:`drsim.utility.threshold.replica_flags`), else None."""
+    if not isinstance(plan.gamma_user, ExpectedShare):
+        return None
+    return replica_flags(plan, result.population, result.simulator, result.chunk.group,
+                         result.estimate_exact, plan.gamma_user.replicas,
+                         result.before_notice)
+
+
+def _noncompliant(result: ChunkResult, name: str) -> np.ndarray:
+    """Per household of a chunk, whether its realised reduction on pass ``name`` (against
+    the simulated no-DR pass) falls below its goal Σ (B̂ − P̂) (Eq. 6.2) [kWh]."""
+    est = result.estimate_window_kw
+    goal = (est["baseline"] - est["expected"]).sum(axis=1) / 60.0
+    return (result.window_kw["baseline"] - result.window_kw[name]).sum(axis=1) / 60.0 < goal
 
 
 def stream_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: MonitoringPlan,
@@ -137,25 +161,15 @@ def stream_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: MonitoringP
     chunk = chunks[index]
     started = time.perf_counter()
     result = simulate_chunk(scenario, chunk, households=True)
-    pop = result.population
-    est = result.estimate_window_kw
-    replicas = plan.gamma_user.replicas if isinstance(plan.gamma_user, ExpectedShare) \
-        else None
-    flags = None if replicas is None else replica_flags(
-        plan, pop, result.simulator, chunk.group, result.estimate_exact, replicas,
-        result.before_notice)
-    goal = (est["baseline"] - est["expected"]).sum(axis=1) / 60.0
-    kw = {name: result.window_kw[name] for name in MONITORED}
-    noncompliant = {name: (result.window_kw["baseline"] - kw[name]).sum(axis=1) / 60.0 < goal
-                    for name in MONITORED}
-    write_intervals(Path(staging), "passes", chunk.index, chunk.first, chunk.group, plan, kw,
-                    est["expected"], noncompliant)
-    sums = ParticipantSums.of(pop.follow_through, pop.observed_follow_through,
-                              household_mappings(scenario, pop.ids))
+    write_intervals(Path(staging), "passes", chunk.index, chunk.first, chunk.group, plan,
+                    {name: result.window_kw[name] for name in MONITORED},
+                    result.estimate_window_kw["expected"],
+                    {name: _noncompliant(result, name) for name in MONITORED})
     meter = {**dict.fromkeys(METER.names), "chunk": chunk.index, "group": chunk.group,
-             "pass": "expected", "replica_flags": flags}
+             "pass": "expected", "replica_flags": _replica_flags(plan, result)}
     return {"loads": loads_batch(scenario, result),
-            "chunks": chunk_batch(result, time.perf_counter() - started, sums),
+            "chunks": chunk_batch(result, time.perf_counter() - started,
+                                  enrolled(scenario, result.population)),
             "meter": pa.RecordBatch.from_pylist([meter], schema=METER)}
 
 
@@ -303,10 +317,6 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
     times = plan.test_times
     est = result.estimate_window_kw
     expected_acc = accumulated_kwh(est["expected"], plan.t_start, times)
-    base_kw = result.window_kw["baseline"]
-    goal = (est["baseline"] - est["expected"]).sum(axis=1) / 60.0
-    replicas = plan.gamma_user.replicas if isinstance(plan.gamma_user, ExpectedShare) \
-        else None
     shedding, remote = scenario.monitoring.shedding, scenario.monitoring.remote
     first = scenario.group_ranges()[chunk.group][0]
     fetch = None if remote is None else \
@@ -329,11 +339,8 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
                                                          chunk.group, first, acc,
                                                          expected_acc, fetch)
             runs = [(name, op, op_stats), (bl_name(name), bl, bl_stats)]
-        flags = None
-        if replicas is not None and name == "expected":
-            flags = replica_flags(plan, pop, result.simulator, chunk.group,
-                                  result.estimate_exact, replicas, result.before_notice)
-        reduction = (base_kw - result.window_kw[name]).sum(axis=1) / 60.0
+        flags = _replica_flags(plan, result) if name == "expected" else None
+        noncompliant = _noncompliant(result, name)
         appliance = _appliance_counts(scenario, plan, result, name)
         seen = None
         if lost is not None and name == "traditional":
@@ -341,7 +348,7 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
                                   est["expected"]).ravel()
         for label, m, stats in runs:
             own = label == name
-            meter.append(meter_row(plan, chunk, label, m, reduction < goal, lost, seen=seen,
+            meter.append(meter_row(plan, chunk, label, m, noncompliant, lost, seen=seen,
                                    replica_flags=flags if own else None,
                                    gateways=None if stats is None else stats.as_list(),
                                    appliance=appliance if own else None))

@@ -1,10 +1,11 @@
 """The appliance catalogue: data file ``drsim/data/appliances.yaml`` and its loader.
 
 The catalogue is the bottom-up load model's data (dissertation §6.3.1): for each appliance
-its UK ownership, starts per day, cycle length and power phases, standby power, weekday
-start-time curve and flexibility class. The numbers come from the CREST demand model
-(Richardson et al., Energy and Buildings 42(10), 2010) and the other sources named in the
-data file; the file's header documents the schema.
+its UK ownership, mean starts per day over a year, cycle length and power phases, standby
+power, weekday and weekend start-time curves, monthly factor and flexibility class
+(:mod:`drsim.household.season` makes one day's catalogue from it). The numbers come from
+the CREST demand model (Richardson et al., Energy and Buildings 42(10), 2010) and the other
+sources named in the data file; the file's header documents the schema.
 
 ``load_catalogue()`` validates a catalogue file and returns a :class:`Catalogue` of numpy
 arrays indexed by appliance. A bad file raises :class:`CatalogueError` naming the file, the
@@ -50,7 +51,8 @@ _REQUIRED = (
     "name", "label", "category", "flexibility", "ownership", "always_owned", "starts_per_day",
     "cycle_minutes", "standby_kw", "start_profile", "phases", "source",
 )
-_OPTIONAL = ("phases_source", "ranges", "drawn")
+_OPTIONAL = ("phases_source", "ranges", "drawn", "monthly_factor", "start_count")
+START_COUNTS = ("poisson", "at_most_one")
 _RANGE_KEYS = ("ownership", "starts_per_day", "cycle_minutes", "mean_cycle_kw", "daily_kwh")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -95,6 +97,18 @@ class Catalogue:
     start_pmf : numpy.ndarray
         (A, 144) probability of a start in each ten-minute slot of a weekday from 00:00
         [1]; rows sum to 1.
+    weekend_pmf : numpy.ndarray
+        (A, 144) the same for a weekend day (the profile's ``weekend`` curve; the weekday
+        curve where it has none) [1]; rows sum to 1.
+    weekend_scale : numpy.ndarray
+        (A,) expected starts on a weekend day per start on a weekday: the ratio of the
+        profile's weekend to weekday weights, kept in the same units [1].
+    monthly_factor : numpy.ndarray
+        (A, 12) factor on ``starts_per_day`` in each month, January first [1]; ones for
+        appliances without a ``monthly_factor``.
+    at_most_one : numpy.ndarray
+        (A,) bool: at most one start a day (``start_count: at_most_one``), with probability
+        ``starts_per_day`` (capped at 1), instead of a Poisson count.
     phase_minutes : numpy.ndarray
         (A, P) int64 length of each phase of a cycle [min], zero-padded.
     phase_kw : numpy.ndarray
@@ -129,6 +143,10 @@ class Catalogue:
     cycle_minutes: np.ndarray  # (A,) int64
     standby_kw: np.ndarray  # (A,)
     start_pmf: np.ndarray  # (A, 144) start-slot probabilities, rows sum to 1
+    weekend_pmf: np.ndarray  # (A, 144) the same on a weekend day
+    weekend_scale: np.ndarray  # (A,) weekend starts per weekday start
+    monthly_factor: np.ndarray  # (A, 12) factor on starts_per_day per month
+    at_most_one: np.ndarray  # (A,) bool: Bernoulli instead of Poisson start count
     phase_minutes: np.ndarray  # (A, P) int64, zero-padded
     phase_kw: np.ndarray  # (A, P) zero-padded
 
@@ -320,6 +338,7 @@ def _parse(text: str, file: str) -> Catalogue:
         raise ck.fail("top level", "sources", "not a mapping", "a mapping id -> citation")
 
     profiles = _profiles(ck, doc["start_profiles"], sources)
+    factors = _monthly_factors(ck, doc.get("monthly_factors", {}), sources)
     entries = doc["appliances"]
     if not isinstance(entries, list) or not entries:
         raise ck.fail("top level", "appliances", "not a list", "a non-empty list of appliances")
@@ -327,7 +346,7 @@ def _parse(text: str, file: str) -> Catalogue:
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for i, entry in enumerate(entries):
-        rows.append(_appliance(ck, i, entry, profiles, sources, seen))
+        rows.append(_appliance(ck, i, entry, profiles, factors, sources, seen))
 
     n, p = len(rows), max(1, max(len(r["phases"]) for r in rows))
     phase_minutes = np.zeros((n, p), dtype=np.int64)
@@ -335,7 +354,8 @@ def _parse(text: str, file: str) -> Catalogue:
     for i, r in enumerate(rows):
         for j, (m, kw) in enumerate(r["phases"]):
             phase_minutes[i, j], phase_kw[i, j] = m, kw
-    pmf = np.array([profiles[r["start_profile"]] for r in rows], dtype=np.float64).reshape(n, SLOTS)
+    weekday = np.array([profiles[r["start_profile"]][0] for r in rows]).reshape(n, SLOTS)
+    weekend = np.array([profiles[r["start_profile"]][1] for r in rows]).reshape(n, SLOTS)
 
     arrays = dict(
         category=np.array([r["category"] for r in rows], dtype=object),
@@ -346,7 +366,12 @@ def _parse(text: str, file: str) -> Catalogue:
         starts_per_day=np.array([r["starts_per_day"] for r in rows], dtype=np.float64),
         cycle_minutes=np.array([r["cycle_minutes"] for r in rows], dtype=np.int64),
         standby_kw=np.array([r["standby_kw"] for r in rows], dtype=np.float64),
-        start_pmf=pmf,
+        start_pmf=weekday / weekday.sum(axis=1, keepdims=True),
+        weekend_pmf=weekend / weekend.sum(axis=1, keepdims=True),
+        weekend_scale=weekend.sum(axis=1) / weekday.sum(axis=1),
+        monthly_factor=np.array([factors.get(r["monthly_factor"], np.ones(12)) for r in rows],
+                                dtype=np.float64).reshape(n, 12),
+        at_most_one=np.array([r["start_count"] == "at_most_one" for r in rows], dtype=bool),
         phase_minutes=phase_minutes,
         phase_kw=phase_kw,
     )
@@ -357,10 +382,11 @@ def _parse(text: str, file: str) -> Catalogue:
     )
 
 
-def _profiles(ck: _Checker, raw: Any, sources: dict) -> dict[str, np.ndarray]:
+def _profiles(ck: _Checker, raw: Any, sources: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each profile's (weekday, weekend) weights, in the file's units (weekend: optional)."""
     if not isinstance(raw, dict) or not raw:
         raise ck.fail("top level", "start_profiles", "not a mapping",
-                      "a mapping name -> {source, note, values}")
+                      "a mapping name -> {source, note, values, weekend (optional)}")
     out = {}
     for key, prof in raw.items():
         where = f"start profile '{key}'"
@@ -368,19 +394,42 @@ def _profiles(ck: _Checker, raw: Any, sources: dict) -> dict[str, np.ndarray]:
             raise ck.fail(where, "values", "missing", f"a list of {SLOTS} non-negative numbers")
         if "source" in prof:
             ck.choice(where, "source", prof["source"], list(sources))
-        values = prof["values"]
-        if not isinstance(values, list) or len(values) != SLOTS:
-            got = len(values) if isinstance(values, list) else type(values).__name__
-            raise ck.fail(where, "values", f"{got} values",
-                          f"a list of {SLOTS} non-negative numbers (ten-minute slots from 00:00)")
-        v = np.array([ck.number(where, f"values[{i}]", x) for i, x in enumerate(values)])
-        if v.sum() <= 0:
-            raise ck.fail(where, "values", "all zero", "at least one positive weight")
-        out[key] = v / v.sum()
+        weekday = _weights(ck, where, "values", prof["values"])
+        weekend = _weights(ck, where, "weekend", prof.get("weekend", prof["values"]))
+        out[key] = (weekday, weekend)
     return out
 
 
-def _appliance(ck: _Checker, i: int, e: Any, profiles: dict, sources: dict,
+def _weights(ck: _Checker, where: str, field: str, values: Any) -> np.ndarray:
+    if not isinstance(values, list) or len(values) != SLOTS:
+        got = len(values) if isinstance(values, list) else type(values).__name__
+        raise ck.fail(where, field, f"{got} values",
+                      f"a list of {SLOTS} non-negative numbers (ten-minute slots from 00:00)")
+    v = np.array([ck.number(where, f"{field}[{i}]", x) for i, x in enumerate(values)])
+    if v.sum() <= 0:
+        raise ck.fail(where, field, "all zero", "at least one positive weight")
+    return v
+
+
+def _monthly_factors(ck: _Checker, raw: Any, sources: dict) -> dict[str, np.ndarray]:
+    if not isinstance(raw, dict):
+        raise ck.fail("top level", "monthly_factors", "not a mapping",
+                      "a mapping name -> {source, note, values: 12 numbers}")
+    out = {}
+    for key, entry in raw.items():
+        where = f"monthly factor '{key}'"
+        if not isinstance(entry, dict) or "values" not in entry or "source" not in entry:
+            raise ck.fail(where, "values", "missing", "a mapping with source and values")
+        ck.choice(where, "source", entry["source"], list(sources))
+        values = entry["values"]
+        if not isinstance(values, list) or len(values) != 12:
+            raise ck.fail(where, "values", f"{values!r}",
+                          "a list of 12 non-negative numbers, January first")
+        out[key] = np.array([ck.number(where, f"values[{i}]", x) for i, x in enumerate(values)])
+    return out
+
+
+def _appliance(ck: _Checker, i: int, e: Any, profiles: dict, factors: dict, sources: dict,
                seen: set[str]) -> dict[str, Any]:
     if not isinstance(e, dict):
         raise ck.fail(f"appliance #{i}", "(entry)", "not a mapping", "a mapping of fields")
@@ -416,6 +465,11 @@ def _appliance(ck: _Checker, i: int, e: Any, profiles: dict, sources: dict,
     r["cycle_minutes"] = ck.integer(where, "cycle_minutes", e["cycle_minutes"])
     r["standby_kw"] = ck.number(where, "standby_kw", e["standby_kw"])
     r["start_profile"] = ck.choice(where, "start_profile", e["start_profile"], list(profiles))
+    r["monthly_factor"] = e.get("monthly_factor")
+    if r["monthly_factor"] is not None:
+        ck.choice(where, "monthly_factor", r["monthly_factor"], list(factors))
+    r["start_count"] = ck.choice(where, "start_count", e.get("start_count", "poisson"),
+                                 START_COUNTS)
     ck.choice(where, "source", e["source"], list(sources))
     if "phases_source" in e:
         ck.choice(where, "phases_source", e["phases_source"], list(sources))

@@ -78,12 +78,12 @@ def household_events(run: ChunkRun, house_ids: np.ndarray, lo: int = 0,
     >>> events = household_events(run, pop.ids, 18 * 60, 22 * 60)
     >>> print(events[(events["moved"] > 0) | (events["appliance"] == "ev")].to_string())
                         type  time  houseID             appliance  moved
-    12   start_water_heating  1084        1  storage_water_heater      1
-    61              ev_pause  1110       11                    ev      0
-    63              ev_pause  1110       17                    ev      0
-    476            start_wet  1260        7            dishwasher      1
-    528            ev_resume  1280       17                    ev      1
-    551            ev_resume  1287       11                    ev      1
+    8    start_water_heating  1084        1  storage_water_heater      1
+    75              ev_pause  1110       11                    ev      0
+    76              ev_pause  1110       17                    ev      0
+    539            start_wet  1260        7            dishwasher      1
+    599            ev_resume  1280       17                    ev      1
+    617            ev_resume  1287       11                    ev      1
     """
     cat = run.pop.catalogue
     apps = run.appliances

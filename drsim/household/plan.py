@@ -135,7 +135,8 @@ class ChunkPlan:
 
         CREST (Richardson et al. 2010, §3) makes starts depend on the time of day through
         activity profiles; here the number of starts per day is Poisson with the
-        catalogue's mean, and each start's 10-minute slot is drawn from the appliance's
+        catalogue's mean (at most one start, with that chance, for ``at_most_one``
+        appliances), and each start's 10-minute slot is drawn from the appliance's
         weekday start curve, its minute uniform within the slot. Of day -1 only the late
         slots whose cycles can reach midnight are drawn (a Poisson process restricted to
         them: count with the slots' share of the mean, slots from the conditional curve).
@@ -147,7 +148,10 @@ class ChunkPlan:
         share = 1.0 - below
         key = day + self.day_offset
         u = rng.uniform(self.seed, ids[rows], "start_count", apps, key)
-        n = rng.poisson_table(cat.starts_per_day * share).sample(apps, u)
+        mean = cat.starts_per_day * share
+        n = rng.poisson_table(mean).sample(apps, u)
+        once = cat.at_most_one[apps]  # one start at most (storage heaters: one charge a night)
+        n[once] = u[once] < mean[apps[once]]
         rows, apps = np.repeat(rows, n), np.repeat(apps, n)
         j = np.arange(len(rows)) - np.repeat(np.cumsum(n) - n, n)
         h = rng.hash64(self.seed, ids[rows], "start_time", apps, key, j)

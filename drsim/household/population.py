@@ -7,13 +7,15 @@ Every attribute is drawn with counter-based streams keyed by the household id
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
+from pathlib import Path
 
 import numpy as np
 
 from drsim.household import rng
 from drsim.household.appliances import Catalogue, load_catalogue
 from drsim.household.behaviour_data import EVData, load_ev_data, load_follow_through
+from drsim.household.season import day_catalogue, load_daylight, with_ownership
 from drsim.scenario import FollowThrough, Scenario
 
 
@@ -69,10 +71,18 @@ class Population:
 
     @cached_property
     def catalogue(self) -> Catalogue:
-        """The scenario's appliance catalogue (:func:`.appliances.load_catalogue`)."""
-        ref = self.scenario.appliances.catalogue
-        base = self.scenario.resolve_path(".") if ref != "default" else None
-        return load_catalogue(ref, base)
+        """The scenario's appliance catalogue for its day (:func:`.season.day_catalogue`).
+
+        The catalogue file (:func:`.appliances.load_catalogue`) with the scenario's electric
+        heating ownership, its starts and start curves those of the scenario's month and
+        day type.
+        """
+        s = self.scenario
+        heating = s.appliances.electric_heating
+        ref = s.appliances.catalogue
+        base = str(s.resolve_path(".")) if ref != "default" else None
+        return _day_catalogue(ref, base, s.month, s.day_type,
+                              heating.storage_heaters, heating.direct_heaters)
 
     @cached_property
     def ev_data(self) -> EVData:
@@ -283,3 +293,12 @@ def inclusion_probabilities(weights: np.ndarray, max_count: int) -> np.ndarray:
             sure |= pi >= 1.0
         table[k] = pi
     return table
+
+
+@lru_cache(maxsize=16)
+def _day_catalogue(ref: str, base: str | None, month: int, day_type: str, storage: float,
+                   direct: float) -> Catalogue:
+    """Make the day's catalogue once per process and scenario day (the tasks share it)."""
+    cat = load_catalogue(ref, None if base is None else Path(base))
+    cat = with_ownership(cat, {"storage_heater": storage, "other_space_heating": direct})
+    return day_catalogue(cat, load_daylight(), month, day_type)

@@ -414,9 +414,9 @@ def simulate_households(scenario, first: int, count: int, dr_events=None) -> np.
     >>> no_dr = simulate_households(scenario, 0, 4, dr_events=[])
     >>> program = slice(1110, 1230)  # 18:30-20:30
     >>> (no_dr[:, program].sum(axis=1, dtype=float) / 60).round(1).tolist()  # [kWh]
-    [0.8, 3.2, 2.2, 0.8]
+    [0.8, 3.4, 2.3, 0.8]
     >>> (kw[:, program].sum(axis=1, dtype=float) / 60).round(1).tolist()
-    [0.8, 1.8, 1.2, 0.8]
+    [0.8, 2.0, 1.3, 0.8]
     """
     if count < 0 or first < 0 or first + count > scenario.households:
         raise ValueError(

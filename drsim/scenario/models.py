@@ -12,7 +12,7 @@ from here.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import (
@@ -65,6 +65,7 @@ __all__ = [
     "ClockTime",
     "DRProgram",
     "EVSettings",
+    "ElectricHeating",
     "ExpectedShare",
     "FollowThrough",
     "Group",
@@ -81,6 +82,8 @@ __all__ = [
     "Meters",
     "ReadingLoss",
 ]
+
+SEASON_MONTHS = {"winter": 1, "transition": 4, "summer": 7}  # a season's representative month
 
 # --------------------------------------------------------------------------------------------
 # The settings blocks
@@ -166,6 +169,21 @@ class Group(SettingsModel):
         return self.range[1] - self.range[0] + 1
 
 
+class ElectricHeating(SettingsModel):
+    """Electric space heating: the share of households with each system (their load: the
+    catalogue's ``storage_heater`` and ``other_space_heating``)."""
+
+    storage_heaters: float = described(
+        "Fraction of households heated by night storage heaters (CREST's appliance table, "
+        "Richardson et al. 2010: 2.8 % of UK dwellings).", default=0.028, ge=0.0, le=1.0,
+    )
+    direct_heaters: float = described(
+        "Fraction of households with direct electric space heaters (CREST's 'other electric "
+        "space heating', Richardson et al. 2010: 2.6 % of UK dwellings).",
+        default=0.026, ge=0.0, le=1.0,
+    )
+
+
 class ApplianceSettings(SettingsModel):
     """The households' appliances (§6.3.1)."""
 
@@ -181,6 +199,9 @@ class ApplianceSettings(SettingsModel):
     per_household_max: int = described(
         "Most appliances per household (§6.3.1: uniformly 20 to 25).", default=25, ge=1, le=60,
     )
+    electric_heating: ElectricHeating = described(
+        "Ownership of the electric space-heating systems, owned apart from the 20-25 drawn "
+        "appliances (they belong to the dwelling).", default_factory=ElectricHeating)
 
     @model_validator(mode="after")
     def _min_le_max(self) -> ApplianceSettings:
@@ -241,6 +262,18 @@ class Scenario(SettingsModel):
         "households) or every group gives range (contiguous, from consumer 1 to households).",
         min_length=1, max_length=MAX_GROUPS,
     )
+    season: Literal["winter", "transition", "summer"] | Annotated[int, Field(ge=1, le=12)] = (
+        described(
+            "The simulated day's season: winter (a January day), transition (April), summer "
+            "(July), or a month 1-12. It sets the lighting (daylight), the storage heaters "
+            "(heating season) and the direct heaters (monthly factor); docs/model.md, "
+            "'Season and day type'.",
+            accepted="winter, transition, summer, or a month from 1 to 12",
+            default="winter",
+        ))
+    day_type: Literal["weekday", "saturday", "sunday"] = described(
+        "The simulated day's type: weekday, or saturday / sunday (CREST's weekend activity "
+        "and occupancy tables).", default="weekday")
     appliances: ApplianceSettings = described(
         "Appliance settings (§6.3.1).", default_factory=ApplianceSettings)
     ev: EVSettings = described("EV settings (§6.3.1).", default_factory=EVSettings)
@@ -276,6 +309,14 @@ class Scenario(SettingsModel):
         if info.context and info.context.get("from_file"):
             raise PydanticCustomError("extra_forbidden", "Extra inputs are not permitted")
         return value
+
+    @field_validator("season", mode="before")
+    @classmethod
+    def _one_season(cls, value: Any) -> Any:
+        """One error line for a bad season, not one per member of the union."""
+        if value in SEASON_MONTHS or (type(value) is int and 1 <= value <= 12):
+            return value
+        raise PydanticCustomError("season", "not a season or a month")
 
     @field_validator("groups")
     @classmethod
@@ -379,6 +420,12 @@ class Scenario(SettingsModel):
         return self
 
     # -- derived helpers ----------------------------------------------------------------------
+
+    @property
+    def month(self) -> int:
+        """The simulated day's month, 1-12: the ``season``'s (winter 1, transition 4, summer
+        7) or the month it names."""
+        return SEASON_MONTHS.get(self.season, self.season)  # type: ignore[arg-type]
 
     def group_sizes(self) -> list[int]:
         """Households per group, in order."""

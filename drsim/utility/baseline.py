@@ -201,9 +201,9 @@ def estimate_exact(pop: Population, lo: int = 0, hi: int = DAY,
     ...              baseline={"method": "model"})
     >>> est = estimate_exact(Population(s, 0, 3), 1110, 1230)
     >>> (est.baseline_kw.sum(axis=1) / 60).round(3).tolist()
-    [1.312, 2.297, 4.16]
+    [1.37, 2.334, 4.193]
     >>> (est.expected_kw.sum(axis=1) / 60).round(3).tolist()
-    [1.312, 1.565, 1.541]
+    [1.37, 1.619, 1.595]
     """
     if not 0 <= lo < hi <= DAY:
         raise ValueError(f"estimate window [{lo}, {hi}) outside the day [0, {DAY})")

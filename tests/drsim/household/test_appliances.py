@@ -166,11 +166,26 @@ def test_phase_energy_matches_crest(doc):
             assert a["ownership"] == pytest.approx(row["own"]), a["name"]
             assert a["standby_kw"] == pytest.approx(row["standby"] / 1000), a["name"]
             spd = row["cycles"] / 365 if row["cycles"] >= 1 else 0.0
+            if a.get("monthly_factor") == "heating_season":  # one charge a heating day
+                factors = doc["monthly_factors"]["heating_season"]["values"]
+                assert factors == _crest_heating_season(row["cycles"]), a["name"]
+                spd = 1.0
             assert a["starts_per_day"] == pytest.approx(spd, rel=1e-4, abs=1e-6), a["name"]
         checked += 1
     assert checked >= 30
     if crest is not None:
         assert set(CREST_DEVICE.values()) <= set(crest)
+
+
+def _crest_heating_season(cycles_per_year: float) -> list[float]:
+    """CREST's storage-heater months: the season lasts the cycles per year in days, centred
+    on 14 January; the months of its first and last day count half."""
+    import datetime
+
+    coldest = datetime.date(1997, 1, 14)
+    half = datetime.timedelta(days=round(cycles_per_year / 2))
+    off, on = (coldest + half).month, (coldest - half).month
+    return [0.5 if m in (off, on) else 0 if off < m < on else 1 for m in range(1, 13)]
 
 
 def test_catalogue_arrays(cat):
@@ -204,7 +219,8 @@ def test_start_profiles_have_known_shapes(cat):
     assert _slots(cat, "oven", 17, 19) > _slots(cat, "oven", 2, 5)
     assert _slots(cat, "lighting", 17, 22) > 2 * _slots(cat, "lighting", 10, 15)
     heater = cat.start_pmf[cat.index("storage_heater")]
-    assert heater.argmax() == 3 and heater[3] == pytest.approx(1.0)  # 00:30, Economy 7
+    np.testing.assert_allclose(heater[:15], 1 / 15)  # a charge starts 00:00-02:30 (Economy 7)
+    assert heater[15:].sum() == 0
 
 
 # --------------------------------------------------------------------------- bad files

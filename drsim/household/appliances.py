@@ -89,14 +89,15 @@ class Catalogue:
         (A,) bool: among the 20-25 appliances drawn per household; else owned
         independently at its ownership rate (heating systems).
     starts_per_day : numpy.ndarray
-        (A,) mean cycle starts per day [1/day].
+        (A,) mean cycle starts per day over a year [1/day]; in a day's catalogue
+        (:func:`drsim.household.season.day_catalogue`) those of that day.
     cycle_minutes : numpy.ndarray
         (A,) int64 length of one cycle [min].
     standby_kw : numpy.ndarray
         (A,) draw when not running [kW].
     start_pmf : numpy.ndarray
         (A, 144) probability of a start in each ten-minute slot of a weekday from 00:00
-        [1]; rows sum to 1.
+        [1] (in a day's catalogue, of that day); rows sum to 1.
     weekend_pmf : numpy.ndarray
         (A, 144) the same for a weekend day (the profile's ``weekend`` curve; the weekday
         curve where it has none) [1]; rows sum to 1.

@@ -58,7 +58,8 @@ class ChunkPlan:
         its sources"): owned appliance :math:`a` of household :math:`h` starts
         :math:`N_{h,a} \sim \mathrm{Poisson}(n_a)` times a day, :math:`n_a` the
         catalogue's ``starts_per_day``, each in a ten-minute slot :math:`s` drawn from its
-        weekday start curve and at a uniform minute within it,
+        start curve of the day (:mod:`drsim.household.season`) and at a uniform minute within
+        it,
 
         .. math:: t = 1440 \cdot d + 10 \cdot s + U\{0, \dots, 9\};
 
@@ -137,7 +138,7 @@ class ChunkPlan:
         activity profiles; here the number of starts per day is Poisson with the
         catalogue's mean (at most one start, with that chance, for ``at_most_one``
         appliances), and each start's 10-minute slot is drawn from the appliance's
-        weekday start curve, its minute uniform within the slot. Of day -1 only the late
+        start curve of the day, its minute uniform within the slot. Of day -1 only the late
         slots whose cycles can reach midnight are drawn (a Poisson process restricted to
         them: count with the slots' share of the mean, slots from the conditional curve).
         """

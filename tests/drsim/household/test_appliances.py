@@ -248,6 +248,10 @@ def _entry(doc: dict, name: str) -> dict:
         ("iron", "source", lambda e: e.update(source="my_notebook"), "crest"),
         ("vacuum", "colour", lambda e: e.update(colour="red"), "phases_source"),
         ("printer", "cycle_minutes", lambda e: e.update(cycle_minutes=4.5), "integer"),
+        ("storage_heater", "monthly_factor", lambda e: e.update(monthly_factor="winter"),
+         "heating_season"),
+        ("storage_heater", "start_count", lambda e: e.update(start_count="daily"),
+         "at_most_one"),
     ],
 )
 def test_bad_appliance_fields(tmp_path, doc, name, field, change, accepted):
@@ -265,6 +269,17 @@ def test_bad_profile_length(tmp_path, doc):
     bad["start_profiles"]["laundry"]["values"] = [1.0] * 143
     with pytest.raises(CatalogueError, match=r"'laundry'.*'values'.*144"):
         load_catalogue("bad.yaml", base_dir=_write(tmp_path, bad).parent)
+
+
+def test_bad_weekend_curve_and_monthly_factors(tmp_path, doc):
+    bad = copy.deepcopy(doc)
+    bad["start_profiles"]["laundry"]["weekend"] = [0.0] * 144
+    with pytest.raises(CatalogueError, match=r"'laundry'.*'weekend'.*all zero"):
+        load_catalogue(str(_write(tmp_path, bad)))
+    bad = copy.deepcopy(doc)
+    bad["monthly_factors"]["heating_season"]["values"] = [1] * 11
+    with pytest.raises(CatalogueError, match=r"'heating_season'.*'values'.*12"):
+        load_catalogue(str(_write(tmp_path, bad)))
 
 
 def test_duplicate_name(tmp_path, doc):

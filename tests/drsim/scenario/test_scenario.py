@@ -400,6 +400,27 @@ def test_bad_clock_time(tmp_path: Path) -> None:
                    problem="expected a clock time HH:MM")
 
 
+@pytest.mark.parametrize("season", ["autumn", 13, 0, "5", True])
+def test_bad_season_is_one_line(tmp_path: Path, season) -> None:
+    path = write(tmp_path, with_changes(season=season))
+    err = load_error(path)
+    assert_problem(err, str(path), "season", "winter, transition, summer, or a month from 1 "
+                   "to 12", problem="not a season or a month")
+    assert len(str(err).splitlines()) == 1
+
+
+def test_day_type_and_heating_settings(tmp_path: Path) -> None:
+    path = write(tmp_path, with_changes(day_type="holiday"))
+    assert_problem(load_error(path), str(path), "day_type", "'saturday'")
+    path = write(tmp_path, with_changes(appliances={"electric_heating": {"storage_heaters": 2}}))
+    assert_problem(load_error(path), str(path), "appliances.electric_heating.storage_heaters",
+                   "a number in [0, 1]")
+    s = scenario_from_dict(with_changes(season=10, day_type="sunday"))
+    assert (s.month, s.day_type) == (10, "sunday")
+    assert [scenario_from_dict(with_changes(season=x)).month
+            for x in ("winter", "transition", "summer")] == [1, 4, 7]
+
+
 def test_end_before_start(tmp_path: Path) -> None:
     path = write(tmp_path, with_changes(dr_program={"start": "19:00", "end": "18:00"}))
     assert_problem(load_error(path), str(path), "dr_program.end",

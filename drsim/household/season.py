@@ -166,7 +166,7 @@ def day_catalogue(cat: Catalogue, daylight: Daylight, month: int, day_type: str)
     cat : Catalogue
         The catalogue (:func:`drsim.household.appliances.load_catalogue`).
     daylight : Daylight
-        The month's daylight (:func:`load_daylight`).
+        The dark shares of every month (:func:`load_daylight`).
     month : int
         Month of the day, 1-12 [1].
     day_type : str
@@ -210,8 +210,8 @@ def day_catalogue(cat: Catalogue, daylight: Daylight, month: int, day_type: str)
         day = w[int(weekend), month - 1]
         starts[a] = cat.starts_per_day[a] * day.sum() / mean
         pmf[a] = day / day.sum()
-    for a in (starts, pmf):
-        a.flags.writeable = False
+    for array in (starts, pmf):
+        array.flags.writeable = False
     return dataclasses.replace(cat, starts_per_day=starts, start_pmf=pmf)
 
 

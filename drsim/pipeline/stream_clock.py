@@ -126,17 +126,11 @@ def write_warmup(source: Path, firsts: list[int], group_of: list[int],
     os.replace(hidden, source / "warmup.parquet")
 
 
-def _join_passes(path: Path) -> None:
+def _join_passes(path: Path, other: Path) -> None:
     """A chunk's interval staged twice (the passes job's file, ``passes-<chunk>``, and the
     adaptive pass's, ``adaptive-<chunk>``, staged after the prediction) as one file:
     the passes' rows with the adaptive columns filled in (the households are in the same
     order in both), so that each household's interval is one row of the stream."""
-    tag, chunk = path.stem.split("-")
-    if tag != "passes":
-        return
-    other = path.with_name(f"adaptive-{chunk}.parquet")
-    if not other.exists():
-        return
     table, adaptive = pq.read_table(path), pq.read_table(other)
     for name in (f for f in table.schema.names if f.startswith("adaptive_")):
         table = table.set_column(table.schema.get_field_index(name), name,
@@ -178,15 +172,24 @@ class Clock:
     def tick(self) -> int:
         """Release every interval that is due (and any file staged later for one released
         already, e.g. the adaptive pass's); return how many intervals are released."""
-        for j in range(len(self.edges) - 1):
-            if time.perf_counter() < self.due(j):
-                break
+        due = 0
+        while due < len(self.edges) - 1 and time.perf_counter() >= self.due(due):
+            due += 1
+        # The due folders are listed from the last to the first: write_intervals renames a
+        # chunk's intervals in time order, so a file listed for one interval has its
+        # earlier intervals' files listed too, and none arrives after a later one.
+        listed = {j: {p.name for p in (self.staging / f"{j:04d}").glob("[!.]*.parquet")}
+                  for j in reversed(range(due))}
+        for j in range(due):
             folder = self.staging / f"{j:04d}"
-            staged = sorted(folder.glob("passes-*.parquet")) if folder.is_dir() else []
-            for path in staged:  # first every join, then the renames: one listing sees all
-                _join_passes(path)
-            for path in sorted(folder.glob("[!.]*.parquet")) if folder.is_dir() else []:
-                target = self.source / f"{j:04d}-{path.name}"
+            names = listed[j]
+            for name in sorted(n for n in names if n.startswith("passes-")):
+                other = name.replace("passes-", "adaptive-", 1)
+                if other in names:  # first every join, then the renames
+                    _join_passes(folder / name, folder / other)
+                    names.discard(other)
+            for name in sorted(names):
+                path, target = folder / name, self.source / f"{j:04d}-{name}"
                 if target.exists():  # released before a restart: the stream has it
                     path.unlink()
                 else:

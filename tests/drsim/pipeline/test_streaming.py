@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,7 +23,7 @@ import pytest
 import yaml
 
 import drsim.api as api
-from drsim.pipeline.stream_clock import intervals
+from drsim.pipeline.stream_clock import Clock, intervals
 from drsim.scenario import load_scenario, scenario_from_dict
 from drsim.utility.monitoring import MonitoringPlan
 
@@ -79,6 +80,45 @@ def test_the_clock_plays_the_intervals_in_order():
     assert edges[0] == plan.t_start and edges[-1] == plan.t_end
     assert np.all(np.diff(edges) <= plan.delta)
     assert set(plan.test_times) <= set(edges.tolist())
+
+
+def test_a_file_staged_during_a_tick_never_overtakes_an_earlier_one(tmp_path, monkeypatch):
+    """The adaptive pass renames a chunk's interval files in time order while the clock
+    lists the released intervals' folders; a file of a later interval must not be released
+    before the earlier one's (it would arrive behind its gateway's watermark: late)."""
+    plan = MonitoringPlan(1110, 1150, 1130, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
+    staging, source = tmp_path / "staging", tmp_path / "source"
+    source.mkdir()
+    hidden = []
+    for j in range(3):  # the writer's files, written and not yet renamed
+        folder = staging / f"{j:04d}"
+        folder.mkdir(parents=True)
+        (folder / ".adaptive-00000.parquet").write_bytes(b"x")
+        hidden.append(folder / ".adaptive-00000.parquet")
+    real_glob = Path.glob
+
+    def write(files):  # the writer's renames, in time order
+        for h in files:
+            if h.exists():
+                os.replace(h, h.with_name("adaptive-00000.parquet"))
+
+    def glob_while_writing(self, pattern):  # the writer renames intervals 0 and 1 as soon
+        if self.name != "0000":  # as the clock lists another folder than the first
+            write(hidden[:2])
+        return real_glob(self, pattern)
+
+    monkeypatch.setattr(Path, "glob", glob_while_writing)
+    clock = Clock(plan, 1050, float("inf"), staging, source)
+    clock.released.update({j: 0.0 for j in range(len(intervals(plan)) - 1)})
+    clock.tick()
+    released = sorted(p.name for p in source.iterdir())
+    intervals_out = [int(name[:4]) for name in released]
+    assert intervals_out == list(range(len(intervals_out)))  # no gap before a released one
+    monkeypatch.setattr(Path, "glob", real_glob)
+    write(hidden)
+    clock.tick()
+    assert sorted(p.name for p in source.iterdir()) == [f"{j:04d}-adaptive-00000.parquet"
+                                                        for j in range(3)]
 
 
 def test_a_streamed_run_refuses_what_it_does_not_monitor(tmp_path):

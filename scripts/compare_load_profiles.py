@@ -103,13 +103,13 @@ import numpy as np
 from crest_model import DAY, appliance_names, crest_appliances, crest_load, is_weekend
 from crest_model import irradiance as crest_irradiance
 
+from drsim.household.season import DAY_TYPES, year_shares
+from drsim.scenario.models import SEASON_MONTHS
+
 REPO = Path(__file__).resolve().parent.parent
 SCENARIO = REPO / "scenarios" / "paper_100k.yaml"
 FIGURES = REPO / "results" / "load_profiles"  # default folder of the figure
 YEAR = 2018  # not a leap year; 1 January 2018 was a Monday, as day 1 of richardsonpy's year
-SEASONS = {"winter": 1, "transition": 4, "summer": 7}  # drsim's representative months
-DAY_TYPES = ("weekday", "saturday", "sunday")
-DAY_SHARE = {"weekday": 5 / 7, "saturday": 1 / 7, "sunday": 1 / 7}  # of a year's days
 Q = 96  # quarter-hours a day
 NIGHT = (0, 5 * 60)  # [00:00, 05:00)
 DR_WINDOW = (18 * 60 + 30, 20 * 60 + 30)  # [18:30, 20:30), paper_100k's DR program
@@ -151,7 +151,7 @@ HES_PROFILE = ("Household Electricity Survey 2010-11, mean 24-h profile (a year'
 
 # --------------------------------------------------------------------------- arguments
 def season_arg(text: str) -> str | int:
-    if text in SEASONS:
+    if text in SEASON_MONTHS:
         return text
     if text.isdigit() and 1 <= int(text) <= 12:
         return int(text)
@@ -187,7 +187,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if min(args.households, args.crest_households, args.crest_days) < 1:
         p.error("--households, --crest-households and --crest-days must be at least 1")
-    args.month = SEASONS.get(args.season, args.season)
+    args.month = SEASON_MONTHS.get(args.season, args.season)
     if args.figure is None and not args.no_figure:
         args.figure = FIGURES / f"profiles_{args.month:02d}_{args.day_type}.png"
     return args
@@ -819,10 +819,7 @@ def annual(args) -> None:
         energy[m - 1, j] = daily.mean(), daily[b].mean()
         counts.add(int(b.sum()))
     wall = time.perf_counter() - t0
-    days = np.array([calendar.monthrange(YEAR, m)[1] for m in range(1, 13)])
-    share = np.array([DAY_SHARE[t] for t in DAY_TYPES])
-    weights = days[:, None] * share[None, :] / days.sum()  # (12, 3), sums to 1
-    mean = np.einsum("md,mdg->g", weights, energy)
+    mean = np.einsum("md,mdg->g", year_shares(), energy)
 
     out.print(f"\n[bold]drsim, daily energy by month and day type ({SCENARIO.name}, households "
               f"0..{n - 1}, no DR)[/]")

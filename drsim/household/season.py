@@ -70,6 +70,29 @@ class Daylight:
         return np.roll(self.dark_share[month - 1], shift)
 
 
+def year_shares() -> np.ndarray:
+    """Return the share of a year's days in each month and day type.
+
+    Months by their days (not a leap year), and in every month 5 weekdays, one Saturday
+    and one Sunday in 7: the weights of a yearly mean over :func:`day_catalogue`'s days.
+
+    Returns
+    -------
+    numpy.ndarray
+        (12, 3) shares [1], January first, columns in :data:`DAY_TYPES` order; they sum
+        to 1.
+
+    Examples
+    --------
+    >>> shares = year_shares()
+    >>> round(float(shares.sum()), 12), round(float(shares[0, 0] * 365), 3)
+    (1.0, 22.143)
+    """
+    weekend = (1.0 - WEEKDAY_SHARE) / 2.0
+    return (DAYS_IN_MONTH / DAYS_IN_MONTH.sum())[:, None] * np.array(
+        [WEEKDAY_SHARE, weekend, weekend])
+
+
 def lighting_weights(occupancy, dark_share, light_anyway):
     r"""Switch-on weight of lighting in each ten-minute slot.
 
@@ -204,9 +227,9 @@ def day_catalogue(cat: Catalogue, daylight: Daylight, month: int, day_type: str)
         occ = np.stack([cat.start_pmf[a], cat.weekend_pmf[a] * cat.weekend_scale[a]])
         dark = np.stack([daylight.on_clock(m) for m in range(1, 13)])
         w = lighting_weights(occ[:, None, :], dark[None], daylight.light_anyway)
-        total = w.sum(axis=2)  # (2, 12): day type x month
-        mean = (DAYS_IN_MONTH / DAYS_IN_MONTH.sum() * (
-            WEEKDAY_SHARE * total[0] + (1.0 - WEEKDAY_SHARE) * total[1])).sum()
+        total = w.sum(axis=2)  # (2, 12): weekday, weekend x month
+        shares = year_shares()
+        mean = (shares[:, 0] * total[0] + shares[:, 1:].sum(axis=1) * total[1]).sum()
         day = w[int(weekend), month - 1]
         starts[a] = cat.starts_per_day[a] * day.sum() / mean
         pmf[a] = day / day.sum()

@@ -11,11 +11,12 @@ from drsim.household.appliances import FLEX_ADVANCE, FLEX_NONE, load_catalogue
 from drsim.household.plan import ChunkPlan
 from drsim.household.population import Population
 from drsim.household.season import (
+    DAY_TYPES,
     DAYS_IN_MONTH,
-    WEEKDAY_SHARE,
     day_catalogue,
     load_daylight,
     with_ownership,
+    year_shares,
 )
 from drsim.scenario import scenario_from_dict
 
@@ -33,10 +34,16 @@ def day(cat, month, day_type="weekday"):
 
 def year_mean(cat, values_of) -> np.ndarray:
     """Mean over the days of a year of ``values_of(day catalogue)``."""
-    w = DAYS_IN_MONTH / DAYS_IN_MONTH.sum()
-    return sum(w[m - 1] * (WEEKDAY_SHARE * values_of(day(cat, m))
-                           + (1 - WEEKDAY_SHARE) * values_of(day(cat, m, "sunday")))
-               for m in range(1, 13))
+    return sum(share * values_of(day(cat, m + 1, day_type))
+               for (m, t), share in np.ndenumerate(year_shares())
+               for day_type in (DAY_TYPES[t],))
+
+
+def test_year_shares_weigh_months_by_their_days():
+    shares = year_shares()
+    assert shares.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(shares.sum(axis=1) * 365, DAYS_IN_MONTH)
+    np.testing.assert_allclose(shares[:, 0] / shares[:, 2], 5.0)
 
 
 def test_the_yearly_mean_starts_are_the_catalogues(cat):

@@ -33,7 +33,7 @@ from drsim.pipeline.streaming import Live, monitor_stream, run_streaming
 from drsim.pipeline.tasks import USER_EVENT_ROWS, user_events
 from drsim.results import folders, output, run_data
 from drsim.results import summary as summaries
-from drsim.scenario import ExpectedShare, Scenario, load_scenario
+from drsim.scenario import MAX_CHUNK_SIZE, ExpectedShare, Scenario, load_scenario
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -126,7 +126,17 @@ def open_backend(backend: str | Backend = "spark", master: str | None = None) ->
     raise ValueError(f"backend {backend!r} is not known; accepted: {', '.join(BACKENDS)}")
 
 
-def _scenario(scenario: Scenario | str | Path, households: int | None) -> Scenario:
+def _scenario(scenario: Scenario | str | Path, households: int | None,
+              chunk_size: int | None = None) -> Scenario:
+    """The scenario (one, or a YAML file's), scaled to ``households``; a bad
+    ``chunk_size`` [households per task] is refused here, before any work."""
+    if not isinstance(scenario, Scenario | str | Path):
+        raise TypeError("scenario must be a drsim Scenario or the path of a scenario YAML "
+                        f"file, not {type(scenario).__name__}")
+    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(
+            chunk_size, int) or not 1 <= chunk_size <= MAX_CHUNK_SIZE):
+        raise ValueError(f"chunk_size must be an integer from 1 to {MAX_CHUNK_SIZE} "
+                         f"[households per task], not {chunk_size!r}")
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
     return scenario if households is None else scenario.with_households(households)
@@ -156,7 +166,7 @@ def simulate(scenario: Scenario | str | Path, out: str | Path | None = None, *,
     :class:`~drsim.scenario.Scenario` or a YAML file), scaled to ``households`` if given;
     write the result folder to ``out`` if given."""
     started = time.perf_counter()
-    scenario = _scenario(scenario, households)
+    scenario = _scenario(scenario, households, chunk_size)
     if out is not None:
         folders.check_output(out, overwrite)
 
@@ -191,7 +201,7 @@ def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
     the folder (they never pass through this process); without, they are collected into
     ``RunResult.tables``."""
     started = time.perf_counter()
-    scenario = _scenario(scenario, households)
+    scenario = _scenario(scenario, households, chunk_size)
     if streaming:
         return _run_streaming(scenario, out, delay_detection=delay_detection,
                               chunk_size=chunk_size, master=master, backend=backend,
@@ -327,7 +337,7 @@ def monitor(readings: str | Path | None, scenario: Scenario | str | Path,
                                chunk_size=chunk_size, master=master, backend=backend,
                                overwrite=overwrite, idle_seconds=idle_seconds, view=view)
     started = time.perf_counter()
-    scenario = _scenario(scenario, None)
+    scenario = _scenario(scenario, None, chunk_size)
     if out is not None:
         folders.check_output(out, overwrite)
     plan = check_monitor(scenario)
@@ -361,7 +371,7 @@ def _monitor_stream(stream: str | Path, scenario: Scenario | str | Path,
                     view: Callable[[Live], None] | None) -> MonitorResult:
     """:func:`monitor` with ``stream``."""
     started = time.perf_counter()
-    scenario = _scenario(scenario, None)
+    scenario = _scenario(scenario, None, chunk_size)
     check_monitor(scenario)
     if not Path(stream).is_dir():
         raise ValueError(f"--stream {stream}: no such folder (the readings' files arrive "

@@ -95,10 +95,10 @@ def _output_errors():
     """Input errors (exit 2): an output path that may not be written, a query text that
     does not compile (monitoring.queries, monitoring.appliance_queries)."""
     from cep_core import QueryError
-    from drsim.results.folders import OutputExistsError
+    from drsim.results.folders import OutputError
     from drsim.sweeps import SweepOutputError
 
-    return OutputExistsError, SweepOutputError, QueryError
+    return OutputError, SweepOutputError, QueryError
 
 
 def _progress_bar(console: Console) -> Progress:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from drsim.units import clock_minutes
+from drsim.scenario import MAX_FOLLOW_THROUGH_FACTOR
+from drsim.units import DAY, clock_minutes
 
 FollowThroughSpec = None | float | Callable[[np.ndarray], np.ndarray]
 
@@ -49,6 +50,29 @@ class DREvent:
     announced: str | int | None = None
     follow_through: FollowThroughSpec = None
 
+    def __post_init__(self) -> None:
+        """Refuse an event that cannot be resolved, at once (ValueError).
+
+        Refused: times that are not clock times of the day, an end not after the start, an
+        announcement after the start, and a follow-through factor outside [0,
+        MAX_FOLLOW_THROUGH_FACTOR] (the bounds of a scenario's ``follow_through.scale``).
+        """
+        start, end = _minute(self.start, "start"), _minute(self.end, "end")
+        if end <= start:
+            raise ValueError(f"DREvent: end {self.end} must be after start {self.start}")
+        if self.announced is not None and _minute(self.announced, "announced") > start:
+            raise ValueError(f"DREvent: announced {self.announced} after start {self.start}")
+        ft = self.follow_through
+        if ft is None or callable(ft):
+            return
+        if isinstance(ft, bool) or not isinstance(ft, int | float | np.integer | np.floating):
+            raise ValueError("DREvent.follow_through: expected None, a number or a function "
+                             f"of θ_o, got {type(ft).__name__} {ft!r}")
+        if not 0.0 <= float(ft) <= MAX_FOLLOW_THROUGH_FACTOR:
+            raise ValueError(f"DREvent.follow_through: {ft!r} is outside [0, "
+                             f"{MAX_FOLLOW_THROUGH_FACTOR:g}] (a factor on each household's "
+                             "θ_o)")
+
     def resolve(self, notice_minutes: int, theta_o: np.ndarray) -> ResolvedEvent:
         """Resolve the event's times to minutes and its follow-through per household.
 
@@ -71,11 +95,6 @@ class DREvent:
             Start, end and announcement [minutes since midnight] and θ per household
             [1].
 
-        Raises
-        ------
-        ValueError
-            If ``end`` is not after ``start`` or ``announced`` is after ``start``.
-
         References
         ----------
         .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
@@ -89,17 +108,9 @@ class DREvent:
         >>> DREvent(follow_through=lambda th: th + 0.5).resolve(60, np.array([0.2, 0.9])).theta
         array([0.7, 1. ])
         """
-        start = clock_minutes(self.start, "DREvent.start")
-        end = clock_minutes(self.end, "DREvent.end")
-        if end <= start:
-            raise ValueError(f"DREvent: end {self.end} must be after start {self.start}")
-        announce = (
-            start - notice_minutes
-            if self.announced is None
-            else clock_minutes(self.announced, "DREvent.announced")
-        )
-        if announce > start:
-            raise ValueError(f"DREvent: announced {self.announced} after start {self.start}")
+        start, end = _minute(self.start, "start"), _minute(self.end, "end")
+        announce = (start - notice_minutes if self.announced is None
+                    else _minute(self.announced, "announced"))
         ft = self.follow_through
         if ft is None:
             theta = theta_o
@@ -108,6 +119,16 @@ class DREvent:
         else:
             theta = theta_o * float(ft)
         return ResolvedEvent(start, end, announce, np.clip(theta, 0.0, 1.0))
+
+
+def _minute(value: str | int, field: str) -> int:
+    """Return a DREvent time [minutes since midnight, 0 to 1440]; ValueError if not one."""
+    if isinstance(value, bool):
+        raise ValueError(f"DREvent.{field}: expected a clock time HH:MM, got {value!r}")
+    minute = clock_minutes(value, f"DREvent.{field}")
+    if not 0 <= minute <= DAY:
+        raise ValueError(f"DREvent.{field}: {value!r} is not a minute of the day (0 to {DAY})")
+    return minute
 
 
 @dataclass(frozen=True)

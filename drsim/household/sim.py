@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 import simpy
@@ -32,6 +33,7 @@ from drsim.household.render import (
     step_grid,
 )
 from drsim.household.starts import Batch
+from drsim.scenario import Scenario, load_scenario
 from drsim.units import DAY, MICRO
 
 MAX_UNTIL = 3 * DAY  # a run ends by the end of day 2 at the latest
@@ -370,8 +372,8 @@ def simulate_households(scenario, first: int, count: int, dr_events=None) -> np.
 
     Parameters
     ----------
-    scenario : drsim.scenario.Scenario
-        The scenario (seed, households, load model, DR program).
+    scenario : drsim.scenario.Scenario, str or pathlib.Path
+        The scenario (seed, households, load model, DR program), or its YAML file.
     first : int
         Id of the first household (0-based) [households].
     count : int
@@ -390,7 +392,11 @@ def simulate_households(scenario, first: int, count: int, dr_events=None) -> np.
     Raises
     ------
     ValueError
-        If the households are not all in the scenario.
+        If the households are not all in the scenario (a ScenarioError if the file is
+        bad).
+    TypeError
+        If ``scenario`` is neither a Scenario nor a path, or ``first`` or ``count`` is not
+        an integer.
 
     References
     ----------
@@ -418,6 +424,11 @@ def simulate_households(scenario, first: int, count: int, dr_events=None) -> np.
     >>> (kw[:, program].sum(axis=1, dtype=float) / 60).round(1).tolist()
     [0.8, 2.0, 1.3, 0.8]
     """
+    scenario = _scenario_of(scenario)
+    for name, value in (("first", first), ("count", count)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise TypeError(f"{name} must be an integer [households], not "
+                            f"{type(value).__name__} {value!r}")
     if count < 0 or first < 0 or first + count > scenario.households:
         raise ValueError(
             f"households {first}..{first + count - 1} outside 0..{scenario.households - 1}"
@@ -425,6 +436,19 @@ def simulate_households(scenario, first: int, count: int, dr_events=None) -> np.
     events = program_events(scenario) if dr_events is None else list(dr_events)
     run = ChunkSimulator(Population(scenario, first, count)).run(events)
     return run.load(dtype=np.float32, minute_major=True)
+
+
+def _scenario_of(scenario) -> Scenario:
+    """Return ``scenario`` as a Scenario (one, or a YAML file's, loaded and checked).
+
+    A bad file raises :class:`~drsim.scenario.ScenarioError`, anything else TypeError.
+    """
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, str | Path):
+        return load_scenario(scenario)
+    raise TypeError("scenario must be a drsim Scenario or the path of a scenario YAML file, "
+                    f"not {type(scenario).__name__}")
 
 
 __all__ = ["ChunkSimulator", "ChunkRun", "simulate_households", "program_events"]

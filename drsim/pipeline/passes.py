@@ -43,7 +43,7 @@ def plan_chunks(scenario: Scenario, chunk_size: int | None = None) -> list[Chunk
     """Split every group's id range into chunks of at most ``chunk_size`` households; with
     load shedding or remote data, of whole gateways (a multiple of ``gateway_households``,
     at least one), so that a gateway's meters are never split between tasks."""
-    size = chunk_size or scenario.chunk_size
+    size = scenario.chunk_size if chunk_size is None else chunk_size
     gateway = scenario.monitoring.gateway_households
     if gateway is not None:
         size = max(gateway, size // gateway * gateway)

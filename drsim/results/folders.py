@@ -28,6 +28,7 @@ import os
 import re
 import shutil
 import socket
+import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,8 +53,16 @@ STREAM = "stream"
 STREAM_MARK = ".drsim-stream"
 
 
-class OutputExistsError(FileExistsError):
+class OutputError(OSError):
+    """An output path that drsim may not write (one line naming it and why)."""
+
+
+class OutputExistsError(OutputError, FileExistsError):
     """Something is at the output path and overwriting it was not asked for, or may not be."""
+
+
+class OutputNotWritableError(OutputError):
+    """The output path's folder cannot be written (read-only, not a folder, no rights)."""
 
 
 class OutputRefusedError(OutputExistsError):
@@ -203,12 +212,36 @@ def problem(path: str | Path, kind: Kind = RESULT) -> str | None:
 
 
 # --------------------------------------------------------------------------- checking
+def check_writable(path: str | Path) -> Path:
+    """``path`` as a Path if a folder can be written there: a marker file is made and
+    removed in its nearest existing ancestor (where the hidden sibling, or the missing
+    parents, will be made); else :class:`OutputNotWritableError`, one line naming the path
+    and why. A read-only disk or a missing right is found before any work, not after it."""
+    path = Path(path)
+    ancestor = _named(path).absolute().parent
+    while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise OutputNotWritableError(f"cannot write {path}: {ancestor} is {describe(ancestor)}, "
+                                     "not a folder; choose another --out")
+    try:
+        handle, marker = tempfile.mkstemp(prefix=".drsim-writable.", dir=ancestor)
+        os.close(handle)
+        os.unlink(marker)
+    except OSError as exc:
+        raise OutputNotWritableError(
+            f"cannot write {path}: the folder {ancestor} is not writable "
+            f"({exc.strerror or exc}); choose another --out") from None
+    return path
+
+
 def check_output(path: str | Path, overwrite: bool = False, kind: Kind = RESULT) -> Path:
     """``path`` as a Path if a ``kind`` folder may be written there; else
-    :class:`OutputExistsError` (something is there and ``overwrite`` is false) or
-    :class:`OutputRefusedError` (``overwrite``, but what is there is not drsim's). Each
-    error is one line naming the path and what is there; nothing is touched."""
-    path = Path(path)
+    :class:`OutputNotWritableError` (:func:`check_writable`), :class:`OutputExistsError`
+    (something is there and ``overwrite`` is false) or :class:`OutputRefusedError`
+    (``overwrite``, but what is there is not drsim's). Each error is one line naming the
+    path and what is there; nothing is touched."""
+    path = check_writable(path)
     if not os.path.lexists(path):
         return path
     why = problem(path, kind)

@@ -31,6 +31,7 @@ from drsim.scenario.errors import ScenarioError
 from drsim.scenario.loading import load_scenario, read_yaml, scenario_from_dict
 from drsim.scenario.models import (
     MAX_CHUNK_SIZE,
+    MAX_FOLLOW_THROUGH_FACTOR,
     MAX_GROUPS,
     MAX_HOUSEHOLDS,
     MAX_SEED,
@@ -58,6 +59,7 @@ from drsim.scenario.models import (
 
 __all__ = [
     "MAX_CHUNK_SIZE",
+    "MAX_FOLLOW_THROUGH_FACTOR",
     "MAX_GROUPS",
     "MAX_HOUSEHOLDS",
     "MAX_SEED",

@@ -3,6 +3,7 @@ true/false for a number, clock times, described fields, and the size limits."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
@@ -13,7 +14,8 @@ from drsim.scenario.explain import unwrap_annotation
 from drsim.units import DAY, clock, clock_minutes
 
 __all__ = ["MAX_CHUNK_SIZE", "MAX_GROUPS", "MAX_HOUSEHOLDS", "MAX_SEED", "CLOCK_ACCEPTED",
-           "ClockTime", "SettingsModel", "clock_time", "described", "minutes_of"]
+           "NAME_ACCEPTED", "ClockTime", "SettingsModel", "clock_time", "described",
+           "minutes_of", "name_problem"]
 
 MAX_HOUSEHOLDS = 20_000_000
 MAX_CHUNK_SIZE = 200_000
@@ -47,6 +49,38 @@ def clock_time(value: Any) -> str:
 ClockTime = Annotated[str, BeforeValidator(clock_time)]
 
 
+NAME_ACCEPTED = ("a name of letters, digits, '-', '_' and '.' (not first), at most "
+                 "100 characters, e.g. quickstart_2")
+MAX_NAME_LENGTH = 100
+
+
+def name_problem(value: Any) -> str | None:
+    """Why ``value`` is not a name that may become a folder name (None: it is one).
+
+    A scenario's or a sweep's name names its default result folder
+    (``results/<name>``), so it must be one path component of its own: no separator, not
+    ``.`` or ``..``, not hidden (drsim's own hidden siblings start with a dot), and short
+    enough for the hidden siblings' longer names.
+
+    >>> name_problem("paper_100k"), name_problem("../etc")
+    (None, "'../etc' is a path, not a name")
+    """
+    if not isinstance(value, str):
+        return f"expected a name, got {type(value).__name__} {show_value(value)}"
+    if not value.strip():
+        return "expected a name, got empty text"
+    if "/" in value or "\\" in value:
+        return f"{show_value(value)} is a path, not a name"
+    if value.startswith("."):
+        return f"{show_value(value)} starts with '.'"
+    if len(value) > MAX_NAME_LENGTH:
+        return f"{show_value(value)} has {len(value)} characters"
+    if not re.fullmatch(r"[\w.-]+", value):
+        bad = sorted({c for c in value if not re.fullmatch(r"[\w.-]", c)})
+        return f"{show_value(value)} holds {', '.join(repr(c) for c in bad)}"
+    return None
+
+
 def minutes_of(time: str) -> int:
     """Minutes since midnight of a normalised clock time (a :data:`ClockTime`)."""
     return clock_minutes(time)
@@ -65,7 +99,7 @@ def described(description: str, accepted: str | None = None, null_means: str | N
 
 
 class SettingsModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     @field_validator("*", mode="before")
     @classmethod

@@ -24,7 +24,8 @@ class _ScenarioLoader(yaml.SafeLoader):
     """PyYAML's safe loader, minus two YAML 1.1 surprises, plus a duplicate-key check.
 
     - ``18:30`` stays the text "18:30" (YAML 1.1 reads it as the base-60 integer 1110);
-    - ``1e-3`` is a number (YAML 1.1 needs a dot: ``1.0e-3``);
+    - ``1e-3`` is a number (YAML 1.1 needs a dot: ``1.0e-3``), and ``.`` or ``-._`` is
+      text (YAML 1.1 reads them as floats, which then fail to convert);
     - a key given twice in one mapping is an error, not silently the last value.
     """
 
@@ -58,7 +59,7 @@ _ScenarioLoader.add_implicit_resolver(
 )
 _ScenarioLoader.add_implicit_resolver(
     _FLOAT_TAG,
-    re.compile(r"^(?:[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
+    re.compile(r"^(?:[-+]?(?:[0-9][0-9_]*\.[0-9_]*|\.[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)?"
                r"|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+"
                r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
     list("-+0123456789."),

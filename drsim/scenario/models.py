@@ -30,9 +30,11 @@ from drsim.scenario.fields import (
     MAX_GROUPS,
     MAX_HOUSEHOLDS,
     MAX_SEED,
+    NAME_ACCEPTED,
     ClockTime,
     SettingsModel,
     described,
+    name_problem,
 )
 from drsim.scenario.monitoring_settings import (
     ApplianceQuery,
@@ -59,6 +61,7 @@ __all__ = [
     "MAX_GROUPS",
     "MAX_HOUSEHOLDS",
     "MAX_SEED",
+    "MAX_FOLLOW_THROUGH_FACTOR",
     "ApplianceQuery",
     "ApplianceSettings",
     "BaselineSettings",
@@ -84,6 +87,7 @@ __all__ = [
 ]
 
 SEASON_MONTHS = {"winter": 1, "transition": 4, "summer": 7}  # a season's representative month
+MAX_FOLLOW_THROUGH_FACTOR = 2.0  # the largest factor on θ_o: FollowThrough.scale, DREvent
 
 # --------------------------------------------------------------------------------------------
 # The settings blocks
@@ -102,7 +106,7 @@ class FollowThrough(SettingsModel):
     )
     scale: float = described(
         "Multiplies each household's θ_o (results clamped to [0, 1]); 1 = as surveyed.",
-        default=1.0, ge=0.0, le=2.0,
+        default=1.0, ge=0.0, le=MAX_FOLLOW_THROUGH_FACTOR,
     )
 
 
@@ -243,8 +247,8 @@ class EVSettings(SettingsModel):
 class Scenario(SettingsModel):
     """One DR experiment: households, groups, load model, DR program, monitoring, incentive."""
 
-    name: str = described("Name of the scenario, used in result folders and reports.",
-                           min_length=1)
+    name: str = described("Name of the scenario, used in result folders (results/<name>) "
+                          "and reports.", accepted=NAME_ACCEPTED)
     seed: int = described(
         "Seed of all random streams; the same seed gives the same households and loads.",
         accepted=f"an integer from 0 to {MAX_SEED} (2**63 - 1)", ge=0, le=MAX_SEED,
@@ -308,6 +312,15 @@ class Scenario(SettingsModel):
     def _not_from_yaml(cls, value: Any, info: ValidationInfo) -> Any:
         if info.context and info.context.get("from_file"):
             raise PydanticCustomError("extra_forbidden", "Extra inputs are not permitted")
+        return value
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _a_name(cls, value: Any) -> Any:
+        """A name, not a path: it names the default result folder."""
+        problem = name_problem(value)
+        if problem is not None:
+            raise value_problem(problem, NAME_ACCEPTED)
         return value
 
     @field_validator("season", mode="before")

@@ -130,12 +130,13 @@ def check_output(out: str | Path, overwrite: bool = False) -> Path:
     line naming the path and what is there. Nothing is touched."""
     out = Path(out)
     try:
+        folders.check_writable(out)
         if overwrite:
             folders.check_output(out, overwrite=True, kind=folders.SWEEP)
         elif not folders.is_sweep_folder(out) and (why := folders.problem(out, folders.SWEEP)):
             raise SweepOutputError(f"{out} already exists and is {why}; choose another --out "
                                    "(a sweep resumes only in its own folder)")
-    except folders.OutputExistsError as exc:
+    except folders.OutputError as exc:
         raise SweepOutputError(str(exc)) from None
     return out
 

@@ -31,6 +31,7 @@ from drsim.scenario import (
     scenario_from_dict,
 )
 from drsim.scenario.errors import TOP_LEVEL, kind_name, show_value
+from drsim.scenario.fields import NAME_ACCEPTED, name_problem
 from drsim.scenario.loading import check_files
 from drsim.sweeps.paths import (
     GROUP_SIZE,
@@ -224,8 +225,9 @@ def sweep_from_dict(data: Any, source: str = "<dict>", base_dir: str | Path = ".
                              "the keys " + ", ".join(_SWEEP_KEYS)))
 
     name = data.get("name", default_name)
-    if not isinstance(name, str) or not name.strip():
-        problems.append(("name", f"expected a name, got {kind_name(name)}", "non-empty text"))
+    name_wrong = name_problem(name) if "name" in data else None  # a file's stem is a name
+    if name_wrong is not None:
+        problems.append(("name", name_wrong, NAME_ACCEPTED))
 
     seeds = data.get("seeds", 1)
     seeds_problem = _check_seeds(seeds)
@@ -372,7 +374,7 @@ def sweep_from_dict(data: Any, source: str = "<dict>", base_dir: str | Path = ".
         points.append(SweepPoint(index, values, scenario, options))
     if problems:
         raise SweepError(source, _unique(problems))
-    return Sweep(name=name.strip(), source=source, scenario_file=str(scenario_file or ""),
+    return Sweep(name=name, source=source, scenario_file=str(scenario_file or ""),
                  base=base, overrides=overrides, grid=grid, seeds=seeds,
                  metrics=tuple(metrics), points=tuple(points))
 

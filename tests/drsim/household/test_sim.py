@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -10,9 +11,16 @@ from scipy import stats
 
 import drsim
 from drsim.household.appliances import FLEX_ADVANCE, FLEX_DEFERRABLE
+from drsim.household.dr import DREvent
 from drsim.household.ev import session_energy_kwh
 from drsim.household.population import Population, inclusion_probabilities
-from drsim.household.sim import MAX_UNTIL, ChunkSimulator, program_events
+from drsim.household.sim import (
+    MAX_UNTIL,
+    ChunkSimulator,
+    program_events,
+    simulate_households,
+)
+from drsim.scenario import load_scenario
 from drsim.units import DAY, MICRO
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -104,7 +112,7 @@ def test_households_react_from_the_announcement_not_before(scenario):
     assert (cat.flexibility == FLEX_ADVANCE).any()
     pop = Population(scenario, 0, 2000)
     sim = ChunkSimulator(pop)
-    event = [drsim.DREvent("18:30", "20:30", announced="16:00", follow_through=1 / 0.45)]
+    event = [drsim.DREvent("18:30", "20:30", announced="16:00", follow_through=2.0)]
     run = sim.run(event)
     assert [(t, kind) for t, kind, _ in run.signal_log] == [
         (16 * 60, "announce"), (18 * 60 + 30, "start"), (20 * 60 + 30, "end")
@@ -201,3 +209,29 @@ def test_processes_are_per_class_not_per_household(scenario, monkeypatch):
         ChunkSimulator(Population(scenario, 0, n)).run(program_events(scenario))
         counts.append(len(created))
     assert counts[0] == counts[1] <= 8
+
+
+@pytest.mark.parametrize("options, problem", [
+    ({"follow_through": -1.0}, "outside [0, 2]"),
+    ({"follow_through": 50.0}, "outside [0, 2]"),
+    ({"follow_through": float("nan")}, "outside [0, 2]"),
+    ({"follow_through": "half"}, "expected None, a number or a function"),
+    ({"follow_through": True}, "expected None, a number or a function"),
+    ({"start": "25:00"}, "DREvent.start: expected a clock time"),
+    ({"end": 2000}, "DREvent.end: 2000 is not a minute of the day"),
+    ({"start": "20:30", "end": "18:30"}, "must be after start"),
+    ({"announced": "19:00"}, "announced 19:00 after start 18:30"),
+])
+def test_a_dr_event_that_cannot_be_resolved_is_refused_when_made(options, problem):
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        DREvent(**options)
+
+
+def test_simulate_households_takes_a_scenario_or_its_file_and_nothing_else():
+    from_file = simulate_households(str(ROOT / "scenarios" / "quickstart.yaml"), 10, 3)
+    scenario = load_scenario(ROOT / "scenarios" / "quickstart.yaml")
+    np.testing.assert_array_equal(from_file, simulate_households(scenario, 10, 3))
+    with pytest.raises(TypeError, match="must be a drsim Scenario or the path"):
+        simulate_households({"name": "x"}, 0, 1)
+    with pytest.raises(TypeError, match="count must be an integer"):
+        simulate_households(scenario, 0, 2.5)

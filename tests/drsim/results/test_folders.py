@@ -212,3 +212,30 @@ def test_a_run_killed_while_writing_leaves_a_partial_that_the_next_run_removes(t
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["out", left["other"].name])
+
+
+def test_an_output_under_a_file_is_refused_before_any_work(tmp_path):
+    users = tmp_path / "notes.txt"
+    users.write_text("mine")
+    before = snapshot(tmp_path)
+    with pytest.raises(folders.OutputNotWritableError) as caught:
+        check_output(users / "run")
+    message = str(caught.value)
+    assert "\n" not in message and str(users) in message and "a file (4 bytes)" in message
+    assert snapshot(tmp_path) == before
+
+
+def test_an_unwritable_output_folder_is_named_with_the_reason(tmp_path, monkeypatch):
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(folders.tempfile, "mkstemp", read_only)
+    with pytest.raises(folders.OutputNotWritableError,
+                       match=r"cannot write .*deep/run: the folder .* is not writable "
+                             r"\(Read-only file system\)"):
+        check_output(tmp_path / "deep" / "run")
+
+
+def test_the_writability_check_leaves_nothing_behind(tmp_path):
+    assert check_output(tmp_path / "a" / "b") == tmp_path / "a" / "b"
+    assert list(tmp_path.iterdir()) == []

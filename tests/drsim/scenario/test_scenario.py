@@ -642,3 +642,28 @@ def test_loading_a_scenario_loads_no_simulation_code() -> None:
                           check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", ["../../etc/evil", "a/b", "a\\b", "..", ".", ".hidden", "",
+                                  "a b", "a:b", "x" * 101, 12, None])
+def test_a_scenario_name_is_a_name_not_a_path(tmp_path, name) -> None:
+    path = write(tmp_path, {**MINIMAL, "name": name})
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    (line,) = str(caught.value).splitlines()
+    assert line.startswith(f"{path}: name: ") and "accepted: a name of letters" in line
+
+
+@pytest.mark.parametrize("name", ["quickstart", "paper_100k", "scale_1.6M", "Lastgang-März"])
+def test_names_of_letters_digits_dashes_and_dots_are_kept(tmp_path, name) -> None:
+    assert load_scenario(write(tmp_path, {**MINIMAL, "name": name})).name == name
+
+
+@pytest.mark.parametrize("value", [".", "-._", ".inf", "-.inf", ".nan", "1e400"])
+def test_a_dot_and_non_finite_numbers_are_refused_in_one_line(tmp_path, value) -> None:
+    path = write(tmp_path, "name: t\nseed: 1\nhouseholds: 100\ngroups: [{name: a, size: 100}]\n"
+                           f"incentive: {{saved_cost_per_kwh: {value}}}\n")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    (line,) = str(caught.value).splitlines()
+    assert line.startswith(f"{path}: incentive.saved_cost_per_kwh: ")

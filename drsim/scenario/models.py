@@ -111,12 +111,14 @@ class FollowThrough(SettingsModel):
 
 
 _USE_SCENARIO = "use the scenario's value"
+GROUP_NAME_ACCEPTED = "printable text of 1 to 100 characters, e.g. G1"
 
 
 class Group(SettingsModel):
     """A group of households monitored by one group leader (Table 6.2, "Grouping")."""
 
-    name: str = described("Unique name of the group, e.g. G1.", min_length=1)
+    name: str = described("Unique name of the group, e.g. G1.", accepted=GROUP_NAME_ACCEPTED,
+                          min_length=1, max_length=100)
     size: int | None = described(
         "Number of households in the group. Give either size (for every group) or range.",
         accepted=f"an integer from 1 to {MAX_HOUSEHOLDS} (or give range instead)",
@@ -134,6 +136,15 @@ class Group(SettingsModel):
         "The group's own follow-through distribution; null = the scenario's.",
         null_means=_USE_SCENARIO, default=None,
     )
+    @field_validator("name")
+    @classmethod
+    def _printable(cls, name: str) -> str:
+        """A name shown in tables and figures: no control characters, not blank."""
+        if not name.strip() or not name.isprintable():
+            raise value_problem(f"{show_value(name)} is blank or holds control characters",
+                                GROUP_NAME_ACCEPTED)
+        return name
+
     follow_through_drop: float | None = described(
         "The group's own drop of the observed follow-through (θ_red = θ_o x (1 - drop)); "
         "null = the scenario's.",

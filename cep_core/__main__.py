@@ -7,7 +7,10 @@
   sorts it, ties in file order), and any attributes; an event's ``id`` is its row number
   (from 0) unless the file has an ``id`` column. Types the query does not name are an error
   unless ``--other-types`` (they matter under strict contiguity, where they break a run).
-  Every bad value is reported on one line with the file, the column and the line.
+  Every line has one field per column (an empty field is no value); a number is finite
+  (not NaN, inf or 1e400); an attribute the query computes with is a number
+  (:func:`cep_core.expr.numeric_attributes`). Every bad value is reported on one line with
+  the file, the column and the line.
 
 Parameters: ``--param name=value`` (numbers or text), tables ``--table name=FILE.csv``
 (the last column is the value, the others the key, in order of the lookup's arguments).
@@ -98,19 +101,107 @@ def _line(position: int) -> str:
     return f"line {position + 2}"
 
 
+def _check_rows(path: Path) -> None:
+    """EventsFileError for the first data row of a CSV file whose fields are not as many
+    as its header's (a blank line is no row)."""
+    import csv
+
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            if header is None:
+                return  # an empty file: read_events says so
+            width = len(header)
+            for row in reader:
+                if row and len(row) != width:
+                    raise EventsFileError(
+                        f"{path.name}: line {reader.line_num}: {len(row)} field(s), but the "
+                        f"header has {width} ({','.join(header)}); every line needs one value "
+                        "per column (an empty one for no value)")
+    except csv.Error as exc:
+        raise EventsFileError(f"{path.name}: not a CSV file ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise EventsFileError(f"{path.name}: cannot be read ({exc})") from None
+    except OSError as exc:
+        raise EventsFileError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
+
+
+def _texts(path: Path, frame, column: str):
+    """The values of ``column`` as the file writes them (a CSV file's text; a Parquet
+    file's values as text)."""
+    import pandas as pd
+
+    if path.suffix == ".parquet":
+        return frame[column].astype(str)
+    at = list(frame.columns).index(column)
+    return pd.read_csv(path, usecols=[at], dtype=str, keep_default_na=False).iloc[:, 0]
+
+
+def _not_finite(path: Path, frame, column: str, values, rows=None) -> None:
+    """EventsFileError for the first value of ``column`` (numbers ``values``; of ``rows``
+    only, if given) that is infinite, NaN or beyond float range (1e400): an empty field is
+    no value, but NaN, inf and 1e400 are not numbers to compute with."""
+    import numpy as np
+
+    values = np.asarray(values, dtype=float)
+    odd = ~np.isfinite(values) if rows is None else rows & ~np.isfinite(values)
+    if not odd.any():
+        return
+    texts = _texts(path, frame, column)
+    bad = odd & (~frame[column].isna().to_numpy() if path.suffix == ".parquet" else
+                 texts.str.strip().ne("").to_numpy())
+    texts = texts.to_numpy(dtype=object)
+    if bad.any():
+        at = int(np.flatnonzero(bad)[0])
+        raise EventsFileError(f"{path.name}: column '{column}', {_line(at)}: '{texts[at]}' "
+                              "is not a finite number" + (
+                                  " (times are numbers, in the --time-unit unit)"
+                                  if column == "time" else
+                                  " (leave the field empty for no value)"))
+
+
+def _parquet_not_finite(path: Path, frame) -> None:
+    """EventsFileError for the first NaN or infinite value of a Parquet file's floating
+    columns (a null is no value)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    for column in table.column_names:
+        values = table.column(column)
+        if not pa.types.is_floating(values.type):
+            continue
+        odd = pc.and_(pc.is_valid(values), pc.invert(pc.is_finite(values)))
+        odd = odd.to_numpy(zero_copy_only=False)
+        if odd.any():
+            at = int(np.flatnonzero(odd)[0])
+            raise EventsFileError(f"{path.name}: column '{column}', {_line(at)}: "
+                                  f"{values[at].as_py()} is not a finite number")
+
+
 def read_events(path: Path, types: frozenset[str] | None = None, sort: bool = False,
-                other_types: bool = False):
-    """The events of a CSV or Parquet file as a DataFrame in stream order, checked: a
-    ``type`` and a numeric ``time`` on every row, times non-decreasing (or sorted, stably,
-    with ``sort``), only the query's ``types`` (unless ``other_types``). Each row's ``id`` is
-    its row number unless the file has ids. EventsFileError names the file, the column and
-    the line of the first bad value."""
+                other_types: bool = False, numeric: dict | None = None):
+    """The events of a CSV or Parquet file as a DataFrame in stream order, checked: as many
+    fields on every line as the header has, a ``type`` and a finite numeric ``time`` on
+    every row, times non-decreasing (or sorted, stably, with ``sort``), only the query's
+    ``types`` (unless ``other_types``), no NaN, infinite or out-of-range (1e400) number in
+    any numeric column, and numbers where the query computes (``numeric``:
+    :func:`cep_core.expr.numeric_attributes`; text such as ``'2'`` there becomes the
+    number). An empty field is no value. Each row's ``id`` is its row number unless the
+    file has ids. EventsFileError names the file, the column and the line of the first bad
+    value."""
     import numpy as np
     import pandas as pd
 
     name = path.name
+    parquet = path.suffix == ".parquet"
+    if not parquet and path.is_file():
+        _check_rows(path)
     try:
-        if path.suffix == ".parquet":
+        if parquet:
             frame = pd.read_parquet(path)
         else:
             frame = pd.read_csv(path)
@@ -134,15 +225,18 @@ def read_events(path: Path, types: frozenset[str] | None = None, sort: bool = Fa
     for column in ("type", "time"):
         blank = frame[column].isna()
         if blank.any():
-            raise EventsFileError(f"{name}: column '{column}', {_line(int(blank.idxmax()))}: "
-                                  "no value")
+            at = int(blank.idxmax())
+            text = "" if parquet else _texts(path, frame, column)[at].strip()
+            raise EventsFileError(f"{name}: column '{column}', {_line(at)}: " + (
+                "no value" if not text else f"'{text}' is read as no value" +
+                (", not a number" if column == "time" else "; name the type otherwise")))
     time = pd.to_numeric(frame["time"], errors="coerce")
-    bad = ~np.isfinite(time.to_numpy(dtype=float))
+    bad = time.isna().to_numpy()
     if bad.any():
-        bad = pd.Series(bad)
-        at = int(bad.idxmax())
+        at = int(np.flatnonzero(bad)[0])
         raise EventsFileError(f"{name}: column 'time', {_line(at)}: '{frame['time'][at]}' is "
                               "not a number (times are numbers, in the --time-unit unit)")
+    _not_finite(path, frame, "time", time)
     frame["time"] = time
     frame["type"] = frame["type"].astype(str)
     if types is not None and not other_types:
@@ -153,6 +247,32 @@ def read_events(path: Path, types: frozenset[str] | None = None, sort: bool = Fa
                 f"{name}: column 'type', {_line(at)}: {frame['type'][at]!r} is not a type of "
                 f"the query ({', '.join(sorted(types))}); pass --other-types to feed such "
                 "events too (under strict contiguity they break a run)")
+    for kind, attributes in (numeric or {}).items():
+        rows = np.ones(len(frame), dtype=bool) if kind is None else \
+            (frame["type"] == kind).to_numpy()
+        for column, text in attributes.items():
+            if column not in frame.columns or column in ("type", "time") or not rows.any():
+                continue
+            if pd.api.types.is_numeric_dtype(frame[column]):
+                continue
+            given = frame[column].notna().to_numpy() & rows
+            values = pd.to_numeric(frame[column].where(given), errors="coerce")
+            wrong = given & values.isna().to_numpy()
+            if wrong.any():
+                at = int(np.flatnonzero(wrong)[0])
+                raise EventsFileError(
+                    f"{name}: column '{column}', {_line(at)}: {frame[column][at]!r} is not a "
+                    f"number, and the query computes with {text} (of "
+                    f"{'every event' if kind is None else 'its ' + kind + ' events'})")
+            _not_finite(path, frame, column, values, given)
+            frame[column] = frame[column].astype(object)
+            frame.loc[given, column] = values[given].astype(object)
+    if parquet:
+        _parquet_not_finite(path, frame)
+    else:
+        for column in frame.columns:
+            if column not in ("type", "time") and pd.api.types.is_float_dtype(frame[column]):
+                _not_finite(path, frame, column, frame[column])
     if "id" not in frame.columns:
         frame["id"] = range(len(frame))
     back = time.diff() < 0
@@ -181,12 +301,15 @@ def run(query_file: QueryArg, events_file: EventsArg, param: ParamOpt = None,
     """Run QUERY_FILE over EVENTS (CSV or Parquet: a header with type, time and any
     attributes, then one event per line in time order)."""
     from cep_core.errors import QueryError
+    from cep_core.expr import numeric_attributes
 
     try:
         query = _compile(query_file, param, table, time_unit)
         plan = getattr(query, "plan", None)
         types = None if plan is None or plan.stream_type else plan.types
-        events = read_events(events_file, types, sort=sort, other_types=other_types)
+        numeric = numeric_attributes(query.query, _params(param, table))
+        events = read_events(events_file, types, sort=sort, other_types=other_types,
+                             numeric=numeric)
         outputs = query.run(events, policy=policy, runs=runs, output="frame")
     except (QueryError, OSError, ValueError) as exc:
         raise _fail(exc) from None

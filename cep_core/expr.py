@@ -38,7 +38,7 @@ from cep_core.lookup import NOT_YET, Lookup, NotYet
 
 __all__ = ["Ref", "VarInfo", "CompiledExpr", "ExprCompiler", "index_range", "to_text",
            "convert_time", "TIME_FACTORS", "BUILTINS", "COMPARE", "ARITH", "children", "walk",
-           "conjuncts", "partition_key", "key_getters"]
+           "conjuncts", "partition_key", "key_getters", "numeric_attributes"]
 
 #: seconds per time unit of ``WITHIN`` and of number literals
 TIME_FACTORS = {"ms": 0.001, "s": 1.0, "min": 60.0, "h": 3600.0}
@@ -483,6 +483,76 @@ def conjuncts(expr: Any) -> list[Any]:
     if isinstance(expr, ast.And):
         return [c for item in expr.items for c in conjuncts(item)]
     return [expr]
+
+
+#: built-ins that compute with numbers (``min`` and ``max`` also order text)
+NUMERIC_FUNCTIONS = frozenset({"sqrt", "abs", "floor", "ceil", "round", "log", "exp", "pow"})
+_ORDERING = frozenset({"<", "<=", ">", ">="})
+
+
+def numeric_attributes(query: ast.Query, params: Mapping[str, Any] | None = None
+                       ) -> dict[str | None, dict[str, str]]:
+    """The attributes a query computes with, per event type: what an events file must
+    give as numbers.
+
+    An attribute computes when it is an operand of arithmetic (``+ - * / ^``, a unary
+    minus), of ``SUM`` or ``AVG``, of a numeric built-in (``sqrt``, ``abs``, ...), or is
+    ordered (``< <= > >=``) against a number, arithmetic, ``LENGTH``, ``SUM``, ``AVG``,
+    ``COUNT`` or a numeric parameter of ``params``. In a pattern an attribute ``v.x``
+    belongs to the type of ``v``'s element; in a stream aggregation a name ``x`` to the
+    stream's type (names that are no attribute of the events are the reader's to skip).
+
+    Returns
+    -------
+    dict
+        ``{type: {attribute: the text that reads it}}``.
+    """
+    params = params or {}
+    if isinstance(query, ast.PatternQuery):
+        types = {e.var: e.type for e in walk(query.pattern) if isinstance(e, ast.EventElem)}
+        exprs = [query.where, *(a.expr for a in (query.returns.args if query.returns else ()))]
+    else:
+        types = {}
+        exprs = [query.where, *(s.expr for s in query.selects),
+                 *(a.expr for a in (query.returns.args if query.returns else ()))]
+
+    def numeric(node: Any) -> bool:
+        if isinstance(node, (ast.Num, ast.BinOp, ast.Neg, ast.Length)):
+            return True
+        if isinstance(node, ast.Aggregate):
+            return node.func in ("SUM", "AVG", "COUNT")
+        if isinstance(node, ast.Call):
+            return node.func.lower() in NUMERIC_FUNCTIONS
+        if isinstance(node, ast.Name):
+            value = params.get(node.name)
+            return isinstance(value, int | float) and not isinstance(value, bool)
+        return False
+
+    def operands(node: Any) -> tuple:
+        if isinstance(node, ast.BinOp):
+            return node.left, node.right
+        if isinstance(node, ast.Neg):
+            return (node.operand,)
+        if isinstance(node, ast.Aggregate) and node.func in ("SUM", "AVG"):
+            return (node.arg,)
+        if isinstance(node, ast.Call) and node.func.lower() in NUMERIC_FUNCTIONS:
+            return node.args
+        if isinstance(node, ast.Compare) and node.op in _ORDERING:
+            return tuple(side for side, other in ((node.left, node.right),
+                                                   (node.right, node.left))
+                         if numeric(other))
+        return ()
+
+    out: dict[str | None, dict[str, str]] = {}
+    for expr in exprs:
+        for node in walk(expr) if expr is not None else ():
+            for x in operands(node):
+                if isinstance(x, ast.Attr) and x.var in types:
+                    out.setdefault(types[x.var], {}).setdefault(x.attr, to_text(x))
+                elif isinstance(x, ast.Name) and isinstance(query, ast.AggregationQuery) \
+                        and x.name not in params:
+                    out.setdefault(query.source, {}).setdefault(x.name, x.name)
+    return out
 
 
 _CONSTRUCTS = {ast.Or: "OR", ast.Not: "NOT", ast.Compare: "a comparison", ast.In: "IN",

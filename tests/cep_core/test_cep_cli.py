@@ -91,3 +91,73 @@ def test_sort_and_other_types_are_asked_for(tmp_path):
     assert sorted(map(tuple, out[["first", "last"]].values.tolist())) == [(0, 4), (2, 4)]
     without = runner.invoke(app, ["run", str(q), str(ev), "--sort"])
     assert without.exit_code == 2 and "'X' is not a type of the query" in without.output
+
+
+COMPUTING = "PATTERN SEQ(A a, B b)\nWHERE b.x * 1.5 > a.x\nWITHIN 10\nRETURN R(a.x AS ax, b.x AS bx)\n"
+
+
+@pytest.mark.parametrize("content, message", [
+    ("type,time,x\nA,1,2\nB,2,1e400\n", "events.csv: column 'x', line 3: '1e400' is not a "
+                                        "finite number"),
+    ("type,time,x\nA,1,inf\nB,2,3\n", "events.csv: column 'x', line 2: 'inf' is not a finite "
+                                      "number"),
+    ("type,time,x\nA,1,2\nB,2,nan\n", "events.csv: column 'x', line 3: 'nan' is not a finite "
+                                      "number"),
+    ("type,time,x\nA,1e400,2\nB,2,3\n", "events.csv: column 'time', line 2: '1e400' is not a "
+                                        "finite number"),
+    ("type,time,x\nA,1,2\nB,2\n", "events.csv: line 3: 2 field(s), but the header has 3 "
+                                  "(type,time,x)"),
+    ("type,time,x\nA,1,2,9\nB,2,3\n", "events.csv: line 2: 4 field(s), but the header has 3"),
+    ("type,time,x\nA,1,2\nB,2,abc\n", "events.csv: column 'x', line 3: 'abc' is not a number, "
+                                      "and the query computes with b.x (of its B events)"),
+    ("type,time,x\nA,1,2\nB,2,ü€\n", "events.csv: column 'x', line 3: 'ü€' is not a number"),
+])
+def test_values_the_query_cannot_compute_with_are_one_line_errors(tmp_path, content, message):
+    q, ev = _files(tmp_path, COMPUTING)
+    ev.write_text(content, encoding="utf-8")
+    result = runner.invoke(app, ["run", str(q), str(ev)])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: " + message), result.output
+    assert result.output.count("\n") == 1 and "Traceback" not in result.output
+
+
+def test_a_parquet_file_with_nan_or_inf_is_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    q, _ = _files(tmp_path, COMPUTING)
+    ev = tmp_path / "events.parquet"
+    for value, shown in ((float("nan"), "nan"), (float("inf"), "inf")):
+        pq.write_table(pa.table({"type": ["A", "B"], "time": [1, 2], "x": [2.0, value]}), ev)
+        result = runner.invoke(app, ["run", str(q), str(ev)])
+        assert result.exit_code == 2, result.output
+        assert result.output.startswith(f"error: events.parquet: column 'x', line 3: {shown} "
+                                        "is not a finite number"), result.output
+    # a null is no value: the event is there, its predicate does not hold
+    pq.write_table(pa.table({"type": ["A", "B"], "time": [1, 2], "x": [2.0, None]}), ev)
+    assert runner.invoke(app, ["run", str(q), str(ev)]).exit_code == 0
+
+
+def test_empty_fields_are_no_value_and_text_numbers_are_numbers(tmp_path):
+    """An empty field is no value; in a column that other events fill with text, the
+    attributes the query computes with are read as numbers."""
+    q, ev = _files(tmp_path, COMPUTING)
+    ev.write_text("type,time,x\nA,1,2\nC,2,note\nB,3,\nB,4,3\n")
+    result = runner.invoke(app, ["run", str(q), str(ev), "--other-types"])
+    assert result.exit_code == 0, result.output
+    out = pd.read_csv(io.StringIO(result.stdout))
+    assert out[["ax", "bx"]].values.tolist() == [[2, 3]]
+
+
+def test_the_attributes_a_query_computes_with():
+    from cep_core import compile as compile_query
+    from cep_core.expr import numeric_attributes
+
+    pattern = compile_query("PATTERN SEQ(A a, B+ b[], C c)\nWHERE a.name = c.name AND "
+                            "c.v > limit AND AVG(b[].w) < 3 AND a.k > c.k\nWITHIN 10\n"
+                            "RETURN R(-a.z AS z)\n", params={"limit": 1}).query
+    assert numeric_attributes(pattern, {"limit": 1}) == {
+        "C": {"v": "c.v"}, "B": {"w": "b[].w"}, "A": {"z": "a.z"}}
+    stream = compile_query("SELECT COUNT(DISTINCT houseID) AS n, SUM(load) AS s FROM M STREAM "
+                           "GROUP BY time RETURN alert(time, n, s)").query
+    assert numeric_attributes(stream) == {"M": {"load": "load"}}

@@ -93,7 +93,8 @@ def test_sort_and_other_types_are_asked_for(tmp_path):
     assert without.exit_code == 2 and "'X' is not a type of the query" in without.output
 
 
-COMPUTING = "PATTERN SEQ(A a, B b)\nWHERE b.x * 1.5 > a.x\nWITHIN 10\nRETURN R(a.x AS ax, b.x AS bx)\n"
+COMPUTING = ("PATTERN SEQ(A a, B b)\nWHERE b.x * 1.5 > a.x\nWITHIN 10\n"
+             "RETURN R(a.x AS ax, b.x AS bx)\n")
 
 
 @pytest.mark.parametrize("content, message", [

@@ -15,6 +15,8 @@ given, writes the result folder (:mod:`drsim.results.output`). In a notebook::
 
 from __future__ import annotations
 
+import hashlib
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,7 +31,7 @@ from drsim.pipeline.backend import Backend, SerialBackend
 from drsim.pipeline.monitor import Monitoring, check_monitor
 from drsim.pipeline.monitor import monitor as monitor_readings
 from drsim.pipeline.recorded import ROWS, ReadingsCheck, check_readings, reading_rows
-from drsim.pipeline.streaming import Live, monitor_stream, run_streaming
+from drsim.pipeline.streaming import Live, check_stream_files, monitor_stream, run_streaming
 from drsim.pipeline.tasks import USER_EVENT_ROWS, user_events
 from drsim.results import folders, output, run_data
 from drsim.results import summary as summaries
@@ -195,7 +197,8 @@ def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
     ``streaming`` runs the tiers as a stream, live, the readings played at ``speed`` times
     real time (None: as fast as it goes), ``view`` called with what the live view shows
     (docs/streaming.md); it needs ``out``, where its checkpoint is kept: the same command
-    resumes a streamed run that was stopped.
+    resumes a streamed run that was stopped (one of other inputs is refused:
+    :func:`_stream_identity`).
 
     The user events grow with the households: with ``out`` the backend writes them into
     the folder (they never pass through this process); without, they are collected into
@@ -236,18 +239,50 @@ def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
     return _with_backend(backend, master, work)
 
 
-def _stream_folder(out: str | Path | None, overwrite: bool) -> Path:
-    """The live folder of a streamed run into ``out``: the one a stopped run left (to
-    resume), else a new one (what is at ``out`` replaced only as ``overwrite`` allows)."""
+def _backend_kind(backend: str | Backend) -> str:
+    """``spark`` or ``serial``: the kind of checkpoint a backend's stream keeps."""
+    if isinstance(backend, str):
+        return backend
+    return "serial" if isinstance(backend, SerialBackend) else "spark"
+
+
+def _stream_identity(command: str, scenario: Scenario, chunk_size: int | None,
+                     backend: str | Backend, **more: Any) -> dict[str, Any]:
+    """What defines a streamed run, recorded in its live folder's mark when it starts; a
+    stopped stream is resumed only by the same (:func:`drsim.results.folders.check_resume`):
+    the command, the scenario's hash (summary.json's; it covers ``--households``, which
+    scales the scenario), the households per chunk (the gateways the meter stage's state
+    is keyed by), the backend's kind (Spark's checkpoint and the serial one are not each
+    other's) and ``more`` (the run's ``delay_detection``; the monitor's stream folder and
+    thresholds). Not the clock's ``speed``: the stream's rows, and so the run, do not
+    depend on it (a stream that falls behind takes the files that piled up in one
+    micro-batch), only the latencies in summary.json's ``streaming`` section do, which
+    report the resumed part; so a stopped run may be resumed at another speed. Nor the
+    Spark master: where the stream runs does not change what it computes."""
+    return {"command": command, "scenario_hash": summaries.scenario_hash(scenario),
+            "chunk_size": chunk_size or scenario.chunk_size, "backend": _backend_kind(backend),
+            **more}
+
+
+def _stream_folder(out: str | Path | None, overwrite: bool, identity: dict[str, Any],
+                   scenario: Scenario) -> Path:
+    """The live folder of a streamed run into ``out``: the one a stopped run of the same
+    ``identity`` left (to resume; another run's is refused, untouched:
+    :class:`~drsim.results.folders.StreamChangedError`), else a new one, marked with
+    ``identity`` (what is at ``out``, a stopped stream too, replaced only as ``overwrite``
+    allows)."""
     if out is None:
         raise ValueError("a streamed run keeps its checkpoint in its result folder: give out")
     out = Path(out)
-    if not folders.stream_in_progress(out):
-        folders.check_output(out, overwrite)
-        if out.exists():
-            folders.remove(out)
-        (out / folders.STREAM).mkdir(parents=True)
-        (out / folders.STREAM / folders.STREAM_MARK).touch()
+    settings = scenario.model_dump(mode="json")
+    if folders.stream_in_progress(out) and not overwrite:
+        folders.check_resume(out, identity, settings)
+        return out / folders.STREAM
+    folders.check_output(out, overwrite)
+    if os.path.lexists(out):
+        folders.remove(out)
+    (out / folders.STREAM).mkdir(parents=True)
+    folders.mark_stream(out / folders.STREAM, identity, settings)
     return out / folders.STREAM
 
 
@@ -262,7 +297,9 @@ def _run_streaming(scenario: Scenario, out: str | Path | None, *, delay_detectio
     check_streamable(scenario)
     if speed is not None and not speed > 0:
         raise ValueError(f"speed must be > 0 (times real time), not {speed}")
-    folder = _stream_folder(out, overwrite)
+    folder = _stream_folder(out, overwrite, _stream_identity(
+        "drsim run --streaming", scenario, chunk_size, backend,
+        delay_detection=delay_detection), scenario)
 
     def work(opened: Backend, start_seconds: float) -> RunResult:
         result, report = run_streaming(scenario, opened, folder, speed=speed,
@@ -330,8 +367,10 @@ def monitor(readings: str | Path | None, scenario: Scenario | str | Path,
 
     With ``stream`` (a folder; ``readings`` None) the readings are monitored as their
     files arrive there (docs/streaming.md): rows that cannot be readings are counted and
-    dropped, never fatal; it ends when the program's last minute is decided, or after
-    ``idle_seconds`` without a new file."""
+    dropped, never fatal; it ends when the program's last minute is decided, and fails
+    (:class:`~drsim.pipeline.streaming.StreamIdleError`) after ``idle_seconds`` (None:
+    :data:`~drsim.pipeline.streaming.IDLE_SECONDS`) without a reading the tiers could
+    take. A stopped one is resumed by the same call, as a streamed :func:`run` is."""
     if stream is not None:
         return _monitor_stream(stream, scenario, out, thresholds=thresholds,
                                chunk_size=chunk_size, master=master, backend=backend,
@@ -380,7 +419,11 @@ def _monitor_stream(stream: str | Path, scenario: Scenario | str | Path,
     if gamma is None and isinstance(scenario.monitoring.gamma_user, ExpectedShare):
         raise ValueError("monitoring.gamma_user is estimated from the expected response, "
                          "which readings do not show: give a run's thresholds.parquet")
-    folder = _stream_folder(out, overwrite)
+    check_stream_files(Path(stream))
+    folder = _stream_folder(out, overwrite, _stream_identity(
+        "drsim monitor --stream", scenario, chunk_size, backend,
+        stream=str(Path(stream).resolve()),
+        thresholds_hash=None if thresholds is None else _file_hash(thresholds)), scenario)
 
     def work(opened: Backend, start_seconds: float) -> MonitorResult:
         run, report = monitor_stream(scenario, Path(stream), opened, folder, thresholds=gamma,
@@ -402,13 +445,22 @@ def _monitor_stream(stream: str | Path, scenario: Scenario | str | Path,
     return _with_backend(backend, master, work)
 
 
+def _file_hash(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def sweep(spec: Sweep | str | Path, out: str | Path, *, seeds: int | None = None,
           master: str | None = None, backend: str | Backend = "spark",
           overwrite: bool = False, progress: Callable[[int, int, str], None] | None = None
           ) -> SweepOutcome:
     """Run a sweep (a :class:`~drsim.sweeps.Sweep` or a sweep YAML file) into ``out``, every
     run on one backend; rerun with the same ``out`` to resume."""
-    from drsim.sweeps import load_sweep, run_sweep
+    from drsim.sweeps import check_resume, load_sweep, run_sweep
 
     if not isinstance(spec, str | Path):
         sweep_spec = spec
@@ -416,6 +468,8 @@ def sweep(spec: Sweep | str | Path, out: str | Path, *, seeds: int | None = None
         sweep_spec = load_sweep(spec)
     if seeds is not None:
         sweep_spec = sweep_spec.with_seeds(seeds)
+    if not overwrite:
+        check_resume(sweep_spec, out)  # another sweep's runs: refused before Spark starts
 
     def sweep_on(opened: Backend) -> SweepOutcome:
         def runner(scenario: Scenario, run_dir: Path, **options: Any) -> dict[str, Any]:

@@ -12,7 +12,6 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from rich.text import Text
 
 from drsim.scenario import MAX_CHUNK_SIZE, ScenarioError, load_scenario
 from drsim.units import clock
@@ -239,16 +238,25 @@ def run(
 
 @contextmanager
 def _live_view(on: bool):
-    """A ``view(live)`` that draws the stream's state in a rich Live table (None when
-    ``on`` is false)."""
+    """A ``view(live)`` that draws the stream's state in a rich Live table, started with
+    the first state (an input refused before the stream leaves its one line alone); None
+    when ``on`` is false."""
     if not on:
         yield None
         return
     from rich.live import Live
 
-    with Live(Text("waiting for the stream"), console=Console(stderr=True),
-              refresh_per_second=4, transient=False) as live:
-        yield lambda status: live.update(_live_table(status))
+    live = Live(console=Console(stderr=True), refresh_per_second=4, transient=False)
+
+    def view(status) -> None:
+        if not live.is_started:
+            live.start()
+        live.update(_live_table(status))
+
+    try:
+        yield view
+    finally:
+        live.stop()
 
 
 def _live_table(status) -> Table:
@@ -293,8 +301,9 @@ def monitor(
         help="Monitor the readings as their Parquet files arrive in this folder (Spark "
              "Structured Streaming; instead of READINGS).")] = None,
     idle_seconds: Annotated[float | None, typer.Option(
-        min=0.0, help="With --stream: stop after this many seconds without a new file "
-                      "(default: when the program's last minute is decided).")] = None,
+        min=0.0, help="With --stream: fail after this many seconds without a reading the "
+                      "tiers could take while the program is not decided (default: 900; "
+                      "docs/streaming.md).")] = None,
     chunk_size: ChunkSizeOpt = None,
     master: MasterOpt = None,
     backend: BackendOpt = BackendName.spark,
@@ -396,7 +405,7 @@ def sweep(
 
     name = _backend(backend, master, max(r.scenario.households for r in runs))
     try:
-        check_output(out, overwrite)  # before any progress is shown
+        check_output(out, overwrite, spec)  # before any progress is shown
         with Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("runs"), TimeElapsedColumn(),
                       TextColumn("{task.description}"), console=console) as bar:

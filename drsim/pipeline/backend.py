@@ -22,6 +22,8 @@ before use.
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +38,8 @@ import pyarrow.parquet as pq
 Progress = Callable[[int, int], None]  # (chunks or tasks done, in all)
 ChunkTask = Callable[[int], Mapping[str, pa.RecordBatch]]  # chunk index -> output -> batch
 GroupFunction = Callable[[pd.DataFrame], pd.DataFrame]
+#: the serial stream's checkpoint file in its checkpoint folder (:class:`SerialStream`)
+CHECKPOINT = "serial-stream.parquet"
 
 
 #: a stateful stage's step: (key, its state or None, its rows) -> (new state, output rows)
@@ -236,7 +240,7 @@ class SerialBackend:
 
     def stream(self, source: StreamSource, stages: Sequence[StreamStage],
                sink: Callable[[pa.Table, int], None], checkpoint: Path) -> SerialStream:
-        return SerialStream(source, stages, sink)
+        return SerialStream(source, stages, sink, checkpoint)
 
     def release(self) -> None:
         """Nothing is kept beyond the tables handed out."""
@@ -247,16 +251,43 @@ class SerialBackend:
 
 class SerialStream:
     """A stream in this process: each :meth:`poll` reads the files that arrived (in name
-    order) as one micro-batch and runs the stages over them, key by key in key order; the
-    states live in memory (no restart from a checkpoint)."""
+    order) as one micro-batch and runs the stages over them, key by key in key order. With
+    a ``checkpoint`` folder, the states, the files read and the next batch id are written
+    there after each batch's sink (:data:`CHECKPOINT`), and a stream started again on it
+    goes on from there: a batch whose sink ran but whose checkpoint was not written is run
+    again under the same id, as Spark replays a batch it had not committed."""
 
     def __init__(self, source: StreamSource, stages: Sequence[StreamStage],
-                 sink: Callable[[pa.Table, int], None]):
+                 sink: Callable[[pa.Table, int], None], checkpoint: Path | None = None):
         self.source = source
         self.stages, self.sink = list(stages), sink
         self.states: list[dict[tuple, bytes | None]] = [{} for _ in self.stages]
         self.seen: set[str] = set()
         self.batch = 0
+        self.checkpoint = None if checkpoint is None else Path(checkpoint) / CHECKPOINT
+        if self.checkpoint is not None and self.checkpoint.is_file():
+            self._restore(pq.read_table(self.checkpoint))
+
+    def _restore(self, table: pa.Table) -> None:
+        meta = table.schema.metadata or {}
+        self.batch = int(meta[b"batch"])
+        self.seen = set(json.loads(meta[b"seen"]))
+        for stage, key, state in zip(*(table.column(c).to_pylist()
+                                       for c in ("stage", "key", "state")), strict=True):
+            self.states[stage][tuple(json.loads(key))] = state
+
+    def _save(self) -> None:
+        rows = [(i, json.dumps([k.item() if isinstance(k, np.generic) else k for k in key]),
+                 state) for i, states in enumerate(self.states) for key, state in states.items()]
+        table = pa.table({"stage": pa.array([r[0] for r in rows], pa.int32()),
+                          "key": pa.array([r[1] for r in rows], pa.string()),
+                          "state": pa.array([r[2] for r in rows], pa.binary())})
+        table = table.replace_schema_metadata({"batch": str(self.batch),
+                                               "seen": json.dumps(sorted(self.seen))})
+        self.checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        hidden = self.checkpoint.with_name(f".{self.checkpoint.name}")
+        pq.write_table(table, hidden)
+        os.replace(hidden, self.checkpoint)
 
     def poll(self, seconds: float) -> None:
         files = sorted(p for p in Path(self.source.folder).glob("*.parquet")
@@ -264,7 +295,6 @@ class SerialStream:
         if not files:
             time.sleep(seconds)
             return
-        self.seen.update(p.name for p in files)
         table = pa.concat_tables([pq.read_table(p, schema=self.source.schema) for p in files])
         frame = self.source.rows(table)
         for stage, states in zip(self.stages, self.states, strict=True):
@@ -276,7 +306,10 @@ class SerialStream:
             frame = pd.concat(parts, ignore_index=True) if parts else \
                 stage.schema.empty_table().to_pandas()
         self.sink(frame_to_table(frame, self.stages[-1].schema), self.batch)
+        self.seen.update(p.name for p in files)
         self.batch += 1
+        if self.checkpoint is not None:
+            self._save()
 
     def drain(self) -> None:
         before = -1

@@ -41,7 +41,7 @@ from drsim.pipeline.loads import Loads, sum_loads
 from drsim.pipeline.monitor import MONITORED_PASS, participants_task
 from drsim.pipeline.pass_names import MONITORED, PASSES
 from drsim.pipeline.passes import plan_chunks
-from drsim.pipeline.recorded import ROWS
+from drsim.pipeline.recorded import REQUIRED, ROWS, ReadingsError
 from drsim.pipeline.stages import (
     Monitored,
     Passes,
@@ -73,10 +73,25 @@ from drsim.units import DAY, MICRO, clock
 from drsim.utility.monitoring import MonitoringPlan
 from drsim.utility.threshold import Thresholds
 
-__all__ = ["StreamReport", "Live", "run_streaming", "monitor_stream", "PLAN_FILE"]
+__all__ = ["StreamReport", "Live", "run_streaming", "monitor_stream", "check_stream_files",
+           "StreamEndedError", "StreamIdleError", "PLAN_FILE", "IDLE_SECONDS"]
 
 PLAN_FILE = "second_event_plan.json"
 POLL_SECONDS = 0.2
+#: ``drsim monitor --stream`` fails after this long without a reading the tiers could take
+#: while the program is not decided (the default of ``--idle-seconds``): longer than a
+#: settlement interval (15 minutes), the longest a meter goes without reporting
+IDLE_SECONDS = 900.0
+
+
+class StreamEndedError(RuntimeError):
+    """A streamed run's stream took every file of the run and has still not decided the
+    program's last minute: it never would."""
+
+
+class StreamIdleError(ValueError):
+    """``drsim monitor --stream``: no reading the tiers could take for the idle bound, and
+    the program not decided: the readings stop before the program does (an input problem)."""
 
 
 def stages(context: StreamContext) -> list[StreamStage]:
@@ -217,6 +232,55 @@ def _bad_and_late(rows: pd.DataFrame) -> tuple[dict[str, int], int]:
     bad = rows[rows["kind"] == "bad"].groupby("note")["value"].sum()
     late = rows.loc[rows["kind"] == "late", "value"].sum()
     return {str(k): int(v) for k, v in bad.items()}, int(late)
+
+
+def _took(rows: pd.DataFrame) -> bool:
+    """Whether a micro-batch's rows show the tiers took a reading (not only bad or late
+    rows, and not none)."""
+    return bool((~rows["kind"].isin(("bad", "late"))).any())
+
+
+def _undecided(collector: Collector, plan: MonitoringPlan, names: tuple[str, ...]) -> str:
+    """How far the utility got on each pass and what the stream could not take, in words."""
+    decided = ", ".join(f"{n} up to {clock(d + 1)}" if d >= 0 else f"{n} not at all"
+                        for n in names for d in [collector.decided(n)])
+    bad, late = _bad_and_late(collector.rows())
+    worst = f" ({max(bad, key=bad.get)} the most)" if bad else ""
+    return (f"the utility has decided {decided} of the program {clock(plan.t_start)}-"
+            f"{clock(plan.t_end)}, from {len(collector.batches())} micro-batches; "
+            f"{sum(bad.values()):,} bad rows{worst}, {late:,} late rows")
+
+
+def check_stream_files(folder: Path) -> None:
+    """:class:`~drsim.pipeline.recorded.ReadingsError`, one line naming the file and what
+    is wrong, for a file in ``folder`` the stream cannot read as readings: not a Parquet
+    file, a column of docs/monitor.md missing or of another type. Names that start with
+    ``.`` or ``_`` (files being written) and folders are skipped, as the stream skips them;
+    files that arrive later are read as they come, their bad rows counted."""
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith((".", "_")) or path.is_dir():
+            continue
+        try:
+            schema = pq.read_schema(path)
+        except (pa.ArrowException, OSError) as exc:
+            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ReadingsError(f"--stream {folder}: {path.name} is not a Parquet file of "
+                                f"readings ({why})") from None
+        missing = [n for n in REQUIRED if n not in schema.names]
+        if missing:
+            raise ReadingsError(f"--stream {folder}: {path.name} has no column "
+                                f"{', '.join(missing)} (readings need {', '.join(REQUIRED)}; "
+                                f"docs/monitor.md)")
+        for field_ in schema:
+            if field_.name not in ROWS.names:
+                continue
+            kind, integer = field_.type, field_.name in ("household", "group", "time")
+            number = pa.types.is_integer(kind) or pa.types.is_floating(kind) or \
+                pa.types.is_null(kind)
+            if not (pa.types.is_integer(kind) if integer else number):
+                raise ReadingsError(f"--stream {folder}: {path.name}: column {field_.name} "
+                                    f"is {kind}, expected "
+                                    f"{'an integer' if integer else 'a number'}")
 
 
 # --------------------------------------------------------------------------- the report
@@ -372,6 +436,7 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     adaptive: Future | None = None
     planned_after = None
     pool = ThreadPoolExecutor(max_workers=1)
+    drained = -1  # micro-batches after the last drain with every file of the run released
     try:
         while True:
             released = clock_.tick()
@@ -401,6 +466,16 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
                 clock_.tick()
                 stream.drain()
                 break
+            if clock_.finished() and (adaptive is None or adaptive.done()):
+                # every file the run makes is out: drained once more with nothing new,
+                # the stream never decides the program
+                if len(collector.batches()) == drained:
+                    raise StreamEndedError(
+                        "the stream took every file of the run and has not decided the "
+                        f"program's last minute: {_undecided(collector, plan, MONITORED)}")
+                clock_.tick()
+                stream.drain()
+                drained = len(collector.batches())
     finally:
         pool.shutdown(wait=True)
         stream.stop()
@@ -459,8 +534,9 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
                    idle_seconds: float | None = None,
                    view: Callable[[Live], None] | None = None) -> tuple[Run, StreamReport]:
     """Recorded readings monitored as their files arrive in ``folder_in`` (module doc); ends
-    when the utility has decided the program's last minute, or after ``idle_seconds``
-    without a new file."""
+    when the utility has decided the program's last minute. :class:`StreamIdleError` after
+    ``idle_seconds`` (None: :data:`IDLE_SECONDS`) without a micro-batch that brought a
+    reading the tiers took (only bad or late rows, or no file, are no progress)."""
     from drsim.pipeline.monitor import check_monitor
 
     plan = check_monitor(scenario)
@@ -481,7 +557,8 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
     started = time.perf_counter()
     second: SecondEventPlan | None = None
     planned_after = None
-    last_batch, last_change = -1, time.perf_counter()
+    idle = IDLE_SECONDS if idle_seconds is None else idle_seconds
+    last_batch, last_change = len(collector.batches()), time.perf_counter()
     try:
         done = False
         while not done:
@@ -489,10 +566,17 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
             done = collector.decided(MONITORED_PASS) >= plan.t_end - 1  # before t_nc's read
             if view is not None:
                 view(_live(context, None, collector, (MONITORED_PASS,), 0))
-            if len(collector.batches()) != last_batch:
-                last_batch, last_change = len(collector.batches()), time.perf_counter()
-            elif idle_seconds is not None and time.perf_counter() - last_change > idle_seconds:
-                break
+            batches = collector.batches()
+            if any(_took(part) for _, part, _ in batches[last_batch:]):
+                last_change = time.perf_counter()
+            last_batch = len(batches)
+            if not done and time.perf_counter() - last_change > idle:
+                what = f"no file of readings arrived in {idle:g} s" if not batches else \
+                    f"no reading the tiers could take arrived in {idle:g} s"
+                raise StreamIdleError(
+                    f"--stream {folder_in}: {what}, and the program is not decided "
+                    f"({_undecided(collector, plan, (MONITORED_PASS,))}); the same command "
+                    "resumes when more readings arrive (--idle-seconds sets the wait)")
             t_nc = collector.t_nc(MONITORED_PASS)
             if second is None and t_nc is not None and t_nc >= 0:
                 now = collector.rows()

@@ -7,6 +7,10 @@ drsim deletes or replaces only what it wrote itself. At an output path it replac
   included) and nothing but those files;
 - a **sweep folder** (for a sweep only): ``runs.jsonl`` or ``sweep.json``, the table, the
   plots of the metrics that ``sweep.json`` records, and ``runs/`` holding result folders;
+- a **stopped streamed run's folder**: a real folder holding only the run's live folder
+  ``stream/``, marked (:data:`STREAM_MARK`) and holding only what a stream writes there
+  (:data:`STREAM_ENTRIES`); the mark records what defines the run (:func:`mark_stream`),
+  and the same command resumes it only when nothing of that changed (:func:`check_resume`);
 - an **empty folder**.
 
 Anything else is refused with a one-line error that names the path and what is there, and
@@ -51,6 +55,8 @@ SWEEP_TABLES = ("table.csv", "table.parquet")
 # alerts as they happen, the second event's plan, the checkpoint
 STREAM = "stream"
 STREAM_MARK = ".drsim-stream"
+STREAM_ENTRIES = frozenset({STREAM_MARK, "staging", "source", "alerts", "checkpoint",
+                            "second_event_plan.json"})
 
 
 class OutputError(OSError):
@@ -67,6 +73,11 @@ class OutputNotWritableError(OutputError):
 
 class OutputRefusedError(OutputExistsError):
     """``--overwrite`` was asked for, but what is at the output path is not drsim's."""
+
+
+class StreamChangedError(OutputExistsError):
+    """The output path holds a stopped stream of another run than the one asked for (or
+    one whose mark does not say which): it is not resumed."""
 
 
 # --------------------------------------------------------------------------- what is there
@@ -186,14 +197,101 @@ def _is_empty_folder(path: Path) -> bool:
     return path.is_dir() and not path.is_symlink() and not any(path.iterdir())
 
 
+def _stream_foreign(path: Path) -> list[Path] | None:
+    """The entries of ``path``'s marked live folder that a stream does not write (None:
+    ``path`` is not a real folder holding only a marked live folder)."""
+    if path.is_symlink() or not path.is_dir() or [p.name for p in path.iterdir()] != [STREAM]:
+        return None
+    live = path / STREAM
+    if live.is_symlink() or not (live / STREAM_MARK).is_file():
+        return None
+    return sorted(p for p in live.iterdir()
+                  if p.name not in STREAM_ENTRIES and p.name[1:] not in STREAM_ENTRIES)
+
+
 def stream_in_progress(path: str | Path) -> bool:
-    """A real folder holding only a streamed run's live folder (:data:`STREAM`, marked):
-    a streamed run that has not finished, which the same command resumes."""
+    """A real folder holding only a streamed run's live folder (:data:`STREAM`, marked,
+    holding only what a stream writes): a streamed run that has not finished, which the
+    same command resumes (:func:`check_resume`)."""
+    return _stream_foreign(Path(path)) == []
+
+
+def mark_stream(live: str | Path, identity: dict, scenario: dict | None = None) -> None:
+    """Mark ``live`` as a streamed run's live folder, recording the ``identity`` of the run
+    (what defines it, as JSON values) and the ``scenario``'s settings (to name a changed
+    field when a resume is refused)."""
+    live = Path(live)
+    hidden = live / f".{STREAM_MARK}"  # a hidden entry's name: "." + its own
+    hidden.write_text(json.dumps({"identity": identity, "scenario": scenario}, indent=1,
+                                 sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(hidden, live / STREAM_MARK)
+
+
+def _stream_mark(path: Path) -> dict:
+    """The mark of the live folder in ``path`` ({} when it records no identity: written
+    by an older drsim)."""
+    try:
+        mark = json.loads((path / STREAM / STREAM_MARK).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    return mark if isinstance(mark, dict) and isinstance(mark.get("identity"), dict) else {}
+
+
+def check_resume(path: str | Path, identity: dict, scenario: dict | None = None) -> None:
+    """:class:`StreamChangedError` unless the stopped stream at ``path`` is the run of
+    ``identity`` (:func:`mark_stream`): one line naming what changed, nothing touched."""
     path = Path(path)
-    if path.is_symlink() or not path.is_dir():
-        return False
-    return [p.name for p in path.iterdir()] == [STREAM] and \
-        (path / STREAM / STREAM_MARK).is_file()
+    mark = _stream_mark(path)
+    advice = "run with --overwrite to start afresh, or another --out"
+    if not mark:
+        raise StreamChangedError(
+            f"--out {path} holds a stopped streamed run whose mark does not record which run "
+            f"it is (an older drsim's), so it cannot be resumed safely: {advice}")
+    then = mark["identity"]
+    changed = []
+    for key in [*identity, *(k for k in then if k not in identity)]:
+        if then.get(key) == identity.get(key):
+            continue
+        if key == "scenario_hash" and isinstance(mark.get("scenario"), dict) and scenario:
+            changed += changes(mark["scenario"], scenario)
+        changed.append(f"{key.replace('_', ' ')} {_shown(then.get(key))} then, "
+                       f"{_shown(identity.get(key))} now")
+    if changed:
+        raise StreamChangedError(f"--out {path} holds a stopped streamed run made with other "
+                                 f"inputs ({'; '.join(changed)}): {advice}")
+
+
+def changes(then: object, now: object, shown: int = 4, at: str = "") -> list[str]:
+    """Where two JSON values differ, as "path THEN then, NOW now" (``groups[0].size 2000
+    then, 134 now``), the first ``shown`` of them and how many more.
+
+    Examples
+    --------
+    >>> changes({"a": [1, 2], "b": "x"}, {"a": [1, 3], "b": "x", "c": True})
+    ['a[1] 2 then, 3 now', 'c none then, true now']
+    """
+    found = _changes(then, now, at)
+    more = len(found) - shown
+    return found[:shown] + ([f"and {more} more field{'s' if more != 1 else ''}"]
+                            if more > 0 else [])
+
+
+def _changes(then: object, now: object, at: str) -> list[str]:
+    if isinstance(then, dict) and isinstance(now, dict):
+        return [c for key in [*then, *(k for k in now if k not in then)]
+                for c in _changes(then.get(key), now.get(key),
+                                  f"{at}.{key}" if at else str(key))]
+    if isinstance(then, list) and isinstance(now, list) and len(then) == len(now):
+        return [c for i, (a, b) in enumerate(zip(then, now, strict=True))
+                for c in _changes(a, b, f"{at}[{i}]")]
+    return [] if then == now else [f"{at} {_shown(then)} then, {_shown(now)} now"]
+
+
+def _shown(value: object) -> str:
+    """A value in a one-line message: a SHA-256 by its first 12 digits, text as it is."""
+    if isinstance(value, str):
+        return value[:12] + "…" if re.fullmatch(r"[0-9a-f]{64}", value) else value
+    return "none" if value is None else json.dumps(value)
 
 
 def problem(path: str | Path, kind: Kind = RESULT) -> str | None:
@@ -202,8 +300,10 @@ def problem(path: str | Path, kind: Kind = RESULT) -> str | None:
     path = Path(path)
     if not os.path.lexists(path) or _is_empty_folder(path):
         return None
-    if kind == RESULT and stream_in_progress(path):
-        return None
+    if kind == RESULT and (foreign := _stream_foreign(path)) is not None:
+        return None if not foreign else \
+            f"a stopped streamed run whose {STREAM}/ also holds files drsim did not write: " \
+            f"{_entries(foreign)}"
     if kind == SWEEP:
         return _not_a_sweep_folder(path)
     if is_sweep_folder(path):

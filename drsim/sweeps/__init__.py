@@ -45,7 +45,11 @@ Resuming: a run is known by a hash of its validated scenario (seed included) and
 Rerunning a sweep into the same folder skips every run already in ``runs.jsonl``, so an
 interrupted sweep continues where it stopped, more seeds add only the new ones, and a sweep
 whose grid was extended runs only the new points. Changing the metrics reruns nothing: the
-table is rebuilt from the recorded summaries.
+table is rebuilt from the recorded summaries. A folder whose journal records a run at the
+same axis values and replicate as one the sweep makes now, but made otherwise (the base
+scenario, an override or the seed changed), is refused before any run, one line naming the
+run and the field that changed (:func:`~drsim.sweeps.runner.check_resume`): ``--overwrite``
+starts afresh.
 
 The package, one job per module: :mod:`~drsim.sweeps.spec` (the sweep file and its points),
 :mod:`~drsim.sweeps.paths` (what a key may name: scenario paths, run options),
@@ -64,10 +68,12 @@ from drsim.sweeps.runner import (
     TABLE_CSV,
     TABLE_PARQUET,
     Runner,
+    SweepChangedError,
     SweepOutcome,
     SweepOutputError,
     SweepRunError,
     check_output,
+    check_resume,
     read_journal,
     run_sweep,
 )
@@ -91,6 +97,7 @@ __all__ = [
     "Runner",
     "SWEEP_RECORD",
     "Sweep",
+    "SweepChangedError",
     "SweepError",
     "SweepOutcome",
     "SweepOutputError",
@@ -100,6 +107,7 @@ __all__ = [
     "TABLE_CSV",
     "TABLE_PARQUET",
     "check_output",
+    "check_resume",
     "check_scenario_path",
     "expand_grid",
     "get_metric",

@@ -38,6 +38,11 @@ class SweepOutputError(OSError):
     """The output folder cannot be used for this sweep."""
 
 
+class SweepChangedError(SweepOutputError):
+    """The output folder's journal records a run that the sweep, as it is now, would make
+    otherwise: the folder holds another sweep's runs, which are not resumed."""
+
+
 class SweepRunError(RuntimeError):
     """One run failed; the runs finished before it are recorded and a rerun resumes."""
 
@@ -74,6 +79,8 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, runner: Runner,
     after an interruption the same call resumes. ``progress`` is called as
     ``progress(done, total, label)``.
     """
+    if not overwrite:
+        check_resume(sweep, out_dir)
     out = _prepare_output(Path(out_dir), overwrite)
     journal = out / JOURNAL
     recorded = read_journal(journal)
@@ -124,11 +131,15 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, runner: Runner,
     return SweepOutcome(out, table, total, len(todo), reused, files)
 
 
-def check_output(out: str | Path, overwrite: bool = False) -> Path:
+def check_output(out: str | Path, overwrite: bool = False, sweep: Sweep | None = None
+                 ) -> Path:
     """``out`` as a Path if a sweep may write there (resume its own folder, start in an
     empty or new one, replace its own with ``overwrite``); else SweepOutputError, one
-    line naming the path and what is there. Nothing is touched."""
+    line naming the path and what is there. With ``sweep``, a folder of another sweep's
+    runs is not resumed (:func:`check_resume`). Nothing is touched."""
     out = Path(out)
+    if sweep is not None and not overwrite:
+        check_resume(sweep, out)
     try:
         folders.check_writable(out)
         if overwrite:
@@ -139,6 +150,40 @@ def check_output(out: str | Path, overwrite: bool = False) -> Path:
     except folders.OutputError as exc:
         raise SweepOutputError(str(exc)) from None
     return out
+
+
+def check_resume(sweep: Sweep, out: str | Path) -> None:
+    """:class:`SweepChangedError` if ``out``'s journal records a run at the same point
+    values and replicate as a run of ``sweep`` but with another key (its scenario, seed
+    included, or its options differ): the sweep file or its scenario changed, and resuming
+    would mix two sweeps' runs. One line names the run and what changed; nothing is
+    touched. Runs the sweep no longer makes (a point or seeds dropped) and new ones (the
+    grid or the seeds extended) are no conflict."""
+    recorded = read_journal(Path(out) / JOURNAL)
+    if not recorded:
+        return
+    runs = {(_values(run.point.values), run.replicate): run for run in sweep.runs()}
+    for record in recorded.values():
+        run = runs.get((_values(record.get("values")), record.get("replicate")))
+        if run is None or run.key == record["key"]:
+            continue
+        scenario = record["summary"].get("scenario")
+        settings = scenario.get("settings") if isinstance(scenario, dict) else None
+        changed = folders.changes(settings, run.scenario.model_dump(mode="json")) \
+            if isinstance(settings, dict) else [f"run key {record['key'][:12]}… then, "
+                                                f"{run.key[:12]}… now"]
+        changed += folders.changes(record.get("options", {}), run.point.options,
+                                   at="options")
+        raise SweepChangedError(
+            f"{Path(out) / JOURNAL} records run {record.get('run_dir', run.name)} "
+            f"({run.point.label}; replicate {run.replicate}) made otherwise than "
+            f"{Path(sweep.source).name} makes it now ({'; '.join(changed)}): run with "
+            "--overwrite to start afresh, or another --out")
+
+
+def _values(values: Any) -> str:
+    """A point's axis values as comparable text (as the journal holds them: JSON)."""
+    return json.dumps(values, sort_keys=True, default=_json_default)
 
 
 def _prepare_output(out: Path, overwrite: bool) -> Path:

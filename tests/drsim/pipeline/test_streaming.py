@@ -24,11 +24,12 @@ import yaml
 
 import drsim.api as api
 from drsim.pipeline.stream_clock import Clock, intervals
+from drsim.results import folders
 from drsim.scenario import load_scenario, scenario_from_dict
 from drsim.utility.monitoring import MonitoringPlan
 
 QUICKSTART = "scenarios/quickstart.yaml"
-SKIP = ("backend", "timings", "resources", "files", "streaming")
+SKIP = ("backend", "timings", "resources", "files", "streaming", "code_version")
 GAMMA = {"method": "expected", "z": 1.0, "replicas": 4}
 
 
@@ -276,3 +277,182 @@ def test_the_live_view_is_drawn_as_fast_as_it_goes(scenario, batch, tmp_path):
     last = seen[-1].passes["traditional"]
     assert last["t_nc"] is not None and last["decided"] == 20 * 60 + 29
     assert result.summary["prediction"] == batch["prediction"]
+
+
+# --------------------------------------------------------------------------- resuming
+class Stop(Exception):
+    """Stops a streamed run from its live view, as Ctrl-C does."""
+
+
+def stopped_stream(scenario, out: Path, **options) -> None:
+    """A streamed run on the serial backend stopped once 12 of its 24 intervals are out,
+    its live folder left as a killed run leaves it."""
+    def view(status):
+        if status.released >= 12:
+            raise Stop
+
+    with pytest.raises(Stop):
+        api.run(scenario, out, backend="serial", streaming=True, speed=3000, view=view,
+                **options)
+    assert folders.stream_in_progress(out) and not (out / "summary.json").exists()
+    assert list((out / "stream" / "alerts").glob("batch-*.parquet"))
+
+
+def files_of(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``folder``: its size and modification time."""
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*"))}
+
+
+def edited(scenario, drop: float = 0.7):
+    """``scenario`` with its first group's follow_through_drop set to ``drop``."""
+    data = scenario.model_dump(mode="json", exclude={"source_path"})
+    data["groups"][0]["follow_through_drop"] = drop
+    return scenario_from_dict(data)
+
+
+def test_a_stopped_stream_resumes_to_the_clean_run(scenario, batch, tmp_path):
+    """Stopped and started again with the same inputs (at another speed: not part of the
+    run), the serial stream goes on from its checkpoint: the clean run's summary."""
+    out = tmp_path / "s"
+    stopped_stream(scenario, out)
+    assert (out / "stream" / "checkpoint" / "serial-stream.parquet").is_file()
+    result = api.run(scenario, out, backend="serial", streaming=True)
+    assert_same_summary(batch, result.summary)
+    events = pq.read_table(out / "events_user_events.parquet").to_pandas()
+    assert not events.duplicated(["pass", "time", "houseID"]).any()
+
+
+def test_a_stopped_stream_of_other_inputs_is_refused_untouched(scenario, batch, tmp_path):
+    """The issue's case: the scenario edited (or another --households, --chunk-size,
+    --delay-detection, backend) after the stream was stopped: refused in one line naming
+    what changed, before any work, the folder as it was; with --overwrite the edited
+    scenario's clean run."""
+    from typer.testing import CliRunner
+
+    from drsim.cli import app
+    from drsim.results.summary import scenario_hash
+
+    out = tmp_path / "s"
+    stopped_stream(scenario, out)
+    before = files_of(out)
+    changed = edited(scenario)
+    assert scenario.groups[0].follow_through_drop == 0.1
+    cases = [(changed, {}, r"groups\[0\]\.follow_through_drop 0\.1 then, 0\.7 now; "
+                           r"scenario hash \w{12}… then, \w{12}… now"),
+             (scenario.with_households(300), {}, "households 400 then, 300 now"),
+             (scenario, {"chunk_size": 50}, "chunk size 100 then, 50 now"),
+             (scenario, {"delay_detection": 10}, "delay detection 0 then, 10 now"),
+             (scenario, {"backend": "spark"}, "backend serial then, spark now")]
+    for other, options, what in cases:  # (no Spark starts: the conftest would fail it)
+        with pytest.raises(folders.StreamChangedError, match=what) as refused:
+            api.run(other, out, **{"backend": "serial", **options}, streaming=True)
+        assert "\n" not in str(refused.value) and "--overwrite" in str(refused.value)
+        assert files_of(out) == before
+    path = tmp_path / "edited.yaml"
+    path.write_text(yaml.safe_dump(changed.model_dump(mode="json", exclude={"source_path"})))
+    cli = CliRunner().invoke(app, ["run", str(path), "--streaming", "--backend", "serial",
+                                   "--out", str(out)])
+    assert cli.exit_code == 2 and "follow_through_drop 0.1 then, 0.7 now" in cli.output
+    assert len(cli.output.strip().splitlines()) == 1 and files_of(out) == before
+    (out / "stream" / ".drsim-stream").write_text("")  # an older drsim's mark: no identity
+    with pytest.raises(folders.StreamChangedError, match="older drsim"):
+        api.run(scenario, out, backend="serial", streaming=True)
+
+    result = api.run(changed, out, backend="serial", streaming=True, overwrite=True)
+    clean = api.run(changed, backend="serial").summary
+    assert_same_summary(clean, result.summary)
+    assert result.summary["scenario"]["hash"] == scenario_hash(changed) != \
+        batch["scenario"]["hash"]
+    assert result.summary["reduction_mwh"] != batch["reduction_mwh"]  # another run indeed
+
+
+def test_overwrite_leaves_a_stream_with_files_not_drsims(scenario, tmp_path):
+    out = tmp_path / "s"
+    (out / "stream").mkdir(parents=True)
+    folders.mark_stream(out / "stream", {"command": "x"})
+    (out / "stream" / "notes.txt").write_text("mine")
+    with pytest.raises(folders.OutputRefusedError, match="notes.txt"):
+        api.run(scenario, out, backend="serial", streaming=True, overwrite=True)
+    assert (out / "stream" / "notes.txt").read_text() == "mine"
+
+
+def test_a_stream_that_never_decides_the_program_fails(scenario, tmp_path, monkeypatch):
+    """A stream that has taken every file of the run and still has not decided the
+    program's last minute fails in one line, instead of waiting for ever."""
+    from drsim.pipeline import streaming
+    from drsim.pipeline.backend import StreamStage
+
+    real = streaming.stages
+
+    def undecided(context):  # the utility never says it decided a minute
+        *first, last = real(context)
+
+        def step(key, state, rows):
+            state, out = last.step(key, state, rows)
+            return state, out[out["kind"] != "decided"]
+
+        return [*first, StreamStage(last.keys, step, last.schema)]
+
+    monkeypatch.setattr(streaming, "stages", undecided)
+    started = time.perf_counter()
+    with pytest.raises(streaming.StreamEndedError, match="traditional not at all") as ended:
+        api.run(scenario, tmp_path / "s", backend="serial", streaming=True)
+    assert "\n" not in str(ended.value) and time.perf_counter() - started < 60
+    assert not (tmp_path / "s" / "summary.json").exists()
+
+
+def constant_gamma(tmp_path: Path) -> Path:
+    """The small scenario with a constant γ_user, as a file (monitor needs no thresholds)."""
+    data = small().model_dump(mode="json", exclude={"source_path"})
+    data["monitoring"]["gamma_user"] = 0.05
+    path = tmp_path / "constant.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_monitoring_an_empty_or_wrong_stream_fails_in_one_line(tmp_path):
+    """drsim monitor --stream: no file in --idle-seconds is an error (exit 2), not a
+    TypeError or a wait for ever; files that are not readings are refused before any
+    work; a stopped monitoring resumes only on the same stream folder."""
+    from typer.testing import CliRunner
+
+    from drsim.cli import app
+
+    path = constant_gamma(tmp_path)
+    empty, out = tmp_path / "empty", tmp_path / "m"
+    empty.mkdir()
+    command = ["monitor", "--scenario", str(path), "--backend", "serial", "--out", str(out),
+               "--idle-seconds", "1"]
+    idle = CliRunner().invoke(app, [*command, "--stream", str(empty)])
+    assert idle.exit_code == 2, idle.output
+    last = idle.output.strip().splitlines()[-1]  # (the live view above it)
+    assert last.startswith(f"--stream {empty}: no file of readings arrived in 1 s")
+    assert last.endswith("(--idle-seconds sets the wait)") and "Error" not in idle.output
+    assert folders.stream_in_progress(out)  # the same command resumes when files arrive
+    other = tmp_path / "other"
+    other.mkdir()
+    moved = CliRunner().invoke(app, [*command, "--stream", str(other)])
+    assert moved.exit_code == 2 and "stream " in moved.output and "then," in moved.output
+    assert len(moved.output.strip().splitlines()) == 1
+
+    wrong = tmp_path / "wrong"
+    wrong.mkdir()
+    (wrong / "0000.parquet").write_text("not parquet")
+    for name, what in [("0000.parquet", "0000.parquet is not a Parquet file of readings"),
+                       ("notes.txt", "notes.txt is not a Parquet file")]:
+        shutil.rmtree(wrong)
+        wrong.mkdir()
+        (wrong / name).write_text("not parquet")
+        refused = CliRunner().invoke(app, [*command[:-2], "--stream", str(wrong), "--out",
+                                           str(tmp_path / "w")])
+        assert refused.exit_code == 2 and what in refused.output, refused.output
+        assert len(refused.output.strip().splitlines()) == 1
+        assert not (tmp_path / "w").exists()
+    shutil.rmtree(wrong)
+    wrong.mkdir()
+    pq.write_table(pa.table({"household": [1], "time": [1110]}), wrong / "0000.parquet")
+    refused = CliRunner().invoke(app, [*command[:-2], "--stream", str(wrong), "--out",
+                                       str(tmp_path / "w")])
+    assert refused.exit_code == 2 and "has no column group, kw" in refused.output
+    assert not (tmp_path / "w").exists()

@@ -24,6 +24,7 @@ from drsim.scenario import ScenarioError, load_scenario
 from drsim.sweeps import (
     DEFAULT_METRICS,
     JOURNAL,
+    SweepChangedError,
     SweepError,
     SweepOutputError,
     SweepRunError,
@@ -636,6 +637,52 @@ def test_output_folder_rules(tmp_path):
     FakeRunner()(sweep.base, run)
     with pytest.raises(SweepOutputError, match="no runs.jsonl or sweep.json"):
         run_sweep(sweep, run, runner=FakeRunner(), overwrite=True)
+
+
+def as_drsim(runner: FakeRunner):
+    """``runner`` whose summaries carry the scenario's hash and settings, as drsim's do."""
+    def run(scenario, out_dir, **options):
+        summary = runner(scenario, out_dir, **options)
+        return {**summary, "scenario": {"hash": "0" * 64,
+                                        "settings": scenario.model_dump(mode="json")}}
+
+    return run
+
+
+def test_a_changed_sweep_file_is_refused_on_resume(tmp_path, fake_api):
+    """A sweep stopped, its base scenario edited, the same command again: the journal's runs
+    are other runs than the sweep makes now, so it is refused in one line naming the run
+    and the field, nothing touched (exit 2 on the command line, before any run); an
+    extended grid still resumes; --overwrite starts afresh."""
+    grid = {"grid": {"incentive.beta": [1.4, 1.8]}, "seeds": 2}
+    path = write_sweep(tmp_path, grid)
+    out = tmp_path / "out"
+    with pytest.raises(SweepRunError):
+        run_sweep(load_sweep(path), out, runner=as_drsim(FakeRunner(fail_at=3)))
+    before = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    base = tmp_path / "scenarios" / "base.yaml"
+    data = yaml.safe_load(base.read_text())
+    data["groups"][0]["follow_through_drop"] = 0.7
+    base.write_text(yaml.safe_dump(data, sort_keys=False))
+    changed = FakeRunner()
+    with pytest.raises(SweepChangedError, match=r"records run runs/p000-r00-\w+ "
+                       r"\(incentive.beta=1.4; replicate 0\) made otherwise than sweep.yaml "
+                       r"makes it now \(groups\[0\]\.follow_through_drop 0\.1 then, 0\.7 now\)"):
+        run_sweep(load_sweep(path), out, runner=changed)
+    fake_api.runner = changed
+    result = cli.invoke(app, ["sweep", str(path), "--out", str(out)])
+    assert result.exit_code == 2 and "follow_through_drop 0.1 then, 0.7 now" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and changed.calls == []
+    assert {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*")
+            if p.is_file()} == before
+
+    write_sweep(tmp_path, {"grid": {"incentive.beta": [1.4, 1.8, 2.2]}, "seeds": 2})
+    extended = FakeRunner()  # the base as it was, one more point: the rest runs
+    assert run_sweep(load_sweep(path), out, runner=as_drsim(extended)).reused == 3
+    assert len(extended.calls) == 3
+    base.write_text(yaml.safe_dump(data, sort_keys=False))
+    afresh = run_sweep(load_sweep(path), out, runner=FakeRunner(), overwrite=True)
+    assert (afresh.ran, afresh.reused) == (6, 0)
 
 
 def test_a_metric_missing_from_the_summary_is_reported_and_nothing_reruns(tmp_path):

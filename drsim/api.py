@@ -357,13 +357,15 @@ def monitor(readings: str | Path | None, scenario: Scenario | str | Path,
             backend: str | Backend = "spark", overwrite: bool = False, lenient: bool = False,
             progress: Progress | None = None, stream: str | Path | None = None,
             idle_seconds: float | None = None,
-            view: Callable[[Live], None] | None = None) -> MonitorResult:
+            view: Callable[[Live], None] | None = None,
+            warn: Callable[[str], None] | None = None) -> MonitorResult:
     """The three tiers and the second event's plan on recorded meter readings (a Parquet
     file or dataset, docs/monitor.md) of the households of ``scenario``; write the result
     folder to ``out`` if given. γ comes from ``thresholds`` (a run's thresholds.parquet),
     else the run folder the readings sit in, else the scenario's constant γ_user. The
     readings are checked before any work (:class:`~drsim.pipeline.recorded.ReadingsError`);
-    ``lenient`` drops and counts bad rows instead.
+    ``lenient`` drops and counts bad rows instead. Households of the scenario with no
+    reading at all are told in one line, to ``warn`` (default: :func:`warnings.warn`).
 
     With ``stream`` (a folder; ``readings`` None) the readings are monitored as their
     files arrive there (docs/streaming.md): rows that cannot be readings are counted and
@@ -382,6 +384,10 @@ def monitor(readings: str | Path | None, scenario: Scenario | str | Path,
     plan = check_monitor(scenario)
     gamma, source = monitor_thresholds(readings, scenario, thresholds)
     check = check_readings(readings, scenario, plan.t_start, plan.t_end, lenient)
+    if check.warning is not None:
+        import warnings
+
+        (warn or partial(warnings.warn, stacklevel=2))(check.warning)
 
     def work(opened: Backend, start_seconds: float) -> MonitorResult:
         found = monitor_readings(scenario, readings, opened, thresholds=gamma,

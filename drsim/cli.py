@@ -75,6 +75,13 @@ def _scenario(path: Path, households: int | None):
         raise _fail(str(exc), 2) from None
 
 
+def _warn(console: Console):
+    """A ``warn(message)`` that prints ``message`` (a ``warning:`` line) in yellow on
+    ``console`` (a progress bar's: above the bar)."""
+    return lambda message: console.print(message, style="yellow", markup=False,
+                                         highlight=False, soft_wrap=True)
+
+
 def _backend(backend: BackendName, master: str | None, households: int) -> str:
     """The backend's name; ``--master`` with ``serial`` exits with code 2, and ``serial``
     on more than :data:`SERIAL_WARNING_HOUSEHOLDS` households warns that it will be slow."""
@@ -326,7 +333,8 @@ def monitor(
             result = api.monitor(readings, scenario, out, thresholds=thresholds,
                                  chunk_size=chunk_size, master=master, backend=name,
                                  overwrite=overwrite, lenient=lenient, progress=_stages(bar),
-                                 stream=stream, idle_seconds=idle_seconds, view=view)
+                                 stream=stream, idle_seconds=idle_seconds, view=view,
+                                 warn=_warn(bar.console))
     except (*_output_errors(), ReadingsError, ThresholdsError) as exc:
         raise _fail(str(exc), 2) from None
     except ValueError as exc:  # what readings cannot feed (drsim.pipeline.monitor)

@@ -20,8 +20,12 @@ from drsim.scenario.fields import (
     minutes_of,
 )
 
-__all__ = ["ApplianceQuery", "DarkMeters", "ExpectedShare", "Meters", "Monitoring",
-           "NetworkLatency", "ReadingLoss", "RemoteData", "Shedding"]
+__all__ = ["QUERY_NAMES", "ApplianceQuery", "DarkMeters", "ExpectedShare", "Meters",
+           "Monitoring", "NetworkLatency", "ReadingLoss", "RemoteData", "Shedding"]
+
+#: the DR queries a scenario may replace (``monitoring.queries``), Listings 6.1-6.3: the
+#: keys of drsim.utility.monitoring.QUERIES
+QUERY_NAMES = ("meter", "group_alert", "group", "utility_alert", "utility")
 
 
 class ExpectedShare(SettingsModel):
@@ -295,8 +299,8 @@ class Monitoring(SettingsModel):
         "the settlement rate (§6.2.2: 15).", default=15, ge=1, le=1440,
     )
     queries: dict[str, str] = described(
-        "Optional replacements of the DR query texts, keyed by query name (the names are "
-        "checked by drsim.utility.monitoring).",
+        "Optional replacements of the DR query texts, keyed by query name (" +
+        ", ".join(QUERY_NAMES) + ").",
         accepted="a mapping from query name to query text", default_factory=dict,
     )
     shedding: Shedding | None = described(
@@ -329,6 +333,15 @@ class Monitoring(SettingsModel):
             if part is not None:
                 return part.gateway_households
         return None
+
+    @model_validator(mode="after")
+    def _query_names(self) -> Monitoring:
+        unknown = [name for name in self.queries if name not in QUERY_NAMES]
+        if unknown:
+            raise value_problem(
+                f"unknown query name(s) {', '.join(map(repr, unknown))}",
+                f"query names of {', '.join(QUERY_NAMES)}", at=".queries")
+        return self
 
     @model_validator(mode="after")
     def _intervals(self) -> Monitoring:

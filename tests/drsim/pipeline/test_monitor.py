@@ -15,10 +15,12 @@ import pyarrow.parquet as pq
 import pytest
 
 import drsim.api as api
-from drsim.pipeline.recorded import ReadingsError
+from drsim.household.appliances import load_catalogue
+from drsim.pipeline.recorded import BACKWARDS, ReadingsError, household_ceiling_kw
 from drsim.results.output import ThresholdsError
 from drsim.scenario import load_scenario, scenario_from_dict
-from drsim.utility.monitoring import MonitoringPlan
+from drsim.scenario.monitoring_settings import QUERY_NAMES
+from drsim.utility.monitoring import QUERIES, MonitoringPlan
 from drsim.utility.readings import lost_readings
 
 QUICKSTART = "scenarios/quickstart.yaml"
@@ -140,6 +142,7 @@ def first_row(frame: pd.DataFrame, **values) -> pd.DataFrame:
     return row
 
 
+T0 = 18 * 60 + 30  # the program's start in scenarios/quickstart.yaml
 BAD = {
     "missing column": (lambda f: f.drop(columns="baseline_kw"), "column 'baseline_kw' is missing"),
     "wrong type": (lambda f: f.assign(time=f["time"].astype(str)), "expected an integer"),
@@ -155,6 +158,24 @@ BAD = {
                    "column 'expected_kw': negative or not finite"),
     "duplicate": (lambda f: pd.concat([f, first_row(f, kw=5.0)]),
                   "columns household and time: 1 duplicate readings"),
+    "kW times 10^12": (lambda f: f.assign(kw=f["kw"] * 1e12),
+                       "column 'kw': above 59.0 kW, the household ceiling in 48,000 row(s) "
+                       "(first: household 0 at 18:30, kw "),
+    "B̂ above the ceiling": (lambda f: pd.concat([f, first_row(f, baseline_kw=1e3, time=3)]),
+                            "column 'baseline_kw': above 59.0 kW, the household ceiling in 1 "
+                            "row(s) (first: household 0 at 00:03, baseline_kw 1000.0)"),
+    "P̂ above the ceiling": (lambda f: pd.concat([f, first_row(f, expected_kw=1e3, time=4)]),
+                            "column 'expected_kw': above 59.0 kW, the household ceiling"),
+    "register above the ceiling": (
+        lambda f: pd.concat([f, first_row(f, energy_kwh=1e6, time=T0 + 10)]),
+        "column 'energy_kwh': more than 59.0 kW for the minutes since 18:30"),
+    "register going back": (
+        lambda f: f.assign(energy_kwh=f["energy_kwh"].where(
+            (f["household"] != 3) | (f["time"] != T0 + 30), 0.0)),
+        "column 'energy_kwh': the register goes back in 1 row(s) (first: household 3 at "
+        "19:00, below an earlier reading)"),
+    "no household": (lambda f: f.assign(household=f["household"].astype("Int64").where(
+        f.index != 5, pd.NA)), "column 'household': no value in 1 row(s)"),
 }
 
 
@@ -172,13 +193,79 @@ def test_bad_readings_are_one_line_naming_the_file_and_the_column(forced, tmp_pa
     assert not (tmp_path / "m").exists()
 
 
+def test_the_ceiling_is_every_ownable_appliance_at_its_peak_and_the_largest_charger():
+    """docs/monitor.md: the sum over the catalogue's appliances a household can own of
+    their highest phase power, plus the EV data's largest charger (7 kW); the paper
+    scenario's simulated households stay far below it."""
+    s = small(400)
+    cat = load_catalogue()
+    peaks = np.maximum(cat.phase_kw.max(axis=1), cat.standby_kw)
+    assert household_ceiling_kw(s) == pytest.approx(peaks.sum() + 7.0)
+    assert 59.0 <= household_ceiling_kw(s) < 59.1  # the messages below say 59.0 kW
+    data = s.model_dump(mode="json", exclude={"source_path"})
+    data["ev"]["penetration"] = 0.0
+    data["appliances"]["electric_heating"]["storage_heaters"] = 0.0
+    storage = peaks[cat.index("storage_heater")]
+    assert household_ceiling_kw(scenario_from_dict(data)) == \
+        pytest.approx(peaks.sum() - storage)
+
+
+def test_the_readings_of_a_run_are_under_the_ceiling(forced):
+    s, out, _ = forced
+    frame = pq.read_table(out / "readings").to_pandas()
+    assert frame[["kw", "baseline_kw", "expected_kw"]].max().max() < household_ceiling_kw(s) / 2
+
+
+COVER_NONE = {
+    "empty file": lambda f: f.iloc[:0],
+    "rows outside the program": lambda f: f.assign(time=f["time"] - 300),
+    "every reading lost": lambda f: f.assign(kw=np.nan, energy_kwh=np.nan),
+}
+
+
+@pytest.mark.parametrize("case", list(COVER_NONE))
+@pytest.mark.parametrize("lenient", [False, True])
+def test_readings_that_cover_none_of_the_program_are_refused(forced, tmp_path, case, lenient):
+    s, out, _ = forced
+    path = tmp_path / "none.parquet"
+    rewrite(out / "readings", path, COVER_NONE[case])
+    with pytest.raises(ReadingsError) as error:
+        api.monitor(path, s, tmp_path / "m", backend="serial", lenient=lenient,
+                    thresholds=out / "thresholds.parquet")
+    text = str(error.value)
+    assert "\n" not in text and str(path) in text, text
+    assert "no reading of the program 18:30-20:30" in text and "nothing to monitor" in text
+    assert not (tmp_path / "m").exists()
+
+
+def test_households_without_any_reading_are_told(forced, tmp_path):
+    """Half the households have no row: one warning line with the counts; their readings
+    count as lost, and the summary says how many households had none."""
+    s, out, _ = forced
+    path = tmp_path / "half.parquet"
+    rewrite(out / "readings", path, lambda f: f[f["household"] % 2 == 0])
+    told: list[str] = []
+    result = api.monitor(path, s, tmp_path / "m", backend="serial", warn=told.append,
+                         thresholds=out / "thresholds.parquet")
+    assert told == [f"warning: 200 of 400 households of the scenario have no reading at all "
+                    f"in readings {path} (their readings count as lost)"]
+    readings = result.summary["readings"]
+    assert readings["households_without_readings"] == 200
+    assert readings["lost_readings"] == 200 * 120
+    with pytest.warns(UserWarning, match="200 of 400 households"):
+        api.monitor(path, s, backend="serial", thresholds=out / "thresholds.parquet")
+
+
 def test_lenient_drops_and_counts_the_bad_rows(forced, tmp_path):
     """Bad rows added to good readings: counted and dropped, the first of a duplicate
     kept; the monitoring is the run's."""
     s, out, _ = forced
     path = tmp_path / "bad.parquet"
     changes = [BAD[c][0] for c in ("unknown household", "wrong group", "outside the day",
-                                   "negative", "not finite", "duplicate")]
+                                   "negative", "not finite", "duplicate",
+                                   "B̂ above the ceiling", "P̂ above the ceiling",
+                                   "register above the ceiling")]
+    changes.append(lambda f: pd.concat([f, first_row(f, kw=1e13, time=5)]))
 
     def spoil(frame):
         for change in changes:
@@ -189,8 +276,23 @@ def test_lenient_drops_and_counts_the_bad_rows(forced, tmp_path):
     result = api.monitor(path, s, tmp_path / "m", backend="serial", lenient=True,
                          thresholds=out / "thresholds.parquet")
     bad = result.summary["readings"]["bad_rows_dropped"]
-    assert sum(bad.values()) == 6 and all(v == 1 for v in bad.values())
+    assert sum(bad.values()) == 10 and all(v == 1 for v in bad.values()), bad
+    assert bad["kw: above 59.0 kW, the household ceiling"] == 1
+    assert result.summary["readings"]["households_without_readings"] == 0
     assert_same_monitoring(out, tmp_path / "m")
+
+
+def test_lenient_drops_a_register_going_back(forced, tmp_path):
+    """The reading whose register is below an earlier one is dropped (a lost reading) and
+    counted; the registers after it, above the earlier ones, are kept."""
+    s, out, _ = forced
+    path = tmp_path / "back.parquet"
+    rewrite(out / "readings", path, BAD["register going back"][0])
+    result = api.monitor(path, s, backend="serial", lenient=True,
+                         thresholds=out / "thresholds.parquet")
+    readings = result.summary["readings"]
+    assert readings["bad_rows_dropped"] == {BACKWARDS: 1}
+    assert readings["lost_readings"] == 1
 
 
 def test_missing_rows_are_lost_readings(forced, tmp_path):
@@ -264,3 +366,79 @@ def test_the_command_line(forced, tmp_path):
     assert failed.exit_code == 2
     assert "column 'kw': negative or not finite" in failed.output
     assert not (tmp_path / "n").exists()
+
+
+def _yaml(scenario, path):
+    import yaml
+
+    path.write_text(yaml.safe_dump(scenario.model_dump(mode="json", exclude={"source_path"})))
+    return path
+
+
+@pytest.mark.parametrize("case, change, message", [
+    ("scaled", BAD["kW times 10^12"][0], BAD["kW times 10^12"][1]),
+    ("empty", COVER_NONE["empty file"], "no reading of the program 18:30-20:30"),
+])
+def test_the_command_line_refuses_implausible_readings_in_one_line(forced, tmp_path, case,
+                                                                   change, message):
+    """Exit 2 before any work, one line on stderr naming the file, nothing written."""
+    from typer.testing import CliRunner
+
+    from drsim.cli import app
+
+    s, out, _ = forced
+    scenario = _yaml(s, tmp_path / "s.yaml")
+    bad = tmp_path / f"{case}.parquet"
+    rewrite(out / "readings", bad, change)
+    result = CliRunner().invoke(app, ["monitor", str(bad), "--scenario", str(scenario),
+                                      "--backend", "serial", "--out", str(tmp_path / "n"),
+                                      "--thresholds", str(out / "thresholds.parquet")])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(bad) in lines[0] and message in lines[0], result.stderr
+    assert not (tmp_path / "n").exists()
+
+
+def test_the_command_line_warns_of_households_without_readings(forced, tmp_path):
+    from typer.testing import CliRunner
+
+    from drsim.cli import app
+
+    s, out, _ = forced
+    scenario = _yaml(s, tmp_path / "s.yaml")
+    half = tmp_path / "half.parquet"
+    rewrite(out / "readings", half, lambda f: f[f["household"] < 100])
+    result = CliRunner().invoke(app, ["monitor", str(half), "--scenario", str(scenario),
+                                      "--backend", "serial", "--out", str(tmp_path / "m"),
+                                      "--thresholds", str(out / "thresholds.parquet")])
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [f"warning: 300 of 400 households of the scenario have no reading at "
+                        f"all in readings {half} (their readings count as lost)"], result.stderr
+    summary = json.loads((tmp_path / "m" / "summary.json").read_text())
+    assert summary["readings"]["households_without_readings"] == 300
+
+
+def test_an_unknown_query_name_is_refused_naming_the_scenario_file(forced, tmp_path):
+    """monitoring.queries with a name no query has: exit 2 naming the scenario file, in
+    drsim run as in drsim monitor (the names are the queries')."""
+    from typer.testing import CliRunner
+
+    from drsim.cli import app
+
+    assert tuple(QUERIES) == QUERY_NAMES
+    s, out, _ = forced
+    data = s.model_dump(mode="json", exclude={"source_path"})
+    data["monitoring"]["queries"] = {"metre": QUERIES["meter"]}
+    import yaml
+
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump(data))
+    for args in (["run", str(scenario)], ["monitor", str(out / "readings"), "--scenario",
+                                          str(scenario)]):
+        result = CliRunner().invoke(app, [*args, "--backend", "serial", "--out",
+                                          str(tmp_path / "o")])
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith(f"{scenario}: monitoring.queries: unknown query "
+                                        "name(s) 'metre'"), result.stderr
+        assert not (tmp_path / "o").exists()

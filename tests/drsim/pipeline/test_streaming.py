@@ -456,3 +456,23 @@ def test_monitoring_an_empty_or_wrong_stream_fails_in_one_line(tmp_path):
                                        str(tmp_path / "w")])
     assert refused.exit_code == 2 and "has no column group, kw" in refused.output
     assert not (tmp_path / "w").exists()
+
+
+def test_a_monitored_stream_of_only_bad_rows_fails_after_its_idle_bound(tmp_path):
+    """Files keep the stream busy but every row is bad (households the scenario does not
+    have, as after another --households): no progress, so the idle bound ends it."""
+    from drsim.pipeline.streaming import StreamIdleError
+
+    scenario = load_scenario(constant_gamma(tmp_path))
+    plan = MonitoringPlan.of(scenario)
+    source = tmp_path / "in"
+    source.mkdir()
+    minutes = np.arange(plan.t_start, plan.t_end)
+    rows = pa.table({"household": np.full(len(minutes), 10**6), "group": np.zeros(
+        len(minutes), np.int32), "time": minutes, "kw": np.ones(len(minutes)),
+        "baseline_kw": np.ones(len(minutes)), "expected_kw": np.ones(len(minutes))})
+    pq.write_table(rows, source / "0000.parquet")
+    with pytest.raises(StreamIdleError, match=f"no reading the tiers could take arrived in "
+                       f"1 s.*{len(minutes):,} bad rows \\(household: not a household"):
+        api.monitor(None, scenario, tmp_path / "m", backend="serial", stream=source,
+                    idle_seconds=1)

@@ -263,7 +263,10 @@ def _live_view(on: bool):
     try:
         yield view
     finally:
-        live.stop()
+        if live.is_started:
+            live.stop()
+            if not live.console.is_terminal:  # (its last table ends with no new line there)
+                live.console.line()
 
 
 def _live_table(status) -> Table:

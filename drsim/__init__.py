@@ -1,5 +1,5 @@
 """drsim: a distributed smart-grid demand-response simulator; its Python API is ``drsim.run``,
-``drsim.simulate`` and ``drsim.sweep``."""
+``drsim.simulate``, ``drsim.monitor`` and ``drsim.sweep`` (the CLI's commands)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ from typing import Any
 
 __all__ = [
     "DREvent",
+    "MonitorResult",
     "RunResult",
     "Scenario",
     "ScenarioError",
     "SimulationResult",
     "load_scenario",
+    "monitor",
     "run",
     "simulate",
     "simulate_households",
@@ -29,6 +31,8 @@ _LAZY = {
     "run": "drsim.api",
     "simulate": "drsim.api",
     "sweep": "drsim.api",
+    "monitor": "drsim.api",
+    "MonitorResult": "drsim.api",
     "RunResult": "drsim.api",
     "SimulationResult": "drsim.api",
 }

@@ -151,8 +151,9 @@ def _print_stage_times(console: Console, timings: dict) -> None:
 @app.command()
 def simulate(
     scenario_file: ScenarioArg,
-    out: Annotated[Path, typer.Option(
-        "--out", "-o", help="Output folder (new, or one drsim wrote with --overwrite).")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Output folder (default: results/<scenario name>; new, or one "
+                            "drsim wrote with --overwrite).")] = None,
     households: HouseholdsOpt = None,
     chunk_size: ChunkSizeOpt = None,
     master: MasterOpt = None,
@@ -164,6 +165,7 @@ def simulate(
 
     scenario = _scenario(scenario_file, households)
     name = _backend(backend, master, scenario.households)
+    out = out or Path("results") / scenario.name
     try:
         with _progress_bar(Console(stderr=True)) as bar:
             result = api.simulate(scenario, out, chunk_size=chunk_size, master=master,

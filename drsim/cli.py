@@ -107,9 +107,17 @@ def _output_errors():
     return OutputError, SweepOutputError, QueryError
 
 
-def _progress_bar(console: Console) -> Progress:
-    return Progress(TextColumn("{task.description:24s}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("{task.fields[unit]}"), TimeElapsedColumn(), console=console)
+@contextmanager
+def _progress_bar(console: Console):
+    """The stages' progress bars on ``console``, shown from the first stage's report (an
+    input refused before any work leaves its one line alone)."""
+    bar = Progress(TextColumn("{task.description:24s}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[unit]}"), TimeElapsedColumn(), console=console)
+    try:
+        yield bar
+    finally:
+        if bar.live.is_started:
+            bar.stop()
 
 
 def _stages(bar: Progress):
@@ -120,6 +128,8 @@ def _stages(bar: Progress):
     tasks: dict[str, int] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
+        if not bar.live.is_started:
+            bar.start()
         if stage not in tasks:
             tasks[stage] = bar.add_task(stage, total=total, unit=STAGE_UNITS.get(stage, ""))
         bar.update(tasks[stage], completed=done, total=total)

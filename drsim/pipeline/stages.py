@@ -33,11 +33,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from cep_core import QueryError
 from drsim.pipeline.backend import Backend, BackendInfo
 from drsim.pipeline.evaluation import TierOutcome, costs, stops, tier_outcome
 from drsim.pipeline.loads import Loads, sum_loads
@@ -292,13 +294,27 @@ def chunk_rows(backend: Backend, handle: Any, n_chunks: int) -> pd.DataFrame:
 
 def check_run(scenario: Scenario, delay_detection: int = 0) -> MonitoringPlan:
     """The monitoring plan of a run of ``scenario``, or the error of its bad input (a
-    query text that does not compile, a negative delay), before any work."""
+    query text that does not compile or does not fit the events its tier reads, a
+    negative delay), before any work; a query's error names the scenario file."""
     if delay_detection < 0:
         raise ValueError(f"delay_detection must be >= 0 minutes, not {delay_detection}")
     plan = MonitoringPlan.of(scenario)
-    check_queries(plan)
-    compile_appliance_queries(scenario.monitoring.appliance_queries)
+    try:
+        check_queries(plan)
+        compile_appliance_queries(scenario.monitoring.appliance_queries)
+    except QueryError as exc:
+        if scenario.source_path is None:
+            raise
+        raise QueryError(f"{_shown(scenario.source_path)}: {exc}") from None
     return plan
+
+
+def _shown(path: Path) -> str:
+    """``path`` as the user gave it: relative to the working folder when it is under it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,

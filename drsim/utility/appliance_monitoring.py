@@ -33,17 +33,24 @@ import numpy as np
 import pandas as pd
 
 import cep_core
+from cep_core.reads import check_events
+from drsim.household.appliances import CATEGORIES
 from drsim.household.household_events import household_events
 from drsim.scenario import ApplianceQuery
 
-__all__ = ["COUNTS", "appliance_stream", "compile_appliance_queries", "run_appliance_query",
-           "evening"]
+__all__ = ["COUNTS", "EVENTS", "appliance_stream", "compile_appliance_queries",
+           "run_appliance_query", "evening"]
 
 #: per query, chunk and pass: outputs (alerts), events processed, partial matches
 #: created, predicates evaluated, checks of D, re-optimisations, plan replacements
 COUNTS = ("alerts", "events", "partial_matches", "predicates", "checks", "reoptimizations",
           "replacements")
 _MARGIN = 120  # minutes of the evening before and after the program
+#: the events of :func:`appliance_stream`: event type -> attributes (besides type and time)
+EVENTS: dict[str, tuple[str, ...]] = {
+    kind: ("houseID",) for kind in (*(f"start_{c}" for c in CATEGORIES), "ev_plug",
+                                    "ev_pause", "ev_resume", "dr_notice", "dr_start",
+                                    "dr_end", "over_baseline")}
 
 
 def evening(t_start: int, t_end: int) -> tuple[int, int]:
@@ -84,8 +91,9 @@ def compile_appliance_queries(queries: dict[str, ApplianceQuery]
     Raises
     ------
     cep_core.QueryError
-        When a query does not compile, has bad plan options, or is not partitioned by
-        household (one line naming it).
+        When a query does not compile, reads an event type or an attribute that the
+        households' events do not carry (:data:`EVENTS`), has bad plan options, or is not
+        partitioned by household (one line naming it).
     """
     out = {}
     for name, spec in queries.items():
@@ -95,6 +103,7 @@ def compile_appliance_queries(queries: dict[str, ApplianceQuery]
             raise cep_core.QueryError(f"{source}: an appliance query is partitioned by "
                                       "household (WHERE SAME[houseID] ...), so that each "
                                       "chunk runs it alone")
+        check_events(q.query, EVENTS, source=source)
         q.engine_for("skip-till-any-match", plan=spec.plan, adapt=_adapt(spec))  # checked
         out[name] = q
     return out

@@ -241,6 +241,7 @@ def utility_tier(plan: MonitoringPlan, latches: dict[int, int],
     found, processed, pms, _ = feed_by_time(plan.compile("utility_alert").start(), stream,
                                             ticks)
     alerts = pd.DataFrame(found, columns=["type", "time", "load"])
+    alerts["type"] = "utilityAlertEvent"  # what Listing 6.3 bottom reads, whatever RETURN says
     session = plan.compile("utility").start(POLICY, runs=RUNS)
     out, more_processed, more_pms, _ = feed_by_time(session, alerts, ticks)
     processed += more_processed

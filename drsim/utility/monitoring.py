@@ -79,6 +79,7 @@ import pandas as pd
 
 import cep_core
 from cep_core.query import Session, feed_by_value
+from cep_core.reads import check_events
 from drsim.scenario import ExpectedShare, Scenario
 from drsim.utility.readings import silence
 
@@ -126,6 +127,18 @@ AND a[i].time+1=a[i+1].time
 AND LENGTH(a+[]) > m_utility
 WITHIN 2h
 RETURN utilityNonComplianceEvent(a[last].time, a[last].load)""",
+}
+
+#: per query, the events its tier feeds it (event type -> attributes, besides type and time)
+#: and the fields the tiers read of its outputs: a replacement must fit (check_queries)
+TIER_EVENTS: dict[str, tuple[dict[str, tuple[str, ...]], tuple[str, ...]]] = {
+    "meter": ({"smartMeterEvent": ("houseID", "groupID", "accLoad")},
+              ("time", "houseID", "groupID", "accLoad")),
+    "group_alert": ({"userNonComplianceEvent": ("houseID", "groupID", "accLoad")},
+                    ("time", "groupID", "sumAccLoad")),
+    "group": ({"groupAlertEvent": ("groupID", "sumAccLoad")}, ("time", "groupID", "sumAccLoad")),
+    "utility_alert": ({"groupNonComplianceEvent": ("groupID", "sumAccLoad")}, ("time", "load")),
+    "utility": ({"utilityAlertEvent": ("load",)}, ("time",)),
 }
 
 CHANGES = [
@@ -346,9 +359,11 @@ def feed_by_time(session: Any, stream: pd.DataFrame, times: np.ndarray,
 
 
 def check_queries(plan: MonitoringPlan) -> None:
-    """Compile every query of ``plan`` once, with empty tables.
+    """Compile every query of ``plan`` once, with empty tables, and check it.
 
-    A bad replacement text then stops the run before any work, naming the query.
+    A bad replacement text then stops the run before any work, naming the query: one
+    that does not compile, or reads what its tier's events do not carry, or whose outputs
+    lack a field the tiers read (:data:`TIER_EVENTS`).
 
     Parameters
     ----------
@@ -358,12 +373,14 @@ def check_queries(plan: MonitoringPlan) -> None:
     Raises
     ------
     cep_core.QueryError
-        When a query text does not compile.
+        When a query text does not compile or does not fit its tier (one line).
     """
     for name in QUERIES:
         tables = {"λ": {}} if name == "meter" else {"GroupSize": {}, "γ": {}} \
             if name == "group_alert" else {}
-        plan.compile(name, **tables)
+        events, outputs = TIER_EVENTS[name]
+        check_events(plan.compile(name, **tables).query, events, plan.params(),
+                     f"monitoring.queries.{name}", outputs)
 
 
 # --------------------------------------------------------------------------- meter tier

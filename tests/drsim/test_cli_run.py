@@ -204,3 +204,49 @@ def test_overwrite_keeps_a_users_folder_file_and_link(tmp_path):
     assert (mine / "chapters").is_dir() and precious.read_text() == "keep"
     assert link.is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == [
         "link", "mydocs", "precious.txt"]
+
+
+def _with_queries(tmp_path: Path, queries: dict, appliance: dict | None = None) -> Path:
+    from drsim.utility.monitoring import QUERIES
+
+    data = yaml.safe_load(QUICKSTART.read_text())
+    data["monitoring"]["queries"] = {
+        name: QUERIES[name].replace(old, new) for name, (old, new) in queries.items()}
+    if appliance:
+        data["monitoring"]["appliance_queries"] = {"q": {"query": appliance}}
+    path = tmp_path / "replaced.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    return path
+
+
+@pytest.mark.parametrize("queries, appliance, field, words", [
+    ({"meter": ("a[i].accLoad >", "a[i].accLod >")}, None, "monitoring.queries.meter",
+     "smartMeterEvent events carry no attribute 'accLod' (did you mean 'accLoad'?"),
+    ({"group": ("a[last].sumAccLoad", "a[last].sumLoad")}, None, "monitoring.queries.group",
+     "groupAlertEvent events carry no attribute 'sumLoad'"),
+    ({"group_alert": ("FROM userNonComplianceEvent", "FROM userNonComplainceEvent")}, None,
+     "monitoring.queries.group_alert", "event type 'userNonComplainceEvent' is not in"),
+    ({"utility_alert": ("RETURN utilityAlertEvent(time, load)",
+                        "RETURN utilityAlertEvent(time, load AS total)")}, None,
+     "monitoring.queries.utility_alert", "its outputs carry no 'load' (RETURN gives time, "
+                                         "total)"),
+    ({}, "PATTERN SEQ(dr_start s, start_wet w) WHERE SAME[houseID] AND w.appliance = 1 "
+         "WITHIN 3h", "monitoring.appliance_queries.q.query",
+     "start_wet events carry no attribute 'appliance'"),
+    ({}, "PATTERN SEQ(dr_start s, start_wett w) WHERE SAME[houseID] WITHIN 3h",
+     "monitoring.appliance_queries.q.query",
+     "event type 'start_wett' is not in this stream (did you mean 'start_wet'?"),
+])
+def test_a_query_reading_what_its_events_do_not_carry_stops_in_one_line_before_spark(
+        tmp_path, queries, appliance, field, words):
+    """The serial backend found a bad attribute at the first event (Spark: a trace of 449
+    lines), and one in RETURN or a misspelt type not at all (a wrong answer): both are
+    refused before Spark starts (this test starts none), in one line naming the scenario
+    file and the field."""
+    path = _with_queries(tmp_path, queries, appliance)
+    result = run(path, "--out", tmp_path / "out")
+    assert result.exit_code == 2, result.output
+    lines = result.output.splitlines()
+    assert len(lines) == 1, result.output  # not even the empty line of a progress bar
+    assert lines[0].startswith(f"{path}: {field}: line ") and words in lines[0], lines[0]
+    assert not (tmp_path / "out").exists()

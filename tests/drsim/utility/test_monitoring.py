@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import cep_core
 from drsim.scenario import ExpectedShare
 from drsim.utility.group_and_utility_tiers import group_tier, utility_tier
 from drsim.utility.monitoring import NOT_LATCHED, QUERIES, MonitoringPlan, check_queries, meter_tier
@@ -168,3 +169,32 @@ def test_households_monitored_in_blocks_give_what_one_stream_gives():
                                   one.events.sort_values(order, ignore_index=True))
     with pytest.raises(ValueError, match="equal blocks"):
         meter_tier(PLAN, ids, 0, acc, expected, streams=7)
+
+
+def test_the_utility_reads_its_alerts_whatever_type_their_return_names():
+    """Listing 6.3 bottom reads utilityAlertEvent: an alert query whose RETURN names
+    another type passes the check and still predicts (it matched nothing before)."""
+    fields = [getattr(PLAN, f) for f in (
+        "t_start", "t_end", "t_first_test", "delta", "m_user", "m_group", "m_utility",
+        "gamma_user", "gamma_group", "reading", "settlement", "n_groups")]
+    renamed = MonitoringPlan(*fields, queries=tuple({**QUERIES, "utility_alert": QUERIES[
+        "utility_alert"].replace("utilityAlertEvent(", "alert(")}.items()))
+    check_queries(renamed)
+    latches, loads_ = {0: 1136, 1: 1140}, {0: 2.5, 1: 1.0}
+    assert utility_tier(renamed, latches, loads_).t_nc == utility_tier(
+        PLAN, latches, loads_).t_nc != NOT_LATCHED
+
+
+def test_a_replacement_reading_what_its_tier_does_not_feed_it_is_refused():
+    fields = [getattr(PLAN, f) for f in (
+        "t_start", "t_end", "t_first_test", "delta", "m_user", "m_group", "m_utility",
+        "gamma_user", "gamma_group", "reading", "settlement", "n_groups")]
+    for name, old, new, words in [
+            ("meter", "a[i].accLoad >", "a[i].load >", "no attribute 'load'"),
+            ("group", "a[last].sumAccLoad)", "a[last].sumAccLoad AS sum)",
+             "outputs carry no 'sumAccLoad'"),
+            ("utility", "SEQ (utilityAlertEvent", "SEQ (utilityAlert", "'utilityAlert'")]:
+        plan = MonitoringPlan(*fields, queries=tuple({
+            **QUERIES, name: QUERIES[name].replace(old, new)}.items()))
+        with pytest.raises(cep_core.QueryError, match=f"monitoring.queries.{name}: .*{words}"):
+            check_queries(plan)

@@ -64,6 +64,9 @@ def table_differences(before: Path, after: Path) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    if argv in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
     if len(argv) != 2:
         print(__doc__)
         return 2

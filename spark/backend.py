@@ -17,6 +17,9 @@
   keep their chunks' order): the executors write the dataset; nothing passes through the
   driver.
 
+An error raised in a task reaches the caller as itself, as the serial backend raises it
+(:mod:`spark.task_errors`), not as Spark's report of the task's failure.
+
 The backend owns the session: it starts one (:func:`spark.session.get_spark`) unless one is
 active, and stops what it started on :meth:`SparkBackend.close`.
 """
@@ -48,6 +51,7 @@ from drsim.pipeline.backend import (
 )
 from spark.session import get_spark
 from spark.streaming import SparkStream
+from spark.task_errors import carried, task_errors
 
 TASKS_PER_CORE = 4  # at least this many partitions per core: load balance, progress
 MAX_CHUNKS_PER_TASK = 4  # at most this many chunks per task: progress every few seconds
@@ -62,6 +66,7 @@ def _union_schema(schemas: Mapping[str, pa.Schema]) -> pa.Schema:
     return pa.schema(fields)
 
 
+@carried
 def _union_batches(task: ChunkTask, schemas: Mapping[str, pa.Schema], union: pa.Schema,
                    batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: each chunk's outputs as rows of the union schema."""
@@ -77,6 +82,7 @@ def _union_batches(task: ChunkTask, schemas: Mapping[str, pa.Schema], union: pa.
                      for f in union], schema=union)
 
 
+@carried
 def _apply(function: GroupFunction, names: list[str], frame: pd.DataFrame) -> pd.DataFrame:
     out = function(frame)[names]
     for column in names:  # pandas 3 text columns may hold several Arrow chunks
@@ -145,20 +151,23 @@ class SparkBackend:
 
         rows = data.mapInPandas(apply, from_arrow_schema(schema))
         if not sort_by:  # the partitions' order: chunk after chunk
-            rows.write.parquet(str(path))
+            with task_errors():
+                rows.write.parquet(str(path))
         else:
             # kept while written: the sort samples the rows before it shuffles them, and
             # each would otherwise compute them again
             rows = rows.persist()
             try:
-                rows.orderBy(*sort_by).write.parquet(str(path))
+                with task_errors():
+                    rows.orderBy(*sort_by).write.parquet(str(path))
             finally:
                 rows.unpersist()
         if not any(path.glob("part-*.parquet")):  # Spark writes no file for no rows
             pq.write_table(schema.empty_table(), path / "part-00000.parquet")
 
     def collect(self, data: DataFrame) -> pa.Table:
-        return data.toArrow()
+        with task_errors():
+            return data.toArrow()
 
     def stream(self, source: StreamSource, stages: Sequence[StreamStage], sink,
                checkpoint: Path) -> SparkStream:
@@ -191,7 +200,8 @@ class SparkBackend:
             progress(0, partitions)
         watcher.start()
         try:
-            action()
+            with task_errors():  # a task's error as the serial backend raises it
+                action()
         finally:
             watcher.stop()
             for key in ("spark.jobGroup.id", "spark.job.description"):

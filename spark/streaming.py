@@ -24,6 +24,7 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor, Stateful
 from pyspark.sql.types import BinaryType, StructField, StructType
 
 from drsim.pipeline.backend import StreamSource, StreamStage
+from spark.task_errors import carry, raised_in_task, task_errors
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 STATE = StructType([StructField("state", BinaryType())])
@@ -53,8 +54,11 @@ class _Stage(StatefulProcessor):
             if column not in frame.columns:  # the grouping columns may not be in the rows
                 frame[column] = value
         before = self.state.get()[0] if self.state.exists() else None
-        after, out = self.stage.step(tuple(key), None if before is None else bytes(before),
-                                     frame)
+        try:
+            after, out = self.stage.step(tuple(key), None if before is None else
+                                         bytes(before), frame)
+        except Exception as exc:  # raised again as itself in the driver (poll)
+            raise carry(exc) from exc
         if after is not None:
             self.state.update((after,))
         yield _plain(out[self.stage.schema.names].copy())
@@ -104,15 +108,20 @@ class SparkStream:
             "checkpointLocation", str(checkpoint)).start()
 
     def poll(self, seconds: float) -> None:
-        self.query.awaitTermination(seconds)
+        with task_errors():
+            self.query.awaitTermination(seconds)
         if self._error is not None:
             raise self._error
         failed = self.query.exception()
         if failed is not None:
+            carried = raised_in_task(failed)
+            if carried is not None:  # a stage's error, as the serial backend raises it
+                raise carried from None
             raise RuntimeError(f"the stream failed: {failed}")
 
     def drain(self) -> None:
-        self.query.processAllAvailable()
+        with task_errors():
+            self.query.processAllAvailable()
         self.poll(0.001)
 
     def progress(self) -> list[dict]:

@@ -80,3 +80,81 @@ def test_a_chunk_output_with_other_columns_is_refused():
 
     with pytest.raises(ValueError, match="chunk output 'totals'"):
         SerialBackend().map_chunks(bad, 1, {"totals": TOTALS}, label="bad")
+
+
+# --------------------------------------------------------------------------- a task's error
+def bad_query_task(index: int) -> dict[str, pa.RecordBatch]:
+    """A chunk task that stops on a bad input, as cep_core does on an event without an
+    attribute its query reads."""
+    from cep_core import QueryError
+
+    raise QueryError(f"chunk {index}: an event has no attribute 'accLod'")
+
+
+def bad_group(frame: pd.DataFrame) -> pd.DataFrame:
+    from drsim.scenario import ScenarioError
+
+    raise ScenarioError("s.yaml", [("monitoring.queries.meter", "no good", "a query")])
+
+
+def test_a_task_s_error_reaches_the_driver_as_the_serial_backend_raises_it(spark, tmp_path):
+    from pyspark import cloudpickle
+
+    from cep_core import QueryError
+    from drsim.scenario import ScenarioError
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    backend = SparkBackend(spark=spark)
+    try:
+        with pytest.raises(QueryError) as raised:  # not Spark's report of the task's failure
+            backend.map_chunks(bad_query_task, 2, {"totals": TOTALS}, label="bad")
+        assert str(raised.value).startswith("chunk ") and "\n" not in str(raised.value)
+        with pytest.raises(QueryError, match="no attribute 'accLod'"):
+            SerialBackend().map_chunks(bad_query_task, 2, {"totals": TOTALS}, label="bad")
+        out = backend.map_chunks(partial(task, 2), 2, {"rows": ROWS, "totals": TOTALS},
+                                 label="good")
+        with pytest.raises(ScenarioError) as grouped:
+            backend.collect(backend.group_apply(out["rows"], ["key"], bad_group, SUMS,
+                                                label="sums"))
+        assert str(grouped.value) == "s.yaml: monitoring.queries.meter: no good; accepted: " \
+                                     "a query"
+        with pytest.raises(ScenarioError):
+            backend.write_parquet(out["rows"], tmp_path / "rows", bad_group, SUMS, ["key"])
+    finally:
+        backend.close()
+
+
+KEYED = pa.schema([("key", pa.string()), ("value", pa.float64())])
+
+
+def bad_step(key: tuple, state: bytes | None, rows: pd.DataFrame
+             ) -> tuple[bytes | None, pd.DataFrame]:
+    from cep_core import QueryError
+
+    raise QueryError(f"stage {key[0]}: an event has no attribute 'accLod'")
+
+
+def test_a_stream_stage_s_error_reaches_the_driver_as_itself(spark, tmp_path):
+    import pyarrow.parquet as pq
+    from pyspark import cloudpickle
+
+    from cep_core import QueryError
+    from drsim.pipeline.backend import StreamSource, StreamStage
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    folder = tmp_path / "in"
+    folder.mkdir()
+    pq.write_table(pa.table({"key": ["a"], "value": [1.0]}, schema=KEYED),
+                   folder / "part-0.parquet")
+    source = StreamSource(folder, KEYED, ("key", "value"))
+    stage = StreamStage(("key",), bad_step, KEYED)
+    backend = SparkBackend(spark=spark)
+    stream = backend.stream(source, [stage], lambda table, batch: None, tmp_path / "ckpt")
+    try:
+        with pytest.raises(QueryError) as raised:
+            for _ in range(240):  # a minute at most
+                stream.poll(0.25)
+        assert str(raised.value) == "stage a: an event has no attribute 'accLod'"
+    finally:
+        stream.stop()
+        backend.close()

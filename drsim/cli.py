@@ -83,8 +83,16 @@ def _warn(console: Console):
 
 
 def _backend(backend: BackendName, master: str | None, households: int) -> str:
-    """The backend's name; ``--master`` with ``serial`` exits with code 2, and ``serial``
-    on more than :data:`SERIAL_WARNING_HOUSEHOLDS` households warns that it will be slow."""
+    """The backend's name; ``--master`` with ``serial``, or a master that cannot be reached,
+    exits with code 2, and ``serial`` on more than :data:`SERIAL_WARNING_HOUSEHOLDS`
+    households warns that it will be slow."""
+    if backend is BackendName.spark and master is not None:
+        from spark.master import MasterError, check_master
+
+        try:
+            check_master(master)
+        except MasterError as exc:
+            raise _fail(str(exc), 2) from None
     if backend is BackendName.serial:
         if master is not None:
             raise _fail(f"--master {master}: the serial backend runs in this process; use "

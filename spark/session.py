@@ -20,6 +20,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from spark.master import check_master
+
 MIN_JAVA = 17
 PACKAGES = ("drsim", "cep_core", "spark")
 ARCHIVE_PREFIX = "drsim-packages-"  # the zip of PACKAGES shipped to a cluster
@@ -73,6 +75,7 @@ def get_spark(master: str | None = None, app_name: str = "drsim") -> SparkSessio
     """Start (or reuse) the Spark session; ``master=None`` is ``local[*]``."""
     master = master or "local[*]"
     check_java()
+    check_master(master)  # before the JVM waits a minute for a master that is not there
     cores = os.cpu_count() or 2
     if is_local(master):
         # Python workers run this interpreter and find the packages even when not installed.

@@ -80,6 +80,15 @@ def load_summary(run_dir: str | Path) -> dict[str, Any]:
     if not isinstance(summary, dict):
         raise ReportError(f"{path}: expected a JSON object of sections, got "
                           f"{type(summary).__name__}")
+    files = summary.get("files")
+    if not (isinstance(files, list) and SUMMARY in files):
+        keys = list(summary)
+        what = "an empty JSON object" if not keys else \
+            f"a JSON object with the key{'s' if len(keys) > 1 else ''} " \
+            f"{', '.join(keys[:4])}{', ...' if len(keys) > 4 else ''}"
+        raise ReportError(f"{path}: not a summary drsim wrote ({what}, without the list "
+                          f"'files' naming {SUMMARY}); accepted: the folder of a drsim "
+                          "simulate, run or monitor, or a finished sweep folder")
     return summary
 
 

@@ -110,7 +110,13 @@ def _sweep_renderables(folder: Path) -> list[RenderableType]:
 
     record = read_json(folder / SWEEP_RECORD)
     if not isinstance(record, dict):
-        raise ReportError(f"{folder / SWEEP_RECORD}: expected a JSON object")
+        raise ReportError(f"{folder / SWEEP_RECORD}: expected a JSON object, got "
+                          f"{type(record).__name__}")
+    lists = [key for key in ("axes", "metrics", "points") if not isinstance(record.get(key), list)]
+    if lists:
+        raise ReportError(f"{folder / SWEEP_RECORD}: not a sweep record drsim wrote (no list "
+                          f"{', '.join(repr(k) for k in lists)}); accepted: the folder of a "
+                          "drsim sweep")
     if (folder / TABLE_PARQUET).is_file():
         table = pd.read_parquet(folder / TABLE_PARQUET)
     elif (folder / TABLE_CSV).is_file():
@@ -121,6 +127,12 @@ def _sweep_renderables(folder: Path) -> list[RenderableType]:
         raise ReportError(f"{folder}: the sweep is not finished ({done} of {total} runs "
                           "recorded, no table yet); run the same drsim sweep command again "
                           "to finish it")
+    file = folder / (TABLE_PARQUET if (folder / TABLE_PARQUET).is_file() else TABLE_CSV)
+    columns = ["point", "n", *record["axes"]]
+    if missing := [c for c in columns if c not in table.columns]:
+        raise ReportError(f"{file}: not a sweep table drsim wrote (no column "
+                          f"{', '.join(repr(c) for c in missing)}); accepted: the folder of "
+                          "a drsim sweep")
     name = record.get("name", folder.name)
     seeds = record.get("seeds", 1)
     title = f"{name}: {len(table)} points x {seeds} seed{'s' if seeds != 1 else ''}"

@@ -262,3 +262,32 @@ def test_cli_report_on_an_unfinished_sweep(tmp_path):
     result = runner.invoke(app, ["report", str(folder)])
     assert result.exit_code == 2
     assert "not finished (1 of 2 runs recorded" in result.output.replace("\n", " ")
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda d: (d / "summary.json").write_text("{}"),
+     "summary.json: not a summary drsim wrote (an empty JSON object, without the list "
+     "'files' naming summary.json)"),
+    (lambda d: (d / "summary.json").write_text('{"a": 1}'),
+     "summary.json: not a summary drsim wrote (a JSON object with the key a, without"),
+    (lambda d: (d / "summary.json").write_text("[1, 2]"),
+     "summary.json: expected a JSON object of sections, got list"),
+    (lambda d: None, ": no summary.json in this folder"),
+    (lambda d: (d / "sweep.json").write_text('{"name": "x"}'),
+     "sweep.json: not a sweep record drsim wrote (no list 'axes', 'metrics', 'points')"),
+    (lambda d: (d / "sweep.json").write_text('["a"]'),
+     "sweep.json: expected a JSON object, got list"),
+    (lambda d: [(d / "sweep.json").write_text(json.dumps(
+        {"axes": ["beta"], "metrics": ["m"], "points": []})),
+        (d / "table.csv").write_text("a,b\n1,2\n")],
+     "table.csv: not a sweep table drsim wrote (no column 'point', 'n', 'beta')"),
+])
+def test_cli_report_refuses_a_folder_drsim_did_not_write_in_one_line(tmp_path, make, words):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    make(folder)
+    result = runner.invoke(app, ["report", str(folder)])
+    assert result.exit_code == 2, result.output
+    lines = result.output.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(str(folder)), result.output
+    assert words in lines[0], lines[0]

@@ -31,7 +31,35 @@ def main() -> None:
     """Distributed smart-grid demand-response simulator (see README.md)."""
 
 
-INTERRUPTED = "interrupted: no result folder was written"
+def _before(out: Path | None) -> tuple[int, int] | None:
+    """What a command may replace at ``out``: its summary.json's inode and time (None: no
+    summary.json there)."""
+    try:
+        stat = (Path(out) / "summary.json").stat()
+    except (OSError, TypeError):
+        return None
+    return stat.st_ino, stat.st_mtime_ns
+
+
+def _interrupted(out: Path | None, before: tuple[int, int] | None,
+                 streamed: bool = False) -> typer.Exit:
+    """Exit 130 (Ctrl-C) with one line saying what the interrupted command left at
+    ``out`` (``before``: :func:`_before` when it started; ``streamed``: the command runs
+    a stream, which the same command resumes)."""
+    from drsim.results.folders import stream_in_progress
+
+    if out is None:
+        message = "nothing was written"
+    elif stream_in_progress(out):
+        message = f"{out} holds a stopped streamed run; the same command resumes it" \
+            if streamed else f"nothing was written; {out} holds the stopped streamed run it held"
+    elif (now := _before(out)) is not None and now != before:
+        message = f"the result folder {out} is complete (written before the interruption)"
+    elif now is not None:
+        message = f"nothing was written; {out} holds the result folder it held before"
+    else:
+        message = f"nothing was written to {out}"
+    return _fail(f"interrupted: {message}", 130)
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -184,6 +212,7 @@ def simulate(
     scenario = _scenario(scenario_file, households)
     name = _backend(backend, master, scenario.households)
     out = out or Path("results") / scenario.name
+    before = _before(out)
     try:
         with _progress_bar(Console(stderr=True)) as bar:
             result = api.simulate(scenario, out, chunk_size=chunk_size, master=master,
@@ -193,7 +222,7 @@ def simulate(
     except (ValueError, RuntimeError, OSError) as exc:
         raise _fail(str(exc), 1) from None
     except KeyboardInterrupt:
-        raise _fail(INTERRUPTED, 130) from None
+        raise _interrupted(out, before) from None
     _print_headline(result.summary)
     _print_stage_times(Console(), result.summary["timings"])
     Console().print(f"results: {result.out}", markup=False, highlight=False, soft_wrap=True)
@@ -243,6 +272,7 @@ def run(
     if streaming and export_readings:
         raise _fail("--export-readings writes a batch run's readings: run without "
                     "--streaming", 2)
+    before = _before(out)
     try:
         with _progress_bar(Console(stderr=True)) as bar, _live_view(streaming) as view:
             result = api.run(scenario, out, master=master, delay_detection=delay_detection,
@@ -254,7 +284,7 @@ def run(
     except (ValueError, RuntimeError, OSError) as exc:
         raise _fail(str(exc), 1) from None
     except KeyboardInterrupt:
-        raise _fail(INTERRUPTED, 130) from None
+        raise _interrupted(out, before, streamed=streaming) from None
     summary = result.summary
     _print_headline(summary)
     out_console = Console()
@@ -350,6 +380,7 @@ def monitor(
     out = out or Path("results") / f"{scenario.name}_monitor"
     if (readings is None) == (stream is None):
         raise _fail("give either READINGS (a Parquet file or dataset) or --stream FOLDER", 2)
+    before = _before(out)
     try:
         with _progress_bar(Console(stderr=True)) as bar, \
                 _live_view(stream is not None) as view:
@@ -365,7 +396,7 @@ def monitor(
     except (RuntimeError, OSError) as exc:
         raise _fail(str(exc), 1) from None
     except KeyboardInterrupt:
-        raise _fail(INTERRUPTED, 130) from None
+        raise _interrupted(out, before, streamed=stream is not None) from None
     _print_headline(result.summary)
     _print_stage_times(Console(), result.summary["timings"])
     Console().print(f"written to {out} in {result.summary['timings']['total_seconds']:.1f} s",

@@ -250,3 +250,51 @@ def test_a_query_reading_what_its_events_do_not_carry_stops_in_one_line_before_s
     assert len(lines) == 1, result.output  # not even the empty line of a progress bar
     assert lines[0].startswith(f"{path}: {field}: line ") and words in lines[0], lines[0]
     assert not (tmp_path / "out").exists()
+
+
+def _interrupt(monkeypatch, module, name: str, after: bool) -> None:
+    """``module.name`` raising KeyboardInterrupt (as Ctrl-C) before it runs, or after."""
+    real = getattr(module, name)
+
+    def interrupted(*args, **kwargs):
+        if after:
+            real(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(module, name, interrupted)
+
+
+def test_an_interrupted_run_says_what_it_left_at_out(tmp_path, monkeypatch):
+    """Ctrl-C once the folder is in place: it is complete, and the message says so (it
+    said "no result folder was written"); before it: nothing was written, or what was
+    there is as it was."""
+    import drsim.api
+    import drsim.pipeline.stages
+    import drsim.results.output
+
+    out = tmp_path / "out"
+    args = (QUICKSTART, "--out", out, "--households", "300", "--backend", "serial")
+    with monkeypatch.context() as patch:
+        _interrupt(patch, drsim.pipeline.stages, "run", after=False)
+        before = run(*args)
+    assert before.exit_code == 130
+    assert before.output.splitlines() == [f"interrupted: nothing was written to {out}"]
+    assert not out.exists()
+    with monkeypatch.context() as patch:
+        _interrupt(patch, drsim.results.output, "write_run", after=True)
+        after = run(*args)
+    assert after.exit_code == 130
+    assert after.output.splitlines()[-1] == (
+        f"interrupted: the result folder {out} is complete (written before the interruption)")
+    assert json.loads((out / "summary.json").read_text())["scenario"]["households"] == 300
+    with monkeypatch.context() as patch:
+        _interrupt(patch, drsim.pipeline.stages, "run", after=False)
+        again = run(*args, "--overwrite")
+    assert again.output.splitlines() == [
+        f"interrupted: nothing was written; {out} holds the result folder it held before"]
+    with monkeypatch.context() as patch:
+        _interrupt(patch, drsim.api, "run_streaming", after=False)
+        streamed = run(*args, "--streaming", "--overwrite")
+    assert streamed.exit_code == 130
+    assert streamed.output.splitlines() == [
+        f"interrupted: {out} holds a stopped streamed run; the same command resumes it"]

@@ -116,8 +116,8 @@ def interrupted_run(tmp_path: Path, sig: int, group: bool) -> tuple[Command, int
 def test_ctrl_c_stops_a_run_and_leaves_no_result_folder(tmp_path):
     command, code = interrupted_run(tmp_path, signal.SIGINT, group=True)
     assert code == 130, command.output()  # the shell's code for Ctrl-C (typer's exit code)
-    assert "interrupted: no result folder was written" in command.stderr.read_text(), \
-        command.output()
+    assert f"interrupted: nothing was written to {tmp_path / 'out'}" in \
+        command.stderr.read_text(), command.output()
     # nothing at --out, no temporary sibling; no driver JVM or Python worker is left either
     # (interrupted_run waits until they are gone)
     assert traces(tmp_path / "out") == [], command.output()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import time
 from contextlib import contextmanager
 from enum import StrEnum
@@ -27,8 +29,20 @@ app = typer.Typer(
 
 
 @app.callback()
-def main() -> None:
+def main(
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", help="Show Spark's and the stream's log lines (INFO and up) and the "
+                          "JVM's own output, stack traces included (also: DRSIM_VERBOSE=1)."
+    )] = False,
+) -> None:
     """Distributed smart-grid demand-response simulator (see README.md)."""
+    import spark
+
+    if verbose:
+        os.environ[spark.VERBOSE] = "1"  # read where Spark starts (spark.session.get_spark)
+    root = logging.getLogger()
+    if not spark.verbose() and not any(type(h) is logging.NullHandler for h in root.handlers):
+        root.addHandler(logging.NullHandler())  # py4j logs a call broken off (Ctrl-C) there
 
 
 def _before(out: Path | None) -> tuple[int, int] | None:

@@ -20,23 +20,15 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from spark import verbose
 from spark.master import check_master
 
 MIN_JAVA = 17
 PACKAGES = ("drsim", "cep_core", "spark")
 ARCHIVE_PREFIX = "drsim-packages-"  # the zip of PACKAGES shipped to a cluster
 PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the folder holding the packages
-LOG4J2 = """\
-rootLogger.level = error
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
-logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
-logger.gateway.level = error
-"""
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")  # Spark's log: quiet unless asked
+_JVM_STDERR: list = []  # the JVM's standard error while drsim keeps it quiet
 
 
 def java_version() -> int | None:
@@ -72,10 +64,14 @@ def is_local(master: str) -> bool:
 
 
 def get_spark(master: str | None = None, app_name: str = "drsim") -> SparkSession:
-    """Start (or reuse) the Spark session; ``master=None`` is ``local[*]``."""
+    """Start (or reuse) the Spark session; ``master=None`` is ``local[*]``. An unreachable
+    standalone master raises :class:`spark.master.MasterError` before any JVM starts.
+    Spark's log and the JVM's own output are kept back unless ``DRSIM_VERBOSE=1``
+    (:data:`LOG_CONFIG`, :func:`_quiet_jvm`)."""
     master = master or "local[*]"
     check_java()
     check_master(master)  # before the JVM waits a minute for a master that is not there
+    loud = verbose()
     cores = os.cpu_count() or 2
     if is_local(master):
         # Python workers run this interpreter and find the packages even when not installed.
@@ -89,28 +85,36 @@ def get_spark(master: str | None = None, app_name: str = "drsim") -> SparkSessio
         SparkSession.builder.master(master)
         .appName(app_name)
         .config("spark.driver.memory", "4g")
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_log_config()}")
+        .config("spark.driver.extraJavaOptions",
+                f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()} "
+                f"-Ddrsim.log.level={'info' if loud else 'off'}")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", str(cores))
         .getOrCreate()
     )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark.sparkContext.setLogLevel("INFO" if loud else "OFF")
+    _quiet_jvm(spark, not loud)
     if not is_local(master):
         _ship_packages(spark)
     return spark
 
 
-def _log_config() -> str:
-    """A log4j2 configuration (temporary file) that keeps Spark quiet below ERROR."""
-    path = Path(tempfile.gettempdir()) / "drsim-log4j2.properties"
-    if not path.is_file() or path.read_text() != LOG4J2:
-        fd, tmp = tempfile.mkstemp(prefix="drsim-log4j2-", suffix=".properties")
-        with os.fdopen(fd, "w") as f:
-            f.write(LOG4J2)
-        os.replace(tmp, path)
-    return path.as_uri()
+def _quiet_jvm(spark: SparkSession, quiet: bool) -> None:
+    """Send what the driver's JVM writes straight to its standard error nowhere (``quiet``)
+    or back where it went: not its log (:data:`LOG_CONFIG`) but the output of the Python
+    workers it starts, which it passes on (a streamed stage's worker prints what it does),
+    and the stack traces of its threads' uncaught exceptions (a stream stopped by Ctrl-C).
+    An error that stops a run reaches the driver all the same."""
+    jvm = spark.sparkContext._jvm
+    system = jvm.java.lang.System
+    if quiet:
+        if not _JVM_STDERR:
+            _JVM_STDERR.append(system.err)
+        system.setErr(jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream()))
+    elif _JVM_STDERR:
+        system.setErr(_JVM_STDERR.pop())
 
 
 def _ship_packages(spark: SparkSession) -> None:

@@ -118,6 +118,11 @@ def test_ctrl_c_stops_a_run_and_leaves_no_result_folder(tmp_path):
     assert code == 130, command.output()  # the shell's code for Ctrl-C (typer's exit code)
     assert f"interrupted: nothing was written to {tmp_path / 'out'}" in \
         command.stderr.read_text(), command.output()
+    # and nothing else: no Python worker's, py4j's or JVM's trace (drsim --verbose shows them)
+    noise = [line for line in command.stderr.read_text().splitlines()
+             if any(w in line for w in ("Traceback", "Exception", "at org.apache", "ERROR",
+                                        "INFO"))]
+    assert noise == [], command.output()
     # nothing at --out, no temporary sibling; no driver JVM or Python worker is left either
     # (interrupted_run waits until they are gone)
     assert traces(tmp_path / "out") == [], command.output()

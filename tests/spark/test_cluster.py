@@ -330,7 +330,9 @@ def test_a_run_survives_the_loss_of_a_worker_and_gives_the_same_summary(tmp_path
         with open(run_dir / "stdout", "wb") as stdout, open(run_dir / "stderr", "wb") as stderr:
             run = subprocess.Popen(
                 **invocation(["run", str(PAPER)], run_dir / "out", state.master_url,
-                             env={"SPARK_LOCAL_IP": "127.0.0.1"}, cwd=run_dir),
+                             # Spark's log (the lost executor), kept back unless asked for
+                             env={"SPARK_LOCAL_IP": "127.0.0.1", "DRSIM_VERBOSE": "1"},
+                             cwd=run_dir),
                 stdout=stdout, stderr=stderr)
         try:
             def output() -> str:

@@ -149,7 +149,7 @@ def test_group_selection_by_index_and_name_and_query_keys():
     base = load_scenario(QUICKSTART)
     sweep = sweep_from_dict({"grid": {"groups[0].follow_through_drop": [0.1],
                                       "groups[south].follow_through.scale": [1.5],
-                                      "monitoring.queries.user": ["PATTERN ..."]}},
+                                      "monitoring.queries.meter": ["PATTERN ..."]}},
                             base=base)
     s = sweep.points[0].scenario
     assert s.groups[0].follow_through_drop == 0.1
@@ -157,7 +157,7 @@ def test_group_selection_by_index_and_name_and_query_keys():
     assert s.groups[1].follow_through.scale == 1.5
     assert s.groups[1].follow_through.distribution == "survey"  # the block's default
     assert s.groups[0].follow_through is None
-    assert s.monitoring.queries == {"user": "PATTERN ..."}
+    assert s.monitoring.queries == {"meter": "PATTERN ..."}
 
 
 def test_the_packaged_detection_delay_sweep_reproduces_figure_6_12_setup():

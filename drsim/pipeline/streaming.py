@@ -242,12 +242,13 @@ def _took(rows: pd.DataFrame) -> bool:
 
 def _undecided(collector: Collector, plan: MonitoringPlan, names: tuple[str, ...]) -> str:
     """How far the utility got on each pass and what the stream could not take, in words."""
-    decided = ", ".join(f"{n} up to {clock(d + 1)}" if d >= 0 else f"{n} not at all"
+    decided = ", ".join(f"the {n} pass up to {clock(d + 1)}" if d >= 0
+                        else f"no minute of the {n} pass"
                         for n in names for d in [collector.decided(n)])
     bad, late = _bad_and_late(collector.rows())
     worst = f" ({max(bad, key=bad.get)} the most)" if bad else ""
-    return (f"the utility has decided {decided} of the program {clock(plan.t_start)}-"
-            f"{clock(plan.t_end)}, from {len(collector.batches())} micro-batches; "
+    return (f"of the program {clock(plan.t_start)}-{clock(plan.t_end)} the utility has "
+            f"decided {decided}, from {len(collector.batches())} micro-batches; "
             f"{sum(bad.values()):,} bad rows{worst}, {late:,} late rows")
 
 

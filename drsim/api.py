@@ -372,7 +372,9 @@ def monitor(readings: str | Path | None, scenario: Scenario | str | Path,
     dropped, never fatal; it ends when the program's last minute is decided, and fails
     (:class:`~drsim.pipeline.streaming.StreamIdleError`) after ``idle_seconds`` (None:
     :data:`~drsim.pipeline.streaming.IDLE_SECONDS`) without a reading the tiers could
-    take. A stopped one is resumed by the same call, as a streamed :func:`run` is."""
+    take; a folder where no file arrives in ``idle_seconds`` (None:
+    :data:`~drsim.pipeline.streaming.FIRST_FILE_SECONDS`) is refused before any work. A
+    stopped one is resumed by the same call, as a streamed :func:`run` is."""
     if stream is not None:
         return _monitor_stream(stream, scenario, out, thresholds=thresholds,
                                chunk_size=chunk_size, master=master, backend=backend,
@@ -425,7 +427,7 @@ def _monitor_stream(stream: str | Path, scenario: Scenario | str | Path,
     if gamma is None and isinstance(scenario.monitoring.gamma_user, ExpectedShare):
         raise ValueError("monitoring.gamma_user is estimated from the expected response, "
                          "which readings do not show: give a run's thresholds.parquet")
-    check_stream_files(Path(stream))
+    check_stream_files(Path(stream), *(() if idle_seconds is None else (idle_seconds,)))
     folder = _stream_folder(out, overwrite, _stream_identity(
         "drsim monitor --stream", scenario, chunk_size, backend,
         stream=str(Path(stream).resolve()),

@@ -74,7 +74,7 @@ from drsim.utility.monitoring import MonitoringPlan
 from drsim.utility.threshold import Thresholds
 
 __all__ = ["StreamReport", "Live", "run_streaming", "monitor_stream", "check_stream_files",
-           "StreamEndedError", "StreamIdleError", "PLAN_FILE", "IDLE_SECONDS"]
+           "StreamEndedError", "StreamIdleError", "PLAN_FILE", "IDLE_SECONDS", "FIRST_FILE_SECONDS"]
 
 PLAN_FILE = "second_event_plan.json"
 POLL_SECONDS = 0.2
@@ -82,6 +82,9 @@ POLL_SECONDS = 0.2
 #: while the program is not decided (the default of ``--idle-seconds``): longer than a
 #: settlement interval (15 minutes), the longest a meter goes without reporting
 IDLE_SECONDS = 900.0
+#: ``drsim monitor --stream`` refuses a folder where no file arrives in this long, before
+#: any work (or in ``--idle-seconds``, when given)
+FIRST_FILE_SECONDS = 30.0
 
 
 class StreamEndedError(RuntimeError):
@@ -252,15 +255,27 @@ def _undecided(collector: Collector, plan: MonitoringPlan, names: tuple[str, ...
             f"{sum(bad.values()):,} bad rows{worst}, {late:,} late rows")
 
 
-def check_stream_files(folder: Path) -> None:
+def _readings_files(folder: Path) -> list[Path]:
+    """The files of ``folder`` the stream reads: not those whose names start with ``.`` or
+    ``_`` (files being written), and no folders, as the stream skips them."""
+    return [path for path in sorted(folder.iterdir())
+            if not path.name.startswith((".", "_")) and not path.is_dir()]
+
+
+def check_stream_files(folder: Path, first_file_seconds: float = FIRST_FILE_SECONDS) -> None:
     """:class:`~drsim.pipeline.recorded.ReadingsError`, one line naming the file and what
     is wrong, for a file in ``folder`` the stream cannot read as readings: not a Parquet
-    file, a column of docs/monitor.md missing or of another type. Names that start with
-    ``.`` or ``_`` (files being written) and folders are skipped, as the stream skips them;
-    files that arrive later are read as they come, their bad rows counted."""
-    for path in sorted(folder.iterdir()):
-        if path.name.startswith((".", "_")) or path.is_dir():
-            continue
+    file, a column of docs/monitor.md missing or of another type; and for a folder where
+    no file arrives within ``first_file_seconds`` (the wrong folder, before any work).
+    Files that arrive later are read as they come, their bad rows counted."""
+    waited = time.perf_counter()
+    while not (files := _readings_files(folder)):
+        if time.perf_counter() - waited > first_file_seconds:
+            raise ReadingsError(f"--stream {folder}: no file of readings arrived in "
+                                f"{first_file_seconds:g} s; is it the folder the readings' "
+                                "Parquet files land in? (--idle-seconds sets the wait)")
+        time.sleep(POLL_SECONDS)
+    for path in files:
         try:
             schema = pq.read_schema(path)
         except (pa.ArrowException, OSError) as exc:

@@ -413,9 +413,10 @@ def constant_gamma(tmp_path: Path) -> Path:
 
 
 def test_monitoring_an_empty_or_wrong_stream_fails_in_one_line(tmp_path):
-    """drsim monitor --stream: no file in --idle-seconds is an error (exit 2), not a
-    TypeError or a wait for ever; files that are not readings are refused before any
-    work; a stopped monitoring resumes only on the same stream folder."""
+    """drsim monitor --stream: a folder where no file arrives in the first-file bound
+    (--idle-seconds when given) is refused in one line (exit 2) before any work, not a
+    TypeError or a wait for ever; files that are not readings are refused before any work;
+    a stopped monitoring resumes only on the same stream folder."""
     from typer.testing import CliRunner
 
     from drsim.cli import app
@@ -425,14 +426,20 @@ def test_monitoring_an_empty_or_wrong_stream_fails_in_one_line(tmp_path):
     empty.mkdir()
     command = ["monitor", "--scenario", str(path), "--backend", "serial", "--out", str(out),
                "--idle-seconds", "1"]
+    started = time.perf_counter()
     idle = CliRunner().invoke(app, [*command, "--stream", str(empty)])
     assert idle.exit_code == 2, idle.output
-    last = idle.output.strip().splitlines()[-1]  # (the live view above it)
-    assert last.startswith(f"--stream {empty}: no file of readings arrived in 1 s")
-    assert last.endswith("(--idle-seconds sets the wait)") and "Error" not in idle.output
-    assert folders.stream_in_progress(out)  # the same command resumes when files arrive
-    other = tmp_path / "other"
-    other.mkdir()
+    assert idle.output.strip() == (f"--stream {empty}: no file of readings arrived in 1 s; "
+                                   "is it the folder the readings' Parquet files land in? "
+                                   "(--idle-seconds sets the wait)")
+    assert time.perf_counter() - started < 30 and not out.exists()
+
+    first, other = tmp_path / "first", tmp_path / "other"
+    for folder in (first, other):
+        folder.mkdir()
+        pq.write_table(bad_rows(load_scenario(path)), folder / "0000.parquet")
+    stopped = CliRunner().invoke(app, [*command, "--stream", str(first)])
+    assert stopped.exit_code == 2 and folders.stream_in_progress(out), stopped.output
     moved = CliRunner().invoke(app, [*command, "--stream", str(other)])
     assert moved.exit_code == 2 and "stream " in moved.output and "then," in moved.output
     assert len(moved.output.strip().splitlines()) == 1
@@ -459,21 +466,26 @@ def test_monitoring_an_empty_or_wrong_stream_fails_in_one_line(tmp_path):
     assert not (tmp_path / "w").exists()
 
 
+def bad_rows(scenario) -> pa.Table:
+    """A program's minutes of readings of a household the scenario does not have."""
+    plan = MonitoringPlan.of(scenario)
+    minutes = np.arange(plan.t_start, plan.t_end)
+    return pa.table({"household": np.full(len(minutes), 10**6), "group": np.zeros(
+        len(minutes), np.int32), "time": minutes, "kw": np.ones(len(minutes)),
+        "baseline_kw": np.ones(len(minutes)), "expected_kw": np.ones(len(minutes))})
+
+
 def test_a_monitored_stream_of_only_bad_rows_fails_after_its_idle_bound(tmp_path):
     """Files keep the stream busy but every row is bad (households the scenario does not
     have, as after another --households): no progress, so the idle bound ends it."""
     from drsim.pipeline.streaming import StreamIdleError
 
     scenario = load_scenario(constant_gamma(tmp_path))
-    plan = MonitoringPlan.of(scenario)
     source = tmp_path / "in"
     source.mkdir()
-    minutes = np.arange(plan.t_start, plan.t_end)
-    rows = pa.table({"household": np.full(len(minutes), 10**6), "group": np.zeros(
-        len(minutes), np.int32), "time": minutes, "kw": np.ones(len(minutes)),
-        "baseline_kw": np.ones(len(minutes)), "expected_kw": np.ones(len(minutes))})
+    rows = bad_rows(scenario)
     pq.write_table(rows, source / "0000.parquet")
     with pytest.raises(StreamIdleError, match=f"no reading the tiers could take arrived in "
-                       f"1 s.*{len(minutes):,} bad rows \\(household: not a household"):
+                       f"1 s.*{len(rows):,} bad rows \\(household: not a household"):
         api.monitor(None, scenario, tmp_path / "m", backend="serial", stream=source,
                     idle_seconds=1)

@@ -377,7 +377,7 @@ def monitor(
     idle_seconds: Annotated[float | None, typer.Option(
         min=0.0, help="With --stream: fail after this many seconds without a reading the "
                       "tiers could take while the program is not decided (default: 900), "
-                      "and wait as long for a first file (default: 30; "
+                      "and wait as long for a first file (default: 20; "
                       "docs/streaming.md).")] = None,
     chunk_size: ChunkSizeOpt = None,
     master: MasterOpt = None,

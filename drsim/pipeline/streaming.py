@@ -84,7 +84,7 @@ POLL_SECONDS = 0.2
 IDLE_SECONDS = 900.0
 #: ``drsim monitor --stream`` refuses a folder where no file arrives in this long, before
 #: any work (or in ``--idle-seconds``, when given)
-FIRST_FILE_SECONDS = 30.0
+FIRST_FILE_SECONDS = 20.0
 
 
 class StreamEndedError(RuntimeError):

@@ -102,13 +102,13 @@ import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ch4_data import Q1, make_ds1  # noqa: E402  (scripts/ch4_data.py)
 from reproduce_aseq import enumerate_counts  # noqa: E402
-from timing import time_calls as _time  # noqa: E402  (scripts/timing.py)
 
 import cep_core  # noqa: E402
 from cep_core.aggregate import SeqAggregator, seq_query  # noqa: E402
 from cep_core.engine.matching import ANY, NEXT  # noqa: E402
+from experiments.ch4_data import Q1, make_ds1  # noqa: E402
+from experiments.timing import time_calls as _time  # noqa: E402
 
 GOAL = 1000.0
 

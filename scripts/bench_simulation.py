@@ -127,7 +127,8 @@ def drsim_run(d: dict, i: int) -> None:
 def rich_household(days: int, q_direct, q_diffuse) -> object:
     """One household for ``days`` days at 60 s; returns the load curve in W."""
     import richardsonpy.classes.occupancy as occ
-    from crest_model import crest_days
+
+    from experiments.crest_model import crest_days
 
     occupancy = occ.Occupancy(number_occupants=RICH_OCCUPANTS, nb_days=days)
     if days == 365:  # the packaged way; ElectricLoad always simulates the whole year
@@ -144,7 +145,7 @@ def rich_household(days: int, q_direct, q_diffuse) -> object:
 def rich_setup(days: int) -> dict:
     """The irradiance, a warm-up (class-level caches of transition matrices and activity
     statistics) and, from it, the days per run that keep one run under RICH_BUDGET_S."""
-    from crest_model import irradiance as crest_irradiance
+    from experiments.crest_model import irradiance as crest_irradiance
 
     irradiance = crest_irradiance()
     random.seed(0)
@@ -301,7 +302,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     for var in THREAD_VARS:  # one core: before numpy (and BLAS) is first imported
         os.environ.setdefault(var, "1")
-    from crest_model import require_richardsonpy  # after the thread settings: imports numpy
+    from experiments.crest_model import (
+        require_richardsonpy,  # after the thread settings: imports numpy
+    )
 
     if not require_richardsonpy():
         return 2

@@ -28,7 +28,7 @@ What it compares (one day type of one month, no demand response):
   demandlib 0.2.2's ``ElecSlp`` makes every warning an error for the whole process, which
   with pandas >= 3 stops it on pandas' own deprecation warnings; :func:`elec_slp` keeps
   that filter from taking effect while it runs.
-* **CREST** through richardsonpy (as ``scripts/crest_model.py`` runs it): M households with
+* **CREST** through richardsonpy (as ``experiments/crest_model.py`` runs it): M households with
   CREST v2.3.3's UK shares of 1-5 residents and one of the 100 packaged light-bulb sets each
   (household k: seed k, attributes from ``random.Random(k)``), ``--crest-days`` days per
   household among the month's days of the day type (taken in turn, so that the households
@@ -100,11 +100,11 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
-from crest_model import DAY, appliance_names, crest_appliances, crest_load, is_weekend
-from crest_model import irradiance as crest_irradiance
 
 from drsim.household.season import DAY_TYPES, year_shares
 from drsim.scenario.models import SEASON_MONTHS
+from experiments.crest_model import DAY, appliance_names, crest_appliances, crest_load, is_weekend
+from experiments.crest_model import irradiance as crest_irradiance
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIO = REPO / "scenarios" / "paper_100k.yaml"

@@ -429,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     package = richardsonpy_dir()
     if package is None:
         return 2
-    from crest_model import irradiance
+    from experiments.crest_model import irradiance
 
     constants = package / "inputs" / "constants"
     current = catalogue_profiles()

@@ -3,7 +3,7 @@
 future: best-effort approximate complex event matching with insufficient resources",
 VLDB 2016, §6, Figs. 5-18) with cep_core's approximate matching (cep_core.approx), on a
 letter stream with skewed frequencies (Q1-Q4) and a PHEV-like stream built from drsim's
-own EV sessions (Q5-Q8): ``scripts/acep_data.py``. Nothing is downloaded.
+own EV sessions (Q5-Q8): ``experiments/acep_data.py``. Nothing is downloaded.
 
 * **Figs. 5-8** (``throughput.csv``): ACEPMATCH (the match-node engine,
   ``cep_core.approx.matchnodes``) without a budget, events per second of wall-clock time
@@ -67,10 +67,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-import acep_data as data  # noqa: E402  (scripts/acep_data.py)
-from results_csv import write_rows  # noqa: E402  (scripts/results_csv.py)
-from timing import time_calls  # noqa: E402  (scripts/timing.py)
-
 import cep_core  # noqa: E402
 from cep_core.approx.history import Bundles, ExactStore, History  # noqa: E402
 from cep_core.approx.matchnodes import MatchNodeEngine  # noqa: E402
@@ -85,6 +81,9 @@ from cep_core.approx.rc_acep import (  # noqa: E402
 from cep_core.approx.sketch import SketchStore, sketch_shape  # noqa: E402
 from cep_core.shedding import SheddingConfig, fit_cost_model, work_units  # noqa: E402
 from cep_core.shedding.engine import SheddingEngine  # noqa: E402
+from experiments import acep_data as data  # noqa: E402
+from experiments.results_csv import write_rows  # noqa: E402
+from experiments.timing import time_calls  # noqa: E402
 
 K = 2  # §6.2: "unless otherwise specified, we use a default value of k = 2"
 UNIT_COST = 1.0  # µs per unit of work on the modelled device
@@ -594,7 +593,7 @@ def main(argv: list[str] | None = None) -> int:
     for text, ok in check(thr, frac, mem, ada):
         print(f"{'holds' if ok else 'does NOT hold'}: {text}")
     if args.figures:
-        from acep_figures import draw  # scripts/acep_figures.py
+        from experiments.acep_figures import draw
         for f in draw(out, suffix, Path(args.figures)):
             print(f"figure {f}")
     print(f"wrote {out}/*{suffix}.csv in {time.perf_counter() - t0:.0f} s")

@@ -2,7 +2,7 @@
 """The shapes of the adaptive-plan experiments (Schuster and Kolchinsky, US 11,693,862 B2,
 "Experimental Evaluation", Figs. 6-8) with cep_core's adaptive plans
 (:mod:`cep_core.adaptive`), on two drifting datasets made here
-(``scripts/adaptive_data.py``): a synthetic stream with sudden and gradual rate drifts,
+(``experiments/adaptive_data.py``): a synthetic stream with sudden and gradual rate drifts,
 and the DR evening of drsim's own households.
 
 * **Fig. 6**: throughput of the invariant method against the distance d, per pattern size
@@ -46,11 +46,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from adaptive_data import dr_pattern, dr_stream, drift_pattern, drift_stream  # noqa: E402
-from results_csv import draw_csv, reproduction_parser, write_rows  # noqa: E402
-from timing import time_calls  # noqa: E402
-
 import cep_core  # noqa: E402
+from experiments.adaptive_data import dr_pattern, dr_stream, drift_pattern, drift_stream  # noqa: E402
+from experiments.results_csv import draw_csv, reproduction_parser, write_rows  # noqa: E402
+from experiments.timing import time_calls  # noqa: E402
 
 COLUMNS = ["figure", "dataset", "algorithm", "size", "method", "parameter",
            "events_per_s", "speedup", "replacements", "share_adapting", "matches",

@@ -54,9 +54,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from results_csv import draw_csv, reproduction_parser, write_rows  # noqa: E402
-from timing import time_calls  # noqa: E402
-
 from cep_core.aggregate import (  # noqa: E402
     ChopConnect,
     PreTree,
@@ -64,6 +61,8 @@ from cep_core.aggregate import (  # noqa: E402
     chop,
     seq_query,
 )
+from experiments.results_csv import draw_csv, reproduction_parser, write_rows  # noqa: E402
+from experiments.timing import time_calls  # noqa: E402
 
 ALPHABET = [f"T{i:02d}" for i in range(20)]
 DENSE = ALPHABET[:5]  # Figs. 12, 14b: few types, so that the patterns are dense

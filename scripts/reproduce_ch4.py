@@ -2,7 +2,7 @@
 """Reproduce the load-shedding experiments of the dissertation's Ch. 4 (§4.4) with
 cep_core's reference engine on the modelled device clock (cep_core.shedding).
 
-Experiments (the ``experiment`` column; queries and data in ``scripts/ch4_data.py``):
+Experiments (the ``experiment`` column; queries and data in ``experiments/ch4_data.py``):
 
 * ``q1_bound_avg``, ``q1_bound_p95`` (§4.4.2, Figures 4.5-4.7): Q1 over DS1, every
   strategy, bounds of 90 % down to 10 % of the unshed average or 95th-percentile latency;
@@ -56,9 +56,6 @@ from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import ch4_data  # noqa: E402  (scripts/ch4_data.py)
-from results_csv import write_rows  # noqa: E402  (scripts/results_csv.py)
-
 import cep_core  # noqa: E402
 from cep_core.shedding import (  # noqa: E402
     SheddingConfig,
@@ -66,6 +63,8 @@ from cep_core.shedding import (  # noqa: E402
     unit_cost_for,
     work_units,
 )
+from experiments import ch4_data  # noqa: E402
+from experiments.results_csv import write_rows  # noqa: E402
 
 STRATEGIES = ("RI", "SI", "RS", "SS", "HyI", "HyS", "Hybrid")
 BASELINES = ("RI", "SI", "RS", "SS")
@@ -288,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     for text, ok in check(rows):
         print(f"{'holds' if ok else 'does NOT hold'}: {text}")
     if args.figures:
-        from ch4_figures import draw  # scripts/ch4_figures.py
+        from experiments.ch4_figures import draw
         for f in draw(path, Path(args.figures)):
             print(f"figure {f}")
     print(f"wrote {path} ({len(rows)} runs) in {time.perf_counter() - t0:.0f} s")

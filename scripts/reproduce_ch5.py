@@ -5,7 +5,7 @@ cep_core's reference engine on the modelled device clock (cep_core.remote).
 Every configuration of (dataset DS3/DS4) × (query Q5/Q6 of Listing 5.1) × (selection:
 greedy = skip-till-any-match, non-greedy = skip-till-next-match) × (cache: LRU,
 cost-based) runs the strategies PFetch, LzEval, Hybrid and the baselines BL1 (no cache),
-BL2 and BL3 over the same seeded stream (``scripts/ch5_data.py``), and reports the
+BL2 and BL3 over the same seeded stream (``experiments/ch5_data.py``), and reports the
 percentiles p5/p25/p50/p75/p95 of the match latency (Eq. 2.4: detection − arrival of
 the last event, plus the time earlier steps waited for remote data) and the
 throughput (events per second of device time: busy plus waiting); beside them the
@@ -38,12 +38,11 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import ch5_data  # scripts/ch5_data.py
-from results_csv import write_rows  # scripts/results_csv.py
-
 import cep_core
 from cep_core.remote import LatencyModel, RemoteConfig, RemoteSource
 from cep_core.shedding import unit_cost_for, work_units
+from experiments import ch5_data
+from experiments.results_csv import write_rows
 
 COLUMNS = ("dataset", "query", "selection", "cache", "strategy", "p5", "p25", "p50", "p75",
            "p95", "throughput", "unit_cost", "event_rate", "matches", "requests", "bytes",
@@ -170,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     for text, ok in check(rows):
         print(f"{'holds' if ok else 'does NOT hold'}: {text}")
     if args.figures:
-        from ch5_figures import draw  # scripts/ch5_figures.py
+        from experiments.ch5_figures import draw
         for f in draw(path, Path(args.figures)):
             print(f"figure {f}")
     print(f"wrote {path} ({len(rows)} runs) in {time.perf_counter() - t0:.0f} s")

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,26 +21,15 @@ from cep_core.shedding import (
     unit_cost_for,
     work_units,
 )
+from experiments import ch4_data
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load_ch4_data():
-    spec = importlib.util.spec_from_file_location("ch4_data",
-                                                  ROOT / "scripts" / "ch4_data.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_DATA = _load_ch4_data()
-Q1 = _DATA.Q1
+Q1 = ch4_data.Q1
 
 
 def ds1(n: int, seed: int) -> list[dict]:
     """DS1 of §4.4.1 (Table 4.1) with C.V ~ U(2, 10) as in §4.4.2, at 40,000 events/s
     (320 events in Q1's window)."""
-    return _DATA.make_ds1(n, rate=40_000.0, seed=seed)
+    return ch4_data.make_ds1(n, rate=40_000.0, seed=seed)
 
 
 def _key(m: dict) -> tuple:

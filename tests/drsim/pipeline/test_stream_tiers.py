@@ -21,11 +21,13 @@ from drsim.pipeline.stream_clock import intervals, write_intervals
 from drsim.pipeline.stream_tiers import (
     IN,
     StreamContext,
+    check_streamable,
     group_step,
     meter_step,
     user_event_rows,
     utility_step,
 )
+from drsim.pipeline.streaming import monitored_from
 from drsim.pipeline.tasks import (
     event_row,
     group_leader,
@@ -48,11 +50,15 @@ NONCOMPLIANT = [True, False, True, False]
 MICRO = 10**6
 
 
+def four_households(**settings):
+    return scenario_from_dict({"name": "t", "seed": 5, "households": 4,
+                               "groups": [{"name": "a", "size": 2}, {"name": "b", "size": 2}],
+                               **settings})
+
+
 @pytest.fixture(scope="module")
 def context() -> StreamContext:
-    scenario = scenario_from_dict({"name": "t", "seed": 5, "households": 4,
-                                   "groups": [{"name": "a", "size": 2},
-                                              {"name": "b", "size": 2}]})
+    scenario = four_households()
     assert scenario.dr_program.start_minute == PLAN.t_start
     return StreamContext(scenario, PLAN, (Chunk(0, 0, 2, 0), Chunk(1, 2, 2, 1)),
                          Thresholds.of(PLAN, np.array([2, 2])), ("traditional",))
@@ -320,3 +326,28 @@ def test_without_a_latch_the_utility_sends_no_prediction_at_the_end(context):
     assert not len(kind(out, "user")) and not len(kind(out, "event"))
     assert kind(out, "t_nc")["time"].tolist() == [NOT_LATCHED]
     assert kind(out, "decided")["time"].tolist() == [PLAN.t_end - 1]
+
+
+def test_the_streams_rows_reshape_to_the_batch_runs_counts_per_group(context, batch):
+    stream = Stream(context)
+    out = pd.concat([stream.feed(readings(m)) for m in (np.arange(1110, 1121),
+                                                         np.arange(1121, 1130))],
+                    ignore_index=True)
+    got = monitored_from(context, out.rename(columns={"pass": "pass_"}), ("traditional",))
+    # a meter row per gateway and test, an outcome row per gateway: summed per group as
+    # the batch run's chunks' rows (drsim.pipeline.tasks.meter_row) are
+    for chunk, m in zip(context.chunks, batch["meters"], strict=True):
+        mine = np.array(NONCOMPLIANT[chunk.first:chunk.first + chunk.count])
+        assert got.meter_work["traditional"][chunk.group].tolist() == np.stack(
+            [m.processed, m.partial_matches, m.outputs, chunk.count - m.processed,
+             m.fetches]).tolist()
+        assert got.outcomes["traditional"][chunk.group].tolist() == \
+            outcome_counts(PLAN.test_times, m.first_flag, mine).tolist()
+    trad = got.outcome["traditional"]
+    assert trad.latch == [1121, 1121] and trad.t_nc == 1121
+
+
+def test_what_the_stream_does_not_monitor_is_refused(context):
+    check_streamable(context.scenario)  # plain readings: streamed
+    with pytest.raises(ValueError, match="meters.reading_loss"):
+        check_streamable(four_households(meters={"reading_loss": {"rate": 0.1}}))

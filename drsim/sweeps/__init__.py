@@ -51,7 +51,9 @@ scenario, an override or the seed changed), is refused before any run, one line 
 run and the field that changed (:func:`~drsim.sweeps.runner.check_resume`): ``--overwrite``
 starts afresh.
 
-The package, one job per module: :mod:`~drsim.sweeps.spec` (the sweep file and its points),
+The package, one job per module: :mod:`~drsim.sweeps.file` (the sweep file's top level as a
+pydantic model, :class:`~drsim.sweeps.file.SweepFile`, and the checks of its keys),
+:mod:`~drsim.sweeps.spec` (the validated sweep and its points),
 :mod:`~drsim.sweeps.paths` (what a key may name: scenario paths, run options),
 :mod:`~drsim.sweeps.runner` (running into the output folder, the journal and resuming),
 :mod:`~drsim.sweeps.stats` (metrics, confidence intervals, the table),
@@ -61,6 +63,7 @@ The package, one job per module: :mod:`~drsim.sweeps.spec` (the sweep file and i
 
 from __future__ import annotations
 
+from drsim.sweeps.file import DEFAULT_METRICS, SweepFile
 from drsim.sweeps.paths import RUN_OPTIONS, check_scenario_path
 from drsim.sweeps.runner import (
     JOURNAL,
@@ -78,7 +81,6 @@ from drsim.sweeps.runner import (
     run_sweep,
 )
 from drsim.sweeps.spec import (
-    DEFAULT_METRICS,
     Sweep,
     SweepError,
     SweepPoint,
@@ -99,6 +101,7 @@ __all__ = [
     "Sweep",
     "SweepChangedError",
     "SweepError",
+    "SweepFile",
     "SweepOutcome",
     "SweepOutputError",
     "SweepPoint",

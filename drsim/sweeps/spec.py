@@ -1,8 +1,9 @@
 """The sweep file and its points: read and check a sweep, expand its grid, seed its replicates.
 
-:func:`load_sweep` reads a sweep file (the format is in :mod:`drsim.sweeps`), checks every
-path against the scenario model, builds and validates the scenario of every grid point before
-any run starts, and reports problems as :class:`SweepError` lines like the scenario loader's.
+:func:`load_sweep` reads a sweep file (the format is in :mod:`drsim.sweeps`), checks its top
+level and its keys (:mod:`drsim.sweeps.file`: every path against the scenario model), builds
+and validates the scenario of every grid point before any run starts, and reports problems as
+:class:`SweepError` lines like the scenario loader's.
 A :class:`Sweep` lists its points (:class:`SweepPoint`) and its runs (:class:`SweepRun`: a
 point with one replicate's seed and the content key by which a finished run is recognised).
 """
@@ -10,7 +11,6 @@ point with one replicate's seed and the content key by which a finished run is r
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import hashlib
 import itertools
 import json
@@ -31,27 +31,19 @@ from drsim.scenario import (
     scenario_from_dict,
 )
 from drsim.scenario.errors import TOP_LEVEL, kind_name, show_value
-from drsim.scenario.fields import NAME_ACCEPTED, name_problem
+from drsim.scenario.explain import mapping_accepted
 from drsim.scenario.loading import check_files
-from drsim.sweeps.paths import (
-    GROUP_SIZE,
-    RUN_OPTIONS,
-    assign,
-    check_scenario_path,
-    group_size_problem,
-    parse_path,
+from drsim.sweeps.file import (
+    Problem,
+    SweepFile,
+    check_keys,
+    read_sweep_file,
+    scenario_path,
+    seeds_problem,
 )
+from drsim.sweeps.paths import GROUP_SIZE, RUN_OPTIONS, assign, parse_path
 
-DEFAULT_METRICS = (
-    "reduction_mwh.expected",
-    "reduction_mwh.traditional",
-    "reduction_mwh.adaptive",
-    "prediction.utility_noncompliance_time",
-)
-MAX_SEEDS = 1000
 CONFIDENCE = 0.95
-
-_SWEEP_KEYS = ("name", "scenario", "overrides", "grid", "seeds", "metrics")
 
 
 class SweepError(ScenarioError):
@@ -115,7 +107,7 @@ class Sweep:
 
     def with_seeds(self, seeds: int) -> Sweep:
         """The same sweep with another number of seeds per point."""
-        problem = _check_seeds(seeds)
+        problem = seeds_problem(seeds)
         if problem:
             raise SweepError(self.source, [("seeds", *problem)])
         return dataclasses.replace(self, seeds=seeds)
@@ -188,8 +180,7 @@ def expand_grid(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------------------------
 
 
-_SWEEP_ACCEPTED = ("a mapping with the keys " + ", ".join(_SWEEP_KEYS)
-                   + " (scenario is required)")
+_SWEEP_ACCEPTED = mapping_accepted(SweepFile) + " (scenario is required)"
 
 
 def load_sweep(path: str | Path) -> Sweep:
@@ -216,220 +207,68 @@ def sweep_from_dict(data: Any, source: str = "<dict>", base_dir: str | Path = ".
     if not isinstance(data, dict):
         raise SweepError(source, [(TOP_LEVEL, f"expected a mapping of sweep keys, got "
                                               f"{kind_name(data)}", _SWEEP_ACCEPTED)])
-    problems: list[tuple[str, str, str]] = []
-    for key in data:
-        if key not in _SWEEP_KEYS:
-            close = difflib.get_close_matches(str(key), _SWEEP_KEYS, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            problems.append((str(key), f"unknown key {key!r}{hint}",
-                             "the keys " + ", ".join(_SWEEP_KEYS)))
-
-    name = data.get("name", default_name)
-    name_wrong = name_problem(name) if "name" in data else None  # a file's stem is a name
-    if name_wrong is not None:
-        problems.append(("name", name_wrong, NAME_ACCEPTED))
-
-    seeds = data.get("seeds", 1)
-    seeds_problem = _check_seeds(seeds)
-    if seeds_problem:
-        problems.append(("seeds", *seeds_problem))
-
-    metrics = data.get("metrics", list(DEFAULT_METRICS))
-    problems += _check_metrics(metrics)
-
-    scenario_file = data.get("scenario")
-    if base is None:
-        if scenario_file is None:
-            problems.append(("scenario", "required key missing",
-                             "the path of the base scenario YAML file, relative to the sweep "
-                             "file"))
-        elif not isinstance(scenario_file, str) or not scenario_file.strip():
-            problems.append(("scenario", f"expected a file path, got {kind_name(scenario_file)}",
-                             "the path of the base scenario YAML file, relative to the sweep "
-                             "file"))
-        else:
-            path = Path(scenario_file).expanduser()
-            path = path if path.is_absolute() else Path(base_dir) / path
-            if not path.is_file():
-                problems.append(("scenario", f"file not found: {scenario_file!r} (relative "
-                                 "paths are read from the sweep file's folder)",
-                                 "the path of a scenario YAML file"))
-            else:
-                # a bad base scenario raises its own ScenarioError, naming its file
-                base = load_scenario(path.resolve())
-    overrides = data.get("overrides")
-    overrides = {} if overrides is None else overrides
-    grid = data.get("grid")
-    grid = {} if grid is None else grid
-    if not isinstance(overrides, dict):
-        problems.append(("overrides", f"expected a mapping, got {kind_name(overrides)}",
-                         "a mapping from a dotted scenario path (e.g. incentive.beta) or a run "
-                         "option (" + ", ".join(RUN_OPTIONS) + ") to a value"))
-        overrides = {}
-    if not isinstance(grid, dict):
-        problems.append(("grid", f"expected a mapping, got {kind_name(grid)}",
-                         "a mapping from a dotted scenario path (e.g. incentive.beta) or a run "
-                         "option (" + ", ".join(RUN_OPTIONS) + ") to a list of values"))
-        grid = {}
-
-    unusable: set[str] = set()  # keys left out when the points are built
-    if base is not None:
-        for section, entries in (("overrides", overrides), ("grid", grid)):
-            for key in entries:
-                found = check_scenario_path(str(key), base)
-                if found is not None:
-                    problems.append((f"{section}.{key}", *found))
-                    unusable.add(key)
-    for key, values in grid.items():
-        if not isinstance(values, list) or not values:
-            problems.append((f"grid.{key}", f"expected a non-empty list of values, got "
-                             f"{kind_name(values)}", "a list of values, e.g. [1.4, 1.8, 2.2]"))
-            unusable.add(key)
-            continue
-        seen: list[Any] = []
-        for value in values:
-            if value in seen:
-                problems.append((f"grid.{key}", f"the value {show_value(value)} is given twice",
-                                 "a list of distinct values"))
-            seen.append(value)
-    for key in grid:
-        if key in overrides:
-            problems.append((f"grid.{key}", "also given in overrides",
-                             "each path either in overrides (fixed) or in grid (an axis)"))
-    all_keys = [str(k) for k in (*overrides, *grid)]
-    for key in all_keys:
-        for other in all_keys:
-            if other != key and other.startswith(key) and other[len(key)] in ".[":
-                problems.append((f"overrides.{key}" if key in overrides else f"grid.{key}",
-                                 f"{key} contains {other}, which is also set",
-                                 "paths of which none lies inside another"))
-    for option, (check, _) in RUN_OPTIONS.items():
-        checks = [("overrides." + option, v) for v in [overrides[option]]
-                  ] if option in overrides else []
-        if isinstance(grid.get(option), list):
-            checks += [(f"grid.{option}", v) for v in grid[option]]
-        for where, value in checks:
-            found = check(value)
-            if found:
-                problems.append((where, *found))
-                unusable.add(option)
-    layout_problems, unusable_layout = _check_layout(overrides, grid)
-    problems += layout_problems
-    unusable |= unusable_layout
+    file, problems = read_sweep_file(data, base_dir, check_scenario=base is None)
+    if base is None and file.scenario is not None:
+        # a bad base scenario raises its own ScenarioError, naming its file
+        base = load_scenario(scenario_path(file.scenario, base_dir).resolve())
+    key_problems, unusable = check_keys(file.overrides, file.grid, base)
+    problems += key_problems
     if base is None:
         raise SweepError(source, _unique(problems))
+    overrides, grid, points, point_problems = _points(base, file.overrides, file.grid,
+                                                       unusable, source)
+    if problems or point_problems:
+        raise SweepError(source, _unique(problems + point_problems))
+    return Sweep(name=file.name or default_name, source=source,
+                 scenario_file=file.scenario or "", base=base, overrides=overrides, grid=grid,
+                 seeds=file.seeds, metrics=tuple(file.metrics), points=tuple(points))
 
-    # Build and validate every point, in steps so that each problem is reported once and
-    # where it belongs: each override alone, each axis value alone (with the overrides that
-    # pass), then every combination of the values that pass alone (a clash names its point).
-    # With group_size every check carries it (the households are laid out in its groups);
-    # a check without the sweep's households leaves the groups to the checks that have them.
-    grid = {str(k): list(v) for k, v in grid.items() if k not in unusable}
+
+def _points(base: Scenario, overrides: Mapping[str, Any], grid: Mapping[str, list[Any]],
+            unusable: set[str], source: str
+            ) -> tuple[dict[str, Any], dict[str, list[Any]], list[SweepPoint], list[Problem]]:
+    """Build and validate every point of the usable keys: (overrides, grid, points, problems).
+
+    In steps, so that each problem is reported once and where it belongs: each override
+    alone, each axis value alone (with the overrides that pass), then every combination of
+    the values that pass alone (a clash names its point). With group_size every check
+    carries it (the households are laid out in its groups); a check without the sweep's
+    households leaves the groups to the checks that have them.
+    """
+    problems: list[Problem] = []
+    grid = {k: list(v) for k, v in grid.items() if k not in unusable}
     households_set = "households" in grid or ("households" in overrides
                                               and "households" not in unusable)
+
+    def check(fixed: dict[str, Any], values: dict[str, Any], at_point: bool = False
+              ) -> tuple[Scenario, dict[str, Any]] | None:
+        try:
+            return _point(base, fixed, values, source, at_point=at_point,
+                          households_set=households_set)
+        except _PointError as exc:
+            problems.extend(exc.problems)
+            return None
+
     layout = {}
     if GROUP_SIZE in overrides and GROUP_SIZE not in unusable:
         layout = {GROUP_SIZE: overrides[GROUP_SIZE]}
-        try:
-            _point(base, layout, {}, source, households_set=households_set)
-        except _PointError as exc:
-            problems += exc.problems
+        if check(layout, {}) is None:
             layout = {}
-    passing_overrides = {}
+    passing = dict(layout)
     for key, value in overrides.items():
-        if key == GROUP_SIZE and layout:
-            passing_overrides[key] = value
-        elif key not in unusable and key != GROUP_SIZE:
-            try:
-                _point(base, {**layout, str(key): value}, {}, source,
-                       households_set=households_set)
-            except _PointError as exc:
-                problems += exc.problems
-                continue
-            passing_overrides[str(key)] = value
-    overrides = passing_overrides
-    try:
-        _point(base, overrides, {}, source, households_set=households_set)
-    except _PointError as exc:
-        problems += exc.problems
-        raise SweepError(source, _unique(problems)) from None
-    passing = {}
-    for axis, values in grid.items():
-        passing[axis] = []
-        for value in values:
-            try:
-                _point(base, overrides, {axis: value}, source, households_set=households_set)
-            except _PointError as exc:
-                problems += exc.problems
-                continue
-            passing[axis].append(value)
+        if key not in unusable and key != GROUP_SIZE and check({**layout, key: value}, {}):
+            passing[key] = value
+    overrides = {k: v for k, v in overrides.items() if k in passing}  # in the file's order
+    if check(overrides, {}) is None:
+        return overrides, grid, [], problems
+    axes = {axis: [value for value in values if check(overrides, {axis: value})]
+            for axis, values in grid.items()}
     points = []
-    for index, values in enumerate(expand_grid(passing)):
-        try:
-            scenario, options = _point(base, overrides, values, source, at_point=True,
-                                       households_set=households_set)
-        except _PointError as exc:
-            problems += exc.problems
-            continue
-        points.append(SweepPoint(index, values, scenario, options))
-    if problems:
-        raise SweepError(source, _unique(problems))
-    return Sweep(name=name, source=source, scenario_file=str(scenario_file or ""),
-                 base=base, overrides=overrides, grid=grid, seeds=seeds,
-                 metrics=tuple(metrics), points=tuple(points))
-
-
-def _check_seeds(seeds: Any) -> tuple[str, str] | None:
-    if isinstance(seeds, int) and not isinstance(seeds, bool) and 1 <= seeds <= MAX_SEEDS:
-        return None
-    return (f"expected a number of seeds, got {show_value(seeds)}",
-            f"an integer from 1 to {MAX_SEEDS} (runs per point)")
-
-
-def _check_metrics(metrics: Any) -> list[tuple[str, str, str]]:
-    accepted = ("a list of dotted paths into summary.json, e.g. [reduction_mwh.adaptive, "
-                "prediction.utility_noncompliance_time]")
-    if not isinstance(metrics, list) or not metrics:
-        return [("metrics", f"expected a non-empty list, got {kind_name(metrics)}", accepted)]
-    problems = []
-    for i, metric in enumerate(metrics):
-        if (not isinstance(metric, str) or not metric.strip()
-                or any(not part.strip() for part in metric.split("."))):
-            problems.append((f"metrics[{i}]", f"expected a dotted path, got {show_value(metric)}",
-                             accepted))
-        elif metric in metrics[:i]:
-            problems.append((f"metrics[{i}]", f"{metric!r} is listed twice",
-                             "each metric once"))
-    return problems
-
-
-def _check_layout(overrides: Mapping[Any, Any], grid: Mapping[Any, Any]
-                  ) -> tuple[list[tuple[str, str, str]], set[Any]]:
-    """Problems of group_size (an integer, in overrides only; with it no path may pick a base
-    group, since the layout replaces the groups) and the keys they make unusable."""
-    problems: list[tuple[str, str, str]] = []
-    unusable: set[Any] = set()
-    if GROUP_SIZE in grid:
-        problems.append((f"grid.{GROUP_SIZE}", f"{GROUP_SIZE} cannot be an axis",
-                         f"{GROUP_SIZE} in overrides (one group size per sweep; households "
-                         "may be an axis)"))
-        unusable.add(GROUP_SIZE)
-    if GROUP_SIZE not in overrides:
-        return problems, unusable
-    found = group_size_problem(overrides[GROUP_SIZE])
-    if found:
-        problems.append((f"overrides.{GROUP_SIZE}", *found))
-        unusable.add(GROUP_SIZE)
-    for section, entries in (("overrides", overrides), ("grid", grid)):
-        for key in entries:
-            steps = parse_path(str(key))
-            if steps and steps[0][0] == "groups" and steps[0][1] != "*":
-                problems.append((f"{section}.{key}",
-                                 f"{key} picks groups of the base scenario, but {GROUP_SIZE} "
-                                 "replaces them (G001, G002, ...)",
-                                 "groups[*].<key> (every group), or no group_size"))
-                unusable.add(key)
-    return problems, unusable
+    for index, values in enumerate(expand_grid(axes)):
+        built = check(overrides, values, at_point=True)
+        if built is not None:
+            points.append(SweepPoint(index, values, *built))
+    return overrides, grid, points, problems
 
 
 class _PointError(Exception):

@@ -35,7 +35,8 @@ from drsim.pipeline.streaming import Live, check_stream_files, monitor_stream, r
 from drsim.pipeline.tasks import USER_EVENT_ROWS, user_events
 from drsim.results import folders, output, run_data
 from drsim.results import summary as summaries
-from drsim.scenario import MAX_CHUNK_SIZE, ExpectedShare, Scenario, load_scenario
+from drsim.scenario import MAX_CHUNK_SIZE, Scenario, load_scenario
+from drsim.utility.threshold_policy import threshold_policy
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -424,7 +425,7 @@ def _monitor_stream(stream: str | Path, scenario: Scenario | str | Path,
         raise ValueError(f"--stream {stream}: no such folder (the readings' files arrive "
                          "there)")
     gamma, source = monitor_thresholds(None, scenario, thresholds)
-    if gamma is None and isinstance(scenario.monitoring.gamma_user, ExpectedShare):
+    if gamma is None and not threshold_policy(scenario.monitoring.gamma_user).from_readings:
         raise ValueError("monitoring.gamma_user is estimated from the expected response, "
                          "which readings do not show: give a run's thresholds.parquet")
     check_stream_files(Path(stream), *(() if idle_seconds is None else (idle_seconds,)))

@@ -59,12 +59,13 @@ from drsim.pipeline.tasks import (
     meter_row,
     seen_reduction,
 )
-from drsim.scenario import ExpectedShare, Scenario
+from drsim.scenario import Scenario
 from drsim.units import DAY
 from drsim.utility.fetching import MeterFetch
 from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
 from drsim.utility.readings import reading_minutes
 from drsim.utility.threshold import Thresholds
+from drsim.utility.threshold_policy import threshold_policy
 
 __all__ = ["MONITORED_PASS", "Monitoring", "check_monitor", "monitor", "monitor_task",
            "participants_task"]
@@ -193,7 +194,7 @@ def monitor(scenario: Scenario, readings: str | Path, backend: Backend, *,
     plan = check_monitor(scenario)
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     if thresholds is None:
-        if isinstance(plan.gamma_user, ExpectedShare):
+        if not threshold_policy(plan.gamma_user).from_readings:
             raise ValueError("monitoring.gamma_user is estimated from the expected response, "
                              "which readings do not show: give a run's thresholds.parquet")
         thresholds, thresholds_from = Thresholds.of(plan, sizes), "scenario (constant)"

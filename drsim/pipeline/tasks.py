@@ -33,7 +33,7 @@ from drsim.pipeline.pass_names import MONITORED
 from drsim.pipeline.passes import Chunk, ChunkResult, SecondEvent, pass_schedules, simulate_chunk
 from drsim.pipeline.recorded import readings_batch
 from drsim.pipeline.stream_clock import write_intervals
-from drsim.scenario import ExpectedShare, Scenario
+from drsim.scenario import Scenario
 from drsim.units import DAY
 from drsim.utility.appliance_monitoring import (
     appliance_stream,
@@ -55,6 +55,7 @@ from drsim.utility.participants import ParticipantSums, household_mappings
 from drsim.utility.readings import lost_readings, reading_minutes, slot_of
 from drsim.utility.shedding import bl_name, fit_meter_model, history_day, shed_meter_tier
 from drsim.utility.threshold import Thresholds, replica_flags
+from drsim.utility.threshold_policy import threshold_policy
 
 TOTAL = "total"  # the series of a pass's whole load (the others are categories)
 ESTIMATE = "estimate"  # the pass name of the utility's M&V estimates (series B and P̂)
@@ -137,10 +138,11 @@ def enrolled(scenario: Scenario, pop: Population) -> ParticipantSums:
 def _replica_flags(plan: MonitoringPlan, result: ChunkResult) -> np.ndarray | None:
     """The replicas' flags per test time of a chunk when γ is estimated from the expected
     response (:func:`drsim.utility.threshold.replica_flags`), else None."""
-    if not isinstance(plan.gamma_user, ExpectedShare):
+    policy = threshold_policy(plan.gamma_user)
+    if not policy.needs_replicas:
         return None
     return replica_flags(plan, result.population, result.simulator, result.chunk.group,
-                         result.estimate_exact, plan.gamma_user.replicas,
+                         result.estimate_exact, policy.replicas,
                          result.before_notice)
 
 

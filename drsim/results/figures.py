@@ -354,9 +354,9 @@ def _compliance_rows(data: RunData, path: str | Path | None) -> Figure:
 
 
 def _threshold_label(data: RunData) -> str:
-    settings = data.thresholds.settings
-    if settings is not None:
-        return f"γ[group, time]: expected share + {settings.z:g} standard errors"
+    policy = data.thresholds.policy
+    if policy is not None:
+        return policy.label
     values = np.unique(data.thresholds.gamma)
     return f"γ_user = {float(values[0]):g}" if len(values) == 1 else "γ_user"
 

@@ -22,11 +22,12 @@ from drsim.pipeline.evaluation import loss_report, precision_recall, stops
 from drsim.pipeline.memory import peak_rss_bytes, process_peak_rss_bytes
 from drsim.pipeline.pass_names import DR_PASSES
 from drsim.pipeline.stages import Run, Simulation
-from drsim.scenario import ExpectedShare, Scenario
+from drsim.scenario import Scenario
 from drsim.units import DAY, clock, mwh
 from drsim.utility.appliance_monitoring import COUNTS
 from drsim.utility.monitoring import CHANGES, NOT_LATCHED
 from drsim.utility.shedding import bl_name
+from drsim.utility.threshold_policy import threshold_policy
 
 EVENING = (16 * 60, 22 * 60)  # the evening peak is looked for in [16:00, 22:00)
 REBOUND_MINUTES = 180  # rebound is looked for in the three hours after t_end
@@ -231,7 +232,7 @@ def _prediction(run: Run) -> dict[str, Any]:
         "groups_compliant_at_prediction": sum(
             1 for x in trad.latch if x == NOT_LATCHED or x > t_nc) if trad.predicted else None,
         "group_noncompliance_times": _times(names, trad.latch),
-        "gamma_user": _gamma(plan.gamma_user),
+        "gamma_user": threshold_policy(plan.gamma_user).describe(),  # values: thresholds.parquet
     }
 
 
@@ -374,13 +375,6 @@ def _per_household(costs: dict[str, Any], households: int) -> dict[str, Any]:
     """Each cost divided by the households (Figure 6.13's axis)."""
     return {kind: {tier: value / households for tier, value in tiers.items()}
             for kind, tiers in costs.items()}
-
-
-def _gamma(gamma_user: float | ExpectedShare) -> dict[str, Any]:
-    """How Listing 6.2's threshold was set (the values: thresholds.parquet)."""
-    if isinstance(gamma_user, ExpectedShare):
-        return gamma_user.model_dump(mode="json")
-    return {"method": "constant", "value": gamma_user}
 
 
 def _backend(simulation: Simulation) -> dict[str, Any]:

@@ -82,6 +82,7 @@ from cep_core.query import Session, feed_by_value
 from cep_core.reads import check_events
 from drsim.scenario import ExpectedShare, Scenario
 from drsim.utility.readings import silence
+from drsim.utility.threshold_policy import threshold_policy
 
 __all__ = ["QUERIES", "CHANGES", "MonitoringPlan", "MeterResult", "accumulated_kwh",
            "meter_tier", "check_queries", "feed_by_time", "POLICY", "RUNS", "NOT_LATCHED"]
@@ -280,12 +281,11 @@ class MonitoringPlan:
             [minutes], ``m_user``, ``m_group``, ``m_utility``, ``γ_user`` and ``γ_group``
             [1], ``GROUPNUM`` [groups].
         """
-        constant = {} if isinstance(self.gamma_user, ExpectedShare) \
-            else {"γ_user": self.gamma_user}
         return {"t_start": self.t_start, "t_end": self.t_end,
                 "t_first_test": self.t_first_test, "δ": self.delta,
                 "m_user": self.m_user, "m_group": self.m_group, "m_utility": self.m_utility,
-                **constant, "γ_group": self.gamma_group, "GROUPNUM": self.n_groups}
+                **threshold_policy(self.gamma_user).query_params(),
+                "γ_group": self.gamma_group, "GROUPNUM": self.n_groups}
 
     def compile(self, name: str, remote: dict[str, Any] | None = None,
                 **tables: Any) -> cep_core.CompiledQuery:

@@ -23,7 +23,9 @@ expected group alerts with probability about Φ(−z). p̂ is Laplace's rule of 
 (x + 1)/(n + 2) of x flagged among n = R·N_g household replicas, so that a share never
 seen in the replicas still has a standard error.
 
-A constant γ_user (as printed) is the table with the same value everywhere.
+A constant γ_user (as printed) is the table with the same value everywhere. The policies
+and their formulas are in :mod:`drsim.utility.threshold_policy`; this module counts the
+replicas' flags and builds the table.
 """
 
 from __future__ import annotations
@@ -34,11 +36,16 @@ import numpy as np
 
 from drsim.household.population import Population
 from drsim.household.sim import ChunkSimulator
-from drsim.scenario import ExpectedShare
 from drsim.utility.baseline import Estimates, expected_replica, with_mv_error
 from drsim.utility.day_of import day_of_adjusted
 from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
 from drsim.utility.readings import lost_readings, reading_minutes, slot_of
+from drsim.utility.threshold_policy import (
+    ThresholdPolicy,
+    expected_share,
+    threshold,
+    threshold_policy,
+)
 
 __all__ = ["Thresholds", "expected_share", "replica_flags", "threshold"]
 
@@ -134,96 +141,6 @@ def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, gr
     return m.outputs
 
 
-def expected_share(flagged: np.ndarray, replicas: int, sizes: np.ndarray) -> np.ndarray:
-    r"""Estimate p̂, the share of a group flagged under the expected response.
-
-    Laplace's rule of succession over x flagged among n = R·N_g household replicas, so
-    that a share never seen in the replicas still has a standard error:
-
-    .. math:: \hat p[g, t] = \frac{x[g, t] + 1}{R N_g + 2}
-
-    The threshold γ_user of Listing 6.2 is not given in Table 6.2; estimating it from
-    the expected response is drsim's reading (docs/decisions.md, "The group threshold
-    from the expected response").
-
-    Parameters
-    ----------
-    flagged : numpy.ndarray
-        Household replicas flagged x, shape (groups, tests) [households].
-    replicas : int
-        Replicas per household R [1].
-    sizes : numpy.ndarray
-        Households per group N_g, shape (groups,) [households].
-
-    Returns
-    -------
-    numpy.ndarray
-        p̂, shape (groups, tests) [1].
-
-    References
-    ----------
-    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
-       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.2 (Listing 6.2) and
-       Table 6.2.
-
-    Examples
-    --------
-    >>> expected_share(np.array([[0, 98]]), 1, np.array([100]))
-    array([[0.00980392, 0.97058824]])
-    """
-    n = replicas * np.asarray(sizes, dtype=np.float64)[:, None]
-    return (np.asarray(flagged, dtype=np.float64) + 1.0) / (n + 2.0)
-
-
-def threshold(share: np.ndarray, sizes: np.ndarray, z: float, replicas: int) -> np.ndarray:
-    r"""Estimate the group threshold γ[g, t] of Listing 6.2 from the expected share flagged.
-
-    z standard errors of the difference between the group's realised share and the
-    estimate above p̂, at most 1 (module doc); ``(1 + 1/R)`` adds the variance of the
-    estimate from R·N_g household replicas to that of a share of N_g households, so that
-    at each test an expected group alerts with probability about Φ(−z):
-
-    .. math::
-
-        \gamma[g, t] = \min\left(1, \hat p + z \sqrt{\frac{\hat p (1 - \hat p)
-        (1 + 1/R)}{N_g}}\right)
-
-    drsim's reading of γ_user, which Table 6.2 does not give (docs/decisions.md, "The
-    group threshold from the expected response").
-
-    Parameters
-    ----------
-    share : numpy.ndarray
-        p̂, the estimated share flagged under the expected response, shape
-        (groups, tests) [1].
-    sizes : numpy.ndarray
-        Households per group N_g, shape (groups,) [households].
-    z : float
-        Standard errors above the share [1].
-    replicas : int
-        Replicas per household R the share was estimated from [1].
-
-    Returns
-    -------
-    numpy.ndarray
-        γ, shape (groups, tests) [1].
-
-    References
-    ----------
-    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
-       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.2 (Listing 6.2) and
-       Table 6.2.
-
-    Examples
-    --------
-    >>> threshold(np.array([[0.03]]), np.array([10_000]), 3.0, 4)
-    array([[0.03572167]])
-    """
-    n = np.asarray(sizes, dtype=np.float64)[:, None]
-    se = np.sqrt(share * (1.0 - share) * (1.0 + 1.0 / replicas) / n)
-    return np.minimum(share + z * se, 1.0)
-
-
 @dataclass(frozen=True)
 class Thresholds:
     """γ per group and test time, and what it was made from (for reports and plots).
@@ -237,14 +154,14 @@ class Thresholds:
     share : numpy.ndarray or None
         p̂, the estimated share flagged under the expected response, same shape [1];
         None for a constant γ_user.
-    settings : drsim.scenario.ExpectedShare or None
-        The scenario's ``monitoring.gamma_user`` when estimated; None for a constant.
+    policy : drsim.utility.threshold_policy.ThresholdPolicy or None
+        The policy that set γ; None when γ was read from a thresholds file.
     """
 
     test_times: np.ndarray
     gamma: np.ndarray
     share: np.ndarray | None = None
-    settings: ExpectedShare | None = None
+    policy: ThresholdPolicy | None = None
 
     @classmethod
     def of(cls, plan: MonitoringPlan, sizes: np.ndarray, flagged: np.ndarray | None = None
@@ -283,15 +200,9 @@ class Thresholds:
         >>> t.gamma.shape, float(t.gamma.max()), t.share is None
         ((1, 20), 0.05, True)
         """
-        settings = plan.gamma_user
-        if not isinstance(settings, ExpectedShare):
-            return cls(plan.test_times, np.full((len(sizes), len(plan.test_times)),
-                                                float(settings)))
-        if flagged is None:
-            raise ValueError("γ_user from the expected response needs the replicas' counts")
-        share = expected_share(flagged, settings.replicas, sizes)
-        return cls(plan.test_times, threshold(share, sizes, settings.z, settings.replicas),
-                   share, settings)
+        policy = threshold_policy(plan.gamma_user)
+        gamma, share = policy.thresholds(sizes, len(plan.test_times), flagged)
+        return cls(plan.test_times, gamma, share, policy)
 
     def table(self, group: int) -> dict[tuple[int, int], float]:
         """Return the lookup ``γ[groupID, time]`` of one group's leader.

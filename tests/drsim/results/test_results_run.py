@@ -25,9 +25,9 @@ from drsim.results.output import (
     write_run_data,
 )
 from drsim.results.run_data import RunData
-from drsim.scenario import ExpectedShare
 from drsim.units import DAY as MINUTES
 from drsim.utility.threshold import Thresholds
+from drsim.utility.threshold_policy import ExpectedShareThreshold
 
 T_START, T_END = 18 * 60 + 30, 20 * 60 + 30
 T_NC = 19 * 60 + 11
@@ -120,7 +120,7 @@ def make_run(n_groups: int = 3, t_nc: int | None = T_NC, name: str = "synthetic"
         thresholds=Thresholds(test_times, np.linspace(0.3, 0.5, len(test_times))[None, :]
                               + 0.02 * np.arange(n_groups)[:, None],
                               np.full((n_groups, len(test_times)), 0.25),
-                              ExpectedShare(method="expected")),
+                              ExpectedShareThreshold(z=3.0, replicas=4)),
         tier_events={"user_events": user_events, "group_alerts": group_alerts,
                      "group_events": group_events, "utility_alerts": utility_alerts},
         summary=summary,

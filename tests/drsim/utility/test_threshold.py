@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from drsim.pipeline.passes import pass_schedules, plan_chunks, simulate_chunk
-from drsim.scenario import ExpectedShare, load_scenario
+from drsim.scenario import load_scenario
 from drsim.utility.baseline import estimate_exact
 from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
 from drsim.utility.threshold import Thresholds, expected_share, replica_flags, threshold
+from drsim.utility.threshold_policy import ConstantRatio, ExpectedShareThreshold
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -36,7 +37,7 @@ def test_thresholds_of_a_plan_constant_or_estimated():
     sizes = np.array([2000, 2000, 2000])
     k = len(plan.test_times)
     estimated = Thresholds.of(plan, sizes, np.full((3, k), 80))
-    assert estimated.settings == ExpectedShare(method="expected", z=3.0, replicas=4)
+    assert estimated.policy == ExpectedShareThreshold(z=3.0, replicas=4)
     assert np.allclose(estimated.share, 81 / 8002)
     assert estimated.table(2) == {(2, int(t)): pytest.approx(estimated.gamma[2, 0])
                                   for t in plan.test_times}
@@ -45,7 +46,7 @@ def test_thresholds_of_a_plan_constant_or_estimated():
     constant = MonitoringPlan.of(scenario.model_copy(update={
         "monitoring": scenario.monitoring.model_copy(update={"gamma_user": 0.04})}))
     fixed = Thresholds.of(constant, sizes)
-    assert fixed.share is None and fixed.settings is None
+    assert fixed.share is None and fixed.policy == ConstantRatio(0.04)
     assert (fixed.gamma == 0.04).all() and fixed.gamma.shape == (3, k)
 
 

@@ -3,32 +3,14 @@ numpy pass find the households Listing 6.1 flags, the same as cep_core's keyed e
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 import cep_core
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def bench():
-    scripts = ROOT / "scripts"
-    sys.path.insert(0, str(scripts))  # the script imports its neighbours
-    try:
-        spec = importlib.util.spec_from_file_location("bench_cep", scripts / "bench_cep.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(scripts))
-    return module
+from experiments import bench_cep as bench
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_loop_numpy_and_engine_flag_the_same_households(bench, seed):
+def test_loop_numpy_and_engine_flag_the_same_households(seed):
     t_start, t_end, m = 1110, 1230, 3
     frame, lam = bench.make_meter_stream(400, 24, t_start, seed)
     rows = list(zip(frame["time"], frame["houseID"], frame["groupID"], frame["accLoad"],

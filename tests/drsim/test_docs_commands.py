@@ -701,10 +701,10 @@ def test_every_command_has_a_kind():
 
 
 def script_help(script: str) -> tuple[int, str]:
-    """``python <script> --help`` in this process (the script's folder first on sys.path, as
-    python puts it; the modules it imported from there forgotten after): exit code, output."""
-    saved, modules = (sys.argv, list(sys.path)), set(sys.modules)
-    sys.argv, sys.path[:0] = [script, "--help"], [str((ROOT / script).parent)]
+    """``python <script> --help`` in this process (the entry point imports its
+    ``experiments`` module as any package; nothing is put on sys.path): exit code, output."""
+    saved = sys.argv
+    sys.argv = [script, "--help"]
     out = io.StringIO()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
@@ -713,10 +713,7 @@ def script_help(script: str) -> tuple[int, str]:
     except SystemExit as stop:
         code = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
     finally:
-        sys.argv, sys.path[:] = saved
-        for name in set(sys.modules) - modules:
-            if str(ROOT / "scripts") in str(getattr(sys.modules[name], "__file__", "")):
-                del sys.modules[name]
+        sys.argv = saved
     return code, out.getvalue()
 
 

@@ -1,4 +1,5 @@
-"""scripts/scaling_report.py: Figure 6.13's table, figure and checks (§6.3.3).
+"""experiments.scaling_report (scripts/scaling_report.py): Figure 6.13's table, figure and
+checks (§6.3.3).
 
 One tiny scaling sweep runs on the serial backend (the packaged sweep file with 5,000 and
 10,000 households in groups of 1,000, about 10 s); a fabricated sweep folder checks the
@@ -7,7 +8,6 @@ averaging over seeds and that runs of points no longer in the sweep are left out
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import subprocess
@@ -19,22 +19,13 @@ import yaml
 
 import drsim
 from drsim.sweeps import JOURNAL, SWEEP_RECORD, read_journal, sweep_from_dict
+from experiments import scaling_report as report
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "scaling_report.py"
 SCALING = ROOT / "scenarios" / "sweeps" / "scaling.yaml"
 PNG = b"\x89PNG\r\n\x1a\n"
 SIZES = [5000, 10_000]
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("scaling_report", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-report = load_script()
 
 
 @pytest.fixture(scope="module")

@@ -103,6 +103,7 @@ import numpy as np
 
 from drsim.household.season import DAY_TYPES, year_shares
 from drsim.scenario.models import SEASON_MONTHS
+from drsim.units import clock
 from experiments.crest_model import DAY, appliance_names, crest_appliances, crest_load, is_weekend
 from experiments.crest_model import irradiance as crest_irradiance
 
@@ -690,8 +691,7 @@ def report(args, d: dict, bdew: dict, crest: dict | None, chk: dict | None,
     out.print(f"BDEW H0 customer with drsim's daily energy on these days: (b) "
               f"{groups['(b)']['kwh'] / per_1000 * 1000:,.0f} kWh/a, all "
               f"{groups['all']['kwh'] / per_1000 * 1000:,.0f} kWh/a (static H0)")
-    out.print(f"load DR can move in {DR_WINDOW[0] // 60:02d}:{DR_WINDOW[0] % 60:02d}-"
-              f"{DR_WINDOW[1] // 60:02d}:{DR_WINDOW[1] % 60:02d} (deferrable and "
+    out.print(f"load DR can move in {clock(DR_WINDOW[0])}-{clock(DR_WINDOW[1])} (deferrable and "
               f"shiftable-in-advance cycles and EV charging, no DR), all households: "
               f"{d['movable_kw']:.3f} kW per household")
     out.print(r_table(comp))

@@ -90,6 +90,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from drsim.units import clock
+
 SLOTS = 144  # ten-minute slots of a day
 STATES = 7  # CREST's occupancy states: 0..6 active occupants
 SIZES = (1, 2, 3, 4, 5)  # household sizes of the CREST transition matrices
@@ -111,7 +113,7 @@ MINUTES_PER_DEGREE = 4.0  # the sun's apparent motion: 360 degrees in 1440 minut
 
 def hhmm(slot: int) -> str:
     """Clock time at the start of ten-minute ``slot``."""
-    return f"{slot // 6:02d}:{slot % 6 * 10:02d}"
+    return clock(slot * 10)
 
 
 def richardsonpy_dir() -> Path | None:

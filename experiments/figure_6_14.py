@@ -23,6 +23,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from drsim.sweeps import JOURNAL, read_journal
+from drsim.units import clock_minutes
 
 #: Figure 6.14 and §6.3.4: OP costs about 70 % of BL's; BL predicts at 19:11, OP at 19:15;
 #: adaptive reductions 82.61 (BL) and 80.30 MWh (OP)
@@ -57,7 +58,7 @@ def figures(s: dict[str, Any]) -> dict[str, Any]:
 
 
 def minutes(clock: str | None) -> int | None:
-    return None if clock is None else int(clock[:2]) * 60 + int(clock[3:])
+    return None if clock is None else clock_minutes(clock)
 
 
 def table(name: str, runs: dict[str, dict[str, Any]]) -> list[str]:

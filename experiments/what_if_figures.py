@@ -30,6 +30,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from drsim import units
 from drsim.sweeps import JOURNAL, SWEEP_RECORD, mean_ci, read_journal
 
 FIRST_TEST = 18 * 60 + 50  # the paper scenario's first household test (t_start + t_wait)
@@ -50,15 +51,13 @@ def points(folder: Path, axis: str) -> list[tuple[Any, list[dict]]]:
 
 
 def minutes(clock: str | None) -> float:
-    if clock is None:
-        return math.nan
-    h, m = clock.split(":")
-    return int(h) * 60 + int(m)
+    """Minutes since midnight of a summary's "HH:MM", NaN for none."""
+    return math.nan if clock is None else units.clock_minutes(clock)
 
 
 def clock(value: float) -> str:
-    return "–" if not math.isfinite(value) else f"{int(round(value)) // 60:02d}:" \
-        f"{int(round(value)) % 60:02d}"
+    """"HH:MM" of minutes since midnight, "–" for NaN."""
+    return "–" if not math.isfinite(value) else units.clock(value)
 
 
 def clock_range(summaries: list[dict]) -> str:

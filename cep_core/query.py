@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
-import numpy as np
-
 from cep_core.adaptive.engine import (
     PLAN_KINDS,
     AdaptiveEngine,
@@ -28,7 +26,6 @@ from cep_core.approx.placeholders import as_unknown_type
 from cep_core.counters import Counters, WorkBy
 from cep_core.engine.graph import GraphEngine, graph_unsupported
 from cep_core.engine.keyed import KEYED_POLICIES, KeyedEngine
-from cep_core.engine.keyed_batch import equal_runs, value_codes
 from cep_core.engine.keyed_plan import keyed_missing_problem, keyed_unsupported
 from cep_core.engine.matching import (
     ANY,
@@ -38,6 +35,7 @@ from cep_core.engine.matching import (
     PMView,
     check_options,
 )
+from cep_core.engine.protocol import Engine, feed_by_value
 from cep_core.engine.reference import ReferenceEngine
 from cep_core.errors import QueryError, QuerySemanticError
 from cep_core.events import as_events
@@ -123,12 +121,12 @@ class Session:
     """An incremental run: ``feed(events) -> outputs`` batch by batch, then ``flush()``.
     Pickles mid-stream (with the query, recompiled on load; parameters, lookups and
     filters must pickle) and resumes exactly where it was. Event ids continue across
-    batches; timestamps must not decrease across batches."""
+    batches; timestamps must not decrease across batches. The engine is any
+    :class:`~cep_core.engine.protocol.Engine`; the session keeps the stream's ids and
+    time order and hands it each batch."""
 
-    def __init__(self, engine: Any, state_filter_every: str = "event",
-                 none_missing: bool = False):
+    def __init__(self, engine: Engine, none_missing: bool = False):
         self.engine = engine
-        self.state_filter_every = state_filter_every
         self.events_fed = 0
         self.last_time: Any = None
         #: ``max_missing=0``: exact matching, where a placeholder is an event no element
@@ -146,86 +144,31 @@ class Session:
         (:class:`~cep_core.counters.WorkBy`), the same as feeding the events of each
         value as a batch of its own and reading the counters in between."""
         self.work = None
-        if work_by is not None and not isinstance(self.engine, KeyedEngine):
-            out, self.work = feed_by_value(self, events, work_by, as_frame, keep=keep)
-            return out
-        if not self.none_missing:
-            out = self._feed_any(events, as_frame, keep, work_by)
+        if self.none_missing:
+            events = as_unknown_type(events)
+        if self.engine.reads_frame(events):  # a DataFrame read by its columns
+            n = len(events)
+            first, last = (events["time"].iloc[0], events["time"].iloc[-1]) if n and \
+                "time" in events.columns else (None, None)
         else:
-            out = _zero_missing(self._feed_any(as_unknown_type(events), as_frame, keep,
-                                               work_by))
+            events = as_events(events, first_id=self.events_fed)
+            n = len(events)
+            first, last = (events[0]["time"], events[-1]["time"]) if n else (None, None)
+        if first is not None and self.last_time is not None and first < self.last_time:
+            raise QueryError(f"event time {first} before the previous batch's last "
+                             f"{self.last_time}; a stream has non-decreasing timestamps")
+        out = self.engine.feed(events, as_frame, keep=keep, work_by=work_by,
+                               first_id=self.events_fed)
+        self.events_fed += n
+        if n:
+            self.last_time = last
         if work_by is not None:
             self.work = self.engine.work
-        return out
-
-    def _feed_any(self, events: Iterable[dict] | Any, as_frame: bool, keep: Any,
-                  work_by: str | None = None) -> Any:
-        if keep is not None and not isinstance(self.engine, KeyedEngine):
-            raise QueryError("keep= masks a batch on the keyed vectorized engine; the "
-                             "reference engine takes an input_filter")
-        if isinstance(self.engine, KeyedEngine) and hasattr(events, "columns"):
-            return self._feed_frame(events, as_frame, keep, work_by)  # columns to arrays
-        if hasattr(events, "columns") and hasattr(self.engine, "reads_columns") \
-                and self.engine.reads_columns(events):
-            return self._feed_columns(events, as_frame)  # a stream aggregation, by columns
-        out = self._feed(events, as_frame, keep, work_by)
-        if as_frame and not isinstance(self.engine, KeyedEngine):
-            import pandas as pd
-
-            return pd.DataFrame(out)
-        return out
-
-    def _feed(self, events: Iterable[dict] | Any, as_frame: bool, keep: Any = None,
-              work_by: str | None = None) -> Any:
-        evs = as_events(events, first_id=self.events_fed)
-        if evs and self.last_time is not None and evs[0]["time"] < self.last_time:
-            raise QueryError(f"event time {evs[0]['time']} before the previous batch's "
-                             f"last {self.last_time}; a stream has non-decreasing timestamps")
-        out: list[dict] = []
-        if isinstance(self.engine, KeyedEngine):
-            self.engine.events_fed = self.events_fed
-            out = self.engine.feed(evs, frame=as_frame, keep=keep, work_by=work_by)
-        elif isinstance(self.engine, ReferenceEngine | GraphEngine | AdaptiveEngine):
-            for e in evs:
-                self.engine.process(e, out)
-            if getattr(self.engine, "state_filter", None) is not None \
-                    and self.state_filter_every == "batch":
-                self.engine.apply_state_filter()
-        else:
-            out = list(self.engine.feed(evs))
-        self.events_fed += len(evs)
-        if evs:
-            self.last_time = evs[-1]["time"]
-        return out
-
-    def _feed_frame(self, frame: Any, as_frame: bool, keep: Any = None,
-                    work_by: str | None = None) -> Any:
-        if len(frame) and "time" in frame.columns and self.last_time is not None \
-                and frame["time"].iloc[0] < self.last_time:
-            raise QueryError(f"event time {frame['time'].iloc[0]} before the previous "
-                             f"batch's last {self.last_time}; a stream has non-decreasing "
-                             "timestamps")
-        self.engine.events_fed = self.events_fed
-        out = self.engine.feed(frame, frame=as_frame, keep=keep, work_by=work_by)
-        self.events_fed += len(frame)
-        if len(frame):
-            self.last_time = frame["time"].iloc[-1]
-        return out
-
-    def _feed_columns(self, frame: Any, as_frame: bool) -> Any:
-        out = self.engine.feed(frame)  # checks the time order against the stream time
-        self.events_fed += len(frame)
-        if len(frame):
-            self.last_time = frame["time"].iloc[-1]
-        if as_frame:
-            import pandas as pd
-
-            return pd.DataFrame(out)
-        return out
+        return _zero_missing(out) if self.none_missing else out
 
     @property
     def engine_name(self) -> str:
-        return self.engine.name if hasattr(self.engine, "name") else "aggregate"
+        return self.engine.name
 
     def flush(self) -> list[dict]:
         out = list(self.engine.flush())
@@ -237,98 +180,46 @@ class Session:
 
     @property
     def statistics(self) -> dict[str, Any]:
-        stats = getattr(self.engine, "stats", None) or getattr(self.engine, "statistics", None)
-        if stats is None:
-            return {}
-        out = stats.as_dict() if hasattr(stats, "as_dict") else dict(stats)
-        if isinstance(self.engine, AdaptiveEngine):
-            out["window"] = self.engine.window_section()
-        return out
+        return self.engine.statistics()
+
+    def _report(self, kind: str, refusal: str) -> dict[str, Any]:
+        if self.engine.reports != kind:
+            raise QueryError(refusal)
+        return self.engine.report()
 
     def adaptation_report(self) -> dict[str, Any]:
         """The plan in use, checks, re-optimisations, plan replacements and the time spent
         deciding and planning (sessions started with ``plan="order"`` or ``"tree"`` that an
         adaptive plan runs: :meth:`cep_core.adaptive.engine.AdaptiveEngine.report`)."""
-        if not isinstance(self.engine, AdaptiveEngine):
-            raise QueryError("this session runs the text-order plan (start with plan="
-                             "'order' or 'tree'; explain() says when those apply)")
-        return self.engine.report()
+        return self._report("adaptation", "this session runs the text-order plan (start "
+                            "with plan='order' or 'tree'; explain() says when those apply)")
 
     @property
     def policy(self) -> str | None:
-        return getattr(self.engine, "policy", None)
+        return self.engine.policy
 
     def partial_matches(self) -> list[dict[str, Any]]:
         """Live partial matches as {var: event id or [ids]} (pattern queries)."""
-        if isinstance(self.engine, GraphEngine):
-            raise QueryError("the graph engine keeps the window's events as a graph, not "
-                             "partial matches one by one; start(..., engine='reference') "
-                             "lists them")
         return self.engine.partial_matches()
 
     def live_runs(self, *attrs: str) -> dict[str, Any]:
         """The live runs as columns (keyed engine, :meth:`KeyedEngine.live_runs`)."""
-        return self._keyed("live_runs")(*attrs)
+        return self.engine.live_runs(*attrs)
 
     def drop_runs(self, *keys: Any) -> int:
         """Drop the live runs of these partition keys (keyed engine, the state filter:
         :meth:`KeyedEngine.drop_runs`); the number dropped."""
-        return self._keyed("drop_runs")(*keys)
-
-    def _keyed(self, name: str) -> Callable:
-        if not isinstance(self.engine, KeyedEngine):
-            raise QueryError(f"{name}() is a feature of the keyed vectorized engine; the "
-                             "reference engine takes a state_filter")
-        return getattr(self.engine, name)
+        return self.engine.drop_runs(*keys)
 
     def remote_report(self) -> dict[str, Any]:
         """Latencies and fetches of a session started with ``remote=``."""
-        from cep_core.remote.engine import RemoteEngine
-
-        if not isinstance(self.engine, RemoteEngine):
-            raise QueryError("this session runs without remote data on a modelled device")
-        return self.engine.report()
+        return self._report("remote", "this session runs without remote data on a "
+                            "modelled device")
 
     def shedding_report(self) -> dict[str, Any]:
         """Latencies on the modelled device and what was shed (sessions started with
         ``shedding=``)."""
-        from cep_core.shedding.engine import SheddingEngine
-
-        if not isinstance(self.engine, SheddingEngine):
-            raise QueryError("this session runs without load shedding")
-        return self.engine.report()
-
-
-def feed_by_value(feeder: Any, events: Any, column: str, as_frame: bool = False,
-                  **options: Any) -> tuple[Any, WorkBy]:
-    """Feed ``events`` to ``feeder`` one run of equal ``column`` values at a time, reading
-    its counters in between: the outputs of all the runs (a list, or one DataFrame with
-    ``as_frame``) and their work per value (:class:`~cep_core.counters.WorkBy`).
-
-    ``feeder`` is a :class:`Session` (what :meth:`Session.feed` does with ``work_by`` on an
-    engine that takes events one by one) or anything that feeds one step by step with
-    ``feed(batch, as_frame, **options)`` and ``counters`` (load shedding, remote data).
-    Events without any run are fed as one empty batch, whose output has the columns."""
-    frame = hasattr(events, "columns")
-    rows = events if frame else list(events)
-    codes, uniques = value_codes(rows, column, len(rows))
-    tally = np.zeros((len(WorkBy.FIELDS), len(uniques)), dtype=np.int64)
-    parts = []
-    for lo, hi in equal_runs(codes):
-        c = feeder.counters
-        before = np.array([c.events, c.pm_created, c.pm_extended, c.outputs])
-        part = rows.iloc[lo:hi] if frame else rows[lo:hi]
-        parts.append(feeder.feed(part, as_frame, **options))
-        tally[:, codes[lo]] += np.array([c.events, c.pm_created, c.pm_extended,
-                                         c.outputs]) - before
-    if not parts:
-        parts.append(feeder.feed(rows, as_frame, **options))
-    work = WorkBy.of(column, uniques, tally)
-    if as_frame:
-        import pandas as pd
-
-        return pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True), work
-    return [x for part in parts for x in part], work
+        return self._report("shedding", "this session runs without load shedding")
 
 
 def _zero_missing(out: Any) -> Any:
@@ -581,7 +472,7 @@ class CompiledQuery:
         else:
             engine = ReferenceEngine(self.plan, policy, output, input_filter, state_filter,
                                      state_filter_every, runs, k or None)
-            session = Session(engine, state_filter_every, none_missing=k == 0)
+            session = Session(engine, none_missing=k == 0)
         self._last = session
         return session
 

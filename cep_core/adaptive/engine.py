@@ -396,6 +396,8 @@ class AdaptiveEngine(CountMerging):
     """Runs a plan :func:`adaptive_problem` accepts under skip-till-any-match with an
     order-based or tree-based plan (``kind``), adapted as ``adapt`` says (module doc)."""
 
+    reports = "adaptation"
+
     def __init__(self, plan: Plan, kind: str, output: str = "events",
                  adapt: dict[str, Any] | None = None):
         why = adaptive_problem(plan)
@@ -569,6 +571,9 @@ class AdaptiveEngine(CountMerging):
 
     def live_count(self) -> int:
         return sum(r.live() for r in self.runners)
+
+    def statistics(self) -> dict[str, Any]:
+        return {**self.stats.as_dict(), "window": self.window_section()}
 
     def window_section(self) -> dict[str, Any]:
         """The statistics over the sliding window (``session.statistics["window"]``)."""

@@ -71,6 +71,7 @@ from cep_core.aggregate.engine import SeqEngine, SeqResult
 from cep_core.aggregate.layout import EventBatch, QueryPlan
 from cep_core.aggregate.seqquery import SeqQuery
 from cep_core.counters import Counters
+from cep_core.engine.protocol import EngineBase
 from cep_core.events import unique_names
 
 __all__ = ["SeqAggregator", "PreTree", "SeqResult"]
@@ -94,9 +95,11 @@ def _dicts(eng: SeqEngine, p: QueryPlan, b: EventBatch, res: SeqResult) -> list[
     return [dict(zip(keys, row, strict=False)) for row in zip(*cols, strict=False)]
 
 
-class SeqAggregator:
+class SeqAggregator(EngineBase):
     """A-Seq for one :class:`~cep_core.aggregate.seqquery.SeqQuery` (see the module
     docstring for the semantics). ``feed`` is incremental; ``run`` starts afresh."""
+
+    name = "aseq"
 
     def __init__(self, query: SeqQuery, params: Mapping | None = None,
                  lookups: Mapping | None = None):
@@ -115,9 +118,9 @@ class SeqAggregator:
         """The outputs of the next events (list of dicts or DataFrame), as arrays."""
         return self._eng.feed(events)[2][0]
 
-    def feed(self, events: Any) -> list[dict]:
+    def feed_batch(self, events: Any) -> list[dict]:
         """The output events ``{type, time, trigger_id, group attrs.., aggregates..}``
-        of the next events, one per trigger."""
+        of the next events, one per trigger (:meth:`feed`)."""
         b, _, res = self._eng.feed(events)
         return _dicts(self._eng, self._eng.plans[0], b, res[0])
 

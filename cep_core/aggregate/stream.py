@@ -51,6 +51,7 @@ import numpy as np
 
 from cep_core.aggregate.evaluate import Evaluator, lookups_in, names_in, to_text
 from cep_core.counters import Counters
+from cep_core.engine.protocol import EngineBase
 from cep_core.errors import QueryError, QuerySemanticError
 from cep_core.events import unique_names
 from cep_core.expr import conjuncts, partition_key
@@ -181,10 +182,12 @@ def _agg_spec(label: str, e: ast.Aggregate) -> _Agg:
     return _Agg(label, e.func, e.distinct, arg, attr)
 
 
-class StreamAggregation:
+class StreamAggregation(EngineBase):
     """A compiled aggregation query: :meth:`feed` events incrementally (closed groups are
     returned), :meth:`flush` at the end of input, or :meth:`run` a whole stream. Picklable
     with its state (when its lookup tables are)."""
+
+    name = "aggregate"
 
     def __init__(self, query: ast.AggregationQuery, ev: Evaluator, keys: tuple[str, ...],
                  aggs: list[_Agg], plain: dict[str, str], filters: list[Any], out_type: str,
@@ -209,8 +212,12 @@ class StreamAggregation:
         self._now: Any = None
 
     # ------------------------------------------------------------------ feeding
-    def feed(self, events: Iterable[Mapping[str, Any]] | Any) -> list[dict]:
-        """Aggregates the next events (in time order); returns the groups they closed.
+    def reads_frame(self, events: Any) -> bool:
+        return hasattr(events, "columns") and self.reads_columns(events)
+
+    def feed_batch(self, events: Iterable[Mapping[str, Any]] | Any) -> list[dict]:
+        """Aggregates the next events (in time order); returns the groups they closed
+        (:meth:`feed` gives them as dicts or as a DataFrame).
 
         A pandas DataFrame is read column by column when every column the query reads
         holds numpy data (:meth:`_feed_columns`), else row by row as dicts; both give the

@@ -51,6 +51,7 @@ from typing import Any
 from cep_core.approx.insertions import Insertions, approximate_problem
 from cep_core.approx.placeholders import is_lost
 from cep_core.counters import Counters
+from cep_core.engine.protocol import StepFeeding
 from cep_core.errors import QueryError
 from cep_core.plan import START, Plan, Pred
 
@@ -128,13 +129,15 @@ class _Step:
         self.extendable, self.finish, self.finish_preds = extendable, finish, finish_preds
 
 
-class MatchNodeEngine:
+class MatchNodeEngine(StepFeeding):
     """ACEPMATCH over a plan with up to ``k`` missing elements (module doc).
 
     ``proxy``: keep only proxies (Theorem 2). ``on_match(vectors, t, key)``: called for
     every completion with the match vectors of its trajectory, newest first (the
     candidate's vector given to :meth:`extend`, then each ancestor's ``via``), its match
     point and partition."""
+
+    name = "match-node"
 
     def __init__(self, plan: Plan, k: int, proxy: bool = False,
                  on_match: Callable[[list, Any, Any], None] | None = None):

@@ -283,6 +283,11 @@ class GraphEngine(CountMerging):
                            missing=missing)
 
     # ------------------------------------------------------------------ public
+    def partial_matches(self) -> list[dict[str, Any]]:
+        raise QueryError("the graph engine keeps the window's events as a graph, not "
+                         "partial matches one by one; start(..., engine='reference') "
+                         "lists them")
+
     def flush(self) -> list[dict]:
         """The end of the stream: nothing is pending in this engine."""
         return []

@@ -73,9 +73,16 @@ from cep_core.engine.keyed_batch import (
     waves,
 )
 from cep_core.engine.keyed_negation import KeyedNegation
-from cep_core.engine.keyed_plan import keyed_missing_problem, keyed_plan, keyed_unsupported
+from cep_core.engine.keyed_plan import (
+    KEYED_POLICIES,
+    keyed_missing_problem,
+    keyed_plan,
+    keyed_refusal,
+    keyed_unsupported,
+)
 from cep_core.engine.keyed_values import WaveValues
 from cep_core.engine.matching import ONE_PER_PARTITION, STRICT, Statistics
+from cep_core.engine.protocol import EngineBase
 from cep_core.engine.segment_scan import scan_batch, scan_supported
 from cep_core.engine.vectorize import fields, passes
 from cep_core.errors import QueryError
@@ -83,14 +90,14 @@ from cep_core.plan import START, Plan
 
 __all__ = ["KeyedEngine", "KEYED_POLICIES"]
 
-KEYED_POLICIES = ("skip-till-next-match", STRICT)
 _BEGIN = 1 << 20  # starts emit after the continuations of the same event
 
 
-class KeyedEngine:
+class KeyedEngine(EngineBase):
     """Runs a plan of the keyed class (module doc) over batches of events."""
 
     name = "keyed-vectorized"
+    refusal = staticmethod(keyed_refusal)
 
     def __init__(self, plan: Plan, policy: str, max_missing: int | None = None):
         reason = keyed_unsupported(plan)
@@ -154,15 +161,26 @@ class KeyedEngine:
         self.c = keyed_plan(self.plan)
 
     # ------------------------------------------------------------------ public
+    def reads_frame(self, events: Any) -> bool:
+        return hasattr(events, "columns")
+
+    def statistics(self) -> dict[str, Any]:
+        return self.stats.as_dict()
+
     def feed(self, events: Any, frame: bool = False, keep: np.ndarray | None = None,
-             work_by: str | None = None) -> list[dict] | pd.DataFrame:
+             work_by: str | None = None, first_id: int | None = None
+             ) -> list[dict] | pd.DataFrame:
         """Process a batch (a list of event dicts or a DataFrame); the outputs in stream
         order, as dicts or (``frame=True``) as a DataFrame with one column per field.
         ``keep``: the input filter as a mask over the batch (load shedding, §4.2.2): an
         event it drops is not processed and changes no state (Eq. 4.2), not even a
         strictly contiguous run's. ``work_by``: a column of the events; the batch's work
         per value of it is then left in :attr:`work` (:class:`~cep_core.counters.WorkBy`;
-        what a trailing NEG releases at the end of the batch counts at its last event)."""
+        what a trailing NEG releases at the end of the batch counts at its last event).
+        ``first_id``: the stream position of the batch's first event (else the count
+        fed so far)."""
+        if first_id is not None:
+            self.events_fed = first_id
         b = Batch(events, self.attrs, self.events_fed, placeholders=bool(self.k))
         self.events_fed += b.n
         out = self._outputs()

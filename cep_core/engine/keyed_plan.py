@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cep_core.engine.matching import ONE_PER_PARTITION, STRICT
 from cep_core.engine.vectorize import Unsupported, VectorCompiler
 from cep_core.expr import walk
 from cep_core.lang import ast
@@ -104,6 +105,22 @@ def keyed_unsupported(plan: Plan) -> str | None:
         keyed_plan(plan)
     except Unsupported as ex:
         return str(ex)
+    return None
+
+
+KEYED_POLICIES = ("skip-till-next-match", STRICT)
+#: what the keyed engine runs, when a plan of its class is refused for the options
+KEYED_SCOPE = (f"it runs {' and '.join(KEYED_POLICIES)} with runs='{ONE_PER_PARTITION}', "
+               "events out and no filters")
+
+
+def keyed_refusal(plan: Plan, options: Any) -> str | None:
+    """Why the keyed engine does not run ``plan`` with these
+    :class:`~cep_core.engine.options.EngineOptions` (None when it does)."""
+    why = keyed_unsupported(plan) or (options.max_missing and keyed_missing_problem(plan))
+    if why or options.policy not in KEYED_POLICIES or options.runs != ONE_PER_PARTITION \
+            or options.output != "events" or options.filtered:
+        return why or KEYED_SCOPE
     return None
 
 

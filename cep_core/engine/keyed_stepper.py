@@ -20,8 +20,10 @@ class KeyedStepper:
     engine and partition key, its counters and flush."""
 
     def _wrap(self, session: Any) -> None:
+        from cep_core.engine.keyed import KeyedEngine
+
         engine = session.engine
-        if not hasattr(engine, "live_runs") or len(engine.plan.partition) != 1:
+        if not isinstance(engine, KeyedEngine) or len(engine.plan.partition) != 1:
             raise QueryError(f"a {type(self).__name__} runs a keyed session with one "
                              "partition attribute")
         self.session, self.engine, self.key = session, engine, engine.plan.partition[0]

@@ -12,6 +12,7 @@ from typing import Any
 
 from cep_core.approx.placeholders import Placeholder
 from cep_core.counters import Counters
+from cep_core.engine.protocol import StepFeeding
 from cep_core.errors import LostAttribute, QueryError
 from cep_core.plan import Plan
 
@@ -92,12 +93,13 @@ def merge_counts(plan: Plan, out: list, n0: int) -> None:
     out[n0:] = list(merged.values())
 
 
-class CountMerging:
-    """Base of the engines: :meth:`process` runs the engine's ``_process`` on one event
-    and, for a ``RETURN .. COUNT(*)`` query, merges that event's outputs with
-    :func:`merge_counts`."""
+class CountMerging(StepFeeding):
+    """Base of the engines that take one event at a time: :meth:`process` runs the
+    engine's ``_process`` on one event and, for a ``RETURN .. COUNT(*)`` query, merges
+    that event's outputs with :func:`merge_counts`."""
 
     plan: Plan
+    stats: Statistics
     _counting: bool  # set by :meth:`_set_counting`
 
     def _set_counting(self, output: str) -> None:
@@ -106,6 +108,9 @@ class CountMerging:
 
     def _process(self, e: dict, out: list) -> None:
         raise NotImplementedError
+
+    def statistics(self) -> dict[str, Any]:
+        return self.stats.as_dict()
 
     def process(self, e: dict, out: list) -> None:
         """Process one event; the matches it completes are appended to ``out`` (for a

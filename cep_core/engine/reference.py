@@ -232,6 +232,11 @@ class ReferenceEngine(CountMerging):
         if self.state_filter is not None and self.state_filter_every == "event":
             self.apply_state_filter()
 
+    def end_batch(self) -> None:
+        """The state filter, when it applies once per batch."""
+        if self.state_filter is not None and self.state_filter_every == "batch":
+            self.apply_state_filter()
+
     def flush(self) -> list[dict]:
         """End of the stream so far: settle pending lookups and emit what they complete."""
         out: list[dict] = []

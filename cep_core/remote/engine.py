@@ -91,6 +91,7 @@ class RemoteEngine(ReferenceEngine):
     :meth:`report` gives latencies, fetches and time waited."""
 
     name = "reference+remote"
+    reports = "remote"
 
     def __init__(self, plan, policy: str = ANY, output: str = "events",
                  runs: str = EVERY_EVENT, config: RemoteConfig | None = None):

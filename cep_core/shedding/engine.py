@@ -262,6 +262,7 @@ class SheddingEngine(_Tracking):
     (:mod:`cep_core.approx.rc_acep`; ``CompiledQuery.start`` does not combine the two)."""
 
     name = "reference"
+    reports = "shedding"
 
     def __init__(self, plan, policy: str, output: str, runs: str, config: Any,
                  max_missing: int | None = None):

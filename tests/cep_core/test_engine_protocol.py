@@ -1,0 +1,107 @@
+"""One engine protocol (cep_core.engine.protocol): every engine answers it, and a session
+runs any of them through it alone."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+
+import pandas as pd
+import pytest
+
+import cep_core
+from cep_core.aggregate import SeqAggregator, seq_query
+from cep_core.approx.matchnodes import MatchNodeEngine
+from cep_core.engine.protocol import Engine
+from cep_core.errors import QueryError
+from cep_core.query import Session
+from cep_core.remote import LatencyModel, RemoteConfig, RemoteSource
+from cep_core.shedding import SheddingConfig
+
+SEQ = "PATTERN SEQ(A a, B b) WHERE b.v > a.v WITHIN 10"
+KEYED = "PATTERN SEQ(A a, B b) WHERE SAME[k] AND b.v > a.v WITHIN 10 RETURN R(a.v AS x)"
+AGG = "SELECT SUM(v) AS n FROM A STREAM GROUP BY time RETURN N(time, n)"
+STREAM = [{"type": t, "time": i, "v": i % 4, "k": i % 2} for i, t in enumerate("ABABBA")]
+
+
+def _engines() -> dict[str, Engine]:
+    """One engine of each of the nine classes, as compile/start builds them."""
+    seq, keyed = cep_core.compile(SEQ), cep_core.compile(KEYED)
+    source = RemoteSource({0: 1, 1: 2}, latency=LatencyModel("fixed", value=1.0), names=("R",))
+    remote = cep_core.compile("PATTERN SEQ(A a, B b) WHERE b.v = R[a.k] WITHIN 10",
+                              remote={"R": source})
+    return {
+        "reference": seq.start(engine="reference").engine,
+        "graph": seq.start().engine,
+        "keyed": keyed.start("strict-contiguity", runs="one-per-partition").engine,
+        "adaptive": seq.start(plan="order").engine,
+        "shedding": seq.start(shedding=SheddingConfig("NS", unit_cost=1.0)).engine,
+        "remote": remote.start(remote=RemoteConfig("BL1")).engine,
+        "aggregation": cep_core.compile(AGG).start().engine,
+        "aseq": SeqAggregator(seq_query("A a, B b", within=5)),
+        "match-node": MatchNodeEngine(seq.plan, 1),
+    }
+
+
+def test_every_engine_class_answers_the_protocol():
+    engines = _engines()
+    assert len({type(e) for e in engines.values()}) == 9
+    for kind, eng in engines.items():
+        assert isinstance(eng, Engine), kind
+        assert isinstance(eng.name, str) and eng.name, kind
+        out = eng.feed([dict(e, id=n) for n, e in enumerate(STREAM)])
+        out += eng.flush()
+        assert isinstance(out, list), kind
+        assert eng.counters.events > 0, kind
+        assert isinstance(eng.statistics(), dict), kind
+
+
+def test_feed_gives_the_same_outputs_as_the_old_ways_of_feeding():
+    """feed over a batch equals process one by one (match-node) and run (A-Seq)."""
+    seq = cep_core.compile(SEQ)
+    events = [dict(e, id=n) for n, e in enumerate(STREAM)]
+    assert MatchNodeEngine(seq.plan, 1).feed(events) == MatchNodeEngine(seq.plan, 1).run(
+        events)
+    q = seq_query("A a, B b", within=5)
+    assert SeqAggregator(q).feed(events, frame=True).equals(
+        pd.DataFrame(SeqAggregator(q).run(events)))
+
+
+def test_reports_are_each_engines_own_and_refused_elsewhere():
+    engines = _engines()
+    assert {k: e.reports for k, e in engines.items() if e.reports} == {
+        "adaptive": "adaptation", "shedding": "shedding", "remote": "remote"}
+    for kind in ("adaptive", "shedding", "remote"):
+        assert isinstance(engines[kind].report(), dict)
+    with pytest.raises(QueryError, match="the graph engine keeps no report"):
+        engines["graph"].report()
+    session = cep_core.compile(SEQ).start()
+    with pytest.raises(QueryError, match="runs without load shedding"):
+        session.shedding_report()
+    with pytest.raises(QueryError, match="runs the text-order plan"):
+        session.adaptation_report()
+    with pytest.raises(QueryError, match="live_runs\\(\\) is a feature of the keyed"):
+        session.live_runs()
+    with pytest.raises(QueryError, match="keep= masks a batch on the keyed"):
+        session.feed(STREAM, keep=[True] * len(STREAM))
+
+
+def test_a_session_runs_its_engine_through_the_protocol_alone():
+    """No isinstance, hasattr or getattr in Session: what differs is each engine's."""
+    tree = ast.parse(inspect.getsource(Session))
+    calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Name)}
+    assert not calls & {"isinstance", "hasattr", "getattr"}
+
+
+def test_work_by_books_each_values_work_on_every_engine():
+    """feed(work_by=) on an engine stepping event by event equals feeding each value's
+    events as a batch of its own."""
+    q = cep_core.compile(SEQ)
+    whole = q.start(engine="reference")
+    out = whole.feed(STREAM, work_by="time")
+    apart = q.start(engine="reference")
+    parts = [apart.feed([e]) for e in STREAM]
+    assert out == [x for p in parts for x in p]
+    assert whole.work.events.sum() == len(STREAM)
+    assert whole.counters.as_dict() == apart.counters.as_dict()

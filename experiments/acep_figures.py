@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Figures of the ACEP reproduction (scripts/reproduce_acep.py) from its CSVs: the
 analogues of Figs. 5-18 of Li and Ge, VLDB 2016, §6, as PNGs ``acep_fig*.png``.
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Benchmarks of the cep_core engines, one function per part (``bench_<part>()``).
 
 **aseq** — A-Seq against counting by enumerating matches (the "two-step" approach of

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Wall time of the adaptive DR run end to end (``drsim run``), per stage.
 
 Runs ``drsim run SCENARIO`` in a fresh process for each scenario (so Spark's start-up is

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Benchmark: household-days per second per core, drsim against richardsonpy (CREST).
 
 What it measures, in one process and one run, side by side:

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Figures of the load-shedding reproduction (dissertation §4.4) from the CSV that
 ``scripts/reproduce_ch4.py`` writes::
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Figures of the remote-data reproduction (dissertation §5.6.2) from the CSV that
 ``scripts/reproduce_ch5.py`` writes::
 

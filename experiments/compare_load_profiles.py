@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Daily load profiles of drsim's households against BDEW H0 and CREST, for a month and day type.
 
 What it compares (one day type of one month, no demand response):

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Whether two result folders hold the same results, value by value: every field of
 summary.json (timings, resources, the Spark application's id and jobs, and the code
 version aside) and every Parquet table, row by row. For a change that must not change

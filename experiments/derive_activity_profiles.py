@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Derive CREST start-time curves (weekday and weekend) and a monthly daylight table.
 
 What it derives, for ``start_profiles`` of ``drsim/data/appliances.yaml``:

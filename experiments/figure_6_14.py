@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Figure 6.14 (§6.3.4): the optimised monitoring OP (hybrid load shedding at 50 % and
 EIRES Hybrid fetches) against the baseline BL (no shedding, blocking fetches BL1), from the
 sweeps ``scenarios/sweeps/op_vs_bl.yaml`` (tests every 5 minutes) and, when it has been

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """The shapes of the ACEP paper's experiments (Li and Ge, "History is a mirror to the
 future: best-effort approximate complex event matching with insufficient resources",
 VLDB 2016, §6, Figs. 5-18) with cep_core's approximate matching (cep_core.approx), on a

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """The shapes of the adaptive-plan experiments (Schuster and Kolchinsky, US 11,693,862 B2,
 "Experimental Evaluation", Figs. 6-8) with cep_core's adaptive plans
 (:mod:`cep_core.adaptive`), on two drifting datasets made here

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """The shapes of the A-Seq paper's experiments (Qi et al., SIGMOD 2014, §6, Figs. 12-16)
 with cep_core, on a synthetic stream (one event per time unit, types uniform over an
 alphabet; the paper used stock trades):

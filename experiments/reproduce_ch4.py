@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Reproduce the load-shedding experiments of the dissertation's Ch. 4 (§4.4) with
 cep_core's reference engine on the modelled device clock (cep_core.shedding).
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Reproduce the remote-data experiments of the dissertation's Ch. 5 (§5.6.2) with
 cep_core's reference engine on the modelled device clock (cep_core.remote).
 

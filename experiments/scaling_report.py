@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Figure 6.13 and its table from a finished scaling sweep (dissertation §6.3.3).
 
 Reads the sweep folder's ``runs.jsonl`` (``scenarios/sweeps/scaling.yaml``: 100,000 to 1.6

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """The tables and figures of docs/sweeps.md: the paper scenario's sweeps (means and 95 %
 CIs over seeds).
 

@@ -61,6 +61,7 @@ from drsim.pipeline.tasks import (
 )
 from drsim.scenario import Scenario
 from drsim.units import DAY
+from drsim.utility.feature_registry import active_features
 from drsim.utility.fetching import MeterFetch
 from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
 from drsim.utility.readings import reading_minutes
@@ -86,14 +87,15 @@ class Monitoring:
 
 def check_monitor(scenario: Scenario) -> MonitoringPlan:
     """The monitoring plan, or ValueError for what readings cannot feed: load shedding
-    (its cost models are fitted on a simulated day) and appliance-level queries (they read
-    each appliance's starts)."""
+    (its cost models are fitted on a simulated day) and a monitoring feature with a
+    :attr:`~drsim.utility.features.MonitoringFeature.readings_refusal` (appliance-level
+    queries read each appliance's starts)."""
     if scenario.monitoring.shedding is not None:
         raise ValueError("monitoring.shedding: drsim monitor simulates nothing, and load "
                          "shedding's cost models are fitted on a simulated day; remove it")
-    if scenario.monitoring.appliance_queries:
-        raise ValueError("monitoring.appliance_queries: they read each appliance's starts, "
-                         "which meter readings do not hold; remove them")
+    for feature in active_features(scenario):
+        if feature.readings_refusal is not None:
+            raise ValueError(f"{feature.scenario_key}: {feature.readings_refusal}")
     return check_run(scenario)
 
 

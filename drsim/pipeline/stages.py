@@ -64,7 +64,8 @@ from drsim.pipeline.tasks import (
 from drsim.scenario import Scenario
 from drsim.units import clock
 from drsim.utility import deficit
-from drsim.utility.appliance_monitoring import COUNTS, compile_appliance_queries
+from drsim.utility.feature_registry import active_features
+from drsim.utility.features import feature_output, feature_schema
 from drsim.utility.fetching import FetchCounts, group_fetch_delays
 from drsim.utility.incentive import IncentiveResult, plan_second_event
 from drsim.utility.lottery import monitoring_cost, saved_cost
@@ -173,8 +174,9 @@ class Monitored:
     #: with lost readings: (max_missing + 1,) the traditional pass's user events until
     #: monitoring stopped, by the lost test slots in their run
     missing_counts: np.ndarray | None = None
-    #: with appliance queries: monitored pass -> (queries, COUNTS) summed over the chunks
-    appliance: dict[str, np.ndarray] = field(default_factory=dict)
+    #: each active monitoring feature's merge of the chunks' rows, by feature name
+    #: (drsim.utility.features.MonitoringFeature.merge)
+    features: dict[str, Any] = field(default_factory=dict)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -258,6 +260,8 @@ def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
     schemas = {"loads": LOADS, "chunks": CHUNKS}
     if plan is not None:
         schemas.update(meter=METER, events=EVENTS)
+        schemas.update({feature_output(f.name): feature_schema(f)
+                        for f in active_features(scenario)})
         if export_readings:
             schemas["readings"] = CHUNK_READINGS
     out = backend.map_chunks(partial(simulation_task, scenario, tuple(chunks), plan,
@@ -301,7 +305,8 @@ def check_run(scenario: Scenario, delay_detection: int = 0) -> MonitoringPlan:
     plan = MonitoringPlan.of(scenario)
     try:
         check_queries(plan)
-        compile_appliance_queries(scenario.monitoring.appliance_queries)
+        for feature in active_features(scenario):
+            feature.check()
     except QueryError as exc:
         if scenario.source_path is None:
             raise
@@ -411,25 +416,22 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
                 for name in names if scenario.monitoring.shedding is not None}
     fetches = {name: FetchCounts.merged(meter.loc[meter["pass"] == name, "fetched"])
                 for name in names if remote is not None}
-    appliance = _appliance_counts(meter, len(scenario.monitoring.appliance_queries))
+    features = {f.name: f.merge(_feature_rows(backend, out[feature_output(f.name)]))
+                for f in active_features(scenario) if feature_output(f.name) in out}
     outcome = {name: tier_outcome(tier_rows, name, n_groups) for name in names}
     trad = meter[meter["pass"] == "traditional"]
     lost = _lost_readings(plan, trad, n_groups, outcome["traditional"]) \
         if trad["lost"].notna().any() else {}  # lost readings: the same in every pass
     return Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,
                      outcome, gateways, fetches, group_fetches, **lost,
-                     appliance=appliance), timings
+                     features=features), timings
 
 
-def _appliance_counts(meter: pd.DataFrame, n_queries: int) -> dict[str, np.ndarray]:
-    """Monitored pass -> (queries, COUNTS): the appliance queries' counts summed over the
-    chunks (empty without queries)."""
-    out = {}
-    for name in MONITORED if n_queries else ():
-        rows = meter.loc[(meter["pass"] == name) & meter["appliance"].notna(), "appliance"]
-        out[name] = np.sum([np.asarray(r, np.int64) for r in rows],
-                           axis=0).reshape(n_queries, len(COUNTS))
-    return out
+def _feature_rows(backend: Backend, handle: Any) -> pd.DataFrame:
+    """A monitoring feature's chunk output, collected, by chunk then pass (each chunk's
+    rows of a pass in the order it gave them)."""
+    rows = backend.collect(handle).to_pandas()
+    return rows.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
 
 
 def _lost_readings(plan: MonitoringPlan, trad: pd.DataFrame, n_groups: int,

@@ -48,6 +48,7 @@ from drsim.pipeline.stream_clock import width
 from drsim.pipeline.tasks import EVENTS, TIERS, UTILITY, group_leader, outcome_counts, utility
 from drsim.scenario import Scenario
 from drsim.units import DAY
+from drsim.utility.feature_registry import active_features
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, meter_tier
 from drsim.utility.threshold import Thresholds
 
@@ -71,15 +72,19 @@ PASSED_ON = ("user", "meter", "outcome", "load", "late", "bad")
 
 def check_streamable(scenario: Scenario) -> None:
     """ValueError for what the stream does not monitor yet: lost-reading models, remote
-    data, load shedding and appliance queries (their batch runs: ``drsim run``)."""
+    data, load shedding and the monitoring features that are not
+    :attr:`~drsim.utility.features.MonitoringFeature.streamed` (appliance queries; their
+    batch runs: ``drsim run``)."""
     mon = scenario.monitoring
-    for name, value in (("meters.reading_loss", scenario.meters.reading_loss),
-                        ("monitoring.remote", mon.remote), ("monitoring.shedding", mon.shedding),
-                        ("monitoring.appliance_queries", mon.appliance_queries or None)):
-        if value is not None:
-            raise ValueError(f"{name}: the streaming monitoring runs Listings 6.1-6.3 on "
-                             "plain readings; run this scenario in batch (without --stream "
-                             "or --streaming)")
+    names = [name for name, value in (("meters.reading_loss", scenario.meters.reading_loss),
+                                      ("monitoring.remote", mon.remote),
+                                      ("monitoring.shedding", mon.shedding))
+             if value is not None]
+    names += [f.scenario_key for f in active_features(scenario) if not f.streamed]
+    if names:
+        raise ValueError(f"{names[0]}: the streaming monitoring runs Listings 6.1-6.3 on "
+                         "plain readings; run this scenario in batch (without --stream "
+                         "or --streaming)")
 
 
 @dataclass(frozen=True)

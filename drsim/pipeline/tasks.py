@@ -35,12 +35,14 @@ from drsim.pipeline.recorded import readings_batch
 from drsim.pipeline.stream_clock import write_intervals
 from drsim.scenario import Scenario
 from drsim.units import DAY
-from drsim.utility.appliance_monitoring import (
-    appliance_stream,
-    compile_appliance_queries,
-    run_appliance_query,
-)
 from drsim.utility.baseline import estimate
+from drsim.utility.feature_registry import active_features
+from drsim.utility.features import (
+    FeatureChunk,
+    MonitoringFeature,
+    feature_output,
+    feature_schema,
+)
 from drsim.utility.fetching import MeterFetch, alert_shift
 from drsim.utility.group_and_utility_tiers import group_tier, utility_tier
 from drsim.utility.lottery import lottery_winners, second_event_compliant
@@ -81,10 +83,7 @@ METER = pa.schema([  # per (chunk, pass): aggregates only, whatever the chunk's 
     # utility sees of the deficit (:func:`seen_reduction`)
     ("lost", pa.list_(pa.int64())), ("silent", pa.list_(pa.int64())),
     ("seen", pa.list_(pa.float64())),
-    ("missing", pa.list_(pa.int64())),  # (tests, max_missing + 1) user events by missing
-    # with appliance queries (drsim.utility.appliance_monitoring; null without): per query, in the
-    # scenario's order, its COUNTS on this pass
-    ("appliance", pa.list_(pa.int64()))])
+    ("missing", pa.list_(pa.int64()))])  # (tests, max_missing + 1) user events by missing
 MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary())])
 #: meter work per test: events processed, partial matches, user events, readings shed,
 #: remote-data requests
@@ -110,17 +109,20 @@ def simulation_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: Monitor
                     export_readings: bool = False) -> dict[str, pa.RecordBatch]:
     """The baseline, expected and traditional passes of chunk ``index``: its loads and
     participants (``loads``, ``chunks``) and, with a monitoring ``plan``, the meter tier's
-    output (``meter``, ``events``) and, with ``export_readings``, the traditional pass's
+    output (``meter``, ``events``), each active monitoring feature's
+    (:func:`feature_batches`) and, with ``export_readings``, the traditional pass's
     meter readings (``readings``, :func:`meter_readings`); with load shedding, ``models``
     holds each group's pickled cost model of the meter query (:func:`cost_model_task`)."""
     chunk = chunks[index]
     started = time.perf_counter()
-    queries = plan is not None and bool(scenario.monitoring.appliance_queries)
-    result = simulate_chunk(scenario, chunk, households=plan is not None, keep_runs=queries)
+    features = () if plan is None else active_features(scenario)
+    result = simulate_chunk(scenario, chunk, households=plan is not None,
+                            keep_runs=any(f.needs_runs for f in features))
     out = {"loads": loads_batch(scenario, result)}
     if plan is not None:
         model = None if models is None else pickle.loads(models[chunk.group])
         out["meter"], out["events"] = _meter_batches(scenario, plan, result, model)
+        out.update(feature_batches(scenario, plan, result, features))
         if export_readings:
             out["readings"] = meter_readings(scenario, plan, result)
     out["chunks"] = chunk_batch(result, time.perf_counter() - started,
@@ -343,7 +345,6 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
             runs = [(name, op, op_stats), (bl_name(name), bl, bl_stats)]
         flags = _replica_flags(plan, result) if name == "expected" else None
         noncompliant = _noncompliant(result, name)
-        appliance = _appliance_counts(scenario, plan, result, name)
         seen = None
         if lost is not None and name == "traditional":
             seen = seen_reduction(plan, lost, est["baseline"], result.window_kw[name],
@@ -352,8 +353,7 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
             own = label == name
             meter.append(meter_row(plan, chunk, label, m, noncompliant, lost, seen=seen,
                                    replica_flags=flags if own else None,
-                                   gateways=None if stats is None else stats.as_list(),
-                                   appliance=appliance if own else None))
+                                   gateways=None if stats is None else stats.as_list()))
             events.append(event_row(chunk, label, m))
     return (pa.RecordBatch.from_pylist(meter, schema=METER),
             pa.RecordBatch.from_pylist(events, schema=EVENTS))
@@ -395,23 +395,30 @@ def event_row(chunk: Chunk, label: str, m: MeterResult) -> dict[str, Any]:
                                                    "missing")}}
 
 
-def _appliance_counts(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult,
-                      name: str) -> np.ndarray | None:
-    """The appliance queries' :data:`drsim.utility.appliance_monitoring.COUNTS` on pass ``name``
-    of the chunk, query after query (None without queries)."""
-    specs = scenario.monitoring.appliance_queries
-    if not specs:
-        return None
-    pop = result.population
-    schedule = pass_schedules(scenario, result.chunk.group)[name]
-    signals = [(r.announce, r.start, r.end) for r in
-               (e.resolve(scenario.dr_program.notice_minutes, pop.follow_through)
-                for e in schedule)]
-    stream = appliance_stream(result.runs[name], result.runs["baseline"], pop.ids, signals,
-                              plan.t_first_test, plan.delta, plan.t_start, plan.t_end)
-    queries = compile_appliance_queries(specs)
-    return np.concatenate([run_appliance_query(queries[q], specs[q], stream)
-                           for q in specs])
+def feature_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult,
+                    features: tuple[MonitoringFeature, ...]) -> dict[str, pa.RecordBatch]:
+    """Each monitoring feature's rows (:meth:`MonitoringFeature.chunk_rows`) of the chunk's
+    monitored passes, under its output name (:func:`drsim.utility.features.feature_output`),
+    the chunk, group and pass before its columns."""
+    pop, chunk = result.population, result.chunk
+    schedules = pass_schedules(scenario, chunk.group)
+    signals = {name: tuple((r.announce, r.start, r.end) for r in (
+        e.resolve(scenario.dr_program.notice_minutes, pop.follow_through)
+        for e in schedules[name])) for name in MONITORED}
+    out = {}
+    for feature in features:
+        schema = feature_schema(feature)
+        columns: dict[str, list[Any]] = {f.name: [] for f in schema}
+        for name in MONITORED:
+            rows = feature.chunk_rows(FeatureChunk(plan, chunk.index, chunk.group, pop.ids,
+                                                   result.runs, signals[name]), name)
+            n = len(rows[feature.schema.names[0]])
+            for key, value in (("chunk", chunk.index), ("group", chunk.group), ("pass", name)):
+                columns[key] += [value] * n
+            for f in feature.schema:
+                columns[f.name] += list(rows[f.name])
+        out[feature_output(feature.name)] = pa.RecordBatch.from_pydict(columns, schema=schema)
+    return out
 
 
 def seen_reduction(plan: MonitoringPlan, lost: np.ndarray, baseline_kw: np.ndarray,

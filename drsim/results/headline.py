@@ -18,6 +18,7 @@ from rich.text import Text
 
 from drsim.pipeline.pass_names import DR_PASSES, MONITORED
 from drsim.units import clock
+from drsim.utility.feature_registry import REGISTERED
 
 MISSING = "—"
 
@@ -177,6 +178,10 @@ def run_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ..
         rows.append((f"readings lost / meters silent (max_missing {k})",
                      f"{'n/a' if share is None else f'{100 * share:.1f} %'} / {silent}",
                      *(("",) if ref is not None else ())))
+    for feature in REGISTERED:  # the monitoring features' own rows
+        found, section = _get(summary, feature.name)
+        rows += [(label, value, *(("",) if ref is not None else ()))
+                 for label, value in (feature.headline(section) if found else [])]
     columns = ["quantity", "this run"] + ([] if ref is None else ["reference"])
     return columns, rows
 

@@ -24,7 +24,7 @@ from drsim.pipeline.pass_names import DR_PASSES
 from drsim.pipeline.stages import Run, Simulation
 from drsim.scenario import Scenario
 from drsim.units import DAY, clock, mwh
-from drsim.utility.appliance_monitoring import COUNTS
+from drsim.utility.feature_registry import features_of
 from drsim.utility.monitoring import CHANGES, NOT_LATCHED
 from drsim.utility.shedding import bl_name
 from drsim.utility.threshold_policy import threshold_policy
@@ -209,7 +209,8 @@ def _run_sections(run: Run) -> dict[str, Any]:
         **loop,
         "shedding": _shedding(run, partial(_times, names)),
         "remote": remote,
-        "appliance_queries": _appliance(run),
+        **{f.name: f.summary(run.monitored.features.get(f.name))
+           for f in features_of(scenario)},
     }
 
 
@@ -276,16 +277,6 @@ def build_monitoring(run: Run, readings: dict[str, Any], thresholds_from: str,
         "resources": _resources(simulation),
         "files": list(files),
     }
-
-
-def _appliance(run: Run) -> dict[str, Any]:
-    """The appliance-level queries (drsim.utility.appliance_monitoring): per query its text, plan
-    and adapt options, and per monitored pass its counts summed over the chunks."""
-    specs = run.simulation.scenario.monitoring.appliance_queries
-    return {name: {"query": spec.query, "plan": spec.plan, "adapt": spec.adapt,
-                   "passes": {p: dict(zip(COUNTS, map(int, counts[j]), strict=True))
-                              for p, counts in run.monitored.appliance.items()}}
-            for j, (name, spec) in enumerate(specs.items())}
 
 
 def _loss(run: Run, names: list[str]) -> dict[str, Any]:

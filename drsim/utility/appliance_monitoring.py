@@ -22,24 +22,29 @@ Each query (scenario key ``monitoring.appliance_queries``) runs per chunk on eac
 monitored pass, over the evening from two hours before the program to two hours after
 it; it must be partitioned by household (``SAME[houseID]``), so that the chunks' runs add
 up to the run over every household. What leaves the chunk is a row of counts per query
-(:data:`COUNTS`).
+(:data:`COUNTS`). The queries are a monitoring feature (:class:`ApplianceQueries`,
+:mod:`drsim.utility.features`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 import cep_core
 from cep_core.reads import check_events
 from drsim.household.appliances import CATEGORIES
 from drsim.household.household_events import household_events
-from drsim.scenario import ApplianceQuery
+from drsim.scenario import ApplianceQuery, Scenario
+from drsim.utility.features import FeatureChunk, MonitoringFeature
 
-__all__ = ["COUNTS", "EVENTS", "appliance_stream", "compile_appliance_queries",
-           "run_appliance_query", "evening"]
+__all__ = ["COUNTS", "EVENTS", "ApplianceQueries", "appliance_stream",
+           "compile_appliance_queries", "run_appliance_query", "evening"]
 
 #: per query, chunk and pass: outputs (alerts), events processed, partial matches
 #: created, predicates evaluated, checks of D, re-optimisations, plan replacements
@@ -246,3 +251,130 @@ def run_appliance_query(query: cep_core.CompiledQuery, spec: ApplianceQuery,
     return np.array([alerts, c.events, c.pm_created, c.predicates, report.get("checks", 0),
                      report.get("reoptimizations", 0), report.get("replacements", 0)],
                     dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class ApplianceQueries(MonitoringFeature):
+    """The appliance-level queries as a monitoring feature (module doc).
+
+    Each chunk runs every query on each monitored pass and sends one row per query with
+    its :data:`COUNTS`; the driver sums them per pass and query.
+
+    Attributes
+    ----------
+    specs : mapping of str to drsim.scenario.ApplianceQuery
+        The scenario's ``monitoring.appliance_queries``, by name, in its order.
+    """
+
+    name = "appliance_queries"
+    scenario_key = "monitoring.appliance_queries"
+    schema = pa.schema([("query", pa.string()), *((c, pa.int64()) for c in COUNTS)])
+    needs_runs = True
+    readings_refusal = ("they read each appliance's starts, which meter readings do not "
+                        "hold; remove them")
+
+    specs: Mapping[str, ApplianceQuery]
+
+    @classmethod
+    def of(cls, scenario: Scenario) -> ApplianceQueries:
+        """Return the queries of ``scenario`` (none: off).
+
+        Parameters
+        ----------
+        scenario : drsim.scenario.Scenario
+            The scenario of the run.
+
+        Returns
+        -------
+        ApplianceQueries
+            Its ``monitoring.appliance_queries``.
+        """
+        return cls(dict(scenario.monitoring.appliance_queries))
+
+    @property
+    def active(self) -> bool:
+        """Whether the scenario has any appliance query."""
+        return bool(self.specs)
+
+    def check(self) -> None:
+        """Compile every query (:func:`compile_appliance_queries`).
+
+        Raises
+        ------
+        cep_core.QueryError
+            For a query that does not compile or fit the households' events.
+        """
+        compile_appliance_queries(dict(self.specs))
+
+    def chunk_rows(self, chunk: FeatureChunk, name: str) -> dict[str, Sequence[Any]]:
+        """Run every query over pass ``name`` of the chunk (:func:`appliance_stream`).
+
+        Parameters
+        ----------
+        chunk : drsim.utility.features.FeatureChunk
+            The chunk, with its runs of the pass and of the baseline pass.
+        name : str
+            The monitored pass.
+
+        Returns
+        -------
+        dict of str to sequence
+            One row per query, in the scenario's order: its name and :data:`COUNTS`.
+        """
+        plan = chunk.plan
+        stream = appliance_stream(chunk.runs[name], chunk.runs["baseline"], chunk.house_ids,
+                                  list(chunk.signals), plan.t_first_test, plan.delta,
+                                  plan.t_start, plan.t_end)
+        specs = dict(self.specs)
+        queries = compile_appliance_queries(specs)
+        counts = np.stack([run_appliance_query(queries[q], specs[q], stream) for q in specs])
+        return {"query": list(specs), **{c: counts[:, j] for j, c in enumerate(COUNTS)}}
+
+    def merge(self, rows: pd.DataFrame) -> dict[str, np.ndarray]:
+        """Sum the chunks' counts per pass and query.
+
+        Parameters
+        ----------
+        rows : pandas.DataFrame
+            The chunks' rows (chunk, group, pass, query and :data:`COUNTS`).
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            Monitored pass -> (queries, len(COUNTS)) the counts, queries in the
+            scenario's order.
+
+        Examples
+        --------
+        >>> spec = ApplianceQuery(query="PATTERN SEQ(dr_start s, dr_end e) "
+        ...                             "WHERE SAME[houseID] WITHIN 3h")
+        >>> rows = pd.DataFrame({"chunk": [0, 1], "group": 0, "pass": "traditional",
+        ...                      "query": "q", **{c: [1, 2] for c in COUNTS}})
+        >>> ApplianceQueries({"q": spec}).merge(rows)["traditional"][0].tolist()
+        [3, 3, 3, 3, 3, 3, 3]
+        """
+        out = {}
+        for name in pd.unique(rows["pass"]):
+            sums = rows[rows["pass"] == name].groupby("query", sort=False)[list(COUNTS)].sum()
+            out[str(name)] = sums.reindex(list(self.specs)).to_numpy(np.int64)
+        return out
+
+    def summary(self, merged: dict[str, np.ndarray] | None) -> dict[str, Any]:
+        """Return ``appliance_queries`` of summary.json (docs/summary.md).
+
+        Parameters
+        ----------
+        merged : dict of str to numpy.ndarray or None
+            What :meth:`merge` returned; None without queries.
+
+        Returns
+        -------
+        dict
+            Per query its text, plan and adapt options, and per monitored pass its
+            counts summed over the chunks.
+        """
+        passes = merged or {}
+        return {name: {"query": spec.query, "plan": spec.plan, "adapt": spec.adapt,
+                       "passes": {p: dict(zip(COUNTS, map(int, counts[j]), strict=True))
+                                  for p, counts in passes.items()}}
+                for j, (name, spec) in enumerate(self.specs.items())}

@@ -15,7 +15,7 @@ import pytest
 from drsim.pipeline.evaluation import TierOutcome
 from drsim.pipeline.loads import sum_loads
 from drsim.pipeline.passes import Chunk
-from drsim.pipeline.stages import _appliance_counts, _lost_readings, _per_group, replica_counts
+from drsim.pipeline.stages import _lost_readings, _per_group, replica_counts
 from drsim.pipeline.tasks import (
     CHUNKS,
     ESTIMATE,
@@ -41,7 +41,6 @@ from drsim.pipeline.tasks import (
 )
 from drsim.scenario import scenario_from_dict
 from drsim.units import DAY
-from drsim.utility.appliance_monitoring import COUNTS
 from drsim.utility.monitoring import NOT_LATCHED, MeterResult, MonitoringPlan
 from drsim.utility.participants import ParticipantSums
 from drsim.utility.threshold import Thresholds
@@ -170,20 +169,6 @@ def test_replica_flags_are_summed_per_group_over_the_chunks_that_carry_them():
     meter = collected([{**dict.fromkeys(METER.names), **r} for r in rows])
     assert replica_counts(meter, 3).tolist() == [[5, 2, 4], [0, 0, 0], [0, 5, 0]]
     assert replica_counts(meter[meter["pass"] == "traditional"], 3) is None
-
-
-def test_the_appliance_counts_of_the_chunks_reshape_per_query():
-    n = len(COUNTS)
-    # two queries: chunk rows carry query 0's counts, then query 1's
-    first = np.r_[np.arange(n), 10 * np.arange(n)]
-    second = np.r_[np.ones(n, np.int64), np.zeros(n, np.int64)]
-    rows = [{"chunk": c, "group": 0, "pass": p, "appliance": a}
-            for c, a in ((0, first), (1, second)) for p in ("expected", "traditional")]
-    meter = collected([{**dict.fromkeys(METER.names), **r} for r in rows])
-    got = _appliance_counts(meter, 2)
-    assert got["traditional"].tolist() == [(np.arange(n) + 1).tolist(),
-                                           (10 * np.arange(n)).tolist()]
-    assert _appliance_counts(meter, 0) == {}
 
 
 # --------------------------------------------------------------------------- participants

@@ -5,13 +5,24 @@ text-order plan's and do not depend on the chunking."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from small_scenarios import quickstart
 
 from drsim import api
+from drsim.pipeline.monitor import check_monitor
 from drsim.pipeline.passes import pass_schedules, plan_chunks, simulate_chunk
+from drsim.pipeline.stages import check_run
+from drsim.pipeline.stream_tiers import check_streamable
+from drsim.pipeline.tasks import METER, simulation_task
 from drsim.scenario import ApplianceQuery, scenario_from_dict
-from drsim.utility.appliance_monitoring import COUNTS, appliance_stream, compile_appliance_queries
+from drsim.utility.appliance_monitoring import (
+    COUNTS,
+    ApplianceQueries,
+    appliance_stream,
+    compile_appliance_queries,
+)
+from drsim.utility.features import feature_output, feature_schema
 from drsim.utility.monitoring import MonitoringPlan
 
 PAUSED = ("PATTERN SEQ(dr_start s, ev_pause p, start_wet w, dr_end e) WHERE SAME[houseID] "
@@ -81,3 +92,53 @@ def test_adaptive_plans_alert_as_the_text_order_and_for_any_chunking(chunk_size)
 
 
 _ALERTS: dict[int, dict[str, int]] = {}
+
+
+def with_queries(**queries: str) -> dict:
+    data = quickstart(1200)
+    data["chunk_size"] = 300
+    data["monitoring"]["appliance_queries"] = {n: {"query": q} for n, q in queries.items()}
+    return data
+
+
+def test_a_chunk_sends_a_row_per_pass_and_query_as_the_features_own_output():
+    scenario = scenario_from_dict(with_queries(paused=PAUSED, over=OVER))
+    plan = check_run(scenario)
+    out = simulation_task(scenario, tuple(plan_chunks(scenario)), plan, 1)
+    batch = out[feature_output("appliance_queries")]
+    assert batch.schema == feature_schema(ApplianceQueries.of(scenario))
+    assert batch.column("pass").to_pylist() == ["expected"] * 2 + ["traditional"] * 2
+    assert batch.column("query").to_pylist() == ["paused", "over"] * 2
+    assert set(batch.column("chunk").to_pylist()) == {1}
+    assert min(batch.column("events").to_pylist()) > 0
+    assert "appliance" not in METER.names and "appliance" not in out["meter"].schema.names
+
+
+def test_the_driver_sums_the_chunks_counts_per_pass_and_query_in_the_scenario_order():
+    n = len(COUNTS)
+    values = {(0, "b"): np.arange(n), (0, "a"): 10 * np.arange(n),
+              (1, "a"): np.zeros(n, np.int64), (1, "b"): np.ones(n, np.int64)}
+    rows = pd.DataFrame([{"chunk": c, "group": 0, "pass": p, "query": q,
+                          **dict(zip(COUNTS, v.tolist(), strict=True))}
+                         for (c, q), v in values.items() for p in ("expected", "traditional")])
+    rows = rows.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
+    feature = ApplianceQueries({"b": ApplianceQuery(query=PAUSED),
+                                "a": ApplianceQuery(query=OVER)})
+    got = feature.merge(rows)
+    assert list(got) == ["expected", "traditional"]
+    assert got["traditional"].tolist() == [(np.arange(n) + 1).tolist(),
+                                           (10 * np.arange(n)).tolist()]
+    section = feature.summary(got)
+    assert list(section) == ["b", "a"]
+    assert section["a"]["passes"]["expected"]["events"] == 10 * COUNTS.index("events")
+    assert ApplianceQueries({}).summary(None) == {} and not ApplianceQueries({}).active
+
+
+def test_drsim_monitor_and_the_stream_refuse_appliance_queries_by_their_key():
+    scenario = scenario_from_dict(with_queries(paused=PAUSED))
+    with pytest.raises(ValueError, match="^monitoring.appliance_queries: they read each "
+                                         "appliance's starts"):
+        check_monitor(scenario)
+    with pytest.raises(ValueError, match="^monitoring.appliance_queries: the streaming "
+                                         "monitoring"):
+        check_streamable(scenario)

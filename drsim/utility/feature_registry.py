@@ -1,0 +1,63 @@
+"""The registered monitoring features (:class:`drsim.utility.features.MonitoringFeature`).
+
+The pipeline, the stream, ``drsim monitor`` and the results reach the features through
+:func:`features_of` and :func:`active_features` only; a new feature is its own module plus
+one line in :data:`REGISTERED`.
+"""
+
+from __future__ import annotations
+
+from drsim.scenario import Scenario
+from drsim.utility.appliance_monitoring import ApplianceQueries
+from drsim.utility.features import MonitoringFeature
+
+__all__ = ["REGISTERED", "active_features", "features_of"]
+
+#: the features, in the order of their sections in summary.json
+REGISTERED: tuple[type[MonitoringFeature], ...] = (
+    ApplianceQueries,
+)
+
+
+def features_of(scenario: Scenario) -> tuple[MonitoringFeature, ...]:
+    """Return every registered feature with its settings from ``scenario``, on or off.
+
+    Parameters
+    ----------
+    scenario : drsim.scenario.Scenario
+        The scenario of the run.
+
+    Returns
+    -------
+    tuple of MonitoringFeature
+        In the order of :data:`REGISTERED`.
+    """
+    return tuple(kind.of(scenario) for kind in REGISTERED)
+
+
+def active_features(scenario: Scenario) -> tuple[MonitoringFeature, ...]:
+    """Return the features that ``scenario`` turns on, after checking they combine.
+
+    Parameters
+    ----------
+    scenario : drsim.scenario.Scenario
+        The scenario of the run.
+
+    Returns
+    -------
+    tuple of MonitoringFeature
+        The active ones, in the order of :data:`REGISTERED`.
+
+    Raises
+    ------
+    ValueError
+        When an active feature excludes another active one.
+    """
+    active = tuple(f for f in features_of(scenario) if f.active)
+    names = {f.name for f in active}
+    for feature in active:
+        for other in feature.excludes:
+            if other in names:
+                raise ValueError(f"{feature.scenario_key}: not modelled together with "
+                                 f"{other}; remove one of them")
+    return active

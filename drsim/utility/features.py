@@ -1,0 +1,231 @@
+"""Optional monitoring features behind one interface.
+
+docs/architecture.md, "How to add a monitoring feature", says how to write one. A
+monitoring feature is something a scenario may add to the three tiers of Listings
+6.1-6.3: appliance-level queries (:mod:`drsim.utility.appliance_monitoring`), and, as they
+move behind this interface, lost readings (:mod:`drsim.utility.readings`), remote profiles
+(:mod:`drsim.utility.fetching`) and load shedding (:mod:`drsim.utility.shedding`). A feature
+is one :class:`MonitoringFeature`: it reads its settings from the scenario, checks them
+before any work, says where it cannot run (a streamed run, recorded readings), computes its
+aggregate of one chunk's monitored pass where the data is, as rows of an Arrow schema of
+its own, merges the chunks' rows on the driver into a typed value, and writes its section
+of summary.json and its lines of the headline from it. The pipeline and the results
+iterate over :func:`drsim.utility.feature_registry.features_of` and never name a feature.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from drsim.scenario import Scenario
+from drsim.utility.monitoring import MonitoringPlan
+
+__all__ = ["FEATURE_KEYS", "FeatureChunk", "MonitoringFeature", "feature_output",
+           "feature_schema"]
+
+#: the columns the pipeline puts before a feature's own in each row of its chunk output
+FEATURE_KEYS = pa.schema([("chunk", pa.int64()), ("group", pa.int32()),
+                          ("pass", pa.string())])
+
+
+@dataclass(frozen=True)
+class FeatureChunk:
+    """What a chunk task hands a feature for one monitored pass.
+
+    Attributes
+    ----------
+    plan : drsim.utility.monitoring.MonitoringPlan
+        The monitoring plan of the run.
+    chunk, group : int
+        The chunk's index and its group's.
+    house_ids : numpy.ndarray
+        (households,) the chunk's household ids.
+    runs : mapping of str to drsim.household.sim.ChunkRun
+        Pass name -> the chunk's simulated run of it (empty unless a feature of the
+        run has :attr:`MonitoringFeature.needs_runs`).
+    signals : tuple of (int, int, int)
+        (announced, start, end) of each DR event of the pass [minutes since midnight].
+    """
+
+    plan: MonitoringPlan
+    chunk: int
+    group: int
+    house_ids: np.ndarray
+    runs: Mapping[str, Any]
+    signals: tuple[tuple[int, int, int], ...]
+
+
+class MonitoringFeature(ABC):
+    """One optional monitoring feature of the DR run.
+
+    Its settings, its work per chunk, its merge on the driver, its section of summary.json
+    and its lines of the headline. A subclass sets the class attributes below and
+    implements :meth:`of`, :attr:`active`, :meth:`chunk_rows`, :meth:`merge` and
+    :meth:`summary`; the other methods have defaults for a feature that needs nothing of
+    them. Instances are immutable and picklable: they travel to the workers with the
+    chunk tasks.
+
+    Attributes
+    ----------
+    name : str
+        The feature's name: the key of its section of summary.json and, prefixed, of
+        its chunk output (:func:`feature_output`).
+    scenario_key : str
+        The scenario key of its settings, as errors name it.
+    schema : pyarrow.Schema
+        The columns of its aggregate of one chunk's pass (:meth:`chunk_rows`); the
+        pipeline puts :data:`FEATURE_KEYS` before them.
+    needs_runs : bool
+        Whether a chunk task keeps each pass's simulated run for it
+        (:attr:`FeatureChunk.runs`).
+    streamed : bool
+        Whether a streamed run (docs/streaming.md) can run it.
+    readings_refusal : str or None
+        Why recorded meter readings (``drsim monitor``) cannot feed it; None if they can.
+    excludes : tuple of str
+        The names of the features it cannot run together with.
+    """
+
+    name: ClassVar[str]
+    scenario_key: ClassVar[str]
+    schema: ClassVar[pa.Schema]
+    needs_runs: ClassVar[bool] = False
+    streamed: ClassVar[bool] = False
+    readings_refusal: ClassVar[str | None] = None
+    excludes: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    @abstractmethod
+    def of(cls, scenario: Scenario) -> MonitoringFeature:
+        """Return the feature with its settings read from ``scenario`` (off or on).
+
+        Parameters
+        ----------
+        scenario : drsim.scenario.Scenario
+            The scenario of the run.
+
+        Returns
+        -------
+        MonitoringFeature
+            The feature; :attr:`active` says whether the scenario turns it on.
+        """
+
+    @property
+    @abstractmethod
+    def active(self) -> bool:
+        """Whether the scenario turns the feature on."""
+
+    def check(self) -> None:
+        """Raise the error of bad settings before any work (nothing by default).
+
+        Raises
+        ------
+        cep_core.QueryError or ValueError
+            In one line naming the scenario key.
+        """
+        return None
+
+    @abstractmethod
+    def chunk_rows(self, chunk: FeatureChunk, name: str) -> Mapping[str, Sequence[Any]]:
+        """Compute the feature's aggregate of one chunk's pass where the data is.
+
+        Parameters
+        ----------
+        chunk : FeatureChunk
+            The chunk's households, runs and DR signals.
+        name : str
+            The monitored pass.
+
+        Returns
+        -------
+        mapping of str to sequence
+            The columns of :attr:`schema`, one value per row (any number of rows).
+        """
+
+    @abstractmethod
+    def merge(self, rows: pd.DataFrame) -> Any:
+        """Merge the chunks' rows on the driver into the feature's typed result.
+
+        Parameters
+        ----------
+        rows : pandas.DataFrame
+            Every chunk's rows (:data:`FEATURE_KEYS` then :attr:`schema`), sorted by
+            chunk, then pass, then in the order each chunk gave them.
+
+        Returns
+        -------
+        object
+            What :meth:`summary` reads (``Monitored.features[name]``).
+        """
+
+    @abstractmethod
+    def summary(self, merged: Any | None) -> Any:
+        """Return the feature's section of a run's summary.json (docs/summary.md).
+
+        Parameters
+        ----------
+        merged : object or None
+            What :meth:`merge` returned; None when the feature is off.
+
+        Returns
+        -------
+        object
+            A JSON value: the section under :attr:`name`.
+        """
+
+    @classmethod
+    def headline(cls, section: Any) -> list[tuple[str, str]]:
+        """Return the feature's rows of a run's headline (none by default).
+
+        A class method: ``drsim report`` has the summary only, not the scenario.
+
+        Parameters
+        ----------
+        section : object
+            The feature's section of summary.json (:meth:`summary`).
+
+        Returns
+        -------
+        list of (str, str)
+            (quantity, value) rows after the run's own.
+        """
+        return []
+
+
+def feature_output(name: str) -> str:
+    """Return the name of a feature's chunk output.
+
+    Parameters
+    ----------
+    name : str
+        The feature's name (:attr:`MonitoringFeature.name`).
+
+    Returns
+    -------
+    str
+        The output's name, beside a chunk task's ``meter`` and ``events``.
+    """
+    return f"feature_{name}"
+
+
+def feature_schema(feature: MonitoringFeature) -> pa.Schema:
+    """Return the schema of a feature's chunk output: :data:`FEATURE_KEYS`, its columns.
+
+    Parameters
+    ----------
+    feature : MonitoringFeature
+        The feature.
+
+    Returns
+    -------
+    pyarrow.Schema
+        The keys, then :attr:`MonitoringFeature.schema`.
+    """
+    return pa.schema([*FEATURE_KEYS, *feature.schema])

@@ -1,10 +1,12 @@
-"""drsim's Python API: ``drsim.simulate``, ``drsim.run`` and ``drsim.sweep``.
+"""drsim's Python API: ``drsim.simulate``, ``drsim.run``, ``drsim.monitor``, ``drsim.sweep``.
 
 The composition root of the library (with :mod:`drsim.cli`, which calls these functions): it
 picks the backend (Spark by default, in its embedded local mode unless ``master`` names a
 cluster; ``backend="serial"`` runs in this process), runs the stage sequence of
 :mod:`drsim.pipeline.stages`, builds the summary (:mod:`drsim.results.summary`) and, when ``out`` is
-given, writes the result folder (:mod:`drsim.results.output`). In a notebook::
+given, writes the result folder (:mod:`drsim.results.output`); each entry point is its
+checks and one :func:`_execute`. What they return: :mod:`drsim.results.result`. In a
+notebook::
 
     import drsim
     result = drsim.run("scenarios/quickstart.yaml")
@@ -15,16 +17,11 @@ given, writes the result folder (:mod:`drsim.results.output`). In a notebook::
 
 from __future__ import annotations
 
-import hashlib
-import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import pandas as pd
 
 from drsim.pipeline import stages as pipeline
 from drsim.pipeline.backend import Backend, SerialBackend
@@ -35,82 +32,16 @@ from drsim.pipeline.streaming import Live, check_stream_files, monitor_stream, r
 from drsim.pipeline.tasks import USER_EVENT_ROWS, user_events
 from drsim.results import folders, output, run_data
 from drsim.results import summary as summaries
+from drsim.results.result import MonitorResult, RunResult, SimulationResult
 from drsim.scenario import MAX_CHUNK_SIZE, Scenario, load_scenario
 from drsim.utility.threshold_policy import threshold_policy
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
     from drsim.sweeps import Sweep, SweepOutcome
     from drsim.utility.threshold import Thresholds
 
 BACKENDS = ("spark", "serial")
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
-
-
-@dataclass(frozen=True)
-class SimulationResult:
-    """A simulation: its summary, its tables as pandas DataFrames, its figures."""
-
-    summary: dict[str, Any]
-    simulation: pipeline.Simulation
-    out: Path | None = None  # the result folder, when one was written
-
-    @property
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """``load_curves``: pass, group, minute, kw (long format)."""
-        loads = self.simulation.loads
-        names = [g.name for g in self.simulation.scenario.groups]
-        return {"load_curves": output.curves_table(names, loads.group_kw,
-                                                   list(loads.group_kw)).to_pandas()}
-
-    def figure(self, name: str) -> Figure:
-        """``system_demand`` or ``breakdown`` as a matplotlib Figure."""
-        return _figure(name, self.simulation, system_demand="plot_system_demand",
-                       breakdown="plot_breakdown")
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """A closed-loop run: its summary, its tables as pandas DataFrames, its figures."""
-
-    summary: dict[str, Any]
-    run: pipeline.Run
-    out: Path | None = None
-    #: the user events, collected when no folder was written (they grow with the households)
-    user_events: pd.DataFrame | None = field(default=None, repr=False)
-
-    @cached_property
-    def data(self) -> run_data.RunData:
-        """What the run folder shows (:class:`~drsim.results.run_data.RunData`)."""
-        return run_data.run_data(self.run, self.summary, self.user_events)
-
-    @property
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """``load_curves``, the tiers' events (``user_events``, ``group_alerts``,
-        ``group_events``, ``utility_alerts``) and ``thresholds``, as in the run folder (the
-        user events are read from it when the run wrote one)."""
-        tables = {name: table.to_pandas() for name, table in output.run_tables(self.data).items()}
-        if "user_events" not in tables and self.out is not None:
-            import pyarrow.parquet as pq
-
-            tables["user_events"] = pq.read_table(self.out / output.USER_EVENTS).to_pandas()
-        return tables
-
-    def figure(self, name: str) -> Figure:
-        """``system_demand`` (Figure 6.11) or ``compliance_timeline`` as a Figure."""
-        return _figure(name, self.data, system_demand="plot_run_demand",
-                       compliance_timeline="plot_compliance_timeline")
-
-
-def _figure(name: str, data: Any, **draw: str) -> Figure:
-    """Figure ``name`` of ``data``, drawn by the :mod:`drsim.results.figures` function
-    ``draw[name]``."""
-    from drsim.results import figures
-
-    if name not in draw:
-        raise KeyError(f"no figure {name!r}; accepted: {', '.join(draw)}")
-    return getattr(figures, draw[name])(data)
 
 
 def open_backend(backend: str | Backend = "spark", master: str | None = None) -> Backend:
@@ -161,6 +92,52 @@ def _with_backend(backend: str | Backend, master: str | None, work):
             opened.release()
 
 
+def _execute(backend: str | Backend, master: str | None, started: float,
+             execute: Callable[[Backend], tuple[Any, dict[str, Any]]],
+             summarise: Callable[..., dict[str, Any]],
+             write: Callable[[Backend, Any, dict[str, Any]], Any]) -> Any:
+    """What every entry point does on its backend (:func:`_with_backend`): ``execute`` the
+    work (its result, with a ``timed`` method, and the summary sections only the work knows,
+    e.g. a stream's ``streaming``), time it from ``started`` (a :func:`time.perf_counter`
+    reading), ``summarise(result, **sections)`` into the complete summary and ``write(backend,
+    result, summary)``: what that returns."""
+
+    def work(opened: Backend, start_seconds: float) -> Any:
+        result, sections = execute(opened)
+        result = result.timed(start_seconds, started)
+        return write(opened, result, summarise(result, **sections))
+
+    return _with_backend(backend, master, work)
+
+
+def _run_summary(files: list[str]) -> Callable[..., dict[str, Any]]:
+    """The summary of a run (and its sections) whose folder holds ``files``."""
+    return lambda result, **sections: summaries.build(result.simulation, result, files=files,
+                                                      **sections)
+
+
+def _backend_written(opened: Backend, run: pipeline.Run, summary: dict[str, Any],
+                     out: str | Path, overwrite: bool, readings: Any = None) -> Path:
+    """The folder of ``run`` written to ``out``; the backend writes the user events (and
+    ``readings``, the exported meter readings) into it: they never pass through this
+    process."""
+    events = partial(opened.write_parquet, run.monitored.user_events, function=user_events,
+                     schema=USER_EVENT_ROWS, sort_by=["pass", "time", "houseID"])
+    rows = None if readings is None else partial(
+        opened.write_parquet, readings, function=reading_rows, schema=ROWS,
+        sort_by=())  # each chunk's rows by household and time, chunk after chunk
+    return output.write_run(run, summary, out, overwrite=overwrite, user_events=events,
+                            readings=rows)
+
+
+def _stream_written(run: pipeline.Run, summary: dict[str, Any], out: str | Path,
+                    folder: Path) -> Path:
+    """The folder of a streamed run or monitor written to ``out`` in place of its live
+    ``folder`` (the checkpoint); the stream's user events were collected."""
+    data = run_data.run_data(run, summary, user_events(run.monitored.user_events))
+    return output.write_run_data(data, out, overwrite=True, stream=folder)
+
+
 def simulate(scenario: Scenario | str | Path, out: str | Path | None = None, *,
              households: int | None = None, chunk_size: int | None = None,
              master: str | None = None, backend: str | Backend = "spark",
@@ -173,15 +150,13 @@ def simulate(scenario: Scenario | str | Path, out: str | Path | None = None, *,
     if out is not None:
         folders.check_output(out, overwrite)
 
-    def work(opened: Backend, start_seconds: float) -> tuple[pipeline.Simulation, dict]:
-        simulation = pipeline.simulate(scenario, opened, chunk_size=chunk_size,
-                                       progress=progress).timed(start_seconds, started)
-        return simulation, summaries.build(simulation, files=output.SIMULATION_FILES)
+    def write(_: Backend, simulation: pipeline.Simulation, summary: dict) -> SimulationResult:
+        return SimulationResult(summary, simulation, None if out is None else
+                                output.write_simulation(simulation, summary, out, overwrite))
 
-    simulation, summary = _with_backend(backend, master, work)
-    if out is not None:
-        out = output.write_simulation(simulation, summary, out, overwrite=overwrite)
-    return SimulationResult(summary, simulation, out)
+    return _execute(backend, master, started, lambda opened: (pipeline.simulate(
+        scenario, opened, chunk_size=chunk_size, progress=progress), {}),
+        partial(summaries.build, files=output.SIMULATION_FILES), write)
 
 
 def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
@@ -206,38 +181,59 @@ def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
     ``RunResult.tables``."""
     started = time.perf_counter()
     scenario = _scenario(scenario, households, chunk_size)
+    options = {"delay_detection": delay_detection, "chunk_size": chunk_size,
+               "progress": progress}
     if streaming:
-        return _run_streaming(scenario, out, delay_detection=delay_detection,
-                              chunk_size=chunk_size, master=master, backend=backend,
-                              overwrite=overwrite, progress=progress, speed=speed, view=view,
-                              started=started)
+        return _run_streamed(scenario, out, backend, master, overwrite, started, speed=speed,
+                             view=view, **options)
+    return _run_batch(scenario, out, backend, master, overwrite, started,
+                      export_readings=export_readings, **options)
+
+
+def _run_batch(scenario: Scenario, out: str | Path | None, backend: str | Backend,
+               master: str | None, overwrite: bool, started: float, *,
+               delay_detection: int, export_readings: bool, **options: Any) -> RunResult:
+    """:func:`run` of the passes and tiers in batches (drsim.pipeline.stages.run)."""
     if out is not None:
         folders.check_output(out, overwrite)
     elif export_readings:
         raise ValueError("export_readings writes into the result folder: give out")
     pipeline.check_run(scenario, delay_detection)  # bad input stops before Spark starts
 
-    def work(opened: Backend, start_seconds: float) -> RunResult:
-        result = pipeline.run(scenario, opened, delay_detection=delay_detection,
-                              chunk_size=chunk_size, progress=progress,
-                              export_readings=export_readings
-                              ).timed(start_seconds, started)
-        summary = summaries.build(result.simulation, result,
-                                  files=output.run_files(readings=export_readings))
-        events = result.monitored.user_events
+    def write(opened: Backend, result: pipeline.Run, summary: dict) -> RunResult:
         if out is None:
-            return RunResult(summary, result, None,
-                             user_events(opened.collect(events).to_pandas()))
-        writer = partial(opened.write_parquet, events, function=user_events,
-                         schema=USER_EVENT_ROWS, sort_by=["pass", "time", "houseID"])
-        readings = None if result.readings is None else partial(
-            opened.write_parquet, result.readings, function=reading_rows, schema=ROWS,
-            sort_by=())  # each chunk's rows by household and time, chunk after chunk
-        path = output.write_run(result, summary, out, overwrite=overwrite, user_events=writer,
-                                readings=readings)
-        return RunResult(summary, result, path)
+            events = opened.collect(result.monitored.user_events).to_pandas()
+            return RunResult(summary, result, None, user_events(events))
+        return RunResult(summary, result, _backend_written(opened, result, summary, out,
+                                                           overwrite, result.readings))
 
-    return _with_backend(backend, master, work)
+    return _execute(backend, master, started, lambda opened: (pipeline.run(
+        scenario, opened, delay_detection=delay_detection, export_readings=export_readings,
+        **options), {}), _run_summary(output.run_files(readings=export_readings)), write)
+
+
+def _run_streamed(scenario: Scenario, out: str | Path | None, backend: str | Backend,
+                  master: str | None, overwrite: bool, started: float, *,
+                  delay_detection: int, speed: float | None, **options: Any) -> RunResult:
+    """:func:`run` with ``streaming`` (drsim.pipeline.streaming.run_streaming)."""
+    from drsim.pipeline.stream_tiers import check_streamable
+
+    pipeline.check_run(scenario, delay_detection)
+    check_streamable(scenario)
+    if speed is not None and not speed > 0:
+        raise ValueError(f"speed must be > 0 (times real time), not {speed}")
+    folder = _stream_folder(out, overwrite, _stream_identity(
+        "drsim run --streaming", scenario, options["chunk_size"], backend,
+        delay_detection=delay_detection), scenario)
+
+    def execute(opened: Backend) -> tuple[pipeline.Run, dict[str, Any]]:
+        result, report = run_streaming(scenario, opened, folder, speed=speed,
+                                       delay_detection=delay_detection, **options)
+        return result, {"streaming": report.as_dict()}
+
+    return _execute(backend, master, started, execute, _run_summary(
+        output.run_files(stream=True)), lambda _, result, summary: RunResult(
+            summary, result, _stream_written(result, summary, out, folder)))
 
 
 def _backend_kind(backend: str | Backend) -> str:
@@ -267,65 +263,11 @@ def _stream_identity(command: str, scenario: Scenario, chunk_size: int | None,
 
 def _stream_folder(out: str | Path | None, overwrite: bool, identity: dict[str, Any],
                    scenario: Scenario) -> Path:
-    """The live folder of a streamed run into ``out``: the one a stopped run of the same
-    ``identity`` left (to resume; another run's is refused, untouched:
-    :class:`~drsim.results.folders.StreamChangedError`), else a new one, marked with
-    ``identity`` (what is at ``out``, a stopped stream too, replaced only as ``overwrite``
-    allows)."""
+    """The live folder of a streamed run of ``identity`` into ``out``
+    (:func:`drsim.results.folders.stream_folder`)."""
     if out is None:
         raise ValueError("a streamed run keeps its checkpoint in its result folder: give out")
-    out = Path(out)
-    settings = scenario.model_dump(mode="json")
-    if folders.stream_in_progress(out) and not overwrite:
-        folders.check_resume(out, identity, settings)
-        return out / folders.STREAM
-    folders.check_output(out, overwrite)
-    if os.path.lexists(out):
-        folders.remove(out)
-    (out / folders.STREAM).mkdir(parents=True)
-    folders.mark_stream(out / folders.STREAM, identity, settings)
-    return out / folders.STREAM
-
-
-def _run_streaming(scenario: Scenario, out: str | Path | None, *, delay_detection: int,
-                   chunk_size: int | None, master: str | None, backend: str | Backend,
-                   overwrite: bool, progress: Progress | None, speed: float | None,
-                   view: Callable[[Live], None] | None, started: float) -> RunResult:
-    """:func:`run` with ``streaming`` (drsim.pipeline.streaming.run_streaming)."""
-    from drsim.pipeline.stream_tiers import check_streamable
-
-    pipeline.check_run(scenario, delay_detection)
-    check_streamable(scenario)
-    if speed is not None and not speed > 0:
-        raise ValueError(f"speed must be > 0 (times real time), not {speed}")
-    folder = _stream_folder(out, overwrite, _stream_identity(
-        "drsim run --streaming", scenario, chunk_size, backend,
-        delay_detection=delay_detection), scenario)
-
-    def work(opened: Backend, start_seconds: float) -> RunResult:
-        result, report = run_streaming(scenario, opened, folder, speed=speed,
-                                       delay_detection=delay_detection,
-                                       chunk_size=chunk_size, progress=progress, view=view)
-        result = result.timed(start_seconds, started)
-        summary = summaries.build(result.simulation, result,
-                                  files=output.run_files(stream=True))
-        summary["streaming"] = report.as_dict()
-        events = user_events(result.monitored.user_events)
-        path = output.write_run_data(run_data.run_data(result, summary, events), out,
-                                     overwrite=True, stream=folder)
-        return RunResult(summary, result, path)
-
-    return _with_backend(backend, master, work)
-
-
-@dataclass(frozen=True)
-class MonitorResult:
-    """``drsim monitor`` on recorded readings: its summary and what it found
-    (:class:`drsim.pipeline.monitor.Monitoring`)."""
-
-    summary: dict[str, Any]
-    monitoring: Monitoring
-    out: Path | None = None
+    return folders.stream_folder(out, overwrite, identity, scenario.model_dump(mode="json"))
 
 
 def monitor_thresholds(readings: str | Path | None, scenario: Scenario,
@@ -376,12 +318,12 @@ def monitor(readings: str | Path | None, scenario: Scenario | str | Path,
     take; a folder where no file arrives in ``idle_seconds`` (None:
     :data:`~drsim.pipeline.streaming.FIRST_FILE_SECONDS`) is refused before any work. A
     stopped one is resumed by the same call, as a streamed :func:`run` is."""
-    if stream is not None:
-        return _monitor_stream(stream, scenario, out, thresholds=thresholds,
-                               chunk_size=chunk_size, master=master, backend=backend,
-                               overwrite=overwrite, idle_seconds=idle_seconds, view=view)
     started = time.perf_counter()
     scenario = _scenario(scenario, None, chunk_size)
+    if stream is not None:
+        return _monitor_stream(stream, scenario, out, backend, master, overwrite,
+                               started, thresholds=thresholds, chunk_size=chunk_size,
+                               idle_seconds=idle_seconds, view=view)
     if out is not None:
         folders.check_output(out, overwrite)
     plan = check_monitor(scenario)
@@ -392,34 +334,24 @@ def monitor(readings: str | Path | None, scenario: Scenario | str | Path,
 
         (warn or partial(warnings.warn, stacklevel=2))(check.warning)
 
-    def work(opened: Backend, start_seconds: float) -> MonitorResult:
-        found = monitor_readings(scenario, readings, opened, thresholds=gamma,
-                                 thresholds_from=source, chunk_size=chunk_size,
-                                 lenient=lenient, progress=progress, check=check)
-        run = found.run.timed(start_seconds, started)
-        summary = summaries.build_monitoring(run, found.readings.as_dict(),
-                                             found.thresholds_from, output.run_files())
-        found = Monitoring(run, found.readings, found.thresholds_from)
-        events = run.monitored.user_events
-        if out is None:
-            return MonitorResult(summary, found)
-        writer = partial(opened.write_parquet, events, function=user_events,
-                         schema=USER_EVENT_ROWS, sort_by=["pass", "time", "houseID"])
-        path = output.write_run_data(run_data.run_data(run, summary), out, overwrite,
-                                     user_events=writer)
-        return MonitorResult(summary, found, path)
+    def write(opened: Backend, found: Monitoring, summary: dict) -> MonitorResult:
+        return MonitorResult(summary, found, None if out is None else _backend_written(
+            opened, found.run, summary, out, overwrite))
 
-    return _with_backend(backend, master, work)
+    return _execute(backend, master, started, lambda opened: (monitor_readings(
+        scenario, readings, opened, thresholds=gamma, thresholds_from=source,
+        chunk_size=chunk_size, lenient=lenient, progress=progress, check=check), {}),
+        lambda found: summaries.build_monitoring(found.run, found.readings.as_dict(),
+                                                 found.thresholds_from, output.run_files()),
+        write)
 
 
-def _monitor_stream(stream: str | Path, scenario: Scenario | str | Path,
-                    out: str | Path | None, *, thresholds: str | Path | None,
-                    chunk_size: int | None, master: str | None, backend: str | Backend,
-                    overwrite: bool, idle_seconds: float | None,
+def _monitor_stream(stream: str | Path, scenario: Scenario, out: str | Path | None,
+                    backend: str | Backend, master: str | None, overwrite: bool,
+                    started: float, *, thresholds: str | Path | None,
+                    chunk_size: int | None, idle_seconds: float | None,
                     view: Callable[[Live], None] | None) -> MonitorResult:
     """:func:`monitor` with ``stream``."""
-    started = time.perf_counter()
-    scenario = _scenario(scenario, None, chunk_size)
     check_monitor(scenario)
     if not Path(stream).is_dir():
         raise ValueError(f"--stream {stream}: no such folder (the readings' files arrive "
@@ -428,39 +360,29 @@ def _monitor_stream(stream: str | Path, scenario: Scenario | str | Path,
     if gamma is None and not threshold_policy(scenario.monitoring.gamma_user).from_readings:
         raise ValueError("monitoring.gamma_user is estimated from the expected response, "
                          "which readings do not show: give a run's thresholds.parquet")
+    source = source or "scenario (constant)"
     check_stream_files(Path(stream), *(() if idle_seconds is None else (idle_seconds,)))
     folder = _stream_folder(out, overwrite, _stream_identity(
-        "drsim monitor --stream", scenario, chunk_size, backend,
-        stream=str(Path(stream).resolve()),
-        thresholds_hash=None if thresholds is None else _file_hash(thresholds)), scenario)
+        "drsim monitor --stream", scenario, chunk_size, backend, stream=str(Path(stream).resolve()),
+        thresholds_hash=None if thresholds is None else folders.file_hash(thresholds)), scenario)
 
-    def work(opened: Backend, start_seconds: float) -> MonitorResult:
+    def execute(opened: Backend) -> tuple[pipeline.Run, dict[str, Any]]:
         run, report = monitor_stream(scenario, Path(stream), opened, folder, thresholds=gamma,
                                      chunk_size=chunk_size, idle_seconds=idle_seconds,
                                      view=view)
-        run = run.timed(start_seconds, started)
         found = report.as_dict()
-        readings = {"file": Path(stream).name, "bad_rows_dropped": found["bad_rows"],
-                    "late_rows": found["late_rows"]}
-        summary = summaries.build_monitoring(run, readings, source or "scenario (constant)",
-                                             output.run_files(stream=True))
-        summary["streaming"] = found
-        events = user_events(run.monitored.user_events)
-        path = output.write_run_data(run_data.run_data(run, summary, events), out,
-                                     overwrite=True, stream=folder)
-        return MonitorResult(summary, Monitoring(run, ReadingsCheck(str(stream)),
-                                                 source or "scenario (constant)"), path)
+        return run, {"streaming": found, "readings": {
+            "file": Path(stream).name, "bad_rows_dropped": found["bad_rows"],
+            "late_rows": found["late_rows"]}}
 
-    return _with_backend(backend, master, work)
+    def write(_: Backend, run: pipeline.Run, summary: dict) -> MonitorResult:
+        return MonitorResult(summary, Monitoring(run, ReadingsCheck(str(stream)), source),
+                             _stream_written(run, summary, out, folder))
 
-
-def _file_hash(path: str | Path) -> str:
-    """The SHA-256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return _execute(backend, master, started, execute, lambda run, readings, streaming:
+                    summaries.build_monitoring(run, readings, source,
+                                               output.run_files(stream=True), streaming),
+                    write)
 
 
 def sweep(spec: Sweep | str | Path, out: str | Path, *, seeds: int | None = None,

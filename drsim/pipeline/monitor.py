@@ -21,7 +21,7 @@ scenario's constant), the adaptive pass.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -83,6 +83,10 @@ class Monitoring:
     run: Run
     readings: ReadingsCheck
     thresholds_from: str
+
+    def timed(self, backend_start_seconds: float, started: float) -> Monitoring:
+        """This monitoring with its run :meth:`~drsim.pipeline.stages.Run.timed`."""
+        return replace(self, run=self.run.timed(backend_start_seconds, started))
 
 
 def check_monitor(scenario: Scenario) -> MonitoringPlan:

@@ -27,6 +27,7 @@ same way when it is still a result folder.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -259,6 +260,33 @@ def check_resume(path: str | Path, identity: dict, scenario: dict | None = None)
     if changed:
         raise StreamChangedError(f"--out {path} holds a stopped streamed run made with other "
                                  f"inputs ({'; '.join(changed)}): {advice}")
+
+
+def stream_folder(out: str | Path, overwrite: bool, identity: dict, scenario: dict) -> Path:
+    """The live folder of a streamed run into ``out``: the one a stopped run of the same
+    ``identity`` left (to resume; another run's is refused, untouched:
+    :class:`StreamChangedError`), else a new one, marked with ``identity`` and the
+    ``scenario``'s settings (what is at ``out``, a stopped stream too, replaced only as
+    ``overwrite`` allows)."""
+    out = Path(out)
+    if stream_in_progress(out) and not overwrite:
+        check_resume(out, identity, scenario)
+        return out / STREAM
+    check_output(out, overwrite)
+    if os.path.lexists(out):
+        remove(out)
+    (out / STREAM).mkdir(parents=True)
+    mark_stream(out / STREAM, identity, scenario)
+    return out / STREAM
+
+
+def file_hash(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def changes(then: object, now: object, shown: int = 4, at: str = "") -> list[str]:

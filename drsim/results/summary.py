@@ -34,9 +34,10 @@ REBOUND_MINUTES = 180  # rebound is looked for in the three hours after t_end
 BREAKDOWN = ("ev", "wet", "cold", "rest")  # categories of the reduction breakdown
 
 
-def build(simulation: Simulation, run: Run | None = None, files: list[str] | None = None
-          ) -> dict[str, Any]:
-    """The summary of a simulation, or of a run when ``run`` is given (module docstring)."""
+def build(simulation: Simulation, run: Run | None = None, files: list[str] | None = None,
+          streaming: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The summary of a simulation, or of a run when ``run`` is given (module docstring);
+    ``streaming``: a streamed run's section (its clock, micro-batches and latencies)."""
     scenario = simulation.scenario
     summary = {
         "scenario": _scenario(simulation),
@@ -53,7 +54,13 @@ def build(simulation: Simulation, run: Run | None = None, files: list[str] | Non
     summary["timings"] = _timings(simulation)
     summary["resources"] = _resources(simulation)
     summary["files"] = list(files or [])
-    return summary
+    return _with_streaming(summary, streaming)
+
+
+def _with_streaming(summary: dict[str, Any], streaming: dict[str, Any] | None
+                    ) -> dict[str, Any]:
+    """``summary`` with a stream's ``streaming`` section last, when there is one."""
+    return summary if streaming is None else {**summary, "streaming": streaming}
 
 
 def scenario_hash(scenario: Scenario) -> str:
@@ -261,12 +268,14 @@ def _loop_sections(run: Run) -> dict[str, Any]:
 
 
 def build_monitoring(run: Run, readings: dict[str, Any], thresholds_from: str,
-                     files: list[str]) -> dict[str, Any]:
+                     files: list[str], streaming: dict[str, Any] | None = None
+                     ) -> dict[str, Any]:
     """The summary of ``drsim monitor`` (docs/summary.md, "drsim monitor"): the scenario,
     the readings' checks, the prediction on the recorded pass, what the utility knew at
-    t_nc, the second event's plan, the costs, the backend and the timings."""
+    t_nc, the second event's plan, the costs, the backend and the timings; ``streaming``:
+    a monitored stream's section."""
     simulation = run.simulation
-    return {
+    return _with_streaming({
         "scenario": _scenario(simulation),
         "code_version": code_version(),
         "readings": readings,
@@ -276,7 +285,7 @@ def build_monitoring(run: Run, readings: dict[str, Any], thresholds_from: str,
         "timings": _timings(simulation),
         "resources": _resources(simulation),
         "files": list(files),
-    }
+    }, streaming)
 
 
 def _loss(run: Run, names: list[str]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -19,7 +20,6 @@ from cep_core.adaptive.engine import (
     PLAN_KINDS,
     AdaptiveEngine,
     adapt_options,
-    adaptive_problem,
 )
 from cep_core.approx.insertions import missing_problem
 from cep_core.approx.placeholders import as_unknown_type
@@ -31,10 +31,9 @@ from cep_core.engine.matching import (
     ANY,
     EVERY_EVENT,
     ONE_PER_PARTITION,
-    OUTPUTS,
-    PMView,
     check_options,
 )
+from cep_core.engine.options import EngineOptions
 from cep_core.engine.protocol import Engine, feed_by_value
 from cep_core.engine.reference import ReferenceEngine
 from cep_core.errors import QueryError, QuerySemanticError
@@ -232,6 +231,45 @@ def _zero_missing(out: Any) -> Any:
     return out
 
 
+def _modelled_device(o: EngineOptions) -> Any:
+    """The engine of the modelled device that ``o`` asks for (remote data, else load
+    shedding), or None."""
+    if o.remote is not None:
+        from cep_core.remote.engine import RemoteEngine
+
+        return RemoteEngine
+    if o.shedding is not None:
+        from cep_core.shedding.engine import SheddingEngine
+
+        return SheddingEngine
+    return None
+
+
+def _refuse(why: str | None) -> None:
+    if why is not None:
+        raise QueryError(why)
+
+
+#: the engines :meth:`CompiledQuery.engine_for` tries, in turn, after an adaptive plan
+#: (the reference engine otherwise)
+_CHOICES = (KeyedEngine, GraphEngine)
+#: the engines ``start(engine=...)`` may name besides the reference engine
+_FORCIBLE = (KeyedEngine, GraphEngine)
+#: each engine a compiled query picks, by name: its class and how it is built from a
+#: plan and the options
+_BUILT: dict[str, tuple[Any, Callable[[Plan, EngineOptions], Engine]]] = {
+    **{AdaptiveEngine.name_of(kind): (AdaptiveEngine, lambda plan, o: AdaptiveEngine(
+        plan, o.plan, o.output, o.adapt)) for kind in PLAN_KINDS},
+    KeyedEngine.name: (KeyedEngine, lambda plan, o: KeyedEngine(
+        plan, o.policy, o.max_missing or None)),
+    GraphEngine.name: (GraphEngine, lambda plan, o: GraphEngine(
+        plan, o.output, o.max_missing or None)),
+    ReferenceEngine.name: (ReferenceEngine, lambda plan, o: ReferenceEngine(
+        plan, o.policy, o.output, o.input_filter, o.state_filter, o.state_filter_every,
+        o.runs, o.max_missing or None)),
+}
+
+
 class CompiledQuery:
     """A compiled query: ``explain()``, ``run(events, policy)``, ``matches(events,
     policy)``, ``start(policy)``; ``counters`` and ``statistics`` of the latest run or
@@ -256,7 +294,8 @@ class CompiledQuery:
 
     def engine_for(self, policy: str = ANY, runs: str = EVERY_EVENT, **options: Any) -> str:
         """The engine that ``run``/``start`` with these options uses, the one place that
-        decides: the keyed vectorized engine when the query is of its class
+        decides, in turn by each engine's own ``refusal``: an adaptive plan when one is
+        asked for and applies; the keyed vectorized engine when the query is of its class
         (:mod:`cep_core.engine.keyed`), the policy is skip-till-next-match or strict
         contiguity, ``runs="one-per-partition"``, the output is events and there are no
         filters; the graph engine (:mod:`cep_core.engine.graph`) for skip-till-any-match
@@ -265,56 +304,29 @@ class CompiledQuery:
         if self.plan is None:
             return getattr(self._agg_explain, "engine", "aggregate")
         check_options(policy, runs)
-        missing = self._max_missing(options.get("max_missing"))  # 0: exact matching
-        unfiltered = not any(options.get(k) is not None for k in ("input_filter",
-                                                                   "state_filter"))
-        if self._plan_kind(options) != "text" and self._plan_problem(policy, runs,
-                                                                     **options) is None:
-            return AdaptiveEngine.name_of(options["plan"])
-        plain = options.get("output", "events") == "events" and unfiltered
-        if self.keyed_unsupported is None and policy in KEYED_POLICIES \
-                and runs == ONE_PER_PARTITION and plain \
-                and not (missing and keyed_missing_problem(self.plan)):
-            return KeyedEngine.name
-        if self.graph_unsupported is None and policy == ANY and runs == EVERY_EVENT \
-                and unfiltered:
-            return GraphEngine.name
-        return ReferenceEngine.name
+        o = EngineOptions(policy, runs, **options)
+        missing = self._max_missing(o.max_missing)  # 0: exact matching
+        if self._plan_kind(o) != "text" and AdaptiveEngine.refusal(self.plan, o) is None:
+            return AdaptiveEngine.name_of(o.plan)
+        o = replace(o, max_missing=missing)
+        return next((cls.name for cls in _CHOICES if cls.refusal(self.plan, o) is None),
+                    ReferenceEngine.name)
 
-    def _plan_kind(self, options: dict[str, Any]) -> str:
+    def _plan_kind(self, o: EngineOptions) -> str:
         """The ``plan`` option, checked (with ``adapt``)."""
-        kind = options.get("plan") or "text"
+        kind = o.plan or "text"
         if kind != "text" and kind not in PLAN_KINDS:
             raise QueryError(f"plan must be one of text, {', '.join(PLAN_KINDS)}, "
                              f"not {kind!r}")
-        adapt = options.get("adapt")
-        if adapt is not None:
+        if o.adapt is not None:
             if kind == "text":
                 raise QueryError("adapt applies to plan='order' or plan='tree', not to "
                                  "the text-order plan")
-            if not isinstance(adapt, dict):
-                raise QueryError(f"adapt must be a dict of options, not {adapt!r}")
+            if not isinstance(o.adapt, dict):
+                raise QueryError(f"adapt must be a dict of options, not {o.adapt!r}")
         if kind != "text" and self.plan is not None:
-            adapt_options(adapt, self.plan)  # one-line errors before any work
+            adapt_options(o.adapt, self.plan)  # one-line errors before any work
         return kind
-
-    def _plan_problem(self, policy: str, runs: str, **options: Any) -> str | None:
-        """Why an adaptive plan does not run with these options (None when it does):
-        the text-order plan runs instead."""
-        if self.plan is None:
-            return "an aggregation query"
-        if policy != ANY or runs != EVERY_EVENT:
-            return (f"a plan may change the order only under {ANY} with "
-                    f"runs='{EVERY_EVENT}' (skip-till-next-match depends on the order in "
-                    "which events are consumed; under strict contiguity the stream's order "
-                    "is the plan)")
-        if any(options.get(k) is not None for k in ("input_filter", "state_filter",
-                                                    "max_missing", "shedding", "remote")):
-            return "filters, approximate matching, load shedding and remote data run on " \
-                "the text-order plan"
-        if options.get("output", "events") not in OUTPUTS:
-            return f"output={options.get('output')!r}"
-        return adaptive_problem(self.plan)
 
     def _max_missing(self, given: Any) -> int | None:
         """The number of elements a match may miss: ``given``, else the query's
@@ -334,25 +346,20 @@ class CompiledQuery:
     def is_aggregation(self) -> bool:
         return self.plan is None
 
-    def _pick(self, engine: str | None, policy: str, runs: str, **options: Any) -> str:
-        auto = self.engine_for(policy, runs, **options)
-        if engine is None or engine == auto:
-            return auto
-        if engine == ReferenceEngine.name:
-            return engine
-        if engine == KeyedEngine.name:
-            missing = options.get("max_missing")
-            why = self.keyed_unsupported or (
-                missing and keyed_missing_problem(self.plan)) or (
-                f"it runs {' and '.join(KEYED_POLICIES)} with runs='{ONE_PER_PARTITION}', "
-                "events out and no filters")
-            raise QueryError(f"the {engine} engine does not apply: {why}")
-        if engine == GraphEngine.name:
-            why = self.graph_unsupported or (
-                f"it runs {ANY} with runs='{EVERY_EVENT}' and no filters")
-            raise QueryError(f"the {engine} engine does not apply: {why}")
-        raise QueryError(f"unknown engine {engine!r}; one of {ReferenceEngine.name}, "
-                         f"{KeyedEngine.name}, {GraphEngine.name}")
+    def _pick(self, o: EngineOptions) -> str:
+        """The engine for ``o`` (``max_missing`` resolved): :meth:`engine_for`'s, or the
+        one ``o.engine`` names when it runs them (the reference engine always does)."""
+        options = {f: getattr(o, f) for f in ("output", "input_filter", "state_filter",
+                                              "max_missing", "plan", "adapt")}
+        auto = self.engine_for(o.policy, o.runs, **options)
+        if o.engine is None or o.engine == auto or o.engine == ReferenceEngine.name:
+            return auto if o.engine is None else o.engine
+        chosen = next((cls for cls in _FORCIBLE if cls.name == o.engine), None)
+        if chosen is None:
+            raise QueryError(f"unknown engine {o.engine!r}; one of {ReferenceEngine.name}, "
+                             f"{KeyedEngine.name}, {GraphEngine.name}")
+        why = chosen.refusal(self.plan, o) or chosen.scope
+        raise QueryError(f"the {o.engine} engine does not apply: {why}")
 
     def explain(self, policy: str | None = None, runs: str = EVERY_EVENT,
                 plan: str = "text") -> str:
@@ -362,8 +369,8 @@ class CompiledQuery:
         if self.plan is None:
             return self._agg_explain.explain()
         k = self._max_missing(None)
-        if self._plan_kind({"plan": plan}) != "text":
-            why = self._plan_problem(policy or ANY, runs)
+        if self._plan_kind(EngineOptions(plan=plan)) != "text":
+            why = AdaptiveEngine.refusal(self.plan, EngineOptions(policy or ANY, runs))
             engine = AdaptiveEngine.name_of(plan) + (
                 " (buffers per position, evaluation in an order chosen from sliding-window "
                 "statistics)" if plan == "order" else " (a join tree chosen from "
@@ -398,25 +405,20 @@ class CompiledQuery:
                                         + (f" ({'; '.join(why)})" if why else "")])
         return self.plan.explain(engine)
 
-    def start(self, policy: str = ANY, *, runs: str = EVERY_EVENT, output: str = "events",
-              engine: str | None = None,
-              input_filter: Callable[[dict], bool] | None = None,
-              state_filter: Callable[[list[PMView]], Iterable[PMView]] | None = None,
-              state_filter_every: str = "event", shedding: Any = None,
-              remote: Any = None, max_missing: int | None = None, plan: str = "text",
-              adapt: dict[str, Any] | None = None) -> Session:
-        """A :class:`Session` for incremental feeding. ``runs``: ``"every-event"`` or
-        ``"one-per-partition"`` (see :mod:`cep_core.engine.reference`). ``output``:
-        ``"events"`` (RETURN events) or ``"matches"`` (bindings as event ids).
-        ``"sets"``: one :class:`~cep_core.engine.graph.MatchSet` per event that completes
-        matches, enumerated (or counted) on demand (the graph engine only).
-        ``input_filter`` and ``state_filter``: see :mod:`cep_core.engine.reference`;
-        ``state_filter_every``: ``"event"`` or ``"batch"`` (after each ``feed``). The
-        engine is chosen by :meth:`engine_for` unless ``engine`` names one
-        (``"reference"`` always applies). ``shedding``: a
-        :class:`cep_core.shedding.SheddingConfig` runs the reference engine on a modelled
-        device with load shedding (:mod:`cep_core.shedding`); ``session.shedding_report()``
-        gives latencies and what was shed. ``remote``: a
+    def start(self, policy: str | EngineOptions = ANY, **options: Any) -> Session:
+        """A :class:`Session` for incremental feeding, with the options of one
+        :class:`~cep_core.engine.options.EngineOptions` (given, or its fields as keywords,
+        with the policy first). ``runs``: ``"every-event"`` or ``"one-per-partition"``
+        (see :mod:`cep_core.engine.reference`). ``output``: ``"events"`` (RETURN events)
+        or ``"matches"`` (bindings as event ids). ``"sets"``: one
+        :class:`~cep_core.engine.graph.MatchSet` per event that completes matches,
+        enumerated (or counted) on demand (the graph engine only). ``input_filter`` and
+        ``state_filter``: see :mod:`cep_core.engine.reference`; ``state_filter_every``:
+        ``"event"`` or ``"batch"`` (after each ``feed``). The engine is chosen by
+        :meth:`engine_for` unless ``engine`` names one (``"reference"`` always applies).
+        ``shedding``: a :class:`cep_core.shedding.SheddingConfig` runs the reference
+        engine on a modelled device with load shedding (:mod:`cep_core.shedding`);
+        ``session.shedding_report()`` gives latencies and what was shed. ``remote``: a
         :class:`cep_core.remote.RemoteConfig` runs the reference engine on a modelled
         device that fetches remote data (:mod:`cep_core.remote`);
         ``session.remote_report()`` gives latencies and fetches. ``max_missing``:
@@ -429,51 +431,27 @@ class CompiledQuery:
         "unconditional" | "threshold" | "invariant", "t", "d", "K", "window",
         "period"}``); the same matches as the text order, under skip-till-any-match
         (elsewhere the text order runs: :meth:`explain` says why).
-        ``session.adaptation_report()`` gives the plans, checks and replacements."""
-        k = self._max_missing(max_missing)
-        if k is not None and (remote is not None or shedding is not None):
-            raise QueryError("max_missing does not apply with remote data or load "
-                             "shedding on the modelled device")
-        if k is not None and output == "sets":
+        ``session.adaptation_report()`` gives the plans, checks and replacements. Each
+        engine answers whether it runs the options (its ``refusal``)."""
+        o = policy if isinstance(policy, EngineOptions) else EngineOptions(policy)
+        o = replace(o, **options) if options else o
+        o = replace(o, max_missing=self._max_missing(o.max_missing))
+        device = _modelled_device(o)
+        if device is not None:
+            _refuse(device.refusal(self.plan, o))
+            engine: Engine = device(self.plan, o.policy, o.output, o.runs,
+                                    o.remote if o.remote is not None else o.shedding)
+        elif o.max_missing is not None and o.output == "sets":
             raise QueryError("output='sets' gives match sets, which do not carry the "
                              "number of missing elements; start without max_missing")
-        if remote is not None:
-            if self.plan is None or input_filter is not None or state_filter is not None \
-                    or shedding is not None:
-                raise QueryError("remote data on the modelled device applies to pattern "
-                                 "queries without filters or shedding")
-            from cep_core.remote.engine import RemoteEngine
-
-            session = Session(RemoteEngine(self.plan, policy, output, runs, remote))
-        elif shedding is not None:
-            if self.plan is None or input_filter is not None or state_filter is not None:
-                raise QueryError("load shedding applies to pattern queries without "
-                                 "input or state filters of their own")
-            from cep_core.shedding.engine import SheddingEngine
-
-            session = Session(SheddingEngine(self.plan, policy, output, runs, shedding))
         elif self.plan is None:
-            if input_filter is not None or state_filter is not None or output != "events":
-                raise QueryError("aggregation queries take no filters and output events")
-            session = Session(self._aggregation())
-        elif (chosen := self._pick(engine, policy, runs, output=output,
-                                   input_filter=input_filter, state_filter=state_filter,
-                                   max_missing=k, plan=plan, adapt=adapt)) \
-                in (AdaptiveEngine.name_of(kind) for kind in PLAN_KINDS):
-            session = Session(AdaptiveEngine(self.plan, plan, output, adapt))
-        elif chosen == KeyedEngine.name:
-            session = Session(KeyedEngine(self.plan, policy, k or None), none_missing=k == 0)
-        elif chosen == GraphEngine.name:
-            session = Session(GraphEngine(self.plan, output, k or None), none_missing=k == 0)
-        elif output == "sets":
-            raise QueryError("output='sets' (match sets enumerated on demand) needs the "
-                             f"{GraphEngine.name} engine, which does not apply: "
-                             f"{self.graph_unsupported or f'it runs {ANY} only'}")
+            _refuse(type(self._agg_explain).refusal(None, o))
+            engine = self._aggregation()
         else:
-            engine = ReferenceEngine(self.plan, policy, output, input_filter, state_filter,
-                                     state_filter_every, runs, k or None)
-            session = Session(engine, none_missing=k == 0)
-        self._last = session
+            cls, build = _BUILT[self._pick(o)]
+            _refuse(cls.refusal(self.plan, o))
+            engine = build(self.plan, o)
+        self._last = session = Session(engine, none_missing=o.max_missing == 0)
         return session
 
     def run(self, events: Iterable[dict] | Any, policy: str = ANY, **options: Any

@@ -56,7 +56,14 @@ from cep_core.adaptive.planning import (
 )
 from cep_core.adaptive.statistics import WindowStatistics
 from cep_core.counters import Counters
-from cep_core.engine.matching import ANY, CountMerging, Statistics, match_record
+from cep_core.engine.matching import (
+    ANY,
+    EVERY_EVENT,
+    OUTPUTS,
+    CountMerging,
+    Statistics,
+    match_record,
+)
 from cep_core.errors import QueryError
 from cep_core.plan import Plan
 
@@ -397,6 +404,25 @@ class AdaptiveEngine(CountMerging):
     order-based or tree-based plan (``kind``), adapted as ``adapt`` says (module doc)."""
 
     reports = "adaptation"
+
+    @classmethod
+    def refusal(cls, plan: Plan | None, options: Any) -> str | None:
+        """Why an adaptive plan does not run with these options (None when it does):
+        the text-order plan runs instead."""
+        if plan is None:
+            return "an aggregation query"
+        if options.policy != ANY or options.runs != EVERY_EVENT:
+            return (f"a plan may change the order only under {ANY} with "
+                    f"runs='{EVERY_EVENT}' (skip-till-next-match depends on the order in "
+                    "which events are consumed; under strict contiguity the stream's order "
+                    "is the plan)")
+        if options.filtered or any(x is not None for x in (
+                options.max_missing, options.shedding, options.remote)):
+            return "filters, approximate matching, load shedding and remote data run on " \
+                "the text-order plan"
+        if options.output not in OUTPUTS:
+            return f"output={options.output!r}"
+        return adaptive_problem(plan)
 
     def __init__(self, plan: Plan, kind: str, output: str = "events",
                  adapt: dict[str, Any] | None = None):

@@ -189,6 +189,12 @@ class StreamAggregation(EngineBase):
 
     name = "aggregate"
 
+    @classmethod
+    def refusal(cls, plan: Any, options: Any) -> str | None:
+        if options.filtered or options.output != "events":
+            return "aggregation queries take no filters and output events"
+        return None
+
     def __init__(self, query: ast.AggregationQuery, ev: Evaluator, keys: tuple[str, ...],
                  aggs: list[_Agg], plain: dict[str, str], filters: list[Any], out_type: str,
                  out_fields: list[tuple[str, Any]]):

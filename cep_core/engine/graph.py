@@ -283,6 +283,16 @@ class GraphEngine(CountMerging):
                            missing=missing)
 
     # ------------------------------------------------------------------ public
+    #: what it runs, when a plan of its class is refused for the options
+    scope = f"it runs {ANY} with runs='{EVERY_EVENT}' and no filters"
+
+    @classmethod
+    def refusal(cls, plan: Plan, options: Any) -> str | None:
+        why = graph_unsupported(plan)
+        if why or options.policy != ANY or options.runs != EVERY_EVENT or options.filtered:
+            return why or cls.scope
+        return None
+
     def partial_matches(self) -> list[dict[str, Any]]:
         raise QueryError("the graph engine keeps the window's events as a graph, not "
                          "partial matches one by one; start(..., engine='reference') "

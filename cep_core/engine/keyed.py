@@ -75,6 +75,7 @@ from cep_core.engine.keyed_batch import (
 from cep_core.engine.keyed_negation import KeyedNegation
 from cep_core.engine.keyed_plan import (
     KEYED_POLICIES,
+    KEYED_SCOPE,
     keyed_missing_problem,
     keyed_plan,
     keyed_refusal,
@@ -97,7 +98,7 @@ class KeyedEngine(EngineBase):
     """Runs a plan of the keyed class (module doc) over batches of events."""
 
     name = "keyed-vectorized"
-    refusal = staticmethod(keyed_refusal)
+    refusal, scope = staticmethod(keyed_refusal), KEYED_SCOPE  # options it runs
 
     def __init__(self, plan: Plan, policy: str, max_missing: int | None = None):
         reason = keyed_unsupported(plan)
@@ -177,8 +178,7 @@ class KeyedEngine(EngineBase):
         strictly contiguous run's. ``work_by``: a column of the events; the batch's work
         per value of it is then left in :attr:`work` (:class:`~cep_core.counters.WorkBy`;
         what a trailing NEG releases at the end of the batch counts at its last event).
-        ``first_id``: the stream position of the batch's first event (else the count
-        fed so far)."""
+        ``first_id``: the stream position of the batch's first event (else the count)."""
         if first_id is not None:
             self.events_fed = first_id
         b = Batch(events, self.attrs, self.events_fed, placeholders=bool(self.k))

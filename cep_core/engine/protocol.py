@@ -71,6 +71,12 @@ class EngineBase:
     reports: ClassVar[str | None] = None
     work: WorkBy | None = None
 
+    @classmethod
+    def refusal(cls, plan: Any, options: Any) -> str | None:
+        """Why this engine does not run ``plan`` (None: an aggregation query) with these
+        :class:`~cep_core.engine.options.EngineOptions`; None when it does."""
+        return None
+
     def feed_batch(self, events: Any) -> list[dict]:
         """The outputs of one batch as dicts (what :meth:`feed` runs)."""
         raise NotImplementedError

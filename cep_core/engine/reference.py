@@ -232,6 +232,16 @@ class ReferenceEngine(CountMerging):
         if self.state_filter is not None and self.state_filter_every == "event":
             self.apply_state_filter()
 
+    @classmethod
+    def refusal(cls, plan: Plan, options: Any) -> str | None:
+        """Every option but ``output='sets'``, which only the graph engine gives."""
+        if options.output != "sets":
+            return None
+        from cep_core.engine.graph import graph_unsupported
+
+        return ("output='sets' (match sets enumerated on demand) needs the graph engine, "
+                f"which does not apply: {graph_unsupported(plan) or f'it runs {ANY} only'}")
+
     def end_batch(self) -> None:
         """The state filter, when it applies once per batch."""
         if self.state_filter is not None and self.state_filter_every == "batch":

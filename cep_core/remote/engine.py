@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 
 from cep_core.engine.matching import ANY, EVERY_EVENT, NEXT
+from cep_core.engine.options import MODELLED_MISSING
 from cep_core.engine.reference import ReferenceEngine
 from cep_core.errors import QueryError
 from cep_core.plan import START
@@ -92,6 +93,15 @@ class RemoteEngine(ReferenceEngine):
 
     name = "reference+remote"
     reports = "remote"
+
+    @classmethod
+    def refusal(cls, plan: Any, options: Any) -> str | None:
+        if options.max_missing is not None:
+            return MODELLED_MISSING
+        if plan is None or options.filtered or options.shedding is not None:
+            return ("remote data on the modelled device applies to pattern queries without "
+                    "filters or shedding")
+        return None
 
     def __init__(self, plan, policy: str = ANY, output: str = "events",
                  runs: str = EVERY_EVENT, config: RemoteConfig | None = None):

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from cep_core.engine.matching import PM
+from cep_core.engine.options import MODELLED_MISSING
 from cep_core.engine.reference import ReferenceEngine
 from cep_core.expr import ExprCompiler, walk
 from cep_core.lang import ast
@@ -263,6 +264,15 @@ class SheddingEngine(_Tracking):
 
     name = "reference"
     reports = "shedding"
+
+    @classmethod
+    def refusal(cls, plan: Any, options: Any) -> str | None:
+        if options.max_missing is not None:
+            return MODELLED_MISSING
+        if plan is None or options.filtered:
+            return ("load shedding applies to pattern queries without input or state "
+                    "filters of their own")
+        return None
 
     def __init__(self, plan, policy: str, output: str, runs: str, config: Any,
                  max_missing: int | None = None):

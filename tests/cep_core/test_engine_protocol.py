@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import ast
 import inspect
+from dataclasses import FrozenInstanceError
 
 import pandas as pd
 import pytest
 
 import cep_core
-from cep_core.aggregate import SeqAggregator, seq_query
+from cep_core.aggregate import SeqAggregator, StreamAggregation, seq_query
 from cep_core.approx.matchnodes import MatchNodeEngine
+from cep_core.engine.options import EngineOptions
 from cep_core.engine.protocol import Engine
 from cep_core.errors import QueryError
 from cep_core.query import Session
@@ -105,3 +107,45 @@ def test_work_by_books_each_values_work_on_every_engine():
     assert out == [x for p in parts for x in p]
     assert whole.work.events.sum() == len(STREAM)
     assert whole.counters.as_dict() == apart.counters.as_dict()
+
+
+def test_start_takes_one_frozen_options_object_or_its_fields():
+    q = cep_core.compile(KEYED)
+    options = EngineOptions("strict-contiguity", runs="one-per-partition")
+    with pytest.raises(FrozenInstanceError):
+        options.policy = "skip-till-next-match"  # type: ignore[misc]
+    by_object, by_fields = q.start(options), q.start("strict-contiguity",
+                                                     runs="one-per-partition")
+    assert by_object.engine_name == by_fields.engine_name == "keyed-vectorized"
+    assert by_object.feed(STREAM) == by_fields.feed(STREAM)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"shedding": SheddingConfig("NS", unit_cost=1.0), "max_missing": 1},
+     "max_missing does not apply with remote data or load shedding on the modelled device"),
+    ({"shedding": SheddingConfig("NS", unit_cost=1.0), "input_filter": bool},
+     "load shedding applies to pattern queries without input or state filters of their own"),
+    ({"remote": RemoteConfig("BL1"), "state_filter": list},
+     "remote data on the modelled device applies to pattern queries without filters or "
+     "shedding"),
+    ({"output": "sets", "max_missing": 1},
+     "output='sets' gives match sets, which do not carry the number of missing elements"),
+    ({"output": "sets", "engine": "reference"},
+     "output='sets' \\(match sets enumerated on demand\\) needs the graph engine"),
+    ({"engine": "keyed-vectorized"},
+     "the keyed-vectorized engine does not apply: no SAME"),
+    ({"engine": "graph", "input_filter": bool},
+     "the graph engine does not apply: it runs skip-till-any-match with runs='every-event' "
+     "and no filters"),
+    ({"engine": "fast"}, "unknown engine 'fast'"),
+])
+def test_each_engine_refuses_the_options_it_does_not_run(options, message):
+    with pytest.raises(QueryError, match=message):
+        cep_core.compile(SEQ).start(**options)
+
+
+def test_an_aggregation_refuses_filters_and_other_outputs():
+    with pytest.raises(QueryError, match="aggregation queries take no filters and output "
+                                         "events"):
+        cep_core.compile(AGG).start(output="matches")
+    assert StreamAggregation.refusal(None, EngineOptions()) is None

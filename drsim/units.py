@@ -35,11 +35,43 @@ def clock_minutes(value: str | int, what: str = "time") -> int:
     """
     if isinstance(value, int | np.integer) and not isinstance(value, bool):
         return int(value)
-    match = _CLOCK.match(value) if isinstance(value, str) else None
-    if match is None or int(match[1]) > 24 or int(match[2]) > 59 or (
-            int(match[1]) == 24 and int(match[2]) > 0):
+    minute = _clock_or_none(value) if isinstance(value, str) else None
+    if minute is None:
         raise ValueError(f"{what}: expected a clock time HH:MM, e.g. 18:30, got {value!r}")
-    return int(match[1]) * 60 + int(match[2])
+    return minute
+
+
+def is_clock(value: object) -> bool:
+    """Whether ``value`` is a clock time text ``"HH:MM"`` (00:00 to 24:00).
+
+    >>> is_clock("18:30"), is_clock("25:00"), is_clock(1110)
+    (True, False, False)
+    """
+    return isinstance(value, str) and _clock_or_none(value) is not None
+
+
+def clock_minutes_or_none(value: str | None, what: str = "time") -> int | None:
+    """Minutes since midnight [min] of a clock time that may be absent, as summary.json
+    holds one (e.g. no non-compliance predicted): None for None or ``"none"``; anything
+    else as :func:`clock_minutes`.
+
+    >>> clock_minutes_or_none("19:39"), clock_minutes_or_none(None), clock_minutes_or_none("none")
+    (1179, None, None)
+    """
+    if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
+        return None
+    return clock_minutes(value, what)
+
+
+def _clock_or_none(text: str) -> int | None:
+    """Minutes since midnight of ``"HH:MM"`` text, None when it is not one."""
+    match = _CLOCK.match(text)
+    if match is None:
+        return None
+    hours, minutes = int(match[1]), int(match[2])
+    if hours > 24 or minutes > 59 or (hours == 24 and minutes > 0):
+        return None
+    return hours * 60 + minutes
 
 
 def mwh(kw_minutes: float) -> float:

@@ -22,7 +22,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from drsim.sweeps import JOURNAL, read_journal
-from drsim.units import clock_minutes
+from drsim.units import clock
+from drsim.units import clock_minutes_or_none as minutes  # None: no prediction
 
 #: Figure 6.14 and §6.3.4: OP costs about 70 % of BL's; BL predicts at 19:11, OP at 19:15;
 #: adaptive reductions 82.61 (BL) and 80.30 MWh (OP)
@@ -54,10 +55,6 @@ def figures(s: dict[str, Any]) -> dict[str, Any]:
             "prediction": s["prediction"]["utility_noncompliance_time"],
             "adaptive": s["reduction_mwh"]["adaptive"],
             "traditional": s["reduction_mwh"]["traditional"]}
-
-
-def minutes(clock: str | None) -> int | None:
-    return None if clock is None else clock_minutes(clock)
 
 
 def table(name: str, runs: dict[str, dict[str, Any]]) -> list[str]:
@@ -124,7 +121,7 @@ def plot(found: dict[str, dict[str, dict[str, Any]]], path: Path) -> None:
     ax_time.scatter(range(len(labels)), bl_t, marker="s", label="BL")
     ax_time.scatter(range(len(labels)), op_t, marker="o", label="OP")
     ax_time.set_xticks(range(len(labels)), labels, fontsize=7)
-    ax_time.yaxis.set_major_formatter(lambda v, _: f"{int(v) // 60:02d}:{int(v) % 60:02d}")
+    ax_time.yaxis.set_major_formatter(lambda v, _: clock(int(v)))
     ax_time.set_title("(b) non-compliance predicted", fontsize=9)
     ax_time.legend(fontsize=7)
     shares_bl = [1.0] * (len(rows) + 1)

@@ -51,7 +51,8 @@ def points(folder: Path, axis: str) -> list[tuple[Any, list[dict]]]:
 
 def minutes(clock: str | None) -> float:
     """Minutes since midnight of a summary's "HH:MM", NaN for none."""
-    return math.nan if clock is None else units.clock_minutes(clock)
+    minute = units.clock_minutes_or_none(clock)
+    return math.nan if minute is None else minute
 
 
 def clock(value: float) -> str:

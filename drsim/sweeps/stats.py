@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from drsim.sweeps.spec import CONFIDENCE, Sweep, SweepError
-from drsim.units import clock, clock_minutes
+from drsim.units import clock, clock_minutes, is_clock
 
 _MISSING = object()
 
@@ -94,22 +94,12 @@ def is_number(value: Any) -> bool:
         value, str)
 
 
-def _clock_minutes(value: Any) -> int | None:
-    """Minutes since midnight of a clock text (HH:MM); None for anything else."""
-    if not isinstance(value, str):
-        return None
-    try:
-        return clock_minutes(value)
-    except ValueError:
-        return None
-
-
 def metric_kind(values: Iterable[Any]) -> str:
     """"number", "clock" (HH:MM texts) or "text", from the non-null values of a metric."""
     present = [v for v in values if v is not None and v is not _MISSING]
     if present and all(is_number(v) for v in present):
         return "number"
-    if present and all(_clock_minutes(v) is not None for v in present):
+    if present and all(is_clock(v) for v in present):
         return "clock"
     return "number" if not present else "text"
 
@@ -147,7 +137,7 @@ def tabulate(sweep: Sweep, records: Mapping[str, Mapping[str, Any]]):
                 row[metric] = " | ".join(dict.fromkeys(
                     v if isinstance(v, str) else json.dumps(v, sort_keys=True) for v in present))
                 continue
-            numbers = ([_clock_minutes(v) for v in present] if kind == "clock"
+            numbers = ([clock_minutes(v) for v in present] if kind == "clock"
                        else [float(v) for v in present])
             n, mean, low, high = mean_ci(numbers)
             row[f"{metric}.mean"] = mean

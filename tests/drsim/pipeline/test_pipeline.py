@@ -14,7 +14,7 @@ from drsim.household.sim import ChunkSimulator
 from drsim.pipeline.loads import Loads
 from drsim.pipeline.passes import pass_schedules, plan_chunks, simulate_chunk
 from drsim.scenario import load_scenario, scenario_from_dict
-from drsim.units import DAY, MICRO
+from drsim.units import DAY, MICRO, clock_minutes
 from drsim.utility.monitoring import MonitoringPlan
 
 QUICKSTART = "scenarios/quickstart.yaml"
@@ -90,14 +90,13 @@ def test_a_prediction_schedules_the_second_event(forced):
     plan = MonitoringPlan.of(s)
     t_nc = summary["prediction"]["utility_noncompliance_time"]
     assert t_nc is not None and summary["prediction"]["predicted"]
-    h, m = map(int, t_nc.split(":"))
+    predicted = clock_minutes(t_nc)
     # earliest possible: user 19:05, group 19:08, utility 19:11 (docs/decisions.md,
     # "Length and detection time")
-    assert plan.t_first_test + 21 <= h * 60 + m < plan.t_end
-    assert summary["prediction"]["detection_delay_minutes"] == h * 60 + m - plan.t_first_test
+    assert plan.t_first_test + 21 <= predicted < plan.t_end
+    assert summary["prediction"]["detection_delay_minutes"] == predicted - plan.t_first_test
     second = summary["second_event"]
-    h2, m2 = map(int, second["start"].split(":"))
-    assert h2 * 60 + m2 == h * 60 + m + s.incentive.second_event_delay_minutes
+    assert clock_minutes(second["start"]) == predicted + s.incentive.second_event_delay_minutes
     assert second["end"] == s.dr_program.end
     red = summary["reduction_mwh"]
     assert red["adaptive"] > red["traditional"] > 0
@@ -195,9 +194,7 @@ def test_a_later_detection_moves_the_second_event(forced):
     a, b = summary["second_event"], later["second_event"]
     assert later["prediction"]["utility_noncompliance_time"] == \
         summary["prediction"]["utility_noncompliance_time"]
-    ha, ma = map(int, a["start"].split(":"))
-    hb, mb = map(int, b["start"].split(":"))
-    assert hb * 60 + mb == ha * 60 + ma + 10
+    assert clock_minutes(b["start"]) == clock_minutes(a["start"]) + 10
     assert later["reduction_mwh"]["adaptive"] <= summary["reduction_mwh"]["adaptive"]
 
 

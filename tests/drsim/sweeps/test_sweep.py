@@ -39,6 +39,7 @@ from drsim.sweeps import (
     sweep_from_dict,
     t_quantile,
 )
+from drsim.units import clock
 
 ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = ROOT / "scenarios"
@@ -62,7 +63,7 @@ def fake_summary(scenario, delay_detection: int) -> dict:
         "scenario_name": scenario.name,
         "reduction_mwh": {"expected": 83.28, "traditional": 48.0 - 10 * drop + noise(scenario.seed),
                           "adaptive": adaptive},
-        "prediction": {"utility_noncompliance_time": f"{minute // 60:02d}:{minute % 60:02d}",
+        "prediction": {"utility_noncompliance_time": clock(minute),
                        "groups_compliant": 2},
         "households": scenario.households,
         "seed": scenario.seed,

@@ -310,15 +310,16 @@ def run(query_file: QueryArg, events_file: EventsArg, param: ParamOpt = None,
         numeric = numeric_attributes(query.query, _params(param, table))
         events = read_events(events_file, types, sort=sort, other_types=other_types,
                              numeric=numeric)
-        outputs = query.run(events, policy=policy, runs=runs, output="frame")
+        session = query.start(policy, runs=runs)
+        outputs = session.run(events, as_frame=True)
     except (QueryError, OSError, ValueError) as exc:
         raise _fail(exc) from None
     if out is None:
         outputs.to_csv(sys.stdout, index=False)
     else:
         outputs.to_csv(out, index=False)
-    print(f"{len(outputs)} outputs ({query.engine} engine); counters "
-          f"{query.counters.as_dict()}", file=sys.stderr)
+    print(f"{len(outputs)} outputs ({session.engine_name} engine); counters "
+          f"{session.counters.as_dict()}", file=sys.stderr)
 
 
 if __name__ == "__main__":

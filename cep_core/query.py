@@ -5,7 +5,7 @@ automaton (:mod:`cep_core.plan`) run by the reference engine
 (:mod:`cep_core.engine.reference`); an aggregation query (``SELECT .. FROM T STREAM ..
 GROUP BY ..``, Listings 6.2/6.3 of the dissertation, §6.2.2) compiles through
 ``cep_core.aggregate.compile_aggregation``. Both answer the same API: ``explain``,
-``run``, ``start`` (an incremental :class:`Session`), ``counters``.
+``run``, ``start`` (an incremental :class:`Session`, which tells its ``counters``).
 """
 
 from __future__ import annotations
@@ -173,6 +173,16 @@ class Session:
         out = list(self.engine.flush())
         return _zero_missing(out) if self.none_missing else out
 
+    def run(self, events: Iterable[dict] | Any, as_frame: bool = False) -> Any:
+        """The outputs of ``events`` and of the end of the stream (:meth:`feed`, then
+        :meth:`flush`), as dicts or one DataFrame."""
+        if not as_frame:
+            return self.feed(events) + self.flush()
+        import pandas as pd
+
+        out, rest = self.feed(events, as_frame=True), self.flush()
+        return pd.concat([out, pd.DataFrame(rest)], ignore_index=True) if rest else out
+
     @property
     def counters(self) -> Counters:
         return self.engine.counters
@@ -272,8 +282,8 @@ _BUILT: dict[str, tuple[Any, Callable[[Plan, EngineOptions], Engine]]] = {
 
 class CompiledQuery:
     """A compiled query: ``explain()``, ``run(events, policy)``, ``matches(events,
-    policy)``, ``start(policy)``; ``counters`` and ``statistics`` of the latest run or
-    session; ``engine`` names the engine."""
+    policy)``, ``start(policy)`` (a :class:`Session`, which tells its ``counters`` and
+    ``statistics``); ``engine`` names the engine of the default options."""
 
     def __init__(self, query: ast.Query, plan: Plan | None = None,
                  aggregation: Callable[[], Any] | None = None):
@@ -281,15 +291,13 @@ class CompiledQuery:
         self.keyed_unsupported = keyed_unsupported(plan) if plan is not None else "aggregation"
         self.graph_unsupported = graph_unsupported(plan) if plan is not None else "aggregation"
         self._agg_explain: Any = None
-        self._last: Session | None = None
         if aggregation is not None:
             self._agg_explain = aggregation()  # compile now: errors surface here
 
     @property
     def engine(self) -> str:
-        """The engine of the latest run or session (before any: of the default policy)."""
-        if self._last is not None:
-            return self._last.engine_name
+        """The engine of ``run``/``start`` with the default options (:meth:`engine_for`;
+        a session's is its ``engine_name``)."""
         return self.engine_for(ANY)
 
     def engine_for(self, policy: str = ANY, runs: str = EVERY_EVENT, **options: Any) -> str:
@@ -451,8 +459,7 @@ class CompiledQuery:
             cls, build = _BUILT[self._pick(o)]
             _refuse(cls.refusal(self.plan, o))
             engine = build(self.plan, o)
-        self._last = session = Session(engine, none_missing=o.max_missing == 0)
-        return session
+        return Session(engine, none_missing=o.max_missing == 0)
 
     def run(self, events: Iterable[dict] | Any, policy: str = ANY, **options: Any
             ) -> list[dict]:
@@ -461,21 +468,15 @@ class CompiledQuery:
         field per argument named after its attribute or alias, repeats as ``end_2``; a
         ``time`` field with the detection time unless RETURN gives one), or the bindings
         ({var: event or [events]}) without RETURN. ``output="frame"``: the output events
-        as a pandas DataFrame (the keyed vectorized engine builds it from its arrays)."""
+        as a pandas DataFrame (the keyed vectorized engine builds it from its arrays).
+        The run's counters are its session's: ``session = start(..)``, then
+        ``session.run(events)`` and ``session.counters``."""
         as_frame = options.get("output") == "frame"
         if as_frame:
             options["output"] = "events"
         if self.plan is None and not options:
-            agg = self._aggregation()
-            self._last = Session(agg)
-            return list(agg.run(as_events(events)))
-        session = self.start(policy, **options)
-        if as_frame:
-            import pandas as pd
-
-            out, rest = session.feed(events, as_frame=True), session.flush()
-            return pd.concat([out, pd.DataFrame(rest)], ignore_index=True) if rest else out
-        return session.feed(events) + session.flush()
+            return list(self._aggregation().run(as_events(events)))
+        return self.start(policy, **options).run(events, as_frame)
 
     def matches(self, events: Iterable[dict] | Any, policy: str = ANY, **options: Any
                 ) -> list[dict[str, Any]]:
@@ -483,16 +484,7 @@ class CompiledQuery:
         variable}, in detection order."""
         if self.plan is None:
             raise QueryError("an aggregation query has no pattern matches; use run()")
-        session = self.start(policy, output="matches", **options)
-        return session.feed(events) + session.flush()
-
-    @property
-    def counters(self) -> Counters:
-        return self._last.counters if self._last is not None else Counters()
-
-    @property
-    def statistics(self) -> dict[str, Any]:
-        return self._last.statistics if self._last is not None else {}
+        return self.start(policy, output="matches", **options).run(events)
 
     def __repr__(self) -> str:
         kind = "aggregation" if self.plan is None else "pattern"

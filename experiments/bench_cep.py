@@ -164,11 +164,12 @@ def bench_aseq(events: int = 10_000, window: float = 50, repeats: int = 3,
     t_df, counts_df = _time(aseq_columns(frame), aseq_repeats)
     t_enum, counts_enum = _time(lambda: count_by_enumeration(stream, pattern, window), repeats)
     ref_query = cep_core.compile(f"PATTERN SEQ(A a, B b, C c, D d) WITHIN {window:g}")
-    n_ref_matches = 0
+    n_ref_matches, ref_session = 0, None
 
     def ref_count():
-        nonlocal n_ref_matches
-        ms = ref_query.matches(stream, policy=ANY, engine="reference")
+        nonlocal n_ref_matches, ref_session
+        ref_session = ref_query.start(ANY, output="matches", engine="reference")
+        ms = ref_session.run(stream)
         n_ref_matches = len(ms)
         return count_from_matches(ms, stream, "a", "d", "D", window)
 
@@ -202,7 +203,7 @@ def bench_aseq(events: int = 10_000, window: float = 50, repeats: int = 3,
           f"goal >= {GOAL:,.0f}x: {'met' if ratio_ref >= GOAL else 'NOT met'}")
     print(f"  reference-engine counts equal to A-Seq's at every trigger (per-trigger "
           f"check, {len(counts_ref):,} triggers): {equal_ref}")
-    rc = ref_query.counters
+    rc = ref_session.counters
     print(f"  reference counters (last run): events {rc.events:,}, PMs created "
           f"{rc.pm_created:,}, extended {rc.pm_extended:,}, dropped {rc.pm_dropped:,}, "
           f"predicates {rc.predicates:,}, outputs {rc.outputs:,}")
@@ -226,7 +227,9 @@ def bench_reference(events: int = 1500, repeats: int = 3, rate: float = 1e6,
     for policy in (ANY, NEXT):
         t, res = _time(partial(query.run, stream, policy=policy, engine="reference"), repeats)
         med = statistics.median(t)
-        c = query.counters
+        session = query.start(policy, engine="reference")  # its counters, untimed
+        session.run(stream)
+        c = session.counters
         print(f"  {policy:22s} {events / med:10,.0f} events/s {len(res) / med:10,.0f} "
               f"matches/s  median {med * 1e3:9.2f} ms (min {min(t) * 1e3:.2f}, max "
               f"{max(t) * 1e3:.2f}), {len(res):,} matches")
@@ -480,7 +483,9 @@ def bench_meter(households: int = 20_000, tests: int = 24, repeats: int = 5,
     print("  user events as dicts:")
     loop_t, loop_out = _time(partial(meter_loop, rows, lam_dict, t_start, t_end, m), repeats)
     ev_t, ev_out = _time(partial(query.run, frame, **opts), repeats)
-    engine, counters = query.engine, query.counters
+    session = query.start(**opts)  # the counters of one run, untimed
+    session.run(frame)
+    engine, counters = session.engine_name, session.counters
     fr_t, fr_out = _time(partial(query.run, frame, output="frame", **opts), repeats)
     equal = ev_out == loop_out and fr_out.to_dict("records") == loop_out
     sub = frame[frame["houseID"] < ref_households]

@@ -99,9 +99,10 @@ class Setup:
         self.model = fit_cost_model(self.query, case.stream(2 * case.events, case.seed + 1),
                                     **dict(case.fit_kw))
         self.stream = case.stream(case.events, case.seed + 2)
-        self.truth = {_key(m) for m in self.query.matches(self.stream, engine="reference")}
+        session = self.query.start(output="matches", engine="reference")
+        self.truth = {_key(m) for m in session.run(self.stream)}
         self.span = self.stream[-1]["time"] - self.stream[0]["time"]
-        self.unit_cost = unit_cost_for(work_units(self.query.counters), self.span, 0.9)
+        self.unit_cost = unit_cost_for(work_units(session.counters), self.span, 0.9)
         self.unshed = self.run("NS")
 
     def run(self, strategy: str, **kw) -> dict:

@@ -90,12 +90,10 @@ TABLE2 = pd.Series(np.arange(20) % 4, index=_KX)  # (k, x) -> 0..3
 
 
 def both(q, events, policy):
-    ref = q.run(events, policy=policy, runs=ONE, engine="reference")
-    ref_counters = q.counters.as_dict()
-    assert q.engine == "reference"
-    fast = q.run(events, policy=policy, runs=ONE)
-    assert q.engine == "keyed-vectorized"
-    return ref, ref_counters, fast, q.counters.as_dict()
+    ref = q.start(policy, runs=ONE, engine="reference")
+    fast = q.start(policy, runs=ONE)
+    assert (ref.engine_name, fast.engine_name) == ("reference", "keyed-vectorized")
+    return ref.run(events), ref.counters.as_dict(), fast.run(events), fast.counters.as_dict()
 
 
 @pytest.mark.parametrize("seed", range(120))
@@ -158,8 +156,9 @@ def test_the_whole_batch_scan_matches_the_waves_and_the_reference(monkeypatch):
         assert fast == ref, text
         with monkeypatch.context() as m:
             m.setattr(keyed, "scan_supported", lambda eng: False)
-            waves = q.run(events, policy="strict-contiguity", runs=ONE)
-        assert waves == fast and q.counters.as_dict() == fc, text
+            session = q.start("strict-contiguity", runs=ONE)
+            waves = session.run(events)
+        assert waves == fast and session.counters.as_dict() == fc, text
         rc.pop("pm_dropped"), fc.pop("pm_dropped")  # window drops are counted lazily
         assert fc == rc, text
         session = q.start("strict-contiguity", runs=ONE)

@@ -149,3 +149,12 @@ def test_an_aggregation_refuses_filters_and_other_outputs():
                                          "events"):
         cep_core.compile(AGG).start(output="matches")
     assert StreamAggregation.refusal(None, EngineOptions()) is None
+
+
+def test_a_compiled_query_keeps_no_session_and_its_sessions_tell_the_counters():
+    q = cep_core.compile(SEQ)
+    out = q.run(STREAM)
+    assert not any(isinstance(v, Session) for v in vars(q).values())
+    session = q.start()
+    assert session.run(STREAM) == out and session.counters.events == len(STREAM)
+    assert session.run([], as_frame=True).empty

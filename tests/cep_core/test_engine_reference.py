@@ -106,8 +106,9 @@ def test_table_2_4_emission_order_and_outputs():
 def test_strict_contiguity_table_2_4_stream():
     # a1 b2 | b3 breaks a1b2 | a4 b5 a6 is contiguous
     q = cep_core.compile(TABLE_24)
-    assert [flat(m) for m in q.matches(stream(TABLE_24_STREAM), STRICT)] == ["a4b5a6"]
-    assert q.counters.pm_dropped == 1  # <a1 b2> ended by b3
+    session = q.start(STRICT, output="matches")
+    assert [flat(m) for m in session.run(stream(TABLE_24_STREAM))] == ["a4b5a6"]
+    assert session.counters.pm_dropped == 1  # <a1 b2> ended by b3
 
 
 def test_strict_contiguity_per_partition():
@@ -566,8 +567,9 @@ def _splits(draw_ints, n):
        policy=st.sampled_from(POLICIES))
 def test_feeding_in_batches_equals_one_run(name, events, cuts, policy):
     q = cep_core.compile(BRUTE_CASES[name][0])
-    whole = q.matches(events, policy)
-    counters = q.counters.as_dict()
+    one = q.start(policy, output="matches")
+    whole = one.run(events)
+    counters = one.counters.as_dict()
     s = q.start(policy, output="matches")
     got = []
     for part in _splits(cuts, len(events)):
@@ -653,11 +655,12 @@ def test_missing_table_entry_names_the_key():
 def test_counters_and_statistics_move():
     q = cep_core.compile("PATTERN SEQ(A a, B b, C c) WHERE a.x = b.x WITHIN 10")
     s = [ev("a1", x=1), ev("b2", x=1), ev("b3", x=2), ev("c4"), ev("d5")]
-    out = q.run(s, engine="reference")
-    c = q.counters
+    session = q.start(engine="reference")
+    out = session.run(s)
+    c = session.counters
     assert (c.events, c.outputs, len(out)) == (5, 1, 1)
     assert c.pm_created == 2 and c.pm_extended == 2 and c.predicates == 2
-    stats = q.statistics
+    stats = session.statistics
     assert stats["events_per_type"] == {"A": 1, "B": 2, "C": 1, "D": 1}
     (pred,) = stats["predicates"]
     assert (pred["predicate"], pred["evaluated"], pred["passed"]) == ("a.x = b.x", 2, 1)
@@ -666,9 +669,10 @@ def test_counters_and_statistics_move():
 
 def test_input_filter_drops_events():
     q = cep_core.compile(TABLE_24)
-    got = q.matches(stream(TABLE_24_STREAM), input_filter=lambda e: e["id"] != "b2")
+    session = q.start(output="matches", input_filter=lambda e: e["id"] != "b2")
+    got = session.run(stream(TABLE_24_STREAM))
     assert sorted(flat(m) for m in got) == sorted(["a1b3a4", "a1b3a6", "a1b5a6", "a4b5a6"])
-    assert q.statistics["filtered"] == 1 and q.counters.events == 5
+    assert session.statistics["filtered"] == 1 and session.counters.events == 5
 
 
 def test_state_filter_sees_state_age_values_and_sheds():
@@ -680,9 +684,10 @@ def test_state_filter_sees_state_age_values_and_sheds():
         return [v for v in views if v.age <= 2]
 
     s = [ev("a1", x=1), ev("b2"), ev("a3", x=1), ev("b4"), ev("c5", x=1)]
-    got = q.matches(s, state_filter=young_only)
+    session = q.start(output="matches", state_filter=young_only)
+    got = session.run(s)
     assert sorted(flat(m) for m in got) == ["a3b4c5"]  # <a1 ..> shed at age 3
-    assert q.counters.pm_dropped >= 1
+    assert session.counters.pm_dropped >= 1
     v = next(v for v in seen if v.bindings == {"a": "a1", "b": "b2"})
     assert (v.state, v.var, v.values) == (2, "b", {"a.x": 1})
     assert sorted(flat(m) for m in q.matches(s)) == ["a1b2c5", "a1b4c5", "a3b4c5"]

@@ -99,12 +99,14 @@ def test_random_neg_queries_match_the_reference_engine(seed):
         assert q.keyed_unsupported is None, (text, q.keyed_unsupported)
         events = random_stream(rng, int(rng.integers(30, 120)))
         for policy in POLICIES:
-            ref = q.run(events, policy=policy, runs=ONE, engine="reference")
-            rc = q.counters.as_dict()
-            fast = q.run(events, policy=policy, runs=ONE)
-            assert q.engine == KEYED
+            ref_session = q.start(policy, runs=ONE, engine="reference")
+            ref = ref_session.run(events)
+            rc = ref_session.counters.as_dict()
+            fast_session = q.start(policy, runs=ONE)
+            fast = fast_session.run(events)
+            assert fast_session.engine_name == KEYED
             assert fast == ref, (text, policy)
-            fc = q.counters.as_dict()
+            fc = fast_session.counters.as_dict()
             rc.pop("pm_dropped"), fc.pop("pm_dropped")
             assert fc == rc, (text, policy)
             without = cep_core.compile(plain, params={"tab": TABLE}).run(
@@ -144,10 +146,11 @@ def test_a_neg_between_elements_drops_the_run_and_the_next_event_starts_one():
               for j, (t, v) in enumerate([("A", 1), ("B", 0), ("C", 0), ("A", 1), ("B", 2),
                                           ("A", 0), ("C", 0)])]
     for engine in ("reference", None):
-        assert q.run(events, policy="skip-till-next-match", runs=ONE, engine=engine) == [
+        session = q.start("skip-till-next-match", runs=ONE, engine=engine)
+        assert session.run(events) == [
             {"type": "R", "a": 0, "c": 2, "time": 2}, {"type": "R", "a": 5, "c": 6, "time": 6}]
-        assert q.engine == ("reference" if engine else KEYED)
-        assert q.counters.pm_dropped == 1  # the run of a=3, by n=4 (2 > 1)
+        assert session.engine_name == ("reference" if engine else KEYED)
+        assert session.counters.pm_dropped == 1  # the run of a=3, by n=4 (2 > 1)
         assert q.run(events, policy="strict-contiguity", runs=ONE, engine=engine) == [
             {"type": "R", "a": 5, "c": 6, "time": 6}]
 
@@ -161,10 +164,11 @@ def test_a_neg_reading_the_next_element_keeps_candidates_until_the_run_moves():
               for j, (t, y) in enumerate([("A", 0), ("B", 1), ("C", 2), ("A", 0), ("B", 1),
                                           ("C", 1), ("A", 0), ("C", 1)])]
     for engine in ("reference", None):
-        assert q.run(events, policy="skip-till-next-match", runs=ONE, engine=engine) == [
+        session = q.start("skip-till-next-match", runs=ONE, engine=engine)
+        assert session.run(events) == [
             {"type": "R", "first": 0, "n": 1, "c": 2, "time": 2},
             {"type": "R", "first": 3, "n": 2, "c": 7, "time": 7}]  # C=5 was blocked
-        assert q.engine == ("reference" if engine else KEYED)
+        assert session.engine_name == ("reference" if engine else KEYED)
 
 
 def test_a_trailing_match_waits_for_an_event_of_any_key_or_the_flush():

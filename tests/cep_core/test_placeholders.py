@@ -180,9 +180,10 @@ def test_keyed_engine_equals_the_reference_engine(seed):
     events = _with_placeholders(random_stream(np_rng, 120), rng, frame_like)
     for policy in ("strict-contiguity", "skip-till-next-match"):
         picked = q.engine_for(policy, "one-per-partition", max_missing=k)
-        ref = q.run(events, policy=policy, runs="one-per-partition", max_missing=k,
-                    engine="reference")
-        rc = q.counters.as_dict()
+        ref_session = q.start(policy, runs="one-per-partition", max_missing=k,
+                              engine="reference")
+        ref = ref_session.run(events)
+        rc = ref_session.counters.as_dict()
         if picked != "keyed-vectorized":
             assert " OR " in text or " AND (" in text, (text, picked)
             continue

@@ -41,9 +41,10 @@ def q1():
     query = cep_core.compile(Q1, time_unit="ms")
     model = fit_cost_model(query, ds1(6000, seed=1), slices=4, max_classes=10)
     test = ds1(2000, seed=2)
-    truth = query.matches(test, engine="reference")  # the device runs its work
+    session = query.start(output="matches", engine="reference")
+    truth = session.run(test)  # the device runs its work
     span = test[-1]["time"] - test[0]["time"]
-    unit_cost = unit_cost_for(work_units(query.counters), span, 0.9)
+    unit_cost = unit_cost_for(work_units(session.counters), span, 0.9)
     return query, model, test, truth, unit_cost
 
 

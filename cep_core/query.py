@@ -310,7 +310,7 @@ class CompiledQuery:
         with ``runs="every-event"`` and no filters when the query is of its class; the
         reference engine otherwise."""
         if self.plan is None:
-            return getattr(self._agg_explain, "engine", "aggregate")
+            return self._agg_explain.name
         check_options(policy, runs)
         o = EngineOptions(policy, runs, **options)
         missing = self._max_missing(o.max_missing)  # 0: exact matching

@@ -193,7 +193,34 @@ def read_events(path: Path, types: frozenset[str] | None = None, sort: bool = Fa
     number). An empty field is no value. Each row's ``id`` is its row number unless the
     file has ids. EventsFileError names the file, the column and the line of the first bad
     value."""
-    import numpy as np
+    import pandas as pd
+
+    name = path.name
+    frame = _load_events(path)
+    time = _checked_types_and_times(path, frame, types, other_types)
+    _numbers_where_computed(path, frame, numeric or {})
+    if path.suffix == ".parquet":
+        _parquet_not_finite(path, frame)
+    else:
+        for column in frame.columns:
+            if column not in ("type", "time") and pd.api.types.is_float_dtype(frame[column]):
+                _not_finite(path, frame, column, frame[column])
+    if "id" not in frame.columns:
+        frame["id"] = range(len(frame))
+    back = time.diff() < 0
+    if back.any():
+        if not sort:
+            at = int(back.idxmax())
+            raise EventsFileError(
+                f"{name}: column 'time', {_line(at)}: {time[at]:g} is before the previous "
+                f"event's {time[at - 1]:g}; sort the file by time, or pass --sort")
+        frame = frame.sort_values("time", kind="stable").reset_index(drop=True)
+    return frame
+
+
+def _load_events(path: Path):
+    """The rows of an events file with its ``type`` and ``time`` columns (at least one
+    row); EventsFileError for a file that cannot be read as one."""
     import pandas as pd
 
     name = path.name
@@ -201,10 +228,7 @@ def read_events(path: Path, types: frozenset[str] | None = None, sort: bool = Fa
     if not parquet and path.is_file():
         _check_rows(path)
     try:
-        if parquet:
-            frame = pd.read_parquet(path)
-        else:
-            frame = pd.read_csv(path)
+        frame = pd.read_parquet(path) if parquet else pd.read_csv(path)
     except pd.errors.EmptyDataError:
         raise EventsFileError(f"{name}: the file is empty; expected a header line (type,time,"
                               "...) and one event per line") from None
@@ -221,7 +245,17 @@ def read_events(path: Path, types: frozenset[str] | None = None, sort: bool = Fa
                               "and time")
     if frame.empty:
         raise EventsFileError(f"{name}: no events (a header line but no rows)")
-    frame = frame.reset_index(drop=True)
+    return frame.reset_index(drop=True)
+
+
+def _checked_types_and_times(path: Path, frame, types: frozenset[str] | None,
+                             other_types: bool):
+    """Check every row's ``type`` and ``time`` (given; a finite number; a type of the query
+    unless ``other_types``), set them in ``frame`` as text and numbers; the times."""
+    import numpy as np
+    import pandas as pd
+
+    name, parquet = path.name, path.suffix == ".parquet"
     for column in ("type", "time"):
         blank = frame[column].isna()
         if blank.any():
@@ -247,7 +281,16 @@ def read_events(path: Path, types: frozenset[str] | None = None, sort: bool = Fa
                 f"{name}: column 'type', {_line(at)}: {frame['type'][at]!r} is not a type of "
                 f"the query ({', '.join(sorted(types))}); pass --other-types to feed such "
                 "events too (under strict contiguity they break a run)")
-    for kind, attributes in (numeric or {}).items():
+    return time
+
+
+def _numbers_where_computed(path: Path, frame, numeric: dict) -> None:
+    """Make the attributes the query computes with (``numeric``, by event type) numbers in
+    ``frame``, in place; EventsFileError for text that is not one, or a non-finite one."""
+    import numpy as np
+    import pandas as pd
+
+    for kind, attributes in numeric.items():
         rows = np.ones(len(frame), dtype=bool) if kind is None else \
             (frame["type"] == kind).to_numpy()
         for column, text in attributes.items():
@@ -261,29 +304,12 @@ def read_events(path: Path, types: frozenset[str] | None = None, sort: bool = Fa
             if wrong.any():
                 at = int(np.flatnonzero(wrong)[0])
                 raise EventsFileError(
-                    f"{name}: column '{column}', {_line(at)}: {frame[column][at]!r} is not a "
-                    f"number, and the query computes with {text} (of "
+                    f"{path.name}: column '{column}', {_line(at)}: {frame[column][at]!r} is "
+                    f"not a number, and the query computes with {text} (of "
                     f"{'every event' if kind is None else 'its ' + kind + ' events'})")
             _not_finite(path, frame, column, values, given)
             frame[column] = frame[column].astype(object)
             frame.loc[given, column] = values[given].astype(object)
-    if parquet:
-        _parquet_not_finite(path, frame)
-    else:
-        for column in frame.columns:
-            if column not in ("type", "time") and pd.api.types.is_float_dtype(frame[column]):
-                _not_finite(path, frame, column, frame[column])
-    if "id" not in frame.columns:
-        frame["id"] = range(len(frame))
-    back = time.diff() < 0
-    if back.any():
-        if not sort:
-            at = int(back.idxmax())
-            raise EventsFileError(
-                f"{name}: column 'time', {_line(at)}: {time[at]:g} is before the previous "
-                f"event's {time[at - 1]:g}; sort the file by time, or pass --sort")
-        frame = frame.sort_values("time", kind="stable").reset_index(drop=True)
-    return frame
 
 
 @app.command()

@@ -33,7 +33,7 @@ from drsim.units import DAY, clock
 
 __all__ = ["CHUNK_READINGS", "ROWS", "ReadingsError", "ReadingsCheck",
            "Grid", "readings_batch", "reading_rows", "check_readings", "read_chunk",
-           "row_problems", "problems", "household_ceiling_kw", "register_backwards"]
+           "row_problems", "problems", "check_schema", "household_ceiling_kw", "register_backwards"]
 
 #: one exported chunk (a row per chunk: its households × program minutes, row-major)
 CHUNK_READINGS = pa.schema([
@@ -189,24 +189,25 @@ def _dataset(path: str | Path) -> ds.Dataset:
         raise ReadingsError(f"readings {path}: not a Parquet file or dataset ({exc})") from None
 
 
-def _check_schema(path: str | Path, schema: pa.Schema) -> None:
-    """ReadingsError for a missing column or one of the wrong type."""
+def check_schema(where: str, schema: pa.Schema) -> None:
+    """ReadingsError for a missing column, a repeated one or one of the wrong type, one
+    line starting with ``where`` (the file, as the message names it)."""
     for name in REQUIRED:
         if name not in schema.names:
-            raise ReadingsError(f"readings {path}: column {name!r} is missing (needed: "
+            raise ReadingsError(f"{where}: column {name!r} is missing (needed: "
                                 f"{', '.join(REQUIRED)}; optional: {', '.join(OPTIONAL)})")
     for name in (*REQUIRED, *OPTIONAL):
         if name not in schema.names:
             continue
         if schema.names.count(name) > 1:
-            raise ReadingsError(f"readings {path}: column {name!r} is there "
+            raise ReadingsError(f"{where}: column {name!r} is there "
                                 f"{schema.names.count(name)} times, expected once")
         kind = schema.field(name).type
         integer = name in ("household", "group", "time")
         ok = pa.types.is_integer(kind) if integer else \
             (pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_null(kind))
         if not ok:
-            raise ReadingsError(f"readings {path}: column {name!r} is {kind}, expected "
+            raise ReadingsError(f"{where}: column {name!r} is {kind}, expected "
                                 f"{'an integer' if integer else 'a number'}")
 
 
@@ -320,7 +321,7 @@ def check_readings(path: str | Path, scenario: Scenario, t_start: int, t_end: in
         of the program ``[t_start, t_end)``.
     """
     dataset = _dataset(path)
-    _check_schema(path, dataset.schema)
+    check_schema(f"readings {path}", dataset.schema)
     columns = [c for c in (*REQUIRED, *OPTIONAL) if c in dataset.schema.names]
     check = ReadingsCheck(str(path), has_energy="energy_kwh" in columns,
                           households=scenario.households)

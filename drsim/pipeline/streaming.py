@@ -41,7 +41,7 @@ from drsim.pipeline.loads import Loads, sum_loads
 from drsim.pipeline.monitor import MONITORED_PASS, participants_task
 from drsim.pipeline.pass_names import MONITORED, PASSES
 from drsim.pipeline.passes import plan_chunks
-from drsim.pipeline.recorded import REQUIRED, ROWS, ReadingsError
+from drsim.pipeline.recorded import ROWS, ReadingsError, check_schema
 from drsim.pipeline.stages import (
     Monitored,
     Passes,
@@ -265,9 +265,10 @@ def _readings_files(folder: Path) -> list[Path]:
 def check_stream_files(folder: Path, first_file_seconds: float = FIRST_FILE_SECONDS) -> None:
     """:class:`~drsim.pipeline.recorded.ReadingsError`, one line naming the file and what
     is wrong, for a file in ``folder`` the stream cannot read as readings: not a Parquet
-    file, a column of docs/monitor.md missing or of another type; and for a folder where
-    no file arrives within ``first_file_seconds`` (the wrong folder, before any work).
-    Files that arrive later are read as they come, their bad rows counted."""
+    file, a column of docs/monitor.md missing, repeated or of another type
+    (:func:`~drsim.pipeline.recorded.check_schema`, as for a readings file); and for a
+    folder where no file arrives within ``first_file_seconds`` (the wrong folder, before
+    any work). Files that arrive later are read as they come, their bad rows counted."""
     waited = time.perf_counter()
     while not (files := _readings_files(folder)):
         if time.perf_counter() - waited > first_file_seconds:
@@ -282,21 +283,7 @@ def check_stream_files(folder: Path, first_file_seconds: float = FIRST_FILE_SECO
             why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ReadingsError(f"--stream {folder}: {path.name} is not a Parquet file of "
                                 f"readings ({why})") from None
-        missing = [n for n in REQUIRED if n not in schema.names]
-        if missing:
-            raise ReadingsError(f"--stream {folder}: {path.name} has no column "
-                                f"{', '.join(missing)} (readings need {', '.join(REQUIRED)}; "
-                                f"docs/monitor.md)")
-        for field_ in schema:
-            if field_.name not in ROWS.names:
-                continue
-            kind, integer = field_.type, field_.name in ("household", "group", "time")
-            number = pa.types.is_integer(kind) or pa.types.is_floating(kind) or \
-                pa.types.is_null(kind)
-            if not (pa.types.is_integer(kind) if integer else number):
-                raise ReadingsError(f"--stream {folder}: {path.name}: column {field_.name} "
-                                    f"is {kind}, expected "
-                                    f"{'an integer' if integer else 'a number'}")
+        check_schema(f"--stream {folder}: {path.name}", schema)
 
 
 # --------------------------------------------------------------------------- the report

@@ -462,7 +462,8 @@ def test_monitoring_an_empty_or_wrong_stream_fails_in_one_line(tmp_path):
     pq.write_table(pa.table({"household": [1], "time": [1110]}), wrong / "0000.parquet")
     refused = CliRunner().invoke(app, [*command[:-2], "--stream", str(wrong), "--out",
                                        str(tmp_path / "w")])
-    assert refused.exit_code == 2 and "has no column group, kw" in refused.output
+    assert refused.exit_code == 2 and f"--stream {wrong}: 0000.parquet: column 'group' is " \
+        "missing (needed: household, group, time, kw" in refused.output
     assert not (tmp_path / "w").exists()
 
 

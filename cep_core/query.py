@@ -295,6 +295,15 @@ class CompiledQuery:
             self._agg_explain = aggregation()  # compile now: errors surface here
 
     @property
+    def output_fields(self) -> tuple[str, ...] | None:
+        """The fields of its output events, as its RETURN names them (None: a pattern
+        query without RETURN, whose outputs are the matches)."""
+        if self.plan is None:
+            return self._agg_explain.output_fields
+        returns = self.plan.returns
+        return None if returns is None else tuple(name for name, _ in returns.fields)
+
+    @property
     def engine(self) -> str:
         """The engine of ``run``/``start`` with the default options (:meth:`engine_for`;
         a session's is its ``engine_name``)."""

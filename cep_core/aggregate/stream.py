@@ -212,6 +212,12 @@ class StreamAggregation(EngineBase):
         self.counters = Counters()
         self.reset()
 
+    @property
+    def output_fields(self) -> tuple[str, ...]:
+        """The fields of its output events (the group's time added when RETURN omits it)."""
+        names = tuple(name for name, _ in self._out_fields)
+        return (*names, "time") if self._add_time else names
+
     def reset(self) -> None:
         """Forget the open groups and the stream time (the counters keep counting)."""
         self._groups: dict[tuple, list] = {}

@@ -108,7 +108,7 @@ def compile_appliance_queries(queries: dict[str, ApplianceQuery]
             raise cep_core.QueryError(f"{source}: an appliance query is partitioned by "
                                       "household (WHERE SAME[houseID] ...), so that each "
                                       "chunk runs it alone")
-        check_events(q.query, EVENTS, source=source)
+        check_events(q, EVENTS, source=source)
         q.engine_for("skip-till-any-match", plan=spec.plan, adapt=_adapt(spec))  # checked
         out[name] = q
     return out

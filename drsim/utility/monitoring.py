@@ -379,7 +379,7 @@ def check_queries(plan: MonitoringPlan) -> None:
         tables = {"λ": {}} if name == "meter" else {"GroupSize": {}, "γ": {}} \
             if name == "group_alert" else {}
         events, outputs = TIER_EVENTS[name]
-        check_events(plan.compile(name, **tables).query, events, plan.params(),
+        check_events(plan.compile(name, **tables), events, plan.params(),
                      f"monitoring.queries.{name}", outputs)
 
 

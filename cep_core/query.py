@@ -24,13 +24,9 @@ from cep_core.adaptive.engine import (
 from cep_core.approx.insertions import missing_problem
 from cep_core.approx.placeholders import as_unknown_type
 from cep_core.counters import Counters, WorkBy
-from cep_core.engine.graph import GraphEngine, graph_unsupported
-from cep_core.engine.keyed import KEYED_POLICIES, KeyedEngine
-from cep_core.engine.keyed_plan import keyed_missing_problem, keyed_unsupported
 from cep_core.engine.matching import (
     ANY,
     EVERY_EVENT,
-    ONE_PER_PARTITION,
     check_options,
 )
 from cep_core.engine.options import EngineOptions
@@ -42,6 +38,7 @@ from cep_core.lang import ast
 from cep_core.lookup import Lookup, LookupSet
 from cep_core.plan import TIME_UNITS, Plan
 from cep_core.plan_builder import build_plan
+from cep_core.registry import CHOICES, ENGINES, modelled_device
 
 __all__ = ["compile", "CompiledQuery", "Session", "feed_by_value"]
 
@@ -241,43 +238,9 @@ def _zero_missing(out: Any) -> Any:
     return out
 
 
-def _modelled_device(o: EngineOptions) -> Any:
-    """The engine of the modelled device that ``o`` asks for (remote data, else load
-    shedding), or None."""
-    if o.remote is not None:
-        from cep_core.remote.engine import RemoteEngine
-
-        return RemoteEngine
-    if o.shedding is not None:
-        from cep_core.shedding.engine import SheddingEngine
-
-        return SheddingEngine
-    return None
-
-
 def _refuse(why: str | None) -> None:
     if why is not None:
         raise QueryError(why)
-
-
-#: the engines :meth:`CompiledQuery.engine_for` tries, in turn, after an adaptive plan
-#: (the reference engine otherwise)
-_CHOICES = (KeyedEngine, GraphEngine)
-#: the engines ``start(engine=...)`` may name besides the reference engine
-_FORCIBLE = (KeyedEngine, GraphEngine)
-#: each engine a compiled query picks, by name: its class and how it is built from a
-#: plan and the options
-_BUILT: dict[str, tuple[Any, Callable[[Plan, EngineOptions], Engine]]] = {
-    **{AdaptiveEngine.name_of(kind): (AdaptiveEngine, lambda plan, o: AdaptiveEngine(
-        plan, o.plan, o.output, o.adapt)) for kind in PLAN_KINDS},
-    KeyedEngine.name: (KeyedEngine, lambda plan, o: KeyedEngine(
-        plan, o.policy, o.max_missing or None)),
-    GraphEngine.name: (GraphEngine, lambda plan, o: GraphEngine(
-        plan, o.output, o.max_missing or None)),
-    ReferenceEngine.name: (ReferenceEngine, lambda plan, o: ReferenceEngine(
-        plan, o.policy, o.output, o.input_filter, o.state_filter, o.state_filter_every,
-        o.runs, o.max_missing or None)),
-}
 
 
 class CompiledQuery:
@@ -288,8 +251,6 @@ class CompiledQuery:
     def __init__(self, query: ast.Query, plan: Plan | None = None,
                  aggregation: Callable[[], Any] | None = None):
         self.query, self.plan, self._aggregation = query, plan, aggregation
-        self.keyed_unsupported = keyed_unsupported(plan) if plan is not None else "aggregation"
-        self.graph_unsupported = graph_unsupported(plan) if plan is not None else "aggregation"
         self._agg_explain: Any = None
         if aggregation is not None:
             self._agg_explain = aggregation()  # compile now: errors surface here
@@ -326,7 +287,7 @@ class CompiledQuery:
         if self._plan_kind(o) != "text" and AdaptiveEngine.refusal(self.plan, o) is None:
             return AdaptiveEngine.name_of(o.plan)
         o = replace(o, max_missing=missing)
-        return next((cls.name for cls in _CHOICES if cls.refusal(self.plan, o) is None),
+        return next((c.cls.name for c in CHOICES if c.cls.refusal(self.plan, o) is None),
                     ReferenceEngine.name)
 
     def _plan_kind(self, o: EngineOptions) -> str:
@@ -371,10 +332,10 @@ class CompiledQuery:
         auto = self.engine_for(o.policy, o.runs, **options)
         if o.engine is None or o.engine == auto or o.engine == ReferenceEngine.name:
             return auto if o.engine is None else o.engine
-        chosen = next((cls for cls in _FORCIBLE if cls.name == o.engine), None)
+        chosen = next((c.cls for c in CHOICES if c.cls.name == o.engine), None)
         if chosen is None:
-            raise QueryError(f"unknown engine {o.engine!r}; one of {ReferenceEngine.name}, "
-                             f"{KeyedEngine.name}, {GraphEngine.name}")
+            names = ", ".join([ReferenceEngine.name, *(c.cls.name for c in CHOICES)])
+            raise QueryError(f"unknown engine {o.engine!r}; one of {names}")
         why = chosen.refusal(self.plan, o) or chosen.scope
         raise QueryError(f"the {o.engine} engine does not apply: {why}")
 
@@ -394,33 +355,33 @@ class CompiledQuery:
                 "sliding-window statistics)") if why is None else \
                 f"the text-order plan ({plan} plan does not apply: {why}): " + \
                 self.engine_for(policy or ANY, runs)
-        elif k:
-            keyed = self.keyed_unsupported or keyed_missing_problem(self.plan)
-            parts = [f"{GraphEngine.name} for {ANY}"] * (self.graph_unsupported is None) + [
-                f"{KeyedEngine.name} for {' and '.join(KEYED_POLICIES)} with "
-                f"runs='{ONE_PER_PARTITION}'"] * (keyed is None)
-            why = [f"{name} does not apply: {reason}" for name, reason in (
-                (GraphEngine.name, self.graph_unsupported), (KeyedEngine.name, keyed))
-                if reason is not None]
-            engine = "; ".join(parts + [ReferenceEngine.name + (" otherwise" if parts else "")
-                                        + (f" ({'; '.join(why)})" if why else "")])
-            engine += f"; approximate matching: ALLOW {k} MISSING"
-        elif policy is not None:
+        elif policy is not None and not k:
             engine = self.engine_for(policy, runs)
         else:
-            parts = []
-            if self.graph_unsupported is None:
-                parts.append(f"{GraphEngine.name} for {ANY} (a shared graph of the "
-                             "window's events)")
-            if self.keyed_unsupported is None:
-                parts.append(f"{KeyedEngine.name} for {' and '.join(KEYED_POLICIES)} with "
-                             f"runs='{ONE_PER_PARTITION}'")
-            why = [f"{name} does not apply: {reason}" for name, reason in (
-                (GraphEngine.name, self.graph_unsupported),
-                (KeyedEngine.name, self.keyed_unsupported)) if reason is not None]
-            engine = "; ".join(parts + [ReferenceEngine.name + (" otherwise" if parts else "")
-                                        + (f" ({'; '.join(why)})" if why else "")])
+            engine = self._choices(k)
         return self.plan.explain(engine)
+
+    def refusals(self, max_missing: int | None = None) -> dict[str, str | None]:
+        """Per engine that a compiled pattern query picks by itself
+        (:data:`cep_core.registry.CHOICES`), why it does not run this query in the
+        options it runs (None when it does), with ``max_missing`` when given: the
+        engine's own ``refusal``."""
+        if self.plan is None:
+            return {c.cls.name: "an aggregation query" for c in CHOICES}
+        return {c.cls.name: c.refusal(self.plan, max_missing) for c in CHOICES}
+
+    def _choices(self, k: int | None) -> str:
+        """What :meth:`explain` says of the engines for every choice of options: each
+        engine that runs this query and for what (with ``k``, approximate matching), the
+        reference engine otherwise, and why the others do not apply."""
+        refusals = self.refusals(k or None)
+        parts = [f"{c.cls.name} {c.runs}{'' if k else c.how}" for c in CHOICES
+                 if refusals[c.cls.name] is None]
+        why = [f"{name} does not apply: {reason}" for name, reason in refusals.items()
+               if reason is not None]
+        engine = "; ".join(parts + [ReferenceEngine.name + (" otherwise" if parts else "")
+                                    + (f" ({'; '.join(why)})" if why else "")])
+        return engine + (f"; approximate matching: ALLOW {k} MISSING" if k else "")
 
     def start(self, policy: str | EngineOptions = ANY, **options: Any) -> Session:
         """A :class:`Session` for incremental feeding, with the options of one
@@ -453,7 +414,7 @@ class CompiledQuery:
         o = policy if isinstance(policy, EngineOptions) else EngineOptions(policy)
         o = replace(o, **options) if options else o
         o = replace(o, max_missing=self._max_missing(o.max_missing))
-        device = _modelled_device(o)
+        device = modelled_device(o)
         if device is not None:
             _refuse(device.refusal(self.plan, o))
             engine: Engine = device(self.plan, o.policy, o.output, o.runs,
@@ -465,9 +426,9 @@ class CompiledQuery:
             _refuse(type(self._agg_explain).refusal(None, o))
             engine = self._aggregation()
         else:
-            cls, build = _BUILT[self._pick(o)]
-            _refuse(cls.refusal(self.plan, o))
-            engine = build(self.plan, o)
+            chosen = ENGINES[self._pick(o)]
+            _refuse(chosen.cls.refusal(self.plan, o))
+            engine = chosen.build(self.plan, o)
         return Session(engine, none_missing=o.max_missing == 0)
 
     def run(self, events: Iterable[dict] | Any, policy: str = ANY, **options: Any

@@ -133,11 +133,15 @@ class SeqAggregator(EngineBase):
         return _explain(self._eng)
 
 
-class PreTree:
+class PreTree(EngineBase):
     """Several A-Seq queries sharing prefix counters (PreTree, §4.1): queries with the
     same START share one vector per START, and prefixes they have in common are updated
     once. Outputs are the same as evaluating each query alone; ``counters.pm_extended``
-    counts the shared updates once."""
+    counts the shared updates once. An :class:`~cep_core.engine.protocol.Engine`:
+    ``feed`` gives the outputs of all the queries in trigger order, each naming its
+    ``query``; :meth:`feed_by_query` and :meth:`run` give them per query."""
+
+    name = "pretree"
 
     def __init__(self, queries: Sequence[SeqQuery], params: Mapping | None = None,
                  lookups: Mapping | None = None):
@@ -151,15 +155,25 @@ class PreTree:
     def reset(self) -> None:
         self._eng.reset()
 
-    def feed(self, events: Any) -> dict[str, list[dict]]:
+    def feed_by_query(self, events: Any) -> dict[str, list[dict]]:
         """Per query name, the output events of the next events."""
         b, _, res = self._eng.feed(events)
         return {p.query.name: _dicts(self._eng, p, b, r) for p, r in
                 zip(self._eng.plans, res, strict=True)}
 
+    def feed_batch(self, events: Any) -> list[dict]:
+        """The output events of the next events, each with its ``query``, in the order of
+        their triggers (queries in their order at one trigger)."""
+        b, _, res = self._eng.feed(events)
+        tagged = [(int(i), q, {"query": p.query.name, **rec})
+                  for q, (p, r) in enumerate(zip(self._eng.plans, res, strict=True))
+                  for i, rec in zip(r.index, _dicts(self._eng, p, b, r), strict=True)]
+        return [rec for _, _, rec in sorted(tagged, key=lambda x: x[:2])]
+
     def run(self, events: Any) -> dict[str, list[dict]]:
+        """Per query name, the outputs of a whole stream, from a fresh state."""
         self.reset()
-        return self.feed(events)
+        return self.feed_by_query(events)
 
     def explain(self) -> str:
         return _explain(self._eng)

@@ -44,12 +44,13 @@ could lose a unit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from cep_core.counters import Counters
+from cep_core.engine.protocol import EngineBase
 from cep_core.errors import QueryError
 
 __all__ = ["ChopConnect", "chop"]
@@ -310,11 +311,15 @@ class _OwnPiece:
                 self.cnt = self.cnt.astype(object)  # before a doubling could overflow
 
 
-class ChopConnect:
+class ChopConnect(EngineBase):
     """COUNT over several sequence queries at once, each given as its chopped substrings
     (``plans``: name -> substrings, each a sequence of event types; equal substrings are
     one), all with the same window (module docstring). A plan of one substring is a plain
-    A-Seq query (SEM); giving every query whole is the unshared baseline."""
+    A-Seq query (SEM); giving every query whole is the unshared baseline. An
+    :class:`~cep_core.engine.protocol.Engine`: ``feed`` gives the outputs of all the
+    queries in stream order, each naming its ``query``; ``run`` gives them per query."""
+
+    name = "chop-connect"
 
     def __init__(self, plans: Mapping[str, Sequence[Sequence[str]]], window: float):
         if not plans:
@@ -378,12 +383,24 @@ class ChopConnect:
 
     def run(self, events: Sequence[Mapping[str, Any]]) -> dict[str, list[dict]]:
         """Per query, ``{time, trigger_id, count}`` at each of its TRIG events."""
-        out: dict[str, list[dict]] = {name: [] for name in self.plans}
+        found: list[dict] = []
         for n, e in enumerate(events):
-            self._process(e, n, out)
+            self._process(e, n, found)
+        out: dict[str, list[dict]] = {name: [] for name in self.plans}
+        for rec in found:
+            out[rec.pop("query")].append(rec)
         return out
 
-    def _process(self, e: Mapping[str, Any], n: int, out: dict[str, list[dict]]) -> None:
+    def feed_batch(self, events: Iterable[Mapping[str, Any]]) -> list[dict]:
+        """The outputs of the next events in stream order, ``{query, time, trigger_id,
+        count}`` at each TRIG event of each query (the ``trigger_id`` of an event without
+        an ``id`` is its position in the stream)."""
+        out: list[dict] = []
+        for e in events:
+            self._process(e, self.counters.events, out)
+        return out
+
+    def _process(self, e: Mapping[str, Any], n: int, out: list[dict]) -> None:
         self.counters.events += 1
         actions = self.actions.get(e["type"])
         if actions is None:
@@ -413,8 +430,8 @@ class ChopConnect:
             else:
                 self.snaps[name][j].attach(new[piece.types], connect)
         for name in triggers:
-            out[name].append({"time": t, "trigger_id": e.get("id", n),
-                              "count": self._total(name)})
+            out.append({"query": name, "time": t, "trigger_id": e.get("id", n),
+                        "count": self._total(name)})
             self.counters.outputs += 1
 
     def _expire(self, sub: _Substring) -> None:

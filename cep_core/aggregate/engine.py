@@ -47,7 +47,11 @@ class SeqResult:
 
 # --------------------------------------------------------------------------- engine
 class SeqEngine:
-    """A-Seq over one or more queries with the same window and keys (shared state)."""
+    """A-Seq over one or more queries with the same window and keys (shared state). Not
+    an engine of the protocol (:class:`~cep_core.engine.protocol.Engine`) but the part
+    of one: the prefix counters and the columnar outputs behind
+    :class:`~cep_core.aggregate.SeqAggregator` and :class:`~cep_core.aggregate.PreTree`,
+    which are the engines."""
 
     def __init__(self, queries: Sequence[SeqQuery], params: Mapping | None,
                  lookups: Mapping | None):

@@ -229,10 +229,10 @@ class QAgents:
         rec = {v: [x["id"] for x in ev] if isinstance(ev, tuple) else ev["id"]
                for v, ev in a.bind.items()}
         m = match_key(rec)
-        got = matcher.report.found.get(m)
+        got = matcher.run_report.found.get(m)
         if got is None or a.err < got[1]:
-            matcher.report.found[m] = (a.last, a.err)
-        matcher.report.agent_matches += 1
+            matcher.run_report.found[m] = (a.last, a.err)
+        matcher.run_report.agent_matches += 1
         self.matches += 1
 
 

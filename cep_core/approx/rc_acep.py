@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,9 @@ import numpy as np
 from cep_core.approx.coverage import CoverageQueue
 from cep_core.approx.history import History, MatchVectors, bit_indices
 from cep_core.approx.matchnodes import MatchNodeEngine
+from cep_core.counters import Counters
+from cep_core.engine.matching import ANY
+from cep_core.engine.protocol import EngineBase
 from cep_core.errors import QueryError
 from cep_core.plan import Plan
 from cep_core.shedding.clock import DeviceClock, work_units
@@ -103,10 +106,16 @@ def match_key(rec: dict) -> frozenset:
                      if v != "missing")
 
 
-class BudgetedMatcher:
-    """One query on the modelled device (module doc). ``history``: ℋ, needed by
-    ``order="rc-acep"``; ``agents``: Q-learning agents (``learn`` on); ``proxy``: proxy
-    matches (Theorem 2)."""
+class BudgetedMatcher(EngineBase):
+    """One query on the modelled device (module doc), an
+    :class:`~cep_core.engine.protocol.Engine` whose ``feed`` processes each letter of a
+    batch within its budget and whose ``report()`` is its :class:`RunReport` as a dict.
+    ``history``: ℋ, needed by ``order="rc-acep"``; ``agents``: Q-learning agents
+    (``learn`` on); ``proxy``: proxy matches (Theorem 2)."""
+
+    name = "rc-acep"
+    policy = ANY
+    reports = "rc-acep"
 
     def __init__(self, plan: Plan, k: int, order: str = "timeout",
                  budget: Budget | None = None, history: History | None = None,
@@ -124,7 +133,8 @@ class BudgetedMatcher:
         self.engine = MatchNodeEngine(plan, k, proxy=proxy,
                                       on_match=self._on_match if self.learn else None)
         self.clock = DeviceClock(budget.unit_cost if budget else 1.0)
-        self.report = RunReport()
+        #: what the run found and spent so far
+        self.run_report = RunReport()
         self._overhead = 0.0
         self._idx: dict[int, np.ndarray] = {}
         self._idx_version = -1
@@ -140,18 +150,42 @@ class BudgetedMatcher:
         self._overhead += units
 
     # ------------------------------------------------------------------ running
+    @property
+    def counters(self) -> Counters:
+        """The counters of the match-node engine that does the matching."""
+        return self.engine.counters
+
+    def statistics(self) -> dict[str, Any]:
+        return self.engine.statistics()
+
+    def feed_batch(self, events: Iterable[dict]) -> list[dict]:
+        """The matches of the next letters, each processed within its budget."""
+        out: list[dict] = []
+        for e in events:
+            out += self.process(e)
+        return out
+
     def run(self, events: Iterable[dict]) -> RunReport:
         for e in events:
             self.process(e)
-        self.report.peak_nodes = self.engine.peak_nodes
-        self.report.work = work_units(self.engine.counters)
-        self.report.busy = self.clock.busy
-        return self.report
+        return self._closed()
+
+    def report(self) -> dict[str, Any]:
+        """The :class:`RunReport` so far, as a dict."""
+        return asdict(self._closed())
+
+    def _closed(self) -> RunReport:
+        """The run report with the peak of live nodes, the work and the busy time now."""
+        rep = self.run_report
+        rep.peak_nodes = self.engine.peak_nodes
+        rep.work = work_units(self.engine.counters)
+        rep.busy = self.clock.busy
+        return rep
 
     def process(self, e: dict) -> list[dict]:
         """Process one letter (the next one of the stream) within its budget."""
         i, self._i = self._i, self._i + 1
-        rep = self.report
+        rep = self.run_report
         rep.letters += 1
         b = self.budget
         if b is None:
@@ -222,7 +256,7 @@ class BudgetedMatcher:
                     idx = idx_cache[vec] = bit_indices(bits)
             queue.put((cand, vec), c, bits, idx)
             self._overhead += self.lookup_cost + cost.heap
-        eng, rep = self.engine, self.report
+        eng, rep = self.engine, self.run_report
         while len(queue) and time_left():
             pops = queue.pops + queue.pushes
             got = queue.pop()
@@ -238,7 +272,7 @@ class BudgetedMatcher:
 
     def _finish(self, start: float, u0: int) -> None:
         units = work_units(self.engine.counters) - u0 + self._overhead
-        self.report.overhead += self._overhead
+        self.run_report.overhead += self._overhead
         if self.budget is not None:
             self.clock.serve(start, units)
 

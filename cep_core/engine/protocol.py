@@ -30,8 +30,9 @@ class Engine(Protocol):
     its cost counters so far (:class:`~cep_core.counters.Counters`, kept as an attribute
     the engine adds to as it works); ``policy`` is its selection policy (None for an
     aggregation); ``reports`` says what :meth:`report` tells (``"adaptation"``,
-    ``"shedding"``, ``"remote"``, or None when it has no report); ``work`` is the last
-    batch's work per value of ``feed``'s ``work_by`` column (None without)."""
+    ``"shedding"``, ``"remote"``, ``"rc-acep"``, or None when it has no report); ``work``
+    is the last batch's work per value of ``feed``'s ``work_by`` column (None
+    without)."""
 
     name: str
     counters: Counters
@@ -58,7 +59,7 @@ class Engine(Protocol):
 
     def report(self) -> dict[str, Any]:
         """What the engine's ``reports`` names: plans and checks, latencies and what was
-        shed, or latencies and fetches."""
+        shed, latencies and fetches, or what a budgeted run found and spent."""
 
 
 class EngineBase:

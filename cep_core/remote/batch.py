@@ -183,7 +183,7 @@ class BatchFetcher:
                              f"{', '.join(KEYED_FETCH_STRATEGIES)} (the keyed engine's)")
         if not args:
             raise QueryError(f"{name}[..]: name the event attributes of its arguments")
-        self.source, self.name, self.args, self.key = source, name, tuple(args), key
+        self.source, self.lookup, self.args, self.key = source, name, tuple(args), key
         self.strategy, self.lazy = strategy, strategy in _LAZY
         self.device_of, self.next_events = device_of, next_events
         self.cache = BatchCache(0 if strategy == "BL1" else capacity)
@@ -237,7 +237,7 @@ class BatchFetcher:
         return dev
 
     def _hashes(self, rows: pd.DataFrame) -> np.ndarray:
-        return element_hash(self.name, [rows[a].to_numpy() for a in self.args])
+        return element_hash(self.lookup, [rows[a].to_numpy() for a in self.args])
 
     def _latency(self, h: np.ndarray) -> np.ndarray:
         u = _uniform(h ^ np.uint64(self.source.seed & 0xFFFFFFFFFFFFFFFF))
@@ -293,7 +293,13 @@ class KeyedFetcher(KeyedStepper, BatchFetcher):
     """A :class:`BatchFetcher` around ``session`` (a keyed session with one partition
     attribute, the key, or a :class:`cep_core.shedding.KeyedShedder` around one, whose
     shed events need no data): :meth:`feed` feeds a step and gives the session's outputs,
-    each with its ``data_delay`` (module doc)."""
+    each with its ``data_delay`` (module doc). An engine of the protocol through
+    :class:`~cep_core.engine.keyed_stepper.KeyedStepper`, whose report is the fetches'
+    (:meth:`BatchFetcher.report`)."""
+
+    name = "keyed-vectorized+remote"
+    reports = "remote"
+    report = BatchFetcher.report
 
     def __init__(self, session: Any, source: RemoteSource, name: str, args: Sequence[str],
                  device_of: Callable[[np.ndarray], np.ndarray], devices: int,
@@ -306,10 +312,10 @@ class KeyedFetcher(KeyedStepper, BatchFetcher):
         super().__init__(source, name, args, self.key, device_of, devices, strategy,
                          capacity, next_events)
 
-    def feed(self, batch: pd.DataFrame, as_frame: bool = True) -> Any:
+    def feed_step(self, batch: pd.DataFrame, as_frame: bool = True) -> Any:
         """Process one batch of events arriving at one time (module doc); the session's
         outputs, each with its ``data_delay``."""
-        out = self.session.feed(batch, as_frame=as_frame)
+        out = self.session.feed(batch, as_frame)
         if not len(batch):
             return _with_delay(out, None, None, self.key)
         t = self._step_time(batch)

@@ -76,13 +76,17 @@ def uniform_of(seed: int, key: np.ndarray, t: float) -> np.ndarray:
 
 class KeyedShedder(KeyedStepper):
     """Load shedding for ``session`` (a keyed session, one partition attribute) on
-    ``len(unit_cost)`` devices (module doc).
+    ``len(unit_cost)`` devices (module doc), an engine of the protocol through
+    :class:`~cep_core.engine.keyed_stepper.KeyedStepper` (its report: :meth:`report`).
 
     ``device_of``: maps an array of key values to device numbers; ``unit_cost`` [time
     units per cost unit] and ``bound`` [time units] per device (``bound`` None: shed
     nothing, only measure); ``model``: a fitted :class:`~cep_core.shedding.CostModel`
     (HyI, HyS, Hybrid need it); ``statistic``: ``"avg"`` or ``"p95"``; ``window``: the
     latencies per device that ℓ reads; ``min_samples``: how many it needs to judge."""
+
+    name = "keyed-vectorized+shedding"
+    reports = "shedding"
 
     def __init__(self, session: Any, strategy: str, device_of: Any,
                  unit_cost: np.ndarray, bound: np.ndarray | None = None, model: Any = None,
@@ -118,17 +122,17 @@ class KeyedShedder(KeyedStepper):
         self.events = np.zeros(n, dtype=np.int64)
         self.events_shed = np.zeros(n, dtype=np.int64)
         self.runs_shed = np.zeros(n, dtype=np.int64)
-        self.work = np.zeros(n, dtype=np.int64)
+        self.device_work = np.zeros(n, dtype=np.int64)
         self.latency_sum = np.zeros(n)
         self.latencies: list[np.ndarray] = []
         self.kept: np.ndarray | None = None
 
     # ------------------------------------------------------------------ a step
-    def feed(self, batch: pd.DataFrame, as_frame: bool = True) -> Any:
+    def feed_step(self, batch: pd.DataFrame, as_frame: bool = True) -> Any:
         """Process one batch of events that arrive at one time (module doc); the
         session's outputs."""
         if not len(batch):
-            return self.session.feed(batch, as_frame=as_frame)
+            return self.session.feed(batch, as_frame)
         t = self._step_time(batch)
         keys = batch[self.key].to_numpy()
         device = np.asarray(self.device_of(keys), dtype=np.int64)
@@ -141,7 +145,7 @@ class KeyedShedder(KeyedStepper):
         eng = self.engine
         kid = eng.keyindex.find([keys])
         before = self._run_marks(kid)
-        out = self.session.feed(batch, as_frame=as_frame, keep=keep)
+        out = self.session.feed(batch, as_frame, keep=keep)
         self.kept = keep  # the batch's events served (what a fetcher around this needs)
         kid = eng.keyindex.find([keys])
         after = self._run_marks(kid)
@@ -150,7 +154,7 @@ class KeyedShedder(KeyedStepper):
         work = 1 + advanced[keep].astype(np.int64)
         dev = device[keep]
         np.add.at(self.events_shed, device[~keep], 1)
-        np.add.at(self.work, dev, work)
+        np.add.at(self.device_work, dev, work)
         self.step_served = np.bincount(dev, weights=work, minlength=len(self.fleet))
         self.step_work = self.step_served + np.bincount(device[~keep],
                                                         minlength=len(self.fleet))
@@ -334,7 +338,7 @@ class KeyedShedder(KeyedStepper):
         """Per device: events, events shed, runs shed, work [cost units], busy time,
         latency sum; and every processed event's latency."""
         return {"events": self.events, "events_shed": self.events_shed,
-                "runs_shed": self.runs_shed, "work": self.work, "busy": self.fleet.busy,
+                "runs_shed": self.runs_shed, "work": self.device_work, "busy": self.fleet.busy,
                 "latency_sum": self.latency_sum,
                 "latencies": np.concatenate(self.latencies) if self.latencies
                 else np.zeros(0)}

@@ -103,7 +103,8 @@ def test_random_queries_match_the_reference_engine(seed):
     tables = {"tab": TABLE, "tab2": TABLE2} if seed % 2 else \
         {"tab": TABLE.to_dict(), "tab2": TABLE2.to_dict()}
     q = cep_core.compile(text, params=tables)
-    assert q.keyed_unsupported is None, (text, q.keyed_unsupported)
+    why = q.refusals()["keyed-vectorized"]
+    assert why is None, (text, why)
     events = random_stream(rng, int(rng.integers(40, 160)))
     for policy in POLICIES:
         ref, rc, fast, fc = both(q, events, policy)
@@ -225,9 +226,9 @@ RETURN userNonComplianceEvent(a[last].time, a[m_user].houseID, a[m_user].groupID
 def test_outside_the_class_runs_on_the_reference_engine(text, reason):
     q = cep_core.compile(text)
     if reason is None:
-        assert q.keyed_unsupported is None
+        assert q.refusals()["keyed-vectorized"] is None
         return
-    assert reason in q.keyed_unsupported
+    assert reason in q.refusals()["keyed-vectorized"]
     assert q.engine_for("strict-contiguity", ONE) == "reference"
     assert "does not apply" in q.explain()
     with pytest.raises(QueryError, match="does not apply"):

@@ -96,7 +96,8 @@ def test_random_neg_queries_match_the_reference_engine(seed):
         rng = np.random.default_rng(seed * 1000 + case)
         text, plain = random_neg_query(rng)
         q = cep_core.compile(text, params={"tab": TABLE})
-        assert q.keyed_unsupported is None, (text, q.keyed_unsupported)
+        why = q.refusals()["keyed-vectorized"]
+        assert why is None, (text, why)
         events = random_stream(rng, int(rng.integers(30, 120)))
         for policy in POLICIES:
             ref_session = q.start(policy, runs=ONE, engine="reference")
@@ -205,7 +206,7 @@ def test_a_trailing_match_waits_for_an_event_of_any_key_or_the_flush():
 ])
 def test_neg_queries_of_the_class_run_on_the_keyed_engine(text):
     q = cep_core.compile(text)
-    assert q.keyed_unsupported is None
+    assert q.refusals()["keyed-vectorized"] is None
     assert q.engine_for("strict-contiguity", ONE) == KEYED
     assert "keyed-vectorized does not apply" not in q.explain()
 
@@ -218,7 +219,7 @@ def test_neg_queries_of_the_class_run_on_the_keyed_engine(text):
 ])
 def test_neg_outside_the_class_names_its_reason(text, reason):
     q = cep_core.compile(text)
-    assert reason in q.keyed_unsupported
+    assert reason in q.refusals()["keyed-vectorized"]
     assert q.engine_for("skip-till-next-match", ONE) == "reference"
     line = q.explain().splitlines()[0]
     assert "keyed-vectorized does not apply: " in line and reason in line

@@ -57,21 +57,14 @@ with ``missing`` = its level. Under skip-till-next-match placeholders are skippe
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from cep_core.counters import Counters, WorkBy
-from cep_core.engine.keyed_batch import (
-    Batch,
-    KeyIndex,
-    Outputs,
-    equal_runs,
-    resize,
-    value_codes,
-    waves,
-)
+from cep_core.counters import WorkBy
+from cep_core.engine.keyed_batch import Batch, Outputs, equal_runs, value_codes, waves
 from cep_core.engine.keyed_negation import KeyedNegation
 from cep_core.engine.keyed_plan import (
     KEYED_POLICIES,
@@ -81,8 +74,9 @@ from cep_core.engine.keyed_plan import (
     keyed_refusal,
     keyed_unsupported,
 )
+from cep_core.engine.keyed_state import KeyedCall, KeyedState
 from cep_core.engine.keyed_values import WaveValues
-from cep_core.engine.matching import ONE_PER_PARTITION, STRICT, Statistics
+from cep_core.engine.matching import ONE_PER_PARTITION, STRICT
 from cep_core.engine.protocol import EngineBase
 from cep_core.engine.segment_scan import scan_batch, scan_supported
 from cep_core.engine.vectorize import fields, passes
@@ -94,11 +88,24 @@ __all__ = ["KeyedEngine", "KEYED_POLICIES"]
 _BEGIN = 1 << 20  # starts emit after the continuations of the same event
 
 
+def _of_state(name: str) -> property:
+    """The engine's view of a field of its :class:`KeyedState`."""
+    return property(attrgetter(f"stream_state.{name}"),
+                    doc=f"The ``{name}`` of :attr:`KeyedEngine.stream_state`.")
+
+
 class KeyedEngine(EngineBase):
-    """Runs a plan of the keyed class (module doc) over batches of events."""
+    """Runs a plan of the keyed class (module doc) over batches of events. The engine is
+    the compiled plan; what it keeps of the stream is :attr:`stream_state` (a
+    :class:`~cep_core.engine.keyed_state.KeyedState`, whose fields it reads as its own),
+    and what one call of :meth:`feed` needs is passed along in a
+    :class:`~cep_core.engine.keyed_state.KeyedCall`."""
 
     name = "keyed-vectorized"
     refusal, scope = staticmethod(keyed_refusal), KEYED_SCOPE  # options it runs
+    state, first_t, length, store, store_lost, keyindex, counters, stats, events_fed = (
+        _of_state(f) for f in ("state", "first_t", "length", "store", "store_lost",
+                               "keyindex", "counters", "stats", "events_fed"))
 
     def __init__(self, plan: Plan, policy: str, max_missing: int | None = None):
         reason = keyed_unsupported(plan)
@@ -114,25 +121,13 @@ class KeyedEngine(EngineBase):
         #: runs per partition key (one per error level under strict contiguity)
         self.k = max_missing or 0
         self.levels = self.k + 1 if policy == STRICT else 1
-        self.store_lost: dict[tuple, np.ndarray] = {}  # stored values a placeholder lacked
-        self._held: list[tuple] | None = None  # a levelled wave's outputs (_settle)
-        self.counters = Counters()
-        self.stats = Statistics(plan)
-        self.keyindex = KeyIndex()
-        self.state = np.full(0, -1, dtype=np.int32)
-        self.first_t = np.zeros(0)
-        kleene = [p.var for p in plan.positions if p.kleene]
-        self.length = {v: np.zeros(0, dtype=np.int64) for v in kleene}
-        self.store: dict[tuple, np.ndarray] = {}
-        self._typ: np.ndarray | None = None
         self.work: WorkBy | None = None  # the last batch's work by a column (feed's work_by)
-        self._tally: np.ndarray | None = None  # while a batch with work_by is fed
-        self._work_codes: np.ndarray | None = None  # its value code per batch position
-        self._pre: dict | None = None
         self._setup()
         #: the NEG elements (:mod:`cep_core.engine.keyed_negation`), None without
         self.neg = KeyedNegation(self) if plan.negs else None
-        self.events_fed = 0
+        #: what the engine keeps of the stream (its state, apart from the plan)
+        self.stream_state = KeyedState.fresh(
+            plan, self.neg.fresh_state() if self.neg is not None else None)
 
     def _setup(self) -> None:
         plan = self.plan
@@ -179,18 +174,19 @@ class KeyedEngine(EngineBase):
         per value of it is then left in :attr:`work` (:class:`~cep_core.counters.WorkBy`;
         what a trailing NEG releases at the end of the batch counts at its last event).
         ``first_id``: the stream position of the batch's first event (else the count)."""
+        st = self.stream_state
         if first_id is not None:
-            self.events_fed = first_id
-        b = Batch(events, self.attrs, self.events_fed, placeholders=bool(self.k))
-        self.events_fed += b.n
+            st.events_fed = first_id
+        b = Batch(events, self.attrs, st.events_fed, placeholders=bool(self.k))
+        st.events_fed += b.n
         out = self._outputs()
         self.work = None
         by = None if work_by is None else value_codes(events, work_by, b.n)
-        if by is not None:
-            self._tally = np.zeros((len(WorkBy.FIELDS), len(by[1])), dtype=np.int64)
+        tally = None if by is None else np.zeros((len(WorkBy.FIELDS), len(by[1])),
+                                                 dtype=np.int64)
         if b.n == 0:
             if by is not None:
-                self.work, self._tally = WorkBy.of(work_by, by[1], self._tally), None
+                self.work = WorkBy.of(work_by, by[1], tally)
             return out.result(frame)
         names, typ_all = b.type_names, b.type_codes
         if keep is None:
@@ -200,12 +196,12 @@ class KeyedEngine(EngineBase):
             if keep.shape != (b.n,):
                 raise QueryError(f"keep must be one flag per event of the batch ({b.n}), "
                                  f"not of shape {keep.shape}")
-            self.stats.filtered += int(b.n - keep.sum())
+            st.stats.filtered += int(b.n - keep.sum())
         if self.plan.stream_type is not None:
             keep &= np.asarray([x == self.plan.stream_type for x in names])[typ_all]
         self._count_events(b, keep, names, typ_all)
         if by is not None:
-            self._tally[0] += np.bincount(by[0][keep], minlength=len(by[1]))
+            tally[0] += np.bincount(by[0][keep], minlength=len(by[1]))
         seen = np.flatnonzero(keep)  # the events processed (a trailing NEG's clock)
         for a in self.plan.partition:
             if a in b.missing:
@@ -216,42 +212,40 @@ class KeyedEngine(EngineBase):
         if self.k and self.levels == 1:
             keep &= ~b.lost  # a placeholder is taken under strict contiguity only
         rows = np.flatnonzero(keep)
-        self._typ, self._pre = typ, {}
+        call = KeyedCall(typ, None if by is None else by[0], tally)
         if rows.size:
-            kid = self.keyindex.ids([b.cols[a][rows] for a in self.plan.partition])
-            self._grow(self.keyindex.size * self.levels)
+            kid = st.keyindex.ids([b.cols[a][rows] for a in self.plan.partition])
+            st.grow(st.keyindex.size * self.levels)
             if self.neg is not None:
-                self.neg.begin_batch(b, rows, kid, typ[rows], self.events_fed - b.n)
-            self._work_codes = None if by is None else by[0]
-            if not (self.scan and scan_batch(self, b, rows, kid, typ[rows], out)):
+                call.neg_batch = self.neg.begin_batch(self, b, rows, kid, typ[rows],
+                                                      st.events_fed - b.n)
+            if not (self.scan and scan_batch(self, call, b, rows, kid, typ[rows], out)):
                 steps = b.steps if rows.size == b.n else np.diff(b.cols["time"][rows])
                 if by is None:
-                    self._waves(b, rows, kid, steps, out)
+                    self._waves(call, b, rows, kid, steps, out)
                 for lo, hi in () if by is None else equal_runs(by[0][rows]):
                     before = self._work_done()
-                    self._waves(b, rows[lo:hi], kid[lo:hi], steps[lo:hi - 1], out)
-                    self._tally[1:, by[0][rows[lo]]] += self._work_done() - before
-            self._work_codes = None
+                    self._waves(call, b, rows[lo:hi], kid[lo:hi], steps[lo:hi - 1], out)
+                    tally[1:, by[0][rows[lo]]] += self._work_done() - before
         if self.neg is not None:
             before = self._work_done()
-            self.neg.end_batch(self, b, seen, out)
+            self.neg.end_batch(self, call.neg_batch, b, seen, out)
             if by is not None and seen.size:
-                self._tally[1:, by[0][seen[-1]]] += self._work_done() - before
-        self._typ = self._pre = None
+                tally[1:, by[0][seen[-1]]] += self._work_done() - before
         if by is not None:
-            self.work, self._tally = WorkBy.of(work_by, by[1], self._tally), None
+            self.work = WorkBy.of(work_by, by[1], tally)
         return out.result(frame)
 
-    def _waves(self, b: Batch, rows: np.ndarray, kid: np.ndarray, steps: np.ndarray,
-               out: Outputs) -> None:
+    def _waves(self, call: KeyedCall, b: Batch, rows: np.ndarray, kid: np.ndarray,
+               steps: np.ndarray, out: Outputs) -> None:
         """Process the events at ``rows`` (keys ``kid``, time ``steps`` between them) wave
         by wave (:func:`~cep_core.engine.keyed_batch.waves`)."""
-        typ = self._typ
+        typ = call.typ
         for sel in waves(kid, steps):
             if self.levels == 1:
-                self._wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
+                self._wave(call, b, rows[sel], kid[sel], typ[rows[sel]], out)
             else:
-                self._levelled_wave(b, rows[sel], kid[sel], typ[rows[sel]], out)
+                self._levelled_wave(call, b, rows[sel], kid[sel], typ[rows[sel]], out)
 
     def _work_done(self) -> np.ndarray:
         """(pm_created, pm_extended, outputs) so far, for :class:`WorkBy` tallies."""
@@ -316,20 +310,14 @@ class KeyedEngine(EngineBase):
         out = np.zeros((b.n, len(indices)), dtype=bool)
         if not b.n:
             return out
-        saved = self._typ, self._pre
-        names = b.type_names
-        self._typ = np.array([self.types.get(x, -1) for x in names], dtype=np.int64)[
-            b.type_codes]
-        self._pre = {}
-        try:
-            for j, index in enumerate(indices):
-                if index not in self.c.local:
-                    raise QueryError(f"predicate {self.plan.preds[index].text} does not read "
-                                     "the new event alone")
-                holds, missing = self._local_values(index, b)
-                out[:, j] = holds if missing is None else holds & ~missing
-        finally:
-            self._typ, self._pre = saved
+        call = KeyedCall(np.array([self.types.get(x, -1) for x in b.type_names],
+                                  dtype=np.int64)[b.type_codes])
+        for j, index in enumerate(indices):
+            if index not in self.c.local:
+                raise QueryError(f"predicate {self.plan.preds[index].text} does not read "
+                                 "the new event alone")
+            holds, missing = self._local_values(call, index, b)
+            out[:, j] = holds if missing is None else holds & ~missing
         return out
 
     def drop_runs(self, *keys: np.ndarray) -> int:
@@ -359,52 +347,19 @@ class KeyedEngine(EngineBase):
             self.stats.first_time = times[0].item()
         self.stats.last_time = times[-1].item()
 
-    def _grow(self, n: int) -> None:
-        cap = len(self.state)
-        if n <= cap:
-            return
-        new = max(n, 2 * cap, 1024)
-        self.state = resize(self.state, new, -1)
-        self.first_t = resize(self.first_t, new, 0)
-        for v in self.length:
-            self.length[v] = resize(self.length[v], new, 0)
-        for k in self.store:
-            self.store[k] = resize(self.store[k], new, 0)
-        for k in self.store_lost:
-            self.store_lost[k] = resize(self.store_lost[k], new, False)
-        if self.neg is not None:
-            self.neg.grow(new)
-
     def _store(self, store_key: tuple, keys: np.ndarray, b: Batch, rows: np.ndarray
                ) -> None:
         """Keep attribute ``store_key[2]`` of the events ``rows`` for the runs ``keys``
         (and, with placeholders, whether the value is one a placeholder lacked)."""
-        a = store_key[2]
-        self._put(store_key, keys, b.column(a, rows))
+        a, st = store_key[2], self.stream_state
+        st.put(store_key, keys, b.column(a, rows))
         if b.lost is not None:
-            flags = self.store_lost.get(store_key)
+            flags = st.store_lost.get(store_key)
             if flags is None:
-                flags = self.store_lost[store_key] = np.zeros(len(self.state), dtype=bool)
+                flags = st.store_lost[store_key] = np.zeros(len(st.state), dtype=bool)
             flags[keys] = b.unknown(a, rows)
 
-    def _put(self, store_key: tuple, keys: np.ndarray, values: np.ndarray) -> None:
-        arr = self.store.get(store_key)
-        values = np.asarray(values)
-        if arr is None:
-            arr = np.zeros(len(self.state), dtype=values.dtype if values.dtype.kind in "biuf"
-                           else object)
-        elif arr.dtype != values.dtype and arr.dtype != object:
-            try:
-                dt = np.result_type(arr.dtype, values.dtype)
-            except TypeError:
-                dt = np.dtype(object)
-            if dt.kind not in "biuf":
-                dt = np.dtype(object)
-            arr = arr.astype(dt)
-        arr[keys] = values
-        self.store[store_key] = arr
-
-    def _check(self, preds, b, rows, keys, var, take, newlen) -> np.ndarray:
+    def _check(self, call, preds, b, rows, keys, var, take, newlen) -> np.ndarray:
         """Positions (into ``rows``) that pass ``preds`` in order, counting evaluations."""
         at = np.arange(len(rows))
         stats, counters = self.stats, self.counters
@@ -416,7 +371,7 @@ class KeyedEngine(EngineBase):
             stats.pred_evaluated[p.index] += at.size
             if p.index in self.c.local and pred.mode != "incremental" or lo == 0 and \
                     pred.anchor_offset == 0 and p.index in self.c.local:
-                holds, missing = self._local_values(p.index, b)
+                holds, missing = self._local_values(call, p.index, b)
                 sub = rows[at]
                 if missing is None or not missing[sub].any():
                     at = at[holds[sub]]
@@ -429,7 +384,8 @@ class KeyedEngine(EngineBase):
                 test = np.flatnonzero(nl - 1 - pred.anchor_offset >= lo)
             if test.size:
                 sub = at[test]
-                local = self._local_values(p.index, b) if p.index in self.c.local else None
+                local = self._local_values(call, p.index, b) if p.index in self.c.local \
+                    else None
                 if local is not None and (local[1] is None or not local[1][rows[sub]].any()):
                     ok[test] = local[0][rows[sub]]
                 else:  # (a missing lookup key among these rows raises here)
@@ -447,14 +403,14 @@ class KeyedEngine(EngineBase):
             stats.pred_passed[p.index] += at.size
         return at
 
-    def _local_values(self, index: int, b: Batch) -> tuple:
+    def _local_values(self, call: KeyedCall, index: int, b: Batch) -> tuple:
         """``(holds, missing)`` of a predicate that reads only the new event, over all
         events of the batch (computed on first use); ``missing`` marks events whose
         lookup key is not in its table (None if there are none)."""
-        got = self._pre.get(index)
+        got = call.pre.get(index)
         if got is None:
             typ, var = self.c.local[index]
-            of_type = self._typ == self.types[typ]
+            of_type = call.typ == self.types[typ]
             rows = slice(None) if of_type.all() else np.flatnonzero(of_type)
             size = b.n if isinstance(rows, slice) else rows.size
             deferred = np.zeros(size, dtype=bool)
@@ -468,10 +424,10 @@ class KeyedEngine(EngineBase):
             if deferred.any():
                 missing = np.zeros(b.n, dtype=bool)
                 missing[rows] = deferred
-            got = self._pre[index] = (holds, missing)
+            got = call.pre[index] = (holds, missing)
         return got
 
-    def _transition(self, edge, b, rows, keys, lens, accept: bool = True):
+    def _transition(self, call, edge, b, rows, keys, lens, accept: bool = True):
         """The events ``rows`` of runs ``keys`` (Kleene lengths ``lens`` at the source, or
         None) offered to ``edge``: ``(passed, completed, newlen)`` — the positions that
         take it, those among them that complete a match (positions into ``passed``; none
@@ -483,15 +439,15 @@ class KeyedEngine(EngineBase):
         newlen = None
         if dst.kleene:
             newlen = lens + 1 if take else np.ones(rows.size, dtype=np.int64)
-        ok = self._check(edge.preds, b, rows, keys, dst.var, take, newlen)
+        ok = self._check(call, edge.preds, b, rows, keys, dst.var, take, newlen)
         nl = newlen[ok] if newlen is not None else None
         if not dst.accepting or not ok.size or not accept:
             return ok, ok[:0], nl
-        acc = self._check(plan.accept_preds.get(edge.dst, ()), b, rows[ok], keys[ok],
+        acc = self._check(call, plan.accept_preds.get(edge.dst, ()), b, rows[ok], keys[ok],
                           dst.var, take, nl)
         return ok, acc, nl
 
-    def _emit(self, edge, b, rows, keys, newlen, sub: int, out: Outputs) -> None:
+    def _emit(self, call, edge, b, rows, keys, newlen, sub: int, out: Outputs) -> None:
         """Output events for the events ``rows`` whose runs ``keys`` completed a match
         through ``edge``: those that the NEG elements at the pattern's ends let out now."""
         n = rows.size
@@ -501,7 +457,7 @@ class KeyedEngine(EngineBase):
         env = WaveValues(self, b, rows, keys, dst.var, edge.kind == "take", newlen)
         if self.neg is not None and (self.neg.lead or self.neg.trail):
             first_t = b.cols["time"][rows] if edge.kind == "begin" else self.first_t[keys]
-            now = self.neg.admit(self, env, first_t, sub)
+            now = self.neg.admit(self, call, env, first_t, sub)
             if not now.all():
                 rows, keys = rows[now], keys[now]
                 newlen = newlen[now] if newlen is not None else None
@@ -523,19 +479,19 @@ class KeyedEngine(EngineBase):
             got.append((vals, bad))
         level = keys % self.levels
         got.append((level, None))
-        if self._held is not None:
-            self._held.append((rows, sub, got, b.cols["time"][rows], level))
+        if call.held is not None:
+            call.held.append((rows, sub, got, b.cols["time"][rows], level))
             return
         out.add(rows, sub, got, b.cols["time"][rows])
         self.counters.outputs += n
 
     def _enter(self, edge, b, rows, keys, t) -> None:
         """Move the runs of ``keys`` along ``edge`` with the events ``rows``."""
-        plan = self.plan
+        plan, st = self.plan, self.stream_state
         dst = plan.positions[edge.dst]
-        self.state[keys] = edge.dst
-        if self.neg is not None:
-            self.neg.reset(keys)
+        st.state[keys] = edge.dst
+        if st.neg is not None:
+            st.neg.reset(keys)
         if edge.kind == "begin":
             self.first_t[keys] = t
             for v in self.length:
@@ -558,7 +514,8 @@ class KeyedEngine(EngineBase):
                 if hit.any():
                     self._store(sk, keys[hit], b, rows[hit])
 
-    def _levelled_wave(self, b: Batch, rows, kid, typ, out: Outputs) -> None:
+    def _levelled_wave(self, call: KeyedCall, b: Batch, rows, kid, typ, out: Outputs
+                       ) -> None:
         """One wave with one run per key and error level (approximate matching under
         strict contiguity, module doc): a placeholder moves every run of its key one level
         up (a run at the top level cannot take it) and is offered to them, never
@@ -571,10 +528,10 @@ class KeyedEngine(EngineBase):
             base = kid[lost] * levels
             self.counters.pm_dropped += int((self.state[base + levels - 1] >= 0).sum())
             for lev in range(levels - 1, 0, -1):
-                self._move_runs(base + lev - 1, base + lev)
+                self.stream_state.move_runs(base + lev - 1, base + lev)
             self.state[base] = -1
             up = levels - 1
-            self._wave(b, np.repeat(rows[lost], up),
+            self._wave(call, b, np.repeat(rows[lost], up),
                        (base[:, None] + np.arange(1, levels)).ravel(),
                        np.repeat(typ[lost], up), out, placeholder=True)
         real = ~lost
@@ -582,22 +539,13 @@ class KeyedEngine(EngineBase):
             # every level 0 (a run may start there), the higher levels where a run lives
             vkeys = ((kid[real] * levels)[:, None] + np.arange(levels)).ravel()
             at = np.flatnonzero((vkeys % levels == 0) | (self.state[vkeys] >= 0))
-            self._held = []
+            call.held = held = []
             try:
-                self._wave(b, np.repeat(rows[real], levels)[at], vkeys[at],
+                self._wave(call, b, np.repeat(rows[real], levels)[at], vkeys[at],
                            np.repeat(typ[real], levels)[at], out)
-                held = self._held
             finally:
-                self._held = None
+                call.held = None
             self._settle(b, held, out)
-
-    def _move_runs(self, src: np.ndarray, dst: np.ndarray) -> None:
-        """The runs of keys ``src`` become those of ``dst`` (``src`` keeps a copy)."""
-        self.state[dst] = self.state[src]
-        self.first_t[dst] = self.first_t[src]
-        for arrays in (self.length, self.store, self.store_lost):
-            for arr in arrays.values():
-                arr[dst] = arr[src]
 
     def _settle(self, b: Batch, held: list[tuple], out: Outputs) -> None:
         """Of a levelled wave's outputs, those of the least error at each event."""
@@ -616,7 +564,7 @@ class KeyedEngine(EngineBase):
                 out.add(rows, sub, got, times)
                 self.counters.outputs += rows.size
 
-    def _wave(self, b: Batch, rows, keys, typ, out: Outputs,
+    def _wave(self, call: KeyedCall, b: Batch, rows, keys, typ, out: Outputs,
               placeholder: bool = False) -> None:
         """One event per key (``placeholder``: placeholders, which runs take as missing
         elements and which neither complete nor start a match)."""
@@ -651,13 +599,13 @@ class KeyedEngine(EngineBase):
                     continue
                 if cand.size == at.size:
                     cand = slice(None)
-                ok, acc, nl = self._transition(edge, b, grows[cand], gkeys[cand],
+                ok, acc, nl = self._transition(call, edge, b, grows[cand], gkeys[cand],
                                                glens[cand] if glens is not None else None,
                                                accept=not placeholder)
                 loc = np.arange(at.size)[cand][ok]
                 counters.pm_extended += loc.size
                 done = loc[acc]
-                self._emit(edge, b, grows[done], gkeys[done], nl[acc] if nl is not None
+                self._emit(call, edge, b, grows[done], gkeys[done], nl[acc] if nl is not None
                            else None, ei, out)
                 anypass[loc] = True
                 if plan.extendable[edge.dst]:
@@ -665,7 +613,7 @@ class KeyedEngine(EngineBase):
                     taken[free] = ei
                 entering.append(edge)
             if self.neg is not None:
-                gone = at[self.neg.watch(self, q, b, grows, gkeys, gtyp, ~anypass)]
+                gone = at[self.neg.watch(self, call, q, b, grows, gkeys, gtyp, ~anypass)]
                 counters.pm_dropped += gone.size
                 self.state[keys[gone]] = -1
             for ei, edge in enumerate(entering):
@@ -690,11 +638,11 @@ class KeyedEngine(EngineBase):
         at = np.flatnonzero(free)
         if not at.size:
             return
-        ok, acc, nl = self._transition(begin, b, rows[at], keys[at], None)
+        ok, acc, nl = self._transition(call, begin, b, rows[at], keys[at], None)
         passed = at[ok]
         done = passed[acc]
-        self._emit(begin, b, rows[done], keys[done], nl[acc] if nl is not None else None,
-                   _BEGIN, out)
+        self._emit(call, begin, b, rows[done], keys[done], nl[acc] if nl is not None
+                   else None, _BEGIN, out)
         if plan.extendable[begin.dst] and passed.size:
             counters.pm_created += passed.size
             self._enter(begin, b, rows[passed], keys[passed], t[passed])

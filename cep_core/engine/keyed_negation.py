@@ -31,12 +31,14 @@ predicates are counted only where the reference engine evaluates them (up to the
 pair that hits, in stream order). NEG on a Kleene element runs on the reference engine.
 
 ``eng`` is the running :class:`~cep_core.engine.keyed.KeyedEngine` (not imported here:
-the engine imports this module).
+the engine imports this module); what the NEG elements keep of the stream is its
+state's (:class:`NegState`), ``call`` the values of one call of its ``feed``.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -45,7 +47,7 @@ from cep_core.engine.keyed_batch import Batch, Outputs
 from cep_core.engine.matching import STRICT
 from cep_core.engine.vectorize import fields, passes
 
-__all__ = ["KeyedNegation"]
+__all__ = ["KeyedNegation", "NegState"]
 
 
 def _join(old: np.ndarray | None, new: np.ndarray) -> np.ndarray:
@@ -226,8 +228,35 @@ def _first_hits(eng: Any, preds: list[int], pairs: _Pairs, row: np.ndarray,
     return hit
 
 
+@dataclass
+class NegState:
+    """What the NEG elements keep of the stream (module doc), part of the keyed engine's
+    state: per NEG between elements without late predicates a flag per key
+    (``blocked``), with late predicates the candidates (``cands``), each key's run's
+    generation (``gen``: it changes when the run moves), a leading NEG's recent events
+    per key (``history``) and the matches waiting for a trailing NEG (``pending``)."""
+
+    blocked: dict[int, np.ndarray]
+    cands: dict[int, _Store]
+    gen: np.ndarray
+    history: dict[int, _Store]
+    pending: _Store
+
+    def grow(self, n: int) -> None:
+        for nid, flag in self.blocked.items():
+            self.blocked[nid] = np.concatenate([flag, np.zeros(n - flag.size, dtype=bool)])
+        self.gen = np.concatenate([self.gen, np.zeros(n - self.gen.size, dtype=np.int64)])
+
+    def reset(self, keys: np.ndarray) -> None:
+        """The runs of ``keys`` moved: what their NEG elements noted no longer counts."""
+        for flag in self.blocked.values():
+            flag[keys] = False
+        self.gen[keys] += 1
+
+
 class KeyedNegation:
-    """The NEG elements of one keyed engine's plan and what they keep (module doc)."""
+    """The NEG elements of one keyed engine's plan (module doc); what they keep is a
+    :class:`NegState` (:meth:`fresh_state`)."""
 
     def __init__(self, eng: Any):
         plan, types = eng.plan, eng.types
@@ -240,63 +269,59 @@ class KeyedNegation:
         self.watched = {q: [(types[t], nid) for t, nids in by_type.items() for nid in nids]
                         for q, by_type in plan.neg_watch.items()}
         #: NEG elements between elements without late predicates: a flag per key
-        self.blocked = {nid: np.zeros(0, dtype=bool)
-                        for (_, nid), flag in plan.neg_flag.items() if flag}
+        self.flagged = [nid for (_, nid), flag in plan.neg_flag.items() if flag]
         #: with late predicates (indices): candidates per key
         self.late = {nid: [p.index for p in preds] for e in plan.edges
                      for nid, preds in e.late.items()}
-        self.cands = {nid: _Store() for nid in self.late}
-        self.gen = np.zeros(0, dtype=np.int64)  # a key's run: changes when it moves
         self.lead = plan.lead_negs.get(0, ())
         self.trail = plan.trail_negs.get(len(plan.positions) - 1, ())
         self.ends = {nid: [p.index for p in plan.neg_preds.get(nid, ())]
                      for nid in (*self.lead, *self.trail)}
-        self.history = {nid: _Store() for nid in self.lead}
         refs = eng.c.refs_of
         self.refs = {nid: set().union(*(refs[i] for i in preds))
                      for nid, preds in {**self.late, **self.ends}.items()}
         self.trail_refs = sorted({r for nid in self.trail for r in self.refs[nid]
                                   if not _on(r, self.var[nid])})
-        self.pending = _Store()  # matches waiting for their window to close
-        self._batch: tuple = ()
 
-    def grow(self, n: int) -> None:
-        for nid, flag in self.blocked.items():
-            self.blocked[nid] = np.concatenate([flag, np.zeros(n - flag.size, dtype=bool)])
-        self.gen = np.concatenate([self.gen, np.zeros(n - self.gen.size, dtype=np.int64)])
+    def fresh_state(self) -> NegState:
+        """What the NEG elements keep before any event."""
+        return NegState({nid: np.zeros(0, dtype=bool) for nid in self.flagged},
+                        {nid: _Store() for nid in self.late}, np.zeros(0, dtype=np.int64),
+                        {nid: _Store() for nid in self.lead}, _Store())
 
     def _attrs(self, nid: int) -> list[str]:
         """The attributes of NEG ``nid``'s events that its predicates read."""
         return sorted({r[3] for r in self.refs.get(nid, ()) if _on(r, self.var[nid])})
 
     # ------------------------------------------------------------------ a batch
-    def begin_batch(self, b: Batch, rows: np.ndarray, kid: np.ndarray, typ: np.ndarray,
-                    offset: int) -> None:
+    def begin_batch(self, eng: Any, b: Batch, rows: np.ndarray, kid: np.ndarray,
+                    typ: np.ndarray, offset: int) -> tuple:
         """Before the waves (``rows`` of keys ``kid``, types ``typ``; ``offset``: the
         stream position of the batch): its events of leading NEG types join their keys'
-        history (an event counts for a match only before the match's first event)."""
-        self._batch = (rows, kid, typ, offset)
+        history (an event counts for a match only before the match's first event). What
+        the call keeps of the batch for :meth:`admit` and :meth:`end_batch`."""
         t = b.cols["time"][rows]
-        for nid, store in self.history.items():
+        for nid, store in eng.stream_state.neg.history.items():
             if store.key.size:
                 store.keep(store.cols["time"] >= t[0] - self.window)
             at = np.flatnonzero(typ == self.type_of[nid])
             store.add(kid[at], {"time": t[at].astype(float), **{a: b.column(a, rows[at])
                                                   for a in self._attrs(nid)}})
+        return rows, kid, typ, offset
 
     def blocks(self, eng: Any, edge, env: Any) -> np.ndarray:
         """Whether the run of each row of ``env`` (events offered to ``edge``, with their
         bindings) is blocked by the NEG elements that guard it."""
-        keys = env.keys
+        keys, st = env.keys, eng.stream_state.neg
         out = np.zeros(keys.size, dtype=bool)
         for nid in edge.negs:
-            flag = self.blocked.get(nid)
+            flag = st.blocked.get(nid)
             if flag is not None:
                 out |= flag[keys]
                 continue
-            store = self.cands[nid]
+            store = st.cands[nid]
             if store.key.size:
-                store.keep(store.cols["#gen"] == self.gen[store.key])  # of runs since moved
+                store.keep(store.cols["#gen"] == st.gen[store.key])  # of runs since moved
             at = np.flatnonzero(~out)
             row, ent = store.pairs(keys[at])
             if row.size:
@@ -306,20 +331,22 @@ class KeyedNegation:
                 out[at[_first_hits(eng, self.late[nid], pairs, row, at.size)]] = True
         return out
 
-    def watch(self, eng: Any, q: int, b: Batch, rows: np.ndarray,
+    def watch(self, eng: Any, call: Any, q: int, b: Batch, rows: np.ndarray,
               keys: np.ndarray, typ: np.ndarray, idle: np.ndarray) -> np.ndarray:
         """The events ``rows`` offered to the NEG elements that the runs of ``keys`` wait on
         at state ``q``; those of runs that took no transition (``idle``) are noted. The
         positions of the runs this leaves without a way on (to be dropped)."""
         dropped = np.zeros(rows.size, dtype=bool)
+        st = eng.stream_state.neg
         for code, nid in self.watched.get(q, ()):
             at = np.flatnonzero(typ == code)
-            flag = self.blocked.get(nid)
+            flag = st.blocked.get(nid)
             if flag is not None:
                 at = at[~flag[keys[at]]]
             early = eng.plan.neg_early.get((q, nid))
             if early and at.size:
-                at = at[eng._check(early, b, rows[at], keys[at], self.var[nid], False, None)]
+                at = at[eng._check(call, early, b, rows[at], keys[at], self.var[nid], False,
+                                   None)]
             if self.strict:
                 continue  # a run that takes no transition ends anyway
             at = at[idle[at]]
@@ -327,25 +354,20 @@ class KeyedNegation:
                 flag[keys[at]] = True
                 dropped[at] = not self.kleene[q]
             else:
-                self.cands[nid].add(keys[at], {"#gen": self.gen[keys[at]], **{
+                st.cands[nid].add(keys[at], {"#gen": st.gen[keys[at]], **{
                     a: b.column(a, rows[at]) for a in self._attrs(nid)}})
         return np.flatnonzero(dropped)
 
-    def reset(self, keys: np.ndarray) -> None:
-        """The runs of ``keys`` moved: what their NEG elements noted no longer counts."""
-        for flag in self.blocked.values():
-            flag[keys] = False
-        self.gen[keys] += 1
-
-    def admit(self, eng: Any, env: Any, first_t: np.ndarray, sub: int) -> np.ndarray:
+    def admit(self, eng: Any, call: Any, env: Any, first_t: np.ndarray, sub: int
+              ) -> np.ndarray:
         """Matches completing with the events of ``env`` (their bindings; ``first_t``: the
         times of their first events): which to output now. Those a leading NEG violates
         are not; those with a trailing NEG wait here."""
         rows, keys, n = env.rows, env.keys, env.size
         t = env.batch.cols["time"][rows]
-        keep = np.ones(n, dtype=bool)
+        keep, st = np.ones(n, dtype=bool), eng.stream_state.neg
         for nid in self.lead:
-            store, at = self.history[nid], np.flatnonzero(keep)
+            store, at = st.history[nid], np.flatnonzero(keep)
             if not store.key.size or not at.size:
                 continue
             row, ent = store.pairs(keys[at], ("time", t[at] - self.window, first_t[at],
@@ -361,7 +383,7 @@ class KeyedNegation:
         first = first_t[at].astype(t.dtype) if t.dtype.kind in "iu" else first_t[at]
         deadline = first + self.window
         cols: dict[Any, Any] = {"last": t[at].astype(float), "deadline": deadline.astype(float),
-                                "seq": self._batch[3] + rows[at], "sub": sub,
+                                "seq": call.neg_batch[3] + rows[at], "sub": sub,
                                 "time": deadline if math.isfinite(self.window) else t[at]}
         for j, (vals, bad) in enumerate(fields([fn for _, fn in eng.c.returns], env, n)):
             cols[("field", j)] = vals[at]
@@ -371,32 +393,34 @@ class KeyedNegation:
             vals, bad = bound[r]
             cols[("ref", j)] = vals[at]
             cols[("refbad", j)] = np.zeros(at.size, bool) if bad is None else bad[at]
-        self.pending.add(keys[at], cols)
+        st.pending.add(keys[at], cols)
         return np.zeros(n, dtype=bool)
 
-    def end_batch(self, eng: Any, b: Batch, seen: np.ndarray, out: Outputs) -> None:
-        """After the waves: the batch's events of trailing NEG types kill the waiting
-        matches they violate; those whose window closed before an event of the batch
-        (``seen``: every event the engine processed) are output there."""
-        batch, self._batch = self._batch, ()
-        if not self.pending.key.size:
+    def end_batch(self, eng: Any, batch: tuple, b: Batch, seen: np.ndarray,
+                  out: Outputs) -> None:
+        """After the waves (``batch``: what :meth:`begin_batch` kept, empty when no event
+        was kept): the batch's events of trailing NEG types kill the waiting matches they
+        violate; those whose window closed before an event of the batch (``seen``: every
+        event the engine processed) are output there."""
+        pending = eng.stream_state.neg.pending
+        if not pending.key.size:
             return
         if batch:
             self._kill(eng, b, *batch[:3])
-        at = np.searchsorted(b.cols["time"][seen], self.pending.cols["deadline"], "right")
+        at = np.searchsorted(b.cols["time"][seen], pending.cols["deadline"], "right")
         due = np.flatnonzero(at < seen.size)
         if due.size:
             self._output(eng, due, seen[at[due]], out)
 
     def flush(self, eng: Any, out: Outputs) -> None:
         """The end of the stream: every waiting match, in the order of their deadlines."""
-        n = self.pending.key.size
+        n = eng.stream_state.neg.pending.key.size
         if n:
             self._output(eng, np.arange(n), np.zeros(n, dtype=np.int64), out)
 
     def _kill(self, eng: Any, b: Batch, rows: np.ndarray, kid: np.ndarray,
               typ: np.ndarray) -> None:
-        pending = self.pending
+        pending = eng.stream_state.neg.pending
         at = np.flatnonzero(np.isin(typ, [self.type_of[nid] for nid in self.trail]))
         if not at.size:
             return
@@ -427,7 +451,8 @@ class KeyedNegation:
                 out: Outputs) -> None:
         """Output the waiting matches ``due`` at batch positions ``pos``: before the
         outputs of the event there, in the order of their deadlines, then of completion."""
-        cols = self.pending.cols
+        pending = eng.stream_state.neg.pending
+        cols = pending.cols
         order = np.lexsort((cols["sub"][due], cols["seq"][due], cols["deadline"][due]))
         due, pos = due[order], pos[order]
         vals = []
@@ -436,9 +461,9 @@ class KeyedNegation:
             vals.append((cols[("field", j)][due], bad if bad.any() else None))
         out.add(pos, np.arange(due.size) - due.size, vals, cols["time"][due])
         eng.counters.outputs += due.size
-        gone = np.zeros(self.pending.key.size, dtype=bool)
+        gone = np.zeros(pending.key.size, dtype=bool)
         gone[due] = True
-        self.pending.keep(~gone)
+        pending.keep(~gone)
 
 
 def _on(ref: tuple, var: str) -> bool:

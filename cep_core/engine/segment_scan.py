@@ -166,17 +166,35 @@ def _last_where(mask: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(np.where(mask, idx, -1))
 
 
-def scan_batch(eng: Any, b: Batch, rows: np.ndarray, kid: np.ndarray,
+def scan_batch(eng: Any, call: Any, b: Batch, rows: np.ndarray, kid: np.ndarray,
                typ: np.ndarray, out: Outputs) -> bool:
     """Process the kept events ``rows`` (key ids ``kid``, type codes ``typ``) of batch
-    ``b`` at once; False, with nothing changed, when the batch is outside the scan."""
+    ``b`` at once (``call``: the values of the engine's call of ``feed``); False, with
+    nothing changed, when the batch is outside the scan."""
     if any(a in b.missing for a in eng.attrs) or (eng.live_count() and
                                                    (eng.state[kid] >= 0).any()):
         return False
     try:
-        return _scan(eng, b, rows, kid, typ, out)
+        return _scan(_ScanView(eng, call), b, rows, kid, typ, out)
     except _Fallback:
         return False
+
+
+class _ScanView:
+    """The engine as :func:`_scan` reads it: its plan and state, with the values of the
+    call of ``feed`` being run (the work tally by a column, the predicates on the new
+    event alone) and the store of its state."""
+
+    def __init__(self, eng: Any, call: Any):
+        self._eng, self._call = eng, call
+        self._work_codes, self._tally = call.work_codes, call.tally
+        self._put = eng.stream_state.put
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._eng, name)
+
+    def _local_values(self, index: int, b: Batch) -> tuple:
+        return self._eng._local_values(self._call, index, b)
 
 
 def _scan(eng: Any, b: Batch, rows, kid, typ, out) -> bool:

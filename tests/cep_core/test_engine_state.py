@@ -1,0 +1,100 @@
+"""An engine's compiled plan apart from what it keeps of the stream (its state, as Flink
+CEP keeps an NFA apart from its NFAState): the state pickles and is sized, and restored
+into a fresh engine of the same compiled query it goes on with the same matches and
+counters as an uninterrupted run."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from test_engine_keyed import TABLE, random_stream
+from test_keyed_negation import random_neg_query
+
+import cep_core
+from cep_core.engine.keyed_state import KeyedState
+
+ONE = "one-per-partition"
+METER = ("PATTERN SEQ(M+ m[]) WHERE SAME[k] AND m[i].x > 1 AND LENGTH(m+[]) >= 2 "
+         "WITHIN 20 RETURN R(m[1].time AS first, LENGTH(m+[]) AS n)")
+KINDS = {  # query, start options, events
+    "keyed": (METER, {"policy": "strict-contiguity", "runs": ONE}, None),
+    "keyed, approximate": (METER, {"policy": "strict-contiguity", "runs": ONE,
+                                   "max_missing": 1}, "lost"),
+}
+
+
+def _stream(rng: np.random.Generator, lost: bool) -> list[dict]:
+    events = [{"type": "M", "time": t, "k": int(k), "x": int(rng.integers(0, 4))}
+              for t in range(40) for k in rng.choice(6, 3, replace=False)]
+    if lost:
+        for e in events[::7]:
+            e["lost"] = True
+    return events
+
+
+def _resumed(q, options: dict, events: list[dict], cut: int) -> tuple[list, dict]:
+    """The outputs and counters of feeding ``events[:cut]``, moving the engine's state
+    through a pickle into a fresh engine of the same query, and feeding the rest."""
+    first = q.start(**options)
+    out = first.feed(events[:cut])
+    state = pickle.loads(pickle.dumps(first.engine.stream_state))
+    second = q.start(**options)
+    second.engine.stream_state = state
+    second.events_fed, second.last_time = first.events_fed, first.last_time
+    out += second.feed(events[cut:]) + second.flush()
+    return out, second.counters.as_dict()
+
+
+def _whole(q, options: dict, events: list[dict]) -> tuple[list, dict]:
+    session = q.start(**options)
+    return session.run(events), session.counters.as_dict()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed", range(4))
+def test_a_keyed_engines_state_moves_into_a_fresh_engine_mid_stream(kind, seed):
+    text, options, lost = KINDS[kind]
+    rng = np.random.default_rng(seed)
+    events = _stream(rng, lost is not None)
+    q = cep_core.compile(text)
+    whole = _whole(q, options, events)
+    assert whole[0], "the stream completes matches"
+    assert _resumed(q, options, events, int(rng.integers(1, len(events) - 1))) == whole
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_keyed_engines_neg_state_moves_too(seed):
+    rng = np.random.default_rng(700 + seed)
+    text, _ = random_neg_query(rng)
+    q = cep_core.compile(text, params={"tab": TABLE})
+    events = random_stream(rng, int(rng.integers(60, 120)))
+    for policy in ("skip-till-next-match", "strict-contiguity"):
+        options = {"policy": policy, "runs": ONE}
+        assert _resumed(q, options, events, len(events) // 2) == _whole(q, options, events)
+
+
+def test_the_keyed_state_is_a_dataclass_of_its_own_sized_by_what_it_keeps():
+    q = cep_core.compile(METER)
+    session = q.start("strict-contiguity", runs=ONE)
+    state = session.engine.stream_state
+    assert isinstance(state, KeyedState) and state.counters is session.counters
+    empty = state.nbytes
+    session.feed(_stream(np.random.default_rng(0), False))
+    assert state.nbytes > empty and state.keyindex.size == 6
+    compiled = {k for k, v in vars(session.engine).items() if v is state}
+    assert compiled == {"stream_state"}
+
+
+def test_a_keyed_engine_keeps_nothing_of_a_call_but_its_state_and_work():
+    """A call of feed changes no attribute of the engine but its state's and the work
+    it tells (the per-call values are passed along, not kept)."""
+    q = cep_core.compile(METER)
+    session = q.start("strict-contiguity", runs=ONE)
+    engine = session.engine
+    before = {k: id(v) for k, v in vars(engine).items()}
+    session.feed(_stream(np.random.default_rng(1), False), work_by="time")
+    after = {k: id(v) for k, v in vars(engine).items()}
+    assert set(after) == set(before)
+    assert {k for k in after if after[k] != before[k]} == {"work"}

@@ -54,6 +54,7 @@ from cep_core.adaptive.planning import (
     inputs,
     zstream_tree,
 )
+from cep_core.adaptive.state import AdaptiveState
 from cep_core.adaptive.statistics import WindowStatistics
 from cep_core.counters import Counters
 from cep_core.engine.matching import (
@@ -113,12 +114,28 @@ def adapt_options(adapt: dict[str, Any] | None, plan: Plan) -> dict[str, Any]:
 
 class _Runner:
     """One plan's evaluation (module doc), from event ``start`` on; ``until``: retired
-    at that event (it then outputs only the matches holding an earlier one)."""
+    at that event (it then outputs only the matches holding an earlier one). A part of
+    the engine's state: it pickles its plan and partial matches (:attr:`STATE`), and
+    :meth:`bind` compiles the rest on the engine that runs it."""
+
+    #: the fields that pickle (the rest :meth:`bind` compiles from the plan)
+    STATE: tuple[str, ...] = ("planned", "start", "until", "last_old_t")
 
     def __init__(self, engine: AdaptiveEngine, planned: Planned, start: int):
-        self.engine, self.planned, self.start = engine, planned, start
+        self.planned, self.start = planned, start
         self.until: int | None = None
         self.last_old_t: Any = None  # the time of its last event before ``until``
+        self.bind(engine)
+
+    def bind(self, engine: AdaptiveEngine) -> None:
+        """Run on ``engine``: what its plan compiles to there."""
+        self.engine = engine
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.STATE}
+
+    def __setstate__(self, fields: dict[str, Any]) -> None:
+        self.__dict__.update(fields)
 
     def emit(self, slots: tuple, e: dict, out: list) -> None:
         """Output the match ``slots`` ((seq, t, event) per position) completed by ``e``
@@ -188,10 +205,16 @@ class _Buffer:
 class _OrderRunner(_Runner):
     """The lazy order-based evaluation (module doc)."""
 
+    STATE = (*_Runner.STATE, "levels")
+
     def __init__(self, engine: AdaptiveEngine, planned: Planned, start: int):
+        self.levels: dict[tuple, list] = {}  # (key, level) -> (slots, lo, hi)
         super().__init__(engine, planned, start)
+
+    def bind(self, engine: AdaptiveEngine) -> None:
+        super().bind(engine)
         shape = engine.shape
-        self.order = planned.plan
+        self.order = self.planned.plan
         self.rank = {q: i for i, q in enumerate(self.order)}
         self.checks = [shape.checks(frozenset(self.order[:i]), q)
                        for i, q in enumerate(self.order)]
@@ -201,7 +224,6 @@ class _OrderRunner(_Runner):
         #: every bound one (none of them must come before it)
         self.takes_old = [any(not any(shape.before[b][r] for b in self.order[:i])
                               for r in self.order[i:]) for i in range(shape.n)]
-        self.levels: dict[tuple, list] = {}  # (key, level) -> (slots, lo, hi)
 
     def process(self, x: tuple, positions: list[int], key: Any, out: list) -> None:
         n = self.engine.shape.n
@@ -262,7 +284,7 @@ class _OrderRunner(_Runner):
             # its bound positions must come after the next; its buffer is read below)
             self.engine.counters.pm_created += 1
             self.levels.setdefault((key, level), []).append((slots, lo, hi))
-        buffer = self.engine.buffers.get((key, self.order[level]))
+        buffer = self.engine.stream_state.buffers.get((key, self.order[level]))
         if buffer is None:
             return
         earlier, later, _ = self.related[level]
@@ -284,8 +306,16 @@ class _TreeRunner(_Runner):
     """The tree-based evaluation (module doc): nodes numbered bottom-up, each with the
     positions it spans, its parent and sibling."""
 
+    STATE = (*_Runner.STATE, "stores")
+
     def __init__(self, engine: AdaptiveEngine, planned: Planned, start: int):
+        #: (key, inner node) -> its partial matches (slots, lo, hi); the leaves are the
+        #: engine's buffers
+        self.stores: dict[tuple, list] = {}
         super().__init__(engine, planned, start)
+
+    def bind(self, engine: AdaptiveEngine) -> None:
+        super().bind(engine)
         shape = engine.shape
         self.span: list[frozenset[int]] = []
         self.parent: list[int] = []
@@ -305,7 +335,7 @@ class _TreeRunner(_Runner):
             self.parent[left] = self.parent[right] = node
             return node
 
-        self.root = build(planned.plan)
+        self.root = build(self.planned.plan)
         self.children = {self.parent[c]: [] for c in range(len(self.span))
                          if self.parent[c] >= 0}
         for c, p in enumerate(self.parent):
@@ -323,9 +353,6 @@ class _TreeRunner(_Runner):
                     tuple((q, r) for q, r in pairs if shape.before[q][r]),
                     tuple((q, r) for q, r in pairs if shape.before[r][q]),
                     tuple((q, r) for q, r in pairs if shape.types[q] == shape.types[r]))
-        #: (key, inner node) -> its partial matches (slots, lo, hi); the leaves are the
-        #: engine's buffers
-        self.stores: dict[tuple, list] = {}
 
     def process(self, x: tuple, positions: list[int], key: Any, out: list) -> None:
         n = self.engine.shape.n
@@ -354,7 +381,7 @@ class _TreeRunner(_Runner):
         if len(self.span[node]) > 1:
             return self.stores.get((key, node), ())
         (q,) = self.span[node]
-        buffer = self.engine.buffers.get((key, q))
+        buffer = self.engine.stream_state.buffers.get((key, q))
         if buffer is None:
             return ()
         n, window = self.engine.shape.n, self.engine.plan.window
@@ -401,7 +428,9 @@ _ALGORITHMS = {"order": greedy_order, "tree": zstream_tree}
 
 class AdaptiveEngine(CountMerging):
     """Runs a plan :func:`adaptive_problem` accepts under skip-till-any-match with an
-    order-based or tree-based plan (``kind``), adapted as ``adapt`` says (module doc)."""
+    order-based or tree-based plan (``kind``), adapted as ``adapt`` says (module doc).
+    The engine is the compiled query; what it keeps of the stream is
+    :attr:`stream_state` (a :class:`~cep_core.adaptive.state.AdaptiveState`)."""
 
     reports = "adaptation"
 
@@ -436,11 +465,7 @@ class AdaptiveEngine(CountMerging):
         self.plan, self.kind, self.output = plan, kind, output
         self.policy = ANY
         self.options = adapt_options(adapt, plan)
-        self.counters = Counters()
-        self.stats = Statistics(plan)
         self.shape: Shape = shape_of(plan)
-        self.window_stats = WindowStatistics(sorted(set(self.shape.types)), len(plan.preds),
-                                             self.options["window"])
         self.by_type: dict[str, list[int]] = {}
         for q, typ in enumerate(self.shape.types):
             self.by_type.setdefault(typ, []).append(q)
@@ -449,25 +474,48 @@ class AdaptiveEngine(CountMerging):
         self.pairs: list[list[tuple]] = [
             [(p, next(iter(at - {q}))) for p, at in self.shape.preds if q in at and len(at) == 2]
             for q in range(self.shape.n)]
-        #: (predicate index, key) -> (position, event) that waits for a partner
-        self.unpaired: dict[tuple, tuple] = {}
-        method = self.options["method"]
-        self.decide = decision(self.options) if method is not None else None
         self.algorithm = _ALGORITHMS[kind]
+        self._set_counting(output)
+        self.stream_state = self.fresh_state()
+
+    def fresh_state(self) -> AdaptiveState:
+        """The state before any event: the text-order plan, no statistics."""
+        plan, kind = self.plan, self.kind
         text = Planned(kind, tuple(range(self.shape.n)) if kind == "order"
                        else _left_deep(self.shape.n), ())
-        #: (key, position) -> the events that passed the position's own predicates,
-        #: shared by the plans (which read those from their start on)
-        self.buffers: dict[tuple, _Buffer] = {}
-        self.runners: list[_Runner] = [_RUNNERS[kind](self, text, 0)]
-        self.seq = 0
-        self.next_check: Any = None
-        self.next_sweep: Any = None
-        self.planned_once = False
-        self.report_ = {"checks": 0, "reoptimizations": 0, "replacements": 0,
-                        "seconds_deciding": 0.0, "seconds_planning": 0.0,
-                        "plans": [text.describe(self.shape.vars)]}
-        self._set_counting(output)
+        return AdaptiveState(
+            Counters(), Statistics(plan),
+            WindowStatistics(sorted(set(self.shape.types)), len(plan.preds),
+                             self.options["window"]),
+            [_RUNNERS[kind](self, text, 0)],
+            decision(self.options) if self.options["method"] is not None else None,
+            {"checks": 0, "reoptimizations": 0, "replacements": 0, "seconds_deciding": 0.0,
+             "seconds_planning": 0.0, "plans": [text.describe(self.shape.vars)]})
+
+    @property
+    def stream_state(self) -> AdaptiveState:
+        """What the engine keeps of the stream; a fresh engine of the same compiled query
+        takes one (its plans' evaluations then run on this engine)."""
+        return self._state
+
+    @stream_state.setter
+    def stream_state(self, state: AdaptiveState) -> None:
+        for runner in state.runners:
+            if runner.__dict__.get("engine") is not self:
+                runner.bind(self)
+        self._state = state
+
+    def __setstate__(self, fields: dict[str, Any]) -> None:
+        self.__dict__.update(fields)
+        self.stream_state = fields["_state"]
+
+    @property
+    def counters(self) -> Counters:  # type: ignore[override]
+        return self._state.counters
+
+    @property
+    def stats(self) -> Statistics:  # type: ignore[override]
+        return self._state.stats
 
     @staticmethod
     def name_of(kind: str) -> str:
@@ -480,14 +528,15 @@ class AdaptiveEngine(CountMerging):
         typ, t = e["type"], e["time"]
         if plan.stream_type is not None and typ != plan.stream_type:
             return
-        self.counters.events += 1
-        self.stats.event(typ, t)
-        self.window_stats.event(typ, t)
-        seq = self.seq
-        self.seq += 1
-        if self.next_check is None:  # the first check once the statistics window is full
-            self.next_check = t + self.options["window"]
-            self.next_sweep = t + plan.window
+        st = self._state
+        st.counters.events += 1
+        st.stats.event(typ, t)
+        st.window_stats.event(typ, t)
+        seq = st.seq
+        st.seq += 1
+        if st.next_check is None:  # the first check once the statistics window is full
+            st.next_check = t + self.options["window"]
+            st.next_sweep = t + plan.window
         positions = self.by_type.get(typ)
         if positions:
             key = plan.key_of(e)
@@ -498,31 +547,32 @@ class AdaptiveEngine(CountMerging):
                 if fit:
                     for q in fit:
                         self._sample_pairs(q, x, key)
-                    for runner in self.runners:
+                    for runner in st.runners:
                         runner.process(x, fit, key, out)
                     for q in fit:
-                        buffer = self.buffers.get((key, q))
+                        buffer = st.buffers.get((key, q))
                         if buffer is None:
-                            buffer = self.buffers[(key, q)] = _Buffer()
+                            buffer = st.buffers[(key, q)] = _Buffer()
                         buffer.add(x)
-        if t >= self.next_sweep:
+        if t >= st.next_sweep:
             self._sweep(t)
-        if t >= self.next_check:
-            self.next_check = t + self.options["period"]
+        if t >= st.next_check:
+            st.next_check = t + self.options["period"]
             self._adapt(seq, t)
 
     def check(self, preds, bind: dict, sample_at: Any = None) -> bool:
         """Whether the bindings pass the predicates (counted; with ``sample_at``, the
         time, each outcome is also a sample of the predicate's selectivity)."""
+        st = self._state
         for p in preds:
-            self.counters.predicates += 1
-            self.stats.pred_evaluated[p.index] += 1
+            st.counters.predicates += 1
+            st.stats.pred_evaluated[p.index] += 1
             ok = p.test(bind)
             if sample_at is not None:
-                self.window_stats.predicate(p.index, ok, sample_at)
+                st.window_stats.predicate(p.index, ok, sample_at)
             if not ok:
                 return False
-            self.stats.pred_passed[p.index] += 1
+            st.stats.pred_passed[p.index] += 1
         return True
 
     def _sample_pairs(self, q: int, x: tuple, key: Any) -> None:
@@ -531,84 +581,85 @@ class AdaptiveEngine(CountMerging):
         partition that waits for a partner within the pattern's window, or waits itself.
         Each event is in one pair at most, so the pairs are independent samples
         (statistics module doc)."""
-        vars_, window = self.shape.vars, self.plan.window
+        vars_, window, st = self.shape.vars, self.plan.window, self._state
         seq, t, e = x
         for p, r in self.pairs[q]:
             slot = (p.index, key)
-            waiting = self.unpaired.get(slot)
+            waiting = st.unpaired.get(slot)
             if waiting is None or waiting[0] != r or waiting[1][0] == seq \
                     or waiting[1][1] < t - window:
-                self.unpaired[slot] = (q, x)
+                st.unpaired[slot] = (q, x)
                 continue
-            del self.unpaired[slot]
-            self.counters.predicates += 1
+            del st.unpaired[slot]
+            st.counters.predicates += 1
             ok = p.test({vars_[q]: e, vars_[r]: waiting[1][2]})
-            self.window_stats.predicate(p.index, ok, t)
+            st.window_stats.predicate(p.index, ok, t)
 
     def _sweep(self, t: Any) -> None:
         """Expire partial matches and buffers; drop retired plans whose old events have
         all left the window."""
-        window = self.plan.window
-        self.next_sweep = t + (window if math.isfinite(window) else math.inf)
+        window, st = self.plan.window, self._state
+        st.next_sweep = t + (window if math.isfinite(window) else math.inf)
         oldest = t - window
-        for slot, (_, x) in list(self.unpaired.items()):
+        for slot, (_, x) in list(st.unpaired.items()):
             if x[1] < oldest:
-                del self.unpaired[slot]
-        for at, buffer in list(self.buffers.items()):
+                del st.unpaired[slot]
+        for at, buffer in list(st.buffers.items()):
             buffer.expire(oldest)
             if not buffer:
-                del self.buffers[at]
-        for runner in self.runners:
-            self.counters.pm_dropped += runner.expire(oldest)
-        self.runners = [r for r in self.runners
-                        if r.until is None or t - r.last_old_t <= window]
+                del st.buffers[at]
+        for runner in st.runners:
+            st.counters.pm_dropped += runner.expire(oldest)
+        st.runners = [r for r in st.runners if r.until is None or t - r.last_old_t <= window]
 
     # ------------------------------------------------------------------ adaptation
     def _adapt(self, seq: int, t: Any) -> None:
         """The detection-adaptation loop's step (Algorithm 1): ask D, plan, deploy."""
-        rep = self.report_
+        st = self._state
+        rep = st.report
         rep["checks"] += 1
         t0 = _time.perf_counter()
-        stats = inputs(self.shape, self.window_stats, self.plan.window)
-        first = not self.planned_once
-        decide = first or (self.decide is not None and self.decide.check(stats))
+        stats = inputs(self.shape, st.window_stats, self.plan.window)
+        first = not st.planned_once
+        decide = first or (st.decide is not None and st.decide.check(stats))
         t1 = _time.perf_counter()
         rep["seconds_deciding"] += t1 - t0
         if not decide:
             return
         planned = self.algorithm(self.shape, stats)
-        if self.decide is not None:
-            self.decide.planned(planned, stats)
-        self.planned_once = True
+        if st.decide is not None:
+            st.decide.planned(planned, stats)
+        st.planned_once = True
         rep["seconds_planning"] += _time.perf_counter() - t1
         rep["reoptimizations"] += not first
-        current = self.runners[-1]
+        current = st.runners[-1]
         if planned.plan == current.planned.plan:
             current.planned = planned
             return
         rep["replacements"] += 1
         rep["plans"].append(planned.describe(self.shape.vars))
         current.until, current.last_old_t = seq + 1, t
-        self.runners.append(_RUNNERS[self.kind](self, planned, seq + 1))
+        st.runners.append(_RUNNERS[self.kind](self, planned, seq + 1))
 
     # ------------------------------------------------------------------ public
     def flush(self) -> list[dict]:
         return []
 
     def live_count(self) -> int:
-        return sum(r.live() for r in self.runners)
+        return sum(r.live() for r in self._state.runners)
 
     def statistics(self) -> dict[str, Any]:
         return {**self.stats.as_dict(), "window": self.window_section()}
 
     def window_section(self) -> dict[str, Any]:
         """The statistics over the sliding window (``session.statistics["window"]``)."""
-        return self.window_stats.as_dict([p.text for p in self.plan.preds])
+        return self._state.window_stats.as_dict([p.text for p in self.plan.preds])
 
     def report(self) -> dict[str, Any]:
         """The plan in use, checks of D, re-optimisations, plan replacements, the
         seconds spent in D and in planning, and the plans deployed in turn."""
-        return {**self.report_, "plan": self.runners[-1].planned.describe(self.shape.vars)}
+        st = self._state
+        return {**st.report, "plan": st.runners[-1].planned.describe(self.shape.vars)}
 
 
 def _left_deep(n: int) -> Any:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from cep_core.adaptive.pattern import Shape
@@ -123,12 +124,16 @@ class Planned:
 
 
 def _order_cost(j: int, prefix: tuple[int, ...]) -> Callable[[Inputs], float]:
-    def cost(s: Inputs) -> float:
-        c = s.r[j] * s.sel[j][j]
-        for p in prefix:
-            c *= s.sel[p][j]
-        return c
-    return cost
+    """The cost of taking position ``j`` after ``prefix`` (a function of the statistics
+    that pickles, as the plan it decides is a part of the engine's state)."""
+    return partial(_order_cost_of, j, prefix)
+
+
+def _order_cost_of(j: int, prefix: tuple[int, ...], s: Inputs) -> float:
+    c = s.r[j] * s.sel[j][j]
+    for p in prefix:
+        c *= s.sel[p][j]
+    return c
 
 
 def greedy_order(shape: Shape, stats: Inputs) -> Planned:
@@ -164,17 +169,19 @@ def greedy_order(shape: Shape, stats: Inputs) -> Planned:
 def _card(lo: int, hi: int) -> Callable[[Inputs], float]:
     """Card of the text-order range [lo, hi): expected partial matches over it (once per
     snapshot: the conditions of one check share it)."""
-    def card(s: Inputs) -> float:
-        c = s.cards.get((lo, hi))
-        if c is None:
-            c = 1.0
-            for j in range(lo, hi):
-                c *= s.r[j] * s.window * s.sel[j][j]
-                for k in range(lo, j):
-                    c *= s.sel[k][j]
-            s.cards[(lo, hi)] = c
-        return c
-    return card
+    return partial(_card_of, lo, hi)
+
+
+def _card_of(lo: int, hi: int, s: Inputs) -> float:
+    c = s.cards.get((lo, hi))
+    if c is None:
+        c = 1.0
+        for j in range(lo, hi):
+            c *= s.r[j] * s.window * s.sel[j][j]
+            for k in range(lo, j):
+                c *= s.sel[k][j]
+        s.cards[(lo, hi)] = c
+    return c
 
 
 def zstream_tree(shape: Shape, stats: Inputs) -> Planned:
@@ -228,13 +235,16 @@ def zstream_tree(shape: Shape, stats: Inputs) -> Planned:
 
 def _tree_cost(tree: Any, lo: int) -> Callable[[Inputs], float]:
     """Cost(T) of a tree over the text-order range starting at ``lo`` (module doc)."""
-    def walk(t: Any, at: int, s: Inputs) -> tuple[float, int]:
-        if isinstance(t, int):
-            return _card(t, t + 1)(s), t + 1
-        left, mid = walk(t[0], at, s)
-        right, hi = walk(t[1], mid, s)
-        return left + right + _card(at, hi)(s), hi
+    return partial(_tree_cost_of, tree, lo)
 
-    def cost(s: Inputs) -> float:
-        return walk(tree, lo, s)[0]
-    return cost
+
+def _tree_cost_of(tree: Any, lo: int, s: Inputs) -> float:
+    return _tree_walk(tree, lo, s)[0]
+
+
+def _tree_walk(t: Any, at: int, s: Inputs) -> tuple[float, int]:
+    if isinstance(t, int):
+        return _card_of(t, t + 1, s), t + 1
+    left, mid = _tree_walk(t[0], at, s)
+    right, hi = _tree_walk(t[1], mid, s)
+    return left + right + _card_of(at, hi, s), hi

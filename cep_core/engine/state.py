@@ -14,8 +14,8 @@ __all__ = ["nbytes"]
 
 def nbytes(x: Any, _seen: set[int] | None = None) -> int:
     """Bytes held by ``x``: a numpy array's buffer (and each element of an object array),
-    the items of containers, the fields of objects, and ``sys.getsizeof`` of scalars and
-    strings; each object counted once.
+    the items of containers, the fields of objects (what they pickle), and
+    ``sys.getsizeof`` of scalars and strings; each object counted once.
 
     >>> nbytes({"a": np.zeros(4)}) >= 32
     True
@@ -32,10 +32,7 @@ def nbytes(x: Any, _seen: set[int] | None = None) -> int:
         return sum(nbytes(k, seen) + nbytes(v, seen) for k, v in x.items())
     if isinstance(x, list | tuple | set | frozenset):
         return sum(nbytes(v, seen) for v in x)
-    fields = getattr(x, "__dict__", None)
-    if fields is not None:
-        return nbytes(fields, seen)
-    slots = getattr(type(x), "__slots__", None)
-    if slots:
-        return sum(nbytes(getattr(x, s, None), seen) for s in slots)
-    return sys.getsizeof(x)
+    if isinstance(x, str | bytes | int | float | complex | type(None)):
+        return sys.getsizeof(x)
+    fields = x.__getstate__()  # what pickles of it (a back-reference left out)
+    return sys.getsizeof(x) if fields is None else nbytes(fields, seen)

@@ -179,6 +179,42 @@ def scan_batch(eng: Any, b: Batch, rows: np.ndarray, kid: np.ndarray,
         return False
 
 
+def _scan(eng: Any, b: Batch, rows, kid, typ, out) -> bool:
+    """The batch at once (module doc): the predicates of every event as if offered, the
+    runs they make, the matches, then the commit."""
+    plan = eng.plan
+    (begin,) = plan.out_edges[START]
+    (take,) = plan.out_edges[0]
+    order, first = _keys_sorted(kid)
+    n = order.size
+    rows_k = order if n == b.n else rows[order]  # batch rows in key-major order
+    fits = typ == eng.types[plan.positions[0].type]  # the event may be the element's
+    fits = np.ones(n, dtype=bool) if fits.all() else fits[order]
+
+    # the Kleene step (a_j) and the start (b_j) of every event, as if offered
+    local: dict = {}
+    step = _masks(eng, take.preds, b, _ScanEnv(b, rows_k, None, None, 2), local)
+    start = _masks(eng, begin.preds, b, _ScanEnv(b, rows_k, None, None, 1), local)
+    runs = _runs(step, start, fits, first)
+    t = b.cols["time"][rows_k]
+    _check_window(t, runs, plan.window)
+
+    tally: list = []
+    _passing(step, runs.before & fits, tally)
+    _passing(start, fits & ~runs.extended, tally)
+    at = np.flatnonzero(runs.live)
+    acc_env = _ScanEnv(b, rows_k, at, runs.r0[at], runs.newlen[at])
+    accept = plan.accept_preds.get(0, ())
+    done = at[_passing(_masks(eng, accept, b, acc_env, {}), np.ones(at.size, bool), tally)]
+    fields = _returns(eng, b, rows_k, done, runs.r0[done], runs.newlen[done])
+
+    _count(eng, tally, runs, done, rows_k)
+    if done.size:
+        out.add(rows_k[done], 0, fields, b.cols["time"][rows_k[done]])
+    _store(eng, b, kid, order, first, rows_k, t, runs)
+    return True
+
+
 class _Runs(NamedTuple):
     """Where the run of each event's key stands, at key-major positions (module doc)."""
 
@@ -219,42 +255,6 @@ def _check_window(t: np.ndarray, runs: _Runs, window: float) -> None:
         opened = t[np.maximum(np.concatenate(([0], runs.r0[:-1])), 0)]  # run live before j
         if (runs.before & (t - opened > window)).any():
             raise _Fallback
-
-
-def _scan(eng: Any, b: Batch, rows, kid, typ, out) -> bool:
-    """The batch at once (module doc): the predicates of every event as if offered, the
-    runs they make, the matches, then the commit."""
-    plan = eng.plan
-    (begin,) = plan.out_edges[START]
-    (take,) = plan.out_edges[0]
-    order, first = _keys_sorted(kid)
-    n = order.size
-    rows_k = order if n == b.n else rows[order]  # batch rows in key-major order
-    fits = typ == eng.types[plan.positions[0].type]  # the event may be the element's
-    fits = np.ones(n, dtype=bool) if fits.all() else fits[order]
-
-    # the Kleene step (a_j) and the start (b_j) of every event, as if offered
-    local: dict = {}
-    step = _masks(eng, take.preds, b, _ScanEnv(b, rows_k, None, None, 2), local)
-    start = _masks(eng, begin.preds, b, _ScanEnv(b, rows_k, None, None, 1), local)
-    runs = _runs(step, start, fits, first)
-    t = b.cols["time"][rows_k]
-    _check_window(t, runs, plan.window)
-
-    tally: list = []
-    _passing(step, runs.before & fits, tally)
-    _passing(start, fits & ~runs.extended, tally)
-    at = np.flatnonzero(runs.live)
-    acc_env = _ScanEnv(b, rows_k, at, runs.r0[at], runs.newlen[at])
-    accept = plan.accept_preds.get(0, ())
-    done = at[_passing(_masks(eng, accept, b, acc_env, {}), np.ones(at.size, bool), tally)]
-    fields = _returns(eng, b, rows_k, done, runs.r0[done], runs.newlen[done])
-
-    _count(eng, tally, runs, done, rows_k)
-    if done.size:
-        out.add(rows_k[done], 0, fields, b.cols["time"][rows_k[done]])
-    _store(eng, b, kid, order, first, rows_k, t, runs)
-    return True
 
 
 def _count(eng: Any, tally: list, runs: _Runs, done: np.ndarray, rows_k: np.ndarray) -> None:

@@ -188,19 +188,7 @@ def build_plan(query: ast.PatternQuery, params: Mapping[str, Any] | None = None,
                          f"not {time_unit!r}")
     plan = Plan(query, params, remote, time_unit, source)
     b = _Builder(plan)
-
-    # ---- automaton
-    first, last = b.build(query.pattern, None)
-    for q, negs in first:
-        if negs:
-            plan.lead_negs[q] = tuple(dict.fromkeys(plan.lead_negs.get(q, ()) + negs))
-        b.edge(START, q, "begin", ())
-    for p, negs in last:
-        if negs:
-            plan.trail_negs[p] = tuple(dict.fromkeys(plan.trail_negs.get(p, ()) + negs))
-        plan.positions[p].accepting = True
-        if p in b.exit_needs:
-            plan.accept_needs[p] = b.exit_needs[p]
+    _automaton(plan, b, query.pattern)
     dom = dominators(plan)
     reach = reachable(plan)
     scope_of = {p.index: p.scope for p in plan.positions}
@@ -212,19 +200,46 @@ def build_plan(query: ast.PatternQuery, params: Mapping[str, Any] | None = None,
             names |= {plan.positions[x].var for x in plan.scopes[s].positions}
         return names
 
-    # ---- window
     if query.within is not None:
         w = query.within
         plan.window = w.value if w.unit is None else convert_time(w.value, w.unit, time_unit)
         if plan.window < 0:
             raise b.error("WITHIN must not be negative", w)
-
     comp = ExprCompiler(plan.variables, plan.params, plan.lookups, time_unit, source)
+    _where(plan, b, comp, query.where, bound_at, dom, reach)
+    _transitions(plan)
+    _state_attrs(plan, bound_at)
+    if query.returns is not None:
+        plan.returns = _compile_return(plan, b, comp, query.returns)
+    return plan
 
-    # ---- WHERE
-    plan.partition = partition_key(query.where, source, computed=True)  # where SAME stands
-    plan.key_getters = key_getters(query.where, plan.params, source)
-    for conj in conjuncts_of(query.where):
+
+def _automaton(plan: Plan, b: _Builder, pattern: Any) -> None:
+    """The position automaton of ``pattern``: its positions and edges, the edges out of
+    START, the accepting positions with the NEG elements at the ends."""
+    first, last = b.build(pattern, None)
+    for q, negs in first:
+        if negs:
+            plan.lead_negs[q] = tuple(dict.fromkeys(plan.lead_negs.get(q, ()) + negs))
+        b.edge(START, q, "begin", ())
+    for p, negs in last:
+        if negs:
+            plan.trail_negs[p] = tuple(dict.fromkeys(plan.trail_negs.get(p, ()) + negs))
+        plan.positions[p].accepting = True
+        if p in b.exit_needs:
+            plan.accept_needs[p] = b.exit_needs[p]
+
+
+def _where(plan: Plan, b: _Builder, comp: ExprCompiler, where: Any,
+           bound_at: Callable[[int], set[str]], dom: dict[int, set[int]],
+           reach: dict[int, set[int]]) -> None:
+    """The WHERE clause: the partition key where SAME stands, and each other conjunct
+    compiled and placed on the edges that test it (on a NEG element's watch when it
+    reads one)."""
+    source = plan.source
+    plan.partition = partition_key(where, source, computed=True)  # where SAME stands
+    plan.key_getters = key_getters(where, plan.params, source)
+    for conj in conjuncts_of(where):
         if isinstance(conj, ast.Same):
             continue
         c = comp.compile(conj)
@@ -243,7 +258,10 @@ def build_plan(query: ast.PatternQuery, params: Mapping[str, Any] | None = None,
         else:
             _place(plan, b, c, conj, irefs, has_lookup, dom, reach)
 
-    # ---- transitions out of each state, Kleene take / back first, then in text order
+
+def _transitions(plan: Plan) -> None:
+    """The transitions out of each state, Kleene take / back first, then in text order,
+    also by event type; which states can extend; the NEG elements each state watches."""
     for e in plan.edges:
         e.preds.sort(key=lambda p: p.lookups)
     for q in [START, *range(len(plan.positions))]:
@@ -266,7 +284,10 @@ def build_plan(query: ast.PatternQuery, params: Mapping[str, Any] | None = None,
                 plan.neg_flag[(src, nid)] = not plan.negs[nid].kleene and not any(
                     e.late.get(nid) for e in plan.out_edges[src] if nid in e.negs)
 
-    # ---- attribute values a partial match's predicates read (for a state filter)
+
+def _state_attrs(plan: Plan, bound_at: Callable[[int], set[str]]) -> None:
+    """The attribute values a partial match in each state keeps for the predicates it
+    may still test (for a state filter)."""
     for p in plan.positions:
         bound = bound_at(p.index)
         seen: dict[tuple[str, str], None] = {}
@@ -279,11 +300,6 @@ def build_plan(query: ast.PatternQuery, params: Mapping[str, Any] | None = None,
                 if v in bound:
                     seen[(v, a)] = None
         plan.state_attrs[p.index] = [(f"{v}.{a}", v, a) for v, a in seen]
-
-    # ---- RETURN
-    if query.returns is not None:
-        plan.returns = _compile_return(plan, b, comp, query.returns)
-    return plan
 
 
 def _has_lookup(node: Any) -> bool:

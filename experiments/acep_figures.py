@@ -62,33 +62,33 @@ def _fraction_panel(ax, rows, figs: tuple[int, ...], methods, title: str) -> Non
     ax.legend(fontsize=6)
 
 
-def draw(folder: Path, suffix: str, out: Path) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    thr = _rows(folder / f"throughput{suffix}.csv")
-    frac = _rows(folder / f"fraction{suffix}.csv")
-    mem = _rows(folder / f"memory{suffix}.csv")
-    ada = _rows(folder / f"adaptation{suffix}.csv")
-    paths = []
+def _save(fig, path: Path) -> Path:
+    """Lay out ``fig``, write it to ``path`` and close it."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
 
-    # Figs. 5-8
-    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
-    for ax, f, title in zip(axes[:3], (5, 6, 7), ("Fig. 5: letters, larger window",
-                                                  "Fig. 6: letters, smaller window",
-                                                  "Fig. 7: PHEV"), strict=True):
-        rs = [r for r in thr if int(r["figure"]) == f]
-        qs = list(dict.fromkeys(r["query"] for r in rs))
-        for j, k in enumerate(("0", "1", "2")):
-            ys = [next(float(r["events_per_s"]) for r in rs if r["query"] == q and r["k"] == k)
-                  for q in qs]
-            ax.bar([i + (j - 1) * 0.27 for i in range(len(qs))], ys, width=0.27,
-                   label=f"k = {k}" + (" (SASE^U)" if k == "0" else ""))
-        ax.set_xticks(range(len(qs)), qs)
-        ax.set_yscale("log")
-        ax.set_ylabel("events / s (wall clock)")
-        w = rs[0]["window"] if rs else ""
-        ax.set_title(f"{title} (W = {w} events)", fontsize=9)
-        ax.legend(fontsize=7)
-    ax = axes[3]
+
+def _throughput_bars(ax, thr: list[dict], fig: int, title: str) -> None:
+    """Figs. 5-7: the events per second of each query at k = 0, 1, 2."""
+    rs = [r for r in thr if int(r["figure"]) == fig]
+    qs = list(dict.fromkeys(r["query"] for r in rs))
+    for j, k in enumerate(("0", "1", "2")):
+        ys = [next(float(r["events_per_s"]) for r in rs if r["query"] == q and r["k"] == k)
+              for q in qs]
+        ax.bar([i + (j - 1) * 0.27 for i in range(len(qs))], ys, width=0.27,
+               label=f"k = {k}" + (" (SASE^U)" if k == "0" else ""))
+    ax.set_xticks(range(len(qs)), qs)
+    ax.set_yscale("log")
+    ax.set_ylabel("events / s (wall clock)")
+    w = rs[0]["window"] if rs else ""
+    ax.set_title(f"{title} (W = {w} events)", fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def _pattern_size_panel(ax, thr: list[dict]) -> None:
+    """Fig. 8: the events per second of each PHEV template by pattern size, k = 0 and 2."""
     rs = [r for r in thr if int(r["figure"]) == 8]
     for q in dict.fromkeys(r["query"] for r in rs):
         for k, ls in (("0", "-"), ("2", "--")):
@@ -99,22 +99,31 @@ def draw(folder: Path, suffix: str, out: Path) -> list[Path]:
     ax.set_xlabel("pattern size (states)")
     ax.set_title("Fig. 8: PHEV, pattern size", fontsize=9)
     ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    paths.append(out / "acep_fig5_8_throughput.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
 
-    # Figs. 9-10
+
+def _throughput_figure(thr: list[dict], out: Path) -> Path:
+    """Figs. 5-8: ACEPMATCH's throughput."""
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
+    for ax, f, title in zip(axes[:3], (5, 6, 7), ("Fig. 5: letters, larger window",
+                                                  "Fig. 6: letters, smaller window",
+                                                  "Fig. 7: PHEV"), strict=True):
+        _throughput_bars(ax, thr, f, title)
+    _pattern_size_panel(axes[3], thr)
+    return _save(fig, out / "acep_fig5_8_throughput.png")
+
+
+def _fraction_figure(frac: list[dict], out: Path) -> Path:
+    """Figs. 9-10: RC-ACEP against the timeout and hybrid load shedding."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     methods = ("rc-acep", "timeout", "hybrid shedding", "rc-acep, selection x4")
     _fraction_panel(axes[0], frac, (9,), methods, "Fig. 9: Q1 over letters, k = 2")
     _fraction_panel(axes[1], frac, (10,), methods, "Fig. 10: Q5 over PHEV, k = 2")
-    fig.tight_layout()
-    paths.append(out / "acep_fig9_10_fraction.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    return _save(fig, out / "acep_fig9_10_fraction.png")
 
-    # Figs. 11-14
+
+def _sketch_figure(frac: list[dict], mem: list[dict], out: Path) -> Path:
+    """Figs. 11-14: the history's memory with and without the sketch, and what the
+    sketch costs in matches found."""
     fig, axes = plt.subplots(1, 4, figsize=(17, 3.8))
     for ax, f, title in ((axes[0], 11, "Fig. 11: ℋ memory, letters (Q1 × companies)"),
                          (axes[2], 13, "Fig. 13: ℋ memory, PHEV (Q7, Q5, unions)")):
@@ -135,12 +144,11 @@ def draw(folder: Path, suffix: str, out: Path) -> list[Path]:
     _fraction_panel(axes[3], base10, (10, 14), ("rc-acep", "rc-acep sketch",
                                                 "rc-acep sketch of maps"),
                     "Fig. 14: Q5, with and without the sketch")
-    fig.tight_layout()
-    paths.append(out / "acep_fig11_14_sketch.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    return _save(fig, out / "acep_fig11_14_sketch.png")
 
-    # Figs. 15-16
+
+def _proxy_figure(frac: list[dict], mem: list[dict], out: Path) -> Path:
+    """Figs. 15-16: proxy matches, in matches found and in memory."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     _fraction_panel(axes[0], [r for r in frac if int(r["figure"]) in (9, 15)], (9, 15),
                     ("rc-acep", "rc-acep proxy", "timeout", "timeout proxy"),
@@ -156,12 +164,12 @@ def draw(folder: Path, suffix: str, out: Path) -> list[Path]:
     ax.set_ylabel("peak live match nodes")
     ax.set_title("Fig. 16: memory with proxy matches (Q1 × companies)", fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    paths.append(out / "acep_fig15_16_proxy.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    return _save(fig, out / "acep_fig15_16_proxy.png")
 
-    # Figs. 17-18
+
+def _adaptation_figure(ada: list[dict], mem: list[dict], out: Path) -> Path:
+    """Figs. 17-18: Q-learning against no adaptation as the history ages, and its
+    memory."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     ax = axes[0]
     for stream, ls in (("change", "-"), ("no change", "--")):
@@ -187,11 +195,19 @@ def draw(folder: Path, suffix: str, out: Path) -> list[Path]:
     ax.set_ylabel("KiB (modelled)")
     ax.set_title("Fig. 18: memory with Q-learning", fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    paths.append(out / "acep_fig17_18_adaptation.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
-    return paths
+    return _save(fig, out / "acep_fig17_18_adaptation.png")
+
+
+def draw(folder: Path, suffix: str, out: Path) -> list[Path]:
+    """The five figures of the CSVs ``folder/*{suffix}.csv``, written to ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    thr = _rows(folder / f"throughput{suffix}.csv")
+    frac = _rows(folder / f"fraction{suffix}.csv")
+    mem = _rows(folder / f"memory{suffix}.csv")
+    ada = _rows(folder / f"adaptation{suffix}.csv")
+    return [_throughput_figure(thr, out), _fraction_figure(frac, out),
+            _sketch_figure(frac, mem, out), _proxy_figure(frac, mem, out),
+            _adaptation_figure(ada, mem, out)]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -424,9 +424,8 @@ def _median_rows(rows: list[dict], keys: tuple[str, ...], value: str) -> dict:
     return {k: statistics.median(v) for k, v in groups.items()}
 
 
-def check(thr: list[dict], frac: list[dict], mem: list[dict], ada: list[dict]
-          ) -> list[tuple[str, bool]]:
-    """§6.2's statements, each with whether it holds (the table of docs/acep.md)."""
+def _throughput_statements(thr: list[dict]) -> list[tuple[str, bool]]:
+    """Figs. 5-8: ACEPMATCH's throughput by k, window, query and pattern size."""
     out = []
     tp = {(r["figure"], r["query"], r["pattern_size"], r["k"]): r["events_per_s"] for r in thr}
     for fig in (5, 6, 7):
@@ -454,7 +453,13 @@ def check(thr: list[dict], frac: list[dict], mem: list[dict], ada: list[dict]
     out.append((f"Fig. 8: throughput falls as the pattern grows (the largest size slower "
                 f"than the smallest on {sum(falls)} of {len(falls)} template and k curves; "
                 f"monotone on {sum(mono)})", all(falls)))
-    med = _median_rows(frac, ("figure", "method", "delta_us"), "points")
+    return out
+
+
+def _fraction_statements(frac: list[dict], med: dict) -> list[tuple[str, bool]]:
+    """Figs. 9-10: RC-ACEP against the timeout and hybrid load shedding (``med``: the
+    median fraction of match points by figure, method and Δ)."""
+    out = []
     for fig in (9, 10):
         deltas = sorted({d for f, m, d in med if f == fig and m == "timeout"})
         over = [d for d in deltas if med[(fig, "timeout", d)] < 1.0]
@@ -480,24 +485,33 @@ def check(thr: list[dict], frac: list[dict], mem: list[dict], ada: list[dict]
             out.append((f"Fig. {fig}: RC-ACEP finds at least as much as hybrid shedding "
                         f"detects within one inter-arrival time wherever shedding falls "
                         f"short ({text})", ok))
+    return out
+
+
+def _sketch_and_proxy_statements(med: dict) -> list[tuple[str, bool]]:
+    """Figs. 12, 14 and 15: the fraction found with the sketch and with proxy matches,
+    against the exact history's (``med`` as in :func:`_fraction_statements`)."""
+    out = []
     for fig in (12, 14):
-        pairs = [(d, med[(fig, "rc-acep sketch", d)], med[(9 if fig == 12 else 10,
-                                                           "rc-acep", d)])
-                 for f, m, d in med if f == fig and m == "rc-acep sketch"]
-        worst = max((abs(a - b) for _, a, b in pairs), default=0.0)
-        out.append((f"Fig. {fig}: with the sketch (Theorem 4, c = 800) the fraction stays "
-                    f"within 0.05 of the exact history's (largest gap {worst:.3f})",
-                    worst <= 0.05))
-        pairs = [(d, med[(fig, "rc-acep sketch of maps", d)],
-                  med[(9 if fig == 12 else 10, "rc-acep", d)])
-                 for f, m, d in med if f == fig and m == "rc-acep sketch of maps"]
-        worst = max((abs(a - b) for _, a, b in pairs), default=0.0)
-        out.append((f"Fig. {fig}: with the maps sketched and the counts exact (our "
-                    f"variant) within 0.05 (largest gap {worst:.3f})", worst <= 0.05))
+        for method, what in (("rc-acep sketch", "with the sketch (Theorem 4, c = 800) the "
+                              "fraction stays within 0.05 of the exact history's"),
+                             ("rc-acep sketch of maps", "with the maps sketched and the "
+                              "counts exact (our variant) within 0.05")):
+            pairs = [(d, med[(fig, method, d)], med[(9 if fig == 12 else 10, "rc-acep", d)])
+                     for f, m, d in med if f == fig and m == method]
+            worst = max((abs(a - b) for _, a, b in pairs), default=0.0)
+            out.append((f"Fig. {fig}: {what} (largest gap {worst:.3f})", worst <= 0.05))
     px = [(d, med[(15, "rc-acep proxy", d)], med[(9, "rc-acep", d)])
           for f, m, d in med if f == 15 and m == "rc-acep proxy"]
     out.append(("Fig. 15: with proxy matches RC-ACEP finds at least as large a fraction "
                 "at every Δ", all(a >= b for _, a, b in px)))
+    return out
+
+
+def _memory_statements(mem: list[dict]) -> list[tuple[str, bool]]:
+    """Figs. 11, 13, 16 and 18: the memory of the sketch, of proxy matches and of
+    Q-learning."""
+    out = []
     mm = {(r["figure"], r["pattern_size"], r["method"]): float(r["bytes"]) for r in mem}
     for fig in (11, 13):
         sizes = sorted({s for f, s, m in mm if f == fig})
@@ -517,23 +531,37 @@ def check(thr: list[dict], frac: list[dict], mem: list[dict], ada: list[dict]
         worst = max(mm[(18, s, "Q-learning")] / mm[(18, s, "no adaptation")] for s in sizes)
         out.append((f"Fig. 18: Q-learning adds little memory (at most {worst - 1:.1%})",
                     worst <= 1.25))
+    return out
+
+
+def _adaptation_statements(ada: list[dict]) -> list[tuple[str, bool]]:
+    """Fig. 17: Q-learning against no adaptation as the history ages."""
     ad = {(r["age_days"], r["stream"], r["method"]): r["points"] for r in ada}
     ages = sorted({a for a, _, _ in ad})
-    if ages:
-        gain = [ad[(a, "change", "Q-learning")] - ad[(a, "change", "no adaptation")]
-                for a in ages]
-        out.append((f"Fig. 17: with stream changes Q-learning finds more than no "
-                    f"adaptation at every age (gains {', '.join(f'{g:+.3f}' for g in gain)})",
-                    all(g > 0 for g in gain)))
-        nc = [ad[(a, "no change", "Q-learning")] - ad[(a, "no change", "no adaptation")]
-              for a in ages]
-        out.append((f"Fig. 17: without changes Q-learning finds about as much (within "
-                    f"0.02; {', '.join(f'{g:+.3f}' for g in nc)})",
-                    all(abs(g) <= 0.02 for g in nc)))
-        drop = [ad[(a, "change", "no adaptation")] for a in ages]
-        out.append((f"Fig. 17: without adaptation the fraction drops as the history ages "
-                    f"({', '.join(f'{x:.3f}' for x in drop)})", drop[-1] < drop[0]))
-    return out
+    if not ages:
+        return []
+    gain = [ad[(a, "change", "Q-learning")] - ad[(a, "change", "no adaptation")]
+            for a in ages]
+    nc = [ad[(a, "no change", "Q-learning")] - ad[(a, "no change", "no adaptation")]
+          for a in ages]
+    drop = [ad[(a, "change", "no adaptation")] for a in ages]
+    return [(f"Fig. 17: with stream changes Q-learning finds more than no "
+             f"adaptation at every age (gains {', '.join(f'{g:+.3f}' for g in gain)})",
+             all(g > 0 for g in gain)),
+            (f"Fig. 17: without changes Q-learning finds about as much (within "
+             f"0.02; {', '.join(f'{g:+.3f}' for g in nc)})",
+             all(abs(g) <= 0.02 for g in nc)),
+            (f"Fig. 17: without adaptation the fraction drops as the history ages "
+             f"({', '.join(f'{x:.3f}' for x in drop)})", drop[-1] < drop[0])]
+
+
+def check(thr: list[dict], frac: list[dict], mem: list[dict], ada: list[dict]
+          ) -> list[tuple[str, bool]]:
+    """§6.2's statements, each with whether it holds (the table of docs/acep.md)."""
+    med = _median_rows(frac, ("figure", "method", "delta_us"), "points")
+    return (_throughput_statements(thr) + _fraction_statements(frac, med)
+            + _sketch_and_proxy_statements(med) + _memory_statements(mem)
+            + _adaptation_statements(ada))
 
 
 # --------------------------------------------------------------------------- main

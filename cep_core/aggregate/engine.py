@@ -355,12 +355,36 @@ class SeqEngine:
                 st.take(~dead)
         starts = np.flatnonzero(acc[:, 0])
         R0, Rn = st.exp.size, starts.size
-        R = R0 + Rn
-        if R == 0:
+        if R0 + Rn == 0:
             return
-        V, L = tr.V, t.size
         c.pm_created += Rn
         exp = np.concatenate([st.exp, t[starts] + self.w])
+        IDX, H, KP = self._band(t, acc, neg, starts, exp, R0)
+        c.pm_extended += int(np.count_nonzero(H))
+        C, S, M, W = self._band_vectors(tr, st, IDX, starts, vals)
+        init = [self._leaf(C, S, M, e)[:R0].copy() for e in tr.emitters] if rec is not None \
+            else None
+        bands = self._sweep(tr, H, KP, C, S, M, W)
+        for e, (leaf, kind, _) in enumerate(tr.emitters):
+            if rec is None:
+                self._add_windows(kind, bands[e], IDX, t.size, out, e, off)
+            else:
+                trig = np.append(acc[:, leaf - 1], False)[IDX]
+                rec.append((e, *self._increments(kind, bands[e], init[e], trig, IDX, gidx,
+                                                 exp, Rn)))
+        keep = exp >= t[-1]                                     # live at the chunk's end
+        c.pm_dropped += int(R0 + Rn - keep.sum())
+        st.exp, st.C, st.S, st.M = exp[keep], C[:, keep], S[:, :, keep], M[:, :, keep]
+
+    @staticmethod
+    def _band(t: np.ndarray, acc: np.ndarray, neg: np.ndarray | None, starts: np.ndarray,
+              exp: np.ndarray, R0: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The band's cells for ``R0`` old vectors and the STARTs at ``starts`` (windows
+        ending at ``exp``): ``IDX`` ``(K, R)``, each cell's event (``L``, a no-op event,
+        past the window's end); ``H`` ``(V, K, R)``, whether the cell's event is accepted
+        at each node (never at a START's own cell); ``KP``, whether it keeps each node's
+        count under the recounting rule (Lemma 6), or None without negation."""
+        L, V = acc.shape
         a = np.concatenate([np.zeros(R0, np.intp), starts])
         b = np.searchsorted(t, exp, side="right")               # end of each window
         K = int((b - a).max())
@@ -374,7 +398,17 @@ class SeqEngine:
         if neg is not None:
             KP = ~np.take(np.concatenate([neg, blank]).T, IDX, axis=1)  # (V, K, R) keeps
             KP[:, 0, R0:] = True
-        c.pm_extended += int(np.count_nonzero(H))
+        return IDX, H, KP
+
+    @staticmethod
+    def _band_vectors(tr: PrefixTree, st: SemState, IDX: np.ndarray, starts: np.ndarray,
+                      vals: list[np.ndarray]) -> tuple:
+        """The band's columns before its first offset, ``(C, S, M, W)``: the counts
+        ``(V + 1, R)`` (Python ints where they could reach 2^62), sums and maxes (§5) of
+        the old vectors and of the STARTs after their first event; ``W``, per aggregate,
+        its attribute at each cell (signed for a max)."""
+        K, R = IDX.shape
+        R0, V = st.exp.size, tr.V
         C0 = st.C
         if C0.dtype != object:                                  # exact beyond int64
             dmax = max(tr.depth)
@@ -398,8 +432,15 @@ class SeqEngine:
             W.append(sign * np.take(vals[nS + s], IDX))
             if d == 1:
                 M[s, 1, R0:] = sign * vals[nS + s][starts]
-        init = [self._leaf(C, S, M, e)[:R0].copy() for e in tr.emitters] if rec is not None \
-            else None
+        return C, S, M, W
+
+    def _sweep(self, tr: PrefixTree, H: np.ndarray, KP: np.ndarray | None, C: np.ndarray,
+               S: np.ndarray, M: np.ndarray, W: list[np.ndarray]) -> list[np.ndarray]:
+        """The update of Lemma 1 / §3.3 / §5 at every offset of the band, in place on
+        ``C``, ``S`` and ``M``; returns per emitter its leaf's value at every cell
+        ``(K, R)``."""
+        V, K, R = H.shape
+        nS, nM = len(tr.sums), len(tr.maxes)
         par, chain, ems = tr.par, tr.chain, tr.emitters
         bands = [np.empty((K, R), dtype=(C.dtype if k == "count" else float))
                  for _, k, _ in ems]
@@ -411,60 +452,66 @@ class SeqEngine:
                 np.multiply(Cl, Hn[:, k], out=tC)
                 Cu += tC
                 band[k] = C[leaf]
+            return bands
+        for k in range(K):
+            Hk = H[:, k]
+            Cp = C[:-1] if chain else C[par]                    # counts before the event
+            np.multiply(Cp[1:], Hk[1:], out=tC)                 # the root only starts
+            tS = []
+            for s in range(nS):
+                x = S[s, :-1] * 1.0 if chain else S[s][par]
+                dn = tr.sum_nodes[s]
+                x[dn] += Cp[dn] * W[s][k]
+                x *= Hk
+                tS.append(x)
+            tM = []
+            for s in range(nM):
+                x = M[s, :-1].copy() if chain else M[s][par]
+                x[tr.max_nodes[s]] = W[nS + s][k]
+                tM.append(np.where(Hk & (Cp > 0), x, NEG_INF))
+            if KP is not None:                                  # recounting rule (Lemma 6)
+                Kk = KP[:, k]
+                C[1:] *= Kk
+                S[:, 1:] *= Kk
+                M[:, 1:] = np.where(Kk, M[:, 1:], NEG_INF)
+            C[2:] += tC
+            for s in range(nS):
+                S[s, 1:] += tS[s]
+            for s in range(nM):
+                np.maximum(M[s, 1:], tM[s], out=M[s, 1:])
+            for e in range(len(ems)):
+                bands[e][k] = self._leaf(C, S, M, ems[e])
+        return bands
+
+    @staticmethod
+    def _add_windows(kind: str, band: np.ndarray, IDX: np.ndarray, L: int,
+                     out: list[np.ndarray], e: int, off: int) -> None:
+        """Lemma 4: the live vectors summed (or maxed) into emitter ``e``'s output at the
+        chunk's ``L`` positions from ``off``; every cell adds to its event's slot, and only
+        the leaf's triggers are read."""
+        o = np.full(L + 1, NEG_INF) if kind == "max" else np.zeros(L + 1, dtype=band.dtype)
+        (np.maximum if kind == "max" else np.add).at(o, IDX.ravel(), band.ravel())
+        if kind == "max":
+            np.maximum(out[e][off:off + L], o[:L], out=out[e][off:off + L])
         else:
-            for k in range(K):
-                Hk = H[:, k]
-                Cp = C[:-1] if chain else C[par]                    # counts before the event
-                np.multiply(Cp[1:], Hk[1:], out=tC)                 # the root only starts
-                tS = []
-                for s in range(nS):
-                    x = S[s, :-1] * 1.0 if chain else S[s][par]
-                    dn = tr.sum_nodes[s]
-                    x[dn] += Cp[dn] * W[s][k]
-                    x *= Hk
-                    tS.append(x)
-                tM = []
-                for s in range(nM):
-                    x = M[s, :-1].copy() if chain else M[s][par]
-                    x[tr.max_nodes[s]] = W[nS + s][k]
-                    tM.append(np.where(Hk & (Cp > 0), x, NEG_INF))
-                if KP is not None:                                  # recounting rule (Lemma 6)
-                    Kk = KP[:, k]
-                    C[1:] *= Kk
-                    S[:, 1:] *= Kk
-                    M[:, 1:] = np.where(Kk, M[:, 1:], NEG_INF)
-                C[2:] += tC
-                for s in range(nS):
-                    S[s, 1:] += tS[s]
-                for s in range(nM):
-                    np.maximum(M[s, 1:], tM[s], out=M[s, 1:])
-                for e in range(len(ems)):
-                    bands[e][k] = self._leaf(C, S, M, ems[e])
-        for e, (leaf, kind, _) in enumerate(ems):
-            if rec is None:                                     # Lemma 4: sum live vectors
-                # every cell adds to its event's slot; only the leaf's triggers are read
-                o = np.full(L + 1, NEG_INF) if kind == "max" else np.zeros(
-                    L + 1, dtype=bands[e].dtype)
-                (np.maximum if kind == "max" else np.add).at(o, IDX.ravel(), bands[e].ravel())
-                if kind == "max":
-                    np.maximum(out[e][off:off + L], o[:L], out=out[e][off:off + L])
-                else:
-                    if o.dtype == object and out[e].dtype != object:
-                        out[e] = out[e].astype(object)
-                    out[e][off:off + L] += o[:L]
-            else:
-                trig = np.append(acc[:, leaf - 1], False)[IDX]
-                ks, rs = np.nonzero(trig)
-                now = bands[e][ks, rs]
-                if kind != "max":
-                    blank0 = np.zeros(Rn, dtype=bands[e].dtype)
-                    prev = np.vstack([np.concatenate([init[e], blank0])[None, :],
-                                      bands[e][:-1]])
-                    now = now - prev[ks, rs]
-                rec.append((e, gidx[IDX[ks, rs]], now, exp[rs]))
-        keep = exp >= t[-1]                                     # live at the chunk's end
-        c.pm_dropped += int(R - keep.sum())
-        st.exp, st.C, st.S, st.M = exp[keep], C[:, keep], S[:, :, keep], M[:, :, keep]
+            if o.dtype == object and out[e].dtype != object:
+                out[e] = out[e].astype(object)
+            out[e][off:off + L] += o[:L]
+
+    @staticmethod
+    def _increments(kind: str, band: np.ndarray, init: np.ndarray, trig: np.ndarray,
+                    IDX: np.ndarray, gidx: np.ndarray, exp: np.ndarray, Rn: int) -> tuple:
+        """The increments at the cells whose events ``trig`` at the emitter's leaf, for
+        :meth:`_totals`: ``(groups, increments, window ends)``; a count or sum increases
+        by its change since the offset before (``init``: the old vectors' values at the
+        chunk's start), a max gives its value."""
+        ks, rs = np.nonzero(trig)
+        now = band[ks, rs]
+        if kind != "max":
+            blank0 = np.zeros(Rn, dtype=band.dtype)
+            prev = np.vstack([np.concatenate([init, blank0])[None, :], band[:-1]])
+            now = now - prev[ks, rs]
+        return gidx[IDX[ks, rs]], now, exp[rs]
 
     @staticmethod
     def _leaf(C: np.ndarray, S: np.ndarray, M: np.ndarray, em: tuple) -> np.ndarray:

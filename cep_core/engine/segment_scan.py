@@ -35,7 +35,7 @@ the engine imports this module).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -198,13 +198,13 @@ class _ScanView:
 
 
 def _scan(eng: Any, b: Batch, rows, kid, typ, out) -> bool:
+    """The batch at once (module doc): the predicates of every event as if offered, the
+    runs they make, the matches, then the commit."""
     plan = eng.plan
     (begin,) = plan.out_edges[START]
     (take,) = plan.out_edges[0]
-    var = plan.positions[0].var
     order, first = _keys_sorted(kid)
     n = order.size
-    idx = np.arange(n)
     rows_k = order if n == b.n else rows[order]  # batch rows in key-major order
     fits = typ == eng.types[plan.positions[0].type]  # the event may be the element's
     fits = np.ones(n, dtype=bool) if fits.all() else fits[order]
@@ -212,15 +212,50 @@ def _scan(eng: Any, b: Batch, rows, kid, typ, out) -> bool:
     # the Kleene step (a_j) and the start (b_j) of every event, as if offered
     local: dict = {}
     step = _masks(eng, take.preds, b, _ScanEnv(b, rows_k, None, None, 2), local)
+    start = _masks(eng, begin.preds, b, _ScanEnv(b, rows_k, None, None, 1), local)
+    runs = _runs(step, start, fits, first)
+    t = b.cols["time"][rows_k]
+    _check_window(t, runs, plan.window)
+
+    tally: list = []
+    _passing(step, runs.before & fits, tally)
+    _passing(start, fits & ~runs.extended, tally)
+    at = np.flatnonzero(runs.live)
+    acc_env = _ScanEnv(b, rows_k, at, runs.r0[at], runs.newlen[at])
+    accept = plan.accept_preds.get(0, ())
+    done = at[_passing(_masks(eng, accept, b, acc_env, {}), np.ones(at.size, bool), tally)]
+    fields = _returns(eng, b, rows_k, done, runs.r0[done], runs.newlen[done])
+
+    _count(eng, tally, runs, done, rows_k)
+    if done.size:
+        out.add(rows_k[done], 0, fields, b.cols["time"][rows_k[done]])
+    _store(eng, b, kid, order, first, rows_k, t, runs)
+    return True
+
+
+class _Runs(NamedTuple):
+    """Where the run of each event's key stands, at key-major positions (module doc)."""
+
+    live: np.ndarray      # a run is live after the event
+    before: np.ndarray    # a run was live after the key's previous event
+    extended: np.ndarray  # the event extends that run
+    started: np.ndarray   # the event starts a run
+    r0: np.ndarray        # where the live run began (meaningful where live)
+    newlen: np.ndarray    # its events up to this one (meaningful where live)
+
+
+def _runs(step: list[tuple], start: list[tuple], fits: np.ndarray,
+          first: np.ndarray) -> _Runs:
+    """The runs from the masks of the Kleene step (``a_j``) and of the start (``b_j``):
+    ``live_j = (live_{j-1} ∧ a_j) ∨ b_j``, per key (module doc)."""
+    n = fits.size
+    idx = np.arange(n)
     a = fits & ~first
     for _, holds, _ in step:
         a = a & holds
-    start = _masks(eng, begin.preds, b, _ScanEnv(b, rows_k, None, None, 1), local)
     s = fits.copy()
     for _, holds, _ in start:
         s = s & holds
-
-    # live_j = (live_{j-1} ∧ a_j) ∨ s_j, per key (module doc)
     live = _last_where(s, idx) >= _last_where(~a, idx)
     before = np.zeros(n, dtype=bool)
     before[1:] = live[:-1]
@@ -228,41 +263,44 @@ def _scan(eng: Any, b: Batch, rows, kid, typ, out) -> bool:
     extended = before & a
     started = live & ~extended
     r0 = _last_where(started, idx)
-    newlen = idx - r0 + 1
+    return _Runs(live, before, extended, started, r0, idx - r0 + 1)
 
-    t = b.cols["time"][rows_k]
-    if t.size and t.max() - t.min() > plan.window:  # the waves close a run that is too old
-        opened = t[np.maximum(np.concatenate(([0], r0[:-1])), 0)]  # run live before j
-        if (before & (t - opened > plan.window)).any():
+
+def _check_window(t: np.ndarray, runs: _Runs, window: float) -> None:
+    """:class:`_Fallback` when the window closes a run the scan would extend (``t``: the
+    events' times, key-major)."""
+    if t.size and t.max() - t.min() > window:  # the waves close a run that is too old
+        opened = t[np.maximum(np.concatenate(([0], runs.r0[:-1])), 0)]  # run live before j
+        if (runs.before & (t - opened > window)).any():
             raise _Fallback
 
-    tally: list = []
-    _passing(step, before & fits, tally)
-    _passing(start, fits & ~extended, tally)
-    at = np.flatnonzero(live)
-    acc_env = _ScanEnv(b, rows_k, at, r0[at], newlen[at])
-    accept = plan.accept_preds.get(0, ())
-    done = at[_passing(_masks(eng, accept, b, acc_env, {}), np.ones(at.size, bool), tally)]
-    fields = _returns(eng, b, rows_k, done, r0[done], newlen[done])
 
-    # commit: counters, outputs, the state of every key after its last event
+def _count(eng: Any, tally: list, runs: _Runs, done: np.ndarray, rows_k: np.ndarray) -> None:
+    """The commit's counters: the predicates' tallies, the partial matches and outputs,
+    and the work by value of a column (:meth:`KeyedEngine.feed`)."""
     c, stats = eng.counters, eng.stats
     for index, evaluated, passed in tally:
         c.predicates += evaluated
         stats.pred_evaluated[index] += evaluated
         stats.pred_passed[index] += passed
-    c.pm_extended += int(np.count_nonzero(extended))
-    c.pm_dropped += int(np.count_nonzero(before & ~extended))
-    c.pm_created += int(np.count_nonzero(started))
+    c.pm_extended += int(np.count_nonzero(runs.extended))
+    c.pm_dropped += int(np.count_nonzero(runs.before & ~runs.extended))
+    c.pm_created += int(np.count_nonzero(runs.started))
     c.outputs += done.size
     if eng._work_codes is not None:  # the work by value of a column (KeyedEngine.feed)
         codes, m = eng._work_codes[rows_k], eng._tally.shape[1]
-        for i, at_event in ((1, started), (2, extended)):
+        for i, at_event in ((1, runs.started), (2, runs.extended)):
             eng._tally[i] += np.bincount(codes[at_event], minlength=m)
         eng._tally[3] += np.bincount(codes[done], minlength=m)
-    if done.size:
-        out.add(rows_k[done], 0, fields, b.cols["time"][rows_k[done]])
+
+
+def _store(eng: Any, b: Batch, kid: np.ndarray, order: np.ndarray, first: np.ndarray,
+           rows_k: np.ndarray, t: np.ndarray, runs: _Runs) -> None:
+    """The commit's state: every key's run after its last event of the batch, with the
+    values its predicates read later."""
+    var = eng.plan.positions[0].var
     last = np.flatnonzero(np.append(first[1:], True))
+    live, r0, newlen = runs.live, runs.r0, runs.newlen
     keys = kid[order[last]]
     eng.state[keys] = np.where(live[last], 0, -1)
     on = last[live[last]]
@@ -279,7 +317,6 @@ def _scan(eng: Any, b: Batch, rows, kid, typ, out) -> bool:
         else:  # nth
             has = newlen[on] >= nth
             eng._put(sk, kon[has], col[rows_k[r0[on[has]] + nth - 1]])
-    return True
 
 
 def _returns(eng: Any, b: Batch, rows_k, done, r0, newlen) -> list[tuple]:

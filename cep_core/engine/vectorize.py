@@ -256,6 +256,26 @@ class VectorCompiler:
 
     # ------------------------------------------------------------------ nodes
     def _c(self, node: Any, top: int, refs: set) -> Callable:
+        """``node`` compiled to ``f(env) -> (values, bad)``; the reference keys it reads
+        are added to ``refs`` and ``top`` is the predicate's newest ``i`` offset."""
+        if isinstance(node, ast.Num | ast.Str | ast.Name):
+            return self._constant(node)
+        if isinstance(node, ast.Attr | ast.Length):
+            return self._reference(node, top, refs)
+        if isinstance(node, ast.BinOp | ast.Neg):
+            return self._arithmetic(node, top, refs)
+        if isinstance(node, ast.Compare | ast.In):
+            return self._comparison(node, top, refs)
+        if isinstance(node, ast.And | ast.Or | ast.Not):
+            return self._logic(node, top, refs)
+        if isinstance(node, ast.Call):
+            return self._call(node, top, refs)
+        if isinstance(node, ast.Lookup):
+            return self._lookup(node, top, refs)
+        raise Unsupported(type(node).__name__)
+
+    def _constant(self, node: ast.Num | ast.Str | ast.Name) -> Callable:
+        """A number (times in the query's unit), a string or a parameter's value."""
         if isinstance(node, ast.Num):
             value = node.value
             if node.unit == "clock":
@@ -265,33 +285,20 @@ class VectorCompiler:
             return lambda env, v=value: (v, None)
         if isinstance(node, ast.Str):
             return lambda env, v=node.value: (v, None)
-        if isinstance(node, ast.Name):
-            value = self.params.get(node.name)
-            if node.name not in self.params or callable(value) or isinstance(value, Mapping):
-                raise Unsupported(f"parameter {node.name}")
-            return lambda env, v=value: (v, None)
-        if isinstance(node, ast.Attr):
-            key = self._attr_key(node, top)
-            refs.add(key)
-            return lambda env: env.ref(key)
-        if isinstance(node, ast.Length):
-            key = ("len", node.var)
-            refs.add(key)
-            return lambda env: env.ref(key)
-        if isinstance(node, ast.BinOp):
-            f, g = self._c(node.left, top, refs), self._c(node.right, top, refs)
-            if node.op == "/":
-                def div(env):
-                    (x, bx), (y, by) = f(env), g(env)
-                    zero = np.broadcast_to(np.asarray(y) == 0, (env.size,))
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        out = np.true_divide(x, np.where(zero, 1, y))
-                    return out, _or(_or(bx, by), zero if zero.any() else None)
-                return div
-            op = _ARITH.get(node.op)
-            if op is None:
-                raise Unsupported(f"operator {node.op}")
-            return lambda env: _binary(op, f(env), g(env))
+        value = self.params.get(node.name)
+        if node.name not in self.params or callable(value) or isinstance(value, Mapping):
+            raise Unsupported(f"parameter {node.name}")
+        return lambda env, v=value: (v, None)
+
+    def _reference(self, node: ast.Attr | ast.Length, top: int, refs: set) -> Callable:
+        """An event's attribute or a Kleene variable's length, read from ``env``."""
+        key = self._attr_key(node, top) if isinstance(node, ast.Attr) else ("len", node.var)
+        refs.add(key)
+        return lambda env: env.ref(key)
+
+    def _arithmetic(self, node: ast.BinOp | ast.Neg, top: int, refs: set) -> Callable:
+        """``+``, ``-``, ``*``, unary minus, and ``/`` with a zero divisor making the row
+        bad (the module doc)."""
         if isinstance(node, ast.Neg):
             f = self._c(node.operand, top, refs)
 
@@ -299,40 +306,41 @@ class VectorCompiler:
                 x, bad = f(env)
                 return -np.asarray(x), bad
             return neg
+        f, g = self._c(node.left, top, refs), self._c(node.right, top, refs)
+        if node.op == "/":
+            def div(env):
+                (x, bx), (y, by) = f(env), g(env)
+                zero = np.broadcast_to(np.asarray(y) == 0, (env.size,))
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    out = np.true_divide(x, np.where(zero, 1, y))
+                return out, _or(_or(bx, by), zero if zero.any() else None)
+            return div
+        op = _ARITH.get(node.op)
+        if op is None:
+            raise Unsupported(f"operator {node.op}")
+        return lambda env: _binary(op, f(env), g(env))
+
+    def _comparison(self, node: ast.Compare | ast.In, top: int, refs: set) -> Callable:
+        """A comparison, or ``[NOT] IN`` a constant set."""
         if isinstance(node, ast.Compare):
             op = COMPARE[node.op]
             f, g = self._c(node.left, top, refs), self._c(node.right, top, refs)
             return lambda env: _binary(op, f(env), g(env))
-        if isinstance(node, ast.In):
-            if not isinstance(node.collection, ast.SetLit) or not all(
-                    isinstance(x, (ast.Num, ast.Str, ast.Name)) for x in node.collection.items):
-                raise Unsupported("IN over a set that is not constant")
-            items = [self._c(x, top, refs)(None)[0] for x in node.collection.items]
-            f, negated = self._c(node.item, top, refs), node.negated
+        if not isinstance(node.collection, ast.SetLit) or not all(
+                isinstance(x, (ast.Num, ast.Str, ast.Name)) for x in node.collection.items):
+            raise Unsupported("IN over a set that is not constant")
+        items = [self._c(x, top, refs)(None)[0] for x in node.collection.items]
+        f, negated = self._c(node.item, top, refs), node.negated
 
-            def member(env):
-                x, bad = f(env)
-                hit = np.isin(np.asarray(x), items)
-                return (~hit if negated else hit), bad
-            return member
-        if isinstance(node, (ast.And, ast.Or)):
-            fs = [self._c(x, top, refs) for x in node.items]
-            conj = isinstance(node, ast.And)
+        def member(env):
+            x, bad = f(env)
+            hit = np.isin(np.asarray(x), items)
+            return (~hit if negated else hit), bad
+        return member
 
-            def logic(env):
-                acc, bad = None, None
-                for f in fs:
-                    x, bx = f(env)
-                    t = truth(x)
-                    if acc is None:
-                        acc, bad = t, bx
-                        continue
-                    live = acc if conj else ~acc  # rows where Python evaluates this item
-                    if bx is not None:
-                        bad = _or(bad, live & bx)
-                    acc = (acc & t) if conj else (acc | t)
-                return acc, bad
-            return logic
+    def _logic(self, node: ast.And | ast.Or | ast.Not, top: int, refs: set) -> Callable:
+        """``NOT``, and ``AND`` / ``OR`` short-circuiting as Python does: an error counts
+        only on the rows where its item is evaluated (the module doc)."""
         if isinstance(node, ast.Not):
             f = self._c(node.item, top, refs)
 
@@ -340,11 +348,23 @@ class VectorCompiler:
                 x, bad = f(env)
                 return ~truth(x), bad
             return negate
-        if isinstance(node, ast.Call):
-            return self._call(node, top, refs)
-        if isinstance(node, ast.Lookup):
-            return self._lookup(node, top, refs)
-        raise Unsupported(type(node).__name__)
+        fs = [self._c(x, top, refs) for x in node.items]
+        conj = isinstance(node, ast.And)
+
+        def logic(env):
+            acc, bad = None, None
+            for f in fs:
+                x, bx = f(env)
+                t = truth(x)
+                if acc is None:
+                    acc, bad = t, bx
+                    continue
+                live = acc if conj else ~acc  # rows where Python evaluates this item
+                if bx is not None:
+                    bad = _or(bad, live & bx)
+                acc = (acc & t) if conj else (acc | t)
+            return acc, bad
+        return logic
 
     def _attr_key(self, node: ast.Attr, top: int) -> tuple:
         info = self.variables[node.var]

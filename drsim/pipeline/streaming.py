@@ -35,7 +35,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from drsim.pipeline.backend import Backend, StreamStage
+from drsim.pipeline.backend import Backend, Stream, StreamStage
 from drsim.pipeline.evaluation import costs, tier_outcome
 from drsim.pipeline.loads import Loads, sum_loads
 from drsim.pipeline.monitor import MONITORED_PASS, participants_task
@@ -412,11 +412,37 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     check_streamable(scenario)
     where = _folders(folder)
     first_job = len(backend.info.jobs)
+    passes, thresholds = _staged_passes(scenario, backend, plan, where["staging"], chunk_size,
+                                        progress)
+    chunks = passes.chunks
+    context = StreamContext(scenario, plan, tuple(chunks), thresholds, MONITORED, packed=True)
+    live = _LiveRun(scenario, backend, folder, context, passes, Collector(where["alerts"]),
+                    delay_detection)
+    stream = backend.stream(source(context, where["source"], file_rows(width(plan))),
+                            stages(context), live.collector, where["checkpoint"])
+    write_warmup(where["source"], [c.first for c in chunks], [c.group for c in chunks], plan)
+    rate = float("inf") if speed is None else float(speed)
+    clock_ = Clock(plan, scenario.dr_program.announce_minute, rate, where["staging"],
+                   where["source"])
+    stream_started = time.perf_counter()
+    live.play(stream, clock_, where["staging"], view)
+    stream_seconds = time.perf_counter() - stream_started
+    run = live.run(first_job, {"passes_seconds": passes.seconds,
+                               "stream_seconds": stream_seconds})
+    return run, _report(clock_, live.collector, plan, rate, speed, stream_seconds,
+                        live.planned_after)
+
+
+def _staged_passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan, staging: Path,
+                   chunk_size: int | None, progress: Progress | None
+                   ) -> tuple[Passes, Thresholds]:
+    """The passes job: the day simulated, the expected and traditional passes' readings
+    staged in ``staging`` interval by interval (:func:`~drsim.pipeline.tasks.stream_task`),
+    the loads summed; γ from the replicas as in batch."""
     started = time.perf_counter()
     chunks = plan_chunks(scenario, chunk_size)
-    out = backend.map_chunks(partial(stream_task, scenario, tuple(chunks), plan,
-                                     str(where["staging"])), len(chunks),
-                             {"loads": LOADS, "chunks": CHUNKS, "meter": METER},
+    out = backend.map_chunks(partial(stream_task, scenario, tuple(chunks), plan, str(staging)),
+                             len(chunks), {"loads": LOADS, "chunks": CHUNKS, "meter": METER},
                              label="passes", progress=None if progress is None else
                              partial(progress, "passes"))
     loads = sum_loads(backend.collect(out["loads"]), len(scenario.groups), PASSES)
@@ -424,86 +450,113 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     meter = backend.collect(out["meter"]).to_pandas()
     sizes = np.asarray(scenario.group_sizes(), dtype=np.int64)
     thresholds = Thresholds.of(plan, sizes, replica_counts(meter, len(sizes)))
-    passes = Passes(chunks, loads, rows, out, time.perf_counter() - started)
-    timings = {"passes_seconds": passes.seconds}
-    context = StreamContext(scenario, plan, tuple(chunks), thresholds, MONITORED, packed=True)
-    collector = Collector(where["alerts"])
-    stream = backend.stream(source(context, where["source"], file_rows(width(plan))),
-                            stages(context), collector, where["checkpoint"])
-    write_warmup(where["source"], [c.first for c in chunks], [c.group for c in chunks], plan)
-    rate = float("inf") if speed is None else float(speed)
-    clock_ = Clock(plan, scenario.dr_program.announce_minute, rate, where["staging"],
-                   where["source"])
-    stream_started = time.perf_counter()
+    return Passes(chunks, loads, rows, out, time.perf_counter() - started), thresholds
+
+
+@dataclass
+class _LiveRun:
+    """A streamed run from its passes job to its result: what the live loop reads, and the
+    second event it plans when the utility predicts, with its adaptive pass."""
+
+    scenario: Scenario
+    backend: Backend
+    folder: Path
+    context: StreamContext
+    passes: Passes
+    collector: Collector
+    delay_detection: int
     second: SecondEventPlan | None = None
-    adaptive: Future | None = None
-    planned_after = None
-    pool = ThreadPoolExecutor(max_workers=1)
-    drained = -1  # micro-batches after the last drain with every file of the run released
-    try:
-        while True:
-            released = clock_.tick()
-            stream.poll(min(max(clock_.wait(), 0.01), POLL_SECONDS))
-            if view is not None:
-                view(_live(context, clock_, collector, MONITORED, released))
-            # read before t_nc: the sink runs in the stream's thread, and a batch that lands
-            # between the two reads must not end the loop before its t_nc is planned
-            done = clock_.finished() and all(collector.decided(n) >= plan.t_end - 1
-                                              for n in MONITORED)
-            t_nc = collector.t_nc(MONITORED_PASS)
-            if second is None and t_nc is not None:
-                now = collector.rows()
-                streamed = stream_loads(context, now, MONITORED_PASS)
-                known = Loads(streamed.group_kw, {}, loads.estimate_group_kw)
-                second = _plan_now(scenario, context, passes, now, delay_detection, known) \
-                    if t_nc >= 0 else SecondEventPlan(
-                        note="no utility non-compliance predicted: no second event")
-                _write_plan(folder, second, t_nc)
-                if t_nc >= 0:
-                    planned_after = time.perf_counter() - (collector.decided_at(
-                        MONITORED_PASS, t_nc) or time.perf_counter())
-                if second.second is not None:
-                    adaptive = pool.submit(adaptive_pass, scenario, chunks, second.second,
-                                           backend, None, str(where["staging"]))
-            if done and (adaptive is None or adaptive.done()):
-                clock_.tick()
-                stream.drain()
-                break
-            if clock_.finished() and (adaptive is None or adaptive.done()):
-                # every file the run makes is out: drained once more with nothing new,
-                # the stream never decides the program
-                if len(collector.batches()) == drained:
-                    raise StreamEndedError(
-                        "the stream took every file of the run and has not decided the "
-                        f"program's last minute: {_undecided(collector, plan, MONITORED)}")
-                clock_.tick()
-                stream.drain()
-                drained = len(collector.batches())
-    finally:
-        pool.shutdown(wait=True)
-        stream.stop()
-    stream_seconds = time.perf_counter() - stream_started
-    timings["stream_seconds"] = stream_seconds
-    everything = collector.rows()
-    monitored = monitored_from(context, _renamed(everything), MONITORED)
-    trad = monitored.outcome[MONITORED_PASS]
-    run_costs = costs(plan, sizes, monitored.meter_work[MONITORED_PASS], monitored.tier_rows,
-                      MONITORED_PASS, trad)
-    second = second or SecondEventPlan(note="no utility non-compliance predicted: no "
-                                            "second event")
-    incentive = second.incentive
-    if adaptive is not None:
-        extra, incentive = adaptive.result()
-        loads = loads.merged(extra.replayed(loads, "traditional", second.second.announced))
-        timings["adaptive_pass_seconds"] = backend.info.jobs[-1].seconds
-    else:
-        loads = loads.merged(loads.renamed("traditional", "adaptive"))
-        timings["adaptive_pass_seconds"] = 0.0
-    report = _report(clock_, collector, plan, rate, speed, stream_seconds, planned_after)
-    simulation = Simulation(scenario, chunks, loads, rows, this_run(backend.info, first_job),
-                            timings)
-    return Run(simulation, monitored, run_costs, delay_detection, None, second.deficit,
-               incentive, second.second, second.note), report
+    adaptive: Future | None = None  # the adaptive pass, beside the stream
+    planned_after: float | None = None  # seconds from the prediction's batch to the plan
+
+    def play(self, stream: Stream, clock_: Clock, staging: Path,
+             view: Callable[[Live], None] | None) -> None:
+        """The live loop: the clock releases the intervals and the stream takes them in,
+        the view drawn after every poll, the second event planned when the utility
+        predicts; it ends when the program's last minute is decided on every monitored
+        pass and the adaptive pass is done. :class:`StreamEndedError` when the stream
+        has every file of the run and never decides."""
+        plan, collector = self.context.plan, self.collector
+        pool = ThreadPoolExecutor(max_workers=1)
+        drained = -1  # micro-batches after the last drain with every file of the run released
+        try:
+            while True:
+                released = clock_.tick()
+                stream.poll(min(max(clock_.wait(), 0.01), POLL_SECONDS))
+                if view is not None:
+                    view(_live(self.context, clock_, collector, MONITORED, released))
+                # read before t_nc: the sink runs in the stream's thread, and a batch that
+                # lands between the two reads must not end the loop before its t_nc is planned
+                done = clock_.finished() and all(collector.decided(n) >= plan.t_end - 1
+                                                  for n in MONITORED)
+                t_nc = collector.t_nc(MONITORED_PASS)
+                if self.second is None and t_nc is not None:
+                    self._predicted(t_nc, pool, staging)
+                if done and self._adaptive_done():
+                    clock_.tick()
+                    stream.drain()
+                    break
+                if clock_.finished() and self._adaptive_done():
+                    # every file the run makes is out: drained once more with nothing new,
+                    # the stream never decides the program
+                    if len(collector.batches()) == drained:
+                        raise StreamEndedError(
+                            "the stream took every file of the run and has not decided the "
+                            f"program's last minute: {_undecided(collector, plan, MONITORED)}")
+                    clock_.tick()
+                    stream.drain()
+                    drained = len(collector.batches())
+        finally:
+            pool.shutdown(wait=True)
+            stream.stop()
+
+    def _adaptive_done(self) -> bool:
+        return self.adaptive is None or self.adaptive.done()
+
+    def _predicted(self, t_nc: int, pool: ThreadPoolExecutor, staging: Path) -> None:
+        """The utility predicted at ``t_nc`` (-1: it predicts no non-compliance): the
+        second event planned from what the stream has shown and written to the folder,
+        its adaptive pass started in ``pool``, staging its readings in ``staging``."""
+        now = self.collector.rows()
+        streamed = stream_loads(self.context, now, MONITORED_PASS)
+        known = Loads(streamed.group_kw, {}, self.passes.loads.estimate_group_kw)
+        self.second = _plan_now(self.scenario, self.context, self.passes, now,
+                                self.delay_detection, known) if t_nc >= 0 else SecondEventPlan(
+            note="no utility non-compliance predicted: no second event")
+        _write_plan(self.folder, self.second, t_nc)
+        if t_nc >= 0:
+            self.planned_after = time.perf_counter() - (self.collector.decided_at(
+                MONITORED_PASS, t_nc) or time.perf_counter())
+        if self.second.second is not None:
+            self.adaptive = pool.submit(adaptive_pass, self.scenario, self.passes.chunks,
+                                        self.second.second, self.backend, None, str(staging))
+
+    def run(self, first_job: int, timings: dict[str, float]) -> Run:
+        """The run assembled as the batch run is, from the stream's rows, the second event
+        and the adaptive pass's loads (the traditional pass's without a second event);
+        ``timings`` gets the adaptive pass's seconds."""
+        scenario, context, passes = self.scenario, self.context, self.passes
+        plan = context.plan
+        sizes = np.asarray(scenario.group_sizes(), dtype=np.int64)
+        monitored = monitored_from(context, _renamed(self.collector.rows()), MONITORED)
+        trad = monitored.outcome[MONITORED_PASS]
+        run_costs = costs(plan, sizes, monitored.meter_work[MONITORED_PASS],
+                          monitored.tier_rows, MONITORED_PASS, trad)
+        second = self.second or SecondEventPlan(note="no utility non-compliance predicted: "
+                                                     "no second event")
+        incentive = second.incentive
+        loads = passes.loads
+        if self.adaptive is not None:
+            extra, incentive = self.adaptive.result()
+            loads = loads.merged(extra.replayed(loads, "traditional", second.second.announced))
+            timings["adaptive_pass_seconds"] = self.backend.info.jobs[-1].seconds
+        else:
+            loads = loads.merged(loads.renamed("traditional", "adaptive"))
+            timings["adaptive_pass_seconds"] = 0.0
+        simulation = Simulation(scenario, passes.chunks, loads, passes.chunk_rows,
+                                this_run(self.backend.info, first_job), timings)
+        return Run(simulation, monitored, run_costs, self.delay_detection, None,
+                   second.deficit, incentive, second.second, second.note)
 
 
 def _report(clock_: Clock | None, collector: Collector, plan: MonitoringPlan, rate: float,

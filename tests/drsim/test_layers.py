@@ -106,3 +106,31 @@ def test_no_module_is_over_700_lines():
     long = {m: n for m, p in house_modules().items()
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 700}
     assert long == {}
+
+
+def body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Lines of a function's body after its docstring: from its first statement to the
+    end of its last."""
+    body = node.body
+    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    return body[-1].end_lineno - body[0].lineno + 1 if body else 0
+
+
+def test_no_function_body_is_over_80_lines():
+    """One job per function: no function or method of drsim, cep_core, spark or
+    experiments, nested ones included, has a body over 80 lines."""
+    long = {f"{module}:{node.lineno} {node.name}": n
+            for module, path in house_modules().items()
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and (n := body_lines(node)) > 80}
+    assert long == {}
+
+
+def test_a_function_body_is_counted_after_its_docstring():
+    tree = ast.parse('def f():\n    """Doc,\n    two lines."""\n    x = 1\n\n    return (x,\n'
+                     '            x)\n\n\ndef g():\n    """Only a docstring."""\n')
+    f, g = tree.body
+    assert (body_lines(f), body_lines(g)) == (4, 0)

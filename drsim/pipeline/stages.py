@@ -41,7 +41,7 @@ import pandas as pd
 
 from cep_core import QueryError
 from drsim.pipeline.backend import Backend, BackendInfo
-from drsim.pipeline.evaluation import TierOutcome, costs, stops, tier_outcome
+from drsim.pipeline.evaluation import TierOutcome, costs, tier_outcome
 from drsim.pipeline.loads import Loads, sum_loads
 from drsim.pipeline.pass_names import MONITORED, PASSES
 from drsim.pipeline.passes import Chunk, SecondEvent, plan_chunks
@@ -64,7 +64,7 @@ from drsim.pipeline.tasks import (
 from drsim.scenario import Scenario
 from drsim.units import clock
 from drsim.utility import deficit
-from drsim.utility.feature_registry import active_features
+from drsim.utility.feature_registry import active_features, features_of
 from drsim.utility.features import feature_output, feature_schema
 from drsim.utility.fetching import FetchCounts, group_fetch_delays
 from drsim.utility.incentive import IncentiveResult, plan_second_event
@@ -162,19 +162,7 @@ class Monitored:
     #: leaders' (the same for every pass)
     fetches: dict[str, FetchCounts] = field(default_factory=dict)
     group_fetches: FetchCounts | None = None
-    #: with lost readings (drsim.utility.readings; None without), the same in every pass:
-    #: (groups, reading slots) readings lost; (groups, tests + 1) households by the test at
-    #: which they first fall silent (the last: never); (groups, tests) silent spells
-    #: beginning at each test; and (groups, 3, program minutes) the traditional pass's
-    #: seen households and their reduction so far (drsim.pipeline.tasks.seen_reduction)
-    lost: np.ndarray | None = None
-    first_silent: np.ndarray | None = None
-    silent_spells: np.ndarray | None = None
-    seen: np.ndarray | None = None
-    #: with lost readings: (max_missing + 1,) the traditional pass's user events until
-    #: monitoring stopped, by the lost test slots in their run
-    missing_counts: np.ndarray | None = None
-    #: each active monitoring feature's merge of the chunks' rows, by feature name
+    #: each monitoring feature's merge of the chunks' rows, by feature name
     #: (drsim.utility.features.MonitoringFeature.merge)
     features: dict[str, Any] = field(default_factory=dict)
 
@@ -346,8 +334,7 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
 
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     trad = monitored.outcome["traditional"]
-    run_costs = costs(plan, sizes, monitored.meter_work["traditional"], monitored.tier_rows,
-                      "traditional", trad, monitored.lost, monitored.silent_spells)
+    run_costs = pass_costs(scenario, monitored, "traditional")
     unshed_costs = None
     if scenario.monitoring.shedding is not None:
         bl = bl_name("traditional")
@@ -417,13 +404,10 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
     fetches = {name: FetchCounts.merged(meter.loc[meter["pass"] == name, "fetched"])
                 for name in names if remote is not None}
     features = {f.name: f.merge(_feature_rows(backend, out[feature_output(f.name)]))
-                for f in active_features(scenario) if feature_output(f.name) in out}
+                for f in features_of(scenario) if feature_output(f.name) in out}
     outcome = {name: tier_outcome(tier_rows, name, n_groups) for name in names}
-    trad = meter[meter["pass"] == "traditional"]
-    lost = _lost_readings(plan, trad, n_groups, outcome["traditional"]) \
-        if trad["lost"].notna().any() else {}  # lost readings: the same in every pass
     return Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,
-                     outcome, gateways, fetches, group_fetches, **lost,
+                     outcome, gateways, fetches, group_fetches,
                      features=features), timings
 
 
@@ -432,27 +416,6 @@ def _feature_rows(backend: Backend, handle: Any) -> pd.DataFrame:
     rows of a pass in the order it gave them)."""
     rows = backend.collect(handle).to_pandas()
     return rows.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
-
-
-def _lost_readings(plan: MonitoringPlan, trad: pd.DataFrame, n_groups: int,
-                   outcome: TierOutcome) -> dict[str, np.ndarray]:
-    """The :class:`Monitored` fields of lost readings, from the traditional pass's meter
-    rows (``outcome``: its tiers' outcome)."""
-    k = len(plan.test_times)
-    slots = len(trad["lost"].iloc[0])
-    lost = _per_group(trad, "lost", ("traditional",), n_groups, (1, slots))["traditional"]
-    silent = _per_group(trad, "silent", ("traditional",), n_groups,
-                        (1, 2 * k + 1))["traditional"][:, 0]
-    minutes = plan.t_end - plan.t_start
-    seen = np.zeros((n_groups, 3, minutes))  # whole µkW·min: exact in any order
-    for group, values in zip(trad["group"], trad["seen"], strict=True):
-        seen[group] += np.asarray(values, np.float64).reshape(3, minutes)
-    by_missing = _per_group(trad, "missing", ("traditional",), n_groups,
-                            (k, plan.max_missing + 1))["traditional"]
-    counted = plan.test_times[None, :] <= stops(plan, outcome)[:, None]
-    return {"lost": lost[:, 0], "first_silent": silent[:, :k + 1],
-            "silent_spells": silent[:, k + 1:], "seen": seen,
-            "missing_counts": (by_missing * counted[:, :, None]).sum(axis=(0, 1))}
 
 
 def _in_units(progress: Progress | None, stage: str, units: int):
@@ -484,15 +447,36 @@ def replica_counts(meter: pd.DataFrame, n_groups: int) -> np.ndarray | None:
     return out
 
 
+def _ran(scenario: Scenario, monitored: Monitored):
+    """(feature, its merge) of each monitoring feature the tiers ran."""
+    return ((f, monitored.features[f.name]) for f in features_of(scenario)
+            if f.name in monitored.features)
+
+
+def pass_costs(scenario: Scenario, monitored: Monitored, name: str) -> dict[str, Any]:
+    """The costs of monitored pass ``name`` as deployed (:func:`evaluation.costs`), with
+    the inputs of the monitoring features that ran
+    (:meth:`~drsim.utility.features.MonitoringFeature.cost_inputs`)."""
+    inputs: dict[str, Any] = {}
+    for feature, merged in _ran(scenario, monitored):
+        inputs.update(feature.cost_inputs(merged))
+    return costs(monitored.plan, np.array(scenario.group_sizes(), dtype=np.int64),
+                 monitored.meter_work[name], monitored.tier_rows, name,
+                 monitored.outcome[name], **inputs)
+
+
 def second_event_stage(scenario: Scenario, plan: MonitoringPlan, passes: Passes,
                        monitored: Monitored, cost: dict[str, Any], delay_detection: int
                        ) -> SecondEventPlan:
     """Stage 3: what the utility knows at t_nc and the incentive plan (Eq. 6.5-6.8)."""
     trad = monitored.outcome["traditional"]
     sums = participant_sums(passes.chunk_rows)
+    inputs: dict[str, Any] = {}
+    for feature, merged in _ran(scenario, monitored):
+        inputs.update(feature.deficit_inputs(merged))
     known = deficit_at(plan, passes.loads, trad, sums.theta_o_mean,
                        goal_kwh(scenario, passes.loads), expected_kwh(scenario, passes.loads),
-                       monitored.seen, np.array(scenario.group_sizes(), dtype=np.int64))
+                       sizes=np.array(scenario.group_sizes(), dtype=np.int64), **inputs)
     inc = scenario.incentive
     incentive = plan_second_event(
         inc, scenario.dr_program.incentive, sums,
@@ -520,9 +504,9 @@ def deficit_at(plan: MonitoringPlan, loads: Loads, outcome: TierOutcome, theta_o
     """What the utility knows at t_nc (:mod:`drsim.utility.deficit`): the reduction realised and
     expected so far, the θ̄_red it reads from them and the projected shortfall against
     the goal (``total_kwh``: the estimated expected reduction of the program). With lost
-    readings (``seen``: :attr:`Monitored.seen`; ``sizes``: households per group) the
-    realised reduction is read from the households seen
-    (:func:`drsim.utility.deficit.reduction_seen`)."""
+    readings (``seen``: :func:`drsim.utility.readings_feature.seen_reduction` summed per
+    group; ``sizes``: households per group) the realised reduction is read from the
+    households seen (:func:`drsim.utility.deficit.reduction_seen`)."""
     known = deficit.last_readings(plan.t_start, outcome.t_nc, np.array(outcome.latch),
                                   plan.reading, plan.settlement)
     est = loads.estimate_group_kw

@@ -71,13 +71,12 @@ PASSED_ON = ("user", "meter", "outcome", "load", "late", "bad")
 
 
 def check_streamable(scenario: Scenario) -> None:
-    """ValueError for what the stream does not monitor yet: lost-reading models, remote
-    data, load shedding and the monitoring features that are not
-    :attr:`~drsim.utility.features.MonitoringFeature.streamed` (appliance queries; their
-    batch runs: ``drsim run``)."""
+    """ValueError for what the stream does not monitor yet: remote data, load shedding
+    and the monitoring features that are not
+    :attr:`~drsim.utility.features.MonitoringFeature.streamed` (lost-reading models,
+    appliance queries; their batch runs: ``drsim run``)."""
     mon = scenario.monitoring
-    names = [name for name, value in (("meters.reading_loss", scenario.meters.reading_loss),
-                                      ("monitoring.remote", mon.remote),
+    names = [name for name, value in (("monitoring.remote", mon.remote),
                                       ("monitoring.shedding", mon.shedding))
              if value is not None]
     names += [f.scenario_key for f in active_features(scenario) if not f.streamed]

@@ -170,16 +170,8 @@ def run_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ..
                      f"{meter.get('waited_seconds', 0):.0f} / "
                      f"{'n/a' if delay is None else f'{delay:.2f}'}",
                      *(("",) if ref is not None else ())))
-    found, lost = _get(summary, "monitoring.lost_readings")
-    if found and isinstance(lost, Mapping):
-        _, k = _get(summary, "monitoring.max_missing")
-        _, silent = _get(summary, "monitoring.meters_silent.total")
-        share = _real(lost.get("share_of_readings_lost"))
-        rows.append((f"readings lost / meters silent (max_missing {k})",
-                     f"{'n/a' if share is None else f'{100 * share:.1f} %'} / {silent}",
-                     *(("",) if ref is not None else ())))
     for feature in REGISTERED:  # the monitoring features' own rows
-        found, section = _get(summary, feature.name)
+        found, section = _get(summary, feature.section or feature.name)
         rows += [(label, value, *(("",) if ref is not None else ()))
                  for label, value in (feature.headline(section) if found else [])]
     columns = ["quantity", "this run"] + ([] if ref is None else ["reference"])

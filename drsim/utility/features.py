@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,8 +27,8 @@ import pyarrow as pa
 from drsim.scenario import Scenario
 from drsim.utility.monitoring import MonitoringPlan
 
-__all__ = ["FEATURE_KEYS", "FeatureChunk", "MonitoringFeature", "feature_output",
-           "feature_schema"]
+__all__ = ["FEATURE_KEYS", "FeatureChunk", "FeatureRun", "MonitoringFeature",
+           "feature_output", "feature_schema"]
 
 #: the columns the pipeline puts before a feature's own in each row of its chunk output
 FEATURE_KEYS = pa.schema([("chunk", pa.int64()), ("group", pa.int32()),
@@ -52,14 +52,52 @@ class FeatureChunk:
         run has :attr:`MonitoringFeature.needs_runs`).
     signals : tuple of (int, int, int)
         (announced, start, end) of each DR event of the pass [minutes since midnight].
+    meter : drsim.utility.monitoring.MeterResult or None
+        The meter tier's result on the pass (None before the meter tier has run).
+    window : mapping of str to numpy.ndarray
+        (households, program minutes) the pass's load ``"load"`` and the utility's
+        estimates ``"baseline"`` and ``"expected"`` over the program [kW] (empty before
+        the meter tier has run).
+    arrived : numpy.ndarray or None
+        (households, program minutes) which recorded readings arrived (``drsim
+        monitor``); None in a simulated run.
     """
 
     plan: MonitoringPlan
     chunk: int
     group: int
     house_ids: np.ndarray
-    runs: Mapping[str, Any]
-    signals: tuple[tuple[int, int, int], ...]
+    runs: Mapping[str, Any] = field(default_factory=dict)
+    signals: tuple[tuple[int, int, int], ...] = ()
+    meter: Any = None
+    window: Mapping[str, np.ndarray] = field(default_factory=dict)
+    arrived: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class FeatureRun:
+    """What the run's tiers hand a feature's summary.
+
+    Attributes
+    ----------
+    plan : drsim.utility.monitoring.MonitoringPlan
+        The monitoring plan of the run.
+    group_names : tuple of str
+        The groups, in order.
+    sizes : numpy.ndarray
+        (groups,) households per group.
+    stops : mapping of str to numpy.ndarray
+        Monitored pass -> (groups,) the last minute each group is tested at the
+        monitoring rate (:func:`drsim.pipeline.evaluation.stops`).
+    costs : mapping of str to object
+        The traditional pass's costs as deployed (:func:`drsim.pipeline.evaluation.costs`).
+    """
+
+    plan: MonitoringPlan
+    group_names: tuple[str, ...]
+    sizes: np.ndarray
+    stops: Mapping[str, np.ndarray]
+    costs: Mapping[str, Any]
 
 
 class MonitoringFeature(ABC):
@@ -91,6 +129,9 @@ class MonitoringFeature(ABC):
         Why recorded meter readings (``drsim monitor``) cannot feed it; None if they can.
     excludes : tuple of str
         The names of the features it cannot run together with.
+    section : str or None
+        The section of summary.json its keys join (None: a section of its own, under
+        :attr:`name`).
     """
 
     name: ClassVar[str]
@@ -100,6 +141,7 @@ class MonitoringFeature(ABC):
     streamed: ClassVar[bool] = False
     readings_refusal: ClassVar[str | None] = None
     excludes: ClassVar[tuple[str, ...]] = ()
+    section: ClassVar[str | None] = None
 
     @classmethod
     @abstractmethod
@@ -131,6 +173,92 @@ class MonitoringFeature(ABC):
             In one line naming the scenario key.
         """
         return None
+
+    def with_readings(self, lost: int) -> MonitoringFeature:
+        """Return the feature as ``drsim monitor`` runs it on recorded readings.
+
+        By default itself; a feature the readings turn on returns itself on.
+
+        Parameters
+        ----------
+        lost : int
+            The readings that did not arrive (``ReadingsCheck.lost``).
+
+        Returns
+        -------
+        MonitoringFeature
+            The feature, possibly turned on by what the readings show.
+        """
+        return self
+
+    def readings_lost(self, chunk: FeatureChunk) -> np.ndarray | None:
+        """Return which of the chunk's meter readings do not reach the head-end.
+
+        None by default: every one does.
+
+        Parameters
+        ----------
+        chunk : FeatureChunk
+            The chunk's households.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            Boolean, (households, program minutes): True where the reading is lost.
+        """
+        return None
+
+    def meter_inputs(self, chunk: FeatureChunk) -> Mapping[str, Any]:
+        """Return the feature's keyword arguments of the meter tier of a chunk.
+
+        Given to :func:`drsim.utility.monitoring.meter_tier` on every monitored pass of
+        the chunk; none by default.
+
+        Parameters
+        ----------
+        chunk : FeatureChunk
+            The chunk's households, before the meter tier runs.
+
+        Returns
+        -------
+        mapping of str to object
+            Keyword arguments, the same for every monitored pass.
+        """
+        return {}
+
+    def cost_inputs(self, merged: Any) -> Mapping[str, Any]:
+        """Return the feature's keyword arguments of the costs of a monitored pass.
+
+        Given to :func:`drsim.pipeline.evaluation.costs`; none by default.
+
+        Parameters
+        ----------
+        merged : object
+            What :meth:`merge` returned.
+
+        Returns
+        -------
+        mapping of str to object
+            Keyword arguments.
+        """
+        return {}
+
+    def deficit_inputs(self, merged: Any) -> Mapping[str, Any]:
+        """Return the feature's keyword arguments of what the utility knows at t_nc.
+
+        Given to :func:`drsim.pipeline.stages.deficit_at`; none by default.
+
+        Parameters
+        ----------
+        merged : object
+            What :meth:`merge` returned.
+
+        Returns
+        -------
+        mapping of str to object
+            Keyword arguments.
+        """
+        return {}
 
     @abstractmethod
     def chunk_rows(self, chunk: FeatureChunk, name: str) -> Mapping[str, Sequence[Any]]:
@@ -166,18 +294,21 @@ class MonitoringFeature(ABC):
         """
 
     @abstractmethod
-    def summary(self, merged: Any | None) -> Any:
+    def summary(self, merged: Any | None, run: FeatureRun) -> Any:
         """Return the feature's section of a run's summary.json (docs/summary.md).
 
         Parameters
         ----------
         merged : object or None
             What :meth:`merge` returned; None when the feature is off.
+        run : FeatureRun
+            The run's plan, groups, stops and costs.
 
         Returns
         -------
         object
-            A JSON value: the section under :attr:`name`.
+            A JSON value: the section under :attr:`name`, or the keys that join
+            :attr:`section`.
         """
 
     @classmethod
@@ -189,7 +320,8 @@ class MonitoringFeature(ABC):
         Parameters
         ----------
         section : object
-            The feature's section of summary.json (:meth:`summary`).
+            The feature's section of summary.json (:meth:`summary`; :attr:`section`
+            when its keys join another).
 
         Returns
         -------

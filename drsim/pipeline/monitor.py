@@ -69,7 +69,6 @@ from drsim.utility.features import (
     feature_output,
     feature_schema,
 )
-from drsim.utility.fetching import MeterFetch
 from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
 from drsim.utility.threshold import Thresholds
 from drsim.utility.threshold_policy import threshold_policy
@@ -129,11 +128,8 @@ def monitor_task(scenario: Scenario, plan: MonitoringPlan, path: str,
     acc = accumulated_kwh(kw, plan.t_start, times) if grid.energy_kwh is None else \
         grid.energy_kwh[:, at]
     at_chunk = FeatureChunk(plan, chunk.index, chunk.group, pop.ids, arrived=~grid.lost)
-    remote = scenario.monitoring.remote
-    fetch = None if remote is None else MeterFetch(
-        plan, remote, pop.ids, scenario.group_ranges()[chunk.group][0], scenario.seed)
     m = meter_tier(plan, pop.ids, chunk.group, acc,
-                   accumulated_kwh(grid.expected_kw, plan.t_start, times), fetch=fetch,
+                   accumulated_kwh(grid.expected_kw, plan.t_start, times),
                    **meter_inputs(features, at_chunk))
     unknown = np.zeros(chunk.count, dtype=bool)  # realised compliance needs the true baseline
     meter = meter_row(plan, chunk, MONITORED_PASS, m, unknown)

@@ -66,7 +66,6 @@ from drsim.units import clock
 from drsim.utility import deficit
 from drsim.utility.feature_registry import active_features, features_of
 from drsim.utility.features import feature_output, feature_schema
-from drsim.utility.fetching import FetchCounts, group_fetch_delays
 from drsim.utility.incentive import IncentiveResult, plan_second_event
 from drsim.utility.lottery import monitoring_cost, saved_cost
 from drsim.utility.monitoring import MonitoringPlan, check_queries
@@ -158,10 +157,6 @@ class Monitored:
     tier_rows: pd.DataFrame  # drsim.pipeline.tasks.TIERS rows of the group leaders and the utility
     outcome: dict[str, TierOutcome]  # monitored pass -> latches and prediction
     gateways: dict[str, GatewayStats] = field(default_factory=dict)  # with shedding
-    #: with remote data: the meter tier's fetches per monitored pass, and the group
-    #: leaders' (the same for every pass)
-    fetches: dict[str, FetchCounts] = field(default_factory=dict)
-    group_fetches: FetchCounts | None = None
     #: each monitoring feature's merge of the chunks' rows, by feature name
     #: (drsim.utility.features.MonitoringFeature.merge)
     features: dict[str, Any] = field(default_factory=dict)
@@ -377,14 +372,14 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
     meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
     if thresholds is None:
         thresholds = Thresholds.of(plan, sizes, replica_counts(meter, n_groups))
-    remote = scenario.monitoring.remote
-    gamma_delays, group_fetches = (None, None) if remote is None else \
-        group_fetch_delays(plan, remote, n_groups, scenario.seed)
+    group_inputs: dict[str, Any] = {}
+    for feature in active_features(scenario):
+        group_inputs.update(feature.group_inputs(plan))
     started = time.perf_counter()
     leaders = backend.group_apply(
         out["events"], ["pass", "group"],
-        partial(group_leader, plan, tuple(sizes.tolist()), thresholds,
-                gamma_delays=gamma_delays), TIERS,
+        partial(group_leader, plan, tuple(sizes.tolist()), thresholds, **group_inputs),
+        TIERS,
         label="group tier", progress=_in_units(progress, "group tier",
                                                len(names) * n_groups))
     timings = {"group_tier_seconds": time.perf_counter() - started}
@@ -401,14 +396,11 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
     outcomes = _per_group(meter, "outcomes", names, n_groups, (k + 1, 2))
     gateways = {name: GatewayStats.merged(meter.loc[meter["pass"] == name, "gateways"])
                 for name in names if scenario.monitoring.shedding is not None}
-    fetches = {name: FetchCounts.merged(meter.loc[meter["pass"] == name, "fetched"])
-                for name in names if remote is not None}
     features = {f.name: f.merge(_feature_rows(backend, out[feature_output(f.name)]))
                 for f in features_of(scenario) if feature_output(f.name) in out}
     outcome = {name: tier_outcome(tier_rows, name, n_groups) for name in names}
     return Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,
-                     outcome, gateways, fetches, group_fetches,
-                     features=features), timings
+                     outcome, gateways, features), timings
 
 
 def _feature_rows(backend: Backend, handle: Any) -> pd.DataFrame:

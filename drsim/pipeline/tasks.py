@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import pickle
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
 from functools import partial
@@ -43,7 +44,6 @@ from drsim.utility.features import (
     feature_output,
     feature_schema,
 )
-from drsim.utility.fetching import MeterFetch, alert_shift
 from drsim.utility.group_and_utility_tiers import group_tier, utility_tier
 from drsim.utility.lottery import lottery_winners, second_event_compliant
 from drsim.utility.monitoring import (
@@ -75,7 +75,7 @@ METER = pa.schema([  # per (chunk, pass): aggregates only, whatever the chunk's 
     ("work", pa.list_(pa.int64())), ("outcomes", pa.list_(pa.int64())),
     ("replica_flags", pa.list_(pa.int64())),
     ("gateways", pa.list_(pa.float64())),  # drsim.utility.shedding.GatewayStats, with shedding
-    ("fetched", pa.list_(pa.int64()))])  # drsim.utility.fetching.FetchCounts, with remote data
+])
 MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary())])
 #: meter work per test: events processed, partial matches, user events, readings shed,
 #: remote-data requests
@@ -309,24 +309,21 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
     times = plan.test_times
     est = result.estimate_window_kw
     expected_acc = accumulated_kwh(est["expected"], plan.t_start, times)
-    shedding, remote = scenario.monitoring.shedding, scenario.monitoring.remote
+    shedding = scenario.monitoring.shedding
     first = scenario.group_ranges()[chunk.group][0]
-    fetch = None if remote is None else \
-        partial(MeterFetch, plan, remote, pop.ids, first, scenario.seed)
     schedules = pass_schedules(scenario, chunk.group)
     at = FeatureChunk(plan, chunk.index, chunk.group, pop.ids, result.runs)
-    inputs = meter_inputs(features, at)
+    inputs = partial(meter_inputs, features, at)  # asked again for each run
     meter, events, parts = [], [], []
     for name in MONITORED:
         acc = accumulated_kwh(result.window_kw[name], plan.t_start, times)
         if shedding is None:
             runs = [(name, meter_tier(plan, pop.ids, chunk.group, acc, expected_acc,
-                                      fetch=None if fetch is None else fetch(), **inputs),
-                     None)]
+                                      **inputs()), None)]
         else:
             bl, bl_stats, op, op_stats = shed_meter_tier(plan, shedding, model, pop.ids,
                                                          chunk.group, first, acc,
-                                                         expected_acc, fetch)
+                                                         expected_acc, inputs)
             runs = [(name, op, op_stats), (bl_name(name), bl, bl_stats)]
         flags = _replica_flags(plan, result) if name == "expected" else None
         noncompliant = _noncompliant(result, name)
@@ -371,8 +368,7 @@ def meter_row(plan: MonitoringPlan, chunk: Chunk, label: str, m: MeterResult,
             "chunk": chunk.index, "group": chunk.group, "pass": label,
             "work": np.concatenate([m.processed, m.partial_matches, m.outputs, shed,
                                     m.fetches]),
-            "outcomes": outcome_counts(times, m.first_flag, noncompliant).ravel(),
-            "fetched": m.fetched}
+            "outcomes": outcome_counts(times, m.first_flag, noncompliant).ravel()}
 
 
 def event_row(chunk: Chunk, label: str, m: MeterResult) -> dict[str, Any]:
@@ -445,20 +441,21 @@ def user_events(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thresholds,
-                 rows: pd.DataFrame, gamma_delays: np.ndarray | None = None) -> pd.DataFrame:
+                 rows: pd.DataFrame,
+                 alert_delays: Callable[[pd.DataFrame, int], np.ndarray] | None = None
+                 ) -> pd.DataFrame:
     """Listing 6.2 at the leader of one group for one pass, over its chunks' user events
     (rows of :data:`EVENTS`); its alerts, group events and work per tick (:data:`TIERS`).
-    A group with no user event sends nothing. ``gamma_delays``: with remote data, the
-    (groups, tests) delays of the leaders' γ fetches [min]
-    (:func:`drsim.utility.fetching.group_fetch_delays`), which with the user events' own delays
-    hold its alerts back (:func:`drsim.utility.fetching.alert_shift`)."""
+    A group with no user event sends nothing. ``alert_delays(events, group)``: the whole
+    minutes after each test time until the leader knows its alert (with remote data,
+    :class:`drsim.utility.fetching_feature.AlertDelays`: the leaders' γ fetches and the
+    user events' own delays); none: at once."""
     events = user_events(rows)
     if not len(events):
         return pd.DataFrame({f.name: pd.Series(dtype=f.type.to_pandas_dtype())
                              for f in TIERS})
     name, group = str(rows["pass"].iloc[0]), int(rows["group"].iloc[0])
-    shift = None if gamma_delays is None else \
-        alert_shift(plan, events, gamma_delays[group])
+    shift = None if alert_delays is None else alert_delays(events, group)
     g = group_tier(plan, group, sizes[group], events, thresholds.table(group), shift)
     out = [(name, group, "alert", int(t), float(v), 0, 0)
            for t, v in zip(g.alerts["time"], g.alerts["sumAccLoad"], strict=True)]

@@ -160,16 +160,6 @@ def run_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ..
         rows.append(("OP readings / runs shed",
                      f"{meter_op.get('readings_shed')} / {meter_op.get('runs_shed')}",
                      *(("",) if ref is not None else ())))
-    found, remote = _get(summary, "remote")
-    if found and isinstance(remote, Mapping):
-        meter = remote.get("meter_tier", {})
-        delay = meter.get("data_delay_avg_seconds")
-        rows.append((f"profiles fetched ({remote.get('config', {}).get('strategy')}): "
-                     "requests / MB / waited s / avg delay s",
-                     f"{meter.get('requests')} / {meter.get('bytes', 0) / 1e6:.2f} / "
-                     f"{meter.get('waited_seconds', 0):.0f} / "
-                     f"{'n/a' if delay is None else f'{delay:.2f}'}",
-                     *(("",) if ref is not None else ())))
     for feature in REGISTERED:  # the monitoring features' own rows
         found, section = _get(summary, feature.section or feature.name)
         rows += [(label, value, *(("",) if ref is not None else ()))

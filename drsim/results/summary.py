@@ -198,7 +198,7 @@ def _run_sections(run: Run) -> dict[str, Any]:
     prediction = _prediction(run)
     gamma = prediction.pop("gamma_user")
     loop = _loop_sections(run, features_of(scenario))
-    remote = loop.pop("remote")
+    own = loop.pop("features")
     return {
         "prediction": {
             **prediction,
@@ -216,8 +216,7 @@ def _run_sections(run: Run) -> dict[str, Any]:
         },
         **loop,
         "shedding": _shedding(run, partial(_times, names)),
-        "remote": remote,
-        **loop.pop("features"),
+        **own,
     }
 
 
@@ -245,9 +244,9 @@ def _prediction(run: Run) -> dict[str, Any]:
 
 
 def _loop_sections(run: Run, features: tuple[MonitoringFeature, ...]) -> dict[str, Any]:
-    """What the utility knew at t_nc, the second event and its incentive, the costs, the
-    monitoring's settings, and remote data, with the sections of the monitoring
-    ``features`` (under ``features``, those of their own)."""
+    """What the utility knew at t_nc, the second event and its incentive, the costs and
+    the monitoring's settings, with the sections of the monitoring ``features`` (under
+    ``features``, those of their own)."""
     scenario = run.simulation.scenario
     plan = run.monitored.plan
     second = run.second
@@ -265,7 +264,6 @@ def _loop_sections(run: Run, features: tuple[MonitoringFeature, ...]) -> dict[st
                        "changes_from_printed_listings": CHANGES,
                        "queries_overridden": sorted(scenario.monitoring.queries),
                        **sections.pop("monitoring", {})},
-        "remote": _remote(run),
         "features": sections.pop(None, {}),
     }
 
@@ -276,7 +274,7 @@ def _feature_sections(run: Run, features: tuple[MonitoringFeature, ...]
     (None: sections of their own, by name)."""
     scenario, monitored = run.simulation.scenario, run.monitored
     view = FeatureRun(monitored.plan, tuple(g.name for g in scenario.groups),
-                      np.array(scenario.group_sizes(), dtype=np.int64),
+                      np.array(scenario.group_sizes(), dtype=np.int64), monitored.outcome,
                       {name: stops(monitored.plan, outcome)
                        for name, outcome in monitored.outcome.items()}, run.costs)
     out: dict[str | None, dict[str, Any]] = {}
@@ -317,23 +315,6 @@ def _monitor_sections(run: Run) -> dict[str, Any]:
                                      if f.readings_refusal is None))
     own = loop.pop("features")
     return {**loop, **own}
-
-
-def _remote(run: Run) -> dict[str, Any] | None:
-    """The profiles fetched from the utility (drsim.utility.fetching): the configuration, per
-    tier what was fetched and waited for on the traditional pass, and the prediction."""
-    scenario = run.simulation.scenario
-    cfg = scenario.monitoring.remote
-    if cfg is None:
-        return None
-    monitored, trad = run.monitored, run.monitored.outcome["traditional"]
-    return {"config": cfg.model_dump(mode="json"),
-            "day_of_adjustment": None if scenario.baseline.day_of_adjustment is None
-            else scenario.baseline.day_of_adjustment.model_dump(mode="json"),
-            "meter_tier": monitored.fetches["traditional"].summary(),
-            "group_tier": monitored.group_fetches.summary(),
-            "utility_tier": "no remote data",
-            "utility_noncompliance_time": clock(trad.t_nc) if trad.predicted else None}
 
 
 def _shedding(run: Run, times: Any) -> dict[str, Any] | None:

@@ -86,6 +86,8 @@ class FeatureRun:
         The groups, in order.
     sizes : numpy.ndarray
         (groups,) households per group.
+    outcome : mapping of str to drsim.pipeline.evaluation.TierOutcome
+        Monitored pass -> the tiers' latches and prediction ``t_nc``.
     stops : mapping of str to numpy.ndarray
         Monitored pass -> (groups,) the last minute each group is tested at the
         monitoring rate (:func:`drsim.pipeline.evaluation.stops`).
@@ -96,6 +98,7 @@ class FeatureRun:
     plan: MonitoringPlan
     group_names: tuple[str, ...]
     sizes: np.ndarray
+    outcome: Mapping[str, Any]
     stops: Mapping[str, np.ndarray]
     costs: Mapping[str, Any]
 
@@ -211,8 +214,8 @@ class MonitoringFeature(ABC):
     def meter_inputs(self, chunk: FeatureChunk) -> Mapping[str, Any]:
         """Return the feature's keyword arguments of the meter tier of a chunk.
 
-        Given to :func:`drsim.utility.monitoring.meter_tier` on every monitored pass of
-        the chunk; none by default.
+        Given to :func:`drsim.utility.monitoring.meter_tier`, asked again for each of its
+        runs on the chunk's monitored passes (a fetcher is one run's); none by default.
 
         Parameters
         ----------
@@ -222,7 +225,25 @@ class MonitoringFeature(ABC):
         Returns
         -------
         mapping of str to object
-            Keyword arguments, the same for every monitored pass.
+            Keyword arguments.
+        """
+        return {}
+
+    def group_inputs(self, plan: MonitoringPlan) -> Mapping[str, Any]:
+        """Return the feature's keyword arguments of the group leaders.
+
+        Given to :func:`drsim.pipeline.tasks.group_leader` of every group and pass; none
+        by default.
+
+        Parameters
+        ----------
+        plan : drsim.utility.monitoring.MonitoringPlan
+            The monitoring plan.
+
+        Returns
+        -------
+        mapping of str to object
+            Keyword arguments (picklable: they travel to the workers).
         """
         return {}
 

@@ -293,6 +293,23 @@ def test_a_group_leader_alerts_latches_and_the_utility_predicts():
     assert none.loc[none["kind"] == "t_nc", "time"].tolist() == [NOT_LATCHED]
 
 
+def test_the_group_leaders_alert_delays_hold_its_alerts_back():
+    th = Thresholds.of(PLAN, np.array([2, 2]))
+    asked = []
+
+    def delays(events: pd.DataFrame, group: int) -> np.ndarray:
+        asked.append((group, events["time"].tolist()))
+        return np.array([0, 2, 0])  # the 18:40 alert known two minutes late
+
+    out = group_leader(PLAN, (2, 2), th, house_events(0, 0), alert_delays=delays)
+    assert asked == [(0, [1120, 1125])]
+    # without delays the alerts hold from 18:40 (test_a_group_leader_alerts_...): now
+    # from 18:42, and the latch (the second alert in a row) at 18:43
+    alerts = out[out["kind"] == "alert"]
+    assert alerts["time"].min() == 1122
+    assert out.loc[out["kind"] == "event", "time"].min() == 1123
+
+
 def test_a_group_without_user_events_sends_nothing():
     th = Thresholds.of(PLAN, np.array([2, 2]))
     rows = events_rows([{"chunk": 0, "group": 0, "pass": "traditional", "time": [],

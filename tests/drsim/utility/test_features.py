@@ -33,7 +33,8 @@ from drsim.utility.monitoring import MonitoringPlan
 
 ROOT = Path(__file__).resolve().parents[3]
 #: the monitoring features' modules, which only the registry imports
-FEATURE_MODULES = ("appliance_monitoring", "readings", "readings_feature")
+FEATURE_MODULES = ("appliance_monitoring", "fetching", "fetching_feature", "readings",
+                   "readings_feature")
 PLAN = MonitoringPlan(1110, 1130, 1115, 5, 1, 1, 0, 0.4, 0.4, 1, 15, 2)
 
 
@@ -123,6 +124,7 @@ def test_the_hooks_default_to_nothing():
     assert toy.with_readings(5) is toy and toy.readings_lost(chunk) is None
     assert toy.meter_inputs(chunk) == {} and toy.section is None
     assert toy.cost_inputs(1) == {} and toy.deficit_inputs(1) == {}
+    assert toy.group_inputs(PLAN) == {}
 
 
 def test_the_features_meter_inputs_are_merged_for_the_meter_tier():

@@ -118,8 +118,8 @@ def test_the_merge_feeds_the_costs_and_the_deficit():
 
 
 def run_view(stop=1125, user_events=4) -> FeatureRun:
-    return FeatureRun(PLAN, ("a",), np.array([2]), {"traditional": np.array([stop]),
-                                                     "expected": np.array([1129])},
+    stops = {"traditional": np.array([stop]), "expected": np.array([1129])}
+    return FeatureRun(PLAN, ("a",), np.array([2]), {}, stops,
                       {"communication": {"user_events": user_events}})
 
 

@@ -95,13 +95,10 @@ class Monitoring:
 
 
 def check_monitor(scenario: Scenario) -> MonitoringPlan:
-    """The monitoring plan, or ValueError for what readings cannot feed: load shedding
-    (its cost models are fitted on a simulated day) and a monitoring feature with a
-    :attr:`~drsim.utility.features.MonitoringFeature.readings_refusal` (appliance-level
+    """The monitoring plan, or ValueError for what readings cannot feed: a monitoring
+    feature with a :attr:`~drsim.utility.features.MonitoringFeature.readings_refusal`
+    (load shedding: its cost models are fitted on a simulated day; appliance-level
     queries read each appliance's starts)."""
-    if scenario.monitoring.shedding is not None:
-        raise ValueError("monitoring.shedding: drsim monitor simulates nothing, and load "
-                         "shedding's cost models are fitted on a simulated day; remove it")
     for feature in active_features(scenario):
         if feature.readings_refusal is not None:
             raise ValueError(f"{feature.scenario_key}: {feature.readings_refusal}")
@@ -231,7 +228,7 @@ def monitor(scenario: Scenario, readings: str | Path, backend: Backend, *,
         SecondEventPlan(note="no utility non-compliance predicted: no second event")
     simulation = Simulation(scenario, chunks, loads, rows,
                             this_run(backend.info, first_job), timings)
-    run = Run(simulation, monitored, run_costs, 0, None, second.deficit, second.incentive,
+    run = Run(simulation, monitored, run_costs, 0, second.deficit, second.incentive,
               second.second, second.note)
     return Monitoring(run, check, thresholds_from or "given")
 

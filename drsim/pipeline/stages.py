@@ -51,13 +51,13 @@ from drsim.pipeline.tasks import (
     EVENTS,
     LOADS,
     METER,
-    MODELS,
     TIERS,
     WORK_ROWS,
     adaptive_task,
-    cost_model_task,
     group_leader,
     participant_sums,
+    preparation_task,
+    simulate_households,
     simulation_task,
     utility,
 )
@@ -70,7 +70,6 @@ from drsim.utility.incentive import IncentiveResult, plan_second_event
 from drsim.utility.lottery import monitoring_cost, saved_cost
 from drsim.utility.monitoring import MonitoringPlan, check_queries
 from drsim.utility.participants import ParticipantSums
-from drsim.utility.shedding import GatewayStats, bl_name
 from drsim.utility.threshold import Thresholds
 
 Progress = Callable[[str, int, int], None]  # (stage, done, in all), in the stage's unit
@@ -156,14 +155,14 @@ class Monitored:
     outcomes: dict[str, np.ndarray]  # pass -> (groups, tests + 1, 2), tasks.outcome_counts
     tier_rows: pd.DataFrame  # drsim.pipeline.tasks.TIERS rows of the group leaders and the utility
     outcome: dict[str, TierOutcome]  # monitored pass -> latches and prediction
-    gateways: dict[str, GatewayStats] = field(default_factory=dict)  # with shedding
     #: each monitoring feature's merge of the chunks' rows, by feature name
     #: (drsim.utility.features.MonitoringFeature.merge)
     features: dict[str, Any] = field(default_factory=dict)
 
     @property
     def names(self) -> tuple[str, ...]:
-        """The monitored passes' names (with their unshed twins under shedding)."""
+        """The monitored passes' names (with the twins a feature adds,
+        :meth:`~drsim.utility.features.MonitoringFeature.passes`)."""
         return tuple(self.outcome)
 
 
@@ -176,7 +175,6 @@ class Run:
     monitored: Monitored
     costs: dict[str, Any]  # of the traditional pass, as deployed
     delay_detection: int
-    unshed_costs: dict[str, Any] | None = None  # the traditional pass unshed (BL)
     deficit: dict[str, Any] | None = None  # what the utility knew at t_nc
     incentive: IncentiveResult | None = None
     second: SecondEvent | None = None
@@ -233,11 +231,12 @@ def simulate(scenario: Scenario, backend: Backend, *, chunk_size: int | None = N
 
 
 def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
-            chunk_size: int | None, progress, models: tuple[bytes, ...] | None = None,
+            chunk_size: int | None, progress,
+            prepared: dict[str, tuple[Any, ...]] | None = None,
             export_readings: bool = False) -> Passes:
-    """Stage 1 (with the meter tier when ``plan`` is given, load shedding with each
-    group's cost model in ``models``, and the traditional pass's meter readings with
-    ``export_readings``)."""
+    """Stage 1 (with the meter tier when ``plan`` is given, the values of the monitoring
+    features' stages before it in ``prepared``, and the traditional pass's meter
+    readings with ``export_readings``)."""
     started = time.perf_counter()
     chunks = plan_chunks(scenario, chunk_size)
     schemas = {"loads": LOADS, "chunks": CHUNKS}
@@ -248,22 +247,32 @@ def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
         if export_readings:
             schemas["readings"] = CHUNK_READINGS
     out = backend.map_chunks(partial(simulation_task, scenario, tuple(chunks), plan,
-                                     models=models, export_readings=export_readings),
+                                     prepared=prepared, export_readings=export_readings),
                              len(chunks), schemas, label="passes", progress=progress)
     loads = sum_loads(backend.collect(out["loads"]), len(scenario.groups), PASSES)
     rows = chunk_rows(backend, out["chunks"], len(chunks))
     return Passes(chunks, loads, rows, out, time.perf_counter() - started)
 
 
-def _cost_models(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
-                 progress) -> tuple[bytes, ...]:
-    """Each group's pickled cost model of the meter query (load shedding, fitted where
-    the data is: :func:`drsim.pipeline.tasks.cost_model_task`)."""
-    n = len(scenario.groups)
-    out = backend.map_chunks(partial(cost_model_task, scenario, plan), n,
-                             {"models": MODELS}, label="cost models", progress=progress)
-    rows = backend.collect(out["models"]).to_pandas().sort_values("group")
-    return tuple(rows["model"].tolist())
+def _preparations(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
+                  progress: Progress | None, timings: dict[str, float]
+                  ) -> dict[str, tuple[Any, ...]]:
+    """The stages the active monitoring features run before the passes, where the data
+    is (:meth:`~drsim.utility.features.MonitoringFeature.preparations`; load shedding's
+    cost models), each timed in ``timings``; their values by feature."""
+    prepared = {}
+    for feature in active_features(scenario):
+        values = []
+        for step in feature.preparations(scenario, plan, simulate_households):
+            started = time.perf_counter()
+            out = backend.map_chunks(partial(preparation_task, step), step.count,
+                                     {"prepared": step.schema}, label=step.label,
+                                     progress=_stage(progress, step.label))
+            values.append(step.finish(backend.collect(out["prepared"]).to_pandas()))
+            timings[f"{step.label.replace(' ', '_')}_seconds"] = \
+                time.perf_counter() - started
+        prepared[feature.name] = tuple(values)
+    return prepared
 
 
 def this_run(info: BackendInfo, first_job: int) -> BackendInfo:
@@ -314,27 +323,17 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     plan = check_run(scenario, delay_detection)
     first_job = len(backend.info.jobs)
     timings: dict[str, float] = {}
-    models = None
-    if scenario.monitoring.shedding is not None:
-        started = time.perf_counter()
-        models = _cost_models(scenario, plan, backend, _stage(progress, "cost models"))
-        timings["cost_models_seconds"] = time.perf_counter() - started
+    prepared = _preparations(scenario, plan, backend, progress, timings)
     passes = _passes(scenario, backend, plan, chunk_size,
-                     _stage(progress, "passes + meter tier"), models, export_readings)
+                     _stage(progress, "passes + meter tier"), prepared, export_readings)
     timings = {"passes_seconds": passes.seconds, **timings}
     started = time.perf_counter()
     monitored, tier_timings = tiers(scenario, plan, backend, passes.handles, progress)
     timings["tiers_seconds"] = time.perf_counter() - started
     timings.update(tier_timings)
 
-    sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     trad = monitored.outcome["traditional"]
     run_costs = pass_costs(scenario, monitored, "traditional")
-    unshed_costs = None
-    if scenario.monitoring.shedding is not None:
-        bl = bl_name("traditional")
-        unshed_costs = costs(plan, sizes, monitored.meter_work[bl], monitored.tier_rows, bl,
-                             monitored.outcome[bl])
     if trad.predicted:
         second = second_event_stage(scenario, plan, passes, monitored, run_costs,
                                     delay_detection)
@@ -352,9 +351,8 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
         time.perf_counter() - started
     simulation = Simulation(scenario, passes.chunks, loads, passes.chunk_rows,
                             this_run(backend.info, first_job), timings)
-    return Run(simulation, monitored, run_costs, delay_detection, unshed_costs,
-               second.deficit, incentive, second.second, second.note,
-               passes.handles.get("readings"))
+    return Run(simulation, monitored, run_costs, delay_detection, second.deficit, incentive,
+               second.second, second.note, passes.handles.get("readings"))
 
 
 def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[str, Any],
@@ -366,8 +364,9 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     n_groups, k = len(sizes), len(plan.test_times)
     if names is None:
-        names = MONITORED if scenario.monitoring.shedding is None else \
-            (*MONITORED, *map(bl_name, MONITORED))
+        names = MONITORED
+        for feature in active_features(scenario):
+            names = feature.passes(names)
     meter = backend.collect(out["meter"]).to_pandas()
     meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
     if thresholds is None:
@@ -394,13 +393,11 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
                                       ignore_index=True)
     meter_work = _per_group(meter, "work", names, n_groups, (WORK_ROWS, k))
     outcomes = _per_group(meter, "outcomes", names, n_groups, (k + 1, 2))
-    gateways = {name: GatewayStats.merged(meter.loc[meter["pass"] == name, "gateways"])
-                for name in names if scenario.monitoring.shedding is not None}
     features = {f.name: f.merge(_feature_rows(backend, out[feature_output(f.name)]))
                 for f in features_of(scenario) if feature_output(f.name) in out}
     outcome = {name: tier_outcome(tier_rows, name, n_groups) for name in names}
     return Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,
-                     outcome, gateways, features), timings
+                     outcome, features), timings
 
 
 def _feature_rows(backend: Backend, handle: Any) -> pd.DataFrame:

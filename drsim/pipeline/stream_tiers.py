@@ -71,13 +71,11 @@ PASSED_ON = ("user", "meter", "outcome", "load", "late", "bad")
 
 
 def check_streamable(scenario: Scenario) -> None:
-    """ValueError for what the stream does not monitor yet: load shedding and the
-    monitoring features that are not
-    :attr:`~drsim.utility.features.MonitoringFeature.streamed` (lost-reading models,
-    remote profiles, appliance queries; their batch runs: ``drsim run``)."""
+    """ValueError for what the stream does not monitor yet: the monitoring features that
+    are not :attr:`~drsim.utility.features.MonitoringFeature.streamed` (lost-reading
+    models, load shedding, remote profiles, appliance queries; their batch runs:
+    ``drsim run``)."""
     names = [f.scenario_key for f in active_features(scenario) if not f.streamed]
-    if scenario.monitoring.shedding is not None:
-        names.append("monitoring.shedding")
     if names:
         raise ValueError(f"{names[0]}: the streaming monitoring runs Listings 6.1-6.3 on "
                          "plain readings; run this scenario in batch (without --stream "

@@ -502,7 +502,7 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     report = _report(clock_, collector, plan, rate, speed, stream_seconds, planned_after)
     simulation = Simulation(scenario, chunks, loads, rows, this_run(backend.info, first_job),
                             timings)
-    return Run(simulation, monitored, run_costs, delay_detection, None, second.deficit,
+    return Run(simulation, monitored, run_costs, delay_detection, second.deficit,
                incentive, second.second, second.note), report
 
 
@@ -607,7 +607,7 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
                             this_run(backend.info, first_job), {"stream_seconds": seconds})
     report = _report(None, collector, plan, float("inf"), None, seconds, planned_after,
                      (MONITORED_PASS,))
-    return Run(simulation, monitored, run_costs, 0, None, final.deficit, final.incentive,
+    return Run(simulation, monitored, run_costs, 0, final.deficit, final.incentive,
                final.second, final.note), report
 
 

@@ -15,9 +15,8 @@ Loads travel as whole µkW, so every sum is exact whatever the chunking.
 
 from __future__ import annotations
 
-import pickle
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from decimal import Decimal
 from functools import partial
@@ -40,7 +39,9 @@ from drsim.utility.baseline import estimate
 from drsim.utility.feature_registry import active_features
 from drsim.utility.features import (
     FeatureChunk,
+    MeterRun,
     MonitoringFeature,
+    Preparation,
     feature_output,
     feature_schema,
 )
@@ -54,7 +55,6 @@ from drsim.utility.monitoring import (
     meter_tier,
 )
 from drsim.utility.participants import ParticipantSums, household_mappings
-from drsim.utility.shedding import bl_name, fit_meter_model, history_day, shed_meter_tier
 from drsim.utility.threshold import Thresholds, replica_flags
 from drsim.utility.threshold_policy import threshold_policy
 
@@ -73,10 +73,7 @@ CHUNKS = pa.schema([
 METER = pa.schema([  # per (chunk, pass): aggregates only, whatever the chunk's size
     ("chunk", pa.int64()), ("group", pa.int32()), ("pass", pa.string()),
     ("work", pa.list_(pa.int64())), ("outcomes", pa.list_(pa.int64())),
-    ("replica_flags", pa.list_(pa.int64())),
-    ("gateways", pa.list_(pa.float64())),  # drsim.utility.shedding.GatewayStats, with shedding
-])
-MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary())])
+    ("replica_flags", pa.list_(pa.int64()))])
 #: meter work per test: events processed, partial matches, user events, readings shed,
 #: remote-data requests
 WORK_ROWS = 5
@@ -97,14 +94,15 @@ UTILITY = -1  # the group column of the utility's rows
 
 # --------------------------------------------------------------------------- chunk tasks
 def simulation_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: MonitoringPlan | None,
-                    index: int, models: tuple[bytes, ...] | None = None,
+                    index: int, prepared: Mapping[str, tuple[Any, ...]] | None = None,
                     export_readings: bool = False) -> dict[str, pa.RecordBatch]:
     """The baseline, expected and traditional passes of chunk ``index``: its loads and
     participants (``loads``, ``chunks``) and, with a monitoring ``plan``, the meter tier's
     output (``meter``, ``events``), each active monitoring feature's
     (:func:`feature_batches`) and, with ``export_readings``, the traditional pass's
-    meter readings (``readings``, :func:`meter_readings`); with load shedding, ``models``
-    holds each group's pickled cost model of the meter query (:func:`cost_model_task`)."""
+    meter readings (``readings``, :func:`meter_readings`); ``prepared``: the values of
+    the features' stages before the passes, by feature
+    (:meth:`~drsim.utility.features.MonitoringFeature.preparations`)."""
     chunk = chunks[index]
     started = time.perf_counter()
     features = () if plan is None else active_features(scenario)
@@ -112,8 +110,7 @@ def simulation_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: Monitor
                             keep_runs=any(f.needs_runs for f in features))
     out = {"loads": loads_batch(scenario, result)}
     if plan is not None:
-        model = None if models is None else pickle.loads(models[chunk.group])
-        out.update(_meter_batches(scenario, plan, result, features, model))
+        out.update(_meter_batches(scenario, plan, result, features, prepared or {}))
         if export_readings:
             out["readings"] = meter_readings(plan, result, features)
     out["chunks"] = chunk_batch(result, time.perf_counter() - started,
@@ -185,16 +182,19 @@ def meter_readings(plan: MonitoringPlan, result: ChunkResult,
                           est["expected"], np.logical_or.reduce(masks) if masks else None)
 
 
-def cost_model_task(scenario: Scenario, plan: MonitoringPlan, group: int
-                    ) -> dict[str, pa.RecordBatch]:
-    """The utility's cost model of the meter query for ``group``, pickled
-    (:func:`drsim.utility.shedding.fit_meter_model`), fitted on the previous day's
-    households, simulated here (:func:`drsim.utility.shedding.history_day`)."""
-    day, first, n = history_day(scenario, group)
-    history = simulate_chunk(day, Chunk(0, first, n, group), households=True)
-    model = fit_meter_model(scenario, plan, group, history)
-    return {"models": pa.RecordBatch.from_pylist(
-        [{"group": group, "model": pickle.dumps(model)}], schema=MODELS)}
+def simulate_households(scenario: Scenario, first: int, count: int, group: int
+                        ) -> ChunkResult:
+    """Households ``first`` .. ``first + count - 1`` of ``group`` simulated with their
+    estimates: what a monitoring feature's stage before the passes may simulate
+    (load shedding's previous day)."""
+    return simulate_chunk(scenario, Chunk(0, first, count, group), households=True)
+
+
+def preparation_task(preparation: Preparation, index: int) -> dict[str, pa.RecordBatch]:
+    """Task ``index`` of a monitoring feature's stage before the passes, its rows as
+    ``prepared``."""
+    return {"prepared": pa.RecordBatch.from_pydict(dict(preparation.task(index)),
+                                                   schema=preparation.schema)}
 
 
 def adaptive_task(scenario: Scenario, chunks: tuple[Chunk, ...], second: SecondEvent,
@@ -292,53 +292,52 @@ def participant_sums(rows: pd.DataFrame) -> ParticipantSums:
 
 
 def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult,
-                   features: tuple[MonitoringFeature, ...], model: Any = None
-                   ) -> dict[str, pa.RecordBatch]:
+                   features: tuple[MonitoringFeature, ...],
+                   prepared: Mapping[str, tuple[Any, ...]]) -> dict[str, pa.RecordBatch]:
     """Listing 6.1 on the chunk's households for each monitored pass (``meter``,
     ``events``): the meter tier's work per test time (events processed, partial matches,
     user events, readings shed), the households counted by the test of their first flag
     and by their realised Eq. 6.2 compliance (:func:`outcome_counts`), the user events,
     and, on the expected pass, the replicas' flags per test time when γ is estimated from
     the expected response; and each active monitoring feature's rows of the passes
-    (:func:`feature_batches`), its inputs given to the meter tier
-    (:func:`meter_inputs`). With load shedding (``model``: the group's cost model) each
-    pass is monitored twice, under the bound (the pass's own name) and unshed
-    (:func:`drsim.utility.shedding.bl_name`), each with its gateways' figures
-    (:class:`drsim.utility.shedding.GatewayStats`)."""
+    (:func:`feature_batches`). The features give the meter tier its inputs
+    (:func:`meter_inputs`) and may run it their own way
+    (:meth:`~drsim.utility.features.MonitoringFeature.meter_runs`: load shedding runs
+    each pass twice, under the bound and unshed, the twin under a name of its own)."""
     pop, chunk = result.population, result.chunk
     times = plan.test_times
     est = result.estimate_window_kw
     expected_acc = accumulated_kwh(est["expected"], plan.t_start, times)
-    shedding = scenario.monitoring.shedding
-    first = scenario.group_ranges()[chunk.group][0]
     schedules = pass_schedules(scenario, chunk.group)
-    at = FeatureChunk(plan, chunk.index, chunk.group, pop.ids, result.runs)
-    inputs = partial(meter_inputs, features, at)  # asked again for each run
+    at = FeatureChunk(plan, chunk.index, chunk.group, pop.ids, result.runs,
+                      prepared=prepared)
+
+    def plain(name: str, acc: np.ndarray, expected: np.ndarray,
+              inputs: Callable[[], Mapping[str, Any]]) -> list[MeterRun]:
+        return [MeterRun(name, meter_tier(plan, pop.ids, chunk.group, acc, expected,
+                                          **inputs()))]
+
+    run = plain
+    for feature in features:
+        run = feature.meter_runs(at, run)
     meter, events, parts = [], [], []
     for name in MONITORED:
         acc = accumulated_kwh(result.window_kw[name], plan.t_start, times)
-        if shedding is None:
-            runs = [(name, meter_tier(plan, pop.ids, chunk.group, acc, expected_acc,
-                                      **inputs()), None)]
-        else:
-            bl, bl_stats, op, op_stats = shed_meter_tier(plan, shedding, model, pop.ids,
-                                                         chunk.group, first, acc,
-                                                         expected_acc, inputs)
-            runs = [(name, op, op_stats), (bl_name(name), bl, bl_stats)]
+        runs = run(name, acc, expected_acc, partial(meter_inputs, features, at))
         flags = _replica_flags(plan, result) if name == "expected" else None
         noncompliant = _noncompliant(result, name)
-        for label, m, stats in runs:
-            own = label == name
-            meter.append(meter_row(plan, chunk, label, m, noncompliant,
-                                   replica_flags=flags if own else None,
-                                   gateways=None if stats is None else stats.as_list()))
-            events.append(event_row(chunk, label, m))
+        for r in runs:
+            meter.append(meter_row(plan, chunk, r.label, r.result, noncompliant,
+                                   replica_flags=flags if r.label == name else None))
+            events.append(event_row(chunk, r.label, r.result))
         signals = tuple((r.announce, r.start, r.end) for r in (
             e.resolve(scenario.dr_program.notice_minutes, pop.follow_through)
             for e in schedules[name]))
-        parts.append((replace(at, signals=signals, meter=runs[0][1], window={
-            "load": result.window_kw[name], "baseline": est["baseline"],
-            "expected": est["expected"]}), name))
+        parts.append((replace(at, signals=signals, meter=runs[0].result,
+                              meter_runs=tuple(runs), window={
+                                  "load": result.window_kw[name],
+                                  "baseline": est["baseline"], "expected": est["expected"]}),
+                      name))
     return {"meter": pa.RecordBatch.from_pylist(meter, schema=METER),
             "events": pa.RecordBatch.from_pylist(events, schema=EVENTS),
             **feature_batches(features, parts)}

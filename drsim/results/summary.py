@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import subprocess
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +20,12 @@ import numpy as np
 from drsim.pipeline.evaluation import precision_recall, stops
 from drsim.pipeline.memory import peak_rss_bytes, process_peak_rss_bytes
 from drsim.pipeline.pass_names import DR_PASSES
-from drsim.pipeline.stages import Run, Simulation
+from drsim.pipeline.stages import Run, Simulation, pass_costs
 from drsim.scenario import Scenario
 from drsim.units import DAY, clock, mwh
 from drsim.utility.feature_registry import features_of
 from drsim.utility.features import FeatureRun, MonitoringFeature
 from drsim.utility.monitoring import CHANGES, NOT_LATCHED
-from drsim.utility.shedding import bl_name
 from drsim.utility.threshold_policy import threshold_policy
 
 EVENING = (16 * 60, 22 * 60)  # the evening peak is looked for in [16:00, 22:00)
@@ -215,7 +213,6 @@ def _run_sections(run: Run) -> dict[str, Any]:
             "gamma_user": gamma,
         },
         **loop,
-        "shedding": _shedding(run, partial(_times, names)),
         **own,
     }
 
@@ -276,7 +273,9 @@ def _feature_sections(run: Run, features: tuple[MonitoringFeature, ...]
     view = FeatureRun(monitored.plan, tuple(g.name for g in scenario.groups),
                       np.array(scenario.group_sizes(), dtype=np.int64), monitored.outcome,
                       {name: stops(monitored.plan, outcome)
-                       for name, outcome in monitored.outcome.items()}, run.costs)
+                       for name, outcome in monitored.outcome.items()},
+                      lambda name: run.costs if name == "traditional"
+                      else pass_costs(scenario, monitored, name))
     out: dict[str | None, dict[str, Any]] = {}
     for feature in features:
         part = feature.summary(monitored.features.get(feature.name), view)
@@ -315,32 +314,6 @@ def _monitor_sections(run: Run) -> dict[str, Any]:
                                      if f.readings_refusal is None))
     own = loop.pop("features")
     return {**loop, **own}
-
-
-def _shedding(run: Run, times: Any) -> dict[str, Any] | None:
-    """The optimised monitoring (OP, load shedding) beside the unshed one (BL) on the same
-    households: per configuration the meter tier's gateways (readings and runs shed, work,
-    utilisation, latency), the costs as deployed and the prediction (drsim.utility.shedding)."""
-    cfg = run.simulation.scenario.monitoring.shedding
-    if cfg is None:
-        return None
-    monitored = run.monitored
-
-    def side(name: str, cost: dict[str, Any]) -> dict[str, Any]:
-        outcome = monitored.outcome[name]
-        return {"meter_tier": monitored.gateways[name].summary(),
-                "group_tier": "no shedding", "utility_tier": "no shedding",
-                "communication": cost["communication"]["total"],
-                "computation": cost["computation"]["total"],
-                "utility_noncompliance_time": clock(outcome.t_nc) if outcome.predicted
-                else None,
-                "group_noncompliance_times": times(outcome.latch)}
-
-    op = side("traditional", run.costs)
-    bl = side(bl_name("traditional"), run.unshed_costs)
-    return {"config": cfg.model_dump(), "op": op, "bl": bl,
-            "op_share_of_bl": {k: op[k] / bl[k] if bl[k] else None
-                               for k in ("communication", "computation")}}
 
 
 def _per_household(costs: dict[str, Any], households: int) -> dict[str, Any]:

@@ -2,21 +2,25 @@
 
 docs/architecture.md, "How to add a monitoring feature", says how to write one. A
 monitoring feature is something a scenario may add to the three tiers of Listings
-6.1-6.3: appliance-level queries (:mod:`drsim.utility.appliance_monitoring`), and, as they
-move behind this interface, lost readings (:mod:`drsim.utility.readings`), remote profiles
-(:mod:`drsim.utility.fetching`) and load shedding (:mod:`drsim.utility.shedding`). A feature
-is one :class:`MonitoringFeature`: it reads its settings from the scenario, checks them
-before any work, says where it cannot run (a streamed run, recorded readings), computes its
-aggregate of one chunk's monitored pass where the data is, as rows of an Arrow schema of
-its own, merges the chunks' rows on the driver into a typed value, and writes its section
-of summary.json and its lines of the headline from it. The pipeline and the results
-iterate over :func:`drsim.utility.feature_registry.features_of` and never name a feature.
+6.1-6.3: lost readings (:mod:`drsim.utility.readings_feature`), load shedding
+(:mod:`drsim.utility.shedding_feature`), remote profiles
+(:mod:`drsim.utility.fetching_feature`) and appliance-level queries
+(:mod:`drsim.utility.appliance_monitoring`). A feature is one :class:`MonitoringFeature`:
+it reads its settings from the scenario, checks them before any work, says where it
+cannot run (a streamed run, recorded readings), may run a stage before the passes, give
+the meter tier and the group leaders inputs or run the meter tier its own way, computes
+its aggregate of one chunk's monitored pass where the data is, as rows of an Arrow
+schema of its own, merges the chunks' rows on the driver into a typed value, gives the
+costs and the deficit inputs, and writes its section of summary.json and its lines of
+the headline from it. The pipeline and the results iterate over
+:func:`drsim.utility.feature_registry.features_of` and never name a feature.
 """
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -25,14 +29,69 @@ import pandas as pd
 import pyarrow as pa
 
 from drsim.scenario import Scenario
-from drsim.utility.monitoring import MonitoringPlan
+from drsim.units import clock
+from drsim.utility.monitoring import MeterResult, MonitoringPlan
 
-__all__ = ["FEATURE_KEYS", "FeatureChunk", "FeatureRun", "MonitoringFeature",
-           "feature_output", "feature_schema"]
+__all__ = ["FEATURE_KEYS", "MISSING", "FeatureChunk", "FeatureRun", "MeterRun",
+           "MonitoringFeature", "Preparation", "feature_output", "feature_schema",
+           "pair_cell", "real", "share_cell", "time_cell"]
 
 #: the columns the pipeline puts before a feature's own in each row of its chunk output
 FEATURE_KEYS = pa.schema([("chunk", pa.int64()), ("group", pa.int32()),
                           ("pass", pa.string())])
+MISSING = "—"  # a headline cell whose key the summary lacks
+
+
+@dataclass(frozen=True)
+class MeterRun:
+    """One run of the meter tier on a chunk's monitored pass.
+
+    Attributes
+    ----------
+    label : str
+        The pass it is reported as (a feature's twin passes have names of their own).
+    result : drsim.utility.monitoring.MeterResult
+        The meter tier's result.
+    extra : object
+        What the feature that ran it keeps of the run (None for the plain meter tier).
+    """
+
+    label: str
+    result: MeterResult
+    extra: Any = None
+
+
+#: how a chunk's monitored pass is run through the meter tier: (pass, accLoad, λ, the
+#: features' inputs of one run) -> its runs, the pass's own first
+MeterRuns = Callable[[str, np.ndarray, np.ndarray, Callable[[], Mapping[str, Any]]],
+                     list[MeterRun]]
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """A stage of tasks a feature runs where the data is, before the passes.
+
+    Attributes
+    ----------
+    label : str
+        The stage's name (progress, the backend's job, its time ``<label>_seconds``).
+    count : int
+        Its tasks.
+    schema : pyarrow.Schema
+        The columns of a task's rows.
+    task : callable
+        ``task(index)``: the rows of task ``index`` (a mapping of :attr:`schema`'s
+        columns); picklable, it travels to the workers.
+    finish : callable
+        ``finish(rows)``: the tasks' rows (a pandas.DataFrame) made into the value the
+        chunk tasks read (``FeatureChunk.prepared``), picklable.
+    """
+
+    label: str
+    count: int
+    schema: pa.Schema
+    task: Callable[[int], Mapping[str, Sequence[Any]]]
+    finish: Callable[[pd.DataFrame], Any]
 
 
 @dataclass(frozen=True)
@@ -61,6 +120,10 @@ class FeatureChunk:
     arrived : numpy.ndarray or None
         (households, program minutes) which recorded readings arrived (``drsim
         monitor``); None in a simulated run.
+    prepared : mapping of str to tuple
+        Feature name -> the values of its preparations (:meth:`MonitoringFeature.preparations`).
+    meter_runs : tuple of MeterRun
+        The meter tier's runs of the pass, its own first (empty before they run).
     """
 
     plan: MonitoringPlan
@@ -72,6 +135,8 @@ class FeatureChunk:
     meter: Any = None
     window: Mapping[str, np.ndarray] = field(default_factory=dict)
     arrived: np.ndarray | None = None
+    prepared: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    meter_runs: tuple[MeterRun, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,8 +156,9 @@ class FeatureRun:
     stops : mapping of str to numpy.ndarray
         Monitored pass -> (groups,) the last minute each group is tested at the
         monitoring rate (:func:`drsim.pipeline.evaluation.stops`).
-    costs : mapping of str to object
-        The traditional pass's costs as deployed (:func:`drsim.pipeline.evaluation.costs`).
+    costs : callable
+        ``costs(pass)``: a monitored pass's costs as deployed
+        (:func:`drsim.pipeline.evaluation.costs`).
     """
 
     plan: MonitoringPlan
@@ -100,7 +166,7 @@ class FeatureRun:
     sizes: np.ndarray
     outcome: Mapping[str, Any]
     stops: Mapping[str, np.ndarray]
-    costs: Mapping[str, Any]
+    costs: Callable[[str], Mapping[str, Any]]
 
 
 class MonitoringFeature(ABC):
@@ -176,6 +242,60 @@ class MonitoringFeature(ABC):
             In one line naming the scenario key.
         """
         return None
+
+    def preparations(self, scenario: Scenario, plan: MonitoringPlan,
+                     simulate: Callable[..., Any]) -> tuple[Preparation, ...]:
+        """Return the stages the feature runs before the passes (none by default).
+
+        Parameters
+        ----------
+        scenario : drsim.scenario.Scenario
+            The scenario of the run.
+        plan : drsim.utility.monitoring.MonitoringPlan
+            The monitoring plan.
+        simulate : callable
+            ``simulate(scenario, first, count, group)``: the pipeline's simulation of
+            households ``first`` .. ``first + count - 1`` of ``group``, with their
+            estimates (:class:`drsim.pipeline.passes.ChunkResult`); picklable.
+
+        Returns
+        -------
+        tuple of Preparation
+            Its stages, in order; their values reach the chunk tasks.
+        """
+        return ()
+
+    def passes(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        """Return the monitored passes the tiers report, given those simulated.
+
+        Parameters
+        ----------
+        names : tuple of str
+            The monitored passes so far.
+
+        Returns
+        -------
+        tuple of str
+            ``names`` by default; a feature whose meter tier runs twice adds its twins.
+        """
+        return names
+
+    def meter_runs(self, chunk: FeatureChunk, runs: MeterRuns) -> MeterRuns:
+        """Return how the chunk's passes run through the meter tier.
+
+        Parameters
+        ----------
+        chunk : FeatureChunk
+            The chunk's households and the features' prepared values.
+        runs : callable
+            How they run so far (the plain meter tier, or another feature's).
+
+        Returns
+        -------
+        callable
+            ``runs`` by default; a feature may run the meter tier its own way.
+        """
+        return runs
 
     def with_readings(self, lost: int) -> MonitoringFeature:
         """Return the feature as ``drsim monitor`` runs it on recorded readings.
@@ -382,3 +502,84 @@ def feature_schema(feature: MonitoringFeature) -> pa.Schema:
         The keys, then :attr:`MonitoringFeature.schema`.
     """
     return pa.schema([*FEATURE_KEYS, *feature.schema])
+
+
+def real(value: Any) -> float | None:
+    """Return a finite real number of a summary, else None.
+
+    Parameters
+    ----------
+    value : object
+        A JSON value (text and booleans are not numbers here).
+
+    Returns
+    -------
+    float or None
+        The number.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def time_cell(value: Any) -> str:
+    """Return a headline cell of a clock time ("HH:MM", minutes, or none).
+
+    Parameters
+    ----------
+    value : object
+        The summary's value.
+
+    Returns
+    -------
+    str
+        The cell.
+    """
+    if value is None:
+        return "none"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return clock(int(value))
+    return str(value)
+
+
+def share_cell(value: Any) -> str:
+    """Return a headline cell of a share, three decimals ("n/a" for none).
+
+    Parameters
+    ----------
+    value : object
+        The summary's value.
+
+    Returns
+    -------
+    str
+        The cell.
+    """
+    number = real(value)
+    return f"{number:.3f}" if number is not None else "n/a" if value is None else str(value)
+
+
+def pair_cell(section: Any, first: str, second: str) -> str:
+    """Return a headline cell of two shares of a summary section, "0.878 / 0.305".
+
+    Parameters
+    ----------
+    section : object
+        The section.
+    first, second : str
+        Their keys (a missing one shows :data:`MISSING`).
+
+    Returns
+    -------
+    str
+        The cell.
+    """
+    cells = []
+    for key in (first, second):
+        if isinstance(section, Mapping) and key in section:
+            value = section[key]
+            cells.append(share_cell(None if isinstance(value, float)
+                                    and not math.isfinite(value) else value))
+        else:
+            cells.append(MISSING)
+    return " / ".join(cells)

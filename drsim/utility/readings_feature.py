@@ -13,7 +13,6 @@ the feature's keys join the ``monitoring`` section of summary.json.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +23,7 @@ import pyarrow as pa
 
 from drsim.household.render import micro_kw
 from drsim.scenario import ReadingLoss, Scenario
-from drsim.utility.features import FeatureChunk, FeatureRun, MonitoringFeature
+from drsim.utility.features import FeatureChunk, FeatureRun, MonitoringFeature, real
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
 from drsim.utility.reading_slots import reading_minutes, slot_of
 from drsim.utility.readings import lost_readings
@@ -318,7 +317,7 @@ class LostReadings(MonitoringFeature):
                     ("readings_lost", "share_of_readings_lost", "test_readings_lost")} \
             if "expected" in report else None
         if merged is None:  # nothing lost: every user event of the pass is exact
-            by_missing = [run.costs["communication"]["user_events"]]
+            by_missing = [run.costs("traditional")["communication"]["user_events"]]
         else:
             counted = plan.test_times[None, :] <= run.stops["traditional"][:, None]
             by_missing = (merged.by_missing * counted[:, :, None]).sum(axis=(0, 1))
@@ -344,10 +343,7 @@ class LostReadings(MonitoringFeature):
         lost = section.get("lost_readings") if isinstance(section, Mapping) else None
         if not isinstance(lost, Mapping):
             return []
-        share = lost.get("share_of_readings_lost")
-        if isinstance(share, bool) or not isinstance(share, int | float) or \
-                not math.isfinite(share):
-            share = None
+        share = real(lost.get("share_of_readings_lost"))
         silent = section.get("meters_silent")
         total = silent.get("total") if isinstance(silent, Mapping) else None
         return [(f"readings lost / meters silent (max_missing {section.get('max_missing')})",

@@ -18,6 +18,7 @@ import pytest
 from small_scenarios import quickstart
 
 from drsim.pipeline import stages, tasks
+from drsim.pipeline.backend import SerialBackend
 from drsim.results import headline, summary
 from drsim.scenario import scenario_from_dict
 from drsim.utility import feature_registry
@@ -26,6 +27,7 @@ from drsim.utility.features import (
     FEATURE_KEYS,
     FeatureChunk,
     MonitoringFeature,
+    Preparation,
     feature_output,
     feature_schema,
 )
@@ -34,7 +36,7 @@ from drsim.utility.monitoring import MonitoringPlan
 ROOT = Path(__file__).resolve().parents[3]
 #: the monitoring features' modules, which only the registry imports
 FEATURE_MODULES = ("appliance_monitoring", "fetching", "fetching_feature", "readings",
-                   "readings_feature")
+                   "readings_feature", "shedding", "shedding_feature")
 PLAN = MonitoringPlan(1110, 1130, 1115, 5, 1, 1, 0, 0.4, 0.4, 1, 15, 2)
 
 
@@ -125,6 +127,9 @@ def test_the_hooks_default_to_nothing():
     assert toy.meter_inputs(chunk) == {} and toy.section is None
     assert toy.cost_inputs(1) == {} and toy.deficit_inputs(1) == {}
     assert toy.group_inputs(PLAN) == {}
+    assert toy.preparations(None, PLAN, print) == ()
+    assert toy.passes(("expected",)) == ("expected",)
+    assert toy.meter_runs(chunk, print) is print
 
 
 def test_the_features_meter_inputs_are_merged_for_the_meter_tier():
@@ -195,3 +200,29 @@ def test_the_pipeline_results_and_api_import_no_feature_module():
     found = {f"{path.relative_to(ROOT)}: {name}" for path in files
              for name in imported(path) & banned}
     assert not found
+
+
+def squares(index: int) -> dict[str, list[int]]:
+    return {"i": [index], "square": [index * index]}
+
+
+@dataclass(frozen=True)
+class Prepared(Toy):
+    """A feature with a stage before the passes: the squares of 0, 1, 2, summed."""
+
+    name = "prepared"
+
+    def preparations(self, scenario: Any, plan: Any, simulate: Any) -> tuple:
+        schema = pa.schema([("i", pa.int64()), ("square", pa.int64())])
+        return (Preparation("squares", 3, schema, squares,
+                            lambda rows: int(rows["square"].sum())),)
+
+
+def test_a_features_stages_before_the_passes_run_on_the_backend_and_are_timed(monkeypatch):
+    monkeypatch.setattr(stages, "active_features", lambda scenario: (Toy(), Prepared()))
+    timings: dict[str, float] = {}
+    got = stages._preparations(None, PLAN, SerialBackend(), None, timings)
+    assert got == {"toy": (), "prepared": (0 + 1 + 4,)}
+    assert list(timings) == ["squares_seconds"]
+    batch = tasks.preparation_task(Prepared().preparations(None, PLAN, None)[0], 2)
+    assert batch["prepared"].to_pylist() == [{"i": 2, "square": 4}]

@@ -74,7 +74,7 @@ def test_the_summary_and_the_headline():
                                                       decisions=2, delay_us=3_000_000)},
                           FetchCounts(requests=1))
     outcome = {"traditional": SimpleNamespace(t_nc=1125, predicted=True)}
-    run = FeatureRun(PLAN, ("a", "b"), np.array([1, 1]), outcome, {}, {})
+    run = FeatureRun(PLAN, ("a", "b"), np.array([1, 1]), outcome, {}, lambda name: {})
     section = f.summary(merged, run)
     assert section["config"]["strategy"] == "LzEval" and section["day_of_adjustment"] is None
     assert section["meter_tier"]["data_delay_avg_seconds"] == 1.5

@@ -120,7 +120,7 @@ def test_the_merge_feeds_the_costs_and_the_deficit():
 def run_view(stop=1125, user_events=4) -> FeatureRun:
     stops = {"traditional": np.array([stop]), "expected": np.array([1129])}
     return FeatureRun(PLAN, ("a",), np.array([2]), {}, stops,
-                      {"communication": {"user_events": user_events}})
+                      lambda name: {"communication": {"user_events": user_events}})
 
 
 def test_the_summary_keys_join_monitoring_off_empty_and_with_losses():

@@ -18,7 +18,7 @@ import pandas as pd
 
 from drsim.pipeline.tasks import UTILITY
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
-from drsim.utility.readings import slot_of
+from drsim.utility.reading_slots import slot_of
 
 
 @dataclass
@@ -133,37 +133,3 @@ def flagged_fraction(meter_work: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     test time, from the meter tier's work ((groups, 3, tests); the third row counts the
     user events, one per flagged household and test)."""
     return np.asarray(meter_work)[:, 2, :] / np.asarray(sizes)[:, None]
-
-
-def loss_report(plan: MonitoringPlan, sizes: np.ndarray, lost: np.ndarray,
-                first_silent: np.ndarray, stop: np.ndarray, names: list[str]
-                ) -> dict[str, Any]:
-    """What the lost readings (drsim.utility.readings) took from the monitoring of one pass, as
-    deployed (each group until its ``stop``): the readings and test readings lost, and
-    the meters silent (m_user + 1 lost tests in a row) per group and in all, beside the
-    same over the whole program.
-
-    ``lost``: (groups, reading slots) readings lost; ``first_silent``: (groups, tests + 1)
-    households by the test at which they first fall silent (the last: never)."""
-    k = len(plan.test_times)
-    scheduled = lost_sum = tests_lost = 0
-    test_slots = slot_of(plan.test_times, plan.t_start, plan.reading)
-    for g, last in enumerate(np.asarray(stop).tolist()):
-        fast = range(plan.t_start, last + 1, plan.reading)
-        slow = range(last + plan.settlement, plan.t_end, plan.settlement)
-        at = slot_of(np.array([*fast, *slow], dtype=np.int64), plan.t_start, plan.reading)
-        scheduled += int(sizes[g]) * len(at)
-        lost_sum += int(lost[g, at].sum())
-        tests_lost += int(lost[g, test_slots[plan.test_times <= last]].sum())
-    counted = plan.test_times[None, :] <= np.asarray(stop)[:, None]  # (groups, tests)
-    silent = (first_silent[:, :k] * counted).sum(axis=1)
-    ever = first_silent[:, :k].sum(axis=1)
-    return {"readings_lost": lost_sum,
-            "share_of_readings_lost": lost_sum / scheduled if scheduled else None,
-            "test_readings_lost": tests_lost,
-            "meters_silent": {"per_group": {n: int(x) for n, x in zip(names, silent,
-                                                                      strict=True)},
-                              "total": int(silent.sum())},
-            "meters_silent_whole_program": {
-                "per_group": {n: int(x) for n, x in zip(names, ever, strict=True)},
-                "total": int(ever.sum())}}

@@ -31,7 +31,6 @@ import pyarrow as pa
 from drsim.household.population import Population
 from drsim.household.render import micro_kw
 from drsim.pipeline.backend import Backend
-from drsim.pipeline.evaluation import costs
 from drsim.pipeline.loads import sum_loads
 from drsim.pipeline.passes import Chunk, ChunkResult, plan_chunks
 from drsim.pipeline.recorded import ReadingsCheck, check_readings, read_chunk
@@ -43,6 +42,7 @@ from drsim.pipeline.stages import (
     Simulation,
     check_run,
     chunk_rows,
+    pass_costs,
     second_event_stage,
     this_run,
     tiers,
@@ -55,16 +55,21 @@ from drsim.pipeline.tasks import (
     chunk_batch,
     enrolled,
     event_row,
+    feature_batches,
     loads_batch,
+    meter_inputs,
     meter_row,
-    seen_reduction,
 )
 from drsim.scenario import Scenario
 from drsim.units import DAY
-from drsim.utility.feature_registry import active_features
-from drsim.utility.fetching import MeterFetch
+from drsim.utility.feature_registry import active_features, features_of
+from drsim.utility.features import (
+    FeatureChunk,
+    MonitoringFeature,
+    feature_output,
+    feature_schema,
+)
 from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
-from drsim.utility.readings import reading_minutes
 from drsim.utility.threshold import Thresholds
 from drsim.utility.threshold_policy import threshold_policy
 
@@ -90,13 +95,10 @@ class Monitoring:
 
 
 def check_monitor(scenario: Scenario) -> MonitoringPlan:
-    """The monitoring plan, or ValueError for what readings cannot feed: load shedding
-    (its cost models are fitted on a simulated day) and a monitoring feature with a
-    :attr:`~drsim.utility.features.MonitoringFeature.readings_refusal` (appliance-level
+    """The monitoring plan, or ValueError for what readings cannot feed: a monitoring
+    feature with a :attr:`~drsim.utility.features.MonitoringFeature.readings_refusal`
+    (load shedding: its cost models are fitted on a simulated day; appliance-level
     queries read each appliance's starts)."""
-    if scenario.monitoring.shedding is not None:
-        raise ValueError("monitoring.shedding: drsim monitor simulates nothing, and load "
-                         "shedding's cost models are fitted on a simulated day; remove it")
     for feature in active_features(scenario):
         if feature.readings_refusal is not None:
             raise ValueError(f"{feature.scenario_key}: {feature.readings_refusal}")
@@ -104,12 +106,14 @@ def check_monitor(scenario: Scenario) -> MonitoringPlan:
 
 
 def monitor_task(scenario: Scenario, plan: MonitoringPlan, path: str,
-                 chunks: tuple[Chunk, ...], lenient: bool, with_loss: bool, index: int
+                 chunks: tuple[Chunk, ...], lenient: bool,
+                 features: tuple[MonitoringFeature, ...], index: int
                  ) -> dict[str, pa.RecordBatch]:
     """Listing 6.1 on the recorded readings of chunk ``index``: the meter tier's counts and
     user events (``meter``, ``events``), the recorded load and the estimates in whole µkW
-    (``loads``) and the participants' sums (``chunks``), in the run's schemas. With
-    ``with_loss`` every chunk reports lost readings (:mod:`drsim.utility.readings`)."""
+    (``loads``) and the participants' sums (``chunks``), in the run's schemas, and the
+    rows of the monitoring ``features`` (:func:`drsim.pipeline.tasks.feature_batches`),
+    which read the readings that arrived (``FeatureChunk.arrived``)."""
     chunk = chunks[index]
     started = time.perf_counter()
     pop = Population(scenario, chunk.first, chunk.count)
@@ -120,24 +124,14 @@ def monitor_task(scenario: Scenario, plan: MonitoringPlan, path: str,
     kw = grid.filled_kw
     acc = accumulated_kwh(kw, plan.t_start, times) if grid.energy_kwh is None else \
         grid.energy_kwh[:, at]
-    lost = lost_slots = None
-    if with_loss:
-        lost = grid.lost
-        lost_slots = lost[:, reading_minutes(plan.t_start, plan.t_end, plan.reading)
-                          - plan.t_start]
-    remote = scenario.monitoring.remote
-    fetch = None if remote is None else MeterFetch(
-        plan, remote, pop.ids, scenario.group_ranges()[chunk.group][0], scenario.seed)
+    at_chunk = FeatureChunk(plan, chunk.index, chunk.group, pop.ids, arrived=~grid.lost)
     m = meter_tier(plan, pop.ids, chunk.group, acc,
-                   accumulated_kwh(grid.expected_kw, plan.t_start, times), fetch=fetch,
-                   lost=None if lost is None else lost[:, at])
-    seen = None
-    if lost is not None:
-        seen = seen_reduction(plan, lost_slots, grid.baseline_kw, kw,
-                              grid.expected_kw).ravel()
+                   accumulated_kwh(grid.expected_kw, plan.t_start, times),
+                   **meter_inputs(features, at_chunk))
     unknown = np.zeros(chunk.count, dtype=bool)  # realised compliance needs the true baseline
-    meter = meter_row(plan, chunk, MONITORED_PASS, m, unknown, lost_slots, seen=seen)
+    meter = meter_row(plan, chunk, MONITORED_PASS, m, unknown)
     events = event_row(chunk, MONITORED_PASS, m)
+    window = {"load": kw, "baseline": grid.baseline_kw, "expected": grid.expected_kw}
 
     def day(window: np.ndarray) -> np.ndarray:
         curve = np.full(DAY, np.nan)
@@ -152,7 +146,9 @@ def monitor_task(scenario: Scenario, plan: MonitoringPlan, path: str,
             "chunks": chunk_batch(result, time.perf_counter() - started,
                                   enrolled(scenario, pop)),
             "meter": pa.RecordBatch.from_pylist([meter], schema=METER),
-            "events": pa.RecordBatch.from_pylist([events], schema=EVENTS)}
+            "events": pa.RecordBatch.from_pylist([events], schema=EVENTS),
+            **feature_batches(features, [(replace(at_chunk, meter=m, window=window),
+                                          MONITORED_PASS)])}
 
 
 def participants_task(scenario: Scenario, chunks: tuple[Chunk, ...], index: int
@@ -205,14 +201,15 @@ def monitor(scenario: Scenario, readings: str | Path, backend: Backend, *,
                              "which readings do not show: give a run's thresholds.parquet")
         thresholds, thresholds_from = Thresholds.of(plan, sizes), "scenario (constant)"
     check = check or check_readings(readings, scenario, plan.t_start, plan.t_end, lenient)
-    loss = scenario.meters.reading_loss
-    with_loss = check.lost > 0 or (loss is not None and loss.active)
+    features = tuple(f for f in (f.with_readings(check.lost) for f in features_of(scenario))
+                     if f.active)
     chunks = plan_chunks(scenario, chunk_size)
     first_job = len(backend.info.jobs)
     out = backend.map_chunks(
         partial(monitor_task, scenario, plan, str(readings), tuple(chunks), lenient,
-                with_loss), len(chunks),
-        {"loads": LOADS, "chunks": CHUNKS, "meter": METER, "events": EVENTS},
+                features), len(chunks),
+        {"loads": LOADS, "chunks": CHUNKS, "meter": METER, "events": EVENTS,
+         **{feature_output(f.name): feature_schema(f) for f in features}},
         label="readings + meter tier",
         progress=None if progress is None else partial(progress, "readings + meter tier"))
     loads = sum_loads(backend.collect(out["loads"]), len(sizes), (MONITORED_PASS,))
@@ -224,15 +221,14 @@ def monitor(scenario: Scenario, readings: str | Path, backend: Backend, *,
     timings["tiers_seconds"] = time.perf_counter() - tiers_started
     timings.update(tier_timings)
     trad = monitored.outcome[MONITORED_PASS]
-    run_costs = costs(plan, sizes, monitored.meter_work[MONITORED_PASS], monitored.tier_rows,
-                      MONITORED_PASS, trad, monitored.lost, monitored.silent_spells)
+    run_costs = pass_costs(scenario, monitored, MONITORED_PASS)
     passes = Passes(chunks, loads, rows, out, timings["readings_seconds"])
     second = second_event_stage(scenario, plan, passes, monitored, run_costs, 0) \
         if trad.predicted else \
         SecondEventPlan(note="no utility non-compliance predicted: no second event")
     simulation = Simulation(scenario, chunks, loads, rows,
                             this_run(backend.info, first_job), timings)
-    run = Run(simulation, monitored, run_costs, 0, None, second.deficit, second.incentive,
+    run = Run(simulation, monitored, run_costs, 0, second.deficit, second.incentive,
               second.second, second.note)
     return Monitoring(run, check, thresholds_from or "given")
 

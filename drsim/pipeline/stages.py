@@ -41,7 +41,7 @@ import pandas as pd
 
 from cep_core import QueryError
 from drsim.pipeline.backend import Backend, BackendInfo
-from drsim.pipeline.evaluation import TierOutcome, costs, stops, tier_outcome
+from drsim.pipeline.evaluation import TierOutcome, costs, tier_outcome
 from drsim.pipeline.loads import Loads, sum_loads
 from drsim.pipeline.pass_names import MONITORED, PASSES
 from drsim.pipeline.passes import Chunk, SecondEvent, plan_chunks
@@ -51,27 +51,25 @@ from drsim.pipeline.tasks import (
     EVENTS,
     LOADS,
     METER,
-    MODELS,
     TIERS,
     WORK_ROWS,
     adaptive_task,
-    cost_model_task,
     group_leader,
     participant_sums,
+    preparation_task,
+    simulate_households,
     simulation_task,
     utility,
 )
 from drsim.scenario import Scenario
 from drsim.units import clock
 from drsim.utility import deficit
-from drsim.utility.feature_registry import active_features
+from drsim.utility.feature_registry import active_features, features_of
 from drsim.utility.features import feature_output, feature_schema
-from drsim.utility.fetching import FetchCounts, group_fetch_delays
 from drsim.utility.incentive import IncentiveResult, plan_second_event
 from drsim.utility.lottery import monitoring_cost, saved_cost
 from drsim.utility.monitoring import MonitoringPlan, check_queries
 from drsim.utility.participants import ParticipantSums
-from drsim.utility.shedding import GatewayStats, bl_name
 from drsim.utility.threshold import Thresholds
 
 Progress = Callable[[str, int, int], None]  # (stage, done, in all), in the stage's unit
@@ -157,30 +155,14 @@ class Monitored:
     outcomes: dict[str, np.ndarray]  # pass -> (groups, tests + 1, 2), tasks.outcome_counts
     tier_rows: pd.DataFrame  # drsim.pipeline.tasks.TIERS rows of the group leaders and the utility
     outcome: dict[str, TierOutcome]  # monitored pass -> latches and prediction
-    gateways: dict[str, GatewayStats] = field(default_factory=dict)  # with shedding
-    #: with remote data: the meter tier's fetches per monitored pass, and the group
-    #: leaders' (the same for every pass)
-    fetches: dict[str, FetchCounts] = field(default_factory=dict)
-    group_fetches: FetchCounts | None = None
-    #: with lost readings (drsim.utility.readings; None without), the same in every pass:
-    #: (groups, reading slots) readings lost; (groups, tests + 1) households by the test at
-    #: which they first fall silent (the last: never); (groups, tests) silent spells
-    #: beginning at each test; and (groups, 3, program minutes) the traditional pass's
-    #: seen households and their reduction so far (drsim.pipeline.tasks.seen_reduction)
-    lost: np.ndarray | None = None
-    first_silent: np.ndarray | None = None
-    silent_spells: np.ndarray | None = None
-    seen: np.ndarray | None = None
-    #: with lost readings: (max_missing + 1,) the traditional pass's user events until
-    #: monitoring stopped, by the lost test slots in their run
-    missing_counts: np.ndarray | None = None
-    #: each active monitoring feature's merge of the chunks' rows, by feature name
+    #: each monitoring feature's merge of the chunks' rows, by feature name
     #: (drsim.utility.features.MonitoringFeature.merge)
     features: dict[str, Any] = field(default_factory=dict)
 
     @property
     def names(self) -> tuple[str, ...]:
-        """The monitored passes' names (with their unshed twins under shedding)."""
+        """The monitored passes' names (with the twins a feature adds,
+        :meth:`~drsim.utility.features.MonitoringFeature.passes`)."""
         return tuple(self.outcome)
 
 
@@ -193,7 +175,6 @@ class Run:
     monitored: Monitored
     costs: dict[str, Any]  # of the traditional pass, as deployed
     delay_detection: int
-    unshed_costs: dict[str, Any] | None = None  # the traditional pass unshed (BL)
     deficit: dict[str, Any] | None = None  # what the utility knew at t_nc
     incentive: IncentiveResult | None = None
     second: SecondEvent | None = None
@@ -250,11 +231,12 @@ def simulate(scenario: Scenario, backend: Backend, *, chunk_size: int | None = N
 
 
 def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
-            chunk_size: int | None, progress, models: tuple[bytes, ...] | None = None,
+            chunk_size: int | None, progress,
+            prepared: dict[str, tuple[Any, ...]] | None = None,
             export_readings: bool = False) -> Passes:
-    """Stage 1 (with the meter tier when ``plan`` is given, load shedding with each
-    group's cost model in ``models``, and the traditional pass's meter readings with
-    ``export_readings``)."""
+    """Stage 1 (with the meter tier when ``plan`` is given, the values of the monitoring
+    features' stages before it in ``prepared``, and the traditional pass's meter
+    readings with ``export_readings``)."""
     started = time.perf_counter()
     chunks = plan_chunks(scenario, chunk_size)
     schemas = {"loads": LOADS, "chunks": CHUNKS}
@@ -265,22 +247,32 @@ def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
         if export_readings:
             schemas["readings"] = CHUNK_READINGS
     out = backend.map_chunks(partial(simulation_task, scenario, tuple(chunks), plan,
-                                     models=models, export_readings=export_readings),
+                                     prepared=prepared, export_readings=export_readings),
                              len(chunks), schemas, label="passes", progress=progress)
     loads = sum_loads(backend.collect(out["loads"]), len(scenario.groups), PASSES)
     rows = chunk_rows(backend, out["chunks"], len(chunks))
     return Passes(chunks, loads, rows, out, time.perf_counter() - started)
 
 
-def _cost_models(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
-                 progress) -> tuple[bytes, ...]:
-    """Each group's pickled cost model of the meter query (load shedding, fitted where
-    the data is: :func:`drsim.pipeline.tasks.cost_model_task`)."""
-    n = len(scenario.groups)
-    out = backend.map_chunks(partial(cost_model_task, scenario, plan), n,
-                             {"models": MODELS}, label="cost models", progress=progress)
-    rows = backend.collect(out["models"]).to_pandas().sort_values("group")
-    return tuple(rows["model"].tolist())
+def _preparations(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
+                  progress: Progress | None, timings: dict[str, float]
+                  ) -> dict[str, tuple[Any, ...]]:
+    """The stages the active monitoring features run before the passes, where the data
+    is (:meth:`~drsim.utility.features.MonitoringFeature.preparations`; load shedding's
+    cost models), each timed in ``timings``; their values by feature."""
+    prepared = {}
+    for feature in active_features(scenario):
+        values = []
+        for step in feature.preparations(scenario, plan, simulate_households):
+            started = time.perf_counter()
+            out = backend.map_chunks(partial(preparation_task, step), step.count,
+                                     {"prepared": step.schema}, label=step.label,
+                                     progress=_stage(progress, step.label))
+            values.append(step.finish(backend.collect(out["prepared"]).to_pandas()))
+            timings[f"{step.label.replace(' ', '_')}_seconds"] = \
+                time.perf_counter() - started
+        prepared[feature.name] = tuple(values)
+    return prepared
 
 
 def this_run(info: BackendInfo, first_job: int) -> BackendInfo:
@@ -331,28 +323,17 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     plan = check_run(scenario, delay_detection)
     first_job = len(backend.info.jobs)
     timings: dict[str, float] = {}
-    models = None
-    if scenario.monitoring.shedding is not None:
-        started = time.perf_counter()
-        models = _cost_models(scenario, plan, backend, _stage(progress, "cost models"))
-        timings["cost_models_seconds"] = time.perf_counter() - started
+    prepared = _preparations(scenario, plan, backend, progress, timings)
     passes = _passes(scenario, backend, plan, chunk_size,
-                     _stage(progress, "passes + meter tier"), models, export_readings)
+                     _stage(progress, "passes + meter tier"), prepared, export_readings)
     timings = {"passes_seconds": passes.seconds, **timings}
     started = time.perf_counter()
     monitored, tier_timings = tiers(scenario, plan, backend, passes.handles, progress)
     timings["tiers_seconds"] = time.perf_counter() - started
     timings.update(tier_timings)
 
-    sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     trad = monitored.outcome["traditional"]
-    run_costs = costs(plan, sizes, monitored.meter_work["traditional"], monitored.tier_rows,
-                      "traditional", trad, monitored.lost, monitored.silent_spells)
-    unshed_costs = None
-    if scenario.monitoring.shedding is not None:
-        bl = bl_name("traditional")
-        unshed_costs = costs(plan, sizes, monitored.meter_work[bl], monitored.tier_rows, bl,
-                             monitored.outcome[bl])
+    run_costs = pass_costs(scenario, monitored, "traditional")
     if trad.predicted:
         second = second_event_stage(scenario, plan, passes, monitored, run_costs,
                                     delay_detection)
@@ -370,9 +351,8 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
         time.perf_counter() - started
     simulation = Simulation(scenario, passes.chunks, loads, passes.chunk_rows,
                             this_run(backend.info, first_job), timings)
-    return Run(simulation, monitored, run_costs, delay_detection, unshed_costs,
-               second.deficit, incentive, second.second, second.note,
-               passes.handles.get("readings"))
+    return Run(simulation, monitored, run_costs, delay_detection, second.deficit, incentive,
+               second.second, second.note, passes.handles.get("readings"))
 
 
 def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[str, Any],
@@ -384,20 +364,21 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     n_groups, k = len(sizes), len(plan.test_times)
     if names is None:
-        names = MONITORED if scenario.monitoring.shedding is None else \
-            (*MONITORED, *map(bl_name, MONITORED))
+        names = MONITORED
+        for feature in active_features(scenario):
+            names = feature.passes(names)
     meter = backend.collect(out["meter"]).to_pandas()
     meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
     if thresholds is None:
         thresholds = Thresholds.of(plan, sizes, replica_counts(meter, n_groups))
-    remote = scenario.monitoring.remote
-    gamma_delays, group_fetches = (None, None) if remote is None else \
-        group_fetch_delays(plan, remote, n_groups, scenario.seed)
+    group_inputs: dict[str, Any] = {}
+    for feature in active_features(scenario):
+        group_inputs.update(feature.group_inputs(plan))
     started = time.perf_counter()
     leaders = backend.group_apply(
         out["events"], ["pass", "group"],
-        partial(group_leader, plan, tuple(sizes.tolist()), thresholds,
-                gamma_delays=gamma_delays), TIERS,
+        partial(group_leader, plan, tuple(sizes.tolist()), thresholds, **group_inputs),
+        TIERS,
         label="group tier", progress=_in_units(progress, "group tier",
                                                len(names) * n_groups))
     timings = {"group_tier_seconds": time.perf_counter() - started}
@@ -412,19 +393,11 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
                                       ignore_index=True)
     meter_work = _per_group(meter, "work", names, n_groups, (WORK_ROWS, k))
     outcomes = _per_group(meter, "outcomes", names, n_groups, (k + 1, 2))
-    gateways = {name: GatewayStats.merged(meter.loc[meter["pass"] == name, "gateways"])
-                for name in names if scenario.monitoring.shedding is not None}
-    fetches = {name: FetchCounts.merged(meter.loc[meter["pass"] == name, "fetched"])
-                for name in names if remote is not None}
     features = {f.name: f.merge(_feature_rows(backend, out[feature_output(f.name)]))
-                for f in active_features(scenario) if feature_output(f.name) in out}
+                for f in features_of(scenario) if feature_output(f.name) in out}
     outcome = {name: tier_outcome(tier_rows, name, n_groups) for name in names}
-    trad = meter[meter["pass"] == "traditional"]
-    lost = _lost_readings(plan, trad, n_groups, outcome["traditional"]) \
-        if trad["lost"].notna().any() else {}  # lost readings: the same in every pass
     return Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,
-                     outcome, gateways, fetches, group_fetches, **lost,
-                     features=features), timings
+                     outcome, features), timings
 
 
 def _feature_rows(backend: Backend, handle: Any) -> pd.DataFrame:
@@ -432,27 +405,6 @@ def _feature_rows(backend: Backend, handle: Any) -> pd.DataFrame:
     rows of a pass in the order it gave them)."""
     rows = backend.collect(handle).to_pandas()
     return rows.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
-
-
-def _lost_readings(plan: MonitoringPlan, trad: pd.DataFrame, n_groups: int,
-                   outcome: TierOutcome) -> dict[str, np.ndarray]:
-    """The :class:`Monitored` fields of lost readings, from the traditional pass's meter
-    rows (``outcome``: its tiers' outcome)."""
-    k = len(plan.test_times)
-    slots = len(trad["lost"].iloc[0])
-    lost = _per_group(trad, "lost", ("traditional",), n_groups, (1, slots))["traditional"]
-    silent = _per_group(trad, "silent", ("traditional",), n_groups,
-                        (1, 2 * k + 1))["traditional"][:, 0]
-    minutes = plan.t_end - plan.t_start
-    seen = np.zeros((n_groups, 3, minutes))  # whole µkW·min: exact in any order
-    for group, values in zip(trad["group"], trad["seen"], strict=True):
-        seen[group] += np.asarray(values, np.float64).reshape(3, minutes)
-    by_missing = _per_group(trad, "missing", ("traditional",), n_groups,
-                            (k, plan.max_missing + 1))["traditional"]
-    counted = plan.test_times[None, :] <= stops(plan, outcome)[:, None]
-    return {"lost": lost[:, 0], "first_silent": silent[:, :k + 1],
-            "silent_spells": silent[:, k + 1:], "seen": seen,
-            "missing_counts": (by_missing * counted[:, :, None]).sum(axis=(0, 1))}
 
 
 def _in_units(progress: Progress | None, stage: str, units: int):
@@ -484,15 +436,36 @@ def replica_counts(meter: pd.DataFrame, n_groups: int) -> np.ndarray | None:
     return out
 
 
+def _ran(scenario: Scenario, monitored: Monitored):
+    """(feature, its merge) of each monitoring feature the tiers ran."""
+    return ((f, monitored.features[f.name]) for f in features_of(scenario)
+            if f.name in monitored.features)
+
+
+def pass_costs(scenario: Scenario, monitored: Monitored, name: str) -> dict[str, Any]:
+    """The costs of monitored pass ``name`` as deployed (:func:`evaluation.costs`), with
+    the inputs of the monitoring features that ran
+    (:meth:`~drsim.utility.features.MonitoringFeature.cost_inputs`)."""
+    inputs: dict[str, Any] = {}
+    for feature, merged in _ran(scenario, monitored):
+        inputs.update(feature.cost_inputs(merged))
+    return costs(monitored.plan, np.array(scenario.group_sizes(), dtype=np.int64),
+                 monitored.meter_work[name], monitored.tier_rows, name,
+                 monitored.outcome[name], **inputs)
+
+
 def second_event_stage(scenario: Scenario, plan: MonitoringPlan, passes: Passes,
                        monitored: Monitored, cost: dict[str, Any], delay_detection: int
                        ) -> SecondEventPlan:
     """Stage 3: what the utility knows at t_nc and the incentive plan (Eq. 6.5-6.8)."""
     trad = monitored.outcome["traditional"]
     sums = participant_sums(passes.chunk_rows)
+    inputs: dict[str, Any] = {}
+    for feature, merged in _ran(scenario, monitored):
+        inputs.update(feature.deficit_inputs(merged))
     known = deficit_at(plan, passes.loads, trad, sums.theta_o_mean,
                        goal_kwh(scenario, passes.loads), expected_kwh(scenario, passes.loads),
-                       monitored.seen, np.array(scenario.group_sizes(), dtype=np.int64))
+                       sizes=np.array(scenario.group_sizes(), dtype=np.int64), **inputs)
     inc = scenario.incentive
     incentive = plan_second_event(
         inc, scenario.dr_program.incentive, sums,
@@ -520,9 +493,9 @@ def deficit_at(plan: MonitoringPlan, loads: Loads, outcome: TierOutcome, theta_o
     """What the utility knows at t_nc (:mod:`drsim.utility.deficit`): the reduction realised and
     expected so far, the θ̄_red it reads from them and the projected shortfall against
     the goal (``total_kwh``: the estimated expected reduction of the program). With lost
-    readings (``seen``: :attr:`Monitored.seen`; ``sizes``: households per group) the
-    realised reduction is read from the households seen
-    (:func:`drsim.utility.deficit.reduction_seen`)."""
+    readings (``seen``: :func:`drsim.utility.readings_feature.seen_reduction` summed per
+    group; ``sizes``: households per group) the realised reduction is read from the
+    households seen (:func:`drsim.utility.deficit.reduction_seen`)."""
     known = deficit.last_readings(plan.t_start, outcome.t_nc, np.array(outcome.latch),
                                   plan.reading, plan.settlement)
     est = loads.estimate_group_kw

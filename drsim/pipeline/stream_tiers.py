@@ -71,16 +71,11 @@ PASSED_ON = ("user", "meter", "outcome", "load", "late", "bad")
 
 
 def check_streamable(scenario: Scenario) -> None:
-    """ValueError for what the stream does not monitor yet: lost-reading models, remote
-    data, load shedding and the monitoring features that are not
-    :attr:`~drsim.utility.features.MonitoringFeature.streamed` (appliance queries; their
-    batch runs: ``drsim run``)."""
-    mon = scenario.monitoring
-    names = [name for name, value in (("meters.reading_loss", scenario.meters.reading_loss),
-                                      ("monitoring.remote", mon.remote),
-                                      ("monitoring.shedding", mon.shedding))
-             if value is not None]
-    names += [f.scenario_key for f in active_features(scenario) if not f.streamed]
+    """ValueError for what the stream does not monitor yet: the monitoring features that
+    are not :attr:`~drsim.utility.features.MonitoringFeature.streamed` (lost-reading
+    models, load shedding, remote profiles, appliance queries; their batch runs:
+    ``drsim run``)."""
+    names = [f.scenario_key for f in active_features(scenario) if not f.streamed]
     if names:
         raise ValueError(f"{names[0]}: the streaming monitoring runs Listings 6.1-6.3 on "
                          "plain readings; run this scenario in batch (without --stream "

@@ -555,8 +555,8 @@ class _LiveRun:
             timings["adaptive_pass_seconds"] = 0.0
         simulation = Simulation(scenario, passes.chunks, loads, passes.chunk_rows,
                                 this_run(self.backend.info, first_job), timings)
-        return Run(simulation, monitored, run_costs, self.delay_detection, None,
-                   second.deficit, incentive, second.second, second.note)
+        return Run(simulation, monitored, run_costs, self.delay_detection, second.deficit,
+                   incentive, second.second, second.note)
 
 
 def _report(clock_: Clock | None, collector: Collector, plan: MonitoringPlan, rate: float,
@@ -660,7 +660,7 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
                             this_run(backend.info, first_job), {"stream_seconds": seconds})
     report = _report(None, collector, plan, float("inf"), None, seconds, planned_after,
                      (MONITORED_PASS,))
-    return Run(simulation, monitored, run_costs, 0, None, final.deficit, final.incentive,
+    return Run(simulation, monitored, run_costs, 0, final.deficit, final.incentive,
                final.second, final.note), report
 
 

@@ -15,8 +15,9 @@ Loads travel as whole µkW, so every sum is exact whatever the chunking.
 
 from __future__ import annotations
 
-import pickle
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from decimal import Decimal
 from functools import partial
 from pathlib import Path
@@ -27,7 +28,6 @@ import pandas as pd
 import pyarrow as pa
 
 from drsim.household.population import Population
-from drsim.household.render import micro_kw
 from drsim.pipeline.memory import peak_rss_bytes
 from drsim.pipeline.pass_names import MONITORED
 from drsim.pipeline.passes import Chunk, ChunkResult, SecondEvent, pass_schedules, simulate_chunk
@@ -39,11 +39,12 @@ from drsim.utility.baseline import estimate
 from drsim.utility.feature_registry import active_features
 from drsim.utility.features import (
     FeatureChunk,
+    MeterRun,
     MonitoringFeature,
+    Preparation,
     feature_output,
     feature_schema,
 )
-from drsim.utility.fetching import MeterFetch, alert_shift
 from drsim.utility.group_and_utility_tiers import group_tier, utility_tier
 from drsim.utility.lottery import lottery_winners, second_event_compliant
 from drsim.utility.monitoring import (
@@ -54,8 +55,6 @@ from drsim.utility.monitoring import (
     meter_tier,
 )
 from drsim.utility.participants import ParticipantSums, household_mappings
-from drsim.utility.readings import lost_readings, reading_minutes, slot_of
-from drsim.utility.shedding import bl_name, fit_meter_model, history_day, shed_meter_tier
 from drsim.utility.threshold import Thresholds, replica_flags
 from drsim.utility.threshold_policy import threshold_policy
 
@@ -74,17 +73,7 @@ CHUNKS = pa.schema([
 METER = pa.schema([  # per (chunk, pass): aggregates only, whatever the chunk's size
     ("chunk", pa.int64()), ("group", pa.int32()), ("pass", pa.string()),
     ("work", pa.list_(pa.int64())), ("outcomes", pa.list_(pa.int64())),
-    ("replica_flags", pa.list_(pa.int64())),
-    ("gateways", pa.list_(pa.float64())),  # drsim.utility.shedding.GatewayStats, with shedding
-    ("fetched", pa.list_(pa.int64())),  # drsim.utility.fetching.FetchCounts, with remote data
-    # with lost readings (drsim.utility.readings; null without): per reading slot of the program,
-    # the readings lost; households by the test at which they first fall silent (tests + 1,
-    # the last: never) then silent spells per test; and, on the traditional pass, what the
-    # utility sees of the deficit (:func:`seen_reduction`)
-    ("lost", pa.list_(pa.int64())), ("silent", pa.list_(pa.int64())),
-    ("seen", pa.list_(pa.float64())),
-    ("missing", pa.list_(pa.int64()))])  # (tests, max_missing + 1) user events by missing
-MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary())])
+    ("replica_flags", pa.list_(pa.int64()))])
 #: meter work per test: events processed, partial matches, user events, readings shed,
 #: remote-data requests
 WORK_ROWS = 5
@@ -105,14 +94,15 @@ UTILITY = -1  # the group column of the utility's rows
 
 # --------------------------------------------------------------------------- chunk tasks
 def simulation_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: MonitoringPlan | None,
-                    index: int, models: tuple[bytes, ...] | None = None,
+                    index: int, prepared: Mapping[str, tuple[Any, ...]] | None = None,
                     export_readings: bool = False) -> dict[str, pa.RecordBatch]:
     """The baseline, expected and traditional passes of chunk ``index``: its loads and
     participants (``loads``, ``chunks``) and, with a monitoring ``plan``, the meter tier's
     output (``meter``, ``events``), each active monitoring feature's
     (:func:`feature_batches`) and, with ``export_readings``, the traditional pass's
-    meter readings (``readings``, :func:`meter_readings`); with load shedding, ``models``
-    holds each group's pickled cost model of the meter query (:func:`cost_model_task`)."""
+    meter readings (``readings``, :func:`meter_readings`); ``prepared``: the values of
+    the features' stages before the passes, by feature
+    (:meth:`~drsim.utility.features.MonitoringFeature.preparations`)."""
     chunk = chunks[index]
     started = time.perf_counter()
     features = () if plan is None else active_features(scenario)
@@ -120,11 +110,9 @@ def simulation_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: Monitor
                             keep_runs=any(f.needs_runs for f in features))
     out = {"loads": loads_batch(scenario, result)}
     if plan is not None:
-        model = None if models is None else pickle.loads(models[chunk.group])
-        out["meter"], out["events"] = _meter_batches(scenario, plan, result, model)
-        out.update(feature_batches(scenario, plan, result, features))
+        out.update(_meter_batches(scenario, plan, result, features, prepared or {}))
         if export_readings:
-            out["readings"] = meter_readings(scenario, plan, result)
+            out["readings"] = meter_readings(plan, result, features)
     out["chunks"] = chunk_batch(result, time.perf_counter() - started,
                                 enrolled(scenario, result.population))
     return out
@@ -177,37 +165,36 @@ def stream_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: MonitoringP
             "meter": pa.RecordBatch.from_pylist([meter], schema=METER)}
 
 
-def meter_readings(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
-                   ) -> pa.RecordBatch:
+def meter_readings(plan: MonitoringPlan, result: ChunkResult,
+                   features: tuple[MonitoringFeature, ...]) -> pa.RecordBatch:
     """The traditional pass's meter readings of a chunk over the program, as
     ``drsim run --export-readings`` writes them (:mod:`drsim.pipeline.recorded`): P, the
     meters' registers ``accLoad`` (:func:`drsim.utility.monitoring.accumulated_kwh` at every
-    minute), B̂ and P̂; with lost readings (:mod:`drsim.utility.readings`) a lost one has no
-    load."""
-    pop, chunk = result.population, result.chunk
+    minute), B̂ and P̂; a reading a monitoring feature loses on the way
+    (:meth:`~drsim.utility.features.MonitoringFeature.readings_lost`) has no load."""
+    chunk = result.chunk
     kw, est = result.window_kw["traditional"], result.estimate_window_kw
     minutes = np.arange(plan.t_start, plan.t_end)
-    lost = None
-    loss = scenario.meters.reading_loss
-    if loss is not None and loss.active:
-        slots = reading_minutes(plan.t_start, plan.t_end, plan.reading)
-        lost = lost_readings(loss, scenario.seed, pop.ids, slots)[
-            :, slot_of(minutes, plan.t_start, plan.reading)]
+    at = FeatureChunk(plan, chunk.index, chunk.group, result.population.ids)
+    masks = [mask for mask in (f.readings_lost(at) for f in features) if mask is not None]
     return readings_batch(chunk.index, chunk.group, chunk.first, plan.t_start, kw,
                           accumulated_kwh(kw, plan.t_start, minutes), est["baseline"],
-                          est["expected"], lost)
+                          est["expected"], np.logical_or.reduce(masks) if masks else None)
 
 
-def cost_model_task(scenario: Scenario, plan: MonitoringPlan, group: int
-                    ) -> dict[str, pa.RecordBatch]:
-    """The utility's cost model of the meter query for ``group``, pickled
-    (:func:`drsim.utility.shedding.fit_meter_model`), fitted on the previous day's
-    households, simulated here (:func:`drsim.utility.shedding.history_day`)."""
-    day, first, n = history_day(scenario, group)
-    history = simulate_chunk(day, Chunk(0, first, n, group), households=True)
-    model = fit_meter_model(scenario, plan, group, history)
-    return {"models": pa.RecordBatch.from_pylist(
-        [{"group": group, "model": pickle.dumps(model)}], schema=MODELS)}
+def simulate_households(scenario: Scenario, first: int, count: int, group: int
+                        ) -> ChunkResult:
+    """Households ``first`` .. ``first + count - 1`` of ``group`` simulated with their
+    estimates: what a monitoring feature's stage before the passes may simulate
+    (load shedding's previous day)."""
+    return simulate_chunk(scenario, Chunk(0, first, count, group), households=True)
+
+
+def preparation_task(preparation: Preparation, index: int) -> dict[str, pa.RecordBatch]:
+    """Task ``index`` of a monitoring feature's stage before the passes, its rows as
+    ``prepared``."""
+    return {"prepared": pa.RecordBatch.from_pydict(dict(preparation.task(index)),
+                                                   schema=preparation.schema)}
 
 
 def adaptive_task(scenario: Scenario, chunks: tuple[Chunk, ...], second: SecondEvent,
@@ -305,87 +292,82 @@ def participant_sums(rows: pd.DataFrame) -> ParticipantSums:
 
 
 def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult,
-                   model: Any = None) -> tuple[pa.RecordBatch, pa.RecordBatch]:
-    """Listing 6.1 on the chunk's households for each monitored pass: the meter tier's
-    work per test time (events processed, partial matches, user events, readings shed),
-    the households counted by the test of their first flag and by their realised Eq. 6.2
-    compliance (:func:`outcome_counts`), the user events, and, on the expected pass, the
-    replicas' flags per test time when γ is estimated from the expected response. With
-    load shedding (``model``: the group's cost model) each pass is monitored twice, under
-    the bound (the pass's own name) and unshed (:func:`drsim.utility.shedding.bl_name`), each
-    with its gateways' figures (:class:`drsim.utility.shedding.GatewayStats`). With lost
-    readings (:mod:`drsim.utility.readings`, the same in every pass) the meter tier sees only
-    what arrives, and the row carries the lost readings, the silent meters and, on the
-    traditional pass, the seen households' reduction (:func:`seen_reduction`)."""
+                   features: tuple[MonitoringFeature, ...],
+                   prepared: Mapping[str, tuple[Any, ...]]) -> dict[str, pa.RecordBatch]:
+    """Listing 6.1 on the chunk's households for each monitored pass (``meter``,
+    ``events``): the meter tier's work per test time (events processed, partial matches,
+    user events, readings shed), the households counted by the test of their first flag
+    and by their realised Eq. 6.2 compliance (:func:`outcome_counts`), the user events,
+    and, on the expected pass, the replicas' flags per test time when γ is estimated from
+    the expected response; and each active monitoring feature's rows of the passes
+    (:func:`feature_batches`). The features give the meter tier its inputs
+    (:func:`meter_inputs`) and may run it their own way
+    (:meth:`~drsim.utility.features.MonitoringFeature.meter_runs`: load shedding runs
+    each pass twice, under the bound and unshed, the twin under a name of its own)."""
     pop, chunk = result.population, result.chunk
     times = plan.test_times
     est = result.estimate_window_kw
     expected_acc = accumulated_kwh(est["expected"], plan.t_start, times)
-    shedding, remote = scenario.monitoring.shedding, scenario.monitoring.remote
-    first = scenario.group_ranges()[chunk.group][0]
-    fetch = None if remote is None else \
-        partial(MeterFetch, plan, remote, pop.ids, first, scenario.seed)
-    loss = scenario.meters.reading_loss
-    lost = lost_tests = None
-    if loss is not None and loss.active:
-        slots = reading_minutes(plan.t_start, plan.t_end, plan.reading)
-        lost = lost_readings(loss, scenario.seed, pop.ids, slots)
-        lost_tests = lost[:, slot_of(times, plan.t_start, plan.reading)]
-    meter, events = [], []
+    schedules = pass_schedules(scenario, chunk.group)
+    at = FeatureChunk(plan, chunk.index, chunk.group, pop.ids, result.runs,
+                      prepared=prepared)
+
+    def plain(name: str, acc: np.ndarray, expected: np.ndarray,
+              inputs: Callable[[], Mapping[str, Any]]) -> list[MeterRun]:
+        return [MeterRun(name, meter_tier(plan, pop.ids, chunk.group, acc, expected,
+                                          **inputs()))]
+
+    run = plain
+    for feature in features:
+        run = feature.meter_runs(at, run)
+    meter, events, parts = [], [], []
     for name in MONITORED:
         acc = accumulated_kwh(result.window_kw[name], plan.t_start, times)
-        if shedding is None:
-            runs = [(name, meter_tier(plan, pop.ids, chunk.group, acc, expected_acc,
-                                      fetch=None if fetch is None else fetch(),
-                                      lost=lost_tests), None)]
-        else:
-            bl, bl_stats, op, op_stats = shed_meter_tier(plan, shedding, model, pop.ids,
-                                                         chunk.group, first, acc,
-                                                         expected_acc, fetch)
-            runs = [(name, op, op_stats), (bl_name(name), bl, bl_stats)]
+        runs = run(name, acc, expected_acc, partial(meter_inputs, features, at))
         flags = _replica_flags(plan, result) if name == "expected" else None
         noncompliant = _noncompliant(result, name)
-        seen = None
-        if lost is not None and name == "traditional":
-            seen = seen_reduction(plan, lost, est["baseline"], result.window_kw[name],
-                                  est["expected"]).ravel()
-        for label, m, stats in runs:
-            own = label == name
-            meter.append(meter_row(plan, chunk, label, m, noncompliant, lost, seen=seen,
-                                   replica_flags=flags if own else None,
-                                   gateways=None if stats is None else stats.as_list()))
-            events.append(event_row(chunk, label, m))
-    return (pa.RecordBatch.from_pylist(meter, schema=METER),
-            pa.RecordBatch.from_pylist(events, schema=EVENTS))
+        for r in runs:
+            meter.append(meter_row(plan, chunk, r.label, r.result, noncompliant,
+                                   replica_flags=flags if r.label == name else None))
+            events.append(event_row(chunk, r.label, r.result))
+        signals = tuple((r.announce, r.start, r.end) for r in (
+            e.resolve(scenario.dr_program.notice_minutes, pop.follow_through)
+            for e in schedules[name]))
+        parts.append((replace(at, signals=signals, meter=runs[0].result,
+                              meter_runs=tuple(runs), window={
+                                  "load": result.window_kw[name],
+                                  "baseline": est["baseline"], "expected": est["expected"]}),
+                      name))
+    return {"meter": pa.RecordBatch.from_pylist(meter, schema=METER),
+            "events": pa.RecordBatch.from_pylist(events, schema=EVENTS),
+            **feature_batches(features, parts)}
+
+
+def meter_inputs(features: tuple[MonitoringFeature, ...], chunk: FeatureChunk
+                 ) -> dict[str, Any]:
+    """The monitoring features' keyword arguments of the meter tier of ``chunk``
+    (:meth:`~drsim.utility.features.MonitoringFeature.meter_inputs`)."""
+    out: dict[str, Any] = {}
+    for feature in features:
+        out.update(feature.meter_inputs(chunk))
+    return out
 
 
 def meter_row(plan: MonitoringPlan, chunk: Chunk, label: str, m: MeterResult,
-              noncompliant: np.ndarray, lost: np.ndarray | None = None, **fields: Any
-              ) -> dict[str, Any]:
+              noncompliant: np.ndarray, **fields: Any) -> dict[str, Any]:
     """The row of :data:`METER` of one chunk's meter tier ``m`` on pass ``label``:
-    ``noncompliant`` per household (Eq. 6.2, realised), ``lost`` (households, reading
-    slots) with lost readings, and the other columns' values in ``fields`` (null when not
-    given)."""
+    ``noncompliant`` per household (Eq. 6.2, realised), and the other columns' values in
+    ``fields`` (null when not given)."""
     times = plan.test_times
     n = len(m.first_flag)
     # readings a gateway did not report (load shedding): not those lost on the way
     dropped = 0 if m.lost is None or plan.max_missing >= 1 else m.lost
     shed = n - m.processed - dropped
-    silent = missing = None
-    if m.lost is not None:
-        silent = np.concatenate([outcome_counts(times, m.first_silent,
-                                                np.zeros(n, bool))[:, 0], m.silent_spells])
-        missing = np.zeros((len(times), plan.max_missing + 1), dtype=np.int64)
-        np.add.at(missing, (np.searchsorted(times, m.events["time"].to_numpy()),
-                            m.events["missing"].to_numpy()), 1)
-        missing = missing.ravel()
     return {**dict.fromkeys(METER.names), **fields,
             "chunk": chunk.index, "group": chunk.group, "pass": label,
             "work": np.concatenate([m.processed, m.partial_matches, m.outputs, shed,
                                     m.fetches]),
-            "outcomes": outcome_counts(times, m.first_flag, noncompliant).ravel(),
-            "fetched": m.fetched, "lost": None if lost is None else lost.sum(axis=0),
-            "silent": silent, "missing": missing}
+            "outcomes": outcome_counts(times, m.first_flag, noncompliant).ravel()}
 
 
 def event_row(chunk: Chunk, label: str, m: MeterResult) -> dict[str, Any]:
@@ -395,51 +377,25 @@ def event_row(chunk: Chunk, label: str, m: MeterResult) -> dict[str, Any]:
                                                    "missing")}}
 
 
-def feature_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult,
-                    features: tuple[MonitoringFeature, ...]) -> dict[str, pa.RecordBatch]:
-    """Each monitoring feature's rows (:meth:`MonitoringFeature.chunk_rows`) of the chunk's
-    monitored passes, under its output name (:func:`drsim.utility.features.feature_output`),
-    the chunk, group and pass before its columns."""
-    pop, chunk = result.population, result.chunk
-    schedules = pass_schedules(scenario, chunk.group)
-    signals = {name: tuple((r.announce, r.start, r.end) for r in (
-        e.resolve(scenario.dr_program.notice_minutes, pop.follow_through)
-        for e in schedules[name])) for name in MONITORED}
+def feature_batches(features: tuple[MonitoringFeature, ...],
+                    parts: list[tuple[FeatureChunk, str]]) -> dict[str, pa.RecordBatch]:
+    """Each monitoring feature's rows (:meth:`MonitoringFeature.chunk_rows`) of a chunk's
+    monitored passes (``parts``: the chunk as the feature reads it, and the pass), under
+    its output name (:func:`drsim.utility.features.feature_output`), the chunk, group and
+    pass before its columns."""
     out = {}
     for feature in features:
         schema = feature_schema(feature)
         columns: dict[str, list[Any]] = {f.name: [] for f in schema}
-        for name in MONITORED:
-            rows = feature.chunk_rows(FeatureChunk(plan, chunk.index, chunk.group, pop.ids,
-                                                   result.runs, signals[name]), name)
+        for chunk, name in parts:
+            rows = feature.chunk_rows(chunk, name)
             n = len(rows[feature.schema.names[0]])
-            for key, value in (("chunk", chunk.index), ("group", chunk.group), ("pass", name)):
+            for key, value in (("chunk", chunk.chunk), ("group", chunk.group), ("pass", name)):
                 columns[key] += [value] * n
             for f in feature.schema:
                 columns[f.name] += list(rows[f.name])
         out[feature_output(feature.name)] = pa.RecordBatch.from_pydict(columns, schema=schema)
     return out
-
-
-def seen_reduction(plan: MonitoringPlan, lost: np.ndarray, baseline_kw: np.ndarray,
-                   load_kw: np.ndarray, expected_kw: np.ndarray) -> np.ndarray:
-    """(3, minutes of the program): for a reading at each minute from ``t_start``, the
-    households whose reading there arrives, and over them the reduction realised and
-    expected from ``t_start`` up to that minute, Σ (B̂ − P) and Σ (B̂ − P̂), in whole
-    µkW·min (exact for any chunking); what the utility reads of the deficit at t_nc
-    (docs/decisions.md, "Lost meter readings").
-
-    ``lost``: (households, reading slots); the others (households, minutes) [kW]."""
-    minutes = np.arange(plan.t_start, plan.t_end)
-    arrived = ~lost[:, slot_of(minutes, plan.t_start, plan.reading)]
-
-    def upto(kw: np.ndarray) -> np.ndarray:  # whole µkW·min before each minute
-        cum = np.cumsum(micro_kw(baseline_kw) - micro_kw(kw), axis=1)
-        return np.concatenate([np.zeros((len(cum), 1)), cum[:, :-1]], axis=1)
-
-    return np.stack([arrived.sum(axis=0).astype(np.float64),
-                     np.where(arrived, upto(load_kw), 0.0).sum(axis=0),
-                     np.where(arrived, upto(expected_kw), 0.0).sum(axis=0)])
 
 
 def outcome_counts(test_times: np.ndarray, first_flag: np.ndarray, noncompliant: np.ndarray
@@ -484,20 +440,21 @@ def user_events(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thresholds,
-                 rows: pd.DataFrame, gamma_delays: np.ndarray | None = None) -> pd.DataFrame:
+                 rows: pd.DataFrame,
+                 alert_delays: Callable[[pd.DataFrame, int], np.ndarray] | None = None
+                 ) -> pd.DataFrame:
     """Listing 6.2 at the leader of one group for one pass, over its chunks' user events
     (rows of :data:`EVENTS`); its alerts, group events and work per tick (:data:`TIERS`).
-    A group with no user event sends nothing. ``gamma_delays``: with remote data, the
-    (groups, tests) delays of the leaders' γ fetches [min]
-    (:func:`drsim.utility.fetching.group_fetch_delays`), which with the user events' own delays
-    hold its alerts back (:func:`drsim.utility.fetching.alert_shift`)."""
+    A group with no user event sends nothing. ``alert_delays(events, group)``: the whole
+    minutes after each test time until the leader knows its alert (with remote data,
+    :class:`drsim.utility.fetching_feature.AlertDelays`: the leaders' γ fetches and the
+    user events' own delays); none: at once."""
     events = user_events(rows)
     if not len(events):
         return pd.DataFrame({f.name: pd.Series(dtype=f.type.to_pandas_dtype())
                              for f in TIERS})
     name, group = str(rows["pass"].iloc[0]), int(rows["group"].iloc[0])
-    shift = None if gamma_delays is None else \
-        alert_shift(plan, events, gamma_delays[group])
+    shift = None if alert_delays is None else alert_delays(events, group)
     g = group_tier(plan, group, sizes[group], events, thresholds.table(group), shift)
     out = [(name, group, "alert", int(t), float(v), 0, 0)
            for t, v in zip(g.alerts["time"], g.alerts["sumAccLoad"], strict=True)]

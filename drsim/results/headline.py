@@ -17,17 +17,8 @@ from rich.table import Table
 from rich.text import Text
 
 from drsim.pipeline.pass_names import DR_PASSES, MONITORED
-from drsim.units import clock
 from drsim.utility.feature_registry import REGISTERED
-
-MISSING = "—"
-
-
-def _real(value: Any) -> float | None:
-    """A finite real number, else None (text and booleans are not numbers here)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
+from drsim.utility.features import MISSING, pair_cell, real, share_cell, time_cell
 
 
 def _first(summary: Any, *dotted: str) -> Any:
@@ -52,21 +43,8 @@ def _get(summary: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
 
 
 def _fmt_mwh(value: Any) -> str:
-    number = _real(value)
+    number = real(value)
     return f"{number:.2f}" if number is not None else "none" if value is None else str(value)
-
-
-def _fmt_time(value: Any) -> str:
-    if value is None:
-        return "none"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return clock(int(value))
-    return str(value)
-
-
-def _fmt_share(value: Any) -> str:
-    number = _real(value)
-    return f"{number:.3f}" if number is not None else "n/a" if value is None else str(value)
 
 
 def _fmt_groups(value: Any, summary: Mapping[str, Any]) -> str:
@@ -83,18 +61,9 @@ def _fmt_groups(value: Any, summary: Mapping[str, Any]) -> str:
     return f"{count} of {total}" if total is not None else str(count)
 
 
-def _fmt_pair(section: Any, first: str, second: str) -> str:
-    """"0.878 / 0.305": two shares of a summary section."""
-    cells = []
-    for key in (first, second):
-        found, value = _get(section, key) if isinstance(section, Mapping) else (False, None)
-        cells.append(_fmt_share(value) if found else MISSING)
-    return " / ".join(cells)
-
-
 def _fmt_reduction(mwh: Any, expected: Any) -> str:
     """"12.58 (58.9 %)": a reduction and its share of the expected one."""
-    number, whole = _real(mwh), _real(expected)
+    number, whole = real(mwh), real(expected)
     if number is None:
         return _fmt_mwh(mwh)
     share = f" ({100.0 * number / whole:.1f} %)" if whole else ""
@@ -128,58 +97,19 @@ def run_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ..
             lambda v: _fmt_reduction(v, expected), f"reduction_mwh.{name}",
             lambda v: _fmt_reduction(v, ref_expected))
     row("utility non-compliance predicted", "prediction.utility_noncompliance_time",
-        _fmt_time, "utility_noncompliance_time")
+        time_cell, "utility_noncompliance_time")
     row("groups compliant at prediction", "prediction.groups_compliant_at_prediction",
         lambda v: _fmt_groups(v, summary), "groups_compliant_at_prediction",
         lambda v: _fmt_groups(v, summary))
     row("prediction on the expected pass", "prediction.expected_pass_noncompliance_time",
-        _fmt_time)
+        time_cell)
     row("household precision / recall, while tested", "prediction",
-        lambda p: _fmt_pair(p, "household_precision", "household_recall"))
+        lambda p: pair_cell(p, "household_precision", "household_recall"))
     row("household precision / recall, whole program", "prediction",
-        lambda p: _fmt_pair(p, "household_precision_whole_program",
+        lambda p: pair_cell(p, "household_precision_whole_program",
                             "household_recall_whole_program"))
-    found, shed = _get(summary, "shedding")
-    if found and isinstance(shed, Mapping):
-        op, bl = shed.get("op", {}), shed.get("bl", {})
-
-        def pair(a: Any, b: Any, fmt=str) -> tuple[str, ...]:
-            return (f"{fmt(a)} (unshed: {fmt(b)})",) + (("",) if ref is not None else ())
-
-        share = shed.get("op_share_of_bl", {})
-        rows.append(("load shedding (OP), prediction",
-                     *pair(op.get("utility_noncompliance_time"),
-                           bl.get("utility_noncompliance_time"), _fmt_time)))
-        rows.append(("OP communication / computation, share of unshed",
-                     _fmt_pair(share, "communication", "computation"),
-                     *(("",) if ref is not None else ())))
-        meter_op, meter_bl = op.get("meter_tier", {}), bl.get("meter_tier", {})
-        rows.append(("OP gateway latency avg, min",
-                     *pair(meter_op.get("latency_avg_minutes"),
-                           meter_bl.get("latency_avg_minutes"), _fmt_share)))
-        rows.append(("OP readings / runs shed",
-                     f"{meter_op.get('readings_shed')} / {meter_op.get('runs_shed')}",
-                     *(("",) if ref is not None else ())))
-    found, remote = _get(summary, "remote")
-    if found and isinstance(remote, Mapping):
-        meter = remote.get("meter_tier", {})
-        delay = meter.get("data_delay_avg_seconds")
-        rows.append((f"profiles fetched ({remote.get('config', {}).get('strategy')}): "
-                     "requests / MB / waited s / avg delay s",
-                     f"{meter.get('requests')} / {meter.get('bytes', 0) / 1e6:.2f} / "
-                     f"{meter.get('waited_seconds', 0):.0f} / "
-                     f"{'n/a' if delay is None else f'{delay:.2f}'}",
-                     *(("",) if ref is not None else ())))
-    found, lost = _get(summary, "monitoring.lost_readings")
-    if found and isinstance(lost, Mapping):
-        _, k = _get(summary, "monitoring.max_missing")
-        _, silent = _get(summary, "monitoring.meters_silent.total")
-        share = _real(lost.get("share_of_readings_lost"))
-        rows.append((f"readings lost / meters silent (max_missing {k})",
-                     f"{'n/a' if share is None else f'{100 * share:.1f} %'} / {silent}",
-                     *(("",) if ref is not None else ())))
     for feature in REGISTERED:  # the monitoring features' own rows
-        found, section = _get(summary, feature.name)
+        found, section = _get(summary, feature.section or feature.name)
         rows += [(label, value, *(("",) if ref is not None else ()))
                  for label, value in (feature.headline(section) if found else [])]
     columns = ["quantity", "this run"] + ([] if ref is None else ["reference"])
@@ -241,13 +171,13 @@ def monitor_table(summary: Mapping[str, Any]) -> tuple[list[str], list[tuple[str
     row("readings: rows / bad rows dropped / lost", lambda n, bad, lost:
         f"{n:,} / {sum(bad.values()):,} / {lost:,}", "readings.rows",
         "readings.bad_rows_dropped", "readings.lost_readings")
-    row("utility non-compliance predicted", _fmt_time, "prediction.utility_noncompliance_time")
+    row("utility non-compliance predicted", time_cell, "prediction.utility_noncompliance_time")
     row("groups compliant at prediction", lambda v: _fmt_groups(v, summary),
         "prediction.groups_compliant_at_prediction")
     row("groups latched", lambda times: ", ".join(f"{g} {t}" for g, t in times.items()
                                                   if t) or "none",
         "prediction.group_noncompliance_times")
-    row("reduction realised at t_nc, share of expected", _fmt_share,
+    row("reduction realised at t_nc, share of expected", share_cell,
         "deficit_at_prediction.share_of_expected")
     row("second event", lambda e: "none" if e is None else f"{e['start']}–{e['end']}",
         "second_event")

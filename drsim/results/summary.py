@@ -12,21 +12,20 @@ import hashlib
 import json
 import os
 import subprocess
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from drsim.pipeline.evaluation import loss_report, precision_recall, stops
+from drsim.pipeline.evaluation import precision_recall, stops
 from drsim.pipeline.memory import peak_rss_bytes, process_peak_rss_bytes
 from drsim.pipeline.pass_names import DR_PASSES
-from drsim.pipeline.stages import Run, Simulation
+from drsim.pipeline.stages import Run, Simulation, pass_costs
 from drsim.scenario import Scenario
 from drsim.units import DAY, clock, mwh
 from drsim.utility.feature_registry import features_of
+from drsim.utility.features import FeatureRun, MonitoringFeature
 from drsim.utility.monitoring import CHANGES, NOT_LATCHED
-from drsim.utility.shedding import bl_name
 from drsim.utility.threshold_policy import threshold_policy
 
 EVENING = (16 * 60, 22 * 60)  # the evening peak is looked for in [16:00, 22:00)
@@ -196,8 +195,8 @@ def _run_sections(run: Run) -> dict[str, Any]:
     precision_all, recall_all, _ = precision_recall(outcomes, plan.test_times, whole)
     prediction = _prediction(run)
     gamma = prediction.pop("gamma_user")
-    loop = _loop_sections(run)
-    remote = loop.pop("remote")
+    loop = _loop_sections(run, features_of(scenario))
+    own = loop.pop("features")
     return {
         "prediction": {
             **prediction,
@@ -214,10 +213,7 @@ def _run_sections(run: Run) -> dict[str, Any]:
             "gamma_user": gamma,
         },
         **loop,
-        "shedding": _shedding(run, partial(_times, names)),
-        "remote": remote,
-        **{f.name: f.summary(run.monitored.features.get(f.name))
-           for f in features_of(scenario)},
+        **own,
     }
 
 
@@ -244,12 +240,14 @@ def _prediction(run: Run) -> dict[str, Any]:
     }
 
 
-def _loop_sections(run: Run) -> dict[str, Any]:
-    """What the utility knew at t_nc, the second event and its incentive, the costs, the
-    monitoring's settings and lost readings, and remote data."""
+def _loop_sections(run: Run, features: tuple[MonitoringFeature, ...]) -> dict[str, Any]:
+    """What the utility knew at t_nc, the second event and its incentive, the costs and
+    the monitoring's settings, with the sections of the monitoring ``features`` (under
+    ``features``, those of their own)."""
     scenario = run.simulation.scenario
     plan = run.monitored.plan
     second = run.second
+    sections = _feature_sections(run, features)
     return {
         "deficit_at_prediction": run.deficit,
         "second_event": None if second is None else {
@@ -262,9 +260,30 @@ def _loop_sections(run: Run) -> dict[str, Any]:
         "monitoring": {"test_times": [clock(t) for t in plan.test_times.tolist()],
                        "changes_from_printed_listings": CHANGES,
                        "queries_overridden": sorted(scenario.monitoring.queries),
-                       **_loss(run, [g.name for g in scenario.groups])},
-        "remote": _remote(run),
+                       **sections.pop("monitoring", {})},
+        "features": sections.pop(None, {}),
     }
+
+
+def _feature_sections(run: Run, features: tuple[MonitoringFeature, ...]
+                      ) -> dict[str | None, dict[str, Any]]:
+    """The monitoring features' parts of summary.json, by the section their keys join
+    (None: sections of their own, by name)."""
+    scenario, monitored = run.simulation.scenario, run.monitored
+    view = FeatureRun(monitored.plan, tuple(g.name for g in scenario.groups),
+                      np.array(scenario.group_sizes(), dtype=np.int64), monitored.outcome,
+                      {name: stops(monitored.plan, outcome)
+                       for name, outcome in monitored.outcome.items()},
+                      lambda name: run.costs if name == "traditional"
+                      else pass_costs(scenario, monitored, name))
+    out: dict[str | None, dict[str, Any]] = {}
+    for feature in features:
+        part = feature.summary(monitored.features.get(feature.name), view)
+        if feature.section is None:
+            out.setdefault(None, {})[feature.name] = part
+        else:
+            out.setdefault(feature.section, {}).update(part)
+    return out
 
 
 def build_monitoring(run: Run, readings: dict[str, Any], thresholds_from: str,
@@ -280,7 +299,7 @@ def build_monitoring(run: Run, readings: dict[str, Any], thresholds_from: str,
         "code_version": code_version(),
         "readings": readings,
         "prediction": {**_prediction(run), "thresholds_from": thresholds_from},
-        **_loop_sections(run),
+        **_monitor_sections(run),
         "backend": _backend(simulation),
         "timings": _timings(simulation),
         "resources": _resources(simulation),
@@ -288,87 +307,13 @@ def build_monitoring(run: Run, readings: dict[str, Any], thresholds_from: str,
     }, streaming)
 
 
-def _loss(run: Run, names: list[str]) -> dict[str, Any]:
-    """Lost readings (drsim.utility.readings): the settings, and on the traditional pass (as
-    deployed) and the expected pass the readings lost and the meters silent."""
-    scenario, monitored = run.simulation.scenario, run.monitored
-    loss = scenario.meters.reading_loss
-    out: dict[str, Any] = {
-        "max_missing": monitored.plan.max_missing,
-        "reading_loss": None if loss is None else loss.model_dump(mode="json")}
-    if loss is None and monitored.lost is None:  # (drsim monitor: lost in the readings)
-        return {**out, "meters_silent": None, "lost_readings": None}
-    plan = monitored.plan
-    sizes = np.array(scenario.group_sizes(), dtype=np.int64)
-    lost, first_silent = monitored.lost, monitored.first_silent
-    if lost is None:  # a loss model that loses nothing (rate 0, no dark meters)
-        k = len(plan.test_times)
-        lost = np.zeros((len(names), len(range(plan.t_start, plan.t_end, plan.reading))),
-                        dtype=np.int64)
-        first_silent = np.zeros((len(names), k + 1), dtype=np.int64)
-        first_silent[:, k] = sizes
-    report = {name: loss_report(plan, sizes, lost, first_silent,
-                                stops(plan, monitored.outcome[name]), names)
-              for name in ("traditional", "expected") if name in monitored.outcome}
-    trad = report["traditional"]
-    expected = {k: report["expected"][k] for k in ("readings_lost", "share_of_readings_lost",
-                                                   "test_readings_lost")} \
-        if "expected" in report else None
-    return {**out, "meters_silent": trad.pop("meters_silent"),
-            "lost_readings": {**trad, "expected_pass": expected,
-                              "user_events_by_missing": _missing_counts(run)}}
-
-
-def _missing_counts(run: Run) -> dict[str, int] | None:
-    """User events of the traditional pass by the lost test slots in their run (until
-    monitoring stopped): how many predictions rest on inserted slots."""
-    work = run.monitored.missing_counts
-    if work is None:  # nothing lost: every user event of the traditional pass is exact
-        work = [run.costs["communication"]["user_events"]]
-    return {str(k): int(v) for k, v in enumerate(work)}
-
-
-def _remote(run: Run) -> dict[str, Any] | None:
-    """The profiles fetched from the utility (drsim.utility.fetching): the configuration, per
-    tier what was fetched and waited for on the traditional pass, and the prediction."""
-    scenario = run.simulation.scenario
-    cfg = scenario.monitoring.remote
-    if cfg is None:
-        return None
-    monitored, trad = run.monitored, run.monitored.outcome["traditional"]
-    return {"config": cfg.model_dump(mode="json"),
-            "day_of_adjustment": None if scenario.baseline.day_of_adjustment is None
-            else scenario.baseline.day_of_adjustment.model_dump(mode="json"),
-            "meter_tier": monitored.fetches["traditional"].summary(),
-            "group_tier": monitored.group_fetches.summary(),
-            "utility_tier": "no remote data",
-            "utility_noncompliance_time": clock(trad.t_nc) if trad.predicted else None}
-
-
-def _shedding(run: Run, times: Any) -> dict[str, Any] | None:
-    """The optimised monitoring (OP, load shedding) beside the unshed one (BL) on the same
-    households: per configuration the meter tier's gateways (readings and runs shed, work,
-    utilisation, latency), the costs as deployed and the prediction (drsim.utility.shedding)."""
-    cfg = run.simulation.scenario.monitoring.shedding
-    if cfg is None:
-        return None
-    monitored = run.monitored
-
-    def side(name: str, cost: dict[str, Any]) -> dict[str, Any]:
-        outcome = monitored.outcome[name]
-        return {"meter_tier": monitored.gateways[name].summary(),
-                "group_tier": "no shedding", "utility_tier": "no shedding",
-                "communication": cost["communication"]["total"],
-                "computation": cost["computation"]["total"],
-                "utility_noncompliance_time": clock(outcome.t_nc) if outcome.predicted
-                else None,
-                "group_noncompliance_times": times(outcome.latch)}
-
-    op = side("traditional", run.costs)
-    bl = side(bl_name("traditional"), run.unshed_costs)
-    return {"config": cfg.model_dump(), "op": op, "bl": bl,
-            "op_share_of_bl": {k: op[k] / bl[k] if bl[k] else None
-                               for k in ("communication", "computation")}}
+def _monitor_sections(run: Run) -> dict[str, Any]:
+    """``drsim monitor``'s sections of the closed loop, with those of the monitoring
+    features that readings can feed."""
+    loop = _loop_sections(run, tuple(f for f in features_of(run.simulation.scenario)
+                                     if f.readings_refusal is None))
+    own = loop.pop("features")
+    return {**loop, **own}
 
 
 def _per_household(costs: dict[str, Any], households: int) -> dict[str, Any]:

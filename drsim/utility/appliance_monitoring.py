@@ -359,13 +359,16 @@ class ApplianceQueries(MonitoringFeature):
             out[str(name)] = sums.reindex(list(self.specs)).to_numpy(np.int64)
         return out
 
-    def summary(self, merged: dict[str, np.ndarray] | None) -> dict[str, Any]:
+    def summary(self, merged: dict[str, np.ndarray] | None, run: Any = None
+                ) -> dict[str, Any]:
         """Return ``appliance_queries`` of summary.json (docs/summary.md).
 
         Parameters
         ----------
         merged : dict of str to numpy.ndarray or None
             What :meth:`merge` returned; None without queries.
+        run : drsim.utility.features.FeatureRun, optional
+            The run (not read).
 
         Returns
         -------

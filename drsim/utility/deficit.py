@@ -313,7 +313,7 @@ def reduction_seen(seen: np.ndarray, expected_group_kwh: np.ndarray, sizes: np.n
     seen : numpy.ndarray
         Per minute from ``t_start``, shape (groups, 3, program minutes): households whose
         reading there arrived [households], and their Σ (B̂ − P) and Σ (B̂ − P̂) before
-        it [whole µkW·min] (drsim.pipeline.tasks.seen_reduction).
+        it [whole µkW·min] (drsim.utility.readings_feature.seen_reduction).
     expected_group_kwh : numpy.ndarray
         E_g, shape (groups,) [kWh].
     sizes : numpy.ndarray

@@ -10,11 +10,17 @@ from __future__ import annotations
 from drsim.scenario import Scenario
 from drsim.utility.appliance_monitoring import ApplianceQueries
 from drsim.utility.features import MonitoringFeature
+from drsim.utility.fetching_feature import RemoteProfiles
+from drsim.utility.readings_feature import LostReadings
+from drsim.utility.shedding_feature import LoadShedding
 
 __all__ = ["REGISTERED", "active_features", "features_of"]
 
 #: the features, in the order of their sections in summary.json
 REGISTERED: tuple[type[MonitoringFeature], ...] = (
+    LostReadings,
+    LoadShedding,
+    RemoteProfiles,
     ApplianceQueries,
 )
 

@@ -2,22 +2,26 @@
 
 docs/architecture.md, "How to add a monitoring feature", says how to write one. A
 monitoring feature is something a scenario may add to the three tiers of Listings
-6.1-6.3: appliance-level queries (:mod:`drsim.utility.appliance_monitoring`), and, as they
-move behind this interface, lost readings (:mod:`drsim.utility.readings`), remote profiles
-(:mod:`drsim.utility.fetching`) and load shedding (:mod:`drsim.utility.shedding`). A feature
-is one :class:`MonitoringFeature`: it reads its settings from the scenario, checks them
-before any work, says where it cannot run (a streamed run, recorded readings), computes its
-aggregate of one chunk's monitored pass where the data is, as rows of an Arrow schema of
-its own, merges the chunks' rows on the driver into a typed value, and writes its section
-of summary.json and its lines of the headline from it. The pipeline and the results
-iterate over :func:`drsim.utility.feature_registry.features_of` and never name a feature.
+6.1-6.3: lost readings (:mod:`drsim.utility.readings_feature`), load shedding
+(:mod:`drsim.utility.shedding_feature`), remote profiles
+(:mod:`drsim.utility.fetching_feature`) and appliance-level queries
+(:mod:`drsim.utility.appliance_monitoring`). A feature is one :class:`MonitoringFeature`:
+it reads its settings from the scenario, checks them before any work, says where it
+cannot run (a streamed run, recorded readings), may run a stage before the passes, give
+the meter tier and the group leaders inputs or run the meter tier its own way, computes
+its aggregate of one chunk's monitored pass where the data is, as rows of an Arrow
+schema of its own, merges the chunks' rows on the driver into a typed value, gives the
+costs and the deficit inputs, and writes its section of summary.json and its lines of
+the headline from it. The pipeline and the results iterate over
+:func:`drsim.utility.feature_registry.features_of` and never name a feature.
 """
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -25,14 +29,69 @@ import pandas as pd
 import pyarrow as pa
 
 from drsim.scenario import Scenario
-from drsim.utility.monitoring import MonitoringPlan
+from drsim.units import clock
+from drsim.utility.monitoring import MeterResult, MonitoringPlan
 
-__all__ = ["FEATURE_KEYS", "FeatureChunk", "MonitoringFeature", "feature_output",
-           "feature_schema"]
+__all__ = ["FEATURE_KEYS", "MISSING", "FeatureChunk", "FeatureRun", "MeterRun",
+           "MonitoringFeature", "Preparation", "feature_output", "feature_schema",
+           "pair_cell", "real", "share_cell", "time_cell"]
 
 #: the columns the pipeline puts before a feature's own in each row of its chunk output
 FEATURE_KEYS = pa.schema([("chunk", pa.int64()), ("group", pa.int32()),
                           ("pass", pa.string())])
+MISSING = "—"  # a headline cell whose key the summary lacks
+
+
+@dataclass(frozen=True)
+class MeterRun:
+    """One run of the meter tier on a chunk's monitored pass.
+
+    Attributes
+    ----------
+    label : str
+        The pass it is reported as (a feature's twin passes have names of their own).
+    result : drsim.utility.monitoring.MeterResult
+        The meter tier's result.
+    extra : object
+        What the feature that ran it keeps of the run (None for the plain meter tier).
+    """
+
+    label: str
+    result: MeterResult
+    extra: Any = None
+
+
+#: how a chunk's monitored pass is run through the meter tier: (pass, accLoad, λ, the
+#: features' inputs of one run) -> its runs, the pass's own first
+MeterRuns = Callable[[str, np.ndarray, np.ndarray, Callable[[], Mapping[str, Any]]],
+                     list[MeterRun]]
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """A stage of tasks a feature runs where the data is, before the passes.
+
+    Attributes
+    ----------
+    label : str
+        The stage's name (progress, the backend's job, its time ``<label>_seconds``).
+    count : int
+        Its tasks.
+    schema : pyarrow.Schema
+        The columns of a task's rows.
+    task : callable
+        ``task(index)``: the rows of task ``index`` (a mapping of :attr:`schema`'s
+        columns); picklable, it travels to the workers.
+    finish : callable
+        ``finish(rows)``: the tasks' rows (a pandas.DataFrame) made into the value the
+        chunk tasks read (``FeatureChunk.prepared``), picklable.
+    """
+
+    label: str
+    count: int
+    schema: pa.Schema
+    task: Callable[[int], Mapping[str, Sequence[Any]]]
+    finish: Callable[[pd.DataFrame], Any]
 
 
 @dataclass(frozen=True)
@@ -52,14 +111,62 @@ class FeatureChunk:
         run has :attr:`MonitoringFeature.needs_runs`).
     signals : tuple of (int, int, int)
         (announced, start, end) of each DR event of the pass [minutes since midnight].
+    meter : drsim.utility.monitoring.MeterResult or None
+        The meter tier's result on the pass (None before the meter tier has run).
+    window : mapping of str to numpy.ndarray
+        (households, program minutes) the pass's load ``"load"`` and the utility's
+        estimates ``"baseline"`` and ``"expected"`` over the program [kW] (empty before
+        the meter tier has run).
+    arrived : numpy.ndarray or None
+        (households, program minutes) which recorded readings arrived (``drsim
+        monitor``); None in a simulated run.
+    prepared : mapping of str to tuple
+        Feature name -> the values of its preparations (:meth:`MonitoringFeature.preparations`).
+    meter_runs : tuple of MeterRun
+        The meter tier's runs of the pass, its own first (empty before they run).
     """
 
     plan: MonitoringPlan
     chunk: int
     group: int
     house_ids: np.ndarray
-    runs: Mapping[str, Any]
-    signals: tuple[tuple[int, int, int], ...]
+    runs: Mapping[str, Any] = field(default_factory=dict)
+    signals: tuple[tuple[int, int, int], ...] = ()
+    meter: Any = None
+    window: Mapping[str, np.ndarray] = field(default_factory=dict)
+    arrived: np.ndarray | None = None
+    prepared: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    meter_runs: tuple[MeterRun, ...] = ()
+
+
+@dataclass(frozen=True)
+class FeatureRun:
+    """What the run's tiers hand a feature's summary.
+
+    Attributes
+    ----------
+    plan : drsim.utility.monitoring.MonitoringPlan
+        The monitoring plan of the run.
+    group_names : tuple of str
+        The groups, in order.
+    sizes : numpy.ndarray
+        (groups,) households per group.
+    outcome : mapping of str to drsim.pipeline.evaluation.TierOutcome
+        Monitored pass -> the tiers' latches and prediction ``t_nc``.
+    stops : mapping of str to numpy.ndarray
+        Monitored pass -> (groups,) the last minute each group is tested at the
+        monitoring rate (:func:`drsim.pipeline.evaluation.stops`).
+    costs : callable
+        ``costs(pass)``: a monitored pass's costs as deployed
+        (:func:`drsim.pipeline.evaluation.costs`).
+    """
+
+    plan: MonitoringPlan
+    group_names: tuple[str, ...]
+    sizes: np.ndarray
+    outcome: Mapping[str, Any]
+    stops: Mapping[str, np.ndarray]
+    costs: Callable[[str], Mapping[str, Any]]
 
 
 class MonitoringFeature(ABC):
@@ -91,6 +198,9 @@ class MonitoringFeature(ABC):
         Why recorded meter readings (``drsim monitor``) cannot feed it; None if they can.
     excludes : tuple of str
         The names of the features it cannot run together with.
+    section : str or None
+        The section of summary.json its keys join (None: a section of its own, under
+        :attr:`name`).
     """
 
     name: ClassVar[str]
@@ -100,6 +210,7 @@ class MonitoringFeature(ABC):
     streamed: ClassVar[bool] = False
     readings_refusal: ClassVar[str | None] = None
     excludes: ClassVar[tuple[str, ...]] = ()
+    section: ClassVar[str | None] = None
 
     @classmethod
     @abstractmethod
@@ -131,6 +242,164 @@ class MonitoringFeature(ABC):
             In one line naming the scenario key.
         """
         return None
+
+    def preparations(self, scenario: Scenario, plan: MonitoringPlan,
+                     simulate: Callable[..., Any]) -> tuple[Preparation, ...]:
+        """Return the stages the feature runs before the passes (none by default).
+
+        Parameters
+        ----------
+        scenario : drsim.scenario.Scenario
+            The scenario of the run.
+        plan : drsim.utility.monitoring.MonitoringPlan
+            The monitoring plan.
+        simulate : callable
+            ``simulate(scenario, first, count, group)``: the pipeline's simulation of
+            households ``first`` .. ``first + count - 1`` of ``group``, with their
+            estimates (:class:`drsim.pipeline.passes.ChunkResult`); picklable.
+
+        Returns
+        -------
+        tuple of Preparation
+            Its stages, in order; their values reach the chunk tasks.
+        """
+        return ()
+
+    def passes(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        """Return the monitored passes the tiers report, given those simulated.
+
+        Parameters
+        ----------
+        names : tuple of str
+            The monitored passes so far.
+
+        Returns
+        -------
+        tuple of str
+            ``names`` by default; a feature whose meter tier runs twice adds its twins.
+        """
+        return names
+
+    def meter_runs(self, chunk: FeatureChunk, runs: MeterRuns) -> MeterRuns:
+        """Return how the chunk's passes run through the meter tier.
+
+        Parameters
+        ----------
+        chunk : FeatureChunk
+            The chunk's households and the features' prepared values.
+        runs : callable
+            How they run so far (the plain meter tier, or another feature's).
+
+        Returns
+        -------
+        callable
+            ``runs`` by default; a feature may run the meter tier its own way.
+        """
+        return runs
+
+    def with_readings(self, lost: int) -> MonitoringFeature:
+        """Return the feature as ``drsim monitor`` runs it on recorded readings.
+
+        By default itself; a feature the readings turn on returns itself on.
+
+        Parameters
+        ----------
+        lost : int
+            The readings that did not arrive (``ReadingsCheck.lost``).
+
+        Returns
+        -------
+        MonitoringFeature
+            The feature, possibly turned on by what the readings show.
+        """
+        return self
+
+    def readings_lost(self, chunk: FeatureChunk) -> np.ndarray | None:
+        """Return which of the chunk's meter readings do not reach the head-end.
+
+        None by default: every one does.
+
+        Parameters
+        ----------
+        chunk : FeatureChunk
+            The chunk's households.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            Boolean, (households, program minutes): True where the reading is lost.
+        """
+        return None
+
+    def meter_inputs(self, chunk: FeatureChunk) -> Mapping[str, Any]:
+        """Return the feature's keyword arguments of the meter tier of a chunk.
+
+        Given to :func:`drsim.utility.monitoring.meter_tier`, asked again for each of its
+        runs on the chunk's monitored passes (a fetcher is one run's); none by default.
+
+        Parameters
+        ----------
+        chunk : FeatureChunk
+            The chunk's households, before the meter tier runs.
+
+        Returns
+        -------
+        mapping of str to object
+            Keyword arguments.
+        """
+        return {}
+
+    def group_inputs(self, plan: MonitoringPlan) -> Mapping[str, Any]:
+        """Return the feature's keyword arguments of the group leaders.
+
+        Given to :func:`drsim.pipeline.tasks.group_leader` of every group and pass; none
+        by default.
+
+        Parameters
+        ----------
+        plan : drsim.utility.monitoring.MonitoringPlan
+            The monitoring plan.
+
+        Returns
+        -------
+        mapping of str to object
+            Keyword arguments (picklable: they travel to the workers).
+        """
+        return {}
+
+    def cost_inputs(self, merged: Any) -> Mapping[str, Any]:
+        """Return the feature's keyword arguments of the costs of a monitored pass.
+
+        Given to :func:`drsim.pipeline.evaluation.costs`; none by default.
+
+        Parameters
+        ----------
+        merged : object
+            What :meth:`merge` returned.
+
+        Returns
+        -------
+        mapping of str to object
+            Keyword arguments.
+        """
+        return {}
+
+    def deficit_inputs(self, merged: Any) -> Mapping[str, Any]:
+        """Return the feature's keyword arguments of what the utility knows at t_nc.
+
+        Given to :func:`drsim.pipeline.stages.deficit_at`; none by default.
+
+        Parameters
+        ----------
+        merged : object
+            What :meth:`merge` returned.
+
+        Returns
+        -------
+        mapping of str to object
+            Keyword arguments.
+        """
+        return {}
 
     @abstractmethod
     def chunk_rows(self, chunk: FeatureChunk, name: str) -> Mapping[str, Sequence[Any]]:
@@ -166,18 +435,21 @@ class MonitoringFeature(ABC):
         """
 
     @abstractmethod
-    def summary(self, merged: Any | None) -> Any:
+    def summary(self, merged: Any | None, run: FeatureRun) -> Any:
         """Return the feature's section of a run's summary.json (docs/summary.md).
 
         Parameters
         ----------
         merged : object or None
             What :meth:`merge` returned; None when the feature is off.
+        run : FeatureRun
+            The run's plan, groups, stops and costs.
 
         Returns
         -------
         object
-            A JSON value: the section under :attr:`name`.
+            A JSON value: the section under :attr:`name`, or the keys that join
+            :attr:`section`.
         """
 
     @classmethod
@@ -189,7 +461,8 @@ class MonitoringFeature(ABC):
         Parameters
         ----------
         section : object
-            The feature's section of summary.json (:meth:`summary`).
+            The feature's section of summary.json (:meth:`summary`; :attr:`section`
+            when its keys join another).
 
         Returns
         -------
@@ -229,3 +502,84 @@ def feature_schema(feature: MonitoringFeature) -> pa.Schema:
         The keys, then :attr:`MonitoringFeature.schema`.
     """
     return pa.schema([*FEATURE_KEYS, *feature.schema])
+
+
+def real(value: Any) -> float | None:
+    """Return a finite real number of a summary, else None.
+
+    Parameters
+    ----------
+    value : object
+        A JSON value (text and booleans are not numbers here).
+
+    Returns
+    -------
+    float or None
+        The number.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def time_cell(value: Any) -> str:
+    """Return a headline cell of a clock time ("HH:MM", minutes, or none).
+
+    Parameters
+    ----------
+    value : object
+        The summary's value.
+
+    Returns
+    -------
+    str
+        The cell.
+    """
+    if value is None:
+        return "none"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return clock(int(value))
+    return str(value)
+
+
+def share_cell(value: Any) -> str:
+    """Return a headline cell of a share, three decimals ("n/a" for none).
+
+    Parameters
+    ----------
+    value : object
+        The summary's value.
+
+    Returns
+    -------
+    str
+        The cell.
+    """
+    number = real(value)
+    return f"{number:.3f}" if number is not None else "n/a" if value is None else str(value)
+
+
+def pair_cell(section: Any, first: str, second: str) -> str:
+    """Return a headline cell of two shares of a summary section, "0.878 / 0.305".
+
+    Parameters
+    ----------
+    section : object
+        The section.
+    first, second : str
+        Their keys (a missing one shows :data:`MISSING`).
+
+    Returns
+    -------
+    str
+        The cell.
+    """
+    cells = []
+    for key in (first, second):
+        if isinstance(section, Mapping) and key in section:
+            value = section[key]
+            cells.append(share_cell(None if isinstance(value, float)
+                                    and not math.isfinite(value) else value))
+        else:
+            cells.append(MISSING)
+    return " / ".join(cells)

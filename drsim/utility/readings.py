@@ -32,61 +32,10 @@ import numpy as np
 from drsim.household.rng import uniform
 from drsim.scenario import ReadingLoss
 
-__all__ = ["LOSS_STREAM", "DARK_STREAM", "reading_minutes", "lost_readings", "slot_of",
-           "silence"]
+__all__ = ["LOSS_STREAM", "DARK_STREAM", "lost_readings", "silence"]
 
 LOSS_STREAM = "loss"
 DARK_STREAM = "loss-dark"
-
-
-def reading_minutes(t_start: int, t_end: int, reading: int) -> np.ndarray:
-    """Return the reading slots of the program: ``t_start + j·reading`` before ``t_end``.
-
-    Parameters
-    ----------
-    t_start, t_end : int
-        The program, end excluded [minutes since midnight].
-    reading : int
-        The reading interval [minutes].
-
-    Returns
-    -------
-    numpy.ndarray
-        The slots' minutes, shape (slots,) [minutes since midnight].
-
-    Examples
-    --------
-    >>> reading_minutes(1110, 1120, 3).tolist()
-    [1110, 1113, 1116, 1119]
-    """
-    return np.arange(t_start, t_end, reading, dtype=np.int64)
-
-
-def slot_of(minutes: np.ndarray, t_start: int, reading: int) -> np.ndarray:
-    """Return the slot index of readings at ``minutes``.
-
-    A settlement reading falls in the slot of its minute.
-
-    Parameters
-    ----------
-    minutes : numpy.ndarray
-        The readings' minutes [minutes since midnight].
-    t_start : int
-        The program start [minutes since midnight].
-    reading : int
-        The reading interval [minutes].
-
-    Returns
-    -------
-    numpy.ndarray
-        The slot indices, ``(minutes − t_start) // reading``, shape of ``minutes``.
-
-    Examples
-    --------
-    >>> slot_of(np.array([1110, 1125, 1126]), 1110, 5).tolist()
-    [0, 3, 3]
-    """
-    return (np.asarray(minutes, dtype=np.int64) - t_start) // reading
 
 
 def lost_readings(loss: ReadingLoss | None, seed: int, keys: np.ndarray,
@@ -116,9 +65,9 @@ def lost_readings(loss: ReadingLoss | None, seed: int, keys: np.ndarray,
     keys : numpy.ndarray
         The meters' keys (house ids, or a replica's keys), shape (meters,).
     minutes : numpy.ndarray
-        Consecutive reading slots (:func:`reading_minutes`), the whole program's, so that
-        a burst's chain is the same whatever part of it a caller reads, shape (slots,)
-        [minutes since midnight].
+        Consecutive reading slots (:func:`drsim.utility.reading_slots.reading_minutes`),
+        the whole program's, so that a burst's chain is the same whatever part of it a
+        caller reads, shape (slots,) [minutes since midnight].
 
     Returns
     -------

@@ -35,6 +35,7 @@ first to size each gateway's device, then as the reference the bound is a share 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -310,7 +311,8 @@ def _statistic(latencies: np.ndarray, device: np.ndarray, n: int, kind: str) -> 
 
 def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: np.ndarray,
                     group_id: int, group_first: int, acc_kwh: np.ndarray,
-                    expected_acc_kwh: np.ndarray, fetch: Any = None
+                    expected_acc_kwh: np.ndarray,
+                    inputs: Callable[[], Mapping[str, Any]] | None = None
                     ) -> tuple[MeterResult, GatewayStats, MeterResult, GatewayStats]:
     r"""Run Listing 6.1 on a chunk's gateways, unshed (BL) and under a latency bound (OP).
 
@@ -347,9 +349,11 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
     acc_kwh, expected_acc_kwh : numpy.ndarray
         (households, tests) ``accLoad`` and ``λ[houseID, time]`` as in
         :func:`drsim.utility.monitoring.meter_tier` [kWh].
-    fetch : callable, optional
-        Makes each run's :class:`drsim.utility.fetching.MeterFetch` when λ is remote
-        data.
+    inputs : callable, optional
+        Makes the other keyword arguments of each run of BL and OP
+        (:func:`drsim.utility.monitoring.meter_tier`: the monitoring features', e.g. the
+        :class:`drsim.utility.fetching.MeterFetch` when λ is remote data); the run that
+        sizes the devices takes none.
 
     Returns
     -------
@@ -413,13 +417,13 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
             return s
         return make
 
-    def run(strategy: str, unit_cost: np.ndarray, bound=None, fetching: bool = True):
+    def run(strategy: str, unit_cost: np.ndarray, bound=None, sizing: bool = False):
+        given = {} if sizing or inputs is None else inputs()
         result = meter_tier(plan, index, group_id, acc_kwh, expected_acc_kwh,
-                            shedder(strategy, unit_cost, bound),
-                            fetch() if fetching and fetch is not None else None)
+                            shedder(strategy, unit_cost, bound), **given)
         return result, made[-1].report()
 
-    _, sized = run("NS", np.ones(n), fetching=False)  # only the work counts here
+    _, sized = run("NS", np.ones(n), sizing=True)  # only the work counts here
     unit_cost = cfg.utilisation * span / np.maximum(sized["work"], 1)
     bl, bl_report = run("NS", unit_cost)
     device = np.tile(device_of(index), len(plan.test_times))  # BL serves every reading

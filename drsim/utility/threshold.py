@@ -39,7 +39,8 @@ from drsim.household.sim import ChunkSimulator
 from drsim.utility.baseline import Estimates, expected_replica, with_mv_error
 from drsim.utility.day_of import day_of_adjusted
 from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
-from drsim.utility.readings import lost_readings, reading_minutes, slot_of
+from drsim.utility.reading_slots import reading_minutes, slot_of
+from drsim.utility.readings import lost_readings
 from drsim.utility.threshold_policy import (
     ThresholdPolicy,
     expected_share,

@@ -1,6 +1,6 @@
 """drsim.pipeline.evaluation on small hand-made inputs: latches and t_nc from the tiers'
 rows, when each group stops being tested, the costs as deployed, household precision and
-recall against the realised non-compliance, and what lost readings took; every expected
+recall against the realised non-compliance; every expected
 value is counted by hand in the comments."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from drsim.pipeline.evaluation import (
     TierOutcome,
     costs,
     flagged_fraction,
-    loss_report,
     precision_recall,
     stops,
     tier_outcome,
@@ -155,18 +154,3 @@ def test_the_flagged_fraction_is_the_user_events_per_household():
     work[:, 2] = [[1, 2, 0], [3, 0, 6]]
     assert flagged_fraction(work, np.array([2, 3])).tolist() == [[0.5, 1.0, 0.0],
                                                                 [1.0, 0.0, 2.0]]
-
-
-def test_the_loss_report_counts_what_each_group_lost_until_its_stop():
-    first_silent = np.array([[0, 1, 0, 0, 2, 0, 0, 5],  # 7 tests, then never
-                             [1, 0, 0, 0, 0, 0, 1, 0]])
-    got = loss_report(PLAN, SIZES, LOST, first_silent, np.array([1120, 1125]), ["a", "b"])
-    # readings scheduled: 2 × 5 + 3 × 6 (as in the costs); lost of them: 1 + 2 and 1 + 1;
-    # test readings (slot 1 at 18:35, 2 at 18:40, 3 at 18:45) lost by the stop: group 0
-    # slots 1-2: 1; group 1 slots 1-3: 1
-    assert got["readings_lost"] == 5
-    assert got["share_of_readings_lost"] == pytest.approx(5 / 28)
-    assert got["test_readings_lost"] == 2
-    # silent by the stop: group 0 at 18:35, 18:40: 1; group 1 at 18:35 .. 18:45: 1
-    assert got["meters_silent"] == {"per_group": {"a": 1, "b": 1}, "total": 2}
-    assert got["meters_silent_whole_program"] == {"per_group": {"a": 3, "b": 2}, "total": 5}

@@ -12,10 +12,9 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from drsim.pipeline.evaluation import TierOutcome
 from drsim.pipeline.loads import sum_loads
 from drsim.pipeline.passes import Chunk
-from drsim.pipeline.stages import _lost_readings, _per_group, replica_counts
+from drsim.pipeline.stages import _per_group, replica_counts
 from drsim.pipeline.tasks import (
     CHUNKS,
     ESTIMATE,
@@ -35,7 +34,6 @@ from drsim.pipeline.tasks import (
     meter_row,
     outcome_counts,
     participant_sums,
-    seen_reduction,
     user_events,
     utility,
 )
@@ -123,33 +121,18 @@ def test_the_meter_rows_of_the_chunks_reshape_to_the_driver_counts_per_group():
     assert outcomes.sum() == 7  # every household once
 
 
-def test_lost_readings_columns_reshape_to_the_driver_shapes():
-    # 2 households of group 0, 3 tests, a reading slot every minute: 20; max_missing 1
+def test_lost_readings_are_placeholders_not_shed_with_max_missing():
+    # 2 households of group 0, 3 tests; max_missing 1: a lost reading is processed
     plan = MonitoringPlan(1110, 1130, 1115, 5, 1, 1, 0, 0.4, 0.4, 1, 15, 1, max_missing=1)
-    k, slots = 3, 20  # (and 20 minutes in the program)
-    lost = np.zeros((2, slots), dtype=bool)
-    lost[0, [5, 10]] = True  # household 0 loses its 1115 and 1120 test readings
-    lost[1, 3] = True
     m = meter_result([1, 1, 2], [0, 0, 1], [0, 0, 1], [1125, NOT_LATCHED],
                      events=[(1125, 0, 0.5, 1)], lost=np.array([1, 1, 0]),
                      silent_spells=np.array([0, 1, 0]),
                      first_silent=np.array([1120, NOT_LATCHED]))
-    seen = np.arange(3 * slots, dtype=np.float64)
     meter = collected([meter_row(plan, Chunk(0, 0, 2, 0), "traditional", m,
-                                 np.array([True, False]), lost, seen=seen)])
-    work = _per_group(meter, "work", ("traditional",), 1, (WORK_ROWS, k))["traditional"]
-    # with max_missing ≥ 1 a lost reading is a placeholder, processed: none shed
-    assert work[0, 3].tolist() == [1, 1, 0]
-    outcome = TierOutcome([NOT_LATCHED], [np.array([], np.int64)], NOT_LATCHED)
-    got = _lost_readings(plan, meter, 1, outcome)
-    assert got["lost"].tolist() == [lost.sum(axis=0).tolist()]
-    # household 0 falls silent at 1120 (row 1), household 1 never (row 3)
-    assert got["first_silent"].tolist() == [[0, 1, 0, 1]]
-    assert got["silent_spells"].tolist() == [[0, 1, 0]]
-    assert got["seen"].shape == (1, 3, slots)
-    assert got["seen"][0].ravel().tolist() == seen.tolist()
-    # the one user event: test 1125, one missing slot; no latch: every test counted
-    assert got["missing_counts"].tolist() == [0, 1]
+                                 np.array([True, False]))])
+    work = _per_group(meter, "work", ("traditional",), 1, (WORK_ROWS, 3))["traditional"]
+    assert work[0, 3].tolist() == [1, 1, 0]  # 2 − processed − 0 dropped
+    assert not {"lost", "silent", "seen", "missing"} & set(METER.names)
 
 
 def test_shed_readings_are_those_neither_processed_nor_lost_without_placeholders():
@@ -243,21 +226,6 @@ def test_chunk_loads_are_flattened_and_summed_back_per_group_exactly():
     assert np.array_equal(b[1, lo:hi], results[1].estimates["baseline"] / 1e6)
 
 
-def test_the_seen_reduction_counts_only_the_households_whose_reading_arrives():
-    plan = MonitoringPlan(1110, 1114, 1111, 1, 1, 1, 0, 0.4, 0.4, 2, 15, 1)  # 2 slots
-    lost = np.array([[False, True], [False, False]])  # household 0 loses 1112-1113
-    baseline = np.array([[3.0, 3.0, 3.0, 3.0], [2.0, 2.0, 2.0, 2.0]])
-    load = np.array([[1.0, 2.0, 3.0, 0.0], [2.0, 1.0, 1.0, 1.0]])
-    expected = np.array([[2.0] * 4, [1.0] * 4])
-    got = seen_reduction(plan, lost, baseline, load, expected)
-    # B̂ − P per minute: household 0: 2, 1, 0, 3; household 1: 0, 1, 1, 1 [kW], so up to
-    # (before) each minute: household 0: 0, 2, 3, 3; household 1: 0, 0, 1, 2 [kW·min]
-    assert got[0].tolist() == [2, 2, 1, 1]
-    assert (got[1] / 1e6).tolist() == [0, 2, 1, 2]
-    # B̂ − P̂: 1 and 1 per minute: up to each minute 0, 1, 2, 3 for each household
-    assert (got[2] / 1e6).tolist() == [0, 2, 2, 3]
-
-
 # --------------------------------------------------------------------------- user events
 def events_rows(rows: list[dict]) -> pd.DataFrame:
     return pa.Table.from_pylist(rows, schema=EVENTS).to_pandas()
@@ -323,6 +291,23 @@ def test_a_group_leader_alerts_latches_and_the_utility_predicts():
     assert one.loc[one["kind"] == "t_nc", "time"].tolist() == [1121]
     none = utility(PLAN, leaders[0][leaders[0]["kind"] != "event"])
     assert none.loc[none["kind"] == "t_nc", "time"].tolist() == [NOT_LATCHED]
+
+
+def test_the_group_leaders_alert_delays_hold_its_alerts_back():
+    th = Thresholds.of(PLAN, np.array([2, 2]))
+    asked = []
+
+    def delays(events: pd.DataFrame, group: int) -> np.ndarray:
+        asked.append((group, events["time"].tolist()))
+        return np.array([0, 2, 0])  # the 18:40 alert known two minutes late
+
+    out = group_leader(PLAN, (2, 2), th, house_events(0, 0), alert_delays=delays)
+    assert asked == [(0, [1120, 1125])]
+    # without delays the alerts hold from 18:40 (test_a_group_leader_alerts_...): now
+    # from 18:42, and the latch (the second alert in a row) at 18:43
+    alerts = out[out["kind"] == "alert"]
+    assert alerts["time"].min() == 1122
+    assert out.loc[out["kind"] == "event", "time"].min() == 1123
 
 
 def test_a_group_without_user_events_sends_nothing():

@@ -38,7 +38,7 @@ def test_without_network_latency_the_run_is_the_run_with_local_tables(local, str
     remote = _run(quickstart(remote={"strategy": strategy, "latency": ZERO}),
                   chunk_size=300)
     _same_monitoring(remote, local)
-    fetched = remote.monitored.fetches["traditional"]
+    fetched = remote.monitored.features["remote"].meter["traditional"]
     assert fetched.waited_us == 0 and fetched.delay_us == 0
     assert fetched.decisions == 1200 * len(remote.monitored.plan.test_times)
     if strategy == "BL1":  # a fetch per reading tested, when it is tested: the same costs
@@ -53,8 +53,9 @@ def test_blocking_fetches_hold_the_alerts_back_and_prefetching_does_not(local):
     bl1 = _run(quickstart(remote={"strategy": "BL1", "latency": latency}))
     hybrid = _run(quickstart(remote={"strategy": "Hybrid", "latency": latency}))
     _same_monitoring(hybrid, local)
-    assert hybrid.monitored.fetches["traditional"].waited_us == 0
-    meter, group = bl1.monitored.fetches["traditional"], bl1.monitored.group_fetches
+    assert hybrid.monitored.features["remote"].meter["traditional"].waited_us == 0
+    fetched = bl1.monitored.features["remote"]
+    meter, group = fetched.meter["traditional"], fetched.group
     assert meter.waited_us > 0 and group.waited_us > 0
     assert meter.delay_us / meter.decisions > 2e6 / 2  # at least the median, mostly more
     # every alert of BL1 starts a minute after the same alert without latency
@@ -73,15 +74,20 @@ def test_fetch_delays_do_not_depend_on_the_chunking():
     data = quickstart(remote={"strategy": "BL1"})
     small, large = _run(data, chunk_size=100), _run(data, chunk_size=600)
     _same_monitoring(small, large)
-    for name in small.monitored.fetches:
-        assert small.monitored.fetches[name] == large.monitored.fetches[name]
+    assert small.monitored.features["remote"] == large.monitored.features["remote"]
+    assert set(small.monitored.features["remote"].meter) == {"expected", "traditional"}
 
 
 def test_remote_data_summary_and_user_events_carry_the_delays():
-    from drsim.results.summary import _remote
+    from drsim.results.summary import build
 
     run = _run(quickstart(remote={"strategy": "LzEval"}))
-    section = _remote(run)
+    summary = build(run.simulation, run)
+    section = summary["remote"]
+    # the features' sections sit among the run's, after shedding (docs/summary.md)
+    keys = list(summary)
+    assert keys[keys.index("shedding"):keys.index("reference")] == [
+        "shedding", "remote", "appliance_queries"]
     assert section["config"]["strategy"] == "LzEval"
     assert section["meter_tier"]["data_delay_avg_seconds"] > 0
     assert section["meter_tier"]["waited_seconds"] == 0.0  # lazy: the gateway never waits

@@ -15,7 +15,8 @@ import drsim
 from drsim.cli import app
 from drsim.scenario import ReadingLoss, ScenarioError, load_scenario, scenario_from_dict
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, meter_tier
-from drsim.utility.readings import lost_readings, reading_minutes, silence
+from drsim.utility.reading_slots import reading_minutes
+from drsim.utility.readings import lost_readings, silence
 
 # 18:30-20:30, first test 18:50, δ = 5, m = 3 everywhere (tests/drsim/utility/test_monitoring.py)
 FIELDS = (1110, 1230, 1130, 5, 3, 3, 3, 0.5, 0.4, 1, 15, 2)

@@ -1,0 +1,86 @@
+"""drsim.utility.fetching_feature on small hand-made inputs: the remote profiles' fetcher
+given to the meter tier, the group leaders' γ delays given to the group tier, the chunk
+rows and their merge, summary.json's ``remote`` and the headline row."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+from small_scenarios import quickstart
+
+from drsim.scenario import RemoteData, scenario_from_dict
+from drsim.utility.features import FeatureChunk, FeatureRun
+from drsim.utility.fetching import FetchCounts, MeterFetch
+from drsim.utility.fetching_feature import AlertDelays, RemoteCounts, RemoteProfiles
+from drsim.utility.monitoring import MonitoringPlan
+
+#: 18:30-18:50, tests at 18:35, 18:40, 18:45; 2 groups
+PLAN = MonitoringPlan(1110, 1130, 1115, 5, 1, 1, 0, 0.4, 0.4, 1, 15, 2)
+
+
+def feature(cfg=None) -> RemoteProfiles:
+    return RemoteProfiles(cfg, PLAN, 3, (1, 501))
+
+
+def test_the_feature_is_read_from_the_scenario():
+    off = RemoteProfiles.of(scenario_from_dict(quickstart(1200)))
+    on = RemoteProfiles.of(scenario_from_dict(quickstart(1200, remote={"strategy": "BL1"})))
+    assert not off.active and on.active and on.cfg.strategy == "BL1"
+    # quickstart's three groups of 400 households, household ids from 0
+    assert on.group_firsts == (0, 400, 800) and on.seed == 7
+    assert off.summary(None, None) is None  # local tables: no section
+
+
+def test_each_run_of_the_meter_tier_gets_its_own_fetcher_of_the_chunks_group():
+    f = feature(RemoteData(gateway_households=250))
+    chunk = FeatureChunk(PLAN, 3, 1, np.arange(501, 1001))
+    a, b = f.meter_inputs(chunk)["fetch"], f.meter_inputs(chunk)["fetch"]
+    assert isinstance(a, MeterFetch) and a is not b
+    # gateways count from the group's first household, 501: two gateways of 250
+    assert a.group_first == 501 and a.first == 0 and a.devices == 2
+
+
+def test_the_group_leaders_alerts_wait_for_their_gamma_fetch():
+    f = feature(RemoteData())
+    got = f.group_inputs(PLAN)["alert_delays"]
+    assert isinstance(got, AlertDelays) and got.delays.shape == (2, 3)
+    delays = AlertDelays(PLAN, np.array([[0.0, 1.5, 0.0], [0.0, 0.0, 0.0]]))
+    events = pd.DataFrame({"time": [1115], "delay": [0.25]})
+    # group 0: the user event's quarter minute at 18:35, its γ's 1.5 minutes at 18:40
+    assert delays(events, 0).tolist() == [1, 2, 0]
+    assert delays(events.iloc[:0], 1).tolist() == [0, 0, 0]
+
+
+def test_chunk_rows_merge_per_pass_with_the_group_leaders_fetches():
+    f = feature(RemoteData())
+    counts = FetchCounts(requests=2, bytes=32, decisions=2)
+    chunk = FeatureChunk(PLAN, 0, 0, np.arange(2), meter=SimpleNamespace(
+        fetched=counts.as_list()))
+    row = f.chunk_rows(chunk, "traditional")
+    rows = pd.DataFrame({"chunk": [0, 1, 0], "group": 0,
+                         "pass": ["traditional", "traditional", "expected"],
+                         "fetched": [row["fetched"][0]] * 3})
+    got = f.merge(rows)
+    assert got.meter["traditional"].requests == 4 and got.meter["expected"].bytes == 32
+    assert got.group == f._group_fetches(PLAN)[1]  # 2 leaders, 3 tests each
+    assert got.group.decisions == 2 * 3
+
+
+def test_the_summary_and_the_headline():
+    f = feature(RemoteData(strategy="LzEval"))
+    merged = RemoteCounts({"traditional": FetchCounts(requests=4, bytes=2_000_000,
+                                                      decisions=2, delay_us=3_000_000)},
+                          FetchCounts(requests=1))
+    outcome = {"traditional": SimpleNamespace(t_nc=1125, predicted=True)}
+    run = FeatureRun(PLAN, ("a", "b"), np.array([1, 1]), outcome, {}, lambda name: {})
+    section = f.summary(merged, run)
+    assert section["config"]["strategy"] == "LzEval" and section["day_of_adjustment"] is None
+    assert section["meter_tier"]["data_delay_avg_seconds"] == 1.5
+    assert section["group_tier"]["requests"] == 1
+    assert section["utility_noncompliance_time"] == "18:45"
+    assert RemoteProfiles.headline(section) == [
+        ("profiles fetched (LzEval): requests / MB / waited s / avg delay s",
+         "4 / 2.00 / 0 / 1.50")]
+    assert RemoteProfiles.headline(None) == []

@@ -1,0 +1,102 @@
+"""drsim.utility.shedding_feature on small hand-made inputs: the stage of cost models
+before the passes, the twin passes, the meter tier run twice on a chunk's gateways, the
+chunk rows and their merge, summary.json's ``shedding`` and the headline rows."""
+
+from __future__ import annotations
+
+import pickle
+from types import SimpleNamespace as NS
+
+import numpy as np
+import pandas as pd
+from small_scenarios import quickstart
+
+from drsim.scenario import Shedding, scenario_from_dict
+from drsim.utility.features import FeatureChunk, FeatureRun
+from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, accumulated_kwh
+from drsim.utility.shedding import LATENCY_BINS, GatewayStats, bl_name, fit_meter_model
+from drsim.utility.shedding_feature import MODELS, LoadShedding, cost_models
+
+#: 18:30-20:30, tests every 5 minutes from 18:40; 1 group (the shed_meter_tier example)
+PLAN = MonitoringPlan(1110, 1230, 1120, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
+CFG = Shedding(gateway_households=4, classes=2, slices=2)
+
+
+def test_the_feature_is_read_from_the_scenario_and_refuses_recorded_readings():
+    off = LoadShedding.of(scenario_from_dict(quickstart(1200)))
+    on = LoadShedding.of(scenario_from_dict(quickstart(1200, shedding={})))
+    assert not off.active and on.active and on.group_firsts == (0, 400, 800)
+    assert "cost models are fitted on a simulated day" in on.readings_refusal
+    assert off.summary(None, None) is None
+
+
+def test_a_stage_fits_each_groups_cost_model_before_the_passes():
+    scenario = scenario_from_dict(quickstart(1200, shedding={}))
+    asked = []
+
+    def simulate(day, first, count, group):
+        asked.append((day.seed, first, count, group))
+        return "history"
+
+    (step,) = LoadShedding.of(scenario).preparations(scenario, PLAN, simulate)
+    assert (step.label, step.count, step.schema) == ("cost models", 3, MODELS)
+    # the models come back in group order whatever order the tasks finish in
+    rows = pd.DataFrame({"group": [2, 0, 1], "model": [b"c", b"a", b"b"]})
+    assert step.finish(rows) == cost_models(rows) == (b"a", b"b", b"c")
+    assert asked == []  # nothing simulated until a task runs
+
+
+def test_the_twins_follow_the_monitored_passes():
+    got = LoadShedding(CFG, (0,)).passes(("expected", "traditional"))
+    assert got == ("expected", "traditional", "expected_bl", "traditional_bl")
+
+
+def test_each_pass_runs_under_the_bound_then_unshed_on_the_gateways():
+    rng = np.random.default_rng(0)
+    day = NS(population=NS(ids=np.arange(8)),
+             window_kw={"traditional": rng.uniform(0, 2, (8, 120))},
+             estimate_window_kw={"expected": np.ones((8, 120))})
+    model = fit_meter_model(NS(monitoring=NS(shedding=CFG)), PLAN, 0, day)
+    feature = LoadShedding(CFG, (0,))
+    chunk = FeatureChunk(PLAN, 0, 0, np.arange(8),
+                         prepared={"shedding": ((pickle.dumps(model),),)})
+    plain_asked = []
+    runs = feature.meter_runs(chunk, lambda *args: plain_asked.append(args))
+    used = accumulated_kwh(rng.uniform(0, 2, (8, 120)), 1110, PLAN.test_times)
+    expected = accumulated_kwh(np.ones((8, 120)), 1110, PLAN.test_times)
+    given = []
+    op, bl = runs("traditional", used, expected, lambda: given.append(1) or {})
+    assert plain_asked == [] and len(given) == 2  # BL and OP; sizing the devices: none
+    assert (op.label, bl.label) == ("traditional", "traditional_bl")
+    assert bl.extra.readings_shed == 0 and op.extra.readings_shed > 0
+    assert op.extra.work < bl.extra.work
+    rows = feature.chunk_rows(FeatureChunk(PLAN, 0, 0, np.arange(8), meter_runs=(op, bl)),
+                              "traditional")
+    assert rows["run"] == ["traditional", "traditional_bl"]
+    frame = pd.DataFrame({"chunk": [0, 0, 1, 1], "group": 0, "pass": "traditional",
+                          "run": rows["run"] * 2, "gateways": rows["gateways"] * 2})
+    merged = feature.merge(frame)
+    assert merged["traditional"] == GatewayStats.merged([op.extra.as_list()] * 2)
+    assert merged[bl_name("traditional")].readings == 2 * bl.extra.readings
+
+
+def test_the_summary_puts_op_beside_bl_and_the_headline_reads_it():
+    feature = LoadShedding(Shedding(), (0, 10))
+    stats = GatewayStats(10, 2, 1, 30, 0, 0, 0, 0, np.zeros(len(LATENCY_BINS) - 1, np.int64))
+    outcome = {"traditional": NS(t_nc=1125, predicted=True, latch=[1120, NOT_LATCHED]),
+               "traditional_bl": NS(t_nc=NOT_LATCHED, predicted=False,
+                                    latch=[NOT_LATCHED, NOT_LATCHED])}
+    costs = {"traditional": {"communication": {"total": 5}, "computation": {"total": 8}},
+             "traditional_bl": {"communication": {"total": 10}, "computation": {"total": 0}}}
+    run = FeatureRun(PLAN, ("a", "b"), np.array([4, 4]), outcome, {}, costs.__getitem__)
+    got = feature.summary({"traditional": stats, "traditional_bl": stats}, run)
+    assert got["op"]["utility_noncompliance_time"] == "18:45"
+    assert got["op"]["group_noncompliance_times"] == {"a": "18:40", "b": None}
+    assert got["bl"]["utility_noncompliance_time"] is None
+    assert got["op_share_of_bl"] == {"communication": 0.5, "computation": None}
+    assert got["op"]["group_tier"] == "no shedding" and got["config"] == Shedding().model_dump()
+    rows = dict(LoadShedding.headline(got))
+    assert rows["load shedding (OP), prediction"] == "18:45 (unshed: none)"
+    assert rows["OP communication / computation, share of unshed"] == "0.500 / n/a"
+    assert rows["OP readings / runs shed"] == "2 / 1"
+    assert LoadShedding.headline(None) == []

@@ -22,6 +22,7 @@ from drsim.results.summary_model import (
     is_open_json,
     read_summary,
 )
+from drsim.units import clock_minutes
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 #: the sections another document lists, field by field
@@ -183,12 +184,13 @@ def test_a_summary_that_is_not_one_names_the_field(change, field):
     assert field in str(info.value)
 
 
-def test_a_built_run_summary_is_the_models_json(tmp_path):
-    import drsim
-    from tests.drsim.pipeline.test_pipeline import small
-
-    summary = drsim.run(small(200), backend="serial").summary
-    model = Summary.model_validate(summary)
-    text = json.dumps(json_safe(summary), indent=2)
-    assert json.dumps(json_safe(model.as_dict()), indent=2) == text
-    assert model.is_run and tuple(model.features) == feature_sections()
+def test_built_summaries_are_the_models_json(run_summary, simulate_summary):
+    for summary in (run_summary, simulate_summary):
+        model = Summary.model_validate(summary)
+        text = json.dumps(json_safe(summary), indent=2)
+        assert json.dumps(json_safe(model.as_dict()), indent=2) == text
+    run = Summary.model_validate(run_summary)
+    assert run.is_run and tuple(run.features) == feature_sections()
+    assert run.prediction.utility_noncompliance_time == clock_minutes(
+        run_summary["prediction"]["utility_noncompliance_time"])
+    assert not Summary.model_validate(simulate_summary).is_run

@@ -12,6 +12,7 @@ import pytest
 from small_scenarios import quickstart
 
 from drsim.results import headline
+from drsim.results.summary_model import Summary
 from drsim.scenario import scenario_from_dict
 from drsim.utility import feature_registry
 from drsim.utility.appliance_monitoring import ApplianceQueries
@@ -65,12 +66,12 @@ def test_features_that_exclude_each_other_are_refused_together(monkeypatch):
         feature_registry.active_features(scenario_from_dict(data))
 
 
-def test_a_features_headline_rows_follow_the_runs_own(monkeypatch):
+def test_a_features_headline_rows_follow_the_runs_own(monkeypatch, run_summary):
     monkeypatch.setattr(headline, "REGISTERED", (Toy,))
-    summary = {"reduction_mwh": {"expected": 1.0}, "toy": {"n": 7}}
+    summary = Summary.model_validate({**run_summary, "toy": {"n": 7}})
     _, rows = headline.run_table(summary)
     assert rows[-1] == ("toy count", "7")
-    _, rows = headline.run_table({"reduction_mwh": {"expected": 1.0}})
+    _, rows = headline.run_table(Summary.model_validate(run_summary))
     assert all(r[0] != "toy count" for r in rows)
 
 

@@ -1,4 +1,4 @@
-"""Summaries of small serial runs, as summary.json holds them, for the readers' tests."""
+"""Summaries of small serial runs, as summary.json holds them, for the tests of their readers."""
 
 from __future__ import annotations
 

@@ -21,43 +21,48 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from drsim.results.summary_model import Summary
 from drsim.sweeps import JOURNAL, read_journal
-from drsim.units import clock
-from drsim.units import clock_minutes_or_none as minutes  # None: no prediction
+from drsim.units import clock, clock_minutes
 
-#: Figure 6.14 and §6.3.4: OP costs about 70 % of BL's; BL predicts at 19:11, OP at 19:15;
-#: adaptive reductions 82.61 (BL) and 80.30 MWh (OP)
-DISSERTATION = {"cost_share": 0.70, "bl_prediction": "19:11", "op_prediction": "19:15",
-                "bl_reduction": 82.61, "op_reduction": 80.30}
+#: Figure 6.14 and §6.3.4: OP costs about 70 % of BL's; BL predicts at 19:11, OP at 19:15
+#: (minutes since midnight); adaptive reductions 82.61 (BL) and 80.30 MWh (OP)
+DISSERTATION = {"cost_share": 0.70, "bl_prediction": clock_minutes("19:11"),
+                "op_prediction": clock_minutes("19:15"), "bl_reduction": 82.61,
+                "op_reduction": 80.30}
 SWEEPS = (("op_vs_bl", "tests every 5 min"), ("op_vs_bl_every_minute", "every reading a test"))
 LABELS = {(True, "Hybrid"): "OP", (True, "BL1"): "shedding only",
           (False, "Hybrid"): "EIRES only", (False, "BL1"): "BL"}
 
 
-def configurations(folder: Path) -> dict[str, dict[str, Any]]:
+def configurations(folder: Path) -> dict[str, Summary]:
     """The summary of each configuration of a finished sweep, by its label."""
     out = {}
     for record in read_journal(folder / JOURNAL).values():
         values = record["values"]
         key = (values["monitoring.shedding"] is not None, values["monitoring.remote.strategy"])
-        out[LABELS[key]] = record["summary"]
+        out[LABELS[key]] = Summary.model_validate(record["summary"])
     return out
 
 
-def figures(s: dict[str, Any]) -> dict[str, Any]:
-    """The figures of one run that the table and the plot show."""
-    meter = s["remote"]["meter_tier"]
-    return {"communication": s["cost"]["communication"]["total"],
-            "computation": s["cost"]["computation"]["total"],
-            "fetches": s["cost"]["communication"]["remote_lambda_fetches"],
+def figures(s: Summary) -> dict[str, Any]:
+    """The figures of one run that the table and the plot show (the prediction in minutes
+    since midnight, None without one)."""
+    assert s.cost is not None and s.prediction is not None and s.reduction_mwh is not None
+    remote = s.features["remote"]
+    assert isinstance(remote, dict) and isinstance(remote["meter_tier"], dict)
+    meter = remote["meter_tier"]
+    return {"communication": s.cost.communication.total,
+            "computation": s.cost.computation.total,
+            "fetches": s.cost.communication.remote_lambda_fetches,
             "bytes": meter["bytes"], "waited": meter["waited_seconds"],
             "delay": meter["data_delay_avg_seconds"],
-            "prediction": s["prediction"]["utility_noncompliance_time"],
-            "adaptive": s["reduction_mwh"]["adaptive"],
-            "traditional": s["reduction_mwh"]["traditional"]}
+            "prediction": s.prediction.utility_noncompliance_time,
+            "adaptive": s.reduction_mwh["adaptive"],
+            "traditional": s.reduction_mwh["traditional"]}
 
 
-def table(name: str, runs: dict[str, dict[str, Any]]) -> list[str]:
+def table(name: str, runs: dict[str, Summary]) -> list[str]:
     lines = [f"{name}:", "",
              "| configuration | communication | computation | λ fetches (counted) | "
              "bytes fetched | gateways waited [s] | avg delay [s] | prediction | "
@@ -67,14 +72,20 @@ def table(name: str, runs: dict[str, dict[str, Any]]) -> list[str]:
             f = figures(runs[label])
             lines.append(f"| {label} | {f['communication']:,} | {f['computation']:,} | "
                          f"{f['fetches']:,} | {f['bytes']:,} | {f['waited']:,.0f} | "
-                         f"{f['delay']:.2f} | {f['prediction']} | {f['adaptive']:.2f} |")
+                         f"{f['delay']:.2f} | {_clock(f['prediction'])} | "
+                         f"{f['adaptive']:.2f} |")
     return lines
 
 
-def targets(runs: dict[str, dict[str, Any]]) -> list[str]:
+def _clock(minute: int | None) -> str | None:
+    """"HH:MM" of a prediction, None without one."""
+    return None if minute is None else clock(minute)
+
+
+def targets(runs: dict[str, Summary]) -> list[str]:
     op, bl = figures(runs["OP"]), figures(runs["BL"])
-    late = minutes(op["prediction"]) - minutes(bl["prediction"]) \
-        if op["prediction"] and bl["prediction"] else None
+    late = op["prediction"] - bl["prediction"] \
+        if op["prediction"] is not None and bl["prediction"] is not None else None
     checks = [
         ("communication OP/BL ≤ 0.75", op["communication"] / bl["communication"], 0.75, "≤"),
         ("computation OP/BL ≤ 0.75", op["computation"] / bl["computation"], 0.75, "≤"),
@@ -90,7 +101,7 @@ def targets(runs: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
-def plot(found: dict[str, dict[str, dict[str, Any]]], path: Path) -> None:
+def plot(found: dict[str, dict[str, Summary]], path: Path) -> None:
     fig = Figure(figsize=(11, 3.6))
     FigureCanvasAgg(fig)
     ax_cost, ax_time, ax_red = fig.subplots(1, 3)
@@ -114,8 +125,8 @@ def plot(found: dict[str, dict[str, dict[str, Any]]], path: Path) -> None:
     ax_cost.legend(fontsize=7)
     rows = [(dict(SWEEPS)[n], figures(found[n]["BL"]), figures(found[n]["OP"])) for n in names]
     labels = [f"drsim,\n{r[0]}" for r in rows] + ["dissertation"]
-    bl_t = [minutes(r[1]["prediction"]) for r in rows] + [minutes(DISSERTATION["bl_prediction"])]
-    op_t = [minutes(r[2]["prediction"]) for r in rows] + [minutes(DISSERTATION["op_prediction"])]
+    bl_t = [r[1]["prediction"] for r in rows] + [DISSERTATION["bl_prediction"]]
+    op_t = [r[2]["prediction"] for r in rows] + [DISSERTATION["op_prediction"]]
     for k, (b, o) in enumerate(zip(bl_t, op_t, strict=True)):
         ax_time.plot([k, k], [b, o], color="0.7", lw=1)
     ax_time.scatter(range(len(labels)), bl_t, marker="s", label="BL")

@@ -34,6 +34,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from drsim.results.summary_model import Summary
 from drsim.sweeps import JOURNAL, SWEEP_RECORD, read_journal
 
 #: summary.json's cost tiers (docs/summary.md, "cost") and their labels in Figure 6.13.
@@ -52,18 +53,18 @@ WALL = "total_seconds"
 WALL_MARGIN = 1.25  # wall time may grow 25 % faster than the households
 
 
-def summaries_by_size(folder: Path) -> dict[int, list[dict[str, Any]]]:
+def summaries_by_size(folder: Path) -> dict[int, list[Summary]]:
     """The recorded summaries per number of households, smallest first; runs of points that
     are no longer in the sweep (its sweep.json) are left out."""
     record_file = folder / SWEEP_RECORD
     points = None
     if record_file.exists():
         points = [p["values"] for p in json.loads(record_file.read_text("utf-8"))["points"]]
-    found: dict[int, list[dict[str, Any]]] = {}
+    found: dict[int, list[Summary]] = {}
     for record in read_journal(folder / JOURNAL).values():
         if points is None or record["values"] in points:
-            summary = record["summary"]
-            found.setdefault(int(summary["scenario"]["households"]), []).append(summary)
+            summary = Summary.model_validate(record["summary"])
+            found.setdefault(summary.scenario.households, []).append(summary)
     return dict(sorted(found.items()))
 
 
@@ -73,21 +74,23 @@ def mean(values: list[float | None]) -> float:
     return float(np.mean(present)) if present else math.nan
 
 
-def row(households: int, summaries: list[dict[str, Any]]) -> dict[str, Any]:
+def row(households: int, summaries: list[Summary]) -> dict[str, Any]:
     """One size: households, groups, and the seeds' mean of every cost (in total and per
-    household, ``<kind>.<tier>`` and ``per_household.<kind>.<tier>``) and stage time."""
+    household, ``<kind>.<tier>`` and ``per_household.<kind>.<tier>``) and stage time (NaN
+    for a stage no run had)."""
+    costs = [s.cost for s in summaries if s.cost is not None]
     result: dict[str, Any] = {"households": households, "seeds": len(summaries),
-                              "groups": len(summaries[0]["scenario"]["groups"])}
+                              "groups": len(summaries[0].scenario.groups)}
     for kind, tiers in COSTS.items():
         for tier in [*tiers, "total"]:
-            result[f"{kind}.{tier}"] = mean([s["cost"][kind][tier] for s in summaries])
+            result[f"{kind}.{tier}"] = mean([getattr(getattr(c, kind), tier) for c in costs])
             result[f"per_household.{kind}.{tier}"] = mean(
-                [s["cost"]["per_household"][kind][tier] for s in summaries])
+                [c.per_household[kind][tier] for c in costs])
     for stage in [*STAGES, *PER_GROUP, "utility_tier_seconds", "backend_start_seconds"]:
-        result[stage] = mean([s["timings"].get(stage) for s in summaries])
-    result["cores"] = mean([s.get("backend", {}).get("parallelism") for s in summaries])
+        result[stage] = mean([getattr(s.timings, stage) for s in summaries])
+    result["cores"] = mean([s.backend.parallelism for s in summaries])
     result["peak_task_memory_bytes"] = mean(
-        [s.get("resources", {}).get("peak_task_memory_bytes") for s in summaries])
+        [s.resources.peak_task_memory_bytes for s in summaries])
     return result
 
 

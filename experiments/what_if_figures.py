@@ -30,29 +30,24 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from drsim import units
+from drsim.results.summary_model import Summary
 from drsim.sweeps import JOURNAL, SWEEP_RECORD, mean_ci, read_journal
 
 FIRST_TEST = 18 * 60 + 50  # the paper scenario's first household test (t_start + t_wait)
 CAUGHT = 4  # a drop is caught when at least 4 of 5 seeds predict
 
 
-def points(folder: Path, axis: str) -> list[tuple[Any, list[dict]]]:
+def points(folder: Path, axis: str) -> list[tuple[Any, list[Summary]]]:
     """(axis value, the seeds' summaries) per value of the sweep's grid (its sweep.json),
     in the grid's order; runs recorded for values no longer in the grid are left out."""
     grid = json.loads((folder / SWEEP_RECORD).read_text(encoding="utf-8"))["grid"][axis]
     keys = [json.dumps(v, sort_keys=True) for v in grid]
-    by_value: dict[str, list[dict]] = {k: [] for k in keys}
+    by_value: dict[str, list[Summary]] = {k: [] for k in keys}
     for record in read_journal(folder / JOURNAL).values():
         key = json.dumps(record["values"][axis], sort_keys=True)
         if key in by_value:
-            by_value[key].append(record["summary"])
+            by_value[key].append(Summary.model_validate(record["summary"]))
     return [(value, by_value[key]) for value, key in zip(grid, keys, strict=True)]
-
-
-def minutes(clock: str | None) -> float:
-    """Minutes since midnight of a summary's "HH:MM", NaN for none."""
-    minute = units.clock_minutes_or_none(clock)
-    return math.nan if minute is None else minute
 
 
 def clock(value: float) -> str:
@@ -60,7 +55,7 @@ def clock(value: float) -> str:
     return "–" if not math.isfinite(value) else units.clock(value)
 
 
-def clock_range(summaries: list[dict]) -> str:
+def clock_range(summaries: list[Summary]) -> str:
     """"19:39 (19:26-19:51)": the mean t_nc of the seeds that predict, and its range."""
     times = [t for t in (t_nc(s) for s in summaries) if t is not None]
     if not times:
@@ -68,14 +63,15 @@ def clock_range(summaries: list[dict]) -> str:
     return f"{clock(float(np.mean(times)))} ({clock(min(times))}-{clock(max(times))})"
 
 
-def stat(summaries: list[dict], get: Callable[[dict], float | None]) -> tuple[float, float]:
+def stat(summaries: list[Summary], get: Callable[[Summary], float | None]
+         ) -> tuple[float, float]:
     """(mean, 95 % CI half-width) over the seeds where the value exists."""
     values = [v for v in (get(s) for s in summaries) if v is not None and math.isfinite(v)]
     n, mean, low, high = mean_ci(values)
     return mean, (high - low) / 2 if n > 1 else math.nan
 
 
-def spread(summaries: list[dict], get: Callable[[dict], float | None]
+def spread(summaries: list[Summary], get: Callable[[Summary], float | None]
            ) -> tuple[float, float, float]:
     """(mean, mean − min, max − mean) over the seeds where the value exists: error bars
     that show the range of a handful of seeds (a t-interval of counts can leave the
@@ -101,21 +97,39 @@ def fmt(value: tuple[float, float], digits: int = 2, unit: str = "") -> str:
     return f"{mean:.{digits}f}{ci}{unit}"
 
 
-def predicted(s: dict) -> float:
-    return float(s["prediction"]["predicted"])
+def _prediction(s: Summary) -> Any:
+    """A run's prediction (every summary of these sweeps has one)."""
+    assert s.prediction is not None
+    return s.prediction
 
 
-def t_nc(s: dict) -> float | None:
-    value = minutes(s["prediction"]["utility_noncompliance_time"])
-    return None if math.isnan(value) else value
+def predicted(s: Summary) -> float:
+    return float(_prediction(s).predicted)
 
 
-def false_alarms(s: dict) -> float:
-    return float(s["prediction"]["expected_pass_groups_latched"])
+def t_nc(s: Summary) -> int | None:
+    """The utility's prediction t_nc, minutes since midnight; None without one."""
+    return _prediction(s).utility_noncompliance_time
 
 
-def adaptive_share(s: dict) -> float | None:
-    return s["reduction_share_of_expected"]["adaptive"]
+def false_alarms(s: Summary) -> float:
+    return float(_prediction(s).expected_pass_groups_latched)
+
+
+def adaptive_share(s: Summary) -> float | None:
+    assert s.reduction_share_of_expected is not None
+    return s.reduction_share_of_expected["adaptive"]
+
+
+def reduction(s: Summary, name: str) -> float:
+    """The pass's reduction [MWh]."""
+    assert s.reduction_mwh is not None
+    return s.reduction_mwh[name]
+
+
+def _text(minute: int | None) -> str:
+    """"HH:MM" of a prediction, "None" without one."""
+    return "None" if minute is None else units.clock(minute)
 
 
 def _save(fig: Figure, path: Path) -> None:
@@ -134,24 +148,23 @@ def detection_delay(folder: Path, figures: Path) -> None:
     rows = points(folder, "delay_detection")
     print("\n| detection delay (min) | " + " | ".join(str(v) for v, _ in rows) + " |")
     print("|---|" + "---|" * len(rows))
-    adaptive = [stat(s, lambda x: x["reduction_mwh"]["adaptive"]) for _, s in rows]
+    adaptive = [stat(s, lambda x: reduction(x, "adaptive")) for _, s in rows]
     share = [stat(s, adaptive_share) for _, s in rows]
     print("| adaptive reduction (MWh) | " + " | ".join(fmt(a) for a in adaptive) + " |")
     print("| share of expected | " + " | ".join(fmt((100 * m, 100 * h), 1, " %")
                                                for m, h in share) + " |")
     seeds = rows[0][1]
-    times = sorted({s["prediction"]["utility_noncompliance_time"] for s in seeds},
-                   key=lambda c: minutes(c))
-    expected_pass = sum(s["prediction"]["expected_pass_noncompliance_time"] is not None
+    times = sorted({t_nc(s) for s in seeds}, key=lambda t: math.nan if t is None else t)
+    expected_pass = sum(_prediction(s).expected_pass_noncompliance_time is not None
                         for _, ss in rows for s in ss)
-    print(f"\n{len(seeds)} seeds: t_nc {', '.join(str(t) for t in times)}; predictions on "
+    print(f"\n{len(seeds)} seeds: t_nc {', '.join(_text(t) for t in times)}; predictions on "
           f"the expected pass: {expected_pass} of {sum(len(ss) for _, ss in rows)} runs")
     fig, (ax,) = _figure(1, 7, 4.2)
     x = [v for v, _ in rows]
     for label, get, color in (
-            ("adaptive", lambda s: s["reduction_mwh"]["adaptive"], "tab:blue"),
-            ("traditional", lambda s: s["reduction_mwh"]["traditional"], "tab:red"),
-            ("expected", lambda s: s["reduction_mwh"]["expected"], "tab:green")):
+            ("adaptive", lambda s: reduction(s, "adaptive"), "tab:blue"),
+            ("traditional", lambda s: reduction(s, "traditional"), "tab:red"),
+            ("expected", lambda s: reduction(s, "expected"), "tab:green")):
         values = [stat(s, get) for _, s in rows]
         ax.errorbar(x, [m for m, _ in values], yerr=[np.nan_to_num(h) for _, h in values],
                     marker="o", capsize=4, color=color, label=label)
@@ -175,8 +188,8 @@ def mv_error(folder: Path, figures: Path) -> None:
           "(groups latched on the expected pass) | precision / recall (whole program) |")
     print("|---|---|---|---|---|---|")
     for value, s in rows:
-        prec = stat(s, lambda x: x["prediction"]["household_precision_whole_program"])
-        rec = stat(s, lambda x: x["prediction"]["household_recall_whole_program"])
+        prec = stat(s, lambda x: _prediction(x).household_precision_whole_program)
+        rec = stat(s, lambda x: _prediction(x).household_recall_whole_program)
         share = stat(s, adaptive_share)
         print(f"| {label(value)} | {sum(predicted(x) for x in s):.0f} of {len(s)} | "
               f"{clock_range(s)} | {fmt((100 * share[0], 100 * share[1]), 1, ' %')} | "
@@ -205,7 +218,7 @@ def uniform_drop(folder: Path, figures: Path) -> None:
           "traditional / expected | adaptive / expected |")
     print("|---|---|---|---|---|")
     for value, s in rows:
-        shares = [stat(s, lambda x, p=p: x["reduction_share_of_expected"][p])
+        shares = [stat(s, lambda x, p=p: x.reduction_share_of_expected[p])
                   for p in ("traditional", "adaptive")]
         print(f"| {value:g} | {sum(predicted(x) for x in s):.0f} of {len(s)} | "
               f"{clock_range(s)} | "
@@ -236,16 +249,16 @@ def threshold_z(folder: Path, figures: Path) -> None:
           "| utility predictions on the expected pass | adaptive / expected |")
     print("|---|---|---|---|---|")
     for value, s in rows:
-        delay = stat(s, lambda x: x["prediction"]["detection_delay_minutes"])
+        delay = stat(s, lambda x: _prediction(x).detection_delay_minutes)
         share = stat(s, adaptive_share)
-        false_predictions = sum(x["prediction"]["expected_pass_noncompliance_time"] is not None
+        false_predictions = sum(_prediction(x).expected_pass_noncompliance_time is not None
                                 for x in s)
         print(f"| {value:g} | {fmt(delay, 1)} | {fmt(stat(s, false_alarms), 1)} | "
               f"{false_predictions} of {len(s)} | "
               f"{fmt((100 * share[0], 100 * share[1]), 1, ' %')} |")
     fig, (ax,) = _figure(1, 6.5, 4.2)
     for value, s in rows:
-        delay = spread(s, lambda x: x["prediction"]["detection_delay_minutes"])
+        delay = spread(s, lambda x: _prediction(x).detection_delay_minutes)
         alarms = spread(s, false_alarms)
         ax.errorbar([delay[0]], [alarms[0]], xerr=[[delay[1]], [delay[2]]],
                     yerr=[[alarms[1]], [alarms[2]]], marker="o", capsize=4,
@@ -259,7 +272,7 @@ def threshold_z(folder: Path, figures: Path) -> None:
     _save(fig, figures / "threshold_z.png")
 
 
-def by_values(folder: Path, axes: tuple[str, ...]) -> list[tuple[tuple, list[dict]]]:
+def by_values(folder: Path, axes: tuple[str, ...]) -> list[tuple[tuple, list[Summary]]]:
     """(the axes' values, the seeds' summaries in replicate order) per grid point, in the
     grid's order (the first axis slowest); runs of values no longer in the grid are left
     out."""
@@ -271,11 +284,11 @@ def by_values(folder: Path, axes: tuple[str, ...]) -> list[tuple[tuple, list[dic
     def key(values: tuple) -> str:
         return json.dumps(list(values), sort_keys=True)
 
-    found: dict[str, list[tuple[int, dict]]] = {key(c): [] for c in combos}
+    found: dict[str, list[tuple[int, Summary]]] = {key(c): [] for c in combos}
     for record in read_journal(folder / JOURNAL).values():
         k = key(tuple(record["values"][axis] for axis in axes))
         if k in found:
-            found[k].append((record["replicate"], record["summary"]))
+            found[k].append((record["replicate"], Summary.model_validate(record["summary"])))
     return [(c, [s for _, s in sorted(found[key(c)], key=lambda x: x[0])]) for c in combos]
 
 
@@ -290,8 +303,11 @@ def loss_label(value: dict | None) -> str:
     return f"{100 * value['rate']:g} %" + (f", bursts of {burst:g}" if burst > 1 else "")
 
 
-def silent(s: dict) -> float:
-    return float((s["monitoring"].get("meters_silent") or {}).get("total", 0))
+def silent(s: Summary) -> float:
+    """Households silent at some test (the lost-readings feature's count), 0 without."""
+    assert s.monitoring is not None
+    meters = s.monitoring.meters_silent
+    return float(meters.get("total", 0) if isinstance(meters, dict) else 0)
 
 
 def reading_loss(folder: Path, figures: Path) -> None:
@@ -306,11 +322,11 @@ def reading_loss(folder: Path, figures: Path) -> None:
         if not s:
             print(f"| {loss_label(loss)} | {k} | 0 | – | – | – | – | – | – |")
             continue
-        p = [stat(s, lambda x, f=f: x["prediction"][f]) for f in (
+        p = [stat(s, lambda x, f=f: getattr(_prediction(x), f)) for f in (
             "household_precision", "household_recall", "household_precision_whole_program",
             "household_recall_whole_program")]
         share = stat(s, adaptive_share)
-        false_predictions = sum(x["prediction"]["expected_pass_noncompliance_time"]
+        false_predictions = sum(_prediction(x).expected_pass_noncompliance_time
                                 is not None for x in s)
         print(f"| {loss_label(loss)} | {k} | {len(s)} | {clock_range(s)} | "
               f"{fmt((100 * share[0], 100 * share[1]), 1, ' %')} | "
@@ -326,7 +342,7 @@ def reading_loss(folder: Path, figures: Path) -> None:
               ("adaptive reduction / expected (%)",
                lambda s: None if adaptive_share(s) is None else 100 * adaptive_share(s)),
               ("household recall until monitoring stopped",
-               lambda s: s["prediction"]["household_recall"]))
+               lambda s: _prediction(s).household_recall))
     for ax, (title, get) in zip(axes, panels, strict=True):
         for j, k in enumerate(ks):
             values = [spread(s, get) for (v, kk), s in rows if kk == k]
@@ -346,7 +362,7 @@ def reading_loss_targets(folder: Path, figures: Path) -> None:
     the adaptive share (≥ 97 %) and the expected pass (no prediction); k = 0's slip."""
     found = {json.dumps(list(c), sort_keys=True): s for c, s in by_values(folder, LOSS_AXES)}
 
-    def at(rate: float, k: int) -> list[dict]:
+    def at(rate: float, k: int) -> list[Summary]:
         return found.get(json.dumps([{"rate": rate}, k], sort_keys=True), [])
 
     free, k1, k0 = at(0.0, 0), at(0.05, 1), at(0.05, 0)
@@ -360,7 +376,7 @@ def reading_loss_targets(folder: Path, figures: Path) -> None:
         diff = None if ta is None or tb is None else tb - ta
         slip = None if ta is None or tc is None else tc - ta
         share = adaptive_share(b)
-        expected = b["prediction"]["expected_pass_noncompliance_time"]
+        expected = _prediction(b).expected_pass_noncompliance_time
         met = diff is not None and abs(diff) <= 2 and share is not None and share >= 0.97 \
             and expected is None
         def pct(x: float | None) -> str:
@@ -369,11 +385,11 @@ def reading_loss_targets(folder: Path, figures: Path) -> None:
         print(f"| {r + 1} | {clock(ta or math.nan)} | {clock(tb or math.nan)} | "
               f"{'–' if diff is None else f'{diff:+.0f}'} | "
               f"{pct(adaptive_share(a))}, {pct(share)} | "
-              f"{expected or 'none'} ({false_alarms(b):.0f}) | {clock(tc or math.nan)} | "
+              f"{'none' if expected is None else clock(expected)} ({false_alarms(b):.0f}) | "
+              f"{clock(tc or math.nan)} | "
               f"{'–' if slip is None else f'{slip:+.0f}'} | {pct(adaptive_share(c))} | "
               f"{'yes' if met else 'no'} |")
-    same = all(json.dumps(x["reduction_mwh"]) == json.dumps(y["reduction_mwh"]) and
-               x["prediction"] == y["prediction"]
+    same = all(x.reduction_mwh == y.reduction_mwh and x.prediction == y.prediction
                for x, y in zip(free, at(0.0, 1), strict=False))
     print(f"\nwithout loss k = 0 and k = 1 give the same runs: {same}")
 

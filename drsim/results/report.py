@@ -1,10 +1,12 @@
 """``drsim report``: a result folder's figures as rich tables.
 
 By default a result folder's headline is printed as ``drsim run`` (or ``drsim simulate``)
-printed it (:func:`drsim.results.headline.headline`). With ``--full`` (or ``--section``) its
-``summary.json`` is printed section by section: the top-level single values in
-one table, then each nested section (``reduction_mwh``, ``prediction``, ``incentive``,
-``peaks``, ``cost`` first, ``scenario`` last) in its own table. Any nested mapping works:
+printed it (:func:`drsim.results.headline.headline`), its summary read through
+summary.json's model (:class:`drsim.results.summary_model.Summary`). With ``--full`` (or
+``--section``) its ``summary.json`` is printed section by section, as it is: the top-level
+single values in one table, then each nested section (``reduction_mwh``, ``prediction``,
+``incentive``, ``peaks``, ``cost`` first, ``scenario`` last) in its own table. Any nested
+mapping works:
 
 - a mapping of mappings with the same keys (e.g. ``{expected: {ev: .., wet: ..},
   traditional: {ev: .., wet: ..}}``) becomes one table, a row per outer key;
@@ -23,9 +25,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from drsim.results.summary_model import Summary
 
 __all__ = [
     "ReportError",
@@ -275,6 +280,19 @@ def summary_tables(summary: Mapping[str, Any],
 # --------------------------------------------------------------------------------------------
 
 
+def _model(summary: dict[str, Any], folder: Path) -> Summary:
+    """``summary`` read through summary.json's model; ReportError naming the first field
+    that is not of this drsim version's summary."""
+    try:
+        return Summary.model_validate(summary)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "the summary"
+        raise ReportError(f"{folder / SUMMARY}: not a summary of this drsim version ({where}: "
+                          f"{error['msg'].lower()}); drsim report {folder} --full prints "
+                          "every field") from None
+
+
 def print_report(run_dir: str | Path, console: Console | None = None,
                  sections: Sequence[str] | None = None, full: bool = False) -> None:
     """Print a run folder's headline (``full``: every field of its summary; ``sections``:
@@ -284,14 +302,15 @@ def print_report(run_dir: str | Path, console: Console | None = None,
     console = console or Console()
     folder = Path(run_dir)
     summary = load_summary(folder)
+    model = None if full or sections else _model(summary, folder)
     name = summary.get("scenario_name")
     if name is None and isinstance(summary.get("scenario"), Mapping):
         name = summary["scenario"].get("name")
     heading = Text(f"{name}: " if name else "", style="bold")
     heading.append(str(folder))
     console.print(heading)
-    if not full and not sections:
-        for part in headline(summary):
+    if model is not None:
+        for part in headline(model):
             console.print(part)
         console.print(Text(f"every field: drsim report {folder} --full", style="dim"))
         return

@@ -1,4 +1,5 @@
-"""summary.json: one builder for ``simulate`` and ``run`` (fields: docs/summary.md).
+"""summary.json: one builder for ``simulate`` and ``run``, of the typed records of
+:mod:`drsim.results.summary_model` (fields: docs/summary.md).
 
 A ``run`` summary is a ``simulate`` summary plus the sections of the monitoring and the
 closed loop (``prediction``, ``deficit_at_prediction``, ``second_event``,
@@ -21,6 +22,7 @@ from drsim.pipeline.evaluation import precision_recall, stops
 from drsim.pipeline.memory import peak_rss_bytes, process_peak_rss_bytes
 from drsim.pipeline.pass_names import DR_PASSES
 from drsim.pipeline.stages import Run, Simulation, pass_costs
+from drsim.results import summary_model as model
 from drsim.scenario import Scenario
 from drsim.units import DAY, clock, mwh
 from drsim.utility.feature_registry import features_of
@@ -38,28 +40,26 @@ def build(simulation: Simulation, run: Run | None = None, files: list[str] | Non
     """The summary of a simulation, or of a run when ``run`` is given (module docstring);
     ``streaming``: a streamed run's section (its clock, micro-batches and latencies)."""
     scenario = simulation.scenario
-    summary = {
-        "scenario": _scenario(simulation),
-        "code_version": code_version(),
-        "seeds": {"scenario": scenario.seed},
+    return model.Summary(
+        scenario=_scenario(simulation),
+        code_version=code_version(),
+        seeds=model.Seeds(scenario=scenario.seed),
         **_reductions(simulation),
-        "peaks": _peaks(simulation),
-    }
-    if run is not None:
-        summary.update(_run_sections(run))
-    summary["reference"] = (None if scenario.reference is None
-                            else scenario.reference.model_dump(mode="json"))
-    summary["backend"] = _backend(simulation)
-    summary["timings"] = _timings(simulation)
-    summary["resources"] = _resources(simulation)
-    summary["files"] = list(files or [])
-    return _with_streaming(summary, streaming)
+        peaks=_peaks(simulation),
+        **({} if run is None else _run_sections(run)),
+        reference=(None if scenario.reference is None
+                   else scenario.reference.model_dump(mode="json")),
+        backend=_backend(simulation),
+        timings=_timings(simulation),
+        resources=_resources(simulation),
+        files=list(files or []),
+        **_streaming(streaming),
+    ).as_dict()
 
 
-def _with_streaming(summary: dict[str, Any], streaming: dict[str, Any] | None
-                    ) -> dict[str, Any]:
-    """``summary`` with a stream's ``streaming`` section last, when there is one."""
-    return summary if streaming is None else {**summary, "streaming": streaming}
+def _streaming(streaming: dict[str, Any] | None) -> dict[str, Any]:
+    """A stream's ``streaming`` section (written last), when there is one."""
+    return {} if streaming is None else {"streaming": streaming}
 
 
 def scenario_hash(scenario: Scenario) -> str:
@@ -101,15 +101,15 @@ def _pyproject_version(root: Path) -> str | None:
     return project.get("version") if project.get("name") == "drsim" else None
 
 
-def _scenario(simulation: Simulation) -> dict[str, Any]:
+def _scenario(simulation: Simulation) -> model.ScenarioSection:
     scenario = simulation.scenario
-    return {"name": scenario.name,
-            "file": scenario.source_path.name if scenario.source_path else None,
-            "hash": scenario_hash(scenario),
-            "households": simulation.households, "ev_households": simulation.ev_households,
-            "groups": dict(zip([g.name for g in scenario.groups], scenario.group_sizes(),
-                               strict=True)),
-            "settings": scenario.model_dump(mode="json")}
+    return model.ScenarioSection(
+        name=scenario.name, file=scenario.source_path.name if scenario.source_path else None,
+        hash=scenario_hash(scenario),
+        households=simulation.households, ev_households=simulation.ev_households,
+        groups=dict(zip([g.name for g in scenario.groups], scenario.group_sizes(),
+                        strict=True)),
+        settings=scenario.model_dump(mode="json"))
 
 
 def _passes(simulation: Simulation) -> list[str]:
@@ -135,14 +135,14 @@ def _reductions(simulation: Simulation) -> dict[str, Any]:
         for category, kw in loads.category_kw[name].items():
             saved = loads.category_kw["baseline"][category][start:end] - kw[start:end]
             buckets[category if category in BREAKDOWN else "rest"] += mwh(saved.sum())
-        breakdown[name] = buckets
+        breakdown[name] = model.Breakdown(**buckets)
     groups = {}
     for g, (group, size) in enumerate(zip(scenario.groups, scenario.group_sizes(),
                                           strict=True)):
         gb = loads.group_kw["baseline"][g]
-        groups[group.name] = {"households": int(size), "reduction_mwh": {
+        groups[group.name] = model.GroupReductions(households=int(size), reduction_mwh={
             name: mwh((gb[start:end] - loads.group_kw[name][g][start:end]).sum())
-            for name in names}}
+            for name in names})
     est = loads.estimate_kw
     evening = base[EVENING[0]:EVENING[1]]
     n = simulation.households
@@ -153,19 +153,21 @@ def _reductions(simulation: Simulation) -> dict[str, Any]:
         "reduction_share_of_expected": share,
         "reduction_breakdown_mwh": breakdown,
         "groups": groups,
-        "baseline": {**scenario.baseline.model_dump(mode="json"),
-                     "expected_reduction_mwh": simulation.expected_kwh / 1000.0,
-                     "baseline_mwh": mwh(est["baseline"][start:end].sum()),
-                     "expected_mwh": mwh(est["expected"][start:end].sum()),
-                     "simulated_baseline_mwh": mwh(base[start:end].sum())},
-        "energy": {"kwh_per_household_day": float(base.sum()) / 60.0 / n,
-                   "daily_mwh": {name: mwh(c.sum()) for name, c in system.items()},
-                   "evening_peak_kw_per_household": float(evening.max()) / n,
-                   "evening_peak_time": clock(EVENING[0] + int(np.argmax(evening)))},
+        "baseline": model.BaselineSection(
+            **scenario.baseline.model_dump(mode="json"),
+            expected_reduction_mwh=simulation.expected_kwh / 1000.0,
+            baseline_mwh=mwh(est["baseline"][start:end].sum()),
+            expected_mwh=mwh(est["expected"][start:end].sum()),
+            simulated_baseline_mwh=mwh(base[start:end].sum())),
+        "energy": model.Energy(
+            kwh_per_household_day=float(base.sum()) / 60.0 / n,
+            daily_mwh={name: mwh(c.sum()) for name, c in system.items()},
+            evening_peak_kw_per_household=float(evening.max()) / n,
+            evening_peak_time=EVENING[0] + int(np.argmax(evening))),
     }
 
 
-def _peaks(simulation: Simulation) -> dict[str, Any]:
+def _peaks(simulation: Simulation) -> model.Peaks:
     """Daily peaks of every pass; the rebound in the three hours after the program: its
     peak and the energy above the baseline."""
     system = simulation.loads.system_kw
@@ -173,13 +175,12 @@ def _peaks(simulation: Simulation) -> dict[str, Any]:
     end = simulation.scenario.dr_program.end_minute
     after = slice(end, min(end + REBOUND_MINUTES, DAY))
     names = _passes(simulation)
-    return {
-        "daily_peak_mw": {n: float(c.max()) / 1000.0 for n, c in system.items()},
-        "rebound_peak_mw": {n: float(system[n][after].max()) / 1000.0 for n in names},
-        "rebound_peak_time": {n: clock(end + int(np.argmax(system[n][after]))) for n in names},
-        "rebound_mwh": {n: mwh(np.clip(system[n][after] - base[after], 0, None).sum())
-                        for n in names},
-    }
+    return model.Peaks(
+        daily_peak_mw={n: float(c.max()) / 1000.0 for n, c in system.items()},
+        rebound_peak_mw={n: float(system[n][after].max()) / 1000.0 for n in names},
+        rebound_peak_time={n: end + int(np.argmax(system[n][after])) for n in names},
+        rebound_mwh={n: mwh(np.clip(system[n][after] - base[after], 0, None).sum())
+                     for n in names})
 
 
 def _run_sections(run: Run) -> dict[str, Any]:
@@ -193,27 +194,19 @@ def _run_sections(run: Run) -> dict[str, Any]:
                                                     stops(plan, trad))
     whole = np.full(len(names), plan.t_end - 1)  # had every meter been tested to the end
     precision_all, recall_all, _ = precision_recall(outcomes, plan.test_times, whole)
-    prediction = _prediction(run)
-    gamma = prediction.pop("gamma_user")
-    loop = _loop_sections(run, features_of(scenario))
-    own = loop.pop("features")
     return {
-        "prediction": {
-            **prediction,
-            "household_precision": precision,
-            "household_recall": recall,
-            "household_confusion": confusion,
-            "household_precision_whole_program": precision_all,
-            "household_recall_whole_program": recall_all,
-            "expected_pass_noncompliance_time": clock(expected.t_nc) if expected.predicted
-            else None,
-            "expected_pass_group_noncompliance_times": _times(names, expected.latch),
-            "expected_pass_groups_latched": sum(1 for x in expected.latch
-                                                if x != NOT_LATCHED),
-            "gamma_user": gamma,
-        },
-        **loop,
-        **own,
+        "prediction": model.Prediction(
+            **_prediction(run),
+            household_precision=precision,
+            household_recall=recall,
+            household_confusion=confusion,
+            household_precision_whole_program=precision_all,
+            household_recall_whole_program=recall_all,
+            expected_pass_noncompliance_time=expected.t_nc if expected.predicted else None,
+            expected_pass_group_noncompliance_times=_times(names, expected.latch),
+            expected_pass_groups_latched=sum(1 for x in expected.latch if x != NOT_LATCHED),
+        ),
+        **_loop_sections(run, features_of(scenario)),
     }
 
 
@@ -231,7 +224,7 @@ def _prediction(run: Run) -> dict[str, Any]:
     t_nc = trad.t_nc
     return {
         "predicted": trad.predicted,
-        "utility_noncompliance_time": clock(t_nc) if trad.predicted else None,
+        "utility_noncompliance_time": t_nc if trad.predicted else None,
         "detection_delay_minutes": t_nc - plan.t_first_test if trad.predicted else None,
         "groups_compliant_at_prediction": sum(
             1 for x in trad.latch if x == NOT_LATCHED or x > t_nc) if trad.predicted else None,
@@ -250,17 +243,17 @@ def _loop_sections(run: Run, features: tuple[MonitoringFeature, ...]) -> dict[st
     sections = _feature_sections(run, features)
     return {
         "deficit_at_prediction": run.deficit,
-        "second_event": None if second is None else {
-            "announced": clock(second.announced), "start": clock(second.start),
-            "end": clock(second.end), "delay_detection_minutes": run.delay_detection},
+        "second_event": None if second is None else model.SecondEvent(
+            announced=second.announced, start=second.start, end=second.end,
+            delay_detection_minutes=run.delay_detection),
         "second_event_note": run.note,
         "incentive": None if run.incentive is None else run.incentive.as_dict(),
-        "cost": {**run.costs, "per_household": _per_household(run.costs,
-                                                                 run.simulation.households)},
-        "monitoring": {"test_times": [clock(t) for t in plan.test_times.tolist()],
-                       "changes_from_printed_listings": CHANGES,
-                       "queries_overridden": sorted(scenario.monitoring.queries),
-                       **sections.pop("monitoring", {})},
+        "cost": model.Cost(**run.costs, per_household=_per_household(
+            run.costs, run.simulation.households)),
+        "monitoring": model.Monitoring(
+            test_times=plan.test_times.tolist(), changes_from_printed_listings=CHANGES,
+            queries_overridden=sorted(scenario.monitoring.queries),
+            **sections.pop("monitoring", {})),
         "features": sections.pop(None, {}),
     }
 
@@ -294,26 +287,25 @@ def build_monitoring(run: Run, readings: dict[str, Any], thresholds_from: str,
     t_nc, the second event's plan, the costs, the backend and the timings; ``streaming``:
     a monitored stream's section."""
     simulation = run.simulation
-    return _with_streaming({
-        "scenario": _scenario(simulation),
-        "code_version": code_version(),
-        "readings": readings,
-        "prediction": {**_prediction(run), "thresholds_from": thresholds_from},
+    return model.Summary(
+        scenario=_scenario(simulation),
+        code_version=code_version(),
+        readings=readings,
+        prediction=model.Prediction(**_prediction(run), thresholds_from=thresholds_from),
         **_monitor_sections(run),
-        "backend": _backend(simulation),
-        "timings": _timings(simulation),
-        "resources": _resources(simulation),
-        "files": list(files),
-    }, streaming)
+        backend=_backend(simulation),
+        timings=_timings(simulation),
+        resources=_resources(simulation),
+        files=list(files),
+        **_streaming(streaming),
+    ).as_dict()
 
 
 def _monitor_sections(run: Run) -> dict[str, Any]:
     """``drsim monitor``'s sections of the closed loop, with those of the monitoring
     features that readings can feed."""
-    loop = _loop_sections(run, tuple(f for f in features_of(run.simulation.scenario)
+    return _loop_sections(run, tuple(f for f in features_of(run.simulation.scenario)
                                      if f.readings_refusal is None))
-    own = loop.pop("features")
-    return {**loop, **own}
 
 
 def _per_household(costs: dict[str, Any], households: int) -> dict[str, Any]:
@@ -322,29 +314,32 @@ def _per_household(costs: dict[str, Any], households: int) -> dict[str, Any]:
             for kind, tiers in costs.items()}
 
 
-def _backend(simulation: Simulation) -> dict[str, Any]:
+def _backend(simulation: Simulation) -> model.Backend:
     info = simulation.backend
     passes = info.jobs[0] if info.jobs else None
-    return {"name": info.name, "master": info.master, "app_id": info.app_id,
-            "parallelism": info.parallelism,
-            "chunks": len(simulation.chunks),
-            "chunk_size": max((c.count for c in simulation.chunks), default=0),
-            "partitions": passes.partitions if passes else None,
-            "tasks": passes.tasks if passes else None,
-            "jobs": [{"label": job.label, "partitions": job.partitions, "tasks": job.tasks}
-                     for job in info.jobs]}
+    return model.Backend(
+        name=info.name, master=info.master, app_id=info.app_id,
+        parallelism=info.parallelism, chunks=len(simulation.chunks),
+        chunk_size=max((c.count for c in simulation.chunks), default=0),
+        partitions=passes.partitions if passes else None,
+        tasks=passes.tasks if passes else None,
+        jobs=[model.Job(label=job.label, partitions=job.partitions, tasks=job.tasks)
+              for job in info.jobs])
 
 
-def _resources(simulation: Simulation) -> dict[str, int | None]:
+def _resources(simulation: Simulation) -> model.Resources:
     """Peak resident memory [B] of the driver's Python process, of its JVM (Spark; None
     elsewhere) and of the processes that ran chunk tasks (their largest)."""
-    return {"driver_peak_rss_bytes": peak_rss_bytes(),
-            "jvm_peak_rss_bytes": process_peak_rss_bytes(simulation.backend.jvm_pid),
-            "peak_task_memory_bytes": int(simulation.chunk_rows["peak_rss_bytes"].max())}
+    return model.Resources(
+        driver_peak_rss_bytes=peak_rss_bytes(),
+        jvm_peak_rss_bytes=process_peak_rss_bytes(simulation.backend.jvm_pid),
+        peak_task_memory_bytes=int(simulation.chunk_rows["peak_rss_bytes"].max()))
 
 
-def _timings(simulation: Simulation) -> dict[str, Any]:
+def _timings(simulation: Simulation) -> model.Timings:
     seconds = simulation.chunk_rows["seconds"].to_numpy(float)
-    return {**{k: float(v) for k, v in simulation.timings.items()},
-            "chunk_seconds": {"min": float(seconds.min()), "mean": float(seconds.mean()),
-                              "max": float(seconds.max())}}
+    return model.Timings(
+        **{k: float(v) for k, v in simulation.timings.items()},
+        chunk_seconds=model.ChunkSeconds(min=float(seconds.min()),
+                                         mean=float(seconds.mean()),
+                                         max=float(seconds.max())))

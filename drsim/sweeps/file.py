@@ -22,6 +22,7 @@ from pydantic import (
     field_validator,
 )
 
+from drsim.results.summary_model import UnknownField, field_type
 from drsim.scenario import Scenario
 from drsim.scenario.errors import kind_name, show_value, value_problem, value_problems
 from drsim.scenario.explain import explain_errors
@@ -50,8 +51,8 @@ Problem = tuple[str, str, str]
 _SCENARIO_ACCEPTED = "the path of the base scenario YAML file, relative to the sweep file"
 _KEYS_ACCEPTED = ("a mapping from a dotted scenario path (e.g. incentive.beta) or a run option ("
                   + ", ".join(RUN_OPTIONS) + ") to ")
-_METRICS_ACCEPTED = ("a list of dotted paths into summary.json, e.g. [reduction_mwh.adaptive, "
-                     "prediction.utility_noncompliance_time]")
+_METRICS_ACCEPTED = ("a list of dotted paths into summary.json (its fields: docs/summary.md), "
+                     "e.g. [reduction_mwh.adaptive, prediction.utility_noncompliance_time]")
 
 
 def seeds_problem(seeds: Any) -> tuple[str, str] | None:
@@ -165,9 +166,20 @@ class SweepFile(BaseModel):
                                  _METRICS_ACCEPTED))
             elif metric in value[:i]:
                 problems.append((f"[{i}]", f"{metric!r} is listed twice", "each metric once"))
+            elif (unknown := _unknown_field(metric)) is not None:
+                problems.append((f"[{i}]", unknown, _METRICS_ACCEPTED))
         if problems:
             raise value_problems(problems)
         return value
+
+
+def _unknown_field(metric: str) -> str | None:
+    """Why ``metric`` names no field of summary.json's model (None: it names one)."""
+    try:
+        field_type(metric)
+    except UnknownField as exc:
+        return str(exc)
+    return None
 
 
 def read_sweep_file(data: dict[Any, Any], base_dir: str | Path, check_scenario: bool = True

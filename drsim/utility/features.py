@@ -543,7 +543,7 @@ def time_cell(value: Any) -> str:
 
 
 def share_cell(value: Any) -> str:
-    """Return a headline cell of a share, three decimals ("n/a" for none).
+    """Return a headline cell of a share, three decimals ("n/a" for none or NaN).
 
     Parameters
     ----------
@@ -556,7 +556,8 @@ def share_cell(value: Any) -> str:
         The cell.
     """
     number = real(value)
-    return f"{number:.3f}" if number is not None else "n/a" if value is None else str(value)
+    return f"{number:.3f}" if number is not None else "n/a" if value is None or \
+        isinstance(value, float) else str(value)
 
 
 def pair_cell(section: Any, first: str, second: str) -> str:

@@ -68,6 +68,15 @@ def render(tables, width: int = 120) -> str:
     return console.export_text()
 
 
+def as_sample(summary: dict) -> dict:
+    """A real run's ``summary`` with SAMPLE's name, reductions and peaks."""
+    out = json.loads(json.dumps(summary))
+    out["scenario"]["name"] = SAMPLE["scenario"]["name"]
+    out["reduction_mwh"] = dict(SAMPLE["reduction_mwh"])
+    out["peaks"]["daily_peak_mw"]["adaptive"] = 229.81
+    return out
+
+
 def write_run(tmp_path: Path, summary=SAMPLE) -> Path:
     run = tmp_path / "run"
     run.mkdir()
@@ -183,13 +192,25 @@ def test_missing_and_bad_folders(tmp_path):
         load_summary(a_file)
 
 
-def test_print_report_heading(tmp_path):
-    run = write_run(tmp_path)
+def test_print_report_heading(tmp_path, run_summary):
+    run = write_run(tmp_path, as_sample(run_summary))
     console = Console(width=100, record=True, color_system=None)
     print_report(run, console)
     text = console.export_text()
     assert text.splitlines()[0] == f"paper_100k: {run}"
     assert "82.61" in text
+
+
+def test_the_headline_of_a_summary_of_another_version_says_so_in_one_line(tmp_path):
+    run = write_run(tmp_path)  # SAMPLE: the layout of an earlier version
+    result = runner.invoke(app, ["report", str(run)])
+    assert result.exit_code == 2, result.output
+    line = " ".join(result.output.split())
+    assert line.startswith(f"{run / 'summary.json'}: not a summary of this drsim version (")
+    assert "field required" in line and line.endswith(f"drsim report {run} --full prints "
+                                                      "every field")
+    full = runner.invoke(app, ["report", str(run), "--full"])  # every field, as it is
+    assert full.exit_code == 0 and "communication_events" in full.stdout
 
 
 def test_sweep_table_shows_mean_and_ci():
@@ -212,13 +233,14 @@ def test_sweep_table_shows_mean_and_ci():
 runner = CliRunner()
 
 
-def test_cli_report_prints_the_headline_by_default_and_every_field_with_full(tmp_path):
+def test_cli_report_prints_the_headline_by_default_and_every_field_with_full(
+        tmp_path, run_summary):
     reference = {"source": "the dissertation, §6.3.2",
                  "reduction_mwh": {"expected": 83.28, "traditional": 47.89, "adaptive": 82.61},
                  "utility_noncompliance_time": "19:11", "groups_compliant_at_prediction": 2}
-    summary = {**SAMPLE, "reduction_mwh": {"expected": 21.354417, "traditional": 12.582193,
-                                           "adaptive": 21.881209},
-               "reference": reference}
+    summary = {**as_sample(run_summary), "reference": reference,
+               "reduction_mwh": {"expected": 21.354417, "traditional": 12.582193,
+                                 "adaptive": 21.881209}}
     run = write_run(tmp_path, summary)
     result = runner.invoke(app, ["report", str(run)])
     assert result.exit_code == 0, result.output

@@ -25,6 +25,7 @@ from drsim.results.output import (
     write_run_data,
 )
 from drsim.results.run_data import RunData
+from drsim.results.summary_model import Summary
 from drsim.units import DAY as MINUTES
 from drsim.utility.threshold import Thresholds
 from drsim.utility.threshold_policy import ExpectedShareThreshold
@@ -327,8 +328,24 @@ def test_plots_return_figures_and_save_only_given_a_path(tmp_path, monkeypatch):
         (tmp_path / "fig.png").unlink()
 
 
-def test_run_table_values_and_missing_keys():
-    columns, rows = run_table(json_safe(make_run().summary))
+def _summary(base: dict, **sections) -> Summary:
+    """``base`` with ``sections`` replaced (a dict: its keys replaced), read by the model."""
+    out = json.loads(json.dumps(base))
+    for key, value in sections.items():
+        out[key] = {**out[key], **value} if isinstance(value, dict) and out.get(key) \
+            else value
+    return Summary.model_validate(out)
+
+
+def test_run_table_values_and_nulls(run_summary):
+    data = make_run()
+    columns, rows = run_table(_summary(
+        run_summary, reference=data.summary["reference"],
+        reduction_mwh={"expected": 83.284, "traditional": 47.891, "adaptive": 82.6},
+        prediction={"utility_noncompliance_time": "19:11", "groups_compliant_at_prediction": 1,
+                    "expected_pass_noncompliance_time": None, "household_precision": None,
+                    "household_recall": 0.75, "household_precision_whole_program": None,
+                    "household_recall_whole_program": None}))
     assert columns == ["quantity", "this run", "reference"]
     assert [r[0] for r in rows] == [
         "reduction, expected, MWh (share)",
@@ -338,54 +355,54 @@ def test_run_table_values_and_missing_keys():
         "household precision / recall, while tested",
         "household precision / recall, whole program"]
     assert [r[1] for r in rows] == ["83.28 (100.0 %)", "47.89 (57.5 %)", "82.60 (99.2 %)",
-                                    "19:11", "1 of 3", "none", "n/a / 0.750", "— / —"]
+                                    "19:11", "1 of 3", "none", "n/a / 0.750", "n/a / n/a"]
     assert [r[2] for r in rows] == ["83.28 (100.0 %)", "47.89 (57.5 %)", "82.61 (99.2 %)",
                                     "19:11", "2 of 3", "not given", "not given",
                                     "not given"]
 
-    columns, rows = run_table({})  # no reference declared: no reference column
+    columns, rows = run_table(_summary(run_summary, reference=None))  # no reference column
     assert columns == ["quantity", "this run"] and all(len(r) == 2 for r in rows)
-    assert all(r[1] in ("—", "— / —") for r in rows)
-    _, partial = run_table({"reduction_mwh": {"traditional": 47.0},
-                            "prediction": {"utility_noncompliance_time": 1151,
-                                           "groups_compliant_at_prediction": ["G1", "G3"],
-                                           "household_recall": math.nan}})
-    values = {label: value for label, value in partial}
-    assert values["reduction, expected, MWh (share)"] == "—"
-    assert values["reduction, traditional, MWh (share)"] == "47.00"  # no share
-    assert values["utility non-compliance predicted"] == "19:11"
-    assert values["groups compliant at prediction"] == "2"  # no group count to say "of"
-    assert values["prediction on the expected pass"] == "—"
-    assert values["household precision / recall, while tested"] == "— / n/a"
+    values = {label: value for label, value in run_table(_summary(
+        run_summary, reduction_mwh={"expected": 0.0, "traditional": 47.0, "adaptive": 47.0},
+        prediction={"utility_noncompliance_time": 1151, "household_recall": math.nan,
+                    "household_precision": 0.5}))[1]}
+    assert values["reduction, traditional, MWh (share)"] == "47.00"  # no share of 0
+    assert values["utility non-compliance predicted"] == "19:11"  # minutes in the model
+    assert values["household precision / recall, while tested"] == "0.500 / n/a"
 
-    # the pipeline's layout: groups under "scenario"; no prediction at all
-    pipeline = {"scenario": {"groups": {f"G{g}": 100 for g in range(1, 6)}},
-                "prediction": {"utility_noncompliance_time": None,
-                               "groups_compliant_at_prediction": 2}}
-    values = {label: value for label, value in run_table(pipeline)[1]}
+    # five groups; no prediction at all
+    values = {label: value for label, value in run_table(_summary(
+        run_summary, scenario={"groups": {f"G{g}": 100 for g in range(1, 6)}},
+        prediction={"utility_noncompliance_time": None,
+                    "groups_compliant_at_prediction": 2}))[1]}
     assert values["groups compliant at prediction"] == "2 of 5"
     assert values["utility non-compliance predicted"] == "none"
 
 
-def test_simulate_table_rounds_and_sets_the_reference_beside():
-    summary = {"scenario": {"ev_households": 22480,
-                            "settings": {"dr_program": {"start": "18:30", "end": "20:30"}}},
-               "energy": {"kwh_per_household_day": 13.1449, "evening_peak_kw_per_household":
-                          0.86213, "evening_peak_time": "18:56"},
-               "reduction_mwh": {"expected": 21.354417, "traditional": 12.582193},
-               "baseline": {"method": "same_day", "expected_reduction_mwh": 21.5213},
-               "reduction_goal_mwh": 21.5213,
-               "backend": {"chunks": 20, "tasks": 20, "name": "spark", "master": "local[2]"}}
-    columns, rows = simulate_table(summary)
+def test_simulate_table_rounds_and_sets_the_reference_beside(simulate_summary):
+    changes = dict(
+        scenario={"ev_households": 22480,
+                  "settings": {**simulate_summary["scenario"]["settings"],
+                               "dr_program": {"start": "18:30", "end": "20:30"}}},
+        energy={"kwh_per_household_day": 13.1449, "evening_peak_kw_per_household": 0.86213,
+                "evening_peak_time": "18:56"},
+        reduction_mwh={"expected": 21.354417, "traditional": 12.582193},
+        baseline={"method": "same_day", "expected_reduction_mwh": 21.5213},
+        reduction_goal_mwh=21.5213,
+        backend={"chunks": 20, "tasks": 20, "name": "spark", "master": "local[2]"},
+        timings={"total_seconds": 12.5})
+    columns, rows = simulate_table(_summary(simulate_summary, **changes))
     values = {label: cells for label, *cells in rows}
     assert columns == ["quantity", "this simulation"]
     assert values["reduction 18:30–20:30, traditional, MWh (share)"] == ["12.58 (58.9 %)"]
     assert values["energy per household"] == ["13.14 kWh/day"]
+    assert values["evening peak per household"] == ["0.862 kW at 18:56"]
     assert values["chunks / tasks"] == ["20 / 20 on local[2]"]
-    assert values["wall time"] == ["—"]  # a missing key
-    summary["reference"] = {"source": "a paper", "reduction_mwh": {"expected": 83.28,
-                                                                   "traditional": 47.89}}
-    columns, rows = simulate_table(summary)
+    assert values["wall time"] == ["12.5 s"]
+    changes["reference"] = {"source": "a paper", "reduction_mwh": {
+        "expected": 83.28, "traditional": 47.89, "adaptive": None},
+        "utility_noncompliance_time": None, "groups_compliant_at_prediction": None}
+    columns, rows = simulate_table(_summary(simulate_summary, **changes))
     values = {label: cells for label, *cells in rows}
     assert columns == ["quantity", "this simulation", "reference"]
     assert values["reduction 18:30–20:30, traditional, MWh (share)"] == [

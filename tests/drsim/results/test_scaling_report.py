@@ -101,22 +101,28 @@ def test_rows_hold_totals_and_per_household_costs_of_every_tier(sweep_dir):
                                              nan_ok=True)
 
 
-def fake_summary(households: int, groups: int, scale: float, seconds: float) -> dict:
-    cost = {"communication": {"meter_readings": 100 * households * scale,
-                              "remote_lambda_fetches": 20 * households * scale,
-                              "user_events": households * scale / 10, "group_events": groups,
-                              "total": 0.0},
-            "computation": {"meter": 10 * households * scale, "group": households * scale,
-                            "utility": groups, "total": 0.0}}
+def fake_summary(base: dict, households: int, groups: int, scale: float,
+                 seconds: float) -> dict:
+    """``base`` (a run's summary) with made-up households, groups, costs and stage times
+    (no adaptive pass)."""
+    cost = {"communication": {"meter_readings": round(100 * households * scale),
+                              "remote_lambda_fetches": round(20 * households * scale),
+                              "user_events": round(households * scale / 10),
+                              "silent_meter_events": 0, "group_events": groups, "total": 0},
+            "computation": {"meter": round(10 * households * scale),
+                            "group": round(households * scale), "utility": groups,
+                            "total": 0}}
     for tiers in cost.values():
         tiers["total"] = sum(v for k, v in tiers.items() if k != "total")
     per = {kind: {t: v / households for t, v in tiers.items()} for kind, tiers in cost.items()}
-    return {"scenario": {"households": households,
+    return {**base,
+            "scenario": {**base["scenario"], "households": households,
                          "groups": {f"G{i + 1:03d}": households // groups
                                     for i in range(groups)}},
             "cost": {**cost, "per_household": per},
-            "timings": {"passes_seconds": seconds / 2, "tiers_seconds": seconds / 4,
-                        "total_seconds": seconds}}
+            "timings": {"backend_start_seconds": 0.0, "passes_seconds": seconds / 2,
+                        "tiers_seconds": seconds / 4, "total_seconds": seconds,
+                        "chunk_seconds": base["timings"]["chunk_seconds"]}}
 
 
 def write_folder(folder: Path, records: list[tuple[int, dict]], grid: list[int]) -> None:
@@ -128,13 +134,13 @@ def write_folder(folder: Path, records: list[tuple[int, dict]], grid: list[int])
         {"points": [{"point": i, "values": {"households": n}} for i, n in enumerate(grid)]}))
 
 
-def test_seeds_are_averaged_and_stale_points_left_out(tmp_path):
+def test_seeds_are_averaged_and_stale_points_left_out(tmp_path, run_summary):
     folder = tmp_path / "sweep"
-    write_folder(folder, [(100_000, fake_summary(100_000, 10, 1.0, 10.0)),
-                          (100_000, fake_summary(100_000, 10, 1.2, 14.0)),
-                          (1_600_000, fake_summary(1_600_000, 160, 1.1, 250.0)),
-                          (300_000, fake_summary(300_000, 30, 9.0, 1.0))],  # not in the grid
-                 grid=[100_000, 1_600_000])
+    write_folder(folder, [(100_000, fake_summary(run_summary, 100_000, 10, 1.0, 10.0)),
+                          (100_000, fake_summary(run_summary, 100_000, 10, 1.2, 14.0)),
+                          (1_600_000, fake_summary(run_summary, 1_600_000, 160, 1.1, 250.0)),
+                          (300_000, fake_summary(run_summary, 300_000, 30, 9.0, 1.0))],
+                 grid=[100_000, 1_600_000])  # 300,000 is no longer in the grid
     rows = report.rows(folder)
     assert [(r["households"], r["groups"], r["seeds"]) for r in rows] == \
         [(100_000, 10, 2), (1_600_000, 160, 1)]

@@ -706,19 +706,20 @@ def test_a_metric_missing_from_the_summary_is_reported_and_nothing_reruns(tmp_pa
 def test_null_and_text_metrics(tmp_path):
     base = load_scenario(QUICKSTART)
     sweep = sweep_from_dict({"grid": {"incentive.beta": [1.4, 1.8]}, "seeds": 3,
-                             "metrics": ["prediction.utility_noncompliance_time", "method"]},
+                             "metrics": ["prediction.utility_noncompliance_time",
+                                         "baseline.method"]},
                             base=base)
 
     def runner(scenario, out_dir, **_):
         predicted = scenario.seed != 7 or scenario.incentive.beta > 1.5
         return {"prediction": {"utility_noncompliance_time": "19:11" if predicted else None},
-                "method": "model"}
+                "baseline": {"method": "model"}}
 
     table = run_sweep(sweep, tmp_path / "out", runner=runner).table
     column = "prediction.utility_noncompliance_time"
     assert table[f"{column}.n"].tolist() == [2, 3]  # nulls are left out of the mean
     assert table[f"{column}.clock"].tolist() == ["19:11", "19:11"]
-    assert table["method"].tolist() == ["model", "model"]
+    assert table["baseline.method"].tolist() == ["model", "model"]
 
 
 def test_the_runner_is_given_and_the_sweep_never_imports_the_pipeline(tmp_path, monkeypatch):

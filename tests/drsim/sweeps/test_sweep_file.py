@@ -49,6 +49,23 @@ def test_problems_are_explained_as_a_scenarios_are():
     ]
 
 
+def test_a_metric_is_resolved_against_the_summarys_fields():
+    with pytest.raises(ValidationError) as info:
+        SweepFile.model_validate({"scenario": "quickstart.yaml", "metrics": [
+            "prediction.utility_noncompliance_tme", "reduction_mwh.adaptive",
+            "remote.meter_tier.requests", "energy.evening_peak_time.hours", "predictoin"]},
+            context={"base_dir": QUICKSTART.parent})
+    problems = {field: problem for field, problem, _ in explain_errors(info.value, SweepFile)}
+    assert problems == {  # a mapping's key (a pass) and a feature's own section pass
+        "metrics[0]": "'prediction.utility_noncompliance_tme': prediction has no field "
+                      "'utility_noncompliance_tme' (did you mean "
+                      "'prediction.utility_noncompliance_time'?)",
+        "metrics[3]": "'energy.evening_peak_time.hours': energy.evening_peak_time has no "
+                      "field 'hours'",
+        "metrics[4]": "'predictoin': summary.json has no field 'predictoin' (did you mean "
+                      "'prediction'?)"}
+
+
 def test_a_key_with_a_problem_is_left_out_and_the_rest_kept(tmp_path):
     (tmp_path / "base.yaml").write_text(QUICKSTART.read_text())
     file, problems = read_sweep_file(

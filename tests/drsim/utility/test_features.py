@@ -20,6 +20,7 @@ from small_scenarios import quickstart
 from drsim.pipeline import stages, tasks
 from drsim.pipeline.backend import SerialBackend
 from drsim.results import headline, summary
+from drsim.results.summary_model import Summary
 from drsim.scenario import scenario_from_dict
 from drsim.utility import feature_registry
 from drsim.utility.appliance_monitoring import ApplianceQueries
@@ -87,12 +88,12 @@ def test_features_that_exclude_each_other_are_refused_together(monkeypatch):
         feature_registry.active_features(scenario_from_dict(data))
 
 
-def test_a_features_headline_rows_follow_the_runs_own(monkeypatch):
+def test_a_features_headline_rows_follow_the_runs_own(monkeypatch, run_summary):
     monkeypatch.setattr(headline, "REGISTERED", (Toy,))
-    summary = {"reduction_mwh": {"expected": 1.0}, "toy": {"n": 7}}
+    summary = Summary.model_validate({**run_summary, "toy": {"n": 7}})
     _, rows = headline.run_table(summary)
     assert rows[-1] == ("toy count", "7")
-    _, rows = headline.run_table({"reduction_mwh": {"expected": 1.0}})
+    _, rows = headline.run_table(Summary.model_validate(run_summary))
     assert all(r[0] != "toy count" for r in rows)
 
 
@@ -168,16 +169,15 @@ def test_a_features_keys_join_the_section_it_names(monkeypatch):
     assert got == {None: {"toy": {"n": 4}}, "monitoring": {"inputs_n": 3, "tests": 3}}
 
 
-def test_a_features_headline_reads_the_section_its_keys_join(monkeypatch):
+def test_a_features_headline_reads_the_section_its_keys_join(monkeypatch, run_summary):
     class Joined(Inputs):
         @classmethod
         def headline(cls, section: Any) -> list[tuple[str, str]]:
-            return [("joined", str(section["inputs_n"]))]
+            return [("joined", str(section["test_times"][0]))]
 
     monkeypatch.setattr(headline, "REGISTERED", (Joined,))
-    _, rows = headline.run_table({"reduction_mwh": {"expected": 1.0},
-                                  "monitoring": {"inputs_n": 6}})
-    assert rows[-1] == ("joined", "6")
+    _, rows = headline.run_table(Summary.model_validate(run_summary))
+    assert rows[-1] == ("joined", run_summary["monitoring"]["test_times"][0])
 
 
 def imported(path: Path) -> set[str]:

@@ -5,6 +5,8 @@ get one-line errors."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from small_scenarios import quickstart
 
@@ -81,7 +83,7 @@ def test_fetch_delays_do_not_depend_on_the_chunking():
 def test_remote_data_summary_and_user_events_carry_the_delays():
     from drsim.results.summary import build
 
-    run = _run(quickstart(remote={"strategy": "LzEval"}))
+    run = _run(quickstart(remote={"strategy": "LzEval"})).timed(0.0, time.perf_counter())
     summary = build(run.simulation, run)
     section = summary["remote"]
     # the features' sections sit among the run's, after shedding (docs/summary.md)

@@ -271,6 +271,7 @@ def test_a_loss_model_that_loses_nothing_is_the_loss_free_run(lossy):
 
 def test_the_sweeps_load_and_read_what_a_lossy_run_reports(lossy):
     from drsim.results.headline import run_table
+    from drsim.results.summary_model import Summary
     from drsim.sweeps import get_metric, load_sweep
     from drsim.sweeps.stats import _MISSING
 
@@ -280,7 +281,7 @@ def test_the_sweeps_load_and_read_what_a_lossy_run_reports(lossy):
         assert len(sweep.runs()) == runs
         for metric in sweep.metrics:
             assert get_metric(run.summary, metric) is not _MISSING, metric
-    _, rows = run_table(run.summary)
+    _, rows = run_table(Summary.model_validate(run.summary))
     assert any(r[0].startswith("readings lost / meters silent (max_missing 1)") for r in rows)
 
 

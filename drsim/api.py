@@ -34,7 +34,6 @@ from drsim.results import folders, output, run_data
 from drsim.results import summary as summaries
 from drsim.results.result import MonitorResult, RunResult, SimulationResult
 from drsim.scenario import MAX_CHUNK_SIZE, Scenario, load_scenario
-from drsim.utility.threshold_policy import threshold_policy
 
 if TYPE_CHECKING:
     from drsim.sweeps import Sweep, SweepOutcome
@@ -352,14 +351,13 @@ def _monitor_stream(stream: str | Path, scenario: Scenario, out: str | Path | No
                     chunk_size: int | None, idle_seconds: float | None,
                     view: Callable[[Live], None] | None) -> MonitorResult:
     """:func:`monitor` with ``stream``."""
-    check_monitor(scenario)
+    plan = check_monitor(scenario)
     if not Path(stream).is_dir():
         raise ValueError(f"--stream {stream}: no such folder (the readings' files arrive "
                          "there)")
     gamma, source = monitor_thresholds(None, scenario, thresholds)
-    if gamma is None and not threshold_policy(scenario.monitoring.gamma_user).from_readings:
-        raise ValueError("monitoring.gamma_user is estimated from the expected response, "
-                         "which readings do not show: give a run's thresholds.parquet")
+    if gamma is None and plan.threshold.readings_refusal is not None:
+        raise ValueError(plan.threshold.readings_refusal)
     source = source or "scenario (constant)"
     check_stream_files(Path(stream), *(() if idle_seconds is None else (idle_seconds,)))
     folder = _stream_folder(out, overwrite, _stream_identity(

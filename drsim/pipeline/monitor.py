@@ -71,7 +71,6 @@ from drsim.utility.features import (
 )
 from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
 from drsim.utility.threshold import Thresholds
-from drsim.utility.threshold_policy import threshold_policy
 
 __all__ = ["MONITORED_PASS", "Monitoring", "check_monitor", "monitor", "monitor_task",
            "participants_task"]
@@ -196,9 +195,8 @@ def monitor(scenario: Scenario, readings: str | Path, backend: Backend, *,
     plan = check_monitor(scenario)
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     if thresholds is None:
-        if not threshold_policy(plan.gamma_user).from_readings:
-            raise ValueError("monitoring.gamma_user is estimated from the expected response, "
-                             "which readings do not show: give a run's thresholds.parquet")
+        if plan.threshold.readings_refusal is not None:
+            raise ValueError(plan.threshold.readings_refusal)
         thresholds, thresholds_from = Thresholds.of(plan, sizes), "scenario (constant)"
     check = check or check_readings(readings, scenario, plan.t_start, plan.t_end, lenient)
     features = tuple(f for f in (f.with_readings(check.lost) for f in features_of(scenario))

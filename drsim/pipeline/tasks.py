@@ -56,7 +56,6 @@ from drsim.utility.monitoring import (
 )
 from drsim.utility.participants import ParticipantSums, household_mappings
 from drsim.utility.threshold import Thresholds, replica_flags
-from drsim.utility.threshold_policy import threshold_policy
 
 TOTAL = "total"  # the series of a pass's whole load (the others are categories)
 ESTIMATE = "estimate"  # the pass name of the utility's M&V estimates (series B and P̂)
@@ -128,7 +127,7 @@ def enrolled(scenario: Scenario, pop: Population) -> ParticipantSums:
 def _replica_flags(plan: MonitoringPlan, result: ChunkResult) -> np.ndarray | None:
     """The replicas' flags per test time of a chunk when γ is estimated from the expected
     response (:func:`drsim.utility.threshold.replica_flags`), else None."""
-    policy = threshold_policy(plan.gamma_user)
+    policy = plan.threshold
     if not policy.needs_replicas:
         return None
     return replica_flags(plan, result.population, result.simulator, result.chunk.group,

@@ -28,7 +28,6 @@ from drsim.units import DAY, clock, mwh
 from drsim.utility.feature_registry import features_of
 from drsim.utility.features import FeatureRun, MonitoringFeature
 from drsim.utility.monitoring import CHANGES, NOT_LATCHED
-from drsim.utility.threshold_policy import threshold_policy
 
 EVENING = (16 * 60, 22 * 60)  # the evening peak is looked for in [16:00, 22:00)
 REBOUND_MINUTES = 180  # rebound is looked for in the three hours after t_end
@@ -229,7 +228,7 @@ def _prediction(run: Run) -> dict[str, Any]:
         "groups_compliant_at_prediction": sum(
             1 for x in trad.latch if x == NOT_LATCHED or x > t_nc) if trad.predicted else None,
         "group_noncompliance_times": _times(names, trad.latch),
-        "gamma_user": threshold_policy(plan.gamma_user).describe(),  # values: thresholds.parquet
+        "gamma_user": plan.threshold.describe(),  # values: thresholds.parquet
     }
 
 

@@ -82,7 +82,7 @@ from cep_core.query import Session, feed_by_value
 from cep_core.reads import check_events
 from drsim.scenario import ExpectedShare, Scenario
 from drsim.utility.readings import silence
-from drsim.utility.threshold_policy import threshold_policy
+from drsim.utility.threshold_policy import ThresholdPolicy, threshold_policy
 
 __all__ = ["QUERIES", "CHANGES", "MonitoringPlan", "MeterResult", "accumulated_kwh",
            "meter_tier", "check_queries", "feed_by_time", "POLICY", "RUNS", "NOT_LATCHED"]
@@ -263,6 +263,11 @@ class MonitoringPlan:
         """
         return np.arange(self.t_first_test, self.t_end)
 
+    @property
+    def threshold(self) -> ThresholdPolicy:
+        """How γ[groupID, time] of Listing 6.2 is set (:mod:`drsim.utility.threshold_policy`)."""
+        return threshold_policy(self.gamma_user)
+
     def text(self, name: str) -> str:
         """Return the text of query ``name`` (:data:`QUERIES` or its replacement)."""
         return dict(self.queries)[name]
@@ -284,7 +289,7 @@ class MonitoringPlan:
         return {"t_start": self.t_start, "t_end": self.t_end,
                 "t_first_test": self.t_first_test, "δ": self.delta,
                 "m_user": self.m_user, "m_group": self.m_group, "m_utility": self.m_utility,
-                **threshold_policy(self.gamma_user).query_params(),
+                **self.threshold.query_params(),
                 "γ_group": self.gamma_group, "GROUPNUM": self.n_groups}
 
     def compile(self, name: str, remote: dict[str, Any] | None = None,

@@ -45,7 +45,6 @@ from drsim.utility.threshold_policy import (
     ThresholdPolicy,
     expected_share,
     threshold,
-    threshold_policy,
 )
 
 __all__ = ["Thresholds", "expected_share", "replica_flags", "threshold"]
@@ -201,7 +200,7 @@ class Thresholds:
         >>> t.gamma.shape, float(t.gamma.max()), t.share is None
         ((1, 20), 0.05, True)
         """
-        policy = threshold_policy(plan.gamma_user)
+        policy = plan.threshold
         gamma, share = policy.thresholds(sizes, len(plan.test_times), flagged)
         return cls(plan.test_times, gamma, share, policy)
 

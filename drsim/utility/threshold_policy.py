@@ -138,8 +138,8 @@ class ThresholdPolicy(ABC):
 
     @property
     @abstractmethod
-    def from_readings(self) -> bool:
-        """Whether readings alone set γ (``drsim monitor`` without a thresholds file)."""
+    def readings_refusal(self) -> str | None:
+        """Why readings alone cannot set γ (None: they can; ``drsim monitor``)."""
 
     @abstractmethod
     def thresholds(self, sizes: np.ndarray, tests: int, flagged: np.ndarray | None = None
@@ -199,9 +199,9 @@ class ConstantRatio(ThresholdPolicy):
     replicas: int = 0
 
     @property
-    def from_readings(self) -> bool:
-        """True: the ratio is in the scenario."""
-        return True
+    def readings_refusal(self) -> str | None:
+        """None: the ratio is in the scenario."""
+        return None
 
     def thresholds(self, sizes: np.ndarray, tests: int, flagged: np.ndarray | None = None
                    ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -250,9 +250,10 @@ class ExpectedShareThreshold(ThresholdPolicy):
     replicas: int
 
     @property
-    def from_readings(self) -> bool:
-        """False: the expected response is not in the readings."""
-        return False
+    def readings_refusal(self) -> str | None:
+        """The expected response is not in the readings."""
+        return ("monitoring.gamma_user is estimated from the expected response, which "
+                "readings do not show: give a run's thresholds.parquet")
 
     def thresholds(self, sizes: np.ndarray, tests: int, flagged: np.ndarray | None = None
                    ) -> tuple[np.ndarray, np.ndarray | None]:

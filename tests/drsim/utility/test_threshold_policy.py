@@ -16,10 +16,12 @@ from drsim.utility.threshold_policy import ConstantRatio, ExpectedShareThreshold
 def test_the_setting_picks_the_policy():
     constant = threshold_policy(0.05)
     assert constant == ConstantRatio(0.05)
-    assert not constant.needs_replicas and constant.replicas == 0 and constant.from_readings
+    assert not constant.needs_replicas and constant.replicas == 0
+    assert constant.readings_refusal is None
     expected = threshold_policy(ExpectedShare(method="expected", z=2.5, replicas=6))
     assert expected == ExpectedShareThreshold(z=2.5, replicas=6)
-    assert expected.needs_replicas and expected.replicas == 6 and not expected.from_readings
+    assert expected.needs_replicas and expected.replicas == 6
+    assert "readings do not show" in expected.readings_refusal
 
 
 def test_a_constant_ratio_is_the_same_everywhere_and_estimates_no_share():

@@ -8,7 +8,7 @@ import time
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -17,6 +17,9 @@ from rich.table import Table
 
 from drsim.scenario import MAX_CHUNK_SIZE, ScenarioError, load_scenario
 from drsim.units import clock
+
+if TYPE_CHECKING:
+    from drsim.results.summary_model import Timings
 
 app = typer.Typer(
     name="drsim",
@@ -187,13 +190,13 @@ def _stages(bar: Progress):
     return progress
 
 
-def _print_stage_times(console: Console, timings: dict) -> None:
+def _print_stage_times(console: Console, timings: Timings) -> None:
     """One line: the wall time of each stage of the run (summary.json's ``timings``; the
     ``*_tier_seconds`` are parts of ``tiers_seconds``)."""
     def name(key: str) -> str:
         return key.removesuffix("_seconds").replace("_", " ")
 
-    seconds = {key: value for key, value in timings.items()
+    seconds = {key: value for key, value in timings.model_dump().items()
                if key.endswith("_seconds") and key != "total_seconds"
                and isinstance(value, int | float)}
     parts = {key: value for key, value in seconds.items() if key.endswith("_tier_seconds")}
@@ -237,17 +240,22 @@ def simulate(
         raise _fail(str(exc), 1) from None
     except KeyboardInterrupt:
         raise _interrupted(out, before) from None
-    _print_headline(result.summary)
-    _print_stage_times(Console(), result.summary["timings"])
-    Console().print(f"results: {result.out}", markup=False, highlight=False, soft_wrap=True)
+    _print_result(result.summary, result.out, written=False)
 
 
-def _print_headline(summary: dict) -> None:
+def _print_result(summary: dict, out: Path, *, written: bool = True) -> None:
+    """The headline of a summary, its stage times, and where it was written (in how long,
+    when ``written``)."""
     from drsim.results.headline import headline
+    from drsim.results.summary_model import Summary
 
+    record = Summary.model_validate(summary)
     console = Console()
-    for part in headline(summary):
+    for part in headline(record):
         console.print(part, markup=False, highlight=False, soft_wrap=True)
+    _print_stage_times(console, record.timings)
+    console.print(f"written to {out} in {record.timings.total_seconds:.1f} s" if written
+                  else f"results: {out}", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -299,12 +307,7 @@ def run(
         raise _fail(str(exc), 1) from None
     except KeyboardInterrupt:
         raise _interrupted(out, before, streamed=streaming) from None
-    summary = result.summary
-    _print_headline(summary)
-    out_console = Console()
-    _print_stage_times(out_console, summary["timings"])
-    out_console.print(f"written to {out} in {summary['timings']['total_seconds']:.1f} s",
-                      markup=False)
+    _print_result(result.summary, out)
 
 
 @contextmanager
@@ -412,10 +415,7 @@ def monitor(
         raise _fail(str(exc), 1) from None
     except KeyboardInterrupt:
         raise _interrupted(out, before, streamed=stream is not None) from None
-    _print_headline(result.summary)
-    _print_stage_times(Console(), result.summary["timings"])
-    Console().print(f"written to {out} in {result.summary['timings']['total_seconds']:.1f} s",
-                    markup=False)
+    _print_result(result.summary, out)
 
 
 @app.command()

@@ -9,7 +9,6 @@ tiers (``compliance_timeline.png``, :func:`plot_compliance_timeline`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -154,12 +153,10 @@ def plot_run_demand(data: RunData, path: str | Path | None = None) -> Figure:
         if announced != data.t_nc:
             ax.axvline(announced, color="tab:blue", linestyle="-.", linewidth=1.2,
                        label=f"second event announced {clock(announced)}")
-    reductions = data.summary.get("reduction_mwh", {}) if isinstance(data.summary, Mapping) \
-        else {}
     for name in pass_order(data.group_kw):
         color, style, width, z = RUN_PASS_STYLE.get(name, (None, "-", 1.4, 3))
         label = name
-        mwh = _number(reductions.get(name)) if isinstance(reductions, Mapping) else None
+        mwh = _number(data.reduction_mwh.get(name))
         if mwh is not None and name != "baseline":
             label = f"{name}: {mwh:.2f} MWh reduced"
         ax.plot(minutes[view], _system_mw(data, name)[view], color=color, linestyle=style,
@@ -182,9 +179,7 @@ def plot_run_demand(data: RunData, path: str | Path | None = None) -> Figure:
                 ha="right", va="top", fontsize=10)
     _clock_axis(ax, lo, hi, step=60)
     ax.set_ylabel("system demand (MW)")
-    households = (data.summary.get("scenario") or {}).get("households")
-    who = f"{households:,} households, " if isinstance(households, int) \
-        and not isinstance(households, bool) else ""
+    who = "" if data.households is None else f"{data.households:,} households, "
     ax.set_title(f"{data.name}: system demand ({who}{len(data.group_names)} groups)")
     fig.legend(loc="outside lower center", ncols=3, fontsize="small")
     return _saved(fig, path, 150)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from drsim.pipeline.tasks import UTILITY
+from drsim.results.summary_model import Summary
 from drsim.utility.monitoring import NOT_LATCHED
 
 if TYPE_CHECKING:
@@ -57,6 +58,9 @@ class RunData:
     # pass -> (groups,): the last minute each group's meters are tested at the monitoring
     # rate (drsim.pipeline.evaluation.stops: its latch, t_nc or the program's end)
     monitoring_stop: dict[str, np.ndarray] = field(default_factory=dict)
+    households: int | None = None  # the run's households (None: not known)
+    # pass -> its reduction against the simulated baseline [MWh] (summary.json's)
+    reduction_mwh: dict[str, float] = field(default_factory=dict)
 
 
 def run_data(run: Run, summary: dict, user_events: pd.DataFrame | None = None) -> RunData:
@@ -64,6 +68,7 @@ def run_data(run: Run, summary: dict, user_events: pd.DataFrame | None = None) -
     ``user_events``: the user events when they were collected)."""
     from drsim.pipeline.evaluation import flagged_fraction, stops
 
+    record = Summary.model_validate(summary)
     simulation, monitored = run.simulation, run.monitored
     scenario, plan = simulation.scenario, monitored.plan
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
@@ -84,7 +89,8 @@ def run_data(run: Run, summary: dict, user_events: pd.DataFrame | None = None) -
         tier_events={**tier_tables(monitored),
                      **({} if user_events is None else {"user_events": user_events})},
         summary=summary,
-        monitoring_stop={n: stops(plan, o) for n, o in monitored.outcome.items()})
+        monitoring_stop={n: stops(plan, o) for n, o in monitored.outcome.items()},
+        households=record.scenario.households, reduction_mwh=dict(record.reduction_mwh or {}))
 
 
 def tier_tables(monitored: Monitored) -> dict[str, pd.DataFrame]:

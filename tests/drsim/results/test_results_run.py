@@ -126,6 +126,8 @@ def make_run(n_groups: int = 3, t_nc: int | None = T_NC, name: str = "synthetic"
                      "group_events": group_events, "utility_alerts": utility_alerts},
         summary=summary,
         monitoring_stop={"traditional": np.array(stop), "expected": np.full(n_groups, T_END - 1)},
+        households=1000, reduction_mwh={"expected": 83.284, "traditional": 47.891,
+                                        "adaptive": 82.6},
     )
 
 
@@ -269,7 +271,7 @@ def test_plots_without_prediction_or_second_event(tmp_path):
     data = make_run(t_nc=None)
     data.group_latch["traditional"] = [None] * len(data.group_names)
     data.group_kw.pop("adaptive")
-    data = replace(data, summary={})
+    data = replace(data, summary={}, households=None, reduction_mwh={})
     plot_run_demand(data, tmp_path / "demand.png")
     plot_compliance_timeline(data, tmp_path / "timeline.png")
     no_tests = np.array([], dtype=np.int64)

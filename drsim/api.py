@@ -11,6 +11,7 @@ notebook::
     import drsim
     result = drsim.run("scenarios/quickstart.yaml")
     result.summary["reduction_mwh"]          # the summary.json content
+    result.record.prediction                 # the same, typed (drsim.results.summary_model)
     result.tables["load_curves"]             # the Parquet outputs as pandas DataFrames
     result.figure("system_demand")           # Figure 6.11 as a matplotlib Figure
 """

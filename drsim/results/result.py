@@ -13,13 +13,26 @@ import pandas as pd
 from drsim.pipeline import stages as pipeline
 from drsim.pipeline.monitor import Monitoring
 from drsim.results import output, run_data
+from drsim.results.summary_model import Summary
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
+class _Summarised:
+    """A result whose ``summary`` (summary.json's content) reads as its typed model."""
+
+    summary: dict[str, Any]
+
+    @cached_property
+    def record(self) -> Summary:
+        """The summary as :class:`~drsim.results.summary_model.Summary` (clock times as
+        minutes, each field documented)."""
+        return Summary.model_validate(self.summary)
+
+
 @dataclass(frozen=True)
-class SimulationResult:
+class SimulationResult(_Summarised):
     """A simulation: its summary, its tables as pandas DataFrames, its figures."""
 
     summary: dict[str, Any]
@@ -41,7 +54,7 @@ class SimulationResult:
 
 
 @dataclass(frozen=True)
-class RunResult:
+class RunResult(_Summarised):
     """A closed-loop run: its summary, its tables as pandas DataFrames, its figures."""
 
     summary: dict[str, Any]
@@ -84,7 +97,7 @@ def _figure(name: str, data: Any, **draw: str) -> Figure:
 
 
 @dataclass(frozen=True)
-class MonitorResult:
+class MonitorResult(_Summarised):
     """``drsim monitor`` on recorded readings: its summary and what it found
     (:class:`drsim.pipeline.monitor.Monitoring`)."""
 

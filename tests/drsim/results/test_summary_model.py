@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+import drsim
 from drsim.results.output import json_safe
 from drsim.results.summary_model import (
     Summary,
@@ -23,6 +24,7 @@ from drsim.results.summary_model import (
     read_summary,
 )
 from drsim.units import clock_minutes
+from tests.drsim.pipeline.test_pipeline import small
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 #: the sections another document lists, field by field
@@ -194,3 +196,11 @@ def test_built_summaries_are_the_models_json(run_summary, simulate_summary):
     assert run.prediction.utility_noncompliance_time == clock_minutes(
         run_summary["prediction"]["utility_noncompliance_time"])
     assert not Summary.model_validate(simulate_summary).is_run
+
+
+def test_a_results_record_is_its_summary_typed():
+    result = drsim.simulate(small(200), backend="serial")
+    assert isinstance(result.record, Summary) and result.record is result.record
+    assert json.dumps(json_safe(result.record.as_dict())) == json.dumps(json_safe(result.summary))
+    assert result.record.energy.evening_peak_time == clock_minutes(
+        result.summary["energy"]["evening_peak_time"])

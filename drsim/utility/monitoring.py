@@ -78,7 +78,6 @@ import numpy as np
 import pandas as pd
 
 import cep_core
-from cep_core.query import Session, feed_by_value
 from cep_core.reads import check_events
 from drsim.scenario import ExpectedShare, Scenario
 from drsim.utility.readings import silence
@@ -325,11 +324,10 @@ def feed_by_time(session: Any, stream: pd.DataFrame, times: np.ndarray,
                  as_frame: bool = False) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
     """Feed ``stream`` to ``session`` and book its work per test time.
 
-    ``times`` is ascending and covers every event's time. A query session takes the
-    stream as one batch and books its work by the events' time
-    (:meth:`cep_core.Session.feed`, ``work_by``); what feeds a session step by step (load
-    shedding, remote data) takes it time by time. Either way the work per time is that of
-    feeding each time's events as a batch of its own.
+    ``times`` is ascending and covers every event's time. The session (a query's, or
+    what feeds one step by step: load shedding, remote data) takes the stream and books
+    its work by the events' time (``feed(..., work_by="time")``, its ``work``): the work
+    per time is that of feeding each time's events as a batch of its own.
 
     Returns
     -------
@@ -339,12 +337,8 @@ def feed_by_time(session: Any, stream: pd.DataFrame, times: np.ndarray,
         Per time: events processed, partial matches created + extended (the flush's
         booked at the last time), outputs emitted by its events (the flush's not counted).
     """
-    if isinstance(session, Session):
-        parts = [session.feed(stream, as_frame=as_frame, work_by="time")]
-        work = session.work
-    else:
-        out, work = feed_by_value(session, stream, "time", as_frame)
-        parts = [out]
+    parts = [session.feed(stream, as_frame=as_frame, work_by="time")]
+    work = session.work
     processed = work.at(times, "events")
     pms = work.at(times, "pm_created") + work.at(times, "pm_extended")
     detected = work.at(times, "outputs")

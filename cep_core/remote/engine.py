@@ -65,6 +65,7 @@ import numpy as np
 from cep_core.engine.matching import ANY, EVERY_EVENT, NEXT
 from cep_core.engine.options import MODELLED_MISSING
 from cep_core.engine.reference import ReferenceEngine
+from cep_core.engine.reference_state import ReferenceCall
 from cep_core.errors import QueryError
 from cep_core.plan import START
 from cep_core.remote.cache import CACHES, T1, T2
@@ -161,7 +162,7 @@ class RemoteEngine(ReferenceEngine):
     def device_now(self) -> float:
         """The device's time while it processes the current event."""
         return self._start + self._stall + \
-            (work_units(self.counters) - self._u0) * self.config.unit_cost
+            (work_units(self.stream_state.counters) - self._u0) * self.config.unit_cost
 
     def _wait_until(self, t: float) -> None:
         now = self.device_now()
@@ -172,7 +173,7 @@ class RemoteEngine(ReferenceEngine):
     def process(self, e: dict, out: list) -> None:
         t = e["time"]
         self._start = self.clock.start(t)
-        self._stall, self._u0 = 0.0, work_units(self.counters)
+        self._stall, self._u0 = 0.0, work_units(self.stream_state.counters)
         self._in_hand = {}
         if t >= self._slice_end:
             self._close_slice(t)
@@ -190,7 +191,7 @@ class RemoteEngine(ReferenceEngine):
         finally:
             for src in self.sources:
                 src.engine = None
-        units = work_units(self.counters) - self._u0
+        units = work_units(self.stream_state.counters) - self._u0
         finish = self.clock.serve(self._start + self._stall, units)
         if len(out) > n0:  # Eq. 2.4: detection − arrival, plus earlier steps' ℓ_fetch
             extra = self._fetch_lat + [0.0] * (len(out) - n0 - len(self._fetch_lat))
@@ -260,7 +261,7 @@ class RemoteEngine(ReferenceEngine):
     def _check_lazy(self, preds, nb: dict, j: int):
         """``False`` if a predicate fails, ``None`` if all hold, else a :class:`Guard`
         over the postponed ones."""
-        counters, stats = self.counters, self.stats
+        counters, stats = self.stream_state.counters, self.stream_state.stats
         postponed, elements = None, None
         may = self.lazy and bool(self._reach.get(j))
         for p in preds:
@@ -297,7 +298,7 @@ class RemoteEngine(ReferenceEngine):
     def _evaluate(self, g: Guard) -> bool:
         self.mode = _RESOLVE
         try:
-            self.counters.predicates += len(g.preds)
+            self.stream_state.counters.predicates += len(g.preds)
             g.value = all(p.test(g.bind) for p in g.preds)
         finally:
             self.mode = _BLOCK
@@ -331,14 +332,14 @@ class RemoteEngine(ReferenceEngine):
                 self._evaluate(g)
 
     # ------------------------------------------------------------------ steps
-    def _advance(self, pms, e, key, out, relevant):
+    def _advance(self, pms, e, call: ReferenceCall, relevant):
         alive = []
         for pm in pms:
             if pm.dead:
-                self.counters.pm_dropped += 1
+                self.stream_state.counters.pm_dropped += 1
             else:
                 alive.append(pm)
-        return super()._advance(alive, e, key, out, relevant) if alive else []
+        return super()._advance(alive, e, call, relevant) if alive else []
 
     def _step(self, pm: GPM, e: dict) -> tuple[list, list[int]]:
         plan, typ = self.plan, e["type"]
@@ -370,18 +371,19 @@ class RemoteEngine(ReferenceEngine):
         watch = plan.neg_watch.get(pm.state)
         return conts, (self._neg_candidates(pm, e, watch) if watch else [])
 
-    def _advance_one(self, pm: GPM, e: dict, out: list, keep: list, born: list) -> None:
+    def _advance_one(self, pm: GPM, e: dict, call: ReferenceCall, keep: list,
+                     born: list) -> None:
         conts, negrec = self._step(pm, e)
-        plan, counters = self.plan, self.counters
+        plan, counters = self.plan, self.stream_state.counters
         if pm.dead:
             counters.pm_dropped += 1
             return
         counters.pm_extended += len(conts)
         for _, nb, rec, _, _ in conts:
             if rec is not None:
-                n = len(out)
-                self._emit(nb, rec, out)
-                if len(out) > n:
+                n = len(call.out)
+                self._emit(nb, rec, call)
+                if len(call.out) > n:
                     self._fetch_lat.append(pm.waited)
         if self.policy == ANY:
             if not negrec or self._note_negs(pm, negrec, e):

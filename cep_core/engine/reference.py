@@ -131,7 +131,7 @@ class ReferenceEngine(CountMerging):
         self.input_filter, self.state_filter = input_filter, state_filter
         self.state_filter_every = state_filter_every
         #: what the engine keeps of the stream (its state, apart from the plan)
-        self.stream_state = ReferenceState.fresh(plan)
+        self.stream_state = self.fresh_state()
         #: makes a PM: ``(state, bindings, first time, parent PM or None) -> PM``, or None
         #: when the PM is not to be created (early curbing, :mod:`cep_core.shedding`)
         self._new_pm: Callable[..., PM | None] = PM
@@ -155,6 +155,10 @@ class ReferenceEngine(CountMerging):
         self.ends = EndNegation(plan, self._check, timed) if (
             plan.lead_negs or plan.trail_negs) else None
         self._set_counting(output)
+
+    def fresh_state(self) -> ReferenceState:
+        """The state before any event."""
+        return ReferenceState.fresh(self.plan)
 
     # ------------------------------------------------------------------ public
     def _process(self, e: dict, out: list) -> None:

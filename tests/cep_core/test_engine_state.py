@@ -16,6 +16,8 @@ from test_keyed_negation import random_neg_query
 import cep_core
 from cep_core.engine.keyed_state import KeyedState
 from cep_core.engine.reference_state import ReferenceState
+from cep_core.remote import LatencyModel, RemoteConfig, RemoteSource
+from cep_core.remote.state import RemoteState
 
 ONE = "one-per-partition"
 METER = ("PATTERN SEQ(M+ m[]) WHERE SAME[k] AND m[i].x > 1 AND LENGTH(m+[]) >= 2 "
@@ -123,6 +125,40 @@ def test_the_reference_engines_waiting_lookups_move_too(policy):
     second.events_fed, second.last_time = first.events_fed, first.last_time
     out += second.feed(events[7:]) + second.flush()
     assert whole[0] and (out, second.counters.as_dict()) == whole
+
+
+REMOTE = ("PATTERN SEQ(A a, B b, C c) WHERE SAME[g] AND b.v = REMOTE[a.k] AND c.w >= a.w "
+          "WITHIN 40")
+
+
+@pytest.mark.parametrize(("strategy", "cache"), [
+    ("BL2", "lru"), ("BL2", "cost"), ("PFetch", "cost"), ("LzEval", "lru"),
+    ("Hybrid", "cost"), ("BL3", "lru")])
+def test_the_remote_engines_state_moves_with_its_cache_and_latency_draws(strategy, cache):
+    """Remote data on the modelled device: the partial matches and their guards, the
+    device clock, the cache, the utility model and the latency draws move with the
+    state; the matches, counters and report (latencies, fetches) are those of an
+    uninterrupted run of the same compiled query."""
+    rng = np.random.default_rng(5)
+    events = [{"type": "AABBC"[int(rng.integers(5))], "time": float(i),
+               "k": int(rng.integers(12)), "v": int(rng.integers(12)),
+               "w": int(rng.integers(4)), "g": int(rng.integers(3))} for i in range(400)]
+    source = RemoteSource({k: int(rng.integers(12)) for k in range(12)},
+                          latency=LatencyModel("uniform", low=2.0, high=9.0), seed=3)
+    q = cep_core.compile(REMOTE, remote={"REMOTE": source})
+    options = {"output": "matches", "remote": RemoteConfig(
+        strategy, unit_cost=0.05, cache=cache, capacity=6, slices=4)}
+    whole = q.start(**options)
+    want = (whole.run(events), whole.counters.as_dict(), whole.remote_report())
+    first = q.start(**options)
+    out = first.feed(events[:217])
+    assert isinstance(first.engine.stream_state, RemoteState)
+    second = _moved(first, q, options)
+    second.events_fed, second.last_time = first.events_fed, first.last_time
+    out += second.feed(events[217:]) + second.flush()
+    assert want[0] and want[2]["fetch"]["requests"] > 0
+    assert (out, second.counters.as_dict(), second.remote_report()) == want
+    assert second.engine.stream_state.nbytes > 0
 
 
 @pytest.mark.parametrize("seed", range(6))

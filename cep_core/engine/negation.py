@@ -27,13 +27,14 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from cep_core.expr import walk
 from cep_core.lang import ast
 from cep_core.plan import Plan, Pred
 
-__all__ = ["EndNegation", "kleene_exists", "prefix_closed"]
+__all__ = ["EndNegation", "EndQueues", "kleene_exists", "prefix_closed"]
 
 Check = Callable[[Sequence[Pred], dict], bool]
 
@@ -100,10 +101,23 @@ class _Pending:
         self.dead = False
 
 
+@dataclass
+class EndQueues:
+    """What the leading and trailing NEG elements keep of the stream (a part of the
+    reference engine's state): the recent events of the leading NEG types per partition
+    (``history``), the matches waiting for their window to close per partition
+    (``pending``) and by deadline (``due``; ties in the order the matches completed,
+    ``order``)."""
+
+    history: dict[Any, list[dict]] = field(default_factory=dict)
+    pending: dict[Any, list[_Pending]] = field(default_factory=dict)
+    due: list[tuple[float, int, _Pending]] = field(default_factory=list)
+    order: int = 0
+
+
 class EndNegation:
-    """The leading and trailing NEG elements of one plan, for one engine run: the recent
-    events of the leading NEG types per partition, and the matches waiting for their
-    window to close (module docstring)."""
+    """The leading and trailing NEG elements of one plan (module docstring); what they
+    keep of the stream is an :class:`EndQueues` that each method is given."""
 
     def __init__(self, plan: Plan, check: Check, timed: bool):
         self.plan, self.check = plan, check
@@ -121,45 +135,41 @@ class EndNegation:
                                     for n in ids)
         self.trail_types = frozenset(plan.negs[n].type for ids in plan.trail_negs.values()
                                      for n in ids)
-        self.history: dict[Any, list[dict]] = {}
-        self.pending: dict[Any, list[_Pending]] = {}
-        self._due: list[tuple[float, int, _Pending]] = []
-        self._order = 0  # ties of deadlines: in the order the matches completed
 
     # ------------------------------------------------------------------ the stream
-    def release_before(self, t: Any, out: list) -> int:
+    def release_before(self, q: EndQueues, t: Any, out: list) -> int:
         """Emit into ``out`` the waiting matches whose window closed before ``t``; their
         number."""
-        return self._release(lambda deadline: deadline < t, out)
+        return self._release(q, lambda deadline: deadline < t, out)
 
-    def observe(self, e: dict, key: Any, since: Any) -> None:
+    def observe(self, q: EndQueues, e: dict, key: Any, since: Any) -> None:
         """Before ``e`` is processed in partition ``key``: note it as a candidate of the
         leading NEG elements (kept while a match completing at ``since`` or later could
         reach back to it) and check it against the partition's waiting matches."""
         t, typ = e["time"], e["type"]
         if typ in self.lead_types:
-            kept = self.history.setdefault(key, [])
+            kept = q.history.setdefault(key, [])
             kept.append(e)
             horizon = since - self.plan.window
             if kept[0]["time"] < horizon:
-                self.history[key] = [x for x in kept if x["time"] >= horizon]
+                q.history[key] = [x for x in kept if x["time"] >= horizon]
         if typ in self.trail_types:
-            for p in self.pending.get(key, ()):
+            for p in q.pending.get(key, ()):
                 if not p.dead and p.last_t < t <= p.deadline and self._violates(p, e):
                     p.dead = True
-            waiting = self.pending.get(key)
+            waiting = q.pending.get(key)
             if waiting and any(p.dead for p in waiting):
-                self.pending[key] = [p for p in waiting if not p.dead]
+                q.pending[key] = [p for p in waiting if not p.dead]
 
-    def flush(self, out: list) -> int:
+    def flush(self, q: EndQueues, out: list) -> int:
         """The end of the stream: emit every waiting match, in the order of their
         deadlines."""
-        return self._release(lambda deadline: True, out)
+        return self._release(q, lambda deadline: True, out)
 
-    def _release(self, due: Callable[[float], bool], out: list) -> int:
+    def _release(self, q: EndQueues, due: Callable[[float], bool], out: list) -> int:
         n = 0
-        while self._due and due(self._due[0][0]):
-            _, _, p = heapq.heappop(self._due)
+        while q.due and due(q.due[0][0]):
+            _, _, p = heapq.heappop(q.due)
             if p.dead:
                 continue
             p.dead = True
@@ -168,9 +178,9 @@ class EndNegation:
         return n
 
     # ------------------------------------------------------------------ a match
-    def admit(self, bind: dict, rec: dict, key: Any, out: list) -> bool:
+    def admit(self, q: EndQueues, bind: dict, rec: dict, key: Any) -> bool:
         """A complete match: False if a leading NEG element violates it or it waits for
-        its trailing NEG elements (then it is kept here), True to emit it now."""
+        its trailing NEG elements (then it is kept in ``q``), True to emit it now."""
         times = [x["time"] for ev in bind.values()
                  for x in (ev if isinstance(ev, tuple) else (ev,))]
         first_t, last_t = min(times), max(times)
@@ -179,7 +189,7 @@ class EndNegation:
         window = self.plan.window
         for nid in lead:
             lo = last_t - window
-            cands = [x for x in self.history.get(key, ())
+            cands = [x for x in q.history.get(key, ())
                      if x["type"] == self.plan.negs[nid].type and lo <= x["time"] < first_t]
             if cands and self._found(nid, bind, cands):
                 return False
@@ -191,9 +201,9 @@ class EndNegation:
         if self.timed:
             rec = {**rec, "time": deadline if math.isfinite(deadline) else last_t}
         p = _Pending(rec, bind, last_t, deadline, trail)
-        self.pending.setdefault(key, []).append(p)
-        self._order += 1
-        heapq.heappush(self._due, (deadline, self._order, p))
+        q.pending.setdefault(key, []).append(p)
+        q.order += 1
+        heapq.heappush(q.due, (deadline, q.order, p))
         return False
 
     def _found(self, nid: int, bind: dict, cands: list[dict], last: dict | None = None

@@ -68,7 +68,6 @@ from typing import Any
 
 from cep_core.approx.insertions import Insertions
 from cep_core.approx.placeholders import Placeholder, is_lost
-from cep_core.counters import Counters
 from cep_core.engine.matching import (
     ANY,
     EVERY_EVENT,
@@ -78,7 +77,6 @@ from cep_core.engine.matching import (
     STRICT,
     CountMerging,
     PMView,
-    Statistics,
     check_options,
     check_predicates,
     match_ids,
@@ -87,6 +85,12 @@ from cep_core.engine.matching import (
     real_events,
 )
 from cep_core.engine.negation import EndNegation, kleene_exists
+from cep_core.engine.reference_state import (
+    ReferenceCall,
+    ReferenceState,
+    Waiting,
+    state_field,
+)
 from cep_core.errors import QueryError
 from cep_core.lookup import NotYet
 from cep_core.plan import START, Plan
@@ -100,28 +104,18 @@ def _cost(edge: Any, e: dict) -> int:
     return getattr(edge, "inserted", 0) + (type(e) is Placeholder)
 
 
-class _Waiting:
-    """A PM (or a start, ``pm=None``) waiting for a lookup, with the events it has still
-    to process (its partition's, in stream order)."""
-
-    __slots__ = ("pm", "queue", "key")
-
-    def __init__(self, pm: PM | None, queue: list, key: Any):
-        self.pm, self.queue, self.key = pm, queue, key
-
-    def __getstate__(self):
-        return (self.pm, self.queue, self.key)
-
-    def __setstate__(self, s):
-        self.pm, self.queue, self.key = s
-
-
 class ReferenceEngine(CountMerging):
     """Runs one :class:`~cep_core.plan.Plan` over a stream, event by event (see module
     doc). ``output``: ``"events"`` (RETURN events, or the bindings when there is no
-    RETURN) or ``"matches"`` ({var: event id, or list of ids for a Kleene variable})."""
+    RETURN) or ``"matches"`` ({var: event id, or list of ids for a Kleene variable}).
+    The engine is the compiled plan; what it keeps of the stream is :attr:`stream_state`
+    (a :class:`~cep_core.engine.reference_state.ReferenceState`, whose fields it reads as
+    its own), and what processing one event needs is passed along in a
+    :class:`~cep_core.engine.reference_state.ReferenceCall`."""
 
     name = "reference"
+    counters, stats, live, waiting, now = (
+        state_field(f) for f in ("counters", "stats", "live", "waiting", "now"))
 
     def __init__(self, plan: Plan, policy: str = ANY, output: str = "events",
                  input_filter: Callable[[dict], bool] | None = None,
@@ -136,14 +130,8 @@ class ReferenceEngine(CountMerging):
         self.plan, self.policy, self.output, self.runs = plan, policy, output, runs
         self.input_filter, self.state_filter = input_filter, state_filter
         self.state_filter_every = state_filter_every
-        self.counters = Counters()
-        self.stats = Statistics(plan)
-        self.live: dict[Any, list[PM]] = {}
-        self.waiting: dict[Any, list[_Waiting]] = {}
-        self.now: Any = None
-        self._next_sweep = -math.inf
-        self._seen: dict[tuple, dict] = {}  # the matches of this event: their records
-        self._waitlog: list[_Waiting] = []
+        #: what the engine keeps of the stream (its state, apart from the plan)
+        self.stream_state = self.fresh_state()
         #: makes a PM: ``(state, bindings, first time, parent PM or None) -> PM``, or None
         #: when the PM is not to be created (early curbing, :mod:`cep_core.shedding`)
         self._new_pm: Callable[..., PM | None] = PM
@@ -158,7 +146,6 @@ class ReferenceEngine(CountMerging):
         #: partition): docs/decisions.md, "Approximate matching"
         self._levelled = self.missing is not None and self.missing.k > 0 \
             and runs == ONE_PER_PARTITION
-        self._held: list[tuple[dict, dict]] = []  # a levelled event's completions
         #: the types that may start a match
         self._starts = {*plan.out[START], *(self.missing.out.get(START, ())
                                             if self._ends_insert else ())}
@@ -167,68 +154,65 @@ class ReferenceEngine(CountMerging):
         #: NEG before the first or after the last element (None without)
         self.ends = EndNegation(plan, self._check, timed) if (
             plan.lead_negs or plan.trail_negs) else None
-        self._key_now: Any = None  # the partition whose matches _emit sees
         self._set_counting(output)
 
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state["_seen"], state["_waitlog"], state["_held"] = {}, [], []
-        return state
+    def fresh_state(self) -> ReferenceState:
+        """The state before any event."""
+        return ReferenceState.fresh(self.plan)
 
     # ------------------------------------------------------------------ public
     def _process(self, e: dict, out: list) -> None:
-        plan = self.plan
+        plan, st = self.plan, self.stream_state
         if self.input_filter is not None and not self.input_filter(e):
-            self.stats.filtered += 1
+            st.stats.filtered += 1
             return
         typ, t = e["type"], e["time"]
         if plan.stream_type is not None and typ != plan.stream_type:
             return
-        self.now = t
-        self.counters.events += 1
-        self.stats.event(typ, t)
-        if t >= self._next_sweep:
-            self._sweep(t)
+        st.now = t
+        st.counters.events += 1
+        st.stats.event(typ, t)
+        if t >= st.next_sweep:
+            self._sweep(st, t)
         key = plan.key_of(e)
         if self.ends is not None:
-            self.counters.outputs += self.ends.release_before(t, out)
+            st.counters.outputs += self.ends.release_before(st.ends, t, out)
             if key is not None:
-                queued = [w.queue[0]["time"] for w in self.waiting.get(key, ())]
-                self.ends.observe(e, key, min(queued, default=t))
-        self._key_now = key
+                queued = [w.queue[0]["time"] for w in st.waiting.get(key, ())]
+                self.ends.observe(st.ends, e, key, min(queued, default=t))
+        call = ReferenceCall(out, key)
         lost = self.missing is not None and is_lost(e)
         if lost:
             if self.policy != STRICT:
                 return  # a placeholder is taken under strict contiguity only
             e = Placeholder(e)
+        live, waiting = st.live, st.waiting
         if key is not None:
-            self._seen = {}
-            waits = self.waiting.get(key)
+            waits = waiting.get(key)
             if waits:
                 for w in waits:
                     w.queue.append(e)
             relevant = typ in plan.types or typ in plan.neg_types
-            pms = self.live.get(key)
+            pms = live.get(key)
             if pms and (relevant or self.policy == STRICT):
-                pms = self._advance(pms, e, key, out, relevant)
+                pms = self._advance(pms, e, call, relevant)
                 if pms:
-                    self.live[key] = pms
+                    live[key] = pms
                 else:
-                    del self.live[key]
+                    del live[key]
             if not lost and typ in self._starts and (self.runs == EVERY_EVENT or not (
-                    key in self.waiting or self._run_at_level_0(key))):
+                    key in waiting or self._run_at_level_0(key))):
                 try:
-                    born = self._begin(e, out)
+                    born = self._begin(e, call)
                 except NotYet:
-                    self._wait(None, e, key)
+                    self._wait(None, e, call)
                     born = []
                 if born:
-                    self.live.setdefault(key, []).extend(born)
+                    live.setdefault(key, []).extend(born)
             if self._levelled:
-                self._settle_levels(key, out)
-        if self.waiting:
-            self._resolve(out)
-        self._waitlog = []
+                self._settle_levels(call)
+        if waiting:
+            self._resolve(call)
         if self.state_filter is not None and self.state_filter_every == "event":
             self.apply_state_filter()
 
@@ -250,16 +234,16 @@ class ReferenceEngine(CountMerging):
     def flush(self) -> list[dict]:
         """End of the stream so far: settle pending lookups and emit what they complete."""
         out: list[dict] = []
-        if self.waiting:
+        st = self.stream_state
+        if st.waiting:
             self.plan.lookups.settle()
-            self._resolve(out)
-            self._waitlog = []
-            if self.waiting:
-                n = sum(len(w) for w in self.waiting.values())
+            self._resolve(ReferenceCall(out))
+            if st.waiting:
+                n = sum(len(w) for w in st.waiting.values())
                 raise QueryError(f"{n} partial match(es) still wait for a lookup at the "
                                  "end of the stream (the lookup did not settle)")
         if self.ends is not None:
-            self.counters.outputs += self.ends.flush(out)
+            st.counters.outputs += self.ends.flush(st.ends, out)
         if self._counting and len(out) > 1:
             merge_counts(self.plan, out, 0)
         return out
@@ -296,44 +280,47 @@ class ReferenceEngine(CountMerging):
             return False
         return not self._levelled or any(pm.err == 0 for pm in pms)
 
-    def _settle_levels(self, key: Any, out: list) -> None:
+    def _settle_levels(self, call: ReferenceCall) -> None:
         """One run per partition and error level: of the runs at one level, the one that
         started first stays; of the event's completions, those with the least error are
         emitted (docs/decisions.md, "Approximate matching")."""
-        pms = self.live.get(key)
+        st, key = self.stream_state, call.key
+        pms = st.live.get(key)
         if pms and len(pms) > 1:
             best: dict[int, PM] = {}
             for pm in pms:  # in creation order: the first of equal starts stays
                 if pm.err not in best or pm.first_t < best[pm.err].first_t:
                     best[pm.err] = pm
-            self.counters.pm_dropped += len(pms) - len(best)
-            self.live[key] = sorted(best.values(), key=lambda pm: pm.err)
-        held, self._held = self._held, []
+            st.counters.pm_dropped += len(pms) - len(best)
+            st.live[key] = sorted(best.values(), key=lambda pm: pm.err)
+        held, st.held = st.held, []
         if held:
             least = min(rec["missing"] for _, rec in held)
             for bind, rec in held:
                 if rec["missing"] == least:
-                    self._output(bind, rec, out)
+                    self._output(bind, rec, call)
 
-    def _sweep(self, t: Any) -> None:
+    def _sweep(self, st: ReferenceState, t: Any) -> None:
         """Drop PMs of every partition that the window has closed on."""
         tau = self.plan.window
         if tau == math.inf:
-            self._next_sweep = math.inf
+            st.next_sweep = math.inf
             return
-        for key in list(self.live):
-            pms = self.live[key]
+        live = st.live
+        for key in list(live):
+            pms = live[key]
             alive = [pm for pm in pms if t - pm.first_t <= tau]
             if len(alive) != len(pms):
-                self.counters.pm_dropped += len(pms) - len(alive)
+                st.counters.pm_dropped += len(pms) - len(alive)
                 if alive:
-                    self.live[key] = alive
+                    live[key] = alive
                 else:
-                    del self.live[key]
-        self._next_sweep = t + tau
+                    del live[key]
+        st.next_sweep = t + tau
 
     def _check(self, preds, b: dict) -> bool:
-        return check_predicates(preds, b, self.counters, self.stats)
+        st = self.stream_state
+        return check_predicates(preds, b, st.counters, st.stats)
 
     def _check_present(self, preds, b: dict) -> bool:
         """:meth:`_check` of the predicates whose variables are all bound (approximate
@@ -350,25 +337,27 @@ class ReferenceEngine(CountMerging):
             bind = real_events(bind)
         return match_record(self.plan, self.output, bind, t)
 
-    def _emit(self, bind: dict, rec: dict, out: list) -> None:
+    def _emit(self, bind: dict, rec: dict, call: ReferenceCall) -> None:
         key = tuple(sorted((v, tuple(map(id, e)) if isinstance(e, tuple) else id(e))
                            for v, e in bind.items()))
-        if key in self._seen:
+        seen = call.seen
+        if key in seen:
             if self.missing is not None:  # the same match again: keep its least error
-                first = self._seen[key]
+                first = seen[key]
                 first["missing"] = min(first["missing"], rec["missing"])
             return
-        self._seen[key] = rec
-        if self._levelled:
-            self._held.append((bind, rec))  # settled with the other levels' completions
+        seen[key] = rec
+        if self._levelled:  # settled with the other levels' completions
+            self.stream_state.held.append((bind, rec))
             return
-        self._output(bind, rec, out)
+        self._output(bind, rec, call)
 
-    def _output(self, bind: dict, rec: dict, out: list) -> None:
-        if self.ends is not None and not self.ends.admit(bind, rec, self._key_now, out):
+    def _output(self, bind: dict, rec: dict, call: ReferenceCall) -> None:
+        st = self.stream_state
+        if self.ends is not None and not self.ends.admit(st.ends, bind, rec, call.key):
             return  # violated by a leading NEG, or waiting for its window to close
-        out.append(rec)
-        self.counters.outputs += 1
+        call.out.append(rec)
+        st.counters.outputs += 1
 
     def _extend(self, bind: dict, state: int, e: dict) -> dict:
         dst = self.plan.positions[state]
@@ -406,7 +395,7 @@ class ReferenceEngine(CountMerging):
         inserting = self.missing.out.get(state, {}).get(typ, ())
         return [*edges, *(x for x in inserting if err + x.inserted <= self.missing.k)]
 
-    def _begin(self, e: dict, out: list) -> list[PM]:
+    def _begin(self, e: dict, call: ReferenceCall) -> list[PM]:
         plan = self.plan
         conts = []
         for edge in self._edges(START, e["type"], 0):
@@ -418,13 +407,13 @@ class ReferenceEngine(CountMerging):
         born = []
         for edge, nb, rec in conts:
             if rec is not None:
-                self._emit(nb, rec, out)
+                self._emit(nb, rec, call)
             if plan.extendable[edge.dst]:
                 pm = self._new_pm(edge.dst, nb, e["time"], None)
                 if pm is not None:
                     pm.err = getattr(edge, "inserted", 0)
                     born.append(pm)
-                    self.counters.pm_created += 1
+                    self.stream_state.counters.pm_created += 1
         return born
 
     def _neg_blocks(self, pm: PM, edge, nb: dict) -> bool:
@@ -508,13 +497,14 @@ class ReferenceEngine(CountMerging):
                            for edge in plan.out_edges[pm.state])
         return True
 
-    def _advance_one(self, pm: PM, e: dict, out: list, keep: list, born: list) -> None:
+    def _advance_one(self, pm: PM, e: dict, call: ReferenceCall, keep: list,
+                     born: list) -> None:
         conts, negrec = self._step(pm, e)  # may raise NotYet
-        plan, counters = self.plan, self.counters
+        plan, counters = self.plan, self.stream_state.counters
         counters.pm_extended += len(conts)
         for _, nb, rec in conts:
             if rec is not None:
-                self._emit(nb, rec, out)
+                self._emit(nb, rec, call)
         if self.policy == ANY:
             if not negrec or self._note_negs(pm, negrec, e):
                 keep.append(pm)
@@ -544,9 +534,10 @@ class ReferenceEngine(CountMerging):
         else:
             counters.pm_dropped += 1
 
-    def _advance(self, pms: list[PM], e: dict, key: Any, out: list,
+    def _advance(self, pms: list[PM], e: dict, call: ReferenceCall,
                  relevant: bool) -> list[PM]:
         t, tau = e["time"], self.plan.window
+        counters = self.stream_state.counters
         keep: list[PM] = []
         born: list[PM] = []
         # outside strict contiguity a PM with no transition and no NEG watch for this
@@ -559,48 +550,50 @@ class ReferenceEngine(CountMerging):
             and typ not in inserting.get(q, {})}
         for pm in pms:
             if t - pm.first_t > tau:
-                self.counters.pm_dropped += 1
+                counters.pm_dropped += 1
                 continue
             if not relevant:  # strict contiguity: an event the PM cannot take
-                self.counters.pm_dropped += 1
+                counters.pm_dropped += 1
                 continue
             if idle is not None and pm.state in idle:
                 keep.append(pm)
                 continue
             try:
-                self._advance_one(pm, e, out, keep, born)
+                self._advance_one(pm, e, call, keep, born)
             except NotYet:
-                self._wait(pm, e, key)
+                self._wait(pm, e, call)
         keep.extend(born)
         return keep
 
     # ------------------------------------------------------------------ pending lookups
-    def _wait(self, pm: PM | None, e: dict, key: Any) -> None:
-        w = _Waiting(pm, [e], key)
-        self.waiting.setdefault(key, []).append(w)
-        self._waitlog.append(w)
-        self.stats.pending += 1
+    def _wait(self, pm: PM | None, e: dict, call: ReferenceCall) -> None:
+        st = self.stream_state
+        w = Waiting(pm, [e], call.key)
+        st.waiting.setdefault(call.key, []).append(w)
+        call.waitlog.append(w)
+        st.stats.pending += 1
 
-    def _replay(self, w: _Waiting, out: list) -> list[PM]:
-        """Catch a waiting PM up with its queued events; raises NotYet (leaving ``w`` as
-        it was) if the first event still cannot be processed."""
-        plan, queue = self.plan, w.queue
+    def _replay(self, w: Waiting, call: ReferenceCall) -> list[PM]:
+        """Catch a waiting PM up with its queued events (``call.key`` is its partition);
+        raises NotYet (leaving ``w`` as it was) if the first event still cannot be
+        processed."""
+        plan, queue, waitlog = self.plan, w.queue, call.waitlog
         e0 = queue[0]
-        self._seen = {}
+        call.seen = {}
         single = self.runs == ONE_PER_PARTITION
         if w.pm is None:
-            pms = self._begin(e0, out)
+            pms = self._begin(e0, call)
         else:
             keep: list[PM] = []
             born: list[PM] = []
             if e0["time"] - w.pm.first_t > plan.window:
-                self.counters.pm_dropped += 1
+                self.stream_state.counters.pm_dropped += 1
             else:
-                self._advance_one(w.pm, e0, out, keep, born)
+                self._advance_one(w.pm, e0, call, keep, born)
             pms = keep + born
             if single and not pms and e0["type"] in self._starts:
                 try:
-                    pms = self._begin(e0, out)
+                    pms = self._begin(e0, call)
                 except NotYet:
                     w.pm = None  # the run is settled; what waits now is e0's start
                     raise
@@ -608,35 +601,36 @@ class ReferenceEngine(CountMerging):
             if not pms and not single:
                 break
             ev = queue[j]
-            mark = len(self._waitlog)
-            self._seen = {}
+            mark = len(waitlog)
+            call.seen = {}
             relevant = ev["type"] in plan.types or ev["type"] in plan.neg_types
             if pms and (relevant or self.policy == STRICT):
-                pms = self._advance(pms, ev, w.key, out, relevant)
-            if single and not pms and len(self._waitlog) == mark \
+                pms = self._advance(pms, ev, call, relevant)
+            if single and not pms and len(waitlog) == mark \
                     and ev["type"] in self._starts:
                 try:  # one run per partition: the queued events' starts happen here
-                    pms = self._begin(ev, out)
+                    pms = self._begin(ev, call)
                 except NotYet:
-                    self._wait(None, ev, w.key)
-            for w2 in self._waitlog[mark:]:
+                    self._wait(None, ev, call)
+            for w2 in waitlog[mark:]:
                 w2.queue.extend(queue[j + 1:])
-            if single and len(self._waitlog) > mark:
+            if single and len(waitlog) > mark:
                 break  # the rest of the queue went to the new waiting run
         return pms
 
-    def _resolve(self, out: list) -> None:
-        for key in list(self.waiting):
-            self._key_now = key
-            entries = self.waiting.pop(key)
+    def _resolve(self, call: ReferenceCall) -> None:
+        st = self.stream_state
+        for key in list(st.waiting):
+            call.key = key
+            entries = st.waiting.pop(key)
             still = []
             for w in entries:
                 try:
-                    pms = self._replay(w, out)
+                    pms = self._replay(w, call)
                 except NotYet:
                     still.append(w)
                     continue
                 if pms:
-                    self.live.setdefault(key, []).extend(pms)
+                    st.live.setdefault(key, []).extend(pms)
             if still:
-                self.waiting.setdefault(key, [])[:0] = still
+                st.waiting.setdefault(key, [])[:0] = still

@@ -1,6 +1,7 @@
 """The size of what an engine keeps of the stream (:func:`nbytes`), the compiled plan
-apart: the state objects of the keyed, remote and adaptive engines are dataclasses that
-pickle, and that this sizes by walking their arrays, containers and fields."""
+apart: the state objects of the keyed, reference, remote and adaptive engines are
+dataclasses that pickle, and that this sizes by walking their arrays, containers and
+fields."""
 
 from __future__ import annotations
 

@@ -130,7 +130,7 @@ class CostCache(Cache):
 
     def __init__(self, capacity: float = math.inf):
         super().__init__(capacity)
-        self.utility: Callable[[Hashable], float] = lambda d: 0.0
+        self.utility: Callable[[Hashable], float] = _no_utility
         self._heaps: dict[int, list] = {T1: [], T2: []}
         self._seq = 0
 
@@ -179,6 +179,11 @@ class CostCache(Cache):
     def clear(self) -> None:
         super().clear()
         self._heaps = {T1: [], T2: []}
+
+
+def _no_utility(d: Hashable) -> float:
+    """The utility of every element before the first slice ends."""
+    return 0.0
 
 
 CACHES: dict[str, Any] = {"lru": LRUCache, "cost": CostCache}

@@ -58,6 +58,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -65,13 +66,15 @@ import numpy as np
 from cep_core.engine.matching import ANY, EVERY_EVENT, NEXT
 from cep_core.engine.options import MODELLED_MISSING
 from cep_core.engine.reference import ReferenceEngine
+from cep_core.engine.reference_state import ReferenceCall, state_field
 from cep_core.errors import QueryError
 from cep_core.plan import START
 from cep_core.remote.cache import CACHES, T1, T2
 from cep_core.remote.config import RemoteConfig
 from cep_core.remote.guards import GPM, Guard, Postpone
 from cep_core.remote.needs import remote_needs
-from cep_core.remote.source import Element, FetchStats, RemoteSource
+from cep_core.remote.source import Element, RemoteSource
+from cep_core.remote.state import RemoteState
 from cep_core.remote.utility import UtilityModel, lazy_reach
 from cep_core.shedding.clock import DeviceClock, work_units
 
@@ -89,10 +92,18 @@ _PM_UNITS = 2.0
 
 class RemoteEngine(ReferenceEngine):
     """Runs a plan whose remote look-ups are fetched on the modelled device (module doc);
-    :meth:`report` gives latencies, fetches and time waited."""
+    :meth:`report` gives latencies, fetches and time waited. The engine is the compiled
+    query; what it keeps of the stream is :attr:`stream_state` (a
+    :class:`~cep_core.remote.state.RemoteState`, whose fields it reads as its own)."""
 
     name = "reference+remote"
     reports = "remote"
+    (clock, cache, fetch, match_latencies, utility, draws, uncached, deferred, arrivals, seq,
+     misses, prefetched, trigger, reach, slice_end, floor, category) = (
+        state_field(f) for f in (
+            "clock", "cache", "fetch", "match_latencies", "utility", "draws", "uncached",
+            "deferred", "arrivals", "seq", "misses", "prefetched", "trigger", "reach",
+            "slice_end", "floor", "category"))
 
     @classmethod
     def refusal(cls, plan: Any, options: Any) -> str | None:
@@ -105,81 +116,76 @@ class RemoteEngine(ReferenceEngine):
 
     def __init__(self, plan, policy: str = ANY, output: str = "events",
                  runs: str = EVERY_EVENT, config: RemoteConfig | None = None):
-        super().__init__(plan, policy, output, runs=runs)
         cfg = self.config = config or RemoteConfig()
         self.sources = _remote_sources(plan)
         if not self.sources:
             raise QueryError("remote data needs a query with a look-up served by a "
                              "RemoteSource (compile(.., remote={name: RemoteSource(..)}))")
+        super().__init__(plan, policy, output, runs=runs)
         self.bl3 = cfg.strategy == "BL3"
         self.lazy = cfg.strategy in _LAZY or self.bl3
         if self.lazy and runs != EVERY_EVENT:
             raise QueryError(f"remote strategy {cfg.strategy} postpones predicates and "
                              "needs runs='every-event'")
         self.prefetching = cfg.strategy in _PREFETCH
-        self.clock = DeviceClock(cfg.unit_cost)
-        self.cache = CACHES[cfg.cache](0 if cfg.strategy == "BL1" else cfg.capacity)
         self._in_hand: dict[Element, float] = {}  # fetched for the current event
-        self.fetch = FetchStats()
-        self.match_latencies: list[float] = []
         self.mode = _BLOCK
         self._new_pm = self._make_pm
         self._source_of = {n: s for s in self.sources for n in s.names}
+        self._draw_of = {s.names: j for j, s in enumerate(self.sources)}
         self.needs, self.event_key = remote_needs(plan, lambda n: n in self._source_of)
         self._needs_at: dict[int, list] = {}
         for need in self.needs:
             self._needs_at.setdefault(need.state, []).append(need)
-        self._trigger: dict[int, list] = {}  # lookahead category -> needs it triggers
         self._remote_dsts: dict[int, set[int]] = {}  # state -> where its remote edges go
         for src, edges in plan.out_edges.items():
             for edge in edges:
                 if src != START and any(p.lookups for p in edge.preds):
                     self._remote_dsts.setdefault(src, set()).add(edge.dst)
         self.slice = plan.window / cfg.slices if plan.window < math.inf else math.inf
-        self.utility = UtilityModel(cfg.slices, self._ell, self._ancestors)
         self.miss_reset = cfg.miss_reset if cfg.miss_reset is not None else plan.window
-        self._misses: dict[tuple[int, int], list] = {}
-        self._prefetched: dict[Element, tuple[int, int]] = {}
-        self._deferred: list = []  # (due time, seq, element, (j, m))
-        self._arrivals: list = []  # (ready_at, seq, guard)
-        self._seq = 0
-        self._uncached: dict[Element, float] = {}
-        self._ell_sum, self._ell_n = 0.0, 0
-        self._reach: dict[int, frozenset] = {}
-        self._category = START
-        self._slice_end = -math.inf
         self._start = 0.0
         self._stall = 0.0
         self._step_wait = 0.0
         self._fetch_lat: list[float] = []
         self._u0 = 0
-        self._floor = 0.0
         self._choose_triggers()
         self._set_reach()
+
+    def fresh_state(self) -> RemoteState:
+        """The state before any event: an empty cache, no statistics, each source's
+        latency draws from its seed."""
+        cfg, st = self.config, RemoteState.fresh(self.plan)
+        st.clock = DeviceClock(cfg.unit_cost)
+        st.cache = CACHES[cfg.cache](0 if cfg.strategy == "BL1" else cfg.capacity)
+        st.utility = UtilityModel(cfg.slices, {n: s.latency.mean for s in self.sources
+                                               for n in s.names})
+        st.draws = [s.latency.sampler(s.seed) for s in self.sources]
+        return st
 
     # ------------------------------------------------------------------ the clock
     def device_now(self) -> float:
         """The device's time while it processes the current event."""
         return self._start + self._stall + \
-            (work_units(self.counters) - self._u0) * self.config.unit_cost
+            (work_units(self.stream_state.counters) - self._u0) * self.config.unit_cost
 
     def _wait_until(self, t: float) -> None:
         now = self.device_now()
         if t > now:
             self._stall += t - now
-            self.fetch.waited += t - now
+            self.stream_state.fetch.waited += t - now
 
     def process(self, e: dict, out: list) -> None:
-        t = e["time"]
-        self._start = self.clock.start(t)
-        self._stall, self._u0 = 0.0, work_units(self.counters)
+        t, st = e["time"], self.stream_state
+        self._start = st.clock.start(t)
+        self._stall, self._u0 = 0.0, work_units(st.counters)
         self._in_hand = {}
-        if t >= self._slice_end:
+        if t >= st.slice_end:
             self._close_slice(t)
-        self.utility.event(e["type"], self.plan.key_of(e))
-        if self._arrivals:
+        st.utility.event(e["type"], self.plan.key_of(e))
+        if st.arrivals:
             self._arrived()
-        if self._deferred:
+        if st.deferred:
             self._due_prefetches()
         n0 = len(out)
         self._fetch_lat = []
@@ -190,68 +196,64 @@ class RemoteEngine(ReferenceEngine):
         finally:
             for src in self.sources:
                 src.engine = None
-        units = work_units(self.counters) - self._u0
-        finish = self.clock.serve(self._start + self._stall, units)
+        units = work_units(st.counters) - self._u0
+        finish = st.clock.serve(self._start + self._stall, units)
         if len(out) > n0:  # Eq. 2.4: detection − arrival, plus earlier steps' ℓ_fetch
             extra = self._fetch_lat + [0.0] * (len(out) - n0 - len(self._fetch_lat))
-            self.match_latencies.extend(finish - t + w for w in extra)
+            st.match_latencies.extend(finish - t + w for w in extra)
 
     # ------------------------------------------------------------------ look-ups
     def remote_get(self, source: RemoteSource, d: Element) -> Any:
         """The value of ``d`` for the predicate being evaluated (module doc)."""
         if self.mode == _RESOLVE:
             return source.value(*d)
-        self.utility.needed(self._category, d)
+        st = self.stream_state
+        st.utility.needed(st.category, d)
         now = self.device_now()
         arrival = self._in_hand.get(d)
         if arrival is None:
-            arrival = self.cache.arrival(d, source.ancestors(d))
-        if arrival is None and self._uncached.get(d, -math.inf) > now:
-            arrival = self._uncached[d]  # in flight, though the cache could not keep it
+            arrival = st.cache.arrival(d, source.ancestors(d))
+        if arrival is None and st.uncached.get(d, -math.inf) > now:
+            arrival = st.uncached[d]  # in flight, though the cache could not keep it
         if arrival is not None and arrival <= now:
-            self.fetch.hits += 1
-            self.cache.access(d, now)
-            self._prefetched.pop(d, None)  # a prefetch in time: no miss for H
+            st.fetch.hits += 1
+            st.cache.access(d, now)
+            st.prefetched.pop(d, None)  # a prefetch in time: no miss for H
             return source.value(*d)
         self._note_miss(d, now)
         if self.mode == _POSTPONE:
             if arrival is None and self.config.strategy != "BL3":
                 self._request(source, d, now, T1)
             raise Postpone(d)
-        self.fetch.misses += 1
+        st.fetch.misses += 1
         need = now
         if arrival is None:  # sent with the event's other blocking fetches (module doc)
             need = self._start
             arrival = self._request(source, d, need, T1)
         self._step_wait = max(self._step_wait, arrival - need)
         self._wait_until(arrival)
-        self.cache.access(d, self.device_now())
+        st.cache.access(d, self.device_now())
         return source.value(*d)
 
     def _request(self, source: RemoteSource, d: Element, now: float, tier: int) -> float:
-        ell = source.draw()
-        self._ell_sum += ell
-        self._ell_n += 1
+        st = self.stream_state
+        ell = st.draws[self._draw_of[source.names]]()
+        st.utility.observed(ell)
         size = source.size_of(d)
-        self.fetch.requests += 1
-        self.fetch.bytes += size
+        st.fetch.requests += 1
+        st.fetch.bytes += size
         arrival = now + ell
         self._in_hand[d] = arrival
-        if not self.cache.admit(d, arrival, size, now, tier):
-            self._uncached[d] = arrival
+        if not st.cache.admit(d, arrival, size, now, tier):
+            st.uncached[d] = arrival
         return arrival
 
     def _arrival_of(self, d: Element) -> float | None:
         """When ``d`` arrives (fetched for this event, cached, or in flight), or None."""
-        a = self._in_hand.get(d)
+        a, st = self._in_hand.get(d), self.stream_state
         if a is None:
-            a = self.cache.arrival(d, self._source_of[d[0]].ancestors(d))
-        return a if a is not None else self._uncached.get(d)
-
-    def _ell(self, d: Element) -> float:
-        if self._ell_n:
-            return self._ell_sum / self._ell_n
-        return self._source_of[d[0]].latency.mean
+            a = st.cache.arrival(d, self._source_of[d[0]].ancestors(d))
+        return a if a is not None else st.uncached.get(d)
 
     def _ancestors(self, d: Element) -> list:
         return self._source_of[d[0]].ancestors(d)
@@ -260,9 +262,10 @@ class RemoteEngine(ReferenceEngine):
     def _check_lazy(self, preds, nb: dict, j: int):
         """``False`` if a predicate fails, ``None`` if all hold, else a :class:`Guard`
         over the postponed ones."""
-        counters, stats = self.counters, self.stats
+        st = self.stream_state
+        counters, stats = st.counters, st.stats
         postponed, elements = None, None
-        may = self.lazy and bool(self._reach.get(j))
+        may = self.lazy and bool(st.reach.get(j))
         for p in preds:
             counters.predicates += 1
             stats.pred_evaluated[p.index] += 1
@@ -273,9 +276,9 @@ class RemoteEngine(ReferenceEngine):
                 except Postpone as x:
                     if postponed is None:
                         postponed, elements = [], set()
-                    postponed.append(p)
+                    postponed.append(p.index)
                     elements.add(x.d)
-                    self.fetch.postponed += 1
+                    st.fetch.postponed += 1
                     continue
                 finally:
                     self.mode = _BLOCK
@@ -288,17 +291,18 @@ class RemoteEngine(ReferenceEngine):
             return None
         ready = [self._arrival_of(d) for d in elements]
         ready_at = math.inf if any(r is None for r in ready) else max(ready)
-        g = Guard(postponed, nb, elements, self._reach[j])
+        g = Guard(postponed, nb, elements, st.reach[j])
         if ready_at < math.inf:  # evaluated when its elements are there (BL3: not sent)
-            self._seq += 1
-            heapq.heappush(self._arrivals, (ready_at, self._seq, g))
+            st.seq += 1
+            heapq.heappush(st.arrivals, (ready_at, st.seq, g))
         return g
 
     def _evaluate(self, g: Guard) -> bool:
         self.mode = _RESOLVE
         try:
-            self.counters.predicates += len(g.preds)
-            g.value = all(p.test(g.bind) for p in g.preds)
+            self.stream_state.counters.predicates += len(g.preds)
+            preds = self.plan.preds
+            g.value = all(preds[i].test(g.bind) for i in g.preds)
         finally:
             self.mode = _BLOCK
         for lit in g.lits:
@@ -318,31 +322,32 @@ class RemoteEngine(ReferenceEngine):
             if a is None:
                 a = self._request(self._source_of[d[0]], d, now, T1)
             last = max(last, a)
-        self.fetch.misses += 1
+        self.stream_state.fetch.misses += 1
         self._step_wait = max(self._step_wait, last - now)
         self._wait_until(last)
         return self._evaluate(g)
 
     def _arrived(self) -> None:
         now = self.device_now()
-        while self._arrivals and self._arrivals[0][0] <= now:
-            g = heapq.heappop(self._arrivals)[2]
+        arrivals = self.stream_state.arrivals
+        while arrivals and arrivals[0][0] <= now:
+            g = heapq.heappop(arrivals)[2]
             if g.value is None:
                 self._evaluate(g)
 
     # ------------------------------------------------------------------ steps
-    def _advance(self, pms, e, key, out, relevant):
+    def _advance(self, pms, e, call: ReferenceCall, relevant):
         alive = []
         for pm in pms:
             if pm.dead:
-                self.counters.pm_dropped += 1
+                self.stream_state.counters.pm_dropped += 1
             else:
                 alive.append(pm)
-        return super()._advance(alive, e, key, out, relevant) if alive else []
+        return super()._advance(alive, e, call, relevant) if alive else []
 
     def _step(self, pm: GPM, e: dict) -> tuple[list, list[int]]:
         plan, typ = self.plan, e["type"]
-        self._category = pm.state
+        self.stream_state.category = pm.state
         self._step_wait = 0.0
         conts = []
         for edge in plan.out[pm.state].get(typ, ()):
@@ -370,18 +375,19 @@ class RemoteEngine(ReferenceEngine):
         watch = plan.neg_watch.get(pm.state)
         return conts, (self._neg_candidates(pm, e, watch) if watch else [])
 
-    def _advance_one(self, pm: GPM, e: dict, out: list, keep: list, born: list) -> None:
+    def _advance_one(self, pm: GPM, e: dict, call: ReferenceCall, keep: list,
+                     born: list) -> None:
         conts, negrec = self._step(pm, e)
-        plan, counters = self.plan, self.counters
+        plan, counters = self.plan, self.stream_state.counters
         if pm.dead:
             counters.pm_dropped += 1
             return
         counters.pm_extended += len(conts)
         for _, nb, rec, _, _ in conts:
             if rec is not None:
-                n = len(out)
-                self._emit(nb, rec, out)
-                if len(out) > n:
+                n = len(call.out)
+                self._emit(nb, rec, call)
+                if len(call.out) > n:
                     self._fetch_lat.append(pm.waited)
         if self.policy == ANY:
             if not negrec or self._note_negs(pm, negrec, e):
@@ -424,35 +430,39 @@ class RemoteEngine(ReferenceEngine):
         pm = GPM(state, bind, first_t)
         if parent is not None:
             pm.cond = parent.cond
-        self.utility.created(state)
+        st = self.stream_state
+        st.utility.created(state)
         for need in self._needs_at.get(state, ()):  # Alg. 2, line 2
             try:
-                self.utility.urgent[(need.name, need.key(bind))] += 1
+                st.utility.urgent[(need.name, need.key(bind))] += 1
             except (KeyError, TypeError, IndexError):
                 pass
-        if self.prefetching and state in self._trigger:
+        if self.prefetching and state in st.trigger:
             self._lookahead(pm)
         return pm
 
     # ------------------------------------------------------------------ prefetching
     def _choose_triggers(self) -> None:
         """The lookahead category of each known-key need (Alg. 3)."""
-        self._trigger = {}
-        now = self._start
-        for need in self.needs:
+        st = self.stream_state
+        st.trigger = trigger = {}
+        now, misses = self._start, st.misses
+        for i, need in enumerate(self.needs):
             chosen = need.candidates[-1]
             for j in need.candidates:
-                cell = self._misses.get((j, need.state))
+                cell = misses.get((j, need.state))
                 if cell is not None and now - cell[1] > self.miss_reset:
-                    del self._misses[(j, need.state)]
+                    del misses[(j, need.state)]
                     cell = None
                 if cell is None or cell[0] < self.config.miss_threshold:
                     chosen = j
                     break
-            self._trigger.setdefault(chosen, []).append(need)
+            trigger.setdefault(chosen, []).append(i)
 
     def _lookahead(self, pm: GPM) -> None:
-        for need in self._trigger[pm.state]:
+        st = self.stream_state
+        for i in st.trigger[pm.state]:
+            need = self.needs[i]
             try:
                 d = (need.name, need.key(pm.bind))
             except (KeyError, TypeError, IndexError):
@@ -460,21 +470,22 @@ class RemoteEngine(ReferenceEngine):
             if pm.state == need.state:
                 offset = self._offset(need.state, d)
                 if offset > 0:
-                    self._seq += 1
-                    heapq.heappush(self._deferred, (self.device_now() + offset, self._seq, d,
-                                                    (pm.state, need.state)))
+                    st.seq += 1
+                    heapq.heappush(st.deferred, (self.device_now() + offset, st.seq, d,
+                                                 (pm.state, need.state)))
                     continue
             self._prefetch(d, (pm.state, need.state))
 
     def _offset(self, m: int, d: Element) -> float:
         """Estimated-arrival timing: 1/λ − ℓ_remote(d) for the events extending ``m``."""
-        lam = sum(self.utility.rates.get(t, 0.0) for t in self.plan.out.get(m, {}))
-        return (1.0 / lam - self._ell(d)) if lam > 0 else 0.0
+        rates = self.stream_state.utility.rates
+        lam = sum(rates.get(t, 0.0) for t in self.plan.out.get(m, {}))
+        return (1.0 / lam - self.stream_state.utility.latency(d)) if lam > 0 else 0.0
 
     def _due_prefetches(self) -> None:
-        now = self.device_now()
-        while self._deferred and self._deferred[0][0] <= now:
-            _, _, d, cell = heapq.heappop(self._deferred)
+        now, deferred = self.device_now(), self.stream_state.deferred
+        while deferred and deferred[0][0] <= now:
+            _, _, d, cell = heapq.heappop(deferred)
             self._prefetch(d, cell)
 
     def _prefetch(self, d: Element, cell: tuple[int, int] | None) -> None:
@@ -482,31 +493,33 @@ class RemoteEngine(ReferenceEngine):
         src = self._source_of[d[0]]
         if self._arrival_of(d) is not None:
             return
-        size = src.size_of(d)
-        if self.cache.used + size > self.cache.capacity and \
-                self.utility.utility(d, self.config.omega_fetch) <= self._floor:
+        size, st = src.size_of(d), self.stream_state
+        if st.cache.used + size > st.cache.capacity and \
+                st.utility.utility(d, self.config.omega_fetch) <= st.floor:
             return
-        self.fetch.prefetches += 1
+        st.fetch.prefetches += 1
         self._request(src, d, self.device_now(), T2)
         if cell is not None:
-            self._prefetched[d] = cell
+            st.prefetched[d] = cell
 
     def _note_miss(self, d: Element, now: float) -> None:
-        cell = self._prefetched.pop(d, None)
+        st = self.stream_state
+        cell = st.prefetched.pop(d, None)
         if cell is not None:
-            c = self._misses.setdefault(cell, [0, now])
+            c = st.misses.setdefault(cell, [0, now])
             c[0] += 1
             c[1] = now
 
     # ------------------------------------------------------------------ slices
     def _close_slice(self, t: float) -> None:
+        st = self.stream_state
         if self.slice == math.inf:
-            self._slice_end = math.inf
+            st.slice_end = math.inf
             return
-        if self._slice_end > -math.inf:
+        if st.slice_end > -math.inf:
             live = Counter()
             urgent = []
-            for pms in self.live.values():
+            for pms in st.live.values():
                 for pm in pms:
                     live[pm.state] += 1
                     for need in self._needs_at.get(pm.state, ()):
@@ -514,27 +527,26 @@ class RemoteEngine(ReferenceEngine):
                             urgent.append((need.name, need.key(pm.bind)))
                         except (KeyError, TypeError, IndexError):
                             pass
-            self.utility.close_slice(self.slice, live, urgent)
-            self.cache.set_utility(lambda d: self.utility.utility(d, self.config.omega_cache))
-            self._floor = min((self.utility.utility(d, self.config.omega_fetch)
-                               for d in self.cache.entries), default=0.0)
-            self._uncached = {d: a for d, a in self._uncached.items()
-                              if a > t - self.plan.window}
+            utility, omega = st.utility.utility, self.config.omega_fetch
+            st.utility.close_slice(self.slice, live, urgent, self._ancestors)
+            st.cache.set_utility(partial(utility, omega=self.config.omega_cache))
+            st.floor = min((utility(d, omega) for d in st.cache.entries), default=0.0)
+            st.uncached = {d: a for d, a in st.uncached.items() if a > t - self.plan.window}
             self._choose_triggers()
             self._set_reach()
             if self.prefetching and self.event_key:
                 self._prefetch_by_utility()
         # the slice holding t (slices are aligned to the stream's first event)
-        if self._slice_end == -math.inf:
-            self._slice_end = t + self.slice
+        if st.slice_end == -math.inf:
+            st.slice_end = t + self.slice
         else:
-            self._slice_end += self.slice * max(1, math.ceil((t - self._slice_end)
-                                                             / self.slice + 1e-12))
+            st.slice_end += self.slice * max(1, math.ceil((t - st.slice_end)
+                                                          / self.slice + 1e-12))
 
     def _prefetch_by_utility(self) -> None:
         room = self.cache.capacity - self.cache.used
         for u, d in self.utility.ranked(self.config.omega_fetch):
-            if u <= 0 or (room <= 0 and u <= self._floor):
+            if u <= 0 or (room <= 0 and u <= self.floor):
                 break
             if self._arrival_of(d) is None:
                 self._prefetch(d, None)
@@ -542,31 +554,30 @@ class RemoteEngine(ReferenceEngine):
 
     def _set_reach(self) -> None:
         """``succ(j)`` for every category that reads remote data (Alg. 4)."""
-        plan = self.plan
+        plan, st = self.plan, self.stream_state
         accepting = {p.index for p in plan.positions if p.accepting}
         n = len(plan.positions)
         states = {need.state for need in self.needs} | self.event_key
         if self.config.strategy == "BL3":
-            self._reach = {j: frozenset(range(j + 1, n)) - accepting for j in states}
+            st.reach = {j: frozenset(range(j + 1, n)) - accepting for j in states}
             return
         if not self.lazy:
             return
-        ell = self._ell_sum / self._ell_n if self._ell_n else \
+        utility = st.utility
+        ell = utility.ell_sum / utility.ell_n if utility.ell_n else \
             float(np.mean([s.latency.mean for s in self.sources]))
         ell_pm = self.config.unit_cost * _PM_UNITS
-        parts = self.utility.partitions
-        live = {q: v / parts for q, v in self.utility.mean_live().items()}
+        live = {q: v / utility.partitions for q, v in utility.mean_live().items()}
         for j in states:
             reach: set[int] = set()
             for dst in self._remote_dsts.get(j, ()):
                 chain = _chain(plan, dst)
-                if not self.utility.rates:  # no statistics yet: one state ahead
+                if not utility.rates:  # no statistics yet: one state ahead
                     reach |= set(chain[:1]) - accepting
                     continue
-                rates = [self.utility.rates.get(plan.positions[q].type, 0.0)
-                         for q in chain]
+                rates = [utility.rates.get(plan.positions[q].type, 0.0) for q in chain]
                 reach |= lazy_reach(j, chain, rates, live, ell, ell_pm, accepting)
-            self._reach[j] = frozenset(reach)
+            st.reach[j] = frozenset(reach)
 
     # ------------------------------------------------------------------ results
     def report(self) -> dict[str, Any]:

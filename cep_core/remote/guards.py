@@ -19,9 +19,9 @@ class Postpone(Exception):
 
 
 class Guard:
-    """Postponed predicates of one speculative step: their bindings, the elements they
-    read, the states the PM may reach before it must block (``reach``) and, once
-    evaluated, ``value``."""
+    """Postponed predicates of one speculative step (``preds``: their indices in the
+    plan): their bindings, the elements they read, the states the PM may reach before it
+    must block (``reach``) and, once evaluated, ``value``."""
 
     __slots__ = ("preds", "bind", "elements", "reach", "value", "lits")
 

@@ -11,8 +11,8 @@ its group's profile). A fetched container answers every element it contains.
 answers at once, like a local table; run by :class:`cep_core.remote.engine.RemoteEngine`
 every answer goes through that engine's cache and device clock.
 
-Latency draws come from a generator seeded per source and are taken in request order,
-so a run is deterministic.
+Latency draws come from a generator seeded per source (:class:`LatencySampler`, a part
+of the remote engine's state) and are taken in request order, so a run is deterministic.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from scipy.special import ndtri
 from cep_core.errors import QueryError
 from cep_core.lookup import Lookup, as_table, is_frame, is_series
 
-__all__ = ["LatencyModel", "RemoteSource", "FetchStats", "Element"]
+__all__ = ["LatencyModel", "LatencySampler", "RemoteSource", "FetchStats", "Element"]
 
 #: a remote data element: the lookup name and its arguments
 Element = tuple[str, tuple]
@@ -102,26 +102,40 @@ class LatencyModel:
             return trace[np.minimum((u * len(trace)).astype(np.int64), len(trace) - 1)]
         return np.full(u.shape, self.value)
 
-    def sampler(self, seed: int = 0) -> Callable[[], float]:
+    def sampler(self, seed: int = 0) -> LatencySampler:
         """A deterministic stream of latencies."""
-        if self.kind == "fixed":
-            return lambda: self.value
-        if self.kind == "trace":
-            it = iter(())
-            trace = self.trace
+        return LatencySampler(self, seed)
 
-            def next_of_trace() -> float:
-                nonlocal it
-                try:
-                    return next(it)
-                except StopIteration:
-                    it = iter(trace)
-                    return next(it)
-            return next_of_trace
-        rng = np.random.default_rng(seed)
-        if self.kind == "uniform":
-            return lambda: float(rng.uniform(self.low, self.high))
-        return lambda: float(self.value * np.exp(self.sigma * rng.standard_normal()))
+
+class LatencySampler:
+    """The latencies of a :class:`LatencyModel` in draw order, from a generator seeded
+    with ``seed`` (a trace: its latencies, cycled); calling it draws the next. It
+    pickles, with where it is in its stream."""
+
+    __slots__ = ("model", "rng", "at")
+
+    def __init__(self, model: LatencyModel, seed: int = 0):
+        self.model, self.at = model, 0
+        self.rng = np.random.default_rng(seed) if model.kind in ("uniform", "lognormal") \
+            else None
+
+    def __getstate__(self):
+        return (self.model, self.rng, self.at)
+
+    def __setstate__(self, s):
+        self.model, self.rng, self.at = s
+
+    def __call__(self) -> float:
+        m = self.model
+        if m.kind == "fixed":
+            return m.value
+        if m.kind == "trace":
+            value = m.trace[self.at]
+            self.at = (self.at + 1) % len(m.trace)
+            return value
+        if m.kind == "uniform":
+            return float(self.rng.uniform(m.low, m.high))
+        return float(m.value * np.exp(m.sigma * self.rng.standard_normal()))
 
 
 @dataclass
@@ -149,7 +163,8 @@ class RemoteSource(Lookup):
     argument or the argument tuple, a pandas Series, or a callable ``f(*args)``) for each name in
     ``names``; ``latency`` the transmission latency; ``size(element)`` its size in bytes
     (default ``element_size`` each); ``parent(element)`` the element containing it, or
-    None (ρ of §5.2.1); ``seed`` seeds the latency draws."""
+    None (ρ of §5.2.1); ``seed`` seeds the latency draws (each engine that fetches from
+    it draws from a :meth:`LatencyModel.sampler` of its own)."""
 
     table: Mapping | Callable
     names: Sequence[str] = ("REMOTE",)
@@ -168,7 +183,6 @@ class RemoteSource(Lookup):
         if self.element_size < 1:
             raise QueryError(f"element_size must be ≥ 1, not {self.element_size!r}")
         self.names = tuple(self.names)
-        self.draw = self.latency.sampler(self.seed)
         self.engine: Any = None  # the RemoteEngine processing an event, if any
 
     def serves(self, name: str) -> bool:

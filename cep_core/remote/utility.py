@@ -45,18 +45,20 @@ never emitted with a predicate unevaluated).
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 
 __all__ = ["UtilityModel", "lazy_reach"]
 
 
 class UtilityModel:
     """Slice statistics and utilities (module doc). ``slices``: m, the slices of a
-    window kept; ``latency(d)``: ℓ_remote(d); ``ancestors(d)``: ρ*(d) without d."""
+    window kept; ``mean_latency``: the expected ℓ_remote of each look-up name, until
+    latencies are observed (:meth:`observed`; ℓ_remote(d) is then their mean)."""
 
-    def __init__(self, slices: int, latency, ancestors):
+    def __init__(self, slices: int, mean_latency: dict[str, float]):
         self.m = slices
-        self.latency, self.ancestors = latency, ancestors
+        self.mean_latency = mean_latency
+        self.ell_sum, self.ell_n = 0.0, 0
         self.tran_key: deque[dict[int, Counter]] = deque(maxlen=slices)
         self.tran_cat: deque[Counter] = deque(maxlen=slices)
         self.live: deque[Counter] = deque(maxlen=slices)
@@ -82,15 +84,26 @@ class UtilityModel:
     def created(self, category: int) -> None:
         self.cur_cat[category] += 1
 
+    def observed(self, ell: float) -> None:
+        """A fetch drew the latency ``ell``."""
+        self.ell_sum += ell
+        self.ell_n += 1
+
+    def latency(self, d: tuple) -> float:
+        """ℓ_remote(d): the mean latency observed, or the expected one of ``d``'s name."""
+        return self.ell_sum / self.ell_n if self.ell_n else self.mean_latency[d[0]]
+
     def event(self, typ: str, partition: Hashable) -> None:
         self.cur_types[typ] += 1
         self.cur_keys.add(partition)
 
     # -------------------------------------------------------------- per slice
     def close_slice(self, length: float, live_per_state: Counter,
-                    urgent_needs: Iterable[Hashable]) -> None:
+                    urgent_needs: Iterable[Hashable],
+                    ancestors: Callable[[Hashable], list]) -> None:
         """``live_per_state``: PMs per category at the slice end; ``urgent_needs``: the
-        element each live PM with a known-key need reads next."""
+        element each live PM with a known-key need reads next; ``ancestors(d)``: ρ*(d)
+        without d."""
         self.tran_key.append(self.cur_key)
         self.tran_cat.append(self.cur_cat)
         self.live.append(live_per_state)
@@ -100,7 +113,7 @@ class UtilityModel:
         self.urgent = Counter()
         for d in urgent_needs:
             self.urgent[d] += 1
-            for a in self.ancestors(d):
+            for a in ancestors(d):
                 self.urgent[a] += 1
         cat: Counter = Counter()
         for c in self.tran_cat:
@@ -114,7 +127,7 @@ class UtilityModel:
                 w = avg.get(j, 0.0) / cat[j]
                 for d, n in keys.items():
                     future[d] += w * n
-                    for a in self.ancestors(d):
+                    for a in ancestors(d):
                         future[a] += w * n
         self.future = future
         self._open()

@@ -33,6 +33,7 @@ import numpy as np
 from cep_core.engine.matching import PM
 from cep_core.engine.options import MODELLED_MISSING
 from cep_core.engine.reference import ReferenceEngine
+from cep_core.engine.reference_state import ReferenceCall
 from cep_core.expr import ExprCompiler, walk
 from cep_core.lang import ast
 from cep_core.shedding.clock import DeviceClock, LatencyWindow, work_units
@@ -132,7 +133,7 @@ class _Tracking(ReferenceEngine):
         self._overhead = 0
 
     def __getstate__(self):
-        state = super().__getstate__()
+        state = dict(self.__dict__)
         del state["state_features"]  # closures: built again from the plan
         state.pop("_advance_one", None)
         return state
@@ -163,7 +164,7 @@ class _Tracking(ReferenceEngine):
                  ) -> TracedPM | None:
         pm = TracedPM(state, bind, first_t)
         pm.parent = parent
-        pm.born = self.slice_of(self.now - first_t)
+        pm.born = self.slice_of(self.stream_state.now - first_t)
         if self.model is not None or self.tracing:
             pm.features = self.pm_features(state, bind)
             pm.cls = self.model.classify(state, pm.features) if self.model is not None else 0
@@ -176,13 +177,13 @@ class _Tracking(ReferenceEngine):
 
     tracing = True    # whether PMs keep their features (the offline fit reads them)
 
-    def _advance_one(self, pm, e, out, keep, born) -> None:
+    def _advance_one(self, pm, e, call: ReferenceCall, keep, born) -> None:
         """The reference engine's step, crediting its work and matches to ``pm`` and its
         ancestors (replaced by the plain step where nothing reads the credit)."""
-        c = self.counters
+        c = self.stream_state.counters
         p0 = 0 if self.count_only else c.predicates
         w0, o0 = c.pm_created + c.pm_extended, c.outputs
-        ReferenceEngine._advance_one(self, pm, e, out, keep, born)
+        ReferenceEngine._advance_one(self, pm, e, call, keep, born)
         work = c.pm_created + c.pm_extended - w0 + (0 if self.count_only
                                                      else c.predicates - p0)
         done = c.outputs - o0
@@ -222,14 +223,15 @@ class TracingEngine(_Tracking):
 
     def process(self, e: dict, out: list) -> None:
         self._created = []
-        n0 = self.counters.outputs
+        counters = self.stream_state.counters
+        n0 = counters.outputs
         super().process(e, out)
         typ = e["type"]
         plan = self.plan
         if typ in plan.types or typ in plan.neg_types:
             feats = event_features(e, self.event_attrs.get(typ, ())) + test_values(
                 self.event_tests.get(typ, []), self.var_multi, e)
-            kept = self.counters.outputs > n0 or typ in plan.neg_types
+            kept = counters.outputs > n0 or typ in plan.neg_types
             self.touched.append((typ, feats, self._created, kept))
 
     def _admit(self, pm: TracedPM) -> TracedPM:
@@ -239,7 +241,7 @@ class TracingEngine(_Tracking):
         return pm
 
     def _credit(self, pm: TracedPM, work: int, done: int) -> None:
-        s = self.slice_of(self.now - pm.first_t)
+        s = self.slice_of(self.stream_state.now - pm.first_t)
         m = self.m
         p = pm
         while p is not None:
@@ -247,10 +249,11 @@ class TracingEngine(_Tracking):
             p.credit[m + s] += work
             p = p.parent
 
-    def _emit(self, bind: dict, rec: dict, out: list) -> None:
-        n0 = self.counters.outputs
-        super()._emit(bind, rec, out)
-        if self.counters.outputs > n0:
+    def _emit(self, bind: dict, rec: dict, call: ReferenceCall) -> None:
+        counters = self.stream_state.counters
+        n0 = counters.outputs
+        super()._emit(bind, rec, call)
+        if counters.outputs > n0:
             for ev in bind.values():
                 for x in (ev if isinstance(ev, tuple) else (ev,)):
                     self.type_in_matches[x["type"]] = self.type_in_matches.get(x["type"], 0) + 1
@@ -313,23 +316,23 @@ class SheddingEngine(_Tracking):
 
     # ------------------------------------------------------------------ per event
     def process(self, e: dict, out: list) -> None:
-        t = e["time"]
+        t, st = e["time"], self.stream_state
         start = self.clock.start(t)
         self.events_seen += 1
         self._overhead = 0
-        self.now = t  # (timestamps do not decrease; the strategies read it first)
+        st.now = t  # (timestamps do not decrease; the strategies read it first)
         if self.model is not None and self.config.adapt:
             self._adapt(t)
         self._control(t)
         if self.strategy.drop(e):
             self.events_shed += 1
-            self.stats.filtered += 1
+            st.stats.filtered += 1
             if self._overhead:
                 self.clock.serve(start, self._overhead)
             return
-        u0, n0 = work_units(self.counters), len(out)
+        u0, n0 = work_units(st.counters), len(out)
         super().process(e, out)
-        finish = self.clock.serve(start, work_units(self.counters) - u0 + self._overhead)
+        finish = self.clock.serve(start, work_units(st.counters) - u0 + self._overhead)
         latency = finish - t
         self.event_latencies_sum += latency
         if len(out) > n0:
@@ -391,7 +394,7 @@ class SheddingEngine(_Tracking):
 
     def _credit(self, pm: TracedPM, work: int, done: int) -> None:
         model = self.model
-        s = self.slice_of(self.now - pm.first_t)
+        s = self.slice_of(self.stream_state.now - pm.first_t)
         p = pm
         while p is not None:
             model.observe(p.state, p.cls, s, done, work)

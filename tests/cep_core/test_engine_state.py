@@ -10,10 +10,14 @@ import pickle
 import numpy as np
 import pytest
 from test_engine_keyed import TABLE, random_stream
+from test_engine_reference import SlowLookup
 from test_keyed_negation import random_neg_query
 
 import cep_core
 from cep_core.engine.keyed_state import KeyedState
+from cep_core.engine.reference_state import ReferenceState
+from cep_core.remote import LatencyModel, RemoteConfig, RemoteSource
+from cep_core.remote.state import RemoteState
 
 ONE = "one-per-partition"
 METER = ("PATTERN SEQ(M+ m[]) WHERE SAME[k] AND m[i].x > 1 AND LENGTH(m+[]) >= 2 "
@@ -27,6 +31,14 @@ KINDS = {  # query, start options, events
 #: a stream whose rare type flips (B, then A): adaptive plans are replaced
 FLIP = [{"type": "A" if i % 5 else "B", "time": i, "x": i % 3} for i in range(30)] + \
        [{"type": "B" if i % 5 else "A", "time": i, "x": i % 3} for i in range(30, 60)]
+REFERENCE = {  # the reference engine: query, start options, stream ("flip" or lost events)
+    "next match": (METER, {"policy": "skip-till-next-match"}, None),
+    "approximate, one run per error level": (
+        METER, {"policy": "strict-contiguity", "runs": ONE, "max_missing": 1}, "lost"),
+    "any match, NEG at both ends": (
+        "PATTERN SEQ(NEG B n, A a, A c, NEG B m) WHERE a.x <= c.x WITHIN 6",
+        {"output": "matches"}, "flip"),
+}
 
 
 def _stream(rng: np.random.Generator, lost: bool) -> list[dict]:
@@ -68,6 +80,87 @@ def test_a_keyed_engines_state_moves_into_a_fresh_engine_mid_stream(kind, seed):
     assert _resumed(q, options, events, int(rng.integers(1, len(events) - 1))) == whole
 
 
+@pytest.mark.parametrize("kind", REFERENCE)
+@pytest.mark.parametrize("seed", range(3))
+def test_the_reference_engines_state_moves_into_a_fresh_engine_mid_stream(kind, seed):
+    """Its partial matches, counters and statistics, and what the NEG elements at the
+    pattern's ends keep (the matches waiting for their window to close)."""
+    text, options, events = REFERENCE[kind]
+    options = {**options, "engine": "reference"}
+    rng = np.random.default_rng(100 + seed)
+    events = FLIP if events == "flip" else _stream(rng, events is not None)
+    q = cep_core.compile(text)
+    whole = _whole(q, options, events)
+    assert whole[0], "the stream completes matches"
+    cut = int(rng.integers(1, len(events) - 1))
+    assert _resumed(q, options, events, cut) == whole
+    session = q.start(**options)
+    session.feed(events[:cut])
+    assert session.statistics == _moved(session, q, options).statistics
+
+
+def _moved(session, q, options: dict):
+    """A fresh session of ``q`` holding ``session``'s state, moved through a pickle."""
+    fresh = q.start(**options)
+    fresh.engine.stream_state = pickle.loads(pickle.dumps(session.engine.stream_state))
+    return fresh
+
+
+@pytest.mark.parametrize("policy", ["skip-till-any-match", "skip-till-next-match"])
+def test_the_reference_engines_waiting_lookups_move_too(policy):
+    """Partial matches waiting for a lookup, with their queued events, move with the
+    state and catch up in the fresh engine."""
+    text = ("PATTERN SEQ(A a, B+ b[], C c) WHERE SAME[k] AND b[i].x > REMOTE[a.x] "
+            "AND c.x = REMOTE[b[last].x] WITHIN 8")
+    table = {0: 0, 1: 1, 2: 0}
+    events = [{"type": "ABBCABC"[i % 7], "time": i, "x": (i * 7) % 3, "k": i % 2}
+              for i in range(40)]
+    options = {"policy": policy, "output": "matches", "engine": "reference"}
+    whole = _whole(cep_core.compile(text, remote=SlowLookup(table)), options, events)
+    q = cep_core.compile(text, remote=SlowLookup(table))
+    first = q.start(**options)
+    out = first.feed(events[:7])
+    assert first.engine.stream_state.waiting, "partial matches wait at the cut"
+    second = _moved(first, q, options)
+    second.events_fed, second.last_time = first.events_fed, first.last_time
+    out += second.feed(events[7:]) + second.flush()
+    assert whole[0] and (out, second.counters.as_dict()) == whole
+
+
+REMOTE = ("PATTERN SEQ(A a, B b, C c) WHERE SAME[g] AND b.v = REMOTE[a.k] AND c.w >= a.w "
+          "WITHIN 40")
+
+
+@pytest.mark.parametrize(("strategy", "cache"), [
+    ("BL2", "lru"), ("BL2", "cost"), ("PFetch", "cost"), ("LzEval", "lru"),
+    ("Hybrid", "cost"), ("BL3", "lru")])
+def test_the_remote_engines_state_moves_with_its_cache_and_latency_draws(strategy, cache):
+    """Remote data on the modelled device: the partial matches and their guards, the
+    device clock, the cache, the utility model and the latency draws move with the
+    state; the matches, counters and report (latencies, fetches) are those of an
+    uninterrupted run of the same compiled query."""
+    rng = np.random.default_rng(5)
+    events = [{"type": "AABBC"[int(rng.integers(5))], "time": float(i),
+               "k": int(rng.integers(12)), "v": int(rng.integers(12)),
+               "w": int(rng.integers(4)), "g": int(rng.integers(3))} for i in range(400)]
+    source = RemoteSource({k: int(rng.integers(12)) for k in range(12)},
+                          latency=LatencyModel("uniform", low=2.0, high=9.0), seed=3)
+    q = cep_core.compile(REMOTE, remote={"REMOTE": source})
+    options = {"output": "matches", "remote": RemoteConfig(
+        strategy, unit_cost=0.05, cache=cache, capacity=6, slices=4)}
+    whole = q.start(**options)
+    want = (whole.run(events), whole.counters.as_dict(), whole.remote_report())
+    first = q.start(**options)
+    out = first.feed(events[:217])
+    assert isinstance(first.engine.stream_state, RemoteState)
+    second = _moved(first, q, options)
+    second.events_fed, second.last_time = first.events_fed, first.last_time
+    out += second.feed(events[217:]) + second.flush()
+    assert want[0] and want[2]["fetch"]["requests"] > 0
+    assert (out, second.counters.as_dict(), second.remote_report()) == want
+    assert second.engine.stream_state.nbytes > 0
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_a_keyed_engines_neg_state_moves_too(seed):
     rng = np.random.default_rng(700 + seed)
@@ -91,8 +184,21 @@ def test_the_keyed_state_is_a_dataclass_of_its_own_sized_by_what_it_keeps():
     assert compiled == {"stream_state"}
 
 
+def test_the_reference_state_is_a_dataclass_of_its_own_sized_by_what_it_keeps():
+    session = cep_core.compile(METER).start("skip-till-next-match", engine="reference")
+    state = session.engine.stream_state
+    assert isinstance(state, ReferenceState) and state.counters is session.counters
+    empty = state.nbytes
+    session.feed(_stream(np.random.default_rng(0), False))
+    assert state.nbytes > empty and len(state.live) == 6 and state.now == 39
+    assert {k for k, v in vars(session.engine).items() if v is state} == {"stream_state"}
+
+
 @pytest.mark.parametrize(("text", "options"), [
     (METER, {"policy": "strict-contiguity", "runs": ONE}),
+    (METER, {"policy": "skip-till-next-match", "engine": "reference"}),
+    ("PATTERN SEQ(NEG B n, A a, A c, NEG B m) WHERE a.x <= c.x WITHIN 6",
+     {"engine": "reference"}),
     ("PATTERN SEQ(A a, B b) WHERE a.x <= b.x WITHIN 10",
      {"plan": "order", "adapt": {"method": "invariant", "period": 5, "window": 20}}),
 ])

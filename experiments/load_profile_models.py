@@ -174,17 +174,10 @@ def movable_kw(scenario, n: int) -> float:
     of the deferrable and shiftable-in-advance appliances (wet appliances, storage water
     heating, storage heaters) and the EV charging sessions, without DR."""
     from drsim.household.population import Population
-    from drsim.household.render import ev_rectangles, phase_rectangles, render_rectangles
     from drsim.household.sim import ChunkSimulator
-    from drsim.units import MICRO
 
     run = ChunkSimulator(Population(scenario, 0, n)).run([])
-    lo, hi = DR_WINDOW
-    rects = [*phase_rectangles(run.pop.catalogue, run.moving, lo, hi,
-                               key=np.zeros(len(run.moving), dtype=np.int64)),
-             ev_rectangles(run.ev, key=np.zeros(len(run.ev), dtype=np.int64))]
-    load = sum(render_rectangles(1, *rect, lo, hi)[0] for rect in rects)
-    return float(load.mean()) / MICRO / n
+    return float(run.movable_load_kw(*DR_WINDOW).mean()) / n
 
 
 def run_drsim(data: dict, season: str | int, day_type: str, n: int) -> dict:

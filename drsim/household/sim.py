@@ -103,6 +103,38 @@ class ChunkRun:
         """
         return self._render_households(lo, hi)
 
+    def movable_load_kw(self, lo: int, hi: int) -> np.ndarray:
+        """Render the load that DR can move, summed over the households.
+
+        The committed cycles of the deferrable and shiftable-in-advance appliances (the
+        ``moving`` starts: wet appliances, storage water heating, storage heaters) and
+        the EV charging sessions (§6.3.1), without the static appliances or standby.
+
+        Parameters
+        ----------
+        lo, hi : int
+            Minutes rendered, hi excluded [minutes since midnight of the DR day].
+
+        Returns
+        -------
+        numpy.ndarray
+            (hi-lo,) the households' summed movable load per minute [kW].
+
+        Examples
+        --------
+        >>> from drsim.scenario import scenario_from_dict
+        >>> scenario = scenario_from_dict({"name": "doc", "seed": 7, "households": 4,
+        ...                                "groups": [{"name": "g", "size": 4}]})
+        >>> run = ChunkSimulator(Population(scenario, 0, 4)).run([])
+        >>> movable = run.movable_load_kw(1110, 1230)  # 18:30-20:30
+        >>> movable.shape, bool((movable <= run.load(1110, 1230).sum(axis=0) + 1e-9).all())
+        ((120,), True)
+        """
+        rects = [*phase_rectangles(self.pop.catalogue, self.moving, lo, hi,
+                                   key=np.zeros(len(self.moving), dtype=np.int64)),
+                 ev_rectangles(self.ev, key=np.zeros(len(self.ev), dtype=np.int64))]
+        return sum(render_rectangles(1, *rect, lo, hi)[0] for rect in rects) / MICRO
+
     def load(self, lo: int = 0, hi: int = DAY, dtype=np.float64,
              minute_major: bool = False) -> np.ndarray:
         """Render the households' load in kW.

@@ -78,6 +78,7 @@ Run from the repository root::
                                 [--households 20000] [--tests 24] [--meter-repeats 5]
                                 [--window 50] [--repeats 3] [--aseq-repeats 21]
                                 [--ref-events 1500] [--ref-repeats 3] [--rate 1e6]
+                                [--steady-heap]
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ from cep_core.aggregate import SeqAggregator, seq_query  # noqa: E402
 from cep_core.engine.matching import ANY, NEXT  # noqa: E402
 from experiments.ch4_data import Q1, make_ds1  # noqa: E402
 from experiments.reproduce_aseq import enumerate_counts  # noqa: E402
+from experiments.timing import steady_heap  # noqa: E402
 from experiments.timing import time_calls as _time  # noqa: E402
 
 GOAL = 1000.0
@@ -636,7 +638,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tests", type=int, default=24)
     ap.add_argument("--meter-repeats", type=int, default=5)
     ap.add_argument("--rate", type=float, default=1e6, help="DS1 events per second")
+    ap.add_argument("--steady-heap", action="store_true",
+                    help="fixed glibc malloc thresholds, so that the times do not depend on "
+                         "whether the allocator kept the pages of earlier calls "
+                         "(experiments.timing.steady_heap)")
     args = ap.parse_args(argv)
+    if args.steady_heap:
+        print(f"steady heap: {'on' if steady_heap() else 'not available (not glibc)'}")
     rc = 0
     for name in PARTS:
         if args.only not in ("all", name):

@@ -110,14 +110,17 @@ class SparkStream:
     def poll(self, seconds: float) -> None:
         with task_errors():
             self.query.awaitTermination(seconds)
-        if self._error is not None:
-            raise self._error
-        failed = self.query.exception()
-        if failed is not None:
-            carried = raised_in_task(failed)
-            if carried is not None:  # a stage's error, as the serial backend raises it
-                raise carried from None
-            raise RuntimeError(f"the stream failed: {failed}")
+        # the sink's error (set in the stream's thread, maybe before the query stops) or
+        # the query's; a stage's error is carried in either, as the serial backend raises it
+        failed = self._error if self._error is not None else self.query.exception()
+        if failed is None:
+            return
+        carried = raised_in_task(failed)
+        if carried is not None:
+            raise carried from None
+        if failed is self._error:
+            raise failed
+        raise RuntimeError(f"the stream failed: {failed}")
 
     def drain(self) -> None:
         with task_errors():

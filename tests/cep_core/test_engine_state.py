@@ -131,14 +131,9 @@ REMOTE = ("PATTERN SEQ(A a, B b, C c) WHERE SAME[g] AND b.v = REMOTE[a.k] AND c.
           "WITHIN 40")
 
 
-@pytest.mark.parametrize(("strategy", "cache"), [
-    ("BL2", "lru"), ("BL2", "cost"), ("PFetch", "cost"), ("LzEval", "lru"),
-    ("Hybrid", "cost"), ("BL3", "lru")])
-def test_the_remote_engines_state_moves_with_its_cache_and_latency_draws(strategy, cache):
-    """Remote data on the modelled device: the partial matches and their guards, the
-    device clock, the cache, the utility model and the latency draws move with the
-    state; the matches, counters and report (latencies, fetches) are those of an
-    uninterrupted run of the same compiled query."""
+def _remote(strategy: str, cache: str) -> tuple:
+    """The remote-data query (one RemoteSource), start options running ``strategy``
+    with ``cache`` on the modelled device, and a stream of 400 events."""
     rng = np.random.default_rng(5)
     events = [{"type": "AABBC"[int(rng.integers(5))], "time": float(i),
                "k": int(rng.integers(12)), "v": int(rng.integers(12)),
@@ -148,6 +143,18 @@ def test_the_remote_engines_state_moves_with_its_cache_and_latency_draws(strateg
     q = cep_core.compile(REMOTE, remote={"REMOTE": source})
     options = {"output": "matches", "remote": RemoteConfig(
         strategy, unit_cost=0.05, cache=cache, capacity=6, slices=4)}
+    return q, options, events
+
+
+@pytest.mark.parametrize(("strategy", "cache"), [
+    ("BL2", "lru"), ("BL2", "cost"), ("PFetch", "cost"), ("LzEval", "lru"),
+    ("Hybrid", "cost"), ("BL3", "lru")])
+def test_the_remote_engines_state_moves_with_its_cache_and_latency_draws(strategy, cache):
+    """Remote data on the modelled device: the partial matches and their guards, the
+    device clock, the cache, the utility model and the latency draws move with the
+    state; the matches, counters and report (latencies, fetches) are those of an
+    uninterrupted run of the same compiled query."""
+    q, options, events = _remote(strategy, cache)
     whole = q.start(**options)
     want = (whole.run(events), whole.counters.as_dict(), whole.remote_report())
     first = q.start(**options)
@@ -206,13 +213,30 @@ def test_an_engine_keeps_nothing_of_a_call_but_its_state_and_work(text, options)
     """A call of feed changes no attribute of the engine but its state's and the work
     it tells (the per-call values are passed along, not kept)."""
     session = cep_core.compile(text).start(**options)
-    engine = session.engine
-    before = {k: id(v) for k, v in vars(engine).items()}
     stream = _stream(np.random.default_rng(1), False) if "SAME" in text else FLIP
+    assert _changed_by_feed(session, stream) <= {"work"}
+
+
+@pytest.mark.parametrize("strategy", ["BL1", "BL2", "BL3", "PFetch", "LzEval", "Hybrid"])
+def test_the_remote_engine_keeps_nothing_of_an_event(strategy):
+    """The values of one event on the modelled device (its start, the time waited, the
+    elements fetched for it, how a look-up is answered) travel in a RemoteCall: after
+    feed, the engine has no attribute but its state's and the work changed, and no
+    RemoteSource still holds the call of an event."""
+    q, options, events = _remote(strategy, "cost")
+    session = q.start(**options)
+    assert _changed_by_feed(session, events) <= {"work"}
+    assert session.remote_report()["fetch"]["requests"] > 0
+    assert all(source.call is None for source in session.engine.sources)
+
+
+def _changed_by_feed(session, stream: list[dict]) -> set[str]:
+    """The attributes of ``session``'s engine that feeding ``stream`` added, removed or
+    replaced."""
+    before = {k: id(v) for k, v in vars(session.engine).items()}
     session.feed(stream, work_by="time")
-    after = {k: id(v) for k, v in vars(engine).items()}
-    assert set(after) - {"work"} == set(before) - {"work"}
-    assert {k for k in after if after[k] != before.get(k)} <= {"work"}
+    after = {k: id(v) for k, v in vars(session.engine).items()}
+    return {k for k in before.keys() | after.keys() if after.get(k) != before.get(k)}
 
 
 @pytest.mark.parametrize("kind", ["order", "tree"])

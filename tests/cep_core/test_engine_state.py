@@ -18,6 +18,9 @@ from cep_core.engine.keyed_state import KeyedState
 from cep_core.engine.reference_state import ReferenceState
 from cep_core.remote import LatencyModel, RemoteConfig, RemoteSource
 from cep_core.remote.state import RemoteState
+from cep_core.shedding import SheddingConfig, fit_cost_model, unit_cost_for, work_units
+from cep_core.shedding.state import SheddingState
+from experiments import ch4_data
 
 ONE = "one-per-partition"
 METER = ("PATTERN SEQ(M+ m[]) WHERE SAME[k] AND m[i].x > 1 AND LENGTH(m+[]) >= 2 "
@@ -261,3 +264,44 @@ def test_an_adaptive_engines_state_moves_with_its_plans_mid_stream(kind, cut):
     assert plans[0] == plans[1] and plans[0]["replacements"] >= 1
     assert resumed.engine.stream_state.nbytes > 0
     assert all(r.engine is resumed.engine for r in resumed.engine.stream_state.runners)
+
+
+@pytest.fixture(scope="module")
+def shedding_q1():
+    """Q1 of Ch. 4 with a fitted cost model, a test stream and a unit cost that
+    overloads the device."""
+    query = cep_core.compile(ch4_data.Q1, time_unit="ms")
+    model = fit_cost_model(query, ch4_data.make_ds1(2000, rate=40_000.0, seed=1),
+                           slices=4, max_classes=10)
+    test = ch4_data.make_ds1(1000, rate=40_000.0, seed=2)
+    session = query.start(output="matches", engine="reference")
+    session.run(test)
+    span = test[-1]["time"] - test[0]["time"]
+    return query, model, test, unit_cost_for(work_units(session.counters), span, 0.9) * 1.5
+
+
+@pytest.mark.parametrize(("strategy", "kw"), [
+    ("NS", {}), ("RI", {"bound": 0.3}), ("SI", {"ratio": 0.3}), ("RS", {"ratio": 0.3}),
+    ("SS", {"bound": 0.3}), ("HyI", {"bound": 0.3}), ("HyS", {"bound": 0.3}),
+    ("Hybrid", {"bound": 0.3})])
+def test_the_shedding_engines_state_moves_with_its_clock_model_and_strategy(
+        shedding_q1, strategy, kw):
+    """Load shedding on the modelled device: the partial matches, the device clock, the
+    latency window, the adapting model and what the strategy has drawn and decided move
+    with the state; the matches, counters and shedding report are those of an
+    uninterrupted run."""
+    query, model, test, unit_cost = shedding_q1
+    options = {"output": "matches",
+               "shedding": SheddingConfig(strategy, unit_cost, model=model, **kw)}
+    whole = query.start(**options)
+    want = (whole.run(test), whole.counters.as_dict(), whole.shedding_report())
+    first = query.start(**options)
+    out = first.feed(test[:450])
+    assert isinstance(first.engine.stream_state, SheddingState)
+    second = _moved(first, query, options)
+    second.events_fed, second.last_time = first.events_fed, first.last_time
+    out += second.feed(test[450:]) + second.flush()
+    assert want[0] and (strategy == "NS") == (
+        want[2]["pms_shed"] + want[2]["events_shed"] == 0)
+    assert (out, second.counters.as_dict(), second.shedding_report()) == want
+    assert second.engine.stream_state.nbytes > 0

@@ -161,7 +161,10 @@ class ReferenceEngine(CountMerging):
         return ReferenceState.fresh(self.plan)
 
     # ------------------------------------------------------------------ public
-    def _process(self, e: dict, out: list) -> None:
+    def _process(self, e: dict, out: list, call: ReferenceCall | None = None) -> None:
+        """Process ``e``, its outputs appended to ``out`` (``call``: the values of
+        processing it, when the caller made them; a fresh :class:`ReferenceCall`
+        otherwise)."""
         plan, st = self.plan, self.stream_state
         if self.input_filter is not None and not self.input_filter(e):
             st.stats.filtered += 1
@@ -180,7 +183,10 @@ class ReferenceEngine(CountMerging):
             if key is not None:
                 queued = [w.queue[0]["time"] for w in st.waiting.get(key, ())]
                 self.ends.observe(st.ends, e, key, min(queued, default=t))
-        call = ReferenceCall(out, key)
+        if call is None:
+            call = ReferenceCall(out, key)
+        else:
+            call.key = key
         lost = self.missing is not None and is_lost(e)
         if lost:
             if self.policy != STRICT:
@@ -237,7 +243,7 @@ class ReferenceEngine(CountMerging):
         st = self.stream_state
         if st.waiting:
             self.plan.lookups.settle()
-            self._resolve(ReferenceCall(out))
+            self._resolve(self._flush_call(out))
             if st.waiting:
                 n = sum(len(w) for w in st.waiting.values())
                 raise QueryError(f"{n} partial match(es) still wait for a lookup at the "
@@ -247,6 +253,10 @@ class ReferenceEngine(CountMerging):
         if self._counting and len(out) > 1:
             merge_counts(self.plan, out, 0)
         return out
+
+    def _flush_call(self, out: list) -> ReferenceCall:
+        """The values of settling the pending lookups at a flush."""
+        return ReferenceCall(out)
 
     def partial_matches(self) -> list[dict[str, Any]]:
         """The live PMs' bindings as event ids, partition by partition, in creation order."""

@@ -63,10 +63,10 @@ from typing import Any
 
 import numpy as np
 
-from cep_core.engine.matching import ANY, EVERY_EVENT, NEXT
+from cep_core.engine.matching import ANY, EVERY_EVENT, NEXT, merge_counts
 from cep_core.engine.options import MODELLED_MISSING
 from cep_core.engine.reference import ReferenceEngine
-from cep_core.engine.reference_state import ReferenceCall, state_field
+from cep_core.engine.reference_state import state_field
 from cep_core.errors import QueryError
 from cep_core.plan import START
 from cep_core.remote.cache import CACHES, T1, T2
@@ -74,7 +74,7 @@ from cep_core.remote.config import RemoteConfig
 from cep_core.remote.guards import GPM, Guard, Postpone
 from cep_core.remote.needs import remote_needs
 from cep_core.remote.source import Element, RemoteSource
-from cep_core.remote.state import RemoteState
+from cep_core.remote.state import BLOCK, POSTPONE, RESOLVE, RemoteCall, RemoteState
 from cep_core.remote.utility import UtilityModel, lazy_reach
 from cep_core.shedding.clock import DeviceClock, work_units
 
@@ -83,8 +83,6 @@ __all__ = ["RemoteEngine"]
 _PREFETCH = {"PFetch", "Hybrid"}
 _LAZY = {"LzEval", "Hybrid"}
 
-
-_BLOCK, _POSTPONE, _RESOLVE = 0, 1, 2
 #: ℓ_pm of Alg. 4 in cost units: an extra partial match is created and evaluates the
 #: predicate of one more event before its guard is known
 _PM_UNITS = 2.0
@@ -94,7 +92,9 @@ class RemoteEngine(ReferenceEngine):
     """Runs a plan whose remote look-ups are fetched on the modelled device (module doc);
     :meth:`report` gives latencies, fetches and time waited. The engine is the compiled
     query; what it keeps of the stream is :attr:`stream_state` (a
-    :class:`~cep_core.remote.state.RemoteState`, whose fields it reads as its own)."""
+    :class:`~cep_core.remote.state.RemoteState`, whose fields it reads as its own), and
+    the values of processing one event travel in a
+    :class:`~cep_core.remote.state.RemoteCall`."""
 
     name = "reference+remote"
     reports = "remote"
@@ -128,9 +128,6 @@ class RemoteEngine(ReferenceEngine):
             raise QueryError(f"remote strategy {cfg.strategy} postpones predicates and "
                              "needs runs='every-event'")
         self.prefetching = cfg.strategy in _PREFETCH
-        self._in_hand: dict[Element, float] = {}  # fetched for the current event
-        self.mode = _BLOCK
-        self._new_pm = self._make_pm
         self._source_of = {n: s for s in self.sources for n in s.names}
         self._draw_of = {s.names: j for j, s in enumerate(self.sources)}
         self.needs, self.event_key = remote_needs(plan, lambda n: n in self._source_of)
@@ -144,12 +141,7 @@ class RemoteEngine(ReferenceEngine):
                     self._remote_dsts.setdefault(src, set()).add(edge.dst)
         self.slice = plan.window / cfg.slices if plan.window < math.inf else math.inf
         self.miss_reset = cfg.miss_reset if cfg.miss_reset is not None else plan.window
-        self._start = 0.0
-        self._stall = 0.0
-        self._step_wait = 0.0
-        self._fetch_lat: list[float] = []
-        self._u0 = 0
-        self._choose_triggers()
+        self._choose_triggers(0.0)
         self._set_reach()
 
     def fresh_state(self) -> RemoteState:
@@ -164,53 +156,59 @@ class RemoteEngine(ReferenceEngine):
         return st
 
     # ------------------------------------------------------------------ the clock
-    def device_now(self) -> float:
-        """The device's time while it processes the current event."""
-        return self._start + self._stall + \
-            (work_units(self.stream_state.counters) - self._u0) * self.config.unit_cost
+    def device_now(self, call: RemoteCall) -> float:
+        """The device's time while it processes the event of ``call``."""
+        return call.start + call.stall + \
+            (work_units(self.stream_state.counters) - call.u0) * self.config.unit_cost
 
-    def _wait_until(self, t: float) -> None:
-        now = self.device_now()
+    def _wait_until(self, call: RemoteCall, t: float) -> None:
+        now = self.device_now(call)
         if t > now:
-            self._stall += t - now
+            call.stall += t - now
             self.stream_state.fetch.waited += t - now
 
     def process(self, e: dict, out: list) -> None:
         t, st = e["time"], self.stream_state
-        self._start = st.clock.start(t)
-        self._stall, self._u0 = 0.0, work_units(st.counters)
-        self._in_hand = {}
+        call = RemoteCall(self, out, st.clock.start(t), work_units(st.counters))
         if t >= st.slice_end:
-            self._close_slice(t)
+            self._close_slice(t, call)
         st.utility.event(e["type"], self.plan.key_of(e))
         if st.arrivals:
-            self._arrived()
+            self._arrived(call)
         if st.deferred:
-            self._due_prefetches()
+            self._due_prefetches(call)
         n0 = len(out)
-        self._fetch_lat = []
         for src in self.sources:  # answered through this engine while it processes
-            src.engine = self
+            src.call = call
         try:
-            super().process(e, out)
+            self._process(e, out, call)
         finally:
             for src in self.sources:
-                src.engine = None
-        units = work_units(st.counters) - self._u0
-        finish = st.clock.serve(self._start + self._stall, units)
+                src.call = None
+        if self._counting and len(out) > n0 + 1:
+            merge_counts(self.plan, out, n0)
+        units = work_units(st.counters) - call.u0
+        finish = st.clock.serve(call.start + call.stall, units)
         if len(out) > n0:  # Eq. 2.4: detection − arrival, plus earlier steps' ℓ_fetch
-            extra = self._fetch_lat + [0.0] * (len(out) - n0 - len(self._fetch_lat))
+            extra = call.fetch_lat + [0.0] * (len(out) - n0 - len(call.fetch_lat))
             st.match_latencies.extend(finish - t + w for w in extra)
 
+    def _flush_call(self, out: list) -> RemoteCall:
+        """The values of settling pending look-ups at a flush, on the device from when
+        it is free after the latest event."""
+        st = self.stream_state
+        return RemoteCall(self, out, st.clock.start(st.now), work_units(st.counters))
+
     # ------------------------------------------------------------------ look-ups
-    def remote_get(self, source: RemoteSource, d: Element) -> Any:
-        """The value of ``d`` for the predicate being evaluated (module doc)."""
-        if self.mode == _RESOLVE:
+    def remote_get(self, call: RemoteCall, source: RemoteSource, d: Element) -> Any:
+        """The value of ``d`` for the predicate being evaluated while the event of
+        ``call`` is processed (module doc)."""
+        if call.mode == RESOLVE:
             return source.value(*d)
         st = self.stream_state
         st.utility.needed(st.category, d)
-        now = self.device_now()
-        arrival = self._in_hand.get(d)
+        now = self.device_now(call)
+        arrival = call.in_hand.get(d)
         if arrival is None:
             arrival = st.cache.arrival(d, source.ancestors(d))
         if arrival is None and st.uncached.get(d, -math.inf) > now:
@@ -221,21 +219,22 @@ class RemoteEngine(ReferenceEngine):
             st.prefetched.pop(d, None)  # a prefetch in time: no miss for H
             return source.value(*d)
         self._note_miss(d, now)
-        if self.mode == _POSTPONE:
+        if call.mode == POSTPONE:
             if arrival is None and self.config.strategy != "BL3":
-                self._request(source, d, now, T1)
+                self._request(call, source, d, now, T1)
             raise Postpone(d)
         st.fetch.misses += 1
         need = now
         if arrival is None:  # sent with the event's other blocking fetches (module doc)
-            need = self._start
-            arrival = self._request(source, d, need, T1)
-        self._step_wait = max(self._step_wait, arrival - need)
-        self._wait_until(arrival)
-        st.cache.access(d, self.device_now())
+            need = call.start
+            arrival = self._request(call, source, d, need, T1)
+        call.step_wait = max(call.step_wait, arrival - need)
+        self._wait_until(call, arrival)
+        st.cache.access(d, self.device_now(call))
         return source.value(*d)
 
-    def _request(self, source: RemoteSource, d: Element, now: float, tier: int) -> float:
+    def _request(self, call: RemoteCall, source: RemoteSource, d: Element, now: float,
+                 tier: int) -> float:
         st = self.stream_state
         ell = st.draws[self._draw_of[source.names]]()
         st.utility.observed(ell)
@@ -243,14 +242,15 @@ class RemoteEngine(ReferenceEngine):
         st.fetch.requests += 1
         st.fetch.bytes += size
         arrival = now + ell
-        self._in_hand[d] = arrival
+        call.in_hand[d] = arrival
         if not st.cache.admit(d, arrival, size, now, tier):
             st.uncached[d] = arrival
         return arrival
 
-    def _arrival_of(self, d: Element) -> float | None:
-        """When ``d`` arrives (fetched for this event, cached, or in flight), or None."""
-        a, st = self._in_hand.get(d), self.stream_state
+    def _arrival_of(self, call: RemoteCall, d: Element) -> float | None:
+        """When ``d`` arrives (fetched for the event of ``call``, cached, or in flight),
+        or None."""
+        a, st = call.in_hand.get(d), self.stream_state
         if a is None:
             a = st.cache.arrival(d, self._source_of[d[0]].ancestors(d))
         return a if a is not None else st.uncached.get(d)
@@ -259,7 +259,7 @@ class RemoteEngine(ReferenceEngine):
         return self._source_of[d[0]].ancestors(d)
 
     # ------------------------------------------------------------------ guards
-    def _check_lazy(self, preds, nb: dict, j: int):
+    def _check_lazy(self, call: RemoteCall, preds, nb: dict, j: int):
         """``False`` if a predicate fails, ``None`` if all hold, else a :class:`Guard`
         over the postponed ones."""
         st = self.stream_state
@@ -270,7 +270,7 @@ class RemoteEngine(ReferenceEngine):
             counters.predicates += 1
             stats.pred_evaluated[p.index] += 1
             if may and p.lookups:
-                self.mode = _POSTPONE
+                call.mode = POSTPONE
                 try:
                     ok = p.test(nb)
                 except Postpone as x:
@@ -281,7 +281,7 @@ class RemoteEngine(ReferenceEngine):
                     st.fetch.postponed += 1
                     continue
                 finally:
-                    self.mode = _BLOCK
+                    call.mode = BLOCK
             else:
                 ok = p.test(nb)
             if not ok:
@@ -289,7 +289,7 @@ class RemoteEngine(ReferenceEngine):
             stats.pred_passed[p.index] += 1
         if postponed is None:
             return None
-        ready = [self._arrival_of(d) for d in elements]
+        ready = [self._arrival_of(call, d) for d in elements]
         ready_at = math.inf if any(r is None for r in ready) else max(ready)
         g = Guard(postponed, nb, elements, st.reach[j])
         if ready_at < math.inf:  # evaluated when its elements are there (BL3: not sent)
@@ -297,46 +297,46 @@ class RemoteEngine(ReferenceEngine):
             heapq.heappush(st.arrivals, (ready_at, st.seq, g))
         return g
 
-    def _evaluate(self, g: Guard) -> bool:
-        self.mode = _RESOLVE
+    def _evaluate(self, call: RemoteCall, g: Guard) -> bool:
+        call.mode = RESOLVE
         try:
             self.stream_state.counters.predicates += len(g.preds)
             preds = self.plan.preds
             g.value = all(preds[i].test(g.bind) for i in g.preds)
         finally:
-            self.mode = _BLOCK
+            call.mode = BLOCK
         for lit in g.lits:
             if lit.holds != g.value:
                 lit.kill()
         g.lits = []
         return g.value
 
-    def _resolve_now(self, g: Guard) -> bool:
+    def _resolve_now(self, call: RemoteCall, g: Guard) -> bool:
         """Block until ``g``'s elements are there (fetching any not requested yet, all
         at once), then evaluate it."""
         if g.value is not None:
             return g.value
-        now = last = self.device_now()
+        now = last = self.device_now(call)
         for d in g.elements:
-            a = self._arrival_of(d)
+            a = self._arrival_of(call, d)
             if a is None:
-                a = self._request(self._source_of[d[0]], d, now, T1)
+                a = self._request(call, self._source_of[d[0]], d, now, T1)
             last = max(last, a)
         self.stream_state.fetch.misses += 1
-        self._step_wait = max(self._step_wait, last - now)
-        self._wait_until(last)
-        return self._evaluate(g)
+        call.step_wait = max(call.step_wait, last - now)
+        self._wait_until(call, last)
+        return self._evaluate(call, g)
 
-    def _arrived(self) -> None:
-        now = self.device_now()
+    def _arrived(self, call: RemoteCall) -> None:
+        now = self.device_now(call)
         arrivals = self.stream_state.arrivals
         while arrivals and arrivals[0][0] <= now:
             g = heapq.heappop(arrivals)[2]
             if g.value is None:
-                self._evaluate(g)
+                self._evaluate(call, g)
 
     # ------------------------------------------------------------------ steps
-    def _advance(self, pms, e, call: ReferenceCall, relevant):
+    def _advance(self, pms, e, call: RemoteCall, relevant):
         alive = []
         for pm in pms:
             if pm.dead:
@@ -345,10 +345,28 @@ class RemoteEngine(ReferenceEngine):
                 alive.append(pm)
         return super()._advance(alive, e, call, relevant) if alive else []
 
-    def _step(self, pm: GPM, e: dict) -> tuple[list, list[int]]:
+    def _begin(self, e: dict, call: RemoteCall) -> list[GPM]:
+        """The reference engine's start of runs (no missing elements here), each new
+        partial match made by :meth:`_make_pm` with ``call``."""
+        plan, t = self.plan, e["time"]
+        conts = []
+        for edge in plan.out[START].get(e["type"], ()):
+            nb = self._extend({}, edge.dst, e)
+            if self._check(edge.preds, nb):
+                conts.append((edge, nb, self._completion(edge.dst, nb, t)))
+        born = []
+        for edge, nb, rec in conts:
+            if rec is not None:
+                self._emit(nb, rec, call)
+            if plan.extendable[edge.dst]:
+                born.append(self._make_pm(edge.dst, nb, t, None, call))
+                self.stream_state.counters.pm_created += 1
+        return born
+
+    def _step(self, pm: GPM, e: dict, call: RemoteCall) -> tuple[list, list[int]]:
         plan, typ = self.plan, e["type"]
         self.stream_state.category = pm.state
-        self._step_wait = 0.0
+        call.step_wait = 0.0
         conts = []
         for edge in plan.out[pm.state].get(typ, ()):
             if (edge.fresh or edge.needs) and not edge.allows(pm.bind):
@@ -356,28 +374,28 @@ class RemoteEngine(ReferenceEngine):
             nb = self._extend(pm.bind, edge.dst, e)
             if edge.negs and self._neg_blocks(pm, edge, nb):
                 continue
-            guard = self._check_lazy(edge.preds, nb, pm.state)
+            guard = self._check_lazy(call, edge.preds, nb, pm.state)
             if guard is False:
                 continue
             final = plan.positions[edge.dst].accepting
             if guard is not None and (final or edge.dst not in guard.reach):
-                if not self._resolve_now(guard):
+                if not self._resolve_now(call, guard):
                     continue
                 guard = None
             if pm.cond is not None and (final or not self.bl3):
                 for g in pm.cond.open_guards():
                     if final or edge.dst not in g.reach:
-                        self._resolve_now(g)
+                        self._resolve_now(call, g)
                 if pm.dead:
                     return [], []
             conts.append((edge, nb, self._completion(edge.dst, nb, e["time"]), guard,
-                          self._step_wait))
+                          call.step_wait))
         watch = plan.neg_watch.get(pm.state)
         return conts, (self._neg_candidates(pm, e, watch) if watch else [])
 
-    def _advance_one(self, pm: GPM, e: dict, call: ReferenceCall, keep: list,
+    def _advance_one(self, pm: GPM, e: dict, call: RemoteCall, keep: list,
                      born: list) -> None:
-        conts, negrec = self._step(pm, e)
+        conts, negrec = self._step(pm, e, call)
         plan, counters = self.plan, self.stream_state.counters
         if pm.dead:
             counters.pm_dropped += 1
@@ -388,7 +406,7 @@ class RemoteEngine(ReferenceEngine):
                 n = len(call.out)
                 self._emit(nb, rec, call)
                 if len(call.out) > n:
-                    self._fetch_lat.append(pm.waited)
+                    call.fetch_lat.append(pm.waited)
         if self.policy == ANY:
             if not negrec or self._note_negs(pm, negrec, e):
                 keep.append(pm)
@@ -396,7 +414,7 @@ class RemoteEngine(ReferenceEngine):
                 counters.pm_dropped += 1
             for edge, nb, _, guard, wait in conts:
                 if plan.extendable[edge.dst]:
-                    child = self._new_pm(edge.dst, nb, pm.first_t, pm)
+                    child = self._make_pm(edge.dst, nb, pm.first_t, pm, call)
                     child.waited = pm.waited + wait
                     if guard is not None:
                         child.rest_on(guard, True)
@@ -406,7 +424,7 @@ class RemoteEngine(ReferenceEngine):
         skipped: list[Guard] = []  # next-match / strict: one continuation per branch
         for edge, nb, _, guard, wait in conts:
             if plan.extendable[edge.dst]:
-                child = self._new_pm(edge.dst, nb, pm.first_t, pm)
+                child = self._make_pm(edge.dst, nb, pm.first_t, pm, call)
                 child.waited = pm.waited + wait
                 for g in skipped:
                     child.rest_on(g, False)
@@ -426,7 +444,8 @@ class RemoteEngine(ReferenceEngine):
         else:
             counters.pm_dropped += 1
 
-    def _make_pm(self, state: int, bind: dict, first_t: Any, parent) -> GPM:
+    def _make_pm(self, state: int, bind: dict, first_t: Any, parent,
+                 call: RemoteCall) -> GPM:
         pm = GPM(state, bind, first_t)
         if parent is not None:
             pm.cond = parent.cond
@@ -438,15 +457,16 @@ class RemoteEngine(ReferenceEngine):
             except (KeyError, TypeError, IndexError):
                 pass
         if self.prefetching and state in st.trigger:
-            self._lookahead(pm)
+            self._lookahead(pm, call)
         return pm
 
     # ------------------------------------------------------------------ prefetching
-    def _choose_triggers(self) -> None:
-        """The lookahead category of each known-key need (Alg. 3)."""
+    def _choose_triggers(self, now: float) -> None:
+        """The lookahead category of each known-key need at device time ``now``
+        (Alg. 3)."""
         st = self.stream_state
         st.trigger = trigger = {}
-        now, misses = self._start, st.misses
+        misses = st.misses
         for i, need in enumerate(self.needs):
             chosen = need.candidates[-1]
             for j in need.candidates:
@@ -459,7 +479,7 @@ class RemoteEngine(ReferenceEngine):
                     break
             trigger.setdefault(chosen, []).append(i)
 
-    def _lookahead(self, pm: GPM) -> None:
+    def _lookahead(self, pm: GPM, call: RemoteCall) -> None:
         st = self.stream_state
         for i in st.trigger[pm.state]:
             need = self.needs[i]
@@ -471,10 +491,10 @@ class RemoteEngine(ReferenceEngine):
                 offset = self._offset(need.state, d)
                 if offset > 0:
                     st.seq += 1
-                    heapq.heappush(st.deferred, (self.device_now() + offset, st.seq, d,
-                                                 (pm.state, need.state)))
+                    heapq.heappush(st.deferred, (self.device_now(call) + offset, st.seq,
+                                                 d, (pm.state, need.state)))
                     continue
-            self._prefetch(d, (pm.state, need.state))
+            self._prefetch(call, d, (pm.state, need.state))
 
     def _offset(self, m: int, d: Element) -> float:
         """Estimated-arrival timing: 1/λ − ℓ_remote(d) for the events extending ``m``."""
@@ -482,23 +502,24 @@ class RemoteEngine(ReferenceEngine):
         lam = sum(rates.get(t, 0.0) for t in self.plan.out.get(m, {}))
         return (1.0 / lam - self.stream_state.utility.latency(d)) if lam > 0 else 0.0
 
-    def _due_prefetches(self) -> None:
-        now, deferred = self.device_now(), self.stream_state.deferred
+    def _due_prefetches(self, call: RemoteCall) -> None:
+        now, deferred = self.device_now(call), self.stream_state.deferred
         while deferred and deferred[0][0] <= now:
             _, _, d, cell = heapq.heappop(deferred)
-            self._prefetch(d, cell)
+            self._prefetch(call, d, cell)
 
-    def _prefetch(self, d: Element, cell: tuple[int, int] | None) -> None:
+    def _prefetch(self, call: RemoteCall, d: Element, cell: tuple[int, int] | None
+                  ) -> None:
         """Send a prefetch of ``d`` if it is worth the room (Eq. 5.5)."""
         src = self._source_of[d[0]]
-        if self._arrival_of(d) is not None:
+        if self._arrival_of(call, d) is not None:
             return
         size, st = src.size_of(d), self.stream_state
         if st.cache.used + size > st.cache.capacity and \
                 st.utility.utility(d, self.config.omega_fetch) <= st.floor:
             return
         st.fetch.prefetches += 1
-        self._request(src, d, self.device_now(), T2)
+        self._request(call, src, d, self.device_now(call), T2)
         if cell is not None:
             st.prefetched[d] = cell
 
@@ -511,7 +532,7 @@ class RemoteEngine(ReferenceEngine):
             c[1] = now
 
     # ------------------------------------------------------------------ slices
-    def _close_slice(self, t: float) -> None:
+    def _close_slice(self, t: float, call: RemoteCall) -> None:
         st = self.stream_state
         if self.slice == math.inf:
             st.slice_end = math.inf
@@ -532,10 +553,10 @@ class RemoteEngine(ReferenceEngine):
             st.cache.set_utility(partial(utility, omega=self.config.omega_cache))
             st.floor = min((utility(d, omega) for d in st.cache.entries), default=0.0)
             st.uncached = {d: a for d, a in st.uncached.items() if a > t - self.plan.window}
-            self._choose_triggers()
+            self._choose_triggers(call.start)
             self._set_reach()
             if self.prefetching and self.event_key:
-                self._prefetch_by_utility()
+                self._prefetch_by_utility(call)
         # the slice holding t (slices are aligned to the stream's first event)
         if st.slice_end == -math.inf:
             st.slice_end = t + self.slice
@@ -543,13 +564,13 @@ class RemoteEngine(ReferenceEngine):
             st.slice_end += self.slice * max(1, math.ceil((t - st.slice_end)
                                                           / self.slice + 1e-12))
 
-    def _prefetch_by_utility(self) -> None:
+    def _prefetch_by_utility(self, call: RemoteCall) -> None:
         room = self.cache.capacity - self.cache.used
         for u, d in self.utility.ranked(self.config.omega_fetch):
             if u <= 0 or (room <= 0 and u <= self.floor):
                 break
-            if self._arrival_of(d) is None:
-                self._prefetch(d, None)
+            if self._arrival_of(call, d) is None:
+                self._prefetch(call, d, None)
                 room -= self._source_of[d[0]].size_of(d)
 
     def _set_reach(self) -> None:

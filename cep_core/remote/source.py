@@ -183,7 +183,9 @@ class RemoteSource(Lookup):
         if self.element_size < 1:
             raise QueryError(f"element_size must be ≥ 1, not {self.element_size!r}")
         self.names = tuple(self.names)
-        self.engine: Any = None  # the RemoteEngine processing an event, if any
+        #: the :class:`~cep_core.remote.state.RemoteCall` of the event a RemoteEngine
+        #: is processing, if any (its look-ups go through that engine)
+        self.call: Any = None
 
     def serves(self, name: str) -> bool:
         return name in self.names
@@ -201,9 +203,10 @@ class RemoteSource(Lookup):
                              "at the remote source") from None
 
     def get(self, name: str, args: tuple) -> Any:
-        if self.engine is None:
+        call = self.call
+        if call is None:
             return self.value(name, args)
-        return self.engine.remote_get(self, (name, tuple(args)))
+        return call.engine.remote_get(call, self, (name, tuple(args)))
 
     def size_of(self, d: Element) -> int:
         return self.size(d) if self.size is not None else self.element_size

@@ -1,5 +1,6 @@
 """What the remote-data engine keeps of the stream (:class:`RemoteState`), apart from its
-compiled query (:mod:`cep_core.remote.engine`)."""
+compiled query (:mod:`cep_core.remote.engine`), and the values of processing one event
+(:class:`RemoteCall`), which it passes along instead of keeping them."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from cep_core.engine.reference_state import ReferenceState
+from cep_core.engine.reference_state import ReferenceCall, ReferenceState
 from cep_core.plan import START
 from cep_core.remote.source import Element, FetchStats, LatencySampler
 
-__all__ = ["RemoteState"]
+__all__ = ["RemoteState", "RemoteCall", "BLOCK", "POSTPONE", "RESOLVE"]
+
+#: how a look-up is answered: block for a missing element, postpone the predicate
+#: (:class:`~cep_core.remote.guards.Postpone`), or evaluate a guard (the element is there)
+BLOCK, POSTPONE, RESOLVE = 0, 1, 2
 
 
 @dataclass
@@ -46,3 +51,27 @@ class RemoteState(ReferenceState):
     slice_end: float = -math.inf
     floor: float = 0.0
     category: int = START
+
+
+class RemoteCall(ReferenceCall):
+    """The values of processing one event on the modelled device, passed along (and
+    handed to the :class:`~cep_core.remote.source.RemoteSource` s while the event is
+    processed, so that their look-ups are answered by the ``engine``'s cache and clock)
+    instead of kept on the engine: the reference engine's (:class:`ReferenceCall`), the
+    device time the event is picked up (``start``) and the work units done before it
+    (``u0``), the time stood still for data so far (``stall``) and in the current step
+    (``step_wait``), the elements fetched for it (``in_hand``: element -> arrival), the
+    ℓ_fetch of the earlier steps of the matches it completed (``fetch_lat``) and how a
+    look-up is answered (``mode``: :data:`BLOCK`, :data:`POSTPONE` or
+    :data:`RESOLVE`)."""
+
+    __slots__ = ("engine", "start", "u0", "stall", "step_wait", "in_hand", "fetch_lat",
+                 "mode")
+
+    def __init__(self, engine: Any, out: list, start: float = 0.0, u0: int = 0):
+        super().__init__(out)
+        self.engine, self.start, self.u0 = engine, start, u0
+        self.stall = self.step_wait = 0.0
+        self.in_hand: dict[Element, float] = {}
+        self.fetch_lat: list[float] = []
+        self.mode = BLOCK

@@ -33,7 +33,7 @@ import numpy as np
 from cep_core.engine.matching import PM
 from cep_core.engine.options import MODELLED_MISSING
 from cep_core.engine.reference import ReferenceEngine
-from cep_core.engine.reference_state import ReferenceCall
+from cep_core.engine.reference_state import ReferenceCall, state_field
 from cep_core.expr import ExprCompiler, walk
 from cep_core.lang import ast
 from cep_core.shedding.clock import DeviceClock, LatencyWindow, work_units
@@ -43,6 +43,7 @@ from cep_core.shedding.features import (
     local_tests,
     test_values,
 )
+from cep_core.shedding.state import SheddingState
 
 __all__ = ["TracedPM", "TracingEngine", "SheddingEngine"]
 
@@ -267,6 +268,13 @@ class SheddingEngine(_Tracking):
 
     name = "reference"
     reports = "shedding"
+    (clock, monitor, match_latencies, event_latencies_sum, events_seen, events_shed,
+     pms_shed, pms_curbed, overloaded, shedding_triggered, cool_until, judge_from, curbing,
+     curb_until, doomed, next_blend, model, strategy) = (state_field(f) for f in (
+        "clock", "monitor", "match_latencies", "event_latencies_sum", "events_seen",
+        "events_shed", "pms_shed", "pms_curbed", "overloaded", "shedding_triggered",
+        "cool_until", "judge_from", "curbing", "curb_until", "doomed", "next_blend",
+        "model", "strategy"))
 
     @classmethod
     def refusal(cls, plan: Any, options: Any) -> str | None:
@@ -282,41 +290,34 @@ class SheddingEngine(_Tracking):
         model = config.model
         if model is not None and config.adapt:
             model = copy.deepcopy(model)  # online adaptation changes this session's copy
+        self.config = config  # (read by fresh_state)
         super().__init__(plan, policy, model.slices if model else config.slices,
                          model.consumption if model else "work", output, runs, model,
                          max_missing)
-        self.config = config
         if model is None or not config.adapt:
             self._plain_steps()
         self.tracing = False
-        self.clock = DeviceClock(config.unit_cost)
-        self.monitor = LatencyWindow(config.statistic, config.window)
         self.strategy = config.make_strategy(self)
         if model is None and not self.strategy.state_level:
             self._new_pm = PM  # nothing reads a PM's class, slice or parent (NS, RI)
-        self.match_latencies: list[float] = []
-        self.event_latencies_sum = 0.0
-        self.events_seen = 0
-        self.events_shed = 0
-        self.pms_shed = 0
-        self.pms_curbed = 0
-        self.curbing: frozenset = frozenset()
-        self.overloaded = False
-        self.shedding_triggered = 0
-        self._cool_until = -math.inf
-        self._judge_from = -math.inf
-        self._curb_until = math.inf
         self._final_types = {p.type for p in plan.positions if p.accepting}
         # fixed ratio, state strategies: shed PMs as they are created (§4.4.3.1), with
         # early curbing (not created at all) for the model-based ones, §4.3.4
         self._sheds_new = config.ratio is not None and self.strategy.state_level
         self._curbs = config.curbing and self.strategy.curbs
-        self._doomed: list[TracedPM] = []
-        self._next_blend: float | None = None
+
+    def fresh_state(self) -> SheddingState:
+        """The state before any event: an idle device, an empty latency window."""
+        cfg, st = self.config, SheddingState.fresh(self.plan)
+        st.clock = DeviceClock(cfg.unit_cost)
+        st.monitor = LatencyWindow(cfg.statistic, cfg.window)
+        return st
 
     # ------------------------------------------------------------------ per event
     def process(self, e: dict, out: list) -> None:
         t, st = e["time"], self.stream_state
+        if st.strategy.engine is not self:  # a state taken from another engine
+            st.strategy.engine = self
         start = self.clock.start(t)
         self.events_seen += 1
         self._overhead = 0
@@ -337,18 +338,18 @@ class SheddingEngine(_Tracking):
         self.event_latencies_sum += latency
         if len(out) > n0:
             self.match_latencies.extend([latency] * (len(out) - n0))
-        if e["type"] in self._final_types and t >= self._judge_from:
+        if e["type"] in self._final_types and t >= self.judge_from:
             self.monitor.add(latency)
 
     def _control(self, t: float) -> None:
         cfg, strategy = self.config, self.strategy
-        if t >= self._curb_until:
+        if t >= self.curb_until:
             self.curbing = frozenset()
         if cfg.ratio is not None:
-            if self._doomed:
-                doomed = {id(pm) for pm in self._doomed}
+            if self.doomed:
+                doomed = {id(pm) for pm in self.doomed}
                 self.drop_pms(lambda pm: id(pm) in doomed)
-                self._doomed = []
+                self.doomed = []
             strategy.keep_ratio(cfg.ratio)
             return
         if cfg.bound is None:
@@ -363,14 +364,14 @@ class SheddingEngine(_Tracking):
             self.overloaded = True
             if strategy.input_level:
                 strategy.filter_inputs(cap)
-            if strategy.state_level and t >= self._cool_until:
+            if strategy.state_level and t >= self.cool_until:
                 strategy.shed_state(cap)
-                self._cool_until = t + (self.slice_len if self.slice_len != math.inf
+                self.cool_until = t + (self.slice_len if self.slice_len != math.inf
                                         else 0.0)
                 # judge this shedding by the matches of events that arrive after it
                 # (those queued now wait for work done before it)
                 self.monitor.clear()
-                self._judge_from = self.clock.start(t)
+                self.judge_from = self.clock.start(t)
         elif self.overloaded:
             self.overloaded = False
             strategy.stop()
@@ -389,7 +390,7 @@ class SheddingEngine(_Tracking):
             if self._curbs:
                 self.pms_curbed += 1
                 return None
-            self._doomed.append(pm)  # created, and dropped before the next event
+            self.doomed.append(pm)  # created, and dropped before the next event
         return pm
 
     def _credit(self, pm: TracedPM, work: int, done: int) -> None:
@@ -405,15 +406,15 @@ class SheddingEngine(_Tracking):
         count the live PMs of each cell for the next slice."""
         if self.slice_len == math.inf:
             return
-        if self._next_blend is None:
-            self._next_blend = t + self.slice_len
+        if self.next_blend is None:
+            self.next_blend = t + self.slice_len
             return
-        if t < self._next_blend:
+        if t < self.next_blend:
             return
         self.model.blend()
         for pm in self.live_pms():
             self.model.occupy(pm.state, pm.cls, self.slice_of(t - pm.first_t))
-        self._next_blend = t + self.slice_len
+        self.next_blend = t + self.slice_len
 
     def live_pms(self) -> list[TracedPM]:
         return [pm for pms in self.live.values() for pm in pms]
@@ -441,7 +442,7 @@ class SheddingEngine(_Tracking):
         """Early curbing (§4.3.4): PMs of these (state, class, slice) cells are not
         created until the next slice (the delay j of §4.2.5) or the end of the overload."""
         self.curbing = cells
-        self._curb_until = self.now + (self.slice_len if self.slice_len != math.inf
+        self.curb_until = self.now + (self.slice_len if self.slice_len != math.inf
                                        else 0.0)
 
     def charge(self, units: int) -> None:

@@ -127,6 +127,13 @@ class Strategy:
         self.engine, self.config = engine, config
         self.rng = np.random.default_rng(config.seed)
 
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "engine"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.engine = None  # bound by the engine that takes it
+
     def filter_inputs(self, cap: float) -> None:
         pass
 
@@ -316,7 +323,7 @@ class _ModelBased(Strategy):
         model epoch)."""
         eng, model = self.engine, self.engine.model
         cells = self._live_cells()
-        epoch = eng._next_blend
+        epoch = eng.next_blend
         if epoch != self._cache_epoch:
             self.cache.clear()
             self._cache_epoch = epoch
@@ -391,7 +398,7 @@ class HybridInput(_ModelBased):
         self._ranks = _Ranks(self.rng)
 
     def filter_inputs(self, cap: float) -> None:
-        key = (self.cache.bucket(cap), self.engine._next_blend)
+        key = (self.cache.bucket(cap), self.engine.next_blend)
         if key != self._key:  # a new violation bucket or a new model epoch
             self._key = key
             shed, cells = self.choose(cap)

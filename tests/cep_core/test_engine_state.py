@@ -18,6 +18,9 @@ from cep_core.engine.keyed_state import KeyedState
 from cep_core.engine.reference_state import ReferenceState
 from cep_core.remote import LatencyModel, RemoteConfig, RemoteSource
 from cep_core.remote.state import RemoteState
+from cep_core.shedding import SheddingConfig, fit_cost_model, unit_cost_for, work_units
+from cep_core.shedding.state import SheddingState
+from experiments import ch4_data
 
 ONE = "one-per-partition"
 METER = ("PATTERN SEQ(M+ m[]) WHERE SAME[k] AND m[i].x > 1 AND LENGTH(m+[]) >= 2 "
@@ -131,14 +134,9 @@ REMOTE = ("PATTERN SEQ(A a, B b, C c) WHERE SAME[g] AND b.v = REMOTE[a.k] AND c.
           "WITHIN 40")
 
 
-@pytest.mark.parametrize(("strategy", "cache"), [
-    ("BL2", "lru"), ("BL2", "cost"), ("PFetch", "cost"), ("LzEval", "lru"),
-    ("Hybrid", "cost"), ("BL3", "lru")])
-def test_the_remote_engines_state_moves_with_its_cache_and_latency_draws(strategy, cache):
-    """Remote data on the modelled device: the partial matches and their guards, the
-    device clock, the cache, the utility model and the latency draws move with the
-    state; the matches, counters and report (latencies, fetches) are those of an
-    uninterrupted run of the same compiled query."""
+def _remote(strategy: str, cache: str) -> tuple:
+    """The remote-data query (one RemoteSource), start options running ``strategy``
+    with ``cache`` on the modelled device, and a stream of 400 events."""
     rng = np.random.default_rng(5)
     events = [{"type": "AABBC"[int(rng.integers(5))], "time": float(i),
                "k": int(rng.integers(12)), "v": int(rng.integers(12)),
@@ -148,6 +146,18 @@ def test_the_remote_engines_state_moves_with_its_cache_and_latency_draws(strateg
     q = cep_core.compile(REMOTE, remote={"REMOTE": source})
     options = {"output": "matches", "remote": RemoteConfig(
         strategy, unit_cost=0.05, cache=cache, capacity=6, slices=4)}
+    return q, options, events
+
+
+@pytest.mark.parametrize(("strategy", "cache"), [
+    ("BL2", "lru"), ("BL2", "cost"), ("PFetch", "cost"), ("LzEval", "lru"),
+    ("Hybrid", "cost"), ("BL3", "lru")])
+def test_the_remote_engines_state_moves_with_its_cache_and_latency_draws(strategy, cache):
+    """Remote data on the modelled device: the partial matches and their guards, the
+    device clock, the cache, the utility model and the latency draws move with the
+    state; the matches, counters and report (latencies, fetches) are those of an
+    uninterrupted run of the same compiled query."""
+    q, options, events = _remote(strategy, cache)
     whole = q.start(**options)
     want = (whole.run(events), whole.counters.as_dict(), whole.remote_report())
     first = q.start(**options)
@@ -206,13 +216,30 @@ def test_an_engine_keeps_nothing_of_a_call_but_its_state_and_work(text, options)
     """A call of feed changes no attribute of the engine but its state's and the work
     it tells (the per-call values are passed along, not kept)."""
     session = cep_core.compile(text).start(**options)
-    engine = session.engine
-    before = {k: id(v) for k, v in vars(engine).items()}
     stream = _stream(np.random.default_rng(1), False) if "SAME" in text else FLIP
+    assert _changed_by_feed(session, stream) <= {"work"}
+
+
+@pytest.mark.parametrize("strategy", ["BL1", "BL2", "BL3", "PFetch", "LzEval", "Hybrid"])
+def test_the_remote_engine_keeps_nothing_of_an_event(strategy):
+    """The values of one event on the modelled device (its start, the time waited, the
+    elements fetched for it, how a look-up is answered) travel in a RemoteCall: after
+    feed, the engine has no attribute but its state's and the work changed, and no
+    RemoteSource still holds the call of an event."""
+    q, options, events = _remote(strategy, "cost")
+    session = q.start(**options)
+    assert _changed_by_feed(session, events) <= {"work"}
+    assert session.remote_report()["fetch"]["requests"] > 0
+    assert all(source.call is None for source in session.engine.sources)
+
+
+def _changed_by_feed(session, stream: list[dict]) -> set[str]:
+    """The attributes of ``session``'s engine that feeding ``stream`` added, removed or
+    replaced."""
+    before = {k: id(v) for k, v in vars(session.engine).items()}
     session.feed(stream, work_by="time")
-    after = {k: id(v) for k, v in vars(engine).items()}
-    assert set(after) - {"work"} == set(before) - {"work"}
-    assert {k for k in after if after[k] != before.get(k)} <= {"work"}
+    after = {k: id(v) for k, v in vars(session.engine).items()}
+    return {k for k in before.keys() | after.keys() if after.get(k) != before.get(k)}
 
 
 @pytest.mark.parametrize("kind", ["order", "tree"])
@@ -237,3 +264,44 @@ def test_an_adaptive_engines_state_moves_with_its_plans_mid_stream(kind, cut):
     assert plans[0] == plans[1] and plans[0]["replacements"] >= 1
     assert resumed.engine.stream_state.nbytes > 0
     assert all(r.engine is resumed.engine for r in resumed.engine.stream_state.runners)
+
+
+@pytest.fixture(scope="module")
+def shedding_q1():
+    """Q1 of Ch. 4 with a fitted cost model, a test stream and a unit cost that
+    overloads the device."""
+    query = cep_core.compile(ch4_data.Q1, time_unit="ms")
+    model = fit_cost_model(query, ch4_data.make_ds1(2000, rate=40_000.0, seed=1),
+                           slices=4, max_classes=10)
+    test = ch4_data.make_ds1(1000, rate=40_000.0, seed=2)
+    session = query.start(output="matches", engine="reference")
+    session.run(test)
+    span = test[-1]["time"] - test[0]["time"]
+    return query, model, test, unit_cost_for(work_units(session.counters), span, 0.9) * 1.5
+
+
+@pytest.mark.parametrize(("strategy", "kw"), [
+    ("NS", {}), ("RI", {"bound": 0.3}), ("SI", {"ratio": 0.3}), ("RS", {"ratio": 0.3}),
+    ("SS", {"bound": 0.3}), ("HyI", {"bound": 0.3}), ("HyS", {"bound": 0.3}),
+    ("Hybrid", {"bound": 0.3})])
+def test_the_shedding_engines_state_moves_with_its_clock_model_and_strategy(
+        shedding_q1, strategy, kw):
+    """Load shedding on the modelled device: the partial matches, the device clock, the
+    latency window, the adapting model and what the strategy has drawn and decided move
+    with the state; the matches, counters and shedding report are those of an
+    uninterrupted run."""
+    query, model, test, unit_cost = shedding_q1
+    options = {"output": "matches",
+               "shedding": SheddingConfig(strategy, unit_cost, model=model, **kw)}
+    whole = query.start(**options)
+    want = (whole.run(test), whole.counters.as_dict(), whole.shedding_report())
+    first = query.start(**options)
+    out = first.feed(test[:450])
+    assert isinstance(first.engine.stream_state, SheddingState)
+    second = _moved(first, query, options)
+    second.events_fed, second.last_time = first.events_fed, first.last_time
+    out += second.feed(test[450:]) + second.flush()
+    assert want[0] and (strategy == "NS") == (
+        want[2]["pms_shed"] + want[2]["events_shed"] == 0)
+    assert (out, second.counters.as_dict(), second.shedding_report()) == want
+    assert second.engine.stream_state.nbytes > 0

@@ -77,7 +77,7 @@ from cep_core.approx.sketch import SketchStore, sketch_shape  # noqa: E402
 from cep_core.shedding import SheddingConfig, fit_cost_model, work_units  # noqa: E402
 from cep_core.shedding.engine import SheddingEngine  # noqa: E402
 from experiments import acep_data as data  # noqa: E402
-from experiments.results_csv import write_rows  # noqa: E402
+from experiments.results_csv import report, write_rows  # noqa: E402
 from experiments.timing import time_calls  # noqa: E402
 
 K = 2  # §6.2: "unless otherwise specified, we use a default value of k = 2"
@@ -613,12 +613,7 @@ def main(argv: list[str] | None = None) -> int:
     write_rows(frac, out / f"fraction{suffix}.csv", FRACTION)
     write_rows(mem, out / f"memory{suffix}.csv", MEMORY)
     write_rows(ada, out / f"adaptation{suffix}.csv", ADAPTATION)
-    for text, ok in check(thr, frac, mem, ada):
-        print(f"{'holds' if ok else 'does NOT hold'}: {text}")
-    if args.figures:
-        from experiments.acep_figures import draw
-        for f in draw(out, suffix, Path(args.figures)):
-            print(f"figure {f}")
+    report(check(thr, frac, mem, ada), args.figures, "experiments.acep_figures", out, suffix)
     print(f"wrote {out}/*{suffix}.csv in {time.perf_counter() - t0:.0f} s")
     return 0
 

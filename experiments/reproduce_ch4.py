@@ -63,7 +63,7 @@ from cep_core.shedding import (  # noqa: E402
     work_units,
 )
 from experiments import ch4_data  # noqa: E402
-from experiments.results_csv import write_rows  # noqa: E402
+from experiments.results_csv import report, write_rows  # noqa: E402
 
 STRATEGIES = ("RI", "SI", "RS", "SS", "HyI", "HyS", "Hybrid")
 BASELINES = ("RI", "SI", "RS", "SS")
@@ -284,12 +284,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {i}/{len(runs)} runs, {time.perf_counter() - t0:.0f} s", flush=True)
     path = Path(args.out) / ("recall.csv" if args.quick else "recall_full.csv")
     write_rows(rows, path, COLUMNS)
-    for text, ok in check(rows):
-        print(f"{'holds' if ok else 'does NOT hold'}: {text}")
-    if args.figures:
-        from experiments.ch4_figures import draw
-        for f in draw(path, Path(args.figures)):
-            print(f"figure {f}")
+    report(check(rows), args.figures, "experiments.ch4_figures", path)
     print(f"wrote {path} ({len(rows)} runs) in {time.perf_counter() - t0:.0f} s")
     return 0
 

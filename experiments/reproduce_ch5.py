@@ -41,7 +41,7 @@ import cep_core
 from cep_core.remote import LatencyModel, RemoteConfig, RemoteSource
 from cep_core.shedding import unit_cost_for, work_units
 from experiments import ch5_data
-from experiments.results_csv import write_rows
+from experiments.results_csv import report, write_rows
 
 COLUMNS = ("dataset", "query", "selection", "cache", "strategy", "p5", "p25", "p50", "p75",
            "p95", "throughput", "unit_cost", "event_rate", "matches", "requests", "bytes",
@@ -165,12 +165,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {i}/{len(todo)} runs, {time.perf_counter() - t0:.0f} s", flush=True)
     path = Path(args.out) / ("latency.csv" if args.quick else "latency_full.csv")
     write_rows(rows, path, COLUMNS)
-    for text, ok in check(rows):
-        print(f"{'holds' if ok else 'does NOT hold'}: {text}")
-    if args.figures:
-        from experiments.ch5_figures import draw
-        for f in draw(path, Path(args.figures)):
-            print(f"figure {f}")
+    report(check(rows), args.figures, "experiments.ch5_figures", path)
     print(f"wrote {path} ({len(rows)} runs) in {time.perf_counter() - t0:.0f} s")
     return 0
 

@@ -1,13 +1,16 @@
 """Writing a reproduction's rows to CSV (``scripts/reproduce_*.py``): floats to six
 significant digits, written to a partial file first so an interrupted run never leaves a
-truncated CSV behind; the options the reproduction scripts share."""
+truncated CSV behind; the options the reproduction scripts share and how they report
+their statements and figures."""
 
 from __future__ import annotations
 
 import argparse
 import csv
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from importlib import import_module
 from pathlib import Path
+from typing import Any
 
 
 def write_rows(rows: list[dict], path: Path, columns: Sequence[str]) -> None:
@@ -44,3 +47,15 @@ def draw_csv(path: Path, folder: Path | None,
         for p in figures(list(csv.DictReader(f)), folder or path.parent):
             print(f"wrote {p}")
     return 0
+
+
+def report(statements: Iterable[tuple[str, bool]], figures: Path | None, module: str,
+           *args: Any) -> None:
+    """Print each of a reproduction's statements and whether it holds; with ``figures``,
+    draw the figures there with ``module``'s ``draw(*args, folder)`` (imported only then:
+    matplotlib) and print each file."""
+    for text, ok in statements:
+        print(f"{'holds' if ok else 'does NOT hold'}: {text}")
+    if figures:
+        for f in import_module(module).draw(*args, Path(figures)):
+            print(f"figure {f}")

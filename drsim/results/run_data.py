@@ -68,7 +68,6 @@ def run_data(run: Run, summary: dict, user_events: pd.DataFrame | None = None) -
     ``user_events``: the user events when they were collected)."""
     from drsim.pipeline.evaluation import flagged_fraction, stops
 
-    record = Summary.model_validate(summary)
     simulation, monitored = run.simulation, run.monitored
     scenario, plan = simulation.scenario, monitored.plan
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
@@ -90,7 +89,8 @@ def run_data(run: Run, summary: dict, user_events: pd.DataFrame | None = None) -
                      **({} if user_events is None else {"user_events": user_events})},
         summary=summary,
         monitoring_stop={n: stops(plan, o) for n, o in monitored.outcome.items()},
-        households=record.scenario.households, reduction_mwh=dict(record.reduction_mwh or {}))
+        households=simulation.households,
+        reduction_mwh=dict(Summary.model_validate(summary).reduction_mwh or {}))
 
 
 def tier_tables(monitored: Monitored) -> dict[str, pd.DataFrame]:

@@ -125,6 +125,7 @@ class KeyedShedder(KeyedStepper):
         self.device_work = np.zeros(n, dtype=np.int64)
         self.latency_sum = np.zeros(n)
         self.latencies: list[np.ndarray] = []
+        self.dropped: list[tuple[float, np.ndarray]] = []  # (step time, keys) input-shed
         self.kept: np.ndarray | None = None
 
     # ------------------------------------------------------------------ a step
@@ -154,6 +155,8 @@ class KeyedShedder(KeyedStepper):
         work = 1 + advanced[keep].astype(np.int64)
         dev = device[keep]
         np.add.at(self.events_shed, device[~keep], 1)
+        if not keep.all():
+            self.dropped.append((t, keys[~keep]))
         np.add.at(self.device_work, dev, work)
         self.step_served = np.bincount(dev, weights=work, minlength=len(self.fleet))
         self.step_work = self.step_served + np.bincount(device[~keep],
@@ -336,12 +339,17 @@ class KeyedShedder(KeyedStepper):
     # ------------------------------------------------------------------ results
     def report(self) -> dict[str, Any]:
         """Per device: events, events shed, runs shed, work [cost units], busy time,
-        latency sum; and every processed event's latency."""
+        latency sum; every processed event's latency; and the key and step time of every
+        event the input filter dropped (``shed_keys``, ``shed_times``)."""
+        times = [np.full(len(k), t) for t, k in self.dropped]
         return {"events": self.events, "events_shed": self.events_shed,
                 "runs_shed": self.runs_shed, "work": self.device_work, "busy": self.fleet.busy,
                 "latency_sum": self.latency_sum,
                 "latencies": np.concatenate(self.latencies) if self.latencies
-                else np.zeros(0)}
+                else np.zeros(0),
+                "shed_keys": np.concatenate([k for _, k in self.dropped]) if self.dropped
+                else np.zeros(0, dtype=np.int64),
+                "shed_times": np.concatenate(times) if times else np.zeros(0)}
 
 
 def _codes(cells: np.ndarray) -> np.ndarray:

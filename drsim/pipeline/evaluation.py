@@ -18,7 +18,7 @@ import pandas as pd
 
 from drsim.pipeline.tasks import UTILITY
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
-from drsim.utility.reading_slots import slot_of
+from drsim.utility.reading_slots import interim_offsets, slot_of
 
 
 @dataclass
@@ -64,14 +64,18 @@ def stops(plan: MonitoringPlan, outcome: TierOutcome) -> np.ndarray:
 
 def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows: pd.DataFrame,
           name: str, outcome: TierOutcome, lost: np.ndarray | None = None,
-          silent_spells: np.ndarray | None = None) -> dict[str, Any]:
+          silent_spells: np.ndarray | None = None, quiet: np.ndarray | None = None
+          ) -> dict[str, Any]:
     """Communication and computation per tier, as deployed (module docstring).
     ``meter_work`` is (groups, 5, tests): events processed, partial matches, user events,
     readings shed (not reported: neither sent nor evaluated, drsim.utility.shedding) and remote
     data requested (drsim.utility.fetching). With lost readings (drsim.utility.readings): ``lost``
     (groups, reading slots of the program), the readings lost, which are not sent; and
     ``silent_spells`` (groups, tests), the meter tier's reports of silent meters to the
-    group leaders, which are."""
+    group leaders, which are. With load shedding (drsim.utility.shedding.quiet_readings):
+    ``quiet`` (groups, tests × interim offsets), the readings a meter whose test reading
+    was shed did not send before its next test; those up to the group's stop are not
+    sent."""
     stop = stops(plan, outcome)
     mine = rows[rows["pass"] == name]
     readings = 0
@@ -85,6 +89,8 @@ def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows:
     counted = plan.test_times[None, :] <= stop[:, None]  # (groups, tests)
     processed, pms, outputs, shed, fetches = (meter_work[:, j, :] for j in range(5))
     readings -= int((shed * counted).sum())
+    if quiet is not None:
+        readings -= _quiet_until_stop(plan, quiet, stop)
     group_computation = group_events = 0
     for g, last in enumerate(stop.tolist()):
         mine_g = mine[(mine["group"] == g) & (mine["time"] <= last)]
@@ -104,6 +110,15 @@ def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows:
                    "utility": int((uw["processed"] + uw["partial_matches"]).sum())}
     return {"communication": {**communication, "total": sum(communication.values())},
             "computation": {**computation, "total": sum(computation.values())}}
+
+
+def _quiet_until_stop(plan: MonitoringPlan, quiet: np.ndarray, stop: np.ndarray) -> int:
+    """The quiet readings (groups, tests × interim offsets) at minutes up to each group's
+    stop, when meters still report at the monitoring rate."""
+    offsets = interim_offsets(plan.delta, plan.reading)
+    minute = plan.test_times[:, None] + offsets[None, :]  # (tests, offsets)
+    per = np.asarray(quiet, dtype=np.int64).reshape(len(stop), *minute.shape)
+    return int((per * (minute[None] <= stop[:, None, None])).sum())
 
 
 def precision_recall(outcomes: np.ndarray, test_times: np.ndarray, stop: np.ndarray

@@ -53,9 +53,10 @@ from drsim.pipeline.tasks import (
     METER,
     TIERS,
     WORK_ROWS,
+    TierInputs,
     adaptive_task,
-    group_leader,
     participant_sums,
+    pass_group_leader,
     preparation_task,
     simulate_households,
     simulation_task,
@@ -65,7 +66,7 @@ from drsim.scenario import Scenario
 from drsim.units import clock
 from drsim.utility import deficit
 from drsim.utility.feature_registry import active_features, features_of
-from drsim.utility.features import feature_output, feature_schema
+from drsim.utility.features import feature_output, feature_schema, plain_twin
 from drsim.utility.incentive import IncentiveResult, plan_second_event
 from drsim.utility.lottery import monitoring_cost, saved_cost
 from drsim.utility.monitoring import MonitoringPlan, check_queries
@@ -182,6 +183,8 @@ class Run:
     #: with ``export_readings``: the backend's handle of the traditional pass's meter
     #: readings (drsim.pipeline.recorded.CHUNK_READINGS rows)
     readings: Any = None
+    #: the plain twin's closed loop (BL), when a monitoring feature runs one
+    bl: PlainLoop | None = None
 
     @property
     def t_nc(self) -> int:
@@ -332,27 +335,86 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     timings["tiers_seconds"] = time.perf_counter() - started
     timings.update(tier_timings)
 
-    trad = monitored.outcome["traditional"]
     run_costs = pass_costs(scenario, monitored, "traditional")
-    if trad.predicted:
-        second = second_event_stage(scenario, plan, passes, monitored, run_costs,
-                                    delay_detection)
-    else:
-        second = SecondEventPlan(note="no utility non-compliance predicted: no second event")
-    loads, incentive = passes.loads, second.incentive
+    second = closed_loop(scenario, plan, passes, monitored, run_costs, delay_detection)
     started = time.perf_counter()
-    if second.second is None:  # the adaptive pass is the traditional pass
-        loads = loads.merged(loads.renamed("traditional", "adaptive"))
-    else:
-        adaptive, incentive = adaptive_pass(scenario, passes.chunks, second.second, backend,
-                                             _stage(progress, "adaptive pass"))
-        loads = loads.merged(adaptive.replayed(loads, "traditional", second.second.announced))
+    loads, incentive = _adaptive(scenario, passes, second, backend, progress, "adaptive pass")
     timings["adaptive_pass_seconds"] = 0.0 if second.second is None else \
         time.perf_counter() - started
+    started = time.perf_counter()
+    bl = plain_loop(scenario, plan, passes, monitored, delay_detection, backend, progress,
+                    (second, loads))
+    if bl is not None:
+        timings["plain_loop_seconds"] = time.perf_counter() - started
     simulation = Simulation(scenario, passes.chunks, loads, passes.chunk_rows,
                             this_run(backend.info, first_job), timings)
     return Run(simulation, monitored, run_costs, delay_detection, second.deficit, incentive,
-               second.second, second.note, passes.handles.get("readings"))
+               second.second, second.note, passes.handles.get("readings"), bl)
+
+
+def closed_loop(scenario: Scenario, plan: MonitoringPlan, passes: Passes, monitored: Monitored,
+                cost: dict[str, Any], delay_detection: int, name: str = "traditional"
+                ) -> SecondEventPlan:
+    """Stage 3 on monitored pass ``name``: its second event, or the note saying why there
+    is none."""
+    if not monitored.outcome[name].predicted:
+        return SecondEventPlan(note="no utility non-compliance predicted: no second event")
+    return second_event_stage(scenario, plan, passes, monitored, cost, delay_detection, name)
+
+
+def _adaptive(scenario: Scenario, passes: Passes, second: SecondEventPlan, backend: Backend,
+              progress: Progress | None, label: str) -> tuple[Loads, IncentiveResult | None]:
+    """Stage 4: the loads with the adaptive pass (the traditional pass's, without a second
+    event) and the incentive with the response to it (``label``: the stage's progress)."""
+    loads = passes.loads
+    if second.second is None:  # the adaptive pass is the traditional pass
+        return loads.merged(loads.renamed("traditional", "adaptive")), second.incentive
+    adaptive, incentive = adaptive_pass(scenario, passes.chunks, second.second, backend,
+                                        _stage(progress, label))
+    return loads.merged(adaptive.replayed(loads, "traditional", second.second.announced)), \
+        incentive
+
+
+@dataclass(frozen=True)
+class PlainLoop:
+    """The closed loop of the plain twin (BL, :func:`drsim.utility.features.plain_twin`) of
+    the traditional pass, run beside the monitored one (OP): its costs, its second event
+    and the adaptive pass's loads that follow from them."""
+
+    name: str
+    costs: dict[str, Any]
+    second: SecondEventPlan
+    adaptive_kw: np.ndarray  # (groups, 1440) [kW]
+
+
+def plain_loop(scenario: Scenario, plan: MonitoringPlan, passes: Passes, monitored: Monitored,
+               delay_detection: int, backend: Backend, progress: Progress | None,
+               op: tuple[SecondEventPlan, Loads]) -> PlainLoop | None:
+    """The closed loop of the plain twin of the traditional pass, when a feature runs one
+    (None otherwise). Its adaptive pass is OP's when its second event asks the same of
+    the households (:func:`same_response`), else its own."""
+    name = plain_twin("traditional")
+    if name not in monitored.outcome:
+        return None
+    cost = pass_costs(scenario, monitored, name)
+    second = closed_loop(scenario, plan, passes, monitored, cost, delay_detection, name)
+    op_second, op_loads = op
+    if not same_response(second.second, op_second.second):
+        op_loads, _ = _adaptive(scenario, passes, second, backend, progress,
+                                "adaptive pass (BL)")
+    return PlainLoop(name, cost, second, op_loads.group_kw["adaptive"])
+
+
+def same_response(a: SecondEvent | None, b: SecondEvent | None) -> bool:
+    """Whether two planned second events ask the same of the households (both none, or the
+    same times and the same θ_new of Eq. 6.8), so that one adaptive pass renders both;
+    their lotteries and costs may differ, the loads do not."""
+    if a is None or b is None:
+        return a is b
+    ia, ib = a.incentive, b.incentive
+    return (a.announced, a.start, a.end) == (b.announced, b.start, b.end) \
+        and (ia.theta_o_mean, ia.theta_red_mean, ia.beta, tuple(ia.target_follow_through)) \
+        == (ib.theta_o_mean, ib.theta_red_mean, ib.beta, tuple(ib.target_follow_through))
 
 
 def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[str, Any],
@@ -371,13 +433,11 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
     meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
     if thresholds is None:
         thresholds = Thresholds.of(plan, sizes, replica_counts(meter, n_groups))
-    group_inputs: dict[str, Any] = {}
-    for feature in active_features(scenario):
-        group_inputs.update(feature.group_inputs(plan))
+    group_inputs = TierInputs.of(active_features(scenario), lambda f: f.group_inputs(plan))
     started = time.perf_counter()
     leaders = backend.group_apply(
         out["events"], ["pass", "group"],
-        partial(group_leader, plan, tuple(sizes.tolist()), thresholds, **group_inputs),
+        partial(pass_group_leader, plan, tuple(sizes.tolist()), thresholds, group_inputs),
         TIERS,
         label="group tier", progress=_in_units(progress, "group tier",
                                                len(names) * n_groups))
@@ -448,17 +508,18 @@ def pass_costs(scenario: Scenario, monitored: Monitored, name: str) -> dict[str,
     (:meth:`~drsim.utility.features.MonitoringFeature.cost_inputs`)."""
     inputs: dict[str, Any] = {}
     for feature, merged in _ran(scenario, monitored):
-        inputs.update(feature.cost_inputs(merged))
+        inputs.update(feature.cost_inputs(merged, name))
     return costs(monitored.plan, np.array(scenario.group_sizes(), dtype=np.int64),
                  monitored.meter_work[name], monitored.tier_rows, name,
                  monitored.outcome[name], **inputs)
 
 
 def second_event_stage(scenario: Scenario, plan: MonitoringPlan, passes: Passes,
-                       monitored: Monitored, cost: dict[str, Any], delay_detection: int
-                       ) -> SecondEventPlan:
-    """Stage 3: what the utility knows at t_nc and the incentive plan (Eq. 6.5-6.8)."""
-    trad = monitored.outcome["traditional"]
+                       monitored: Monitored, cost: dict[str, Any], delay_detection: int,
+                       name: str = "traditional") -> SecondEventPlan:
+    """Stage 3: what the utility knows at t_nc of monitored pass ``name`` and the
+    incentive plan (Eq. 6.5-6.8)."""
+    trad = monitored.outcome[name]
     sums = participant_sums(passes.chunk_rows)
     inputs: dict[str, Any] = {}
     for feature, merged in _ran(scenario, monitored):

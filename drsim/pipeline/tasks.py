@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import partial
 from pathlib import Path
@@ -44,6 +44,7 @@ from drsim.utility.features import (
     Preparation,
     feature_output,
     feature_schema,
+    is_plain_twin,
 )
 from drsim.utility.group_and_utility_tiers import group_tier, utility_tier
 from drsim.utility.lottery import lottery_winners, second_event_compliant
@@ -175,10 +176,17 @@ def meter_readings(plan: MonitoringPlan, result: ChunkResult,
     kw, est = result.window_kw["traditional"], result.estimate_window_kw
     minutes = np.arange(plan.t_start, plan.t_end)
     at = FeatureChunk(plan, chunk.index, chunk.group, result.population.ids)
-    masks = [mask for mask in (f.readings_lost(at) for f in features) if mask is not None]
     return readings_batch(chunk.index, chunk.group, chunk.first, plan.t_start, kw,
                           accumulated_kwh(kw, plan.t_start, minutes), est["baseline"],
-                          est["expected"], np.logical_or.reduce(masks) if masks else None)
+                          est["expected"], lost_on_the_way(features, at))
+
+
+def lost_on_the_way(features: tuple[MonitoringFeature, ...], chunk: FeatureChunk
+                    ) -> np.ndarray | None:
+    """(households, program minutes) the readings of ``chunk`` the monitoring features lose
+    on the way (:meth:`~drsim.utility.features.MonitoringFeature.readings_lost`), or None."""
+    masks = [mask for mask in (f.readings_lost(chunk) for f in features) if mask is not None]
+    return np.logical_or.reduce(masks) if masks else None
 
 
 def simulate_households(scenario: Scenario, first: int, count: int, group: int
@@ -310,9 +318,10 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
     schedules = pass_schedules(scenario, chunk.group)
     at = FeatureChunk(plan, chunk.index, chunk.group, pop.ids, result.runs,
                       prepared=prepared)
+    at = replace(at, lost=lost_on_the_way(features, at))
 
     def plain(name: str, acc: np.ndarray, expected: np.ndarray,
-              inputs: Callable[[], Mapping[str, Any]]) -> list[MeterRun]:
+              inputs: Callable[..., Mapping[str, Any]]) -> list[MeterRun]:
         return [MeterRun(name, meter_tier(plan, pop.ids, chunk.group, acc, expected,
                                           **inputs()))]
 
@@ -342,13 +351,15 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
             **feature_batches(features, parts)}
 
 
-def meter_inputs(features: tuple[MonitoringFeature, ...], chunk: FeatureChunk
-                 ) -> dict[str, Any]:
+def meter_inputs(features: tuple[MonitoringFeature, ...], chunk: FeatureChunk,
+                 plain: bool = False) -> dict[str, Any]:
     """The monitoring features' keyword arguments of the meter tier of ``chunk``
-    (:meth:`~drsim.utility.features.MonitoringFeature.meter_inputs`)."""
+    (:meth:`~drsim.utility.features.MonitoringFeature.meter_inputs`); ``plain``: of a
+    plain twin (BL), without the features that optimise the monitoring."""
     out: dict[str, Any] = {}
     for feature in features:
-        out.update(feature.meter_inputs(chunk))
+        if not (plain and feature.optimises):
+            out.update(feature.meter_inputs(chunk))
     return out
 
 
@@ -436,6 +447,43 @@ def user_events(rows: pd.DataFrame) -> pd.DataFrame:
     frame = frame.astype({"time": np.int64, "houseID": np.int64, "accLoad": np.float64,
                           "delay": np.float64, "missing": np.int64})
     return frame.sort_values(["pass", "time", "houseID"], kind="stable", ignore_index=True)
+
+
+@dataclass(frozen=True)
+class TierInputs:
+    """The monitoring features' keyword arguments of a tier's function
+    (:meth:`~drsim.utility.features.MonitoringFeature.group_inputs`): those of the
+    monitored passes, and those of their plain twins (BL,
+    :func:`drsim.utility.features.plain_twin`), without the features that optimise the
+    monitoring."""
+
+    op: Mapping[str, Any]
+    plain: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, features: tuple[MonitoringFeature, ...],
+           inputs: Callable[[MonitoringFeature], Mapping[str, Any]]) -> TierInputs:
+        """Collect ``inputs(feature)`` of every feature, and of those that do not
+        optimise."""
+        op: dict[str, Any] = {}
+        plain: dict[str, Any] = {}
+        for feature in features:
+            given = inputs(feature)
+            op.update(given)
+            if not feature.optimises:
+                plain.update(given)
+        return cls(op, plain)
+
+    def at(self, name: str) -> Mapping[str, Any]:
+        """The keyword arguments of pass ``name``."""
+        return self.plain if is_plain_twin(name) else self.op
+
+
+def pass_group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thresholds,
+                      inputs: TierInputs, rows: pd.DataFrame) -> pd.DataFrame:
+    """:func:`group_leader` of one group and pass with the features' inputs of that pass
+    (:meth:`TierInputs.at`)."""
+    return group_leader(plan, sizes, thresholds, rows, **inputs.at(str(rows["pass"].iloc[0])))
 
 
 def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thresholds,

@@ -85,12 +85,33 @@ def run_table(summary: Summary) -> tuple[list[str], list[tuple[str, ...]]]:
     row("household precision / recall, whole program", shares,
         lambda p: pair_cell(p, "household_precision_whole_program",
                             "household_recall_whole_program"))
+    own = []
     for feature in REGISTERED:  # the monitoring features' own rows
         found, section = _feature_section(summary, feature.section or feature.name)
-        rows += [(label, value, *(("",) if ref is not None else ()))
-                 for label, value in (feature.headline(section) if found else [])]
+        own += feature.headline(section) if found else []
+    rows += [(label, value, *(("",) if ref is not None else ()))
+             for label, value in [*own, *_op_vs_bl_rows(summary)]]
     columns = ["quantity", "this run"] + ([] if ref is None else ["reference"])
     return columns, rows
+
+
+def _op_vs_bl_rows(summary: Summary) -> list[tuple[str, str]]:
+    """The rows of OP (this run) against BL, the plain monitoring beside it (``op_vs_bl``)."""
+    section = summary.op_vs_bl
+    if section is None:
+        return []
+    after = section.prediction_minutes_after_bl
+    tiers = section.tiers
+    return [
+        ("BL (plain monitoring) prediction; OP minutes after",
+         f"{time_cell(section.bl_prediction)}; {MISSING if after is None else f'{after:+d}'}"),
+        ("OP communication / computation, share of BL",
+         pair_cell(section.model_dump(), "communication", "computation")),
+        ("OP adaptive reduction, share of BL", share_cell(section.adaptive_share_of_bl)),
+        ("OP latency avg / bound, min: " + ", ".join(tiers),
+         "; ".join(f"{share_cell(t.latency_average_minutes)} / {share_cell(t.bound_minutes)}"
+                   if t.shed else "not shed" for t in tiers.values())),
+    ]
 
 
 def _feature_section(summary: Summary, name: str) -> tuple[bool, Any]:

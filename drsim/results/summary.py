@@ -18,11 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from drsim.pipeline.evaluation import precision_recall, stops
+from drsim.pipeline.evaluation import TierOutcome, precision_recall, stops
 from drsim.pipeline.memory import peak_rss_bytes, process_peak_rss_bytes
 from drsim.pipeline.pass_names import DR_PASSES
 from drsim.pipeline.stages import Run, Simulation, pass_costs
 from drsim.results import summary_model as model
+from drsim.results.op_vs_bl import op_vs_bl
 from drsim.scenario import Scenario
 from drsim.units import DAY, clock, mwh
 from drsim.utility.feature_registry import features_of
@@ -214,12 +215,13 @@ def _times(names: list[str], latch: list[int]) -> dict[str, str | None]:
     return {n: None if x == NOT_LATCHED else clock(x) for n, x in zip(names, latch, strict=True)}
 
 
-def _prediction(run: Run) -> dict[str, Any]:
-    """The utility's prediction on the traditional pass (as deployed) and γ's setting."""
+def _prediction(run: Run, trad: TierOutcome | None = None) -> dict[str, Any]:
+    """The utility's prediction on the traditional pass (as deployed; ``trad``: another
+    monitored pass's outcome) and γ's setting."""
     monitored = run.monitored
     plan = monitored.plan
     names = [g.name for g in run.simulation.scenario.groups]
-    trad = monitored.outcome["traditional"]
+    trad = monitored.outcome["traditional"] if trad is None else trad
     t_nc = trad.t_nc
     return {
         "predicted": trad.predicted,
@@ -254,6 +256,8 @@ def _loop_sections(run: Run, features: tuple[MonitoringFeature, ...]) -> dict[st
             queries_overridden=sorted(scenario.monitoring.queries),
             **sections.pop("monitoring", {})),
         "features": sections.pop(None, {}),
+        **({} if run.bl is None else
+           {"op_vs_bl": op_vs_bl(run, _per_household, _prediction)}),
     }
 
 

@@ -334,6 +334,53 @@ class Monitoring(Record):
         description="The lost-readings feature's losses; null without.")
 
 
+class TierDevice(Record):
+    """One tier's modelled devices in OP (load shedding, §6.3.4)."""
+
+    shed: bool = Field(description="Whether the tier sheds (monitoring.shedding.tiers).")
+    latency_average_minutes: Real | None = Field(
+        description="OP's average latency of the inputs it processed [min]; null when "
+                    "it processed none.")
+    bound_minutes: Real | None = Field(
+        description="The bound share × the tier's unshed average latency on the same "
+                    "inputs [min]; null when the tier does not shed.")
+    unshed_latency_average_minutes: Real | None = Field(
+        description="That unshed average latency [min].")
+
+
+class PlainLoop(Record):
+    """BL, the plain monitoring's closed loop beside OP's (no shedding, nothing fetched);
+    its sections are written as the run's own of the same name."""
+
+    prediction: dict[str, JsonValue] = Field(
+        description="As prediction (without the household counts), for BL.")
+    deficit_at_prediction: JsonValue = Field(description="As deficit_at_prediction, at "
+                                                         "BL's t_nc; null without.")
+    second_event: JsonValue = Field(description="As second_event, BL's; null without.")
+    second_event_note: str | None = Field(description="Why BL has no second event.")
+    cost: dict[str, JsonValue] = Field(description="As cost, BL's.")
+    reduction_mwh: dict[str, Real] = Field(
+        description="expected, traditional and BL's adaptive reduction [MWh].")
+    reduction_share_of_expected: dict[str, Real | None] = Field(
+        description="traditional and adaptive over expected.")
+
+
+class OpVsBl(Record):
+    """The optimised monitoring (OP, the run's) against BL in one run (§6.3.4, Figure 6.14)."""
+
+    communication: Real | None = Field(description="OP's events sent over BL's.")
+    computation: Real | None = Field(description="OP's events and partial matches "
+                                                 "processed over BL's.")
+    prediction_minutes_after_bl: int | None = Field(
+        description="OP's t_nc − BL's [min] (negative: OP earlier); null unless both "
+                    "predict.")
+    adaptive_share_of_bl: Real | None = Field(description="OP's adaptive reduction over "
+                                                          "BL's.")
+    bl_prediction: Clock | None = Field(description="BL's t_nc; null without.")
+    tiers: dict[str, TierDevice] = Field(description="meter, group, utility: OP's devices.")
+    bl: PlainLoop = Field(description="BL's closed loop.")
+
+
 # ------------------------------------------------------------------ the run's surroundings
 
 
@@ -400,6 +447,8 @@ class Timings(Record):
     stream_seconds: Real | None = sometimes("A streamed run's stream.")
     adaptive_pass_seconds: Real | None = sometimes("The adaptive pass; 0 without a second "
                                                    "event.")
+    plain_loop_seconds: Real | None = sometimes("BL's second event and adaptive pass "
+                                                "(op_vs_bl).")
     total_seconds: Real = Field(description="From the call to the end of the last stage.")
     chunk_seconds: ChunkSeconds = Field(description="Wall time per chunk.")
 
@@ -493,6 +542,8 @@ class Summary(Record):
         description="The monitoring features' sections by name, each the JSON value the "
                     "feature writes (MonitoringFeature.summary); top-level keys of "
                     "summary.json after monitoring.")
+    op_vs_bl: OpVsBl | None = sometimes("OP against BL (runs that shed load: the plain "
+                                        "twin runs beside).")
     reference: Reference | None = sometimes("Published results; null without.")
     backend: Backend = Field(description="What ran the chunks.")
     timings: Timings = Field(description="Wall-clock seconds.")

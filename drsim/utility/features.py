@@ -34,12 +34,33 @@ from drsim.utility.monitoring import MeterResult, MonitoringPlan
 
 __all__ = ["FEATURE_KEYS", "MISSING", "FeatureChunk", "FeatureRun", "MeterRun",
            "MonitoringFeature", "Preparation", "feature_output", "feature_schema",
-           "pair_cell", "real", "share_cell", "time_cell"]
+           "is_plain_twin", "pair_cell", "plain_twin", "real", "share_cell", "time_cell"]
 
 #: the columns the pipeline puts before a feature's own in each row of its chunk output
 FEATURE_KEYS = pa.schema([("chunk", pa.int64()), ("group", pa.int32()),
                           ("pass", pa.string())])
 MISSING = "—"  # a headline cell whose key the summary lacks
+PLAIN_SUFFIX = "_bl"  # the pass name of a monitored pass's plain twin (BL)
+
+
+def plain_twin(name: str) -> str:
+    """Return the name of the plain twin (BL) of monitored pass ``name``.
+
+    BL is the dissertation's baseline of §6.3.4, "the DR monitoring without hybrid load
+    shedding and the EIRES framework": the same households monitored by Listings
+    6.1-6.3 with no feature that :attr:`~MonitoringFeature.optimises` the monitoring.
+
+    Examples
+    --------
+    >>> plain_twin("traditional"), is_plain_twin("traditional_bl")
+    ('traditional_bl', True)
+    """
+    return name + PLAIN_SUFFIX
+
+
+def is_plain_twin(name: str) -> bool:
+    """Return whether pass ``name`` is a plain twin (:func:`plain_twin`)."""
+    return name.endswith(PLAIN_SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -62,8 +83,9 @@ class MeterRun:
 
 
 #: how a chunk's monitored pass is run through the meter tier: (pass, accLoad, λ, the
-#: features' inputs of one run) -> its runs, the pass's own first
-MeterRuns = Callable[[str, np.ndarray, np.ndarray, Callable[[], Mapping[str, Any]]],
+#: features' inputs of one run, ``inputs(plain=False)``: a plain twin's with ``plain=True``)
+#: -> its runs, the pass's own first
+MeterRuns = Callable[[str, np.ndarray, np.ndarray, Callable[..., Mapping[str, Any]]],
                      list[MeterRun]]
 
 
@@ -120,6 +142,9 @@ class FeatureChunk:
     arrived : numpy.ndarray or None
         (households, program minutes) which recorded readings arrived (``drsim
         monitor``); None in a simulated run.
+    lost : numpy.ndarray or None
+        (households, program minutes) the readings lost on the way
+        (:meth:`MonitoringFeature.readings_lost` of the run's features); None: none.
     prepared : mapping of str to tuple
         Feature name -> the values of its preparations (:meth:`MonitoringFeature.preparations`).
     meter_runs : tuple of MeterRun
@@ -135,6 +160,7 @@ class FeatureChunk:
     meter: Any = None
     window: Mapping[str, np.ndarray] = field(default_factory=dict)
     arrived: np.ndarray | None = None
+    lost: np.ndarray | None = None
     prepared: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     meter_runs: tuple[MeterRun, ...] = ()
 
@@ -201,6 +227,11 @@ class MonitoringFeature(ABC):
     section : str or None
         The section of summary.json its keys join (None: a section of its own, under
         :attr:`name`).
+    optimises : bool
+        Whether it is one of the optimisations of §6.3.4 (OP: load shedding, remote
+        profiles), which the plain twin passes (BL, :func:`plain_twin`) run without;
+        the others (lost readings, appliance queries) are the run's conditions and
+        apply to every pass.
     """
 
     name: ClassVar[str]
@@ -211,6 +242,7 @@ class MonitoringFeature(ABC):
     readings_refusal: ClassVar[str | None] = None
     excludes: ClassVar[tuple[str, ...]] = ()
     section: ClassVar[str | None] = None
+    optimises: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod
@@ -367,7 +399,7 @@ class MonitoringFeature(ABC):
         """
         return {}
 
-    def cost_inputs(self, merged: Any) -> Mapping[str, Any]:
+    def cost_inputs(self, merged: Any, name: str) -> Mapping[str, Any]:
         """Return the feature's keyword arguments of the costs of a monitored pass.
 
         Given to :func:`drsim.pipeline.evaluation.costs`; none by default.
@@ -376,6 +408,8 @@ class MonitoringFeature(ABC):
         ----------
         merged : object
             What :meth:`merge` returned.
+        name : str
+            The monitored pass.
 
         Returns
         -------
@@ -398,6 +432,22 @@ class MonitoringFeature(ABC):
         -------
         mapping of str to object
             Keyword arguments.
+        """
+        return {}
+
+    def tier_devices(self, merged: Any) -> Mapping[str, Mapping[str, Any]]:
+        """Return what the tiers' modelled devices did in OP, for ``op_vs_bl``.
+
+        Parameters
+        ----------
+        merged : object
+            What :meth:`merge` returned.
+
+        Returns
+        -------
+        mapping of str to mapping
+            Tier (``meter``, ``group``, ``utility``) -> the fields of
+            :class:`drsim.results.summary_model.TierDevice`; none by default.
         """
         return {}
 

@@ -100,6 +100,7 @@ class RemoteProfiles(MonitoringFeature):
     """
 
     name = "remote"
+    optimises = True
     scenario_key = "monitoring.remote"
     schema = COLUMNS
 

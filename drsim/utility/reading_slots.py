@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["reading_minutes", "slot_of"]
+__all__ = ["interim_offsets", "reading_minutes", "slot_of"]
 
 
 def reading_minutes(t_start: int, t_end: int, reading: int) -> np.ndarray:
@@ -61,3 +61,27 @@ def slot_of(minutes: np.ndarray, t_start: int, reading: int) -> np.ndarray:
     [0, 3, 3]
     """
     return (np.asarray(minutes, dtype=np.int64) - t_start) // reading
+
+
+def interim_offsets(delta: int, reading: int) -> np.ndarray:
+    """Return the offsets of the readings a meter sends between two of its tests.
+
+    Meters report every ``reading`` minutes while monitored (§6.2.2); tests are ``delta``
+    minutes apart, so ``delta / reading − 1`` readings fall strictly between two tests.
+
+    Parameters
+    ----------
+    delta, reading : int
+        The test and the reading interval [minutes].
+
+    Returns
+    -------
+    numpy.ndarray
+        The offsets after a test [minutes].
+
+    Examples
+    --------
+    >>> interim_offsets(5, 1).tolist(), interim_offsets(15, 5).tolist()
+    ([1, 2, 3, 4], [5, 10])
+    """
+    return np.arange(reading, delta, reading, dtype=np.int64)

@@ -246,13 +246,15 @@ class LostReadings(MonitoringFeature):
         return LossCounts(summed("lost", np.int64), silent[:, :k + 1], silent[:, k + 1:],
                           seen.reshape(n, 3, -1), missing.reshape(n, k, -1))
 
-    def cost_inputs(self, merged: LossCounts | None) -> dict[str, Any]:
+    def cost_inputs(self, merged: LossCounts | None, name: str) -> dict[str, Any]:
         """Return the readings lost (not sent) and the silent meters' reports (sent).
 
         Parameters
         ----------
         merged : LossCounts or None
             What :meth:`merge` returned.
+        name : str
+            The monitored pass (the losses are the same in every pass).
 
         Returns
         -------

@@ -30,7 +30,9 @@ used), with ``classes`` classes per automaton state and ``slices`` time slices
 tell long runs (about to produce user events) from new ones.
 
 **The unshed run (BL)** is computed beside OP on the same households in the same task:
-first to size each gateway's device, then as the reference the bound is a share of.
+first to size each gateway's device, then as the reference the bound is a share of. It
+is the plain monitoring (:func:`drsim.utility.features.plain_twin`): no shedding and
+nothing fetched, the profiles local.
 """
 
 from __future__ import annotations
@@ -50,9 +52,10 @@ from drsim.utility.monitoring import (
     meter_stream,
     meter_tier,
 )
+from drsim.utility.reading_slots import interim_offsets
 
 __all__ = ["gateways", "history_day", "fit_meter_model", "GatewayStats", "shed_meter_tier",
-           "LATENCY_BINS", "BL_SUFFIX", "bl_name"]
+           "LATENCY_BINS", "BL_SUFFIX", "bl_name", "quiet_readings"]
 
 MICRO = 1_000_000  # times are summed in whole µmin
 BL_SUFFIX = "_bl"  # the pass name of a monitored pass's unshed (BL) monitoring
@@ -298,6 +301,60 @@ class GatewayStats:
                    micro(report["latency_sum"]), int(lat.size), hist)
 
 
+def quiet_readings(plan: MonitoringPlan, house_ids: np.ndarray, shed_keys: np.ndarray,
+                   shed_times: np.ndarray, lost: np.ndarray | None = None) -> np.ndarray:
+    """Count the readings quiet meters do not send, per test and offset after it.
+
+    A meter whose test reading the gateway's input filter drops is told so and stays
+    quiet until its next test: the readings between
+    (:func:`drsim.utility.reading_slots.interim_offsets`) feed no
+    query, and the next test's ``accLoad`` carries their energy (docs/decisions.md,
+    "Where a shed event disappears"). A reading already lost on the way (``lost``) is
+    not counted again.
+
+    Parameters
+    ----------
+    plan : MonitoringPlan
+        The monitoring (test times, δ, the reading interval).
+    house_ids : numpy.ndarray
+        (households,) the chunk's household ids.
+    shed_keys, shed_times : numpy.ndarray
+        The household and test time [minutes since midnight] of each test reading shed.
+    lost : numpy.ndarray, optional
+        (households, program minutes) the readings lost on the way.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        (tests, offsets) the quiet readings after each test time.
+
+    Examples
+    --------
+    Household 11's 18:55 reading is shed; its 18:57 reading was lost anyway.
+
+    >>> plan = MonitoringPlan(1110, 1230, 1130, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
+    >>> lost = np.zeros((2, 120), dtype=bool)
+    >>> lost[1, 1137 - 1110] = True
+    >>> q = quiet_readings(plan, np.array([10, 11]), np.array([11]), np.array([1135]), lost)
+    >>> q[1].tolist(), int(q.sum())
+    ([1, 0, 1, 1], 3)
+    """
+    offsets = interim_offsets(plan.delta, plan.reading)
+    out = np.zeros((len(plan.test_times), len(offsets)), dtype=np.int64)
+    if not len(shed_keys):
+        return out
+    test = np.searchsorted(plan.test_times, np.asarray(shed_times, dtype=np.int64))
+    sent = np.ones((len(test), len(offsets)), dtype=bool)
+    if lost is not None:
+        row = np.searchsorted(np.asarray(house_ids, dtype=np.int64), shed_keys)
+        minute = plan.test_times[test][:, None] + offsets[None, :] - plan.t_start
+        inside = minute < lost.shape[1]
+        sent[inside] = ~lost[np.broadcast_to(row[:, None], minute.shape)[inside],
+                             minute[inside]]
+    np.add.at(out, test, sent.astype(np.int64))
+    return out
+
+
 def _statistic(latencies: np.ndarray, device: np.ndarray, n: int, kind: str) -> np.ndarray:
     """Per device, the average or 95th percentile of its latencies."""
     out = np.zeros(n)
@@ -312,8 +369,9 @@ def _statistic(latencies: np.ndarray, device: np.ndarray, n: int, kind: str) -> 
 def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: np.ndarray,
                     group_id: int, group_first: int, acc_kwh: np.ndarray,
                     expected_acc_kwh: np.ndarray,
-                    inputs: Callable[[], Mapping[str, Any]] | None = None
-                    ) -> tuple[MeterResult, GatewayStats, MeterResult, GatewayStats]:
+                    inputs: Callable[..., Mapping[str, Any]] | None = None
+                    ) -> tuple[MeterResult, GatewayStats, MeterResult, GatewayStats,
+                               tuple[np.ndarray, np.ndarray]]:
     r"""Run Listing 6.1 on a chunk's gateways, unshed (BL) and under a latency bound (OP).
 
     Each gateway g is a modelled device (module doc). A first unshed run measures its
@@ -350,10 +408,11 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
         (households, tests) ``accLoad`` and ``λ[houseID, time]`` as in
         :func:`drsim.utility.monitoring.meter_tier` [kWh].
     inputs : callable, optional
-        Makes the other keyword arguments of each run of BL and OP
+        ``inputs(plain=...)`` makes the other keyword arguments of each run
         (:func:`drsim.utility.monitoring.meter_tier`: the monitoring features', e.g. the
-        :class:`drsim.utility.fetching.MeterFetch` when λ is remote data); the run that
-        sizes the devices takes none.
+        :class:`drsim.utility.fetching.MeterFetch` when λ is remote data): OP's, and
+        BL's with ``plain=True`` (:func:`drsim.pipeline.tasks.meter_inputs`: BL is the
+        plain monitoring, nothing fetched); the run that sizes the devices takes none.
 
     Returns
     -------
@@ -365,6 +424,9 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
         The run under the bound.
     op_stats : GatewayStats
         What OP's gateways did.
+    shed : tuple of numpy.ndarray
+        The household and test time [minutes since midnight] of each reading OP's input
+        filter dropped (:func:`quiet_readings`).
 
     References
     ----------
@@ -387,12 +449,12 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
     >>> model = fit_meter_model(NS(monitoring=NS(shedding=cfg)), plan, 0, day)
     >>> used = accumulated_kwh(rng.uniform(0, 2, (8, 120)), 1110, plan.test_times)
     >>> expected = accumulated_kwh(np.ones((8, 120)), 1110, plan.test_times)
-    >>> bl, bl_stats, op, op_stats = shed_meter_tier(plan, cfg, model, np.arange(8), 0, 0,
-    ...                                              used, expected)
+    >>> bl, bl_stats, op, op_stats, shed = shed_meter_tier(plan, cfg, model, np.arange(8),
+    ...                                                    0, 0, used, expected)
     >>> bl_stats.readings, bl_stats.readings_shed, op_stats.readings_shed > 0
     (176, 0, True)
-    >>> op_stats.work < bl_stats.work
-    True
+    >>> op_stats.work < bl_stats.work, len(shed[0]) == op_stats.readings_shed
+    (True, True)
     """
     from cep_core.shedding import KeyedShedder
 
@@ -418,7 +480,7 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
         return make
 
     def run(strategy: str, unit_cost: np.ndarray, bound=None, sizing: bool = False):
-        given = {} if sizing or inputs is None else inputs()
+        given = {} if sizing or inputs is None else inputs(plain=strategy == "NS")
         result = meter_tier(plan, index, group_id, acc_kwh, expected_acc_kwh,
                             shedder(strategy, unit_cost, bound), **given)
         return result, made[-1].report()
@@ -430,5 +492,6 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
     bound = cfg.bound * _statistic(bl_report["latencies"], device, n, cfg.statistic)
     op, op_report = run(cfg.strategy, unit_cost, bound)
     return (bl, GatewayStats.of_report(bl_report, span), op,
-            GatewayStats.of_report(op_report, span))
+            GatewayStats.of_report(op_report, span),
+            (op_report["shed_keys"], op_report["shed_times"]))
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -41,16 +42,52 @@ from drsim.utility.shedding import (
     bl_name,
     fit_meter_model,
     history_day,
+    quiet_readings,
     shed_meter_tier,
 )
 
-__all__ = ["COLUMNS", "MODELS", "LoadShedding", "cost_model_rows", "cost_models"]
+__all__ = ["COLUMNS", "MODELS", "GatewayRun", "LoadShedding", "Shed", "cost_model_rows",
+           "cost_models"]
 
 #: per chunk, monitored pass and run (OP under the pass's name, BL under its twin's): what
-#: its gateways did (GatewayStats.as_list)
-COLUMNS = pa.schema([("run", pa.string()), ("gateways", pa.list_(pa.float64()))])
+#: its gateways did (GatewayStats.as_list) and the readings its quiet meters did not send,
+#: (tests, interim offsets) flattened (drsim.utility.shedding.quiet_readings)
+COLUMNS = pa.schema([("run", pa.string()), ("gateways", pa.list_(pa.float64())),
+                     ("quiet", pa.list_(pa.int64()))])
 #: a group's pickled cost model of the meter query
 MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary())])
+
+
+@dataclass(frozen=True)
+class GatewayRun:
+    """What one run of a chunk's pass did at its gateways.
+
+    Attributes
+    ----------
+    stats : drsim.utility.shedding.GatewayStats
+        The gateways' figures.
+    quiet : numpy.ndarray
+        (tests, interim offsets) the readings quiet meters did not send.
+    """
+
+    stats: GatewayStats
+    quiet: np.ndarray
+
+
+@dataclass(frozen=True)
+class Shed:
+    """The chunks' gateway figures summed per run (a pass or its plain twin).
+
+    Attributes
+    ----------
+    gateways : dict of str to drsim.utility.shedding.GatewayStats
+        Run -> its gateways' figures.
+    quiet : dict of str to numpy.ndarray
+        Run -> (groups, tests, interim offsets) the readings quiet meters did not send.
+    """
+
+    gateways: dict[str, GatewayStats]
+    quiet: dict[str, np.ndarray]
 
 
 def cost_model_rows(scenario: Scenario, plan: MonitoringPlan, simulate: Callable[..., Any],
@@ -112,6 +149,7 @@ class LoadShedding(MonitoringFeature):
     """
 
     name = "shedding"
+    optimises = True
     scenario_key = "monitoring.shedding"
     schema = COLUMNS
     readings_refusal = ("drsim monitor simulates nothing, and load shedding's cost models "
@@ -199,11 +237,13 @@ class LoadShedding(MonitoringFeature):
         first = self.group_firsts[chunk.group]
 
         def shed(name: str, acc: Any, expected_acc: Any,
-                 inputs: Callable[[], Mapping[str, Any]]) -> list[MeterRun]:
-            bl, bl_stats, op, op_stats = shed_meter_tier(
+                 inputs: Callable[..., Mapping[str, Any]]) -> list[MeterRun]:
+            bl, bl_stats, op, op_stats, (keys, times) = shed_meter_tier(
                 chunk.plan, self.cfg, model, chunk.house_ids, chunk.group, first, acc,
                 expected_acc, inputs)
-            return [MeterRun(name, op, op_stats), MeterRun(bl_name(name), bl, bl_stats)]
+            quiet = quiet_readings(chunk.plan, chunk.house_ids, keys, times, chunk.lost)
+            return [MeterRun(name, op, GatewayRun(op_stats, quiet)),
+                    MeterRun(bl_name(name), bl, GatewayRun(bl_stats, np.zeros_like(quiet)))]
 
         return shed
 
@@ -223,31 +263,77 @@ class LoadShedding(MonitoringFeature):
             One row per run: its name and its gateways' figures.
         """
         return {"run": [r.label for r in chunk.meter_runs],
-                "gateways": [r.extra.as_list() for r in chunk.meter_runs]}
+                "gateways": [r.extra.stats.as_list() for r in chunk.meter_runs],
+                "quiet": [r.extra.quiet.ravel().tolist() for r in chunk.meter_runs]}
 
-    def merge(self, rows: pd.DataFrame) -> dict[str, GatewayStats]:
-        """Sum the chunks' gateway figures per run.
+    def merge(self, rows: pd.DataFrame) -> Shed:
+        """Sum the chunks' gateway figures per run, the quiet readings per run and group.
 
         Parameters
         ----------
         rows : pandas.DataFrame
-            The chunks' rows (chunk, group, pass, run, gateways).
+            The chunks' rows (chunk, group, pass, run, gateways, quiet).
 
         Returns
         -------
-        dict of str to drsim.utility.shedding.GatewayStats
-            Run (a pass or its twin) -> its gateways' figures.
+        Shed
+            Per run (a pass or its twin), its gateways' figures and quiet readings.
         """
-        return {str(name): GatewayStats.merged(rows.loc[rows["run"] == name, "gateways"])
-                for name in pd.unique(rows["run"])}
+        groups = len(self.group_firsts)
+        gateways, quiet = {}, {}
+        for name in pd.unique(rows["run"]):
+            mine = rows[rows["run"] == name]
+            gateways[str(name)] = GatewayStats.merged(mine["gateways"])
+            per_chunk = np.stack([np.asarray(q, dtype=np.int64) for q in mine["quiet"]])
+            summed = np.zeros((groups, per_chunk.shape[1]), dtype=np.int64)
+            np.add.at(summed, mine["group"].to_numpy(np.int64), per_chunk)
+            quiet[str(name)] = summed
+        return Shed(gateways, quiet)
 
-    def summary(self, merged: dict[str, GatewayStats] | None, run: FeatureRun
+    def cost_inputs(self, merged: Shed, name: str) -> dict[str, Any]:
+        """Return the readings the quiet meters of pass ``name`` did not send.
+
+        Parameters
+        ----------
+        merged : Shed
+            What :meth:`merge` returned.
+        name : str
+            The monitored pass.
+
+        Returns
+        -------
+        dict
+            ``quiet`` of the costs: (groups, tests × interim offsets).
+        """
+        return {"quiet": merged.quiet[name]}
+
+    def tier_devices(self, merged: Shed) -> dict[str, dict[str, Any]]:
+        """Return the meter tier's gateways on the traditional pass, for ``op_vs_bl``.
+
+        Parameters
+        ----------
+        merged : Shed
+            What :meth:`merge` returned.
+
+        Returns
+        -------
+        dict
+            ``meter`` -> shed, OP's average latency, the bound (``bound`` × the unshed
+            average latency of the same readings) and that unshed average [minutes].
+        """
+        op = merged.gateways["traditional"].summary()["latency_avg_minutes"]
+        unshed = merged.gateways[bl_name("traditional")].summary()["latency_avg_minutes"]
+        return {"meter": {"shed": True, "latency_average_minutes": op,
+                          "bound_minutes": None if unshed is None else self.cfg.bound * unshed,
+                          "unshed_latency_average_minutes": unshed}}
+
+    def summary(self, merged: Shed | None, run: FeatureRun
                 ) -> dict[str, Any] | None:
         """Return ``shedding`` of summary.json (None without shedding).
 
         Parameters
         ----------
-        merged : dict of str to GatewayStats or None
+        merged : Shed or None
             What :meth:`merge` returned.
         run : drsim.utility.features.FeatureRun
             The run's outcomes and costs.
@@ -264,7 +350,7 @@ class LoadShedding(MonitoringFeature):
 
         def side(name: str) -> dict[str, Any]:
             outcome, cost = run.outcome[name], run.costs(name)
-            return {"meter_tier": merged[name].summary(),
+            return {"meter_tier": merged.gateways[name].summary(),
                     "group_tier": "no shedding", "utility_tier": "no shedding",
                     "communication": cost["communication"]["total"],
                     "computation": cost["computation"]["total"],

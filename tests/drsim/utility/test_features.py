@@ -115,7 +115,7 @@ class Inputs(Toy):
     def chunk_rows(self, chunk: FeatureChunk, name: str) -> dict[str, list[int]]:
         return {"n": [len(chunk.house_ids), chunk.meter]}
 
-    def cost_inputs(self, merged: Any) -> dict[str, Any]:
+    def cost_inputs(self, merged: Any, name: str) -> dict[str, Any]:
         return {"silent_spells": merged}
 
     def summary(self, merged: Any, run: Any = None) -> dict[str, Any]:
@@ -126,7 +126,7 @@ def test_the_hooks_default_to_nothing():
     toy, chunk = Toy(), FeatureChunk(PLAN, 0, 0, np.arange(3))
     assert toy.with_readings(5) is toy and toy.readings_lost(chunk) is None
     assert toy.meter_inputs(chunk) == {} and toy.section is None
-    assert toy.cost_inputs(1) == {} and toy.deficit_inputs(1) == {}
+    assert toy.cost_inputs(1, "traditional") == {} and toy.deficit_inputs(1) == {}
     assert toy.group_inputs(PLAN) == {}
     assert toy.preparations(None, PLAN, print) == ()
     assert toy.passes(("expected",)) == ("expected",)

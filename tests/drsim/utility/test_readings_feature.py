@@ -111,10 +111,10 @@ def test_chunk_rows_merge_into_the_traditional_pass_counts_per_group():
 def test_the_merge_feeds_the_costs_and_the_deficit():
     merged = LossCounts(np.ones((1, 20)), np.zeros((1, 4)), np.array([[0, 1, 0]]),
                         np.zeros((1, 3, 20)), np.zeros((1, 3, 2)))
-    inputs = feature().cost_inputs(merged)
+    inputs = feature().cost_inputs(merged, "traditional")
     assert inputs["lost"] is merged.lost and inputs["silent_spells"] is merged.silent_spells
     assert feature().deficit_inputs(merged) == {"seen": merged.seen}
-    assert feature().cost_inputs(None) == {} and feature().deficit_inputs(None) == {}
+    assert feature().cost_inputs(None, "traditional") == {} and feature().deficit_inputs(None) == {}
 
 
 def run_view(stop=1125, user_events=4) -> FeatureRun:

@@ -15,7 +15,7 @@ from drsim.scenario import Shedding, scenario_from_dict
 from drsim.utility.features import FeatureChunk, FeatureRun
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, accumulated_kwh
 from drsim.utility.shedding import LATENCY_BINS, GatewayStats, bl_name, fit_meter_model
-from drsim.utility.shedding_feature import MODELS, LoadShedding, cost_models
+from drsim.utility.shedding_feature import MODELS, LoadShedding, Shed, cost_models
 
 #: 18:30-20:30, tests every 5 minutes from 18:40; 1 group (the shed_meter_tier example)
 PLAN = MonitoringPlan(1110, 1230, 1120, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
@@ -65,19 +65,26 @@ def test_each_pass_runs_under_the_bound_then_unshed_on_the_gateways():
     used = accumulated_kwh(rng.uniform(0, 2, (8, 120)), 1110, PLAN.test_times)
     expected = accumulated_kwh(np.ones((8, 120)), 1110, PLAN.test_times)
     given = []
-    op, bl = runs("traditional", used, expected, lambda: given.append(1) or {})
-    assert plain_asked == [] and len(given) == 2  # BL and OP; sizing the devices: none
+    op, bl = runs("traditional", used, expected,
+                  lambda plain=False: given.append(plain) or {})
+    assert plain_asked == [] and given == [True, False]  # BL plain, then OP; sizing: none
     assert (op.label, bl.label) == ("traditional", "traditional_bl")
-    assert bl.extra.readings_shed == 0 and op.extra.readings_shed > 0
-    assert op.extra.work < bl.extra.work
+    assert bl.extra.stats.readings_shed == 0 and op.extra.stats.readings_shed > 0
+    assert op.extra.stats.work < bl.extra.stats.work
+    # a shed test reading keeps its meter quiet for the δ − 1 minutes before the next test
+    assert op.extra.quiet.sum() == 4 * op.extra.stats.readings_shed > 0
+    assert not bl.extra.quiet.any()
     rows = feature.chunk_rows(FeatureChunk(PLAN, 0, 0, np.arange(8), meter_runs=(op, bl)),
                               "traditional")
     assert rows["run"] == ["traditional", "traditional_bl"]
     frame = pd.DataFrame({"chunk": [0, 0, 1, 1], "group": 0, "pass": "traditional",
-                          "run": rows["run"] * 2, "gateways": rows["gateways"] * 2})
+                          "run": rows["run"] * 2, "gateways": rows["gateways"] * 2,
+                          "quiet": rows["quiet"] * 2})
     merged = feature.merge(frame)
-    assert merged["traditional"] == GatewayStats.merged([op.extra.as_list()] * 2)
-    assert merged[bl_name("traditional")].readings == 2 * bl.extra.readings
+    assert merged.gateways["traditional"] == GatewayStats.merged([op.extra.stats.as_list()] * 2)
+    assert merged.gateways[bl_name("traditional")].readings == 2 * bl.extra.stats.readings
+    assert np.array_equal(merged.quiet["traditional"], 2 * op.extra.quiet.reshape(1, -1))
+    assert feature.cost_inputs(merged, "traditional")["quiet"] is merged.quiet["traditional"]
 
 
 def test_the_summary_puts_op_beside_bl_and_the_headline_reads_it():
@@ -89,7 +96,7 @@ def test_the_summary_puts_op_beside_bl_and_the_headline_reads_it():
     costs = {"traditional": {"communication": {"total": 5}, "computation": {"total": 8}},
              "traditional_bl": {"communication": {"total": 10}, "computation": {"total": 0}}}
     run = FeatureRun(PLAN, ("a", "b"), np.array([4, 4]), outcome, {}, costs.__getitem__)
-    got = feature.summary({"traditional": stats, "traditional_bl": stats}, run)
+    got = feature.summary(Shed({"traditional": stats, "traditional_bl": stats}, {}), run)
     assert got["op"]["utility_noncompliance_time"] == "18:45"
     assert got["op"]["group_noncompliance_times"] == {"a": "18:40", "b": None}
     assert got["bl"]["utility_noncompliance_time"] is None

@@ -126,6 +126,7 @@ class KeyedShedder(KeyedStepper):
         self.latency_sum = np.zeros(n)
         self.latencies: list[np.ndarray] = []
         self.dropped: list[tuple[float, np.ndarray]] = []  # (step time, keys) input-shed
+        self.served: list[tuple[float, np.ndarray, np.ndarray]] = []  # (t, device, work)
         self.kept: np.ndarray | None = None
 
     # ------------------------------------------------------------------ a step
@@ -164,6 +165,7 @@ class KeyedShedder(KeyedStepper):
         latency = self.fleet.serve(dev, t, work)
         np.add.at(self.latency_sum, dev, latency)
         self.latencies.append(latency)
+        self.served.append((t, dev, work))
         return out
 
     def _run_marks(self, kid: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -350,6 +352,26 @@ class KeyedShedder(KeyedStepper):
                 "shed_keys": np.concatenate([k for _, k in self.dropped]) if self.dropped
                 else np.zeros(0, dtype=np.int64),
                 "shed_times": np.concatenate(times) if times else np.zeros(0)}
+
+
+    def report_at(self, unit_cost: np.ndarray) -> dict[str, Any]:
+        """The :meth:`report` of this run had its devices cost ``unit_cost`` per unit.
+
+        Only for a shedder that shed nothing (``NS``, or no bound): then what is served
+        does not depend on the latencies, and serving the same steps on devices of other
+        costs gives their latencies without evaluating the query again."""
+        if self.events_shed.any() or self.runs_shed.any():
+            raise QueryError("report_at: the run shed events, so its latencies decided "
+                             "what it served")
+        fleet = DeviceFleet(unit_cost, self.fleet.window.shape[1])
+        latency_sum = np.zeros(len(fleet))
+        latencies = []
+        for t, dev, work in self.served:
+            latency = fleet.serve(dev, t, work)
+            np.add.at(latency_sum, dev, latency)
+            latencies.append(latency)
+        return {**self.report(), "busy": fleet.busy, "latency_sum": latency_sum,
+                "latencies": np.concatenate(latencies) if latencies else np.zeros(0)}
 
 
 def _codes(cells: np.ndarray) -> np.ndarray:

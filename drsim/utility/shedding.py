@@ -374,10 +374,11 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
                                tuple[np.ndarray, np.ndarray]]:
     r"""Run Listing 6.1 on a chunk's gateways, unshed (BL) and under a latency bound (OP).
 
-    Each gateway g is a modelled device (module doc). A first unshed run measures its
+    Each gateway g is a modelled device (module doc). BL, the unshed run, measures its
     work W_g [cost units]; the device's cost per unit c_g makes that work keep it busy a
-    share u (``utilisation``) of the monitoring window [t_first_test, t_end). BL runs
-    unshed on these devices; OP runs under the bound θ_g, a share b (``bound``) of BL's
+    share u (``utilisation``) of the monitoring window [t_first_test, t_end), and BL's
+    latencies are those of its steps served again on these devices (nothing shed, so
+    nothing served depends on them); OP runs under the bound θ_g, a share b (``bound``) of BL's
     latency ℓ_g (its average or 95th percentile, ``statistic``), shedding readings and
     runs of failed tests with ``strategy`` when the gateway is overloaded, ℓ > θ_g
     (Definition 4.1):
@@ -412,7 +413,7 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
         (:func:`drsim.utility.monitoring.meter_tier`: the monitoring features', e.g. the
         :class:`drsim.utility.fetching.MeterFetch` when λ is remote data): OP's, and
         BL's with ``plain=True`` (:func:`drsim.pipeline.tasks.meter_inputs`: BL is the
-        plain monitoring, nothing fetched); the run that sizes the devices takes none.
+        plain monitoring, nothing fetched).
 
     Returns
     -------
@@ -479,15 +480,15 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
             return s
         return make
 
-    def run(strategy: str, unit_cost: np.ndarray, bound=None, sizing: bool = False):
-        given = {} if sizing or inputs is None else inputs(plain=strategy == "NS")
+    def run(strategy: str, unit_cost: np.ndarray, bound=None):
+        given = {} if inputs is None else inputs(plain=strategy == "NS")
         result = meter_tier(plan, index, group_id, acc_kwh, expected_acc_kwh,
                             shedder(strategy, unit_cost, bound), **given)
         return result, made[-1].report()
 
-    _, sized = run("NS", np.ones(n), sizing=True)  # only the work counts here
+    bl, sized = run("NS", np.ones(n))  # BL's work sizes the devices
     unit_cost = cfg.utilisation * span / np.maximum(sized["work"], 1)
-    bl, bl_report = run("NS", unit_cost)
+    bl_report = made[-1].report_at(unit_cost)
     device = np.tile(device_of(index), len(plan.test_times))  # BL serves every reading
     bound = cfg.bound * _statistic(bl_report["latencies"], device, n, cfg.statistic)
     op, op_report = run(cfg.strategy, unit_cost, bound)

@@ -59,6 +59,35 @@ def test_without_a_bound_the_shedder_changes_nothing():
     assert report["events"].tolist() == [300] * 4 and len(report["latencies"]) == 1200
 
 
+def test_an_unshed_run_served_again_on_other_devices_is_that_run():
+    q = cep_core.compile(RUN, params={"lim": 5})
+    data = readings(40, 30, 1)
+
+    def run(cost):
+        s = KeyedShedder(q.start("strict-contiguity", runs="one-per-partition"), "NS",
+                         lambda k: k // 10, cost)
+        for g in by_step(data):
+            s.feed(g)
+        return s
+
+    cost = np.array([0.01, 0.02, 0.5, 1.5])
+    again, direct = run(np.ones(4)).report_at(cost), run(cost).report()
+    for key in ("busy", "latency_sum", "latencies", "work", "events"):
+        assert np.allclose(again[key], direct[key]), key
+    assert not np.allclose(again["latencies"], run(np.ones(4)).report()["latencies"])
+
+
+def test_a_run_that_shed_cannot_be_served_again(model):
+    q = cep_core.compile(RUN, params={"lim": 5})
+    s = KeyedShedder(q.start("strict-contiguity", runs="one-per-partition"), "HyI",
+                     lambda k: k // 10, np.full(4, 0.5), bound=np.full(4, 0.01), model=model)
+    for g in by_step(readings(40, 30, 1)):
+        s.feed(g)
+    assert s.report()["events_shed"].sum() > 0
+    with pytest.raises(QueryError, match="report_at"):
+        s.report_at(np.ones(4))
+
+
 @pytest.fixture(scope="module")
 def model():
     q = cep_core.compile(RUN, params={"lim": 5})

@@ -1,14 +1,16 @@
-"""Figure 6.14 (§6.3.4): the optimised monitoring OP (hybrid load shedding at 50 % and
-EIRES Hybrid fetches) against the baseline BL (no shedding, blocking fetches BL1), from the
-sweeps ``scenarios/sweeps/op_vs_bl.yaml`` (tests every 5 minutes) and, when it has been
-run, ``op_vs_bl_every_minute.yaml`` (every reading a test, as Listing 6.1 prints)::
+"""Figure 6.14 (§6.3.4): the optimised monitoring OP (hybrid load shedding in the tiers, the
+M&V profiles fetched with EIRES) against BL, the plain monitoring, from one run of the paper
+scenario (OP and BL side by side: summary.json's ``op_vs_bl``) and, when it has been run,
+the sweep ``scenarios/sweeps/op_vs_bl.yaml`` (each technique alone)::
 
-    drsim sweep scenarios/sweeps/op_vs_bl.yaml --out results/op_vs_bl
-    drsim sweep scenarios/sweeps/op_vs_bl_every_minute.yaml --out results/op_vs_bl_every_minute
-    python scripts/figure_6_14.py [--results results] [--figures docs/figures]
+    drsim run scenarios/paper_100k_op.yaml --out results/paper_100k_op
+    drsim sweep scenarios/sweeps/op_vs_bl.yaml --out results/op_vs_bl      # optional
+    python scripts/figure_6_14.py [--run results/paper_100k_op] [--results results]
+                                  [--figures docs/figures]
 
-Writes ``fig6_14.png`` and prints the table of docs/optimised_monitoring.md (each point's costs,
-fetches, prediction and reductions; OP over BL beside the dissertation's) and the issue's targets.
+Draws the three panels, (a) communication, (b) computation, (c) the prediction and the
+energy reduced, beside the dissertation's statements (``fig6_14.png``), and prints the
+table of docs/optimised_monitoring.md with the issue's targets.
 """
 
 from __future__ import annotations
@@ -21,155 +23,172 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from drsim.results.summary_model import Summary
+from drsim.results.summary_model import OpVsBl, Summary, read_summary
 from drsim.sweeps import JOURNAL, read_journal
 from drsim.units import clock, clock_minutes
 
-#: Figure 6.14 and §6.3.4: OP costs about 70 % of BL's; BL predicts at 19:11, OP at 19:15
-#: (minutes since midnight); adaptive reductions 82.61 (BL) and 80.30 MWh (OP)
-DISSERTATION = {"cost_share": 0.70, "bl_prediction": clock_minutes("19:11"),
-                "op_prediction": clock_minutes("19:15"), "bl_reduction": 82.61,
-                "op_reduction": 80.30}
-SWEEPS = (("op_vs_bl", "tests every 5 min"), ("op_vs_bl_every_minute", "every reading a test"))
-LABELS = {(True, "Hybrid"): "OP", (True, "BL1"): "shedding only",
-          (False, "Hybrid"): "EIRES only", (False, "BL1"): "BL"}
+#: Figure 6.14 and §6.3.4: OP costs about 70 % of BL's communication and computation; BL
+#: predicts at 19:11, OP at 19:15; adaptive reductions 82.61 (BL) and 80.30 MWh (OP)
+DISSERTATION = {"communication": 0.70, "computation": 0.70,
+                "bl_prediction": clock_minutes("19:11"), "op_prediction": clock_minutes("19:15"),
+                "bl_reduction": 82.61, "op_reduction": 80.30}
+#: the issue's targets: (what, bound, how)
+TARGETS = {"communication": (0.75, "≤"), "computation": (0.75, "≤"),
+           "prediction_minutes_after_bl": (5, "≤"), "adaptive_share_of_bl": (0.95, "≥")}
+#: the sweep's points by (shedding on, remote on)
+LABELS = {(True, True): "OP", (True, False): "shedding only", (False, True): "EIRES only",
+          (False, False): "BL"}
 
 
-def configurations(folder: Path) -> dict[str, Summary]:
-    """The summary of each configuration of a finished sweep, by its label."""
-    out = {}
+def section(summary: Summary) -> OpVsBl:
+    """The run's ``op_vs_bl`` (SystemExit when the run has none)."""
+    if summary.op_vs_bl is None:
+        raise SystemExit("the run has no op_vs_bl section: run scenarios/paper_100k_op.yaml")
+    return summary.op_vs_bl
+
+
+def comparison(summary: Summary) -> list[tuple[str, str, str, str]]:
+    """(quantity, drsim, dissertation, target) rows of OP against BL."""
+    s = section(summary)
+    assert summary.prediction is not None and summary.reduction_mwh is not None
+    op_t = summary.prediction.utility_noncompliance_time
+    d = DISSERTATION
+    rows = [("communication, OP / BL", _share(s.communication), "about 0.7",
+             _held(s.communication, "communication")),
+            ("computation, OP / BL", _share(s.computation), "about 0.7",
+             _held(s.computation, "computation")),
+            ("prediction, OP against BL",
+             f"{_clock(op_t)} against {_clock(s.bl_prediction)} "
+             f"({_minutes(s.prediction_minutes_after_bl)})",
+             f"{clock(d['op_prediction'])} against {clock(d['bl_prediction'])} (4 min later)",
+             _held(s.prediction_minutes_after_bl, "prediction_minutes_after_bl")),
+            ("adaptive reduction, OP / BL",
+             f"{summary.reduction_mwh['adaptive']:.2f} against "
+             f"{s.bl.reduction_mwh['adaptive']:.2f} MWh ({_share(s.adaptive_share_of_bl)})",
+             f"{d['op_reduction']} against {d['bl_reduction']} MWh "
+             f"({d['op_reduction'] / d['bl_reduction']:.3f})",
+             _held(s.adaptive_share_of_bl, "adaptive_share_of_bl"))]
+    for tier, device in s.tiers.items():
+        shown = "not shed" if not device.shed else \
+            f"{_share(device.latency_average_minutes)} / {_share(device.bound_minutes)} min"
+        held = "" if not device.shed else ("yes" if device.latency_average_minutes is not None
+                                           and device.bound_minutes is not None
+                                           and device.latency_average_minutes
+                                           <= device.bound_minutes else "no")
+        rows.append((f"{tier} tier latency avg / bound", shown, "bound 0.5 of the average",
+                     f"≤ bound: {held}" if held else ""))
+    return rows
+
+
+def _held(value: float | None, key: str) -> str:
+    bound, how = TARGETS[key]
+    ok = value is not None and (value <= bound if how == "≤" else value >= bound)
+    return f"{how} {bound}: {'yes' if ok else 'no'}"
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _clock(minute: int | None) -> str:
+    return "none" if minute is None else clock(minute)
+
+
+def _minutes(value: int | None) -> str:
+    return "n/a" if value is None else f"{value:+d} min"
+
+
+def sweep_table(folder: Path) -> list[str]:
+    """The table of the sweep's four points (each technique alone), or none."""
+    if not (folder / JOURNAL).is_file():
+        return []
+    runs = {}
     for record in read_journal(folder / JOURNAL).values():
-        values = record["values"]
-        key = (values["monitoring.shedding"] is not None, values["monitoring.remote.strategy"])
-        out[LABELS[key]] = Summary.model_validate(record["summary"])
-    return out
-
-
-def figures(s: Summary) -> dict[str, Any]:
-    """The figures of one run that the table and the plot show (the prediction in minutes
-    since midnight, None without one)."""
-    assert s.cost is not None and s.prediction is not None and s.reduction_mwh is not None
-    remote = s.features["remote"]
-    assert isinstance(remote, dict) and isinstance(remote["meter_tier"], dict)
-    meter = remote["meter_tier"]
-    return {"communication": s.cost.communication.total,
-            "computation": s.cost.computation.total,
-            "fetches": s.cost.communication.remote_lambda_fetches,
-            "bytes": meter["bytes"], "waited": meter["waited_seconds"],
-            "delay": meter["data_delay_avg_seconds"],
-            "prediction": s.prediction.utility_noncompliance_time,
-            "adaptive": s.reduction_mwh["adaptive"],
-            "traditional": s.reduction_mwh["traditional"]}
-
-
-def table(name: str, runs: dict[str, Summary]) -> list[str]:
-    lines = [f"{name}:", "",
-             "| configuration | communication | computation | λ fetches (counted) | "
-             "bytes fetched | gateways waited [s] | avg delay [s] | prediction | "
-             "adaptive MWh |", "|---|---:|---:|---:|---:|---:|---:|---|---:|"]
+        v = record["values"]
+        key = (v["monitoring.shedding"] is not None, v["monitoring.remote"] is not None)
+        runs[LABELS[key]] = Summary.model_validate(record["summary"])
+    lines = ["| configuration | communication | computation | prediction | adaptive MWh |",
+             "|---|---:|---:|---|---:|"]
     for label in ("BL", "shedding only", "EIRES only", "OP"):
-        if label in runs:
-            f = figures(runs[label])
-            lines.append(f"| {label} | {f['communication']:,} | {f['computation']:,} | "
-                         f"{f['fetches']:,} | {f['bytes']:,} | {f['waited']:,.0f} | "
-                         f"{f['delay']:.2f} | {_clock(f['prediction'])} | "
-                         f"{f['adaptive']:.2f} |")
+        s = runs.get(label)
+        if s is None or s.cost is None or s.prediction is None or s.reduction_mwh is None:
+            continue
+        lines.append(f"| {label} | {s.cost.communication.total:,} | "
+                     f"{s.cost.computation.total:,} | "
+                     f"{_clock(s.prediction.utility_noncompliance_time)} | "
+                     f"{s.reduction_mwh['adaptive']:.2f} |")
     return lines
 
 
-def _clock(minute: int | None) -> str | None:
-    """"HH:MM" of a prediction, None without one."""
-    return None if minute is None else clock(minute)
+def _bars(ax: Any, labels: list[str], shares: list[float | None], reference: float,
+          title: str) -> None:
+    values = [0.0 if v is None else v for v in shares]
+    bars = ax.bar(range(len(labels)), values, 0.6, label="drsim")
+    ax.bar_label(bars, fmt="%.2f", fontsize=7)
+    ax.axhline(1.0, color="k", lw=0.6)
+    ax.axhline(reference, color="0.4", lw=1, ls="--", label="dissertation, total (about)")
+    ax.set_xticks(range(len(labels)), labels, fontsize=7)
+    ax.set_ylim(0, 1.2)
+    ax.set_ylabel("OP / BL")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="upper left")
 
 
-def targets(runs: dict[str, Summary]) -> list[str]:
-    op, bl = figures(runs["OP"]), figures(runs["BL"])
-    late = op["prediction"] - bl["prediction"] \
-        if op["prediction"] is not None and bl["prediction"] is not None else None
-    checks = [
-        ("communication OP/BL ≤ 0.75", op["communication"] / bl["communication"], 0.75, "≤"),
-        ("computation OP/BL ≤ 0.75", op["computation"] / bl["computation"], 0.75, "≤"),
-        ("bytes fetched OP/BL ≤ 1", op["bytes"] / bl["bytes"], 1.0, "≤"),
-        ("prediction OP − BL ≤ 5 min", late, 5, "≤"),
-        ("adaptive reduction OP/BL ≥ 0.95", op["adaptive"] / bl["adaptive"], 0.95, "≥"),
-    ]
-    out = []
-    for text, value, bound, how in checks:
-        held = value is not None and (value <= bound if how == "≤" else value >= bound)
-        shown = "n/a" if value is None else f"{value:.3f}"
-        out.append(f"- {text}: {shown} ({'holds' if held else 'does not hold'})")
-    return out
-
-
-def plot(found: dict[str, dict[str, Summary]], path: Path) -> None:
-    fig = Figure(figsize=(11, 3.6))
+def plot(summary: Summary, path: Path) -> None:
+    """Draw the three panels of Figure 6.14 for ``summary`` (its OP and BL)."""
+    s = section(summary)
+    assert summary.cost is not None and summary.prediction is not None
+    assert summary.reduction_mwh is not None
+    op_cost, bl_cost = summary.cost.model_dump(), s.bl.cost
+    fig = Figure(figsize=(13, 3.6))
     FigureCanvasAgg(fig)
-    ax_cost, ax_time, ax_red = fig.subplots(1, 3)
-    names = [n for n, _ in SWEEPS if n in found]
-    width = 0.8 / (len(names) + 1)
-    kinds = ("communication", "computation", "bytes")
-    for i, name in enumerate(names):
-        op, bl = figures(found[name]["OP"]), figures(found[name]["BL"])
-        shares = [op[k] / bl[k] for k in kinds]
-        bars = ax_cost.bar([k + i * width for k in range(3)], shares, width,
-                           label=f"drsim, {dict(SWEEPS)[name]}")
-        ax_cost.bar_label(bars, fmt="%.2f", fontsize=7)
-    bars = ax_cost.bar([k + len(names) * width for k in range(2)],
-                       [DISSERTATION["cost_share"]] * 2, width, color="0.6",
-                       label="dissertation (about)")
-    ax_cost.bar_label(bars, fmt="%.2f", fontsize=7)
-    ax_cost.axhline(1.0, color="k", lw=0.6)
-    ax_cost.set_xticks([k + width * len(names) / 2 for k in range(3)], kinds)
-    ax_cost.set_ylabel("OP / BL")
-    ax_cost.set_title("(a) cost of OP relative to BL", fontsize=9)
-    ax_cost.legend(fontsize=7)
-    rows = [(dict(SWEEPS)[n], figures(found[n]["BL"]), figures(found[n]["OP"])) for n in names]
-    labels = [f"drsim,\n{r[0]}" for r in rows] + ["dissertation"]
-    bl_t = [r[1]["prediction"] for r in rows] + [DISSERTATION["bl_prediction"]]
-    op_t = [r[2]["prediction"] for r in rows] + [DISSERTATION["op_prediction"]]
-    for k, (b, o) in enumerate(zip(bl_t, op_t, strict=True)):
-        ax_time.plot([k, k], [b, o], color="0.7", lw=1)
-    ax_time.scatter(range(len(labels)), bl_t, marker="s", label="BL")
-    ax_time.scatter(range(len(labels)), op_t, marker="o", label="OP")
-    ax_time.set_xticks(range(len(labels)), labels, fontsize=7)
+    ax_comm, ax_comp, ax_time, ax_red = fig.subplots(1, 4, width_ratios=[1.4, 1, 0.8, 0.8])
+    for ax, kind, title in ((ax_comm, "communication", "(a) communication"),
+                            (ax_comp, "computation", "(b) computation")):
+        keys = [k for k in op_cost[kind] if bl_cost[kind].get(k)]
+        _bars(ax, [k.replace("_", "\n") for k in keys],
+              [op_cost[kind][k] / bl_cost[kind][k] for k in keys], DISSERTATION[kind], title)
+    d = DISSERTATION
+    labels = ["drsim", "dissertation"]
+    bl_t = [s.bl_prediction, d["bl_prediction"]]
+    op_t = [summary.prediction.utility_noncompliance_time, d["op_prediction"]]
+    ax_time.scatter(range(2), bl_t, marker="s", label="BL")
+    ax_time.scatter(range(2), op_t, marker="o", label="OP")
+    ax_time.set_xticks(range(2), labels, fontsize=7)
+    ax_time.set_xlim(-0.5, 1.5)
     ax_time.yaxis.set_major_formatter(lambda v, _: clock(int(v)))
-    ax_time.set_title("(b) non-compliance predicted", fontsize=9)
+    ax_time.set_title("(c) non-compliance predicted", fontsize=9)
     ax_time.legend(fontsize=7)
-    shares_bl = [1.0] * (len(rows) + 1)
-    shares_op = [r[2]["adaptive"] / r[1]["adaptive"] for r in rows] + \
-        [DISSERTATION["op_reduction"] / DISSERTATION["bl_reduction"]]
-    x = range(len(labels))
-    ax_red.bar([k - 0.2 for k in x], shares_bl, 0.4, label="BL")
-    bars = ax_red.bar([k + 0.2 for k in x], shares_op, 0.4, label="OP")
+    shares = [s.adaptive_share_of_bl or 0.0, d["op_reduction"] / d["bl_reduction"]]
+    ax_red.bar([-0.2, 0.8], [1.0, 1.0], 0.4, label="BL")
+    bars = ax_red.bar([0.2, 1.2], shares, 0.4, label="OP")
     ax_red.bar_label(bars, fmt="%.3f", fontsize=7)
     ax_red.set_ylim(0.9, 1.03)
-    ax_red.set_xticks(list(x), labels, fontsize=7)
+    ax_red.set_xticks([0, 1], labels, fontsize=7)
     ax_red.set_ylabel("adaptive reduction / BL's")
-    ax_red.set_title("(c) energy reduction of adaptive DR", fontsize=9)
+    ax_red.set_title("(c) energy reduced, adaptive DR", fontsize=9)
     ax_red.legend(fontsize=7, loc="lower right")
-    fig.suptitle("Figure 6.14: OP (hybrid shedding + EIRES Hybrid) against BL (no shedding, "
-                 "BL1), 100,000 households", fontsize=10)
+    fig.suptitle(f"Figure 6.14: OP against BL, {summary.scenario.households:,} households "
+                 "(drsim: one run, OP and BL side by side)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", type=Path, default=Path("results/paper_100k_op"))
     parser.add_argument("--results", type=Path, default=Path("results"))
     parser.add_argument("--figures", type=Path, default=Path("docs/figures"))
     args = parser.parse_args()
-    found = {}
-    for name, _ in SWEEPS:
-        folder = args.results / name
-        if not (folder / JOURNAL).is_file():
-            print(f"({folder} not found: skipped)")
-            continue
-        found[name] = configurations(folder)
-        print("\n".join(table(name, found[name]) + [""] + targets(found[name]) + [""]))
-    if "op_vs_bl" not in found:
-        raise SystemExit("run scenarios/sweeps/op_vs_bl.yaml first")
+    summary = read_summary(args.run)
+    lines = ["| quantity | drsim | dissertation | target |", "|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} | {t} |" for a, b, c, t in comparison(summary)]
+    print("\n".join(lines))
+    table = sweep_table(args.results / "op_vs_bl")
+    print("\n".join(["", "each technique alone (scenarios/sweeps/op_vs_bl.yaml):", *table]
+                    if table else ["", "(the sweep op_vs_bl was not found: skipped)"]))
     args.figures.mkdir(parents=True, exist_ok=True)
-    plot(found, args.figures / "fig6_14.png")
+    plot(summary, args.figures / "fig6_14.png")
     print(json.dumps({"figure": str(args.figures / "fig6_14.png")}))
 
 

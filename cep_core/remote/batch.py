@@ -522,16 +522,18 @@ class KeyedFetcher(KeyedStepper, BatchFetcher):
         """(sorted element hashes, values) of the elements served at a version above 0;
         one element served at two versions in one step is refused (the lookup's
         arguments do not name the device)."""
-        newer = version > 0
-        h, version = h[newer], version[newer]
+        if not len(h):
+            return h, self.versions.values[:0]
         order = np.lexsort((version, h))
         h, version = h[order], version[order]
         keys, first = np.unique(h, return_index=True)
-        last = np.r_[first[1:], len(h)] - 1
+        last = np.append(first[1:], len(h)) - 1
         if (version[first] != version[last]).any():
             raise QueryError(f"{self.lookup}[..]: an element was served at two versions "
                              "in one step (to two devices); the session reads one")
-        return keys, self.versions.values[self.versions.value_row(keys, version[first])]
+        newer = version[first] > 0
+        keys, version = keys[newer], version[first][newer]
+        return keys, self.versions.values[self.versions.value_row(keys, version)]
 
     def _overlay(self, args: list[np.ndarray], values: np.ndarray) -> np.ndarray:
         """The lookup's ``values`` at ``args`` with the served versions' values in place

@@ -227,3 +227,44 @@ def test_one_element_served_at_two_versions_in_a_step_is_refused():
     f.feed(first[first["h"] == 0])
     with pytest.raises(QueryError, match="two versions"):
         f.feed(_events(1).iloc[[0, 3]])
+
+
+@st.composite
+def _keyed_cases(draw):
+    pubs = draw(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2),
+                                   st.integers(-4, 16).map(lambda x: x / 2),
+                                   st.integers(1, 9).map(lambda x: x / 10)), max_size=20))
+    slots = draw(st.lists(st.lists(st.integers(0, 2), min_size=6, max_size=6),
+                          min_size=2, max_size=6))
+    spread = draw(st.sampled_from([0.0, 0.5, 3.0]))
+    return dict(pubs=pubs, slots=np.array(slots), capacity=draw(st.sampled_from([1, 3, 20])),
+                latency=LatencyModel("uniform", low=0.2, high=0.2 + spread))
+
+
+def _version_value(pubs: list[tuple], key: int, slot: int, v: int) -> float:
+    if v == 0:
+        return 0.5
+    mine = [p for p in pubs if p[0] == key and p[1] == slot]
+    order = np.argsort([p[2] for p in mine], kind="stable")
+    return mine[order[v - 1]][3]
+
+
+@pytest.mark.parametrize("strategy", KEYED_FETCH_STRATEGIES)
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(case=_keyed_cases())
+def test_a_keyed_session_reads_the_value_of_the_version_served(strategy, case):
+    source = _source(case["latency"])
+    query = QUERY.replace("RETURN out(a[last].time, a[last].h)",
+                          "RETURN out(a[last].time, a[last].h, L[a[last].h, a[last].s] AS x)")
+    session = cep_core.compile(query, remote={"L": source}).start(
+        "strict-contiguity", runs="one-per-partition")
+    f = KeyedFetcher(session, source, "L", ("h", "s"), lambda k: k // 3, 2, strategy,
+                     case["capacity"], lambda r: r.assign(s=(r["s"] + 1) % 3),
+                     versions=_versions(case["pubs"]))
+    slots = case["slots"]
+    out = pd.concat([f.feed(_events(t).assign(s=slots[t]), as_frame=True)
+                     for t in range(len(slots))], ignore_index=True)
+    served = f.report()["versions"].reshape(len(slots), 6)
+    expected = [_version_value(case["pubs"], h, slots[t, h], served[t, h])
+                for t, h in zip(out["time"], out["h"], strict=True)]
+    assert out["x"].tolist() == expected

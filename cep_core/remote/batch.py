@@ -170,6 +170,8 @@ class BatchCache:
     def drop(self, index: np.ndarray) -> np.ndarray:
         """Drop entries on an invalidation (module doc, 6); their devices."""
         devices = self.device[index]
+        if not len(index):
+            return devices
         self.dropped = np.union1d(self.dropped, self.key[index])
         keep = np.ones(len(self.key), dtype=bool)
         keep[index] = False

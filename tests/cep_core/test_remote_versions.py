@@ -268,3 +268,13 @@ def test_a_keyed_session_reads_the_value_of_the_version_served(strategy, case):
     expected = [_version_value(case["pubs"], h, slots[t, h], served[t, h])
                 for t, h in zip(out["time"], out["h"], strict=True)]
     assert out["x"].tolist() == expected
+
+
+def test_a_versions_latency_depends_on_the_element_and_the_version_only():
+    latency = LatencyModel("uniform", low=1.0, high=9.0)
+    a, b = (_fetcher("BL2", latency, 5, 1, _versions([])) for _ in range(2))
+    h = element_hash("L", [np.zeros(3, np.int64), np.zeros(3, np.int64)])
+    versions = np.arange(3)
+    assert a._latency(h, versions).tolist() == b._latency(h, versions).tolist()
+    assert len(set(a._latency(h, versions).tolist())) == 3
+    assert a._latency(h[:1], versions[:1])[0] == a._latency(h[:1])[0]  # version 0: as before

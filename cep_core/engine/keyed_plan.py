@@ -51,6 +51,8 @@ class KeyedPlan:
             self.refs_of[p.index] = refs
             self.refs |= refs
         self.returns: list[tuple[str, Any]] = []
+        #: the lookups' table indexes by name (a remote source's values may be overlaid)
+        self.indexes = vc.indexes
         for (name, _), node in zip(plan.returns.fields, plan.returns.nodes, strict=True):
             fn, refs = vc.compile(node, 0)
             if any(r[0] == "attr" and r[2] in ("back0", "back1") and

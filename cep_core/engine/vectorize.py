@@ -100,6 +100,10 @@ class TableIndex:
 
     def __init__(self, name: str, table: Any, nargs: int):
         self.name, self.table, self.nargs = name, table, nargs
+        #: ``overlay(args, values) -> values``: what a batch reads in place of the
+        #: table's values, while it is set (remote data served at a newer version than
+        #: the table's, :class:`cep_core.remote.batch.KeyedFetcher`); None: the table's
+        self.overlay: Callable[[list[np.ndarray], np.ndarray], np.ndarray] | None = None
         self.series = hasattr(table, "index") and hasattr(table, "dtype")
         #: a DataFrame: name[row label, column label], a per-level lookup and one gather
         self.frame = is_frame(table)
@@ -172,7 +176,11 @@ class TableIndex:
     def get(self, args: list[np.ndarray], deferred: np.ndarray | None = None) -> np.ndarray:
         """The values at the keys ``args``. A missing key raises, or, with ``deferred``
         (a boolean array over the keys), is marked there and left for the caller to
-        raise if it needs that row."""
+        raise if it needs that row. Through :attr:`overlay` while one is set."""
+        values = self._get(args, deferred)
+        return values if self.overlay is None else self.overlay(args, values)
+
+    def _get(self, args: list[np.ndarray], deferred: np.ndarray | None) -> np.ndarray:
         n = len(args[0]) if args else 0
         if n == 0:
             return np.empty(0, dtype=self.values.dtype if self.series else object)
@@ -246,7 +254,8 @@ class VectorCompiler:
                  tables: Mapping[str, Any], time_unit: str):
         self.variables, self.params, self.tables = variables, params, tables
         self.time_unit = time_unit
-        self._indexes: dict[str, TableIndex] = {}
+        #: the tables' indexes, by lookup name
+        self.indexes: dict[str, TableIndex] = {}
 
     def compile(self, node: Any, anchor_offset: int = 0) -> tuple[Callable, set]:
         """``(f, refs)``: ``f(env) -> (values, bad)`` and the reference keys it reads;
@@ -422,9 +431,9 @@ class VectorCompiler:
         table = self.tables.get(node.name)
         if table is None:
             raise Unsupported(f"lookup {node.name} is not a parameter table")
-        index = self._indexes.get(node.name)
+        index = self.indexes.get(node.name)
         if index is None:
-            index = self._indexes[node.name] = TableIndex(node.name, table, len(node.args))
+            index = self.indexes[node.name] = TableIndex(node.name, table, len(node.args))
         if index.nargs != len(node.args):
             raise Unsupported(f"lookup {node.name} with different argument counts")
         fs = [self._c(x, top, refs) for x in node.args]

@@ -143,7 +143,11 @@ class FetchStats:
     """What a source was asked: ``requests`` (fetches sent), ``prefetches`` (of them,
     sent ahead of need), ``bytes`` (sizes fetched), ``waited`` (time the device stood
     still for data [time units]), ``hits`` and ``misses`` (element needed and available /
-    not available in the cache), ``postponed`` (predicates evaluated lazily)."""
+    not available in the cache), ``postponed`` (predicates evaluated lazily);
+    with versioned elements (:mod:`cep_core.remote.versions`, batched fetches only):
+    ``refetches`` (requests of elements whose copy an invalidation had dropped, §6.3.4's
+    updated profiles) and ``invalidations`` (copies, cached or in flight, dropped on an
+    invalidation)."""
 
     requests: int = 0
     prefetches: int = 0
@@ -152,6 +156,8 @@ class FetchStats:
     hits: int = 0
     misses: int = 0
     postponed: int = 0
+    refetches: int = 0
+    invalidations: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

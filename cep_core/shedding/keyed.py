@@ -147,8 +147,10 @@ class KeyedShedder(KeyedStepper):
         eng = self.engine
         kid = eng.keyindex.find([keys])
         before = self._run_marks(kid)
+        # the batch's events served, set before the session reads them (a fetcher
+        # around this one serves their remote data)
+        self.kept = keep
         out = self.session.feed(batch, as_frame, keep=keep)
-        self.kept = keep  # the batch's events served (what a fetcher around this needs)
         kid = eng.keyindex.find([keys])
         after = self._run_marks(kid)
         advanced = (after[0] >= 0) & ((before[0] < 0) | (after[0] != before[0])

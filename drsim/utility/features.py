@@ -8,7 +8,8 @@ monitoring feature is something a scenario may add to the three tiers of Listing
 (:mod:`drsim.utility.appliance_monitoring`). A feature is one :class:`MonitoringFeature`:
 it reads its settings from the scenario, checks them before any work, says where it
 cannot run (a streamed run, recorded readings), may run a stage before the passes, give
-the meter tier and the group leaders inputs or run the meter tier its own way, computes
+the meter tier, the group leaders and the utility inputs or run the meter tier its own
+way, computes
 its aggregate of one chunk's monitored pass where the data is, as rows of an Arrow
 schema of its own, merges the chunks' rows on the driver into a typed value, gives the
 costs and the deficit inputs, and writes its section of summary.json and its lines of
@@ -349,7 +350,9 @@ class MonitoringFeature(ABC):
         """
         return {}
 
-    def group_inputs(self, plan: MonitoringPlan) -> Mapping[str, Any]:
+    def group_inputs(self, plan: MonitoringPlan,
+                     prepared: Mapping[str, tuple[Any, ...]] | None = None
+                     ) -> Mapping[str, Any]:
         """Return the feature's keyword arguments of the group leaders.
 
         Given to :func:`drsim.pipeline.tasks.group_leader` of every group and pass; none
@@ -359,6 +362,29 @@ class MonitoringFeature(ABC):
         ----------
         plan : drsim.utility.monitoring.MonitoringPlan
             The monitoring plan.
+        prepared : mapping of str to tuple, optional
+            Feature name -> the values of its preparations (:meth:`preparations`).
+
+        Returns
+        -------
+        mapping of str to object
+            Keyword arguments (picklable: they travel to the workers).
+        """
+        return {}
+
+    def utility_inputs(self, plan: MonitoringPlan,
+                       prepared: Mapping[str, tuple[Any, ...]] | None = None
+                       ) -> Mapping[str, Any]:
+        """Return the feature's keyword arguments of the utility.
+
+        Given to :func:`drsim.pipeline.tasks.utility` of every pass; none by default.
+
+        Parameters
+        ----------
+        plan : drsim.utility.monitoring.MonitoringPlan
+            The monitoring plan.
+        prepared : mapping of str to tuple, optional
+            Feature name -> the values of its preparations (:meth:`preparations`).
 
         Returns
         -------
@@ -433,6 +459,26 @@ class MonitoringFeature(ABC):
         object
             What :meth:`summary` reads (``Monitored.features[name]``).
         """
+
+    def tier_merge(self, merged: Any, rows: pd.DataFrame) -> Any:
+        """Add what the group leaders and the utility reported to the merge.
+
+        ``merged`` unchanged by default.
+
+        Parameters
+        ----------
+        merged : object
+            What :meth:`merge` returned.
+        rows : pandas.DataFrame
+            The tiers' rows (:data:`drsim.pipeline.tasks.TIERS`), the group leaders'
+            and the utility's of every monitored pass.
+
+        Returns
+        -------
+        object
+            What :meth:`summary`, :meth:`cost_inputs` and :meth:`deficit_inputs` read.
+        """
+        return merged
 
     @abstractmethod
     def summary(self, merged: Any | None, run: FeatureRun) -> Any:

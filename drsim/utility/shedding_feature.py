@@ -1,21 +1,25 @@
-"""Load shedding at the gateways (OP) as a monitoring feature (:class:`LoadShedding`).
+"""Load shedding in the three tiers (OP) as a monitoring feature (:class:`LoadShedding`).
 
-With ``monitoring.shedding`` (the model and the shedding: :mod:`drsim.utility.shedding`)
-a stage before the passes fits each group's cost model where the data is
-(:func:`cost_model_rows`, on a simulated previous day), and every chunk runs the meter
-tier of each monitored pass twice (:func:`drsim.utility.shedding.shed_meter_tier`):
-under the bound (OP, the pass's own name) and unshed (BL, its twin
-:func:`drsim.utility.shedding.bl_name`), each with its gateways' figures. The chunks send
-one row per run (:data:`COLUMNS`); the driver sums them per run
-(:class:`drsim.utility.shedding.GatewayStats`), and the feature writes summary.json's
-``shedding``: OP beside BL on the same households.
+With ``monitoring.shedding`` (the model and the shedding: :mod:`drsim.utility.shedding`,
+:mod:`drsim.utility.tier_shedding`) a stage before the passes fits each group's cost
+model of the meter query where the data is and measures the share of the same simulated
+previous day flagged per test, from which the group leaders and the utility estimate
+theirs (:func:`cost_model_rows`). Every chunk runs the meter tier of each monitored pass
+twice (:func:`drsim.utility.shedding.shed_meter_tier`): under the bound (OP, the pass's
+own name) and unshed (BL, its twin :func:`drsim.utility.shedding.bl_name`), each with its
+gateways' figures; the chunks send one row per run (:data:`COLUMNS`). The group leaders
+and the utility shed on OP's passes (:class:`drsim.utility.tier_shedding.TierShedding`,
+given them by :meth:`LoadShedding.group_inputs` and :meth:`LoadShedding.utility_inputs`)
+and report their devices in rows of kind ``device``. The driver sums the figures per tier
+and run (:class:`drsim.utility.shedding.DeviceStats`, :class:`SheddingFigures`), and the
+feature writes summary.json's ``shedding``: OP beside BL on the same households.
 """
 
 from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -37,20 +41,28 @@ from drsim.utility.features import (
 )
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
 from drsim.utility.shedding import (
-    GatewayStats,
+    DeviceStats,
     bl_name,
     fit_meter_model,
+    flagged_shares,
     history_day,
     shed_meter_tier,
 )
+from drsim.utility.tier_shedding import TierShedding
 
-__all__ = ["COLUMNS", "MODELS", "LoadShedding", "cost_model_rows", "cost_models"]
+__all__ = ["COLUMNS", "MODELS", "TIER_UNITS", "CostModels", "LoadShedding",
+           "SheddingFigures", "cost_model_rows", "cost_models"]
 
 #: per chunk, monitored pass and run (OP under the pass's name, BL under its twin's): what
-#: its gateways did (GatewayStats.as_list)
+#: its gateways did (DeviceStats.as_list)
 COLUMNS = pa.schema([("run", pa.string()), ("gateways", pa.list_(pa.float64()))])
-#: a group's pickled cost model of the meter query
-MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary())])
+#: a group's pickled cost model of the meter query, and the share of its previous day's
+#: sample flagged per test time (what the group and utility tiers' models are made of)
+MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary()),
+                    ("shares", pa.list_(pa.float64()))])
+#: per tier, its key in summary.json's ``shedding.{op, bl}`` and what its inputs are called
+TIER_UNITS = {"meter": ("meter_tier", "readings"), "group": ("group_tier", "user_events"),
+              "utility": ("utility_tier", "group_events")}
 
 
 def cost_model_rows(scenario: Scenario, plan: MonitoringPlan, simulate: Callable[..., Any],
@@ -59,7 +71,10 @@ def cost_model_rows(scenario: Scenario, plan: MonitoringPlan, simulate: Callable
 
     Fitted on the previous day's households of the group, simulated here
     (:func:`drsim.utility.shedding.history_day`,
-    :func:`drsim.utility.shedding.fit_meter_model`).
+    :func:`drsim.utility.shedding.fit_meter_model`); the same households give the share
+    flagged per test time (:func:`drsim.utility.shedding.flagged_shares`), which the
+    group leaders and the utility combine with γ when they run
+    (:class:`drsim.utility.tier_shedding.TierShedding`).
 
     Parameters
     ----------
@@ -79,12 +94,30 @@ def cost_model_rows(scenario: Scenario, plan: MonitoringPlan, simulate: Callable
         One row of :data:`MODELS`.
     """
     day, first, n = history_day(scenario, group)
-    model = fit_meter_model(scenario, plan, group, simulate(day, first, n, group))
-    return {"group": [group], "model": [pickle.dumps(model)]}
+    history = simulate(day, first, n, group)
+    model = fit_meter_model(scenario, plan, group, history)
+    return {"group": [group], "model": [pickle.dumps(model)],
+            "shares": [flagged_shares(plan, group, history).tolist()]}
 
 
-def cost_models(rows: pd.DataFrame) -> tuple[bytes, ...]:
-    """Return each group's pickled cost model, in group order.
+@dataclass(frozen=True)
+class CostModels:
+    """What the stage "cost models" made, by group.
+
+    Attributes
+    ----------
+    meter : tuple of bytes
+        Each group's pickled cost model of the meter query.
+    shares : tuple of tuple of float
+        Each group's share of its previous day's sample flagged per test time [1].
+    """
+
+    meter: tuple[bytes, ...]
+    shares: tuple[tuple[float, ...], ...]
+
+
+def cost_models(rows: pd.DataFrame) -> CostModels:
+    """Return each group's cost model and shares flagged, in group order.
 
     Parameters
     ----------
@@ -93,15 +126,32 @@ def cost_models(rows: pd.DataFrame) -> tuple[bytes, ...]:
 
     Returns
     -------
-    tuple of bytes
+    CostModels
         By group.
     """
-    return tuple(rows.sort_values("group")["model"].tolist())
+    rows = rows.sort_values("group")
+    return CostModels(tuple(rows["model"].tolist()),
+                      tuple(tuple(float(x) for x in r) for r in rows["shares"]))
+
+
+@dataclass(frozen=True)
+class SheddingFigures:
+    """What the devices of each tier did, per run (a pass, or its BL twin).
+
+    Attributes
+    ----------
+    meter, group, utility : dict of str to drsim.utility.shedding.DeviceStats
+        Run -> the figures of the gateways, the group leaders, the utility.
+    """
+
+    meter: dict[str, DeviceStats]
+    group: dict[str, DeviceStats] = field(default_factory=dict)
+    utility: dict[str, DeviceStats] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class LoadShedding(MonitoringFeature):
-    """Hybrid load shedding of the meter tier under a latency bound (``monitoring.shedding``).
+    """Hybrid load shedding in the three tiers under latency bounds (``monitoring.shedding``).
 
     Attributes
     ----------
@@ -193,19 +243,61 @@ class LoadShedding(MonitoringFeature):
         -------
         callable
             The runs of :func:`drsim.utility.shedding.shed_meter_tier`, each with its
-            :class:`drsim.utility.shedding.GatewayStats`.
+            :class:`drsim.utility.shedding.DeviceStats`.
         """
-        model = pickle.loads(chunk.prepared[self.name][0][chunk.group])
+        model = pickle.loads(chunk.prepared[self.name][0].meter[chunk.group])
         first = self.group_firsts[chunk.group]
 
         def shed(name: str, acc: Any, expected_acc: Any,
                  inputs: Callable[[], Mapping[str, Any]]) -> list[MeterRun]:
             bl, bl_stats, op, op_stats = shed_meter_tier(
                 chunk.plan, self.cfg, model, chunk.house_ids, chunk.group, first, acc,
-                expected_acc, inputs)
+                expected_acc, inputs, shed="meter" in self.cfg.tiers)
             return [MeterRun(name, op, op_stats), MeterRun(bl_name(name), bl, bl_stats)]
 
         return shed
+
+    def _tiers(self, prepared: Mapping[str, tuple[Any, ...]] | None) -> dict[str, Any]:
+        """Return the shedding of the leaders and the utility, with the stage's shares."""
+        return {"shed": TierShedding(self.cfg, (prepared or {})[self.name][0].shares)}
+
+    def group_inputs(self, plan: MonitoringPlan,
+                     prepared: Mapping[str, tuple[Any, ...]] | None = None
+                     ) -> dict[str, Any]:
+        """Return the group leaders' shedding, ``shed`` of the group leader.
+
+        Parameters
+        ----------
+        plan : drsim.utility.monitoring.MonitoringPlan
+            The monitoring plan.
+        prepared : mapping of str to tuple
+            The features' prepared values (this feature's: :class:`CostModels`).
+
+        Returns
+        -------
+        dict
+            ``{"shed": TierShedding}``.
+        """
+        return self._tiers(prepared)
+
+    def utility_inputs(self, plan: MonitoringPlan,
+                       prepared: Mapping[str, tuple[Any, ...]] | None = None
+                       ) -> dict[str, Any]:
+        """Return the utility's shedding, ``shed`` of the utility.
+
+        Parameters
+        ----------
+        plan : drsim.utility.monitoring.MonitoringPlan
+            The monitoring plan.
+        prepared : mapping of str to tuple
+            The features' prepared values (this feature's: :class:`CostModels`).
+
+        Returns
+        -------
+        dict
+            ``{"shed": TierShedding}``.
+        """
+        return self._tiers(prepared)
 
     def chunk_rows(self, chunk: FeatureChunk, name: str) -> dict[str, Sequence[Any]]:
         """Return what the chunk's gateways did in each run of pass ``name``.
@@ -225,7 +317,7 @@ class LoadShedding(MonitoringFeature):
         return {"run": [r.label for r in chunk.meter_runs],
                 "gateways": [r.extra.as_list() for r in chunk.meter_runs]}
 
-    def merge(self, rows: pd.DataFrame) -> dict[str, GatewayStats]:
+    def merge(self, rows: pd.DataFrame) -> SheddingFigures:
         """Sum the chunks' gateway figures per run.
 
         Parameters
@@ -235,37 +327,71 @@ class LoadShedding(MonitoringFeature):
 
         Returns
         -------
-        dict of str to drsim.utility.shedding.GatewayStats
-            Run (a pass or its twin) -> its gateways' figures.
+        SheddingFigures
+            Run (a pass or its twin) -> its gateways' figures; the other tiers' come
+            with :meth:`tier_merge`.
         """
-        return {str(name): GatewayStats.merged(rows.loc[rows["run"] == name, "gateways"])
-                for name in pd.unique(rows["run"])}
+        return SheddingFigures({
+            str(name): DeviceStats.merged(rows.loc[rows["run"] == name, "gateways"])
+            for name in pd.unique(rows["run"])})
 
-    def summary(self, merged: dict[str, GatewayStats] | None, run: FeatureRun
+    def tier_merge(self, merged: SheddingFigures, rows: pd.DataFrame) -> SheddingFigures:
+        """Add the group leaders' and the utility's device figures per run.
+
+        Parameters
+        ----------
+        merged : SheddingFigures
+            What :meth:`merge` returned.
+        rows : pandas.DataFrame
+            The tiers' rows (:data:`drsim.pipeline.tasks.TIERS`); those of kind
+            ``device`` carry a device's :meth:`DeviceStats.as_list` (the utility's with
+            group :data:`drsim.pipeline.tasks.UTILITY`, -1).
+
+        Returns
+        -------
+        SheddingFigures
+            ``merged`` with :attr:`SheddingFigures.group` and ``utility``.
+        """
+        devices = rows[rows["kind"] == "device"]
+
+        def per_run(mine: pd.DataFrame) -> dict[str, DeviceStats]:
+            return {str(name): DeviceStats.merged(mine.loc[mine["pass"] == name, "device"])
+                    for name in pd.unique(mine["pass"])}
+
+        return replace(merged, group=per_run(devices[devices["group"] >= 0]),
+                       utility=per_run(devices[devices["group"] < 0]))
+
+    def summary(self, merged: SheddingFigures | None, run: FeatureRun
                 ) -> dict[str, Any] | None:
         """Return ``shedding`` of summary.json (None without shedding).
 
         Parameters
         ----------
-        merged : dict of str to GatewayStats or None
-            What :meth:`merge` returned.
+        merged : SheddingFigures or None
+            What :meth:`tier_merge` returned.
         run : drsim.utility.features.FeatureRun
             The run's outcomes and costs.
 
         Returns
         -------
         dict or None
-            OP beside BL on the same households: per configuration the meter tier's
-            gateways (readings and runs shed, work, utilisation, latency), the costs as
-            deployed and the prediction.
+            OP beside BL on the same households: per configuration each tier's devices
+            (:data:`TIER_UNITS`: inputs and runs shed, work, utilisation, latency, the
+            unshed latency and the bound, whether it sheds), the costs as deployed and
+            the prediction.
         """
         if self.cfg is None:
             return None
 
+        def tier(tier: str, name: str) -> dict[str, Any]:
+            key, unit = TIER_UNITS[tier]
+            stats = getattr(merged, tier).get(name)
+            shed = tier in self.cfg.tiers and name == "traditional"
+            return {"shed": shed, **(stats.summary(unit) if stats is not None else {})}
+
         def side(name: str) -> dict[str, Any]:
             outcome, cost = run.outcome[name], run.costs(name)
-            return {"meter_tier": merged[name].summary(),
-                    "group_tier": "no shedding", "utility_tier": "no shedding",
+            return {**{TIER_UNITS[t][0]: tier(t, name) for t in TIER_UNITS},
                     "communication": cost["communication"]["total"],
                     "computation": cost["computation"]["total"],
                     "utility_noncompliance_time": clock(outcome.t_nc) if outcome.predicted
@@ -291,8 +417,9 @@ class LoadShedding(MonitoringFeature):
         Returns
         -------
         list of (str, str)
-            The prediction, the costs' share of BL's, the gateways' latency, and the
-            readings and runs shed.
+            The prediction, the costs' share of BL's, the gateways' latency, the readings
+            and runs shed, the group leaders' and the utility's latency and bound, and
+            the user and group events they shed.
         """
         if not isinstance(section, Mapping):
             return []
@@ -308,4 +435,11 @@ class LoadShedding(MonitoringFeature):
                  f"{share_cell(meter_op.get('latency_avg_minutes'))} "
                  f"(unshed: {share_cell(meter_bl.get('latency_avg_minutes'))})"),
                 ("OP readings / runs shed",
-                 f"{meter_op.get('readings_shed')} / {meter_op.get('runs_shed')}")]
+                 f"{meter_op.get('readings_shed')} / {meter_op.get('runs_shed')}"),
+                ("OP group / utility latency avg, min (bound)",
+                 " / ".join(f"{share_cell(op.get(k, {}).get('latency_avg_minutes'))} "
+                            f"({share_cell(op.get(k, {}).get('bound_minutes'))})"
+                            for k in ("group_tier", "utility_tier"))),
+                ("OP user / group events shed",
+                 f"{op.get('group_tier', {}).get('user_events_shed')} / "
+                 f"{op.get('utility_tier', {}).get('group_events_shed')}")]

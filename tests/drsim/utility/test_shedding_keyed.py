@@ -141,10 +141,10 @@ def test_the_unshed_monitoring_beside_op_is_the_run_without_shedding(op_run):
 
 def test_op_sheds_readings_and_costs_less(op_run):
     scenario, op = op_run
-    gw = op.monitored.features["shedding"]
+    gw = op.monitored.features["shedding"].meter
     shed, unshed = gw["traditional"], gw[bl_name("traditional")]
-    assert shed.readings == unshed.readings and unshed.readings_shed == 0
-    assert shed.readings_shed > 0 and shed.work < unshed.work
+    assert shed.inputs == unshed.inputs and unshed.inputs_shed == 0
+    assert shed.inputs_shed > 0 and shed.work < unshed.work
     unshed_costs = pass_costs(scenario, op.monitored, bl_name("traditional"))
     assert op.costs["computation"]["total"] < unshed_costs["computation"]["total"]
     assert op.costs["communication"]["meter_readings"] \

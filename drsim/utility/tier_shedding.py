@@ -22,7 +22,8 @@ queries run unchanged on the inputs kept (:func:`run_on_device`: a filter in fro
 them). At each arrival the device knows its backlog and the inputs that arrive, so it
 knows their latencies unshed; it is overloaded when their statistic exceeds θ
 (Definition 4.1), and the violation to cover is the least share of the arrival's inputs
-whose shedding brings it within θ (the capacity of Eq. 4.6 on the modelled device). The
+whose shedding brings it within θ (the capacity of Eq. 4.6 on the modelled device,
+:func:`cep_core.shedding.keepable`). The
 cells of the cost model are (state class, time slice): an input is *above* when the count
 of its test time (tick) already exceeds its threshold (γ[group, T] × GroupSize, or
 γ_group × GROUPNUM), *below* otherwise; the slice is that of its arrival in ``slices``
@@ -40,9 +41,10 @@ latch (and the utility's prediction) come later. A below cell of zero contributi
 shed whole when the device is overloaded.
 
 **No state shedding here.** The bottom queries hold one run each (a leader's run of
-consecutive alerts, the utility's); dropping it would cost the whole run (the latch or
-the prediction restarts from the next alert) and frees at most two units a tick, so the
-state filter of these tiers is not modelled: their runs are never dropped.
+consecutive alerts, the utility's). Its work is served after a tick's inputs, so
+dropping it cannot bring an arrival within θ (it only shortens the next one's backlog),
+and it would cost the whole run (the latch or the prediction restarts from the next
+alert): the state filter of these tiers is not modelled, their runs are never dropped.
 
 **Communication.** A leader's filter is pushed to its gateways, as a gateway's to its
 meters: a user event it drops is neither sent nor evaluated; a group event the utility
@@ -300,21 +302,6 @@ def serve_inputs(ticks: np.ndarray, counts: np.ndarray, extra: np.ndarray,
     return (np.concatenate(out) if out else np.zeros(0)), float(fleet.busy[0])
 
 
-def _keepable(backlog: float, unit_cost: float, n: int, bound: float, kind: str) -> int:
-    """Return how many of ``n`` inputs arriving together keep their statistic in bound.
-
-    The most whose latency statistic is within ``bound`` on a device with ``backlog``
-    [minutes] of work waiting.
-    """
-    k = np.arange(1, n + 1)
-    if kind == "avg":
-        stat = backlog + unit_cost * (k + 1) / 2.0
-    else:  # the 95th percentile, method "lower", of backlog + unit_cost × (1..k)
-        stat = backlog + unit_cost * (np.floor(0.95 * (k - 1)) + 1)
-    ok = np.flatnonzero(stat <= bound + 1e-12)
-    return int(ok[-1] + 1) if ok.size else 0
-
-
 def kept_counts(ticks: np.ndarray, counts: np.ndarray, extra: np.ndarray, unit_cost: float,
                 bound: float, needed: np.ndarray, contribution: np.ndarray,
                 kind: str = "avg") -> np.ndarray:
@@ -364,14 +351,14 @@ def kept_counts(ticks: np.ndarray, counts: np.ndarray, extra: np.ndarray, unit_c
     ...             np.array([0.9, 0.0])).tolist()
     [3, 0]
     """
-    from cep_core.shedding import choose_shed_set
+    from cep_core.shedding import choose_shed_set, keepable
 
     free_at = -np.inf
     kept = np.asarray(counts, dtype=np.int64).copy()
     for i, (t, n) in enumerate(zip(ticks.tolist(), kept.tolist(), strict=True)):
         backlog = max(0.0, free_at - t)
         if n:
-            keep = _keepable(backlog, unit_cost, n, bound, kind)
+            keep = keepable(backlog, unit_cost, n, bound, kind)
             if keep < n:  # overloaded (Definition 4.1): cover n − keep of n (Eq. 4.6)
                 above, below = max(0, n - int(needed[i])), min(n, int(needed[i]))
                 cap = (n - keep - 0.5) / n

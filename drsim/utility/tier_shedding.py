@@ -217,9 +217,9 @@ def predicted_latch(plan: MonitoringPlan, share: np.ndarray, gamma: np.ndarray,
     chance = _alert_chance(size, share, needed_count(np.asarray(gamma) * size))
     at = np.searchsorted(plan.test_times, plan.ticks, side="right") - 1
     alerting = chance[at] > 0.5
-    run = np.zeros(len(alerting), dtype=np.int64)
-    for i, a in enumerate(alerting.tolist()):
-        run[i] = run[i - 1] + 1 if a and i else int(a)
+    i = np.arange(len(alerting))
+    last_gap = np.maximum.accumulate(np.where(alerting, -1, i))  # the latest quiet tick
+    run = np.where(alerting, i - last_gap, 0)  # consecutive alerting ticks so far
     hit = np.flatnonzero(run > plan.m_group)
     return int(plan.ticks[hit[0]]) if hit.size else NOT_LATCHED
 

@@ -6,7 +6,7 @@ the keyed engine, many modelled devices at once with :class:`KeyedShedder`."""
 from cep_core.shedding.clock import DeviceClock, LatencyWindow, unit_cost_for, work_units
 from cep_core.shedding.cost_model import CostModel, load_cost_model
 from cep_core.shedding.fitting import fit_cost_model
-from cep_core.shedding.fleet import DeviceFleet
+from cep_core.shedding.fleet import DeviceFleet, keepable
 from cep_core.shedding.keyed import KEYED_STRATEGIES, KeyedShedder
 from cep_core.shedding.knapsack import choose_shed_set, greedy_cover, min_contribution_cover
 from cep_core.shedding.strategies import MODEL_STRATEGIES, STRATEGIES, SheddingConfig
@@ -14,4 +14,4 @@ from cep_core.shedding.strategies import MODEL_STRATEGIES, STRATEGIES, SheddingC
 __all__ = ["DeviceClock", "LatencyWindow", "unit_cost_for", "work_units", "CostModel",
            "fit_cost_model", "load_cost_model", "choose_shed_set", "greedy_cover",
            "min_contribution_cover", "SheddingConfig", "STRATEGIES", "MODEL_STRATEGIES",
-           "DeviceFleet", "KeyedShedder", "KEYED_STRATEGIES"]
+           "DeviceFleet", "keepable", "KeyedShedder", "KEYED_STRATEGIES"]

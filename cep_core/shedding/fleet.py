@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DeviceFleet"]
+__all__ = ["DeviceFleet", "keepable"]
 
 
 class DeviceFleet:
@@ -96,3 +96,26 @@ class DeviceFleet:
     def clear(self, devices: np.ndarray) -> None:
         """Forget the windows of ``devices`` (after a shedding action there)."""
         self.window[devices] = np.nan
+
+
+def keepable(backlog: float, unit_cost: float, n: int, bound: float,
+             statistic: str = "avg") -> int:
+    """The most of ``n`` events arriving together, one cost unit each, that a device with
+    ``backlog`` [time units] of work waiting serves with their latency statistic within
+    ``bound``: the first k are served at ``backlog + unit_cost × (1..k)``, whose average
+    or 95th percentile (method "lower", as :meth:`DeviceFleet.statistic`) must not
+    exceed it (Definition 4.1). The events beyond are what an input filter has to shed
+    to meet the bound at this arrival (Eq. 4.6's capacity, exact on the modelled device).
+
+    >>> keepable(0.0, 1.0, 4, 1.5), keepable(0.0, 1.0, 4, 10.0), keepable(2.0, 1.0, 4, 1.5)
+    (2, 4, 0)
+    >>> keepable(0.0, 1.0, 40, 5.0, "p95")
+    6
+    """
+    k = np.arange(1, n + 1)
+    if statistic == "avg":
+        stat = backlog + unit_cost * (k + 1) / 2.0
+    else:
+        stat = backlog + unit_cost * (np.floor(0.95 * (k - 1)) + 1)
+    ok = np.flatnonzero(stat <= bound + 1e-12)
+    return int(ok[-1] + 1) if ok.size else 0

@@ -69,7 +69,10 @@ def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows:
     """Communication and computation per tier, as deployed (module docstring).
     ``meter_work`` is (groups, 5, tests): events processed, partial matches, user events,
     readings shed (not reported: neither sent nor evaluated, drsim.utility.shedding) and remote
-    data requested (drsim.utility.fetching). With lost readings (drsim.utility.readings): ``lost``
+    data requested (drsim.utility.fetching). User events a group leader sheds and group events
+    the utility sheds (rows ``user_events_shed``, ``group_event_shed``,
+    drsim.utility.tier_shedding) are not sent; the tiers' work rows count only what they
+    evaluated. With lost readings (drsim.utility.readings): ``lost``
     (groups, reading slots of the program), the readings lost, which are not sent; and
     ``silent_spells`` (groups, tests), the meter tier's reports of silent meters to the
     group leaders, which are. With load shedding (drsim.utility.shedding.quiet_readings):
@@ -91,17 +94,24 @@ def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows:
     readings -= int((shed * counted).sum())
     if quiet is not None:
         readings -= _quiet_until_stop(plan, quiet, stop)
-    group_computation = group_events = 0
+    group_computation = group_events = user_events_shed = 0
     for g, last in enumerate(stop.tolist()):
         mine_g = mine[(mine["group"] == g) & (mine["time"] <= last)]
         work = mine_g[mine_g["kind"] == "work"]
         group_computation += int((work["processed"] + work["partial_matches"]).sum())
         group_events += int((mine_g["kind"] == "event").sum())
+        # a leader's filter is pushed to its gateways, the utility's to the leaders: what
+        # they drop is not sent (drsim.utility.tier_shedding)
+        user_events_shed += int(mine_g.loc[mine_g["kind"] == "user_events_shed",
+                                           "processed"].sum())
+        sent = mine_g.loc[mine_g["kind"] == "event", "time"]
+        dropped = mine_g.loc[mine_g["kind"] == "group_event_shed", "time"]
+        group_events -= int(dropped.isin(sent).sum())
     until = outcome.t_nc if outcome.predicted else plan.t_end
     uw = mine[(mine["group"] == UTILITY) & (mine["kind"] == "work") & (mine["time"] <= until)]
     communication = {"meter_readings": readings,
                      "remote_lambda_fetches": int((fetches * counted).sum()),
-                     "user_events": int((outputs * counted).sum()),
+                     "user_events": int((outputs * counted).sum()) - user_events_shed,
                      "silent_meter_events": 0 if silent_spells is None
                      else int((silent_spells * counted).sum()),
                      "group_events": group_events}

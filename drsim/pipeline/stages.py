@@ -57,10 +57,10 @@ from drsim.pipeline.tasks import (
     adaptive_task,
     participant_sums,
     pass_group_leader,
+    pass_utility,
     preparation_task,
     simulate_households,
     simulation_task,
-    utility,
 )
 from drsim.scenario import Scenario
 from drsim.units import clock
@@ -331,7 +331,8 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
                      _stage(progress, "passes + meter tier"), prepared, export_readings)
     timings = {"passes_seconds": passes.seconds, **timings}
     started = time.perf_counter()
-    monitored, tier_timings = tiers(scenario, plan, backend, passes.handles, progress)
+    monitored, tier_timings = tiers(scenario, plan, backend, passes.handles, progress,
+                                    prepared=prepared)
     timings["tiers_seconds"] = time.perf_counter() - started
     timings.update(tier_timings)
 
@@ -419,10 +420,14 @@ def same_response(a: SecondEvent | None, b: SecondEvent | None) -> bool:
 
 def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[str, Any],
           progress: Progress | None, names: tuple[str, ...] | None = None,
-          thresholds: Thresholds | None = None) -> tuple[Monitored, dict[str, float]]:
+          thresholds: Thresholds | None = None,
+          prepared: dict[str, tuple[Any, ...]] | None = None
+          ) -> tuple[Monitored, dict[str, float]]:
     """Stage 2: thresholds, group leaders and the utility, and the two tiers' wall times
     [s]. ``names``: the monitored passes in the meter tier's output (default: the run's);
-    ``thresholds``: γ given (default: from the scenario and the replicas' flags)."""
+    ``thresholds``: γ given (default: from the scenario and the replicas' flags);
+    ``prepared``: the values of the features' stages before the passes, by feature
+    (their inputs of the group leaders and the utility read them)."""
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     n_groups, k = len(sizes), len(plan.test_times)
     if names is None:
@@ -433,7 +438,9 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
     meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
     if thresholds is None:
         thresholds = Thresholds.of(plan, sizes, replica_counts(meter, n_groups))
-    group_inputs = TierInputs.of(active_features(scenario), lambda f: f.group_inputs(plan))
+    features = active_features(scenario)
+    group_inputs = TierInputs.of(features, lambda f: f.group_inputs(plan, prepared or {}))
+    utility_inputs = TierInputs.of(features, lambda f: f.utility_inputs(plan, prepared or {}))
     started = time.perf_counter()
     leaders = backend.group_apply(
         out["events"], ["pass", "group"],
@@ -443,7 +450,8 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
                                                len(names) * n_groups))
     timings = {"group_tier_seconds": time.perf_counter() - started}
     started = time.perf_counter()
-    util = backend.group_apply(leaders, ["pass"], partial(utility, plan), TIERS,
+    util = backend.group_apply(leaders, ["pass"], partial(pass_utility, plan, utility_inputs),
+                               TIERS,
                                label="utility tier",
                                progress=_in_units(progress, "utility tier", len(names)))
     timings["utility_tier_seconds"] = time.perf_counter() - started
@@ -453,7 +461,9 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
                                       ignore_index=True)
     meter_work = _per_group(meter, "work", names, n_groups, (WORK_ROWS, k))
     outcomes = _per_group(meter, "outcomes", names, n_groups, (k + 1, 2))
-    features = {f.name: f.merge(_feature_rows(backend, out[feature_output(f.name)]))
+    features = {f.name: f.tier_merge(f.merge(_feature_rows(backend,
+                                                           out[feature_output(f.name)])),
+                                     tier_rows)
                 for f in features_of(scenario) if feature_output(f.name) in out}
     outcome = {name: tier_outcome(tier_rows, name, n_groups) for name in names}
     return Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,

@@ -195,7 +195,7 @@ def monitored_from(context: StreamContext, rows: pd.DataFrame,
     tier_rows = pd.DataFrame({"pass": tiers["pass_"].astype(str), "group": tiers["group"],
                               "kind": tiers["kind"].astype(str), "time": tiers["time"],
                               "load": tiers["value"].fillna(0.0), "processed": counts[:, 0],
-                              "partial_matches": counts[:, 1]})
+                              "partial_matches": counts[:, 1], "device": None})
     tier_rows = tier_rows.astype({"group": np.int32, "time": np.int64, "load": np.float64,
                                   "processed": np.int64, "partial_matches": np.int64})
     tier_rows = tier_rows[TIERS.names].sort_values(["pass", "group", "kind", "time"],

@@ -46,7 +46,7 @@ from drsim.utility.features import (
     feature_schema,
     is_plain_twin,
 )
-from drsim.utility.group_and_utility_tiers import group_tier, utility_tier
+from drsim.utility.group_and_utility_tiers import group_tier, utility_stream, utility_tier
 from drsim.utility.lottery import lottery_winners, second_event_compliant
 from drsim.utility.monitoring import (
     NOT_LATCHED,
@@ -57,6 +57,7 @@ from drsim.utility.monitoring import (
 )
 from drsim.utility.participants import ParticipantSums, household_mappings
 from drsim.utility.threshold import Thresholds, replica_flags
+from drsim.utility.tier_shedding import TierShedding
 
 TOTAL = "total"  # the series of a pass's whole load (the others are categories)
 ESTIMATE = "estimate"  # the pass name of the utility's M&V estimates (series B and P̂)
@@ -86,9 +87,14 @@ USER_EVENT_ROWS = pa.schema([  # the run folder's user events (:func:`user_event
     ("pass", pa.string()), ("time", pa.int64()), ("houseID", pa.int64()),
     ("groupID", pa.int64()), ("accLoad", pa.float64()), ("delay", pa.float64()),
     ("missing", pa.int64())])
+#: the group leaders' and the utility's rows; kinds: alert, event, work, t_nc, and with
+#: load shedding (drsim.utility.tier_shedding) device (``device``: the device's
+#: DeviceStats.as_list), user_events_shed (a leader's per test time, ``processed`` of
+#: them), group_event_shed (one per group event the utility dropped, under its group) and
+#: forecast (a leader's latch predicted from the previous day)
 TIERS = pa.schema([("pass", pa.string()), ("group", pa.int32()), ("kind", pa.string()),
                    ("time", pa.int64()), ("load", pa.float64()), ("processed", pa.int64()),
-                   ("partial_matches", pa.int64())])
+                   ("partial_matches", pa.int64()), ("device", pa.list_(pa.float64()))])
 UTILITY = -1  # the group column of the utility's rows
 
 
@@ -455,7 +461,7 @@ class TierInputs:
     (:meth:`~drsim.utility.features.MonitoringFeature.group_inputs`): those of the
     monitored passes, and those of their plain twins (BL,
     :func:`drsim.utility.features.plain_twin`), without the features that optimise the
-    monitoring."""
+    monitoring (but those that only measure the twins)."""
 
     op: Mapping[str, Any]
     plain: Mapping[str, Any]
@@ -470,7 +476,7 @@ class TierInputs:
         for feature in features:
             given = inputs(feature)
             op.update(given)
-            if not feature.optimises:
+            if not feature.optimises or feature.measures_twins:
                 plain.update(given)
         return cls(op, plain)
 
@@ -486,47 +492,98 @@ def pass_group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: 
     return group_leader(plan, sizes, thresholds, rows, **inputs.at(str(rows["pass"].iloc[0])))
 
 
+def pass_utility(plan: MonitoringPlan, inputs: TierInputs, rows: pd.DataFrame) -> pd.DataFrame:
+    """:func:`utility` of one pass with the features' inputs of that pass
+    (:meth:`TierInputs.at`)."""
+    return utility(plan, rows, **inputs.at(str(rows["pass"].iloc[0])))
+
+
+def _tier_frame(rows: list[tuple], devices: list[tuple] | None = None) -> pd.DataFrame:
+    """Rows of :data:`TIERS`: ``rows`` without a device, then ``devices``' rows
+    (pass, group, device figures) of kind ``device``."""
+    out = pd.DataFrame(rows, columns=TIERS.names[:-1])
+    out["device"] = None
+    if devices:
+        more = pd.DataFrame([(name, group, "device", 0, 0.0, 0, 0, figures)
+                             for name, group, figures in devices], columns=TIERS.names)
+        out = pd.concat([out, more], ignore_index=True) if len(out) else more
+    return out
+
+
 def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thresholds,
                  rows: pd.DataFrame,
-                 alert_delays: Callable[[pd.DataFrame, int], np.ndarray] | None = None
-                 ) -> pd.DataFrame:
+                 alert_delays: Callable[[pd.DataFrame, int], np.ndarray] | None = None,
+                 shed: TierShedding | None = None) -> pd.DataFrame:
     """Listing 6.2 at the leader of one group for one pass, over its chunks' user events
     (rows of :data:`EVENTS`); its alerts, group events and work per tick (:data:`TIERS`).
     A group with no user event sends nothing. ``alert_delays(events, group)``: the whole
     minutes after each test time until the leader knows its alert (with remote data,
     :class:`drsim.utility.fetching_feature.AlertDelays`: the leaders' γ fetches and the
-    user events' own delays); none: at once."""
+    user events' own delays); none: at once. ``shed``: the leader runs on its modelled
+    device and may shed user events (:class:`drsim.utility.tier_shedding.TierShedding`);
+    it adds its device's figures, the user events shed per test time and its latch
+    forecast."""
     events = user_events(rows)
     if not len(events):
         return pd.DataFrame({f.name: pd.Series(dtype=f.type.to_pandas_dtype())
                              for f in TIERS})
     name, group = str(rows["pass"].iloc[0]), int(rows["group"].iloc[0])
     shift = None if alert_delays is None else alert_delays(events, group)
-    g = group_tier(plan, group, sizes[group], events, thresholds.table(group), shift)
-    out = [(name, group, "alert", int(t), float(v), 0, 0)
-           for t, v in zip(g.alerts["time"], g.alerts["sumAccLoad"], strict=True)]
+    gamma = thresholds.table(group)
+    devices, out = [], []
+    if shed is None:
+        g = group_tier(plan, group, sizes[group], events, gamma, shift)
+    else:
+        ran = shed.group(plan, name, group, sizes[group], events, gamma, shift)
+        g = ran.result
+        devices.append((name, group, ran.stats.as_list()))
+        times, dropped = np.unique(events["time"].to_numpy(np.int64)[~ran.keep],
+                                   return_counts=True)
+        out += [(name, group, "user_events_shed", int(t), 0.0, int(n), 0)
+                for t, n in zip(times, dropped, strict=True)]
+        out.append((name, group, "forecast",
+                    shed.forecast(plan, group, sizes[group], gamma), 0.0, 0, 0))
+    out += [(name, group, "alert", int(t), float(v), 0, 0)
+            for t, v in zip(g.alerts["time"], g.alerts["sumAccLoad"], strict=True)]
     out += [(name, group, "event", int(t), float(v), 0, 0)
             for t, v in zip(g.events["time"], g.events["sumAccLoad"], strict=True)]
     out += [(name, group, "work", int(t), 0.0, int(p), int(m))
             for t, p, m in zip(plan.ticks, g.processed, g.partial_matches, strict=True)
             if p or m]
-    return pd.DataFrame(out, columns=TIERS.names)
+    return _tier_frame(out, devices)
 
 
-def utility(plan: MonitoringPlan, rows: pd.DataFrame, name: str | None = None
-            ) -> pd.DataFrame:
+def utility(plan: MonitoringPlan, rows: pd.DataFrame, name: str | None = None,
+            shed: TierShedding | None = None) -> pd.DataFrame:
     """Listing 6.3 for one pass (``name``, default the rows') over its group leaders'
     output (rows of :data:`TIERS`): the utility's alerts, work per tick and its prediction
-    ``t_nc`` (group :data:`UTILITY`)."""
+    ``t_nc`` (group :data:`UTILITY`). ``shed``: the utility runs on its modelled device
+    and may shed group events (:class:`drsim.utility.tier_shedding.TierShedding`, with
+    the leaders' forecasts); it adds its device's figures and one row per group event
+    shed (under the event's group)."""
     name = str(rows["pass"].iloc[0]) if name is None else name
     ev = rows[rows["kind"] == "event"].sort_values(["group", "time"], kind="stable")
     first = ev.groupby("group").first()
-    u = utility_tier(plan, {int(g): int(t) for g, t in first["time"].items()},
-                     {int(g): float(v) for g, v in first["load"].items()})
-    out = [(name, UTILITY, "alert", int(t), float(v), 0, 0)
-           for t, v in zip(u.alerts["time"], u.alerts["load"], strict=True)]
+    latches = {int(g): int(t) for g, t in first["time"].items()}
+    loads = {int(g): float(v) for g, v in first["load"].items()}
+    devices, out = [], []
+    if shed is None:
+        u = utility_tier(plan, latches, loads)
+    else:
+        told = rows[rows["kind"] == "forecast"]
+        forecast = dict(zip(told["group"].astype(int), told["time"].astype(int),
+                            strict=True))
+        ran = shed.utility(plan, name, latches, loads,
+                           [forecast.get(g, NOT_LATCHED) for g in range(plan.n_groups)])
+        u = ran.result
+        devices.append((name, UTILITY, ran.stats.as_list()))
+        dropped = utility_stream(plan, latches, loads)[~ran.keep]
+        out += [(name, int(g), "group_event_shed", int(t), 0.0, 1, 0)
+                for g, t in zip(dropped["groupID"], dropped["time"], strict=True)]
+    out += [(name, UTILITY, "alert", int(t), float(v), 0, 0)
+            for t, v in zip(u.alerts["time"], u.alerts["load"], strict=True)]
     out += [(name, UTILITY, "work", int(t), 0.0, int(p), int(m))
             for t, p, m in zip(plan.ticks, u.processed, u.partial_matches, strict=True)
             if p or m]
     out.append((name, UTILITY, "t_nc", int(u.t_nc), 0.0, 0, 0))
-    return pd.DataFrame(out, columns=TIERS.names)
+    return _tier_frame(out, devices)

@@ -75,10 +75,12 @@ def _gamma_user(value: Any) -> Any:
 
 
 class Shedding(SettingsModel):
-    """Hybrid load shedding of the meter tier (the "OP" configuration of §6.3.4, Ch. 4;
+    """Hybrid load shedding in the monitoring (the "OP" configuration of §6.3.4, Ch. 4;
     drsim.utility.shedding): Listing 6.1 runs on gateways, each serving a fixed number of meters
     on a modelled device, and sheds readings (not reported: neither sent nor evaluated)
-    and runs of failed tests to keep its latency under a bound."""
+    and runs of failed tests to keep its latency under a bound; the group leaders and the
+    utility shed the user and group events they would receive on devices of their own
+    (drsim.utility.tier_shedding)."""
 
     strategy: Literal["Hybrid", "HyI", "HyS", "RI", "RS"] = described(
         "What to shed: Hybrid (readings and runs from one cost model, §4.2.5), HyI "
@@ -110,6 +112,19 @@ class Shedding(SettingsModel):
     slices: int = described(
         "Time slices of the query window in the cost model (§4.3.1).", default=4, ge=1, le=24,
     )
+    tiers: list[Literal["meter", "group", "utility"]] = described(
+        "The tiers that shed (§6.3.4 sheds all three): meter (gateways, Listing 6.1), group "
+        "(group leaders, Listing 6.2), utility (Listing 6.3; drsim.utility.tier_shedding); "
+        "a tier not listed runs unshed.",
+        default=["meter", "group", "utility"], min_length=1,
+    )
+
+    @model_validator(mode="after")
+    def _distinct_tiers(self) -> Shedding:
+        if len(set(self.tiers)) != len(self.tiers):
+            raise value_problem(f"a tier is listed twice: {self.tiers}",
+                                "distinct tiers among meter, group, utility", at=".tiers")
+        return self
 
 
 class NetworkLatency(SettingsModel):

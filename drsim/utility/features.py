@@ -8,7 +8,8 @@ monitoring feature is something a scenario may add to the three tiers of Listing
 (:mod:`drsim.utility.appliance_monitoring`). A feature is one :class:`MonitoringFeature`:
 it reads its settings from the scenario, checks them before any work, says where it
 cannot run (a streamed run, recorded readings), may run a stage before the passes, give
-the meter tier and the group leaders inputs or run the meter tier its own way, computes
+the meter tier, the group leaders and the utility inputs or run the meter tier its own
+way, computes
 its aggregate of one chunk's monitored pass where the data is, as rows of an Arrow
 schema of its own, merges the chunks' rows on the driver into a typed value, gives the
 costs and the deficit inputs, and writes its section of summary.json and its lines of
@@ -232,6 +233,9 @@ class MonitoringFeature(ABC):
         profiles), which the plain twin passes (BL, :func:`plain_twin`) run without;
         the others (lost readings, appliance queries) are the run's conditions and
         apply to every pass.
+    measures_twins : bool
+        Whether an optimising feature still gets the plain twins' tiers, to measure
+        them without changing what they do (load shedding's modelled devices).
     """
 
     name: ClassVar[str]
@@ -243,6 +247,7 @@ class MonitoringFeature(ABC):
     excludes: ClassVar[tuple[str, ...]] = ()
     section: ClassVar[str | None] = None
     optimises: ClassVar[bool] = False
+    measures_twins: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod
@@ -381,7 +386,9 @@ class MonitoringFeature(ABC):
         """
         return {}
 
-    def group_inputs(self, plan: MonitoringPlan) -> Mapping[str, Any]:
+    def group_inputs(self, plan: MonitoringPlan,
+                     prepared: Mapping[str, tuple[Any, ...]] | None = None
+                     ) -> Mapping[str, Any]:
         """Return the feature's keyword arguments of the group leaders.
 
         Given to :func:`drsim.pipeline.tasks.group_leader` of every group and pass; none
@@ -391,6 +398,29 @@ class MonitoringFeature(ABC):
         ----------
         plan : drsim.utility.monitoring.MonitoringPlan
             The monitoring plan.
+        prepared : mapping of str to tuple, optional
+            Feature name -> the values of its preparations (:meth:`preparations`).
+
+        Returns
+        -------
+        mapping of str to object
+            Keyword arguments (picklable: they travel to the workers).
+        """
+        return {}
+
+    def utility_inputs(self, plan: MonitoringPlan,
+                       prepared: Mapping[str, tuple[Any, ...]] | None = None
+                       ) -> Mapping[str, Any]:
+        """Return the feature's keyword arguments of the utility.
+
+        Given to :func:`drsim.pipeline.tasks.utility` of every pass; none by default.
+
+        Parameters
+        ----------
+        plan : drsim.utility.monitoring.MonitoringPlan
+            The monitoring plan.
+        prepared : mapping of str to tuple, optional
+            Feature name -> the values of its preparations (:meth:`preparations`).
 
         Returns
         -------
@@ -483,6 +513,26 @@ class MonitoringFeature(ABC):
         object
             What :meth:`summary` reads (``Monitored.features[name]``).
         """
+
+    def tier_merge(self, merged: Any, rows: pd.DataFrame) -> Any:
+        """Add what the group leaders and the utility reported to the merge.
+
+        ``merged`` unchanged by default.
+
+        Parameters
+        ----------
+        merged : object
+            What :meth:`merge` returned.
+        rows : pandas.DataFrame
+            The tiers' rows (:data:`drsim.pipeline.tasks.TIERS`), the group leaders'
+            and the utility's of every monitored pass.
+
+        Returns
+        -------
+        object
+            What :meth:`summary`, :meth:`cost_inputs` and :meth:`deficit_inputs` read.
+        """
+        return merged
 
     @abstractmethod
     def summary(self, merged: Any | None, run: FeatureRun) -> Any:

@@ -150,13 +150,16 @@ class RemoteProfiles(MonitoringFeature):
         return {"fetch": MeterFetch(chunk.plan, self.cfg, chunk.house_ids,
                                     self.group_firsts[chunk.group], self.seed)}
 
-    def group_inputs(self, plan: MonitoringPlan) -> dict[str, Any]:
+    def group_inputs(self, plan: MonitoringPlan,
+                     prepared: Mapping[str, tuple[Any, ...]] | None = None) -> dict[str, Any]:
         """Return the group leaders' γ fetch delays, ``alert_delays`` of the group tier.
 
         Parameters
         ----------
         plan : drsim.utility.monitoring.MonitoringPlan
             The monitoring plan.
+        prepared : mapping of str to tuple, optional
+            The features' prepared values (not read).
 
         Returns
         -------

@@ -17,7 +17,8 @@ import pandas as pd
 
 from drsim.utility.monitoring import NOT_LATCHED, POLICY, RUNS, MonitoringPlan, feed_by_time
 
-__all__ = ["GroupResult", "UtilityResult", "group_tier", "latest_test", "utility_tier"]
+__all__ = ["GroupResult", "UtilityResult", "group_tier", "latest_test", "utility_stream",
+           "utility_tier"]
 
 
 @dataclass
@@ -191,8 +192,45 @@ class UtilityResult:
     partial_matches: np.ndarray
 
 
+def utility_stream(plan: MonitoringPlan, latches: dict[int, int],
+                   latch_loads: dict[int, float]) -> pd.DataFrame:
+    """Return the utility's input: one group event per tick and group latched by then.
+
+    Change 6 of :mod:`drsim.utility.monitoring`: a latched group counts at every later
+    tick.
+
+    Parameters
+    ----------
+    plan : MonitoringPlan
+        Its ``ticks`` are read.
+    latches : dict of int to int
+        Per group, its latch minute or NOT_LATCHED [minutes since midnight].
+    latch_loads : dict of int to float
+        Per group, the accumulated load its group event carried (0 when absent) [kWh].
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns type (``groupNonComplianceEvent``), time [minutes since midnight],
+        groupID, sumAccLoad [kWh], by tick then group.
+
+    Examples
+    --------
+    >>> plan = MonitoringPlan(1110, 1150, 1130, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 2)
+    >>> s = utility_stream(plan, {0: 1148, 1: 1149}, {0: 2.5, 1: 1.0})
+    >>> s[["time", "groupID"]].values.tolist()
+    [[1148, 0], [1149, 0], [1149, 1]]
+    """
+    rows = [(t, g, latch_loads.get(g, 0.0)) for t in plan.ticks.tolist()
+            for g, at in sorted(latches.items()) if at != NOT_LATCHED and at <= t]
+    stream = pd.DataFrame(rows, columns=["time", "groupID", "sumAccLoad"])
+    stream.insert(0, "type", "groupNonComplianceEvent")
+    return stream
+
+
 def utility_tier(plan: MonitoringPlan, latches: dict[int, int],
-                 latch_loads: dict[int, float]) -> UtilityResult:
+                 latch_loads: dict[int, float], keep: np.ndarray | None = None
+                 ) -> UtilityResult:
     """Run Listing 6.3 over the latched groups: the utility's prediction t_nc.
 
     At every tick the utility reads one ``groupNonComplianceEvent`` per group latched by
@@ -211,6 +249,9 @@ def utility_tier(plan: MonitoringPlan, latches: dict[int, int],
         Per group, its latch minute or NOT_LATCHED [minutes since midnight].
     latch_loads : dict of int to float
         Per group, the accumulated load its group event carried (0 when absent) [kWh].
+    keep : numpy.ndarray, optional
+        Per event of :func:`utility_stream`, whether the utility receives it (load
+        shedding, :mod:`drsim.utility.tier_shedding`); none: every one.
 
     Returns
     -------
@@ -234,10 +275,9 @@ def utility_tier(plan: MonitoringPlan, latches: dict[int, int],
     ([1136, 1137], 1137)
     """
     ticks = plan.ticks
-    rows = [(t, g, latch_loads.get(g, 0.0)) for t in ticks.tolist()
-            for g, at in sorted(latches.items()) if at != NOT_LATCHED and at <= t]
-    stream = pd.DataFrame(rows, columns=["time", "groupID", "sumAccLoad"])
-    stream.insert(0, "type", "groupNonComplianceEvent")
+    stream = utility_stream(plan, latches, latch_loads)
+    if keep is not None:
+        stream = stream[np.asarray(keep, dtype=bool)].reset_index(drop=True)
     found, processed, pms, _ = feed_by_time(plan.compile("utility_alert").start(), stream,
                                             ticks)
     alerts = pd.DataFrame(found, columns=["type", "time", "load"])

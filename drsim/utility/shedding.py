@@ -16,11 +16,10 @@ latency), here with cep_core's shedding on the keyed engine (:mod:`cep_core.shed
   The *input filter* tells a meter not to report a reading: it is neither sent (the
   reading and its λ fetch leave communication) nor evaluated (computation). The *state
   filter* drops runs of failed tests at the gateway: they are not extended again.
-* *Group leaders and the utility* do not shed. Their inputs are a few user events per
-  household and test, and the bound is met where the load is; shedding a user event
-  would delay a group's alert by a whole test interval. Their work is counted as without
-  shedding, and an event a group leader dropped would have been sent (communication) but
-  not evaluated (computation).
+* *Group leaders and the utility* shed their inputs (user events, group events) on
+  devices of their own (:mod:`drsim.utility.tier_shedding`). ``tiers`` lists the tiers
+  that shed; a tier not listed runs unshed (the meter tier then runs plain on the same
+  gateways, measured as BL's).
 
 **The cost model** of the meter query is fitted by the utility, per group, on a
 previous program day: the traditional pass of the group's first gateway simulated with
@@ -54,8 +53,9 @@ from drsim.utility.monitoring import (
 )
 from drsim.utility.reading_slots import interim_offsets
 
-__all__ = ["gateways", "history_day", "fit_meter_model", "GatewayStats", "shed_meter_tier",
-           "LATENCY_BINS", "BL_SUFFIX", "bl_name", "quiet_readings"]
+__all__ = ["gateways", "history_day", "fit_meter_model", "flagged_shares", "DeviceStats",
+           "statistic", "shed_meter_tier", "LATENCY_BINS", "BL_SUFFIX", "bl_name",
+           "quiet_readings"]
 
 MICRO = 1_000_000  # times are summed in whole µmin
 BL_SUFFIX = "_bl"  # the pass name of a monitored pass's unshed (BL) monitoring
@@ -187,118 +187,268 @@ def fit_meter_model(scenario: Scenario, plan: MonitoringPlan, group: int, histor
                           classes=cfg.classes, max_classes=cfg.classes)
 
 
-@dataclass
-class GatewayStats:
-    """What the gateways of a chunk did on one monitored pass.
+def flagged_shares(plan: MonitoringPlan, group: int, history: Any) -> np.ndarray:
+    """Return the share of the previous day's sample flagged at each test time.
 
-    Every figure is an integer that adds up exactly over chunks, so the figures do not
-    depend on the chunking.
+    The meter tier (Listing 6.1) over the traditional pass of the households of
+    :func:`history_day`, as :func:`fit_meter_model` reads them: what the group leaders'
+    and the utility's cost models are estimated from
+    (:func:`drsim.utility.tier_shedding.group_contribution`, §4.3.2).
+
+    Parameters
+    ----------
+    plan : MonitoringPlan
+        The monitoring (test times, the meter query).
+    group : int
+        The group's id.
+    history : Any
+        The simulated households, as :func:`fit_meter_model` takes them.
+
+    Returns
+    -------
+    numpy.ndarray
+        (tests,) user events over households [1].
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as NS
+    >>> plan = MonitoringPlan(1110, 1230, 1120, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
+    >>> day = NS(population=NS(ids=np.arange(2)),
+    ...          window_kw={"traditional": np.r_[np.full((1, 120), 3.0), np.zeros((1, 120))]},
+    ...          estimate_window_kw={"expected": np.ones((2, 120))})
+    >>> flagged_shares(plan, 0, day)[:3].tolist()
+    [0.0, 0.5, 0.5]
+    """
+    from drsim.utility.monitoring import accumulated_kwh
+
+    times = plan.test_times
+    ids = history.population.ids
+    acc = accumulated_kwh(history.window_kw["traditional"], plan.t_start, times)
+    expected = accumulated_kwh(history.estimate_window_kw["expected"], plan.t_start, times)
+    events = meter_tier(plan, ids, group, acc, expected).events
+    counts = np.bincount(np.searchsorted(times, events["time"].to_numpy(np.int64)),
+                         minlength=len(times))
+    return counts / max(len(ids), 1)
+
+
+@dataclass
+class DeviceStats:
+    """What the modelled devices of one tier did on one monitored pass.
+
+    The gateways of a chunk (Listing 6.1), a group leader (Listing 6.2) or the utility
+    (Listing 6.3; :mod:`drsim.utility.tier_shedding`). Every figure is an integer that
+    adds up exactly over chunks and devices, so the figures do not depend on the chunking.
 
     Attributes
     ----------
-    readings, readings_shed : int
-        The test readings the gateways received, and those shed [readings].
+    inputs, inputs_shed : int
+        The inputs the devices received (readings, user events, group events), and those
+        shed [inputs].
     runs_shed : int
-        The runs of failed tests shed [runs].
+        The runs shed by the state filter [runs].
     work : int
         The work done [cost units].
     busy, span : int
-        The busy time and the monitoring window, summed over gateways, each rounded per
-        gateway [µmin].
+        The busy time and the monitoring window, summed over devices, each rounded per
+        device [µmin].
     latency_sum, latency_count : int
-        The sum of the readings' latencies [µmin] and their number [readings].
+        The sum of the processed inputs' latencies [µmin] and their number [inputs].
+    unshed_latency_sum, unshed_latency_count : int
+        The same of the unshed run on the same devices and inputs, whose statistic the
+        bound is a share of [µmin], [inputs].
+    bound_sum : int
+        Σ over devices of the bound θ × the device's ``latency_count`` (0: unbounded)
+        [µmin]; over ``latency_count`` it is the bound the average latency meets when
+        every device meets its own.
     histogram : numpy.ndarray
-        The readings per latency bin of :data:`LATENCY_BINS`.
+        The inputs per latency bin of :data:`LATENCY_BINS`.
     """
 
-    readings: int
-    readings_shed: int
+    inputs: int
+    inputs_shed: int
     runs_shed: int
     work: int
     busy: int
     span: int
     latency_sum: int
     latency_count: int
+    unshed_latency_sum: int
+    unshed_latency_count: int
+    bound_sum: int
     histogram: np.ndarray
 
-    LAYOUT = 8  # the leading fields of :meth:`as_list`
+    LAYOUT = 11  # the leading fields of :meth:`as_list`
 
     def __eq__(self, other: object) -> bool:
         """Compare the figures of two statistics (the histogram by value)."""
-        return isinstance(other, GatewayStats) and self.as_list() == other.as_list()
+        return isinstance(other, DeviceStats) and self.as_list() == other.as_list()
 
     def as_list(self) -> list[float]:
         """Return the figures as one row: the :attr:`LAYOUT` integers, then the histogram."""
-        return [self.readings, self.readings_shed, self.runs_shed, self.work, self.busy,
-                self.span, self.latency_sum, self.latency_count, *self.histogram.tolist()]
+        return [self.inputs, self.inputs_shed, self.runs_shed, self.work, self.busy,
+                self.span, self.latency_sum, self.latency_count, self.unshed_latency_sum,
+                self.unshed_latency_count, self.bound_sum, *self.histogram.tolist()]
 
     @classmethod
-    def merged(cls, rows: Any) -> GatewayStats:
-        """Sum chunks' :meth:`as_list` rows into one statistic.
+    def merged(cls, rows: Any) -> DeviceStats:
+        """Sum chunks' (or devices') :meth:`as_list` rows into one statistic.
 
         Parameters
         ----------
         rows : iterable of list of float
-            The chunks' rows.
+            The rows.
 
         Returns
         -------
-        GatewayStats
-            The figures over all the chunks.
+        DeviceStats
+            The figures over all the rows.
         """
         total = np.sum([np.asarray(r, dtype=np.float64).astype(np.int64) for r in rows],
                        axis=0)
         return cls(*(int(x) for x in total[:cls.LAYOUT]), total[cls.LAYOUT:])
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self, unit: str = "readings") -> dict[str, Any]:
         """Return the figures a run reports (summary.json's ``shedding``).
+
+        Parameters
+        ----------
+        unit : str
+            What the inputs are called: ``readings`` (meter tier), ``user_events``
+            (group tier), ``group_events`` (utility tier).
 
         Returns
         -------
         dict of str to Any
-            ``readings``, ``readings_shed``, ``runs_shed``, ``work`` [cost units],
+            ``<unit>``, ``<unit>_shed``, ``runs_shed``, ``work`` [cost units],
             ``utilisation`` (busy time over the monitoring window) [1],
             ``latency_avg_minutes`` and ``latency_p95_minutes`` (the upper edge of the
-            histogram bin that holds the 95th percentile) [minutes]; None where there is
-            nothing to divide by.
+            histogram bin that holds the 95th percentile), ``unshed_latency_avg_minutes``
+            (the unshed run's on the same devices) and ``bound_minutes`` (the bound the
+            average meets when each device meets its own; None when unbounded)
+            [minutes]; None where there is nothing to divide by.
         """
-        n = self.latency_count
+        n, m = self.latency_count, self.unshed_latency_count
         cum = np.cumsum(self.histogram)
         p95 = float(LATENCY_BINS[1:][np.searchsorted(cum, 0.95 * cum[-1])]) if n else None
-        return {"readings": self.readings, "readings_shed": self.readings_shed,
+        return {unit: self.inputs, f"{unit}_shed": self.inputs_shed,
                 "runs_shed": self.runs_shed, "work": self.work,
                 "utilisation": self.busy / self.span if self.span else None,
                 "latency_avg_minutes": self.latency_sum / MICRO / n if n else None,
-                "latency_p95_minutes": p95}
+                "latency_p95_minutes": p95,
+                "unshed_latency_avg_minutes": self.unshed_latency_sum / MICRO / m
+                if m else None,
+                "bound_minutes": self.bound_sum / MICRO / n if n and self.bound_sum
+                else None}
 
     @classmethod
-    def of_report(cls, report: dict[str, Any], span: float) -> GatewayStats:
+    def of_report(cls, report: dict[str, Any], span: float, unshed: dict[str, Any],
+                  bound: np.ndarray | None = None) -> DeviceStats:
         """Build the statistics from a shedder's report.
 
         Parameters
         ----------
-        report : dict of str to Any
-            :meth:`cep_core.shedding.KeyedShedder.report`: per device ``events``,
-            ``events_shed``, ``runs_shed``, ``work``, ``busy`` [minutes] and
-            ``latency_sum`` [minutes], and per reading processed ``latencies`` [minutes].
+        report, unshed : dict of str to Any
+            :meth:`cep_core.shedding.KeyedShedder.report` of the run and of the unshed
+            run on the same devices: per device ``events``, ``events_shed``,
+            ``runs_shed``, ``work``, ``busy`` [minutes] and ``latency_sum`` [minutes],
+            and per reading processed ``latencies`` [minutes].
         span : float
-            The monitoring window of each gateway [minutes].
+            The monitoring window of each device [minutes].
+        bound : numpy.ndarray, optional
+            Per device, its bound θ (None: unbounded) [minutes].
 
         Returns
         -------
-        GatewayStats
+        DeviceStats
             The figures in integers (times in µmin).
         """
         lat = report["latencies"]
-        hist = np.histogram(np.clip(lat, LATENCY_BINS[0], LATENCY_BINS[-1]),
-                            LATENCY_BINS)[0]
-        def micro(x: np.ndarray) -> int:
-            return int(np.round(np.asarray(x) * MICRO).astype(np.int64).sum())
-
+        processed = report["events"] - report["events_shed"]
+        bound_sum = 0 if bound is None else \
+            int((np.round(np.asarray(bound) * MICRO).astype(np.int64) * processed).sum())
         return cls(int(report["events"].sum()), int(report["events_shed"].sum()),
                    int(report["runs_shed"].sum()), int(report["work"].sum()),
-                   micro(report["busy"]), micro(np.full(len(report["events"]), span)),
-                   micro(report["latency_sum"]), int(lat.size), hist)
+                   _micro(report["busy"]), _micro(np.full(len(report["events"]), span)),
+                   _micro(report["latency_sum"]), int(lat.size),
+                   _micro(unshed["latency_sum"]), int(unshed["latencies"].size), bound_sum,
+                   _histogram(lat))
+
+    @classmethod
+    def of_device(cls, inputs: int, inputs_shed: int, latencies: np.ndarray, busy: float,
+                  work: int, span: float, unshed_latencies: np.ndarray,
+                  bound: float | None = None) -> DeviceStats:
+        """Build the statistics of one device from its inputs' latencies.
+
+        Parameters
+        ----------
+        inputs, inputs_shed : int
+            Inputs received and shed [inputs].
+        latencies, unshed_latencies : numpy.ndarray
+            Per input processed, its latency, on this run and on the unshed run
+            [minutes].
+        busy : float
+            The busy time [minutes].
+        work : int
+            The work done [cost units].
+        span : float
+            The monitoring window [minutes].
+        bound : float, optional
+            θ (None: unbounded) [minutes].
+
+        Returns
+        -------
+        DeviceStats
+            The figures in integers (times in µmin).
+
+        Examples
+        --------
+        >>> s = DeviceStats.of_device(3, 1, np.array([0.5, 1.0]), 1.5, 3, 10.0,
+        ...                           np.array([0.5, 1.0, 1.5]), bound=0.75)
+        >>> s.summary("user_events")["bound_minutes"], s.summary()["latency_avg_minutes"]
+        (0.75, 0.75)
+        """
+        lat = np.asarray(latencies, dtype=np.float64)
+        bound_sum = 0 if bound is None else int(round(bound * MICRO)) * int(lat.size)
+        return cls(int(inputs), int(inputs_shed), 0, int(work), _micro(busy), _micro(span),
+                   _micro(lat), int(lat.size), _micro(unshed_latencies),
+                   int(np.asarray(unshed_latencies).size), bound_sum, _histogram(lat))
+
+
+def _micro(x: Any) -> int:
+    """Minutes summed per element, each rounded to whole µmin."""
+    return int(np.round(np.asarray(x, dtype=np.float64) * MICRO).astype(np.int64).sum())
+
+
+def _histogram(latencies: np.ndarray) -> np.ndarray:
+    """Count the latencies per bin of :data:`LATENCY_BINS` (clipped into its range)."""
+    return np.histogram(np.clip(latencies, LATENCY_BINS[0], LATENCY_BINS[-1]),
+                        LATENCY_BINS)[0]
+
+
+def statistic(latencies: np.ndarray, kind: str) -> float:
+    """Return the average or 95th percentile (method "lower") of latencies (0 if none).
+
+    Parameters
+    ----------
+    latencies : numpy.ndarray
+        Latencies [minutes].
+    kind : str
+        "avg" or "p95" (``monitoring.shedding.statistic``).
+
+    Returns
+    -------
+    float
+        The statistic [minutes].
+
+    Examples
+    --------
+    >>> statistic(np.array([1.0, 2.0, 6.0]), "avg"), statistic(np.array([]), "p95")
+    (3.0, 0.0)
+    """
+    lat = np.asarray(latencies, dtype=np.float64)
+    if not lat.size:
+        return 0.0
+    return float(lat.mean() if kind == "avg" else np.percentile(lat, 95, method="lower"))
 
 
 def quiet_readings(plan: MonitoringPlan, house_ids: np.ndarray, shed_keys: np.ndarray,
@@ -357,20 +507,15 @@ def quiet_readings(plan: MonitoringPlan, house_ids: np.ndarray, shed_keys: np.nd
 
 def _statistic(latencies: np.ndarray, device: np.ndarray, n: int, kind: str) -> np.ndarray:
     """Per device, the average or 95th percentile of its latencies."""
-    out = np.zeros(n)
-    for d in range(n):
-        mine = latencies[device == d]
-        if mine.size:
-            out[d] = mine.mean() if kind == "avg" else np.percentile(mine, 95,
-                                                                     method="lower")
-    return out
+    return np.array([statistic(latencies[device == d], kind) for d in range(n)])
 
 
 def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: np.ndarray,
                     group_id: int, group_first: int, acc_kwh: np.ndarray,
                     expected_acc_kwh: np.ndarray,
-                    inputs: Callable[..., Mapping[str, Any]] | None = None
-                    ) -> tuple[MeterResult, GatewayStats, MeterResult, GatewayStats,
+                    inputs: Callable[..., Mapping[str, Any]] | None = None,
+                    shed: bool = True
+                    ) -> tuple[MeterResult, DeviceStats, MeterResult, DeviceStats,
                                tuple[np.ndarray, np.ndarray]]:
     r"""Run Listing 6.1 on a chunk's gateways, unshed (BL) and under a latency bound (OP).
 
@@ -414,16 +559,19 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
         :class:`drsim.utility.fetching.MeterFetch` when λ is remote data): OP's, and
         BL's with ``plain=True`` (:func:`drsim.pipeline.tasks.meter_inputs`: BL is the
         plain monitoring, nothing fetched).
+    shed : bool
+        Whether OP sheds (``"meter"`` in ``monitoring.shedding.tiers``); if not, OP is
+        the meter tier with OP's inputs, unshed, served on the same devices as BL.
 
     Returns
     -------
     bl : MeterResult
         The unshed run.
-    bl_stats : GatewayStats
+    bl_stats : DeviceStats
         What BL's gateways did.
     op : MeterResult
         The run under the bound.
-    op_stats : GatewayStats
+    op_stats : DeviceStats
         What OP's gateways did.
     shed : tuple of numpy.ndarray
         The household and test time [minutes since midnight] of each reading OP's input
@@ -452,9 +600,9 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
     >>> expected = accumulated_kwh(np.ones((8, 120)), 1110, plan.test_times)
     >>> bl, bl_stats, op, op_stats, shed = shed_meter_tier(plan, cfg, model, np.arange(8),
     ...                                                    0, 0, used, expected)
-    >>> bl_stats.readings, bl_stats.readings_shed, op_stats.readings_shed > 0
+    >>> bl_stats.inputs, bl_stats.inputs_shed, op_stats.inputs_shed > 0
     (176, 0, True)
-    >>> op_stats.work < bl_stats.work, len(shed[0]) == op_stats.readings_shed
+    >>> op_stats.work < bl_stats.work, len(shed[0]) == op_stats.inputs_shed
     (True, True)
     """
     from cep_core.shedding import KeyedShedder
@@ -480,8 +628,9 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
             return s
         return make
 
-    def run(strategy: str, unit_cost: np.ndarray, bound=None):
-        given = {} if inputs is None else inputs(plain=strategy == "NS")
+    def run(strategy: str, unit_cost: np.ndarray, bound=None, plain: bool | None = None):
+        plain = strategy == "NS" if plain is None else plain
+        given = {} if inputs is None else inputs(plain=plain)
         result = meter_tier(plan, index, group_id, acc_kwh, expected_acc_kwh,
                             shedder(strategy, unit_cost, bound), **given)
         return result, made[-1].report()
@@ -489,10 +638,14 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
     bl, sized = run("NS", np.ones(n))  # BL's work sizes the devices
     unit_cost = cfg.utilisation * span / np.maximum(sized["work"], 1)
     bl_report = made[-1].report_at(unit_cost)
+    bl_stats = DeviceStats.of_report(bl_report, span, bl_report)
+    if not shed:
+        op, op_report = run("NS", unit_cost, plain=False)
+        return (bl, bl_stats, op, DeviceStats.of_report(op_report, span, bl_report),
+                (np.zeros(0, dtype=np.int64), np.zeros(0)))
     device = np.tile(device_of(index), len(plan.test_times))  # BL serves every reading
     bound = cfg.bound * _statistic(bl_report["latencies"], device, n, cfg.statistic)
     op, op_report = run(cfg.strategy, unit_cost, bound)
-    return (bl, GatewayStats.of_report(bl_report, span), op,
-            GatewayStats.of_report(op_report, span),
+    return (bl, bl_stats, op, DeviceStats.of_report(op_report, span, bl_report, bound),
             (op_report["shed_keys"], op_report["shed_times"]))
 

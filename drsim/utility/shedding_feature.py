@@ -1,21 +1,25 @@
-"""Load shedding at the gateways (OP) as a monitoring feature (:class:`LoadShedding`).
+"""Load shedding in the three tiers (OP) as a monitoring feature (:class:`LoadShedding`).
 
-With ``monitoring.shedding`` (the model and the shedding: :mod:`drsim.utility.shedding`)
-a stage before the passes fits each group's cost model where the data is
-(:func:`cost_model_rows`, on a simulated previous day), and every chunk runs the meter
-tier of each monitored pass twice (:func:`drsim.utility.shedding.shed_meter_tier`):
-under the bound (OP, the pass's own name) and unshed (BL, its twin
-:func:`drsim.utility.shedding.bl_name`), each with its gateways' figures. The chunks send
-one row per run (:data:`COLUMNS`); the driver sums them per run
-(:class:`drsim.utility.shedding.GatewayStats`), and the feature writes summary.json's
-``shedding``: OP beside BL on the same households.
+With ``monitoring.shedding`` (the model and the shedding: :mod:`drsim.utility.shedding`,
+:mod:`drsim.utility.tier_shedding`) a stage before the passes fits each group's cost
+model of the meter query where the data is and measures the share of the same simulated
+previous day flagged per test, from which the group leaders and the utility estimate
+theirs (:func:`cost_model_rows`). Every chunk runs the meter tier of each monitored pass
+twice (:func:`drsim.utility.shedding.shed_meter_tier`): under the bound (OP, the pass's
+own name) and unshed (BL, its twin :func:`drsim.utility.shedding.bl_name`), each with its
+gateways' figures; the chunks send one row per run (:data:`COLUMNS`). The group leaders
+and the utility shed on OP's passes (:class:`drsim.utility.tier_shedding.TierShedding`,
+given them by :meth:`LoadShedding.group_inputs` and :meth:`LoadShedding.utility_inputs`)
+and report their devices in rows of kind ``device``. The driver sums the figures per tier
+and run (:class:`drsim.utility.shedding.DeviceStats`, :class:`SheddingFigures`), and the
+feature writes summary.json's ``shedding``: OP beside BL on the same households.
 """
 
 from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -38,24 +42,31 @@ from drsim.utility.features import (
 )
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
 from drsim.utility.shedding import (
-    GatewayStats,
+    DeviceStats,
     bl_name,
     fit_meter_model,
+    flagged_shares,
     history_day,
     quiet_readings,
     shed_meter_tier,
 )
+from drsim.utility.tier_shedding import TierShedding
 
-__all__ = ["COLUMNS", "MODELS", "GatewayRun", "LoadShedding", "Shed", "cost_model_rows",
-           "cost_models"]
+__all__ = ["COLUMNS", "MODELS", "TIER_UNITS", "CostModels", "GatewayRun", "LoadShedding",
+           "SheddingFigures", "cost_model_rows", "cost_models"]
 
 #: per chunk, monitored pass and run (OP under the pass's name, BL under its twin's): what
-#: its gateways did (GatewayStats.as_list) and the readings its quiet meters did not send,
+#: its gateways did (DeviceStats.as_list) and the readings its quiet meters did not send,
 #: (tests, interim offsets) flattened (drsim.utility.shedding.quiet_readings)
 COLUMNS = pa.schema([("run", pa.string()), ("gateways", pa.list_(pa.float64())),
                      ("quiet", pa.list_(pa.int64()))])
-#: a group's pickled cost model of the meter query
-MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary())])
+#: a group's pickled cost model of the meter query, and the share of its previous day's
+#: sample flagged per test time (what the group and utility tiers' models are made of)
+MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary()),
+                    ("shares", pa.list_(pa.float64()))])
+#: per tier, its key in summary.json's ``shedding.{op, bl}`` and what its inputs are called
+TIER_UNITS = {"meter": ("meter_tier", "readings"), "group": ("group_tier", "user_events"),
+              "utility": ("utility_tier", "group_events")}
 
 
 @dataclass(frozen=True)
@@ -64,30 +75,14 @@ class GatewayRun:
 
     Attributes
     ----------
-    stats : drsim.utility.shedding.GatewayStats
+    stats : drsim.utility.shedding.DeviceStats
         The gateways' figures.
     quiet : numpy.ndarray
         (tests, interim offsets) the readings quiet meters did not send.
     """
 
-    stats: GatewayStats
+    stats: DeviceStats
     quiet: np.ndarray
-
-
-@dataclass(frozen=True)
-class Shed:
-    """The chunks' gateway figures summed per run (a pass or its plain twin).
-
-    Attributes
-    ----------
-    gateways : dict of str to drsim.utility.shedding.GatewayStats
-        Run -> its gateways' figures.
-    quiet : dict of str to numpy.ndarray
-        Run -> (groups, tests, interim offsets) the readings quiet meters did not send.
-    """
-
-    gateways: dict[str, GatewayStats]
-    quiet: dict[str, np.ndarray]
 
 
 def cost_model_rows(scenario: Scenario, plan: MonitoringPlan, simulate: Callable[..., Any],
@@ -96,7 +91,10 @@ def cost_model_rows(scenario: Scenario, plan: MonitoringPlan, simulate: Callable
 
     Fitted on the previous day's households of the group, simulated here
     (:func:`drsim.utility.shedding.history_day`,
-    :func:`drsim.utility.shedding.fit_meter_model`).
+    :func:`drsim.utility.shedding.fit_meter_model`); the same households give the share
+    flagged per test time (:func:`drsim.utility.shedding.flagged_shares`), which the
+    group leaders and the utility combine with γ when they run
+    (:class:`drsim.utility.tier_shedding.TierShedding`).
 
     Parameters
     ----------
@@ -116,12 +114,30 @@ def cost_model_rows(scenario: Scenario, plan: MonitoringPlan, simulate: Callable
         One row of :data:`MODELS`.
     """
     day, first, n = history_day(scenario, group)
-    model = fit_meter_model(scenario, plan, group, simulate(day, first, n, group))
-    return {"group": [group], "model": [pickle.dumps(model)]}
+    history = simulate(day, first, n, group)
+    model = fit_meter_model(scenario, plan, group, history)
+    return {"group": [group], "model": [pickle.dumps(model)],
+            "shares": [flagged_shares(plan, group, history).tolist()]}
 
 
-def cost_models(rows: pd.DataFrame) -> tuple[bytes, ...]:
-    """Return each group's pickled cost model, in group order.
+@dataclass(frozen=True)
+class CostModels:
+    """What the stage "cost models" made, by group.
+
+    Attributes
+    ----------
+    meter : tuple of bytes
+        Each group's pickled cost model of the meter query.
+    shares : tuple of tuple of float
+        Each group's share of its previous day's sample flagged per test time [1].
+    """
+
+    meter: tuple[bytes, ...]
+    shares: tuple[tuple[float, ...], ...]
+
+
+def cost_models(rows: pd.DataFrame) -> CostModels:
+    """Return each group's cost model and shares flagged, in group order.
 
     Parameters
     ----------
@@ -130,15 +146,44 @@ def cost_models(rows: pd.DataFrame) -> tuple[bytes, ...]:
 
     Returns
     -------
-    tuple of bytes
+    CostModels
         By group.
     """
-    return tuple(rows.sort_values("group")["model"].tolist())
+    rows = rows.sort_values("group")
+    return CostModels(tuple(rows["model"].tolist()),
+                      tuple(tuple(float(x) for x in r) for r in rows["shares"]))
+
+
+@dataclass(frozen=True)
+class SheddingFigures:
+    """What the devices of each tier did, per run (a pass, or its BL twin).
+
+    Attributes
+    ----------
+    meter, group, utility : dict of str to drsim.utility.shedding.DeviceStats
+        Run -> the figures of the gateways, the group leaders, the utility.
+    quiet : dict of str to numpy.ndarray
+        Run -> (groups, tests × interim offsets) the readings quiet meters did not send
+        (:func:`drsim.utility.shedding.quiet_readings`).
+    """
+
+    meter: dict[str, DeviceStats]
+    group: dict[str, DeviceStats] = field(default_factory=dict)
+    utility: dict[str, DeviceStats] = field(default_factory=dict)
+    #: run -> (groups, tests × interim offsets) the readings quiet meters did not send
+    quiet: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __eq__(self, other: object) -> bool:
+        """Compare the figures (the quiet readings by value)."""
+        return isinstance(other, SheddingFigures) and \
+            (self.meter, self.group, self.utility) == (other.meter, other.group, other.utility) \
+            and self.quiet.keys() == other.quiet.keys() \
+            and all(np.array_equal(q, other.quiet[k]) for k, q in self.quiet.items())
 
 
 @dataclass(frozen=True)
 class LoadShedding(MonitoringFeature):
-    """Hybrid load shedding of the meter tier under a latency bound (``monitoring.shedding``).
+    """Hybrid load shedding in the three tiers under latency bounds (``monitoring.shedding``).
 
     Attributes
     ----------
@@ -150,6 +195,7 @@ class LoadShedding(MonitoringFeature):
 
     name = "shedding"
     optimises = True
+    measures_twins = True  # BL's tiers run unshed on their devices (drsim.utility.tier_shedding)
     scenario_key = "monitoring.shedding"
     schema = COLUMNS
     readings_refusal = ("drsim monitor simulates nothing, and load shedding's cost models "
@@ -231,21 +277,63 @@ class LoadShedding(MonitoringFeature):
         -------
         callable
             The runs of :func:`drsim.utility.shedding.shed_meter_tier`, each with its
-            :class:`drsim.utility.shedding.GatewayStats`.
+            :class:`drsim.utility.shedding.DeviceStats`.
         """
-        model = pickle.loads(chunk.prepared[self.name][0][chunk.group])
+        model = pickle.loads(chunk.prepared[self.name][0].meter[chunk.group])
         first = self.group_firsts[chunk.group]
 
         def shed(name: str, acc: Any, expected_acc: Any,
                  inputs: Callable[..., Mapping[str, Any]]) -> list[MeterRun]:
             bl, bl_stats, op, op_stats, (keys, times) = shed_meter_tier(
                 chunk.plan, self.cfg, model, chunk.house_ids, chunk.group, first, acc,
-                expected_acc, inputs)
+                expected_acc, inputs, shed="meter" in self.cfg.tiers)
             quiet = quiet_readings(chunk.plan, chunk.house_ids, keys, times, chunk.lost)
             return [MeterRun(name, op, GatewayRun(op_stats, quiet)),
                     MeterRun(bl_name(name), bl, GatewayRun(bl_stats, np.zeros_like(quiet)))]
 
         return shed
+
+    def _tiers(self, prepared: Mapping[str, tuple[Any, ...]] | None) -> dict[str, Any]:
+        """Return the shedding of the leaders and the utility, with the stage's shares."""
+        return {"shed": TierShedding(self.cfg, (prepared or {})[self.name][0].shares)}
+
+    def group_inputs(self, plan: MonitoringPlan,
+                     prepared: Mapping[str, tuple[Any, ...]] | None = None
+                     ) -> dict[str, Any]:
+        """Return the group leaders' shedding, ``shed`` of the group leader.
+
+        Parameters
+        ----------
+        plan : drsim.utility.monitoring.MonitoringPlan
+            The monitoring plan.
+        prepared : mapping of str to tuple
+            The features' prepared values (this feature's: :class:`CostModels`).
+
+        Returns
+        -------
+        dict
+            ``{"shed": TierShedding}``.
+        """
+        return self._tiers(prepared)
+
+    def utility_inputs(self, plan: MonitoringPlan,
+                       prepared: Mapping[str, tuple[Any, ...]] | None = None
+                       ) -> dict[str, Any]:
+        """Return the utility's shedding, ``shed`` of the utility.
+
+        Parameters
+        ----------
+        plan : drsim.utility.monitoring.MonitoringPlan
+            The monitoring plan.
+        prepared : mapping of str to tuple
+            The features' prepared values (this feature's: :class:`CostModels`).
+
+        Returns
+        -------
+        dict
+            ``{"shed": TierShedding}``.
+        """
+        return self._tiers(prepared)
 
     def chunk_rows(self, chunk: FeatureChunk, name: str) -> dict[str, Sequence[Any]]:
         """Return what the chunk's gateways did in each run of pass ``name``.
@@ -266,7 +354,7 @@ class LoadShedding(MonitoringFeature):
                 "gateways": [r.extra.stats.as_list() for r in chunk.meter_runs],
                 "quiet": [r.extra.quiet.ravel().tolist() for r in chunk.meter_runs]}
 
-    def merge(self, rows: pd.DataFrame) -> Shed:
+    def merge(self, rows: pd.DataFrame) -> SheddingFigures:
         """Sum the chunks' gateway figures per run, the quiet readings per run and group.
 
         Parameters
@@ -276,27 +364,28 @@ class LoadShedding(MonitoringFeature):
 
         Returns
         -------
-        Shed
-            Per run (a pass or its twin), its gateways' figures and quiet readings.
+        SheddingFigures
+            Run (a pass or its twin) -> its gateways' figures and quiet readings; the
+            other tiers' come with :meth:`tier_merge`.
         """
         groups = len(self.group_firsts)
         gateways, quiet = {}, {}
         for name in pd.unique(rows["run"]):
             mine = rows[rows["run"] == name]
-            gateways[str(name)] = GatewayStats.merged(mine["gateways"])
+            gateways[str(name)] = DeviceStats.merged(mine["gateways"])
             per_chunk = np.stack([np.asarray(q, dtype=np.int64) for q in mine["quiet"]])
             summed = np.zeros((groups, per_chunk.shape[1]), dtype=np.int64)
             np.add.at(summed, mine["group"].to_numpy(np.int64), per_chunk)
             quiet[str(name)] = summed
-        return Shed(gateways, quiet)
+        return SheddingFigures(gateways, quiet=quiet)
 
-    def cost_inputs(self, merged: Shed, name: str) -> dict[str, Any]:
+    def cost_inputs(self, merged: SheddingFigures, name: str) -> dict[str, Any]:
         """Return the readings the quiet meters of pass ``name`` did not send.
 
         Parameters
         ----------
-        merged : Shed
-            What :meth:`merge` returned.
+        merged : SheddingFigures
+            What :meth:`tier_merge` returned.
         name : str
             The monitored pass.
 
@@ -307,51 +396,90 @@ class LoadShedding(MonitoringFeature):
         """
         return {"quiet": merged.quiet[name]}
 
-    def tier_devices(self, merged: Shed) -> dict[str, dict[str, Any]]:
-        """Return the meter tier's gateways on the traditional pass, for ``op_vs_bl``.
+    def tier_merge(self, merged: SheddingFigures, rows: pd.DataFrame) -> SheddingFigures:
+        """Add the group leaders' and the utility's device figures per run.
 
         Parameters
         ----------
-        merged : Shed
+        merged : SheddingFigures
             What :meth:`merge` returned.
+        rows : pandas.DataFrame
+            The tiers' rows (:data:`drsim.pipeline.tasks.TIERS`); those of kind
+            ``device`` carry a device's :meth:`DeviceStats.as_list` (the utility's with
+            group :data:`drsim.pipeline.tasks.UTILITY`, -1).
+
+        Returns
+        -------
+        SheddingFigures
+            ``merged`` with :attr:`SheddingFigures.group` and ``utility``.
+        """
+        devices = rows[rows["kind"] == "device"]
+
+        def per_run(mine: pd.DataFrame) -> dict[str, DeviceStats]:
+            return {str(name): DeviceStats.merged(mine.loc[mine["pass"] == name, "device"])
+                    for name in pd.unique(mine["pass"])}
+
+        return replace(merged, group=per_run(devices[devices["group"] >= 0]),
+                       utility=per_run(devices[devices["group"] < 0]))
+
+    def tier_devices(self, merged: SheddingFigures) -> dict[str, dict[str, Any]]:
+        """Return each tier's devices on the traditional pass, for ``op_vs_bl``.
+
+        Parameters
+        ----------
+        merged : SheddingFigures
+            What :meth:`tier_merge` returned.
 
         Returns
         -------
         dict
-            ``meter`` -> shed, OP's average latency, the bound (``bound`` × the unshed
-            average latency of the same readings) and that unshed average [minutes].
+            Tier -> whether it sheds, OP's average latency, the unshed average latency
+            on the same inputs and the bound, ``bound`` × that unshed average [minutes].
         """
-        op = merged.gateways["traditional"].summary()["latency_avg_minutes"]
-        unshed = merged.gateways[bl_name("traditional")].summary()["latency_avg_minutes"]
-        return {"meter": {"shed": True, "latency_average_minutes": op,
-                          "bound_minutes": None if unshed is None else self.cfg.bound * unshed,
-                          "unshed_latency_average_minutes": unshed}}
+        out = {}
+        for tier in TIER_UNITS:
+            stats = getattr(merged, tier).get("traditional")
+            figures = stats.summary() if stats is not None else {}
+            unshed = figures.get("unshed_latency_avg_minutes")
+            shed = tier in self.cfg.tiers
+            out[tier] = {"shed": shed, "latency_average_minutes":
+                         figures.get("latency_avg_minutes"),
+                         "unshed_latency_average_minutes": unshed,
+                         "bound_minutes": self.cfg.bound * unshed
+                         if shed and unshed is not None else None}
+        return out
 
-    def summary(self, merged: Shed | None, run: FeatureRun
+    def summary(self, merged: SheddingFigures | None, run: FeatureRun
                 ) -> dict[str, Any] | None:
         """Return ``shedding`` of summary.json (None without shedding).
 
         Parameters
         ----------
-        merged : Shed or None
-            What :meth:`merge` returned.
+        merged : SheddingFigures or None
+            What :meth:`tier_merge` returned.
         run : drsim.utility.features.FeatureRun
             The run's outcomes and costs.
 
         Returns
         -------
         dict or None
-            OP beside BL on the same households: per configuration the meter tier's
-            gateways (readings and runs shed, work, utilisation, latency), the costs as
-            deployed and the prediction.
+            OP beside BL on the same households: per configuration each tier's devices
+            (:data:`TIER_UNITS`: inputs and runs shed, work, utilisation, latency, the
+            unshed latency and the bound, whether it sheds), the costs as deployed and
+            the prediction.
         """
         if self.cfg is None:
             return None
 
+        def tier(tier: str, name: str) -> dict[str, Any]:
+            key, unit = TIER_UNITS[tier]
+            stats = getattr(merged, tier).get(name)
+            shed = tier in self.cfg.tiers and name == "traditional"
+            return {"shed": shed, **(stats.summary(unit) if stats is not None else {})}
+
         def side(name: str) -> dict[str, Any]:
             outcome, cost = run.outcome[name], run.costs(name)
-            return {"meter_tier": merged.gateways[name].summary(),
-                    "group_tier": "no shedding", "utility_tier": "no shedding",
+            return {**{TIER_UNITS[t][0]: tier(t, name) for t in TIER_UNITS},
                     "communication": cost["communication"]["total"],
                     "computation": cost["computation"]["total"],
                     "utility_noncompliance_time": clock(outcome.t_nc) if outcome.predicted
@@ -377,8 +505,9 @@ class LoadShedding(MonitoringFeature):
         Returns
         -------
         list of (str, str)
-            The prediction, the costs' share of BL's, the gateways' latency, and the
-            readings and runs shed.
+            The prediction, the costs' share of BL's, the gateways' latency, the readings
+            and runs shed, the group leaders' and the utility's latency and bound, and
+            the user and group events they shed.
         """
         if not isinstance(section, Mapping):
             return []
@@ -394,4 +523,11 @@ class LoadShedding(MonitoringFeature):
                  f"{share_cell(meter_op.get('latency_avg_minutes'))} "
                  f"(unshed: {share_cell(meter_bl.get('latency_avg_minutes'))})"),
                 ("OP readings / runs shed",
-                 f"{meter_op.get('readings_shed')} / {meter_op.get('runs_shed')}")]
+                 f"{meter_op.get('readings_shed')} / {meter_op.get('runs_shed')}"),
+                ("OP group / utility latency avg, min (bound)",
+                 " / ".join(f"{share_cell(op.get(k, {}).get('latency_avg_minutes'))} "
+                            f"({share_cell(op.get(k, {}).get('bound_minutes'))})"
+                            for k in ("group_tier", "utility_tier"))),
+                ("OP user / group events shed",
+                 f"{op.get('group_tier', {}).get('user_events_shed')} / "
+                 f"{op.get('utility_tier', {}).get('group_events_shed')}")]

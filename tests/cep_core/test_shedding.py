@@ -225,3 +225,24 @@ def test_selectivity_input_shedding_drops_the_type_no_match_needs_first(q1):
     ri, _, _ = _run(q1, "RI", ratio=0.1)
     assert report["events_shed"] > 0.05 * len(q1[2])
     assert si == 1.0 and ri < 0.9
+
+
+@pytest.mark.parametrize("statistic", ["avg", "p95"])
+def test_keepable_is_the_most_events_a_device_serves_within_the_bound(statistic):
+    from cep_core.shedding import DeviceFleet, keepable
+
+    rng = np.random.default_rng(3)
+
+    def stat(backlog: float, cost: float, k: int) -> float:  # on a modelled device
+        fleet = DeviceFleet(np.array([cost]), size=64)
+        fleet.free_at[0] = 10.0 + backlog
+        lat = fleet.serve(np.zeros(k, dtype=np.int64), 10.0, np.ones(k))
+        return float(lat.mean() if statistic == "avg"
+                     else np.percentile(lat, 95, method="lower"))
+
+    for _ in range(50):
+        backlog, cost, n = rng.uniform(0, 3), rng.uniform(0.1, 1), int(rng.integers(1, 30))
+        bound = rng.uniform(0.1, 8)
+        k = keepable(backlog, cost, n, bound, statistic)
+        assert k == 0 or stat(backlog, cost, k) <= bound + 1e-9
+        assert k == n or stat(backlog, cost, k + 1) > bound - 1e-9

@@ -32,8 +32,9 @@ LOST = np.array([[0, 0, 1, 1, 2, 0, 0, 0],
 
 
 def tiers(*rows) -> pd.DataFrame:
-    """Rows of TIERS from (pass, group, kind, time, load, processed, partial_matches)."""
-    return pd.DataFrame(rows, columns=TIERS.names)
+    """Rows of TIERS from (pass, group, kind, time, load, processed, partial_matches), no
+    device figures."""
+    return pd.DataFrame(rows, columns=TIERS.names[:-1]).assign(device=None)
 
 
 def test_tier_outcome_reads_latches_alerts_and_the_prediction_of_one_pass():
@@ -103,6 +104,23 @@ def test_costs_count_each_tier_up_to_its_groups_stop():
     # group 1: 4; utility up to t_nc: 2 × (3 + 4)
     assert got["computation"] == {"meter": 14 + 12, "group": 7 + 4, "utility": 14,
                                   "total": 26 + 11 + 14}
+
+
+def test_events_the_group_leaders_and_the_utility_shed_are_not_sent():
+    shed = pd.concat([cost_rows(), tiers(
+        ("traditional", 0, "user_events_shed", 1120, 0.0, 2, 0),
+        ("traditional", 0, "user_events_shed", 1125, 0.0, 50, 0),  # after the latch
+        ("traditional", 1, "user_events_shed", 1120, 0.0, 1, 0),
+        ("traditional", 0, "group_event_shed", 1120, 0.0, 1, 0),  # the latch's event
+        ("traditional", 0, "group_event_shed", 1121, 0.0, 1, 0),  # after the latch
+        ("expected", 0, "user_events_shed", 1120, 0.0, 9, 0))], ignore_index=True)
+    got = costs(PLAN, SIZES, meter_work(), shed, "traditional", OUTCOME)
+    plain = costs(PLAN, SIZES, meter_work(), cost_rows(), "traditional", OUTCOME)
+    # user events of the tests counted: group 0 up to its latch (18:40: 2 shed), group 1
+    # up to t_nc (18:45: 1 shed); the group event of group 0's latch is not sent
+    assert got["communication"]["user_events"] == plain["communication"]["user_events"] - 3
+    assert got["communication"]["group_events"] == plain["communication"]["group_events"] - 1
+    assert got["computation"] == plain["computation"]  # the work rows count what ran
 
 
 def test_costs_leave_out_lost_readings_and_count_the_silent_meters():

@@ -5,6 +5,7 @@ chunk rows and their merge, summary.json's ``shedding`` and the headline rows.""
 from __future__ import annotations
 
 import pickle
+from dataclasses import replace
 from types import SimpleNamespace as NS
 
 import numpy as np
@@ -14,8 +15,15 @@ from small_scenarios import quickstart
 from drsim.scenario import Shedding, scenario_from_dict
 from drsim.utility.features import FeatureChunk, FeatureRun
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, accumulated_kwh
-from drsim.utility.shedding import LATENCY_BINS, GatewayStats, bl_name, fit_meter_model
-from drsim.utility.shedding_feature import MODELS, LoadShedding, Shed, cost_models
+from drsim.utility.shedding import LATENCY_BINS, DeviceStats, bl_name, fit_meter_model
+from drsim.utility.shedding_feature import (
+    MODELS,
+    CostModels,
+    LoadShedding,
+    SheddingFigures,
+    cost_models,
+)
+from drsim.utility.tier_shedding import TierShedding
 
 #: 18:30-20:30, tests every 5 minutes from 18:40; 1 group (the shed_meter_tier example)
 PLAN = MonitoringPlan(1110, 1230, 1120, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
@@ -41,9 +49,32 @@ def test_a_stage_fits_each_groups_cost_model_before_the_passes():
     (step,) = LoadShedding.of(scenario).preparations(scenario, PLAN, simulate)
     assert (step.label, step.count, step.schema) == ("cost models", 3, MODELS)
     # the models come back in group order whatever order the tasks finish in
-    rows = pd.DataFrame({"group": [2, 0, 1], "model": [b"c", b"a", b"b"]})
-    assert step.finish(rows) == cost_models(rows) == (b"a", b"b", b"c")
+    rows = pd.DataFrame({"group": [2, 0, 1], "model": [b"c", b"a", b"b"],
+                         "shares": [[0.3], [0.1], [0.2]]})
+    assert step.finish(rows) == cost_models(rows) == CostModels(
+        (b"a", b"b", b"c"), ((0.1,), (0.2,), (0.3,)))
     assert asked == []  # nothing simulated until a task runs
+
+
+def test_the_cost_model_task_measures_the_share_flagged_on_the_same_day():
+    scenario = scenario_from_dict(quickstart(1200, shedding={}))
+    plan = MonitoringPlan.of(scenario)
+    rng = np.random.default_rng(1)
+    n, minutes = 100, plan.t_end - plan.t_start
+    history = NS(population=NS(ids=np.arange(n)),
+                 window_kw={"traditional": rng.uniform(0, 3, (n, minutes))},
+                 estimate_window_kw={"expected": np.ones((n, minutes))})
+    asked = []
+    (step,) = LoadShedding.of(scenario).preparations(
+        scenario, plan, lambda *a: asked.append(a) or history)
+    row = step.task(0)
+    assert len(asked) == 1  # one simulated day for both
+    shares = np.array(row["shares"][0])
+    assert shares.shape == plan.test_times.shape and 0 < shares.max() <= 1
+    # what the group leaders are given is what the stage made
+    made = step.finish(pd.DataFrame(row))
+    given = LoadShedding.of(scenario).group_inputs(plan, {"shedding": (made,)})["shed"]
+    assert given == TierShedding(scenario.monitoring.shedding, made.shares)
 
 
 def test_the_twins_follow_the_monitored_passes():
@@ -59,7 +90,7 @@ def test_each_pass_runs_under_the_bound_then_unshed_on_the_gateways():
     model = fit_meter_model(NS(monitoring=NS(shedding=CFG)), PLAN, 0, day)
     feature = LoadShedding(CFG, (0,))
     chunk = FeatureChunk(PLAN, 0, 0, np.arange(8),
-                         prepared={"shedding": ((pickle.dumps(model),),)})
+                         prepared={"shedding": (CostModels((pickle.dumps(model),), ((),)),)})
     plain_asked = []
     runs = feature.meter_runs(chunk, lambda *args: plain_asked.append(args))
     used = accumulated_kwh(rng.uniform(0, 2, (8, 120)), 1110, PLAN.test_times)
@@ -69,10 +100,10 @@ def test_each_pass_runs_under_the_bound_then_unshed_on_the_gateways():
                   lambda plain=False: given.append(plain) or {})
     assert plain_asked == [] and given == [True, False]  # BL plain, then OP; sizing: none
     assert (op.label, bl.label) == ("traditional", "traditional_bl")
-    assert bl.extra.stats.readings_shed == 0 and op.extra.stats.readings_shed > 0
+    assert bl.extra.stats.inputs_shed == 0 and op.extra.stats.inputs_shed > 0
     assert op.extra.stats.work < bl.extra.stats.work
     # a shed test reading keeps its meter quiet for the δ − 1 minutes before the next test
-    assert op.extra.quiet.sum() == 4 * op.extra.stats.readings_shed > 0
+    assert op.extra.quiet.sum() == 4 * op.extra.stats.inputs_shed > 0
     assert not bl.extra.quiet.any()
     rows = feature.chunk_rows(FeatureChunk(PLAN, 0, 0, np.arange(8), meter_runs=(op, bl)),
                               "traditional")
@@ -81,29 +112,36 @@ def test_each_pass_runs_under_the_bound_then_unshed_on_the_gateways():
                           "run": rows["run"] * 2, "gateways": rows["gateways"] * 2,
                           "quiet": rows["quiet"] * 2})
     merged = feature.merge(frame)
-    assert merged.gateways["traditional"] == GatewayStats.merged([op.extra.stats.as_list()] * 2)
-    assert merged.gateways[bl_name("traditional")].readings == 2 * bl.extra.stats.readings
+    assert merged.meter["traditional"] == DeviceStats.merged([op.extra.stats.as_list()] * 2)
+    assert merged.meter[bl_name("traditional")].inputs == 2 * bl.extra.stats.inputs
     assert np.array_equal(merged.quiet["traditional"], 2 * op.extra.quiet.reshape(1, -1))
     assert feature.cost_inputs(merged, "traditional")["quiet"] is merged.quiet["traditional"]
+    louder = replace(merged, quiet={**merged.quiet, "traditional": merged.quiet["traditional"] + 1})
+    assert merged == feature.merge(frame) and merged != louder
 
 
 def test_the_summary_puts_op_beside_bl_and_the_headline_reads_it():
     feature = LoadShedding(Shedding(), (0, 10))
-    stats = GatewayStats(10, 2, 1, 30, 0, 0, 0, 0, np.zeros(len(LATENCY_BINS) - 1, np.int64))
+    stats = DeviceStats(10, 2, 1, 30, 0, 0, 0, 0, 0, 0, 0,
+                        np.zeros(len(LATENCY_BINS) - 1, np.int64))
     outcome = {"traditional": NS(t_nc=1125, predicted=True, latch=[1120, NOT_LATCHED]),
                "traditional_bl": NS(t_nc=NOT_LATCHED, predicted=False,
                                     latch=[NOT_LATCHED, NOT_LATCHED])}
     costs = {"traditional": {"communication": {"total": 5}, "computation": {"total": 8}},
              "traditional_bl": {"communication": {"total": 10}, "computation": {"total": 0}}}
     run = FeatureRun(PLAN, ("a", "b"), np.array([4, 4]), outcome, {}, costs.__getitem__)
-    got = feature.summary(Shed({"traditional": stats, "traditional_bl": stats}, {}), run)
+    both = {"traditional": stats, "traditional_bl": stats}
+    got = feature.summary(SheddingFigures(both, both, both), run)
     assert got["op"]["utility_noncompliance_time"] == "18:45"
     assert got["op"]["group_noncompliance_times"] == {"a": "18:40", "b": None}
     assert got["bl"]["utility_noncompliance_time"] is None
     assert got["op_share_of_bl"] == {"communication": 0.5, "computation": None}
-    assert got["op"]["group_tier"] == "no shedding" and got["config"] == Shedding().model_dump()
+    assert got["op"]["group_tier"]["user_events_shed"] == 2 and got["op"]["group_tier"]["shed"]
+    assert got["bl"]["utility_tier"]["group_events"] == 10
+    assert not got["bl"]["utility_tier"]["shed"] and got["config"] == Shedding().model_dump()
     rows = dict(LoadShedding.headline(got))
     assert rows["load shedding (OP), prediction"] == "18:45 (unshed: none)"
     assert rows["OP communication / computation, share of unshed"] == "0.500 / n/a"
     assert rows["OP readings / runs shed"] == "2 / 1"
+    assert rows["OP user / group events shed"] == "2 / 2"
     assert LoadShedding.headline(None) == []

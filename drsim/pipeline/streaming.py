@@ -20,6 +20,7 @@ scenario (:mod:`drsim.pipeline.monitor`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -36,7 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from drsim.pipeline.backend import Backend, Stream, StreamStage
-from drsim.pipeline.evaluation import costs, tier_outcome
+from drsim.pipeline.evaluation import tier_outcome
 from drsim.pipeline.loads import Loads, sum_loads
 from drsim.pipeline.monitor import MONITORED_PASS, participants_task
 from drsim.pipeline.pass_names import MONITORED, PASSES
@@ -52,6 +53,7 @@ from drsim.pipeline.stages import (
     adaptive_pass,
     check_run,
     chunk_rows,
+    pass_costs,
     replica_counts,
     second_event_stage,
     this_run,
@@ -70,6 +72,8 @@ from drsim.pipeline.stream_tiers import (
 from drsim.pipeline.tasks import CHUNKS, LOADS, METER, TIERS, WORK_ROWS, stream_task
 from drsim.scenario import Scenario
 from drsim.units import DAY, MICRO, clock
+from drsim.utility.feature_registry import active_features, features_of
+from drsim.utility.features import MonitoringFeature, feature_output, feature_schema
 from drsim.utility.monitoring import MonitoringPlan
 from drsim.utility.threshold import Thresholds
 
@@ -172,11 +176,14 @@ class Collector:
 
 
 # --------------------------------------------------------------------------- assembling
-def monitored_from(context: StreamContext, rows: pd.DataFrame,
-                   names: tuple[str, ...]) -> Monitored:
+def monitored_from(context: StreamContext, rows: pd.DataFrame, names: tuple[str, ...],
+                   features: tuple[MonitoringFeature, ...] = (),
+                   chunk_rows: dict[str, pd.DataFrame] | None = None) -> Monitored:
     """What the tiers produced (:class:`drsim.pipeline.stages.Monitored`) from the stream's
     rows so far: the meter tier's work and outcome counts per group, the group leaders'
-    and the utility's rows, each pass's latches and t_nc, the user events."""
+    and the utility's rows, each pass's latches and t_nc, the user events, and the merge
+    of each of the monitoring ``features`` (:func:`feature_merges`, with the rows its
+    chunk tasks made, ``chunk_rows``)."""
     plan = context.plan
     n_groups, k = len(context.sizes), len(plan.test_times)
     work = {n: np.zeros((n_groups, WORK_ROWS, k), dtype=np.int64) for n in names}
@@ -202,7 +209,34 @@ def monitored_from(context: StreamContext, rows: pd.DataFrame,
                                                    kind="stable", ignore_index=True)
     outcome = {n: tier_outcome(tier_rows, n, n_groups) for n in names}
     return Monitored(plan, context.thresholds, user_event_rows(rows.rename(
-        columns={"pass_": "pass"})), work, outcomes, tier_rows, outcome)
+        columns={"pass_": "pass"})), work, outcomes, tier_rows, outcome,
+        feature_merges(features, rows, chunk_rows or {}))
+
+
+def feature_merges(features: tuple[MonitoringFeature, ...], rows: pd.DataFrame,
+                   chunk_rows: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    """Each monitoring feature's merge (:meth:`~drsim.utility.features.MonitoringFeature.merge`)
+    of its rows: those the meter stage made (kind ``feature``, each a gateway's pass as
+    JSON in ``note``, drsim.pipeline.stream_tiers) with those its chunk tasks made
+    (``chunk_rows``, by feature name), by chunk then pass as in batch."""
+    made = rows[rows["kind"] == "feature"]
+    parsed = [(int(g), int(group), str(name), json.loads(text)) for g, group, name, text
+              in zip(made["gateway"], made["group"], made["pass_"], made["note"],
+                     strict=True)]
+    out = {}
+    for feature in features:
+        mine = [(g, group, name, row) for g, group, name, row in parsed
+                if row["feature"] == feature.name]
+        frame = pd.DataFrame({"chunk": [m[0] for m in mine], "group": [m[1] for m in mine],
+                              "pass": [m[2] for m in mine],
+                              **{c: [m[3][c] for m in mine] for c in feature.schema.names}},
+                             columns=feature_schema(feature).names)
+        given = chunk_rows.get(feature.name)
+        if given is not None and len(given):
+            frame = pd.concat([given, frame], ignore_index=True) if len(frame) else given
+        out[feature.name] = feature.merge(frame.sort_values(["chunk", "pass"], kind="stable",
+                                                            ignore_index=True))
+    return out
 
 
 def _renamed(rows: pd.DataFrame) -> pd.DataFrame:
@@ -366,14 +400,14 @@ def _live(context: StreamContext, clock_: Clock | None, collector: Collector,
 
 # --------------------------------------------------------------------------- the live run
 def _plan_now(scenario: Scenario, context: StreamContext, passes: Passes, rows: pd.DataFrame,
-              delay_detection: int, loads: Loads) -> SecondEventPlan:
-    """The second event planned from what the stream has shown (module doc)."""
+              delay_detection: int, loads: Loads,
+              feature_rows: dict[str, pd.DataFrame] | None = None) -> SecondEventPlan:
+    """The second event planned from what the stream has shown (module doc), with the
+    monitoring features' rows its chunk tasks made (``feature_rows``)."""
     plan = context.plan
-    monitored = monitored_from(context, _renamed(rows), context.passes)
-    sizes = np.asarray(context.sizes, dtype=np.int64)
-    trad = monitored.outcome[MONITORED_PASS]
-    run_costs = costs(plan, sizes, monitored.meter_work[MONITORED_PASS], monitored.tier_rows,
-                      MONITORED_PASS, trad)
+    monitored = monitored_from(context, _renamed(rows), context.passes, context.features,
+                               feature_rows)
+    run_costs = pass_costs(scenario, monitored, MONITORED_PASS)
     now = Passes(passes.chunks, loads, passes.chunk_rows, passes.handles, passes.seconds)
     return second_event_stage(scenario, plan, now, monitored, run_costs, delay_detection)
 
@@ -415,9 +449,10 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     passes, thresholds = _staged_passes(scenario, backend, plan, where["staging"], chunk_size,
                                         progress)
     chunks = passes.chunks
-    context = StreamContext(scenario, plan, tuple(chunks), thresholds, MONITORED, packed=True)
+    context = StreamContext(scenario, plan, tuple(chunks), thresholds, MONITORED, packed=True,
+                            features=tuple(active_features(scenario)))
     live = _LiveRun(scenario, backend, folder, context, passes, Collector(where["alerts"]),
-                    delay_detection)
+                    delay_detection, _chunk_feature_rows(backend, passes, context.features))
     stream = backend.stream(source(context, where["source"], file_rows(width(plan))),
                             stages(context), live.collector, where["checkpoint"])
     write_warmup(where["source"], [c.first for c in chunks], [c.group for c in chunks], plan)
@@ -438,11 +473,14 @@ def _staged_passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan, s
                    ) -> tuple[Passes, Thresholds]:
     """The passes job: the day simulated, the expected and traditional passes' readings
     staged in ``staging`` interval by interval (:func:`~drsim.pipeline.tasks.stream_task`),
-    the loads summed; γ from the replicas as in batch."""
+    the loads summed; γ from the replicas as in batch. The handles hold the monitoring
+    features' rows the chunk tasks made (:func:`_chunk_feature_rows`)."""
     started = time.perf_counter()
     chunks = plan_chunks(scenario, chunk_size)
+    features = {feature_output(f.name): feature_schema(f) for f in active_features(scenario)}
     out = backend.map_chunks(partial(stream_task, scenario, tuple(chunks), plan, str(staging)),
-                             len(chunks), {"loads": LOADS, "chunks": CHUNKS, "meter": METER},
+                             len(chunks), {"loads": LOADS, "chunks": CHUNKS, "meter": METER,
+                                           **features},
                              label="passes", progress=None if progress is None else
                              partial(progress, "passes"))
     loads = sum_loads(backend.collect(out["loads"]), len(scenario.groups), PASSES)
@@ -451,6 +489,18 @@ def _staged_passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan, s
     sizes = np.asarray(scenario.group_sizes(), dtype=np.int64)
     thresholds = Thresholds.of(plan, sizes, replica_counts(meter, len(sizes)))
     return Passes(chunks, loads, rows, out, time.perf_counter() - started), thresholds
+
+
+def _chunk_feature_rows(backend: Backend, passes: Passes,
+                        features: tuple[MonitoringFeature, ...]) -> dict[str, pd.DataFrame]:
+    """The monitoring features' rows the passes job's chunk tasks made, by feature name,
+    by chunk then pass (drsim.pipeline.tasks.stream_task)."""
+    out = {}
+    for feature in features:
+        rows = backend.collect(passes.handles[feature_output(feature.name)]).to_pandas()
+        out[feature.name] = rows.sort_values(["chunk", "pass"], kind="stable",
+                                             ignore_index=True)
+    return out
 
 
 @dataclass
@@ -465,6 +515,7 @@ class _LiveRun:
     passes: Passes
     collector: Collector
     delay_detection: int
+    feature_rows: dict[str, pd.DataFrame]  # the monitoring features' rows of the chunk tasks
     second: SecondEventPlan | None = None
     adaptive: Future | None = None  # the adaptive pass, beside the stream
     planned_after: float | None = None  # seconds from the prediction's batch to the plan
@@ -518,10 +569,16 @@ class _LiveRun:
         second event planned from what the stream has shown and written to the folder,
         its adaptive pass started in ``pool``, staging its readings in ``staging``."""
         now = self.collector.rows()
-        streamed = stream_loads(self.context, now, MONITORED_PASS)
-        known = Loads(streamed.group_kw, {}, self.passes.loads.estimate_group_kw)
+        streamed = stream_loads(self.context, now, MONITORED_PASS).group_kw[MONITORED_PASS]
+        # the minutes the stream has shown; their load the simulation's, as in batch (the
+        # stream carries a lost reading's from the household's previous one: what the
+        # deficit reads from the households seen stands beside the load of all readings)
+        shown = np.where(np.isnan(streamed), np.nan,
+                         self.passes.loads.group_kw[MONITORED_PASS])
+        known = Loads({MONITORED_PASS: shown}, {}, self.passes.loads.estimate_group_kw)
         self.second = _plan_now(self.scenario, self.context, self.passes, now,
-                                self.delay_detection, known) if t_nc >= 0 else SecondEventPlan(
+                                self.delay_detection, known,
+                                self.feature_rows) if t_nc >= 0 else SecondEventPlan(
             note="no utility non-compliance predicted: no second event")
         _write_plan(self.folder, self.second, t_nc)
         if t_nc >= 0:
@@ -536,12 +593,9 @@ class _LiveRun:
         and the adaptive pass's loads (the traditional pass's without a second event);
         ``timings`` gets the adaptive pass's seconds."""
         scenario, context, passes = self.scenario, self.context, self.passes
-        plan = context.plan
-        sizes = np.asarray(scenario.group_sizes(), dtype=np.int64)
-        monitored = monitored_from(context, _renamed(self.collector.rows()), MONITORED)
-        trad = monitored.outcome[MONITORED_PASS]
-        run_costs = costs(plan, sizes, monitored.meter_work[MONITORED_PASS],
-                          monitored.tier_rows, MONITORED_PASS, trad)
+        monitored = monitored_from(context, _renamed(self.collector.rows()), MONITORED,
+                                   context.features, self.feature_rows)
+        run_costs = pass_costs(scenario, monitored, MONITORED_PASS)
         second = self.second or SecondEventPlan(note="no utility non-compliance predicted: "
                                                      "no second event")
         incentive = second.incentive
@@ -606,7 +660,10 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
     out = backend.map_chunks(partial(participants_task, scenario, tuple(chunks)),
                              len(chunks), {"chunks": CHUNKS}, label="participants")
     rows_by_chunk = chunk_rows(backend, out["chunks"], len(chunks))
-    context = StreamContext(scenario, plan, tuple(chunks), thresholds, (MONITORED_PASS,))
+    # recorded readings may lack some: the features that then turn on make their rows
+    features = tuple(f for f in (f.with_readings(1) for f in features_of(scenario)) if f.active)
+    context = StreamContext(scenario, plan, tuple(chunks), thresholds, (MONITORED_PASS,),
+                            features=features)
     collector = Collector(where["alerts"])
     stream = backend.stream(source(context, Path(folder_in), ROWS, MONITORED_PASS),
                             stages(context), collector, where["checkpoint"])
@@ -636,10 +693,10 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
             t_nc = collector.t_nc(MONITORED_PASS)
             if second is None and t_nc is not None and t_nc >= 0:
                 now = collector.rows()
-                second = _plan_now(scenario, context, Passes(chunks, Loads({}, {}, {}),
-                                                             rows_by_chunk, {}, 0.0), now,
-                                   0, _projected(stream_loads(context, now, MONITORED_PASS,
-                                                              estimates=True), plan))
+                second = _plan_now(scenario, _readings_context(context, now),
+                                   Passes(chunks, Loads({}, {}, {}), rows_by_chunk, {}, 0.0),
+                                   now, 0, _projected(stream_loads(
+                                       context, now, MONITORED_PASS, estimates=True), plan))
                 _write_plan(folder, second, t_nc)
                 planned_after = time.perf_counter() - last_change
         stream.drain()
@@ -647,10 +704,10 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
         stream.stop()
     seconds = time.perf_counter() - started
     everything = collector.rows()
-    monitored = monitored_from(context, _renamed(everything), (MONITORED_PASS,))
+    monitored = monitored_from(context, _renamed(everything), (MONITORED_PASS,),
+                               _readings_context(context, everything).features)
     trad = monitored.outcome[MONITORED_PASS]
-    run_costs = costs(plan, sizes, monitored.meter_work[MONITORED_PASS], monitored.tier_rows,
-                      MONITORED_PASS, trad)
+    run_costs = pass_costs(scenario, monitored, MONITORED_PASS)
     loads = stream_loads(context, everything, MONITORED_PASS, estimates=True)
     passes = Passes(chunks, loads, rows_by_chunk, {}, 0.0)
     final = second_event_stage(scenario, plan, passes, monitored, run_costs, 0) \
@@ -662,6 +719,18 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
                      (MONITORED_PASS,))
     return Run(simulation, monitored, run_costs, 0, final.deficit, final.incentive,
                final.second, final.note), report
+
+
+def _readings_context(context: StreamContext, rows: pd.DataFrame) -> StreamContext:
+    """``context`` with the monitoring features as :func:`drsim.pipeline.monitor.monitor`
+    runs them on readings of which those the stream's rows count as lost so far did not
+    arrive (:meth:`~drsim.utility.features.MonitoringFeature.with_readings`): lost
+    readings on only when some are."""
+    lost = int(rows.loc[(rows["kind"] == "lost") & (rows["pass"] == MONITORED_PASS),
+                        "value"].sum())
+    features = tuple(f for f in (f.with_readings(lost)
+                                 for f in features_of(context.scenario)) if f.active)
+    return dataclasses.replace(context, features=features)
 
 
 def _projected(loads: Loads, plan: MonitoringPlan) -> Loads:

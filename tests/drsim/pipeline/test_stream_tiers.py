@@ -349,5 +349,6 @@ def test_the_streams_rows_reshape_to_the_batch_runs_counts_per_group(context, ba
 
 def test_what_the_stream_does_not_monitor_is_refused(context):
     check_streamable(context.scenario)  # plain readings: streamed
-    with pytest.raises(ValueError, match="meters.reading_loss"):
-        check_streamable(four_households(meters={"reading_loss": {"rate": 0.1}}))
+    check_streamable(four_households(meters={"reading_loss": {"rate": 0.1}}))  # streamed
+    with pytest.raises(ValueError, match="monitoring.shedding"):
+        check_streamable(four_households(monitoring={"shedding": {"gateway_households": 2}}))

@@ -124,9 +124,11 @@ def test_a_file_staged_during_a_tick_never_overtakes_an_earlier_one(tmp_path, mo
 
 def test_a_streamed_run_refuses_what_it_does_not_monitor(tmp_path):
     data = small().model_dump(mode="json", exclude={"source_path"})
-    data["meters"] = {"reading_loss": {"rate": 0.05}}
-    with pytest.raises(ValueError, match="meters.reading_loss"):
+    data["monitoring"]["shedding"] = {"gateway_households": 100}
+    with pytest.raises(ValueError, match="monitoring.shedding: the streaming monitoring") \
+            as refused:
         api.run(scenario_from_dict(data), tmp_path / "x", backend="serial", streaming=True)
+    assert "\n" not in str(refused.value)
     assert not (tmp_path / "x").exists()
     with pytest.raises(ValueError, match="give out"):
         api.run(small(), backend="serial", streaming=True)

@@ -13,7 +13,11 @@ in its RocksDB state store, :mod:`spark.streaming`):
    micro-batch that brings its interval. Listing 6.1 is evaluated again over the gateway's
    tests so far (:func:`drsim.utility.monitoring.meter_tier` on the plan cut after the last
    test), which gives, test by test, the events and work of the batch run. Rows of a minute already
-   final are late: counted, not used.
+   final are late: counted, not used. A reading that did not arrive is lost: counted, its
+   load carried from the household's previous one, a lost test reading a placeholder or
+   left out as ``monitoring.max_missing`` says (docs/lost_readings.md). Once a gateway's
+   program is final it makes the monitoring features' rows of its passes
+   (:attr:`StreamContext.features`).
 2. **group** (key: pass and group): the group's user events so far; once every gateway of
    the group has decided test T, Listing 6.2 (:func:`drsim.pipeline.tasks.group_leader`)
    gives the alerts, events and work of the ticks up to the next test, which nothing later
@@ -51,7 +55,7 @@ from drsim.scenario import Scenario
 from drsim.units import DAY
 from drsim.utility.feature_registry import active_features
 from drsim.utility.features import FeatureChunk, MonitoringFeature
-from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, meter_tier
+from drsim.utility.monitoring import NOT_LATCHED, MeterResult, MonitoringPlan, meter_tier
 from drsim.utility.threshold import Thresholds
 
 __all__ = ["IN", "OUT", "StreamContext", "source", "meter_step", "group_step",
@@ -379,7 +383,7 @@ def _final_minutes(context: StreamContext, name: str, s: GatewayState, columns: 
     return _concat(out)
 
 
-def _meter(context: StreamContext, s: GatewayState, plan: MonitoringPlan):
+def _meter(s: GatewayState, plan: MonitoringPlan) -> MeterResult:
     """Listing 6.1 over the gateway's tests so far (``plan``: cut after the last), the
     test readings that did not arrive lost (placeholders with max_missing ≥ 1)."""
     chunk = s.chunk
@@ -397,7 +401,7 @@ def _feature_rows(context: StreamContext, name: str, s: GatewayState) -> pd.Data
     ids = np.arange(chunk.first, chunk.first + chunk.count, dtype=np.int64)
     window = {} if s.window is None else dict(zip(("load", "baseline", "expected"),
                                                   s.window, strict=True))
-    at = FeatureChunk(plan, chunk.index, chunk.group, ids, meter=_meter(context, s, plan),
+    at = FeatureChunk(plan, chunk.index, chunk.group, ids, meter=_meter(s, plan),
                       window=window, arrived=s.arrived)
     out = []
     for feature in context.features:
@@ -417,7 +421,7 @@ def _decide(context: StreamContext, name: str, s: GatewayState, decided: list[in
     test) outcome counts of the tests ``decided`` now."""
     plan, chunk = context.plan, s.chunk
     cut = dataclasses.replace(plan, t_end=decided[-1] + 1)
-    m = _meter(context, s, cut)
+    m = _meter(s, cut)
     events = m.events[m.events["time"].isin(decided)]
     at = np.searchsorted(cut.test_times, decided)
     # lost test readings are not shed; dropped (max_missing 0) they are not processed

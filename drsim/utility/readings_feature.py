@@ -8,7 +8,11 @@ t_nc from the households seen (:func:`drsim.utility.deficit.reduction_seen`). ``
 monitor`` takes the lost readings from the recorded ones instead of the model
 (docs/decisions.md, "Lost meter readings"). Each chunk sends one row per monitored pass
 (:data:`COLUMNS`); the driver merges the traditional pass's (:class:`LossCounts`), and
-the feature's keys join the ``monitoring`` section of summary.json.
+the feature's keys join the ``monitoring`` section of summary.json. It is streamed
+(docs/streaming.md, "Lost readings"): ``drsim run --streaming`` stages the readings
+without those the model loses, and a chunk's row comes in two parts, its chunk task's and
+the stream's meter stage's (:meth:`LostReadings.chunk_rows`); ``drsim monitor --stream``
+makes the whole row in the meter stage from the readings that arrived.
 """
 
 from __future__ import annotations

@@ -323,6 +323,17 @@ def test_spark_streams_the_run_as_batch(scenario, batch, tmp_path, spark):
 
 
 @pytest.mark.slow
+def test_spark_streams_a_run_with_lost_readings_as_batch(tmp_path, spark):
+    """Lost readings on Spark Structured Streaming: the staged readings with gaps and
+    registers, and the feature's rows of the meter stage, travel as the stream's rows
+    (the session of the module's other Spark test; about 75 s on 2 cores)."""
+    scenario = lossy(1)
+    batch = api.run(scenario, backend="serial").summary
+    result = api.run(scenario, tmp_path / "s", backend="spark", streaming=True)
+    assert_same_summary(batch, result.summary)
+
+
+@pytest.mark.slow
 @pytest.mark.spark
 def test_a_killed_stream_restarts_on_its_checkpoint(scenario, batch, tmp_path):
     """``drsim run --streaming`` killed mid-stream and started again with the same

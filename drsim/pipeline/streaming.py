@@ -20,7 +20,6 @@ scenario (:mod:`drsim.pipeline.monitor`).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 import time
@@ -59,6 +58,7 @@ from drsim.pipeline.stages import (
     this_run,
 )
 from drsim.pipeline.stream_clock import Clock, file_rows, intervals, width, write_warmup
+from drsim.pipeline.stream_features import chunk_feature_rows, feature_merges, readings_context
 from drsim.pipeline.stream_tiers import (
     OUT,
     StreamContext,
@@ -182,8 +182,9 @@ def monitored_from(context: StreamContext, rows: pd.DataFrame, names: tuple[str,
     """What the tiers produced (:class:`drsim.pipeline.stages.Monitored`) from the stream's
     rows so far: the meter tier's work and outcome counts per group, the group leaders'
     and the utility's rows, each pass's latches and t_nc, the user events, and the merge
-    of each of the monitoring ``features`` (:func:`feature_merges`, with the rows its
-    chunk tasks made, ``chunk_rows``)."""
+    of each of the monitoring ``features``
+    (:func:`~drsim.pipeline.stream_features.feature_merges`, with the rows its chunk tasks
+    made, ``chunk_rows``)."""
     plan = context.plan
     n_groups, k = len(context.sizes), len(plan.test_times)
     work = {n: np.zeros((n_groups, WORK_ROWS, k), dtype=np.int64) for n in names}
@@ -211,32 +212,6 @@ def monitored_from(context: StreamContext, rows: pd.DataFrame, names: tuple[str,
     return Monitored(plan, context.thresholds, user_event_rows(rows.rename(
         columns={"pass_": "pass"})), work, outcomes, tier_rows, outcome,
         feature_merges(features, rows, chunk_rows or {}))
-
-
-def feature_merges(features: tuple[MonitoringFeature, ...], rows: pd.DataFrame,
-                   chunk_rows: dict[str, pd.DataFrame]) -> dict[str, Any]:
-    """Each monitoring feature's merge (:meth:`~drsim.utility.features.MonitoringFeature.merge`)
-    of its rows: those the meter stage made (kind ``feature``, each a gateway's pass as
-    JSON in ``note``, drsim.pipeline.stream_tiers) with those its chunk tasks made
-    (``chunk_rows``, by feature name), by chunk then pass as in batch."""
-    made = rows[rows["kind"] == "feature"]
-    parsed = [(int(g), int(group), str(name), json.loads(text)) for g, group, name, text
-              in zip(made["gateway"], made["group"], made["pass_"], made["note"],
-                     strict=True)]
-    out = {}
-    for feature in features:
-        mine = [(g, group, name, row) for g, group, name, row in parsed
-                if row["feature"] == feature.name]
-        frame = pd.DataFrame({"chunk": [m[0] for m in mine], "group": [m[1] for m in mine],
-                              "pass": [m[2] for m in mine],
-                              **{c: [m[3][c] for m in mine] for c in feature.schema.names}},
-                             columns=feature_schema(feature).names)
-        given = chunk_rows.get(feature.name)
-        if given is not None and len(given):
-            frame = pd.concat([given, frame], ignore_index=True) if len(frame) else given
-        out[feature.name] = feature.merge(frame.sort_values(["chunk", "pass"], kind="stable",
-                                                            ignore_index=True))
-    return out
 
 
 def _renamed(rows: pd.DataFrame) -> pd.DataFrame:
@@ -452,7 +427,7 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     context = StreamContext(scenario, plan, tuple(chunks), thresholds, MONITORED, packed=True,
                             features=tuple(active_features(scenario)))
     live = _LiveRun(scenario, backend, folder, context, passes, Collector(where["alerts"]),
-                    delay_detection, _chunk_feature_rows(backend, passes, context.features))
+                    delay_detection, chunk_feature_rows(backend, passes.handles, context.features))
     stream = backend.stream(source(context, where["source"], file_rows(width(plan))),
                             stages(context), live.collector, where["checkpoint"])
     write_warmup(where["source"], [c.first for c in chunks], [c.group for c in chunks], plan)
@@ -474,7 +449,8 @@ def _staged_passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan, s
     """The passes job: the day simulated, the expected and traditional passes' readings
     staged in ``staging`` interval by interval (:func:`~drsim.pipeline.tasks.stream_task`),
     the loads summed; γ from the replicas as in batch. The handles hold the monitoring
-    features' rows the chunk tasks made (:func:`_chunk_feature_rows`)."""
+    features' rows the chunk tasks made
+    (:func:`~drsim.pipeline.stream_features.chunk_feature_rows`)."""
     started = time.perf_counter()
     chunks = plan_chunks(scenario, chunk_size)
     features = {feature_output(f.name): feature_schema(f) for f in active_features(scenario)}
@@ -489,18 +465,6 @@ def _staged_passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan, s
     sizes = np.asarray(scenario.group_sizes(), dtype=np.int64)
     thresholds = Thresholds.of(plan, sizes, replica_counts(meter, len(sizes)))
     return Passes(chunks, loads, rows, out, time.perf_counter() - started), thresholds
-
-
-def _chunk_feature_rows(backend: Backend, passes: Passes,
-                        features: tuple[MonitoringFeature, ...]) -> dict[str, pd.DataFrame]:
-    """The monitoring features' rows the passes job's chunk tasks made, by feature name,
-    by chunk then pass (drsim.pipeline.tasks.stream_task)."""
-    out = {}
-    for feature in features:
-        rows = backend.collect(passes.handles[feature_output(feature.name)]).to_pandas()
-        out[feature.name] = rows.sort_values(["chunk", "pass"], kind="stable",
-                                             ignore_index=True)
-    return out
 
 
 @dataclass
@@ -693,7 +657,7 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
             t_nc = collector.t_nc(MONITORED_PASS)
             if second is None and t_nc is not None and t_nc >= 0:
                 now = collector.rows()
-                second = _plan_now(scenario, _readings_context(context, now),
+                second = _plan_now(scenario, readings_context(context, now),
                                    Passes(chunks, Loads({}, {}, {}), rows_by_chunk, {}, 0.0),
                                    now, 0, _projected(stream_loads(
                                        context, now, MONITORED_PASS, estimates=True), plan))
@@ -705,7 +669,7 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
     seconds = time.perf_counter() - started
     everything = collector.rows()
     monitored = monitored_from(context, _renamed(everything), (MONITORED_PASS,),
-                               _readings_context(context, everything).features)
+                               readings_context(context, everything).features)
     trad = monitored.outcome[MONITORED_PASS]
     run_costs = pass_costs(scenario, monitored, MONITORED_PASS)
     loads = stream_loads(context, everything, MONITORED_PASS, estimates=True)
@@ -719,18 +683,6 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
                      (MONITORED_PASS,))
     return Run(simulation, monitored, run_costs, 0, final.deficit, final.incentive,
                final.second, final.note), report
-
-
-def _readings_context(context: StreamContext, rows: pd.DataFrame) -> StreamContext:
-    """``context`` with the monitoring features as :func:`drsim.pipeline.monitor.monitor`
-    runs them on readings of which those the stream's rows count as lost so far did not
-    arrive (:meth:`~drsim.utility.features.MonitoringFeature.with_readings`): lost
-    readings on only when some are."""
-    lost = int(rows.loc[(rows["kind"] == "lost") & (rows["pass"] == MONITORED_PASS),
-                        "value"].sum())
-    features = tuple(f for f in (f.with_readings(lost)
-                                 for f in features_of(context.scenario)) if f.active)
-    return dataclasses.replace(context, features=features)
 
 
 def _projected(loads: Loads, plan: MonitoringPlan) -> Loads:

@@ -74,6 +74,11 @@ class LossCounts:
 class LostReadings(MonitoringFeature):
     """Lost meter readings: ``meters.reading_loss``, or those ``drsim monitor`` reads.
 
+    Streamed (docs/streaming.md): ``drsim run --streaming`` stages the readings without
+    those the model loses and gives the batch run's values, its rows made in two parts
+    (:meth:`chunk_rows`); ``drsim monitor --stream`` takes the readings that did not
+    arrive as lost, as ``drsim monitor`` does.
+
     Attributes
     ----------
     loss : drsim.scenario.ReadingLoss or None

@@ -156,12 +156,14 @@ def assert_same_events(batch_dir: Path, streamed_dir: Path) -> None:
                                       check_dtype=False)
 
 
-@pytest.mark.parametrize("max_missing", [0, 1])
-def test_a_streamed_run_with_lost_readings_gives_the_batch_run(max_missing, tmp_path):
-    """The stream loses the batch run's readings (the same draws): Listing 6.1 has the
-    same lost test readings, and the summary (readings lost, silent meters, the deficit
-    read from the households seen, the costs, the second event) and the event tables
-    are the batch run's."""
+@pytest.mark.parametrize(("max_missing", "chunk_size"), [(0, 50), (1, None)])
+def test_a_streamed_run_with_lost_readings_gives_the_batch_run(max_missing, chunk_size,
+                                                               tmp_path):
+    """The stream loses the batch run's readings (the same draws, whatever the chunks:
+    gateways of 50 households against the batch run's 100): Listing 6.1 has the same
+    lost test readings, and the summary (readings lost, silent meters, the deficit read
+    from the households seen, the costs, the second event) and the event tables are the
+    batch run's."""
     scenario = lossy(max_missing)
     batch = api.run(scenario, tmp_path / "b", backend="serial").summary
     lost = batch["monitoring"]["lost_readings"]
@@ -169,7 +171,8 @@ def test_a_streamed_run_with_lost_readings_gives_the_batch_run(max_missing, tmp_
     assert batch["monitoring"]["meters_silent"]["total"] > 0
     assert batch["deficit_at_prediction"]["households_seen"]
     assert (lost["user_events_by_missing"].get("1", 0) > 0) == (max_missing == 1)
-    result = api.run(scenario, tmp_path / "s", backend="serial", streaming=True)
+    result = api.run(scenario, tmp_path / "s", backend="serial", streaming=True,
+                     chunk_size=chunk_size)
     assert_same_summary(batch, result.summary)
     assert_same_events(tmp_path / "b", tmp_path / "s")
 
@@ -210,19 +213,25 @@ def test_the_staged_readings_lose_the_batch_runs_readings(tmp_path):
     assert (np.isnan(register) == lost[rows["household"] - chunk.first, at]).all()
 
 
-def test_monitoring_a_stream_of_readings_with_gaps(tmp_path):
-    """Readings that lack some (a lossy run's, exported) dropped as files: the missing
-    readings are lost readings, as the batch monitoring has them: the same events and
-    the same lost-readings keys, deficit, costs and plan."""
+@pytest.mark.parametrize("registers", [True, False])
+def test_monitoring_a_stream_of_readings_with_gaps(registers, tmp_path):
+    """Readings that lack some (a lossy run's, exported; with the meters' registers or
+    without, accLoad then accumulated from the loads carried over the gaps) dropped as
+    files: the missing readings are lost readings, as the batch monitoring has them: the
+    same events and the same lost-readings keys, deficit, costs and plan."""
     scenario = lossy(1)
     run_dir = tmp_path / "run"
     api.run(scenario, run_dir, backend="serial", export_readings=True)
-    readings = pq.read_table(run_dir / "readings").to_pandas()
+    table = pq.read_table(run_dir / "readings")
+    if not registers:
+        table = table.drop_columns(["energy_kwh"])
+    pq.write_table(table, tmp_path / "readings.parquet")
+    readings = table.to_pandas()
     assert readings["kw"].isna().any()
     write_files(readings, tmp_path / "in", MonitoringPlan.of(scenario))
     gamma = run_dir / "thresholds.parquet"
-    batch = api.monitor(run_dir / "readings", scenario, tmp_path / "b", backend="serial",
-                        thresholds=gamma).summary
+    batch = api.monitor(tmp_path / "readings.parquet", scenario, tmp_path / "b",
+                        backend="serial", thresholds=gamma).summary
     streamed = api.monitor(None, scenario, tmp_path / "s", backend="serial",
                            stream=tmp_path / "in", thresholds=gamma).summary
     assert batch["monitoring"]["lost_readings"]["readings_lost"] > 0

@@ -1,11 +1,11 @@
 """The tiers as a stream: the closed loop live (``drsim run --streaming``) and recorded
 readings monitored as they arrive (``drsim monitor --stream``); docs/streaming.md.
 
-``run_streaming``: the passes job simulates the day and stages the expected and
-traditional passes' readings interval by interval
-(:func:`drsim.pipeline.tasks.stream_task`); γ comes from its replicas as in batch. A
-simulated clock (:class:`~drsim.pipeline.stream_clock.Clock`) plays the intervals into the
-stream at ``speed`` times real time; the stream's three stateful stages
+``run_streaming``: the passes job simulates the day and stages the expected and traditional
+passes' readings interval by interval (:func:`drsim.pipeline.tasks.stream_task`); γ comes
+from its replicas as in batch. A simulated clock
+(:class:`~drsim.pipeline.stream_clock.Clock`) plays the intervals into the stream at
+``speed`` times real time; the stream's three stateful stages
 (:mod:`drsim.pipeline.stream_tiers`) decide each test in the micro-batch that brings its
 interval. When the utility predicts on the traditional pass, the second event is planned at
 once from what the stream has shown (its plan written to ``stream/second_event_plan.json``)
@@ -240,15 +240,16 @@ def stream_loads(context: StreamContext, rows: pd.DataFrame, name: str,
                  {"baseline": kw[1], "expected": kw[2]} if estimates else {})
 
 
-def _bad_and_late(rows: pd.DataFrame) -> tuple[dict[str, int], int]:
+def _not_taken(rows: pd.DataFrame) -> tuple[dict[str, int], int, int]:
+    """The bad rows per problem, the late rows, the traditional pass's readings lost."""
     bad = rows[rows["kind"] == "bad"].groupby("note")["value"].sum()
     late = rows.loc[rows["kind"] == "late", "value"].sum()
-    return {str(k): int(v) for k, v in bad.items()}, int(late)
+    lost = rows.loc[(rows["kind"] == "lost") & (rows["pass"] == MONITORED_PASS), "value"].sum()
+    return {str(k): int(v) for k, v in bad.items()}, int(late), int(lost)
 
 
 def _took(rows: pd.DataFrame) -> bool:
-    """Whether a micro-batch's rows show the tiers took a reading (not only bad or late
-    rows, and not none)."""
+    """Whether a micro-batch's rows show the tiers took a reading (not only bad or late)."""
     return bool((~rows["kind"].isin(("bad", "late"))).any())
 
 
@@ -257,7 +258,7 @@ def _undecided(collector: Collector, plan: MonitoringPlan, names: tuple[str, ...
     decided = ", ".join(f"the {n} pass up to {clock(d + 1)}" if d >= 0
                         else f"no minute of the {n} pass"
                         for n in names for d in [collector.decided(n)])
-    bad, late = _bad_and_late(collector.rows())
+    bad, late, _ = _not_taken(collector.rows())
     worst = f" ({max(bad, key=bad.get)} the most)" if bad else ""
     return (f"of the program {clock(plan.t_start)}-{clock(plan.t_end)} the utility has "
             f"decided {decided}, from {len(collector.batches())} micro-batches; "
@@ -311,6 +312,7 @@ class StreamReport:
     stream_seconds: float
     plan_seconds_after_prediction: float | None = None
     played_minutes: int = 0  # the simulated minutes the stream played (from the notice)
+    lost_readings: int = 0  # the traditional pass's: drsim monitor's readings.lost_readings
 
     def as_dict(self) -> dict[str, Any]:
         lat = np.asarray(self.latency_seconds, dtype=np.float64)
@@ -347,7 +349,7 @@ def _live(context: StreamContext, clock_: Clock | None, collector: Collector,
     rows = collector.rows()
     plan = context.plan
     sizes = np.asarray(context.sizes)
-    bad, late = _bad_and_late(rows)
+    bad, late, _ = _not_taken(rows)
     status = Live(clock(int(clock_.now())) if clock_ is not None else "—", released,
                   len(intervals(plan)) - 1, late_rows=late, bad_rows=sum(bad.values()))
     for name in names:
@@ -534,9 +536,8 @@ class _LiveRun:
         its adaptive pass started in ``pool``, staging its readings in ``staging``."""
         now = self.collector.rows()
         streamed = stream_loads(self.context, now, MONITORED_PASS).group_kw[MONITORED_PASS]
-        # the minutes the stream has shown; their load the simulation's, as in batch (the
-        # stream carries a lost reading's from the household's previous one: what the
-        # deficit reads from the households seen stands beside the load of all readings)
+        # the minutes the stream has shown, their load the simulation's as in batch (a lost
+        # reading's is carried in the stream; the deficit reads the households seen)
         shown = np.where(np.isnan(streamed), np.nan,
                          self.passes.loads.group_kw[MONITORED_PASS])
         known = Loads({MONITORED_PASS: shown}, {}, self.passes.loads.estimate_group_kw)
@@ -595,11 +596,11 @@ def _report(clock_: Clock | None, collector: Collector, plan: MonitoringPlan, ra
         if all(a is not None and np.isfinite(a) for a in at):
             latency.append(max(0.0, max(at) - clock_.released[j]))
     rows = collector.rows()
-    bad, late = _bad_and_late(rows)
+    bad, late, lost = _not_taken(rows)
     delta = plan.delta * 60.0 / rate if np.isfinite(rate) else None
     played = plan.t_end - (clock_.notice if clock_ is not None else plan.t_start)
     return StreamReport(speed, delta, len(collector.batches()), latency, late, bad, seconds,
-                        planned_after, played)
+                        planned_after, played, lost)
 
 
 # --------------------------------------------------------------------------- monitor --stream
@@ -624,7 +625,6 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
     out = backend.map_chunks(partial(participants_task, scenario, tuple(chunks)),
                              len(chunks), {"chunks": CHUNKS}, label="participants")
     rows_by_chunk = chunk_rows(backend, out["chunks"], len(chunks))
-    # recorded readings may lack some: the features that then turn on make their rows
     features = tuple(f for f in (f.with_readings(1) for f in features_of(scenario)) if f.active)
     context = StreamContext(scenario, plan, tuple(chunks), thresholds, (MONITORED_PASS,),
                             features=features)

@@ -235,6 +235,7 @@ def test_monitoring_a_stream_of_readings_with_gaps(registers, tmp_path):
     streamed = api.monitor(None, scenario, tmp_path / "s", backend="serial",
                            stream=tmp_path / "in", thresholds=gamma).summary
     assert batch["monitoring"]["lost_readings"]["readings_lost"] > 0
+    assert streamed["readings"]["lost_readings"] == batch["readings"]["lost_readings"] > 0
     for key in ("prediction", "deficit_at_prediction", "second_event", "incentive", "cost",
                 "monitoring"):
         assert streamed[key] == batch[key], key

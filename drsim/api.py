@@ -372,7 +372,7 @@ def _monitor_stream(stream: str | Path, scenario: Scenario, out: str | Path | No
         found = report.as_dict()
         return run, {"streaming": found, "readings": {
             "file": Path(stream).name, "bad_rows_dropped": found["bad_rows"],
-            "late_rows": found["late_rows"]}}
+            "lost_readings": report.lost_readings, "late_rows": found["late_rows"]}}
 
     def write(_: Backend, run: pipeline.Run, summary: dict) -> MonitorResult:
         return MonitorResult(summary, Monitoring(run, ReadingsCheck(str(stream)), source),

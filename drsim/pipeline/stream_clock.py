@@ -34,16 +34,18 @@ def file_rows(width: int) -> pa.Schema:
     """A stream file's rows: one per household and interval, its readings in ``width``
     columns per series (the interval's minutes from ``time``, NaN past its end): the
     utility's P̂ (``phat_kw_0``, ...: λ accumulates it) and each pass's P
-    (``traditional_kw_0``, ...: the tests accumulate it into accLoad exactly as the batch
-    run does), null for a pass the file does not hold, with the pass's realised Eq. 6.2
-    outcome per household (``traditional_noncompliant``: evaluation only). A household's
-    interval data in one row, as meters send blocks of interval data; the register and B̂
-    add nothing in a simulated run."""
+    (``traditional_kw_0``, ...; NaN for a reading lost on the way) with the meter's
+    register at the interval's first minute (``traditional_kwh``: the energy since
+    ``t_start``, a test's accLoad exactly as the batch run has it, after lost readings
+    too; NaN when that reading is lost), null for a pass the file does not hold, with
+    the pass's realised Eq. 6.2 outcome per household (``traditional_noncompliant``:
+    evaluation only). A household's interval data in one row, as meters send blocks of
+    interval data; B̂ adds nothing in a simulated run."""
     return pa.schema([("household", pa.int64()), ("group", pa.int64()), ("time", pa.int64()),
                       *((f"phat_kw_{j}", pa.float64()) for j in range(width)),
                       *(f for p in PASSES for f in (
                           *((f"{p}_kw_{j}", pa.float64()) for j in range(width)),
-                          (f"{p}_noncompliant", pa.bool_())))])
+                          (f"{p}_kwh", pa.float64()), (f"{p}_noncompliant", pa.bool_())))])
 
 
 def width(plan: MonitoringPlan) -> int:
@@ -76,12 +78,15 @@ def write_intervals(staging: Path, tag: str, chunk: int, first: int, group: int,
                     plan: MonitoringPlan, kw: dict[str, np.ndarray],
                     expected_kw: np.ndarray | None = None,
                     noncompliant: dict[str, np.ndarray] | None = None,
-                    start: int | None = None) -> None:
+                    start: int | None = None,
+                    registers: dict[str, np.ndarray] | None = None) -> None:
     """Write one chunk's readings as one file per interval, from the interval holding
     minute ``start`` on (default: all): ``staging/<j>/<tag>-<chunk>.parquet``.
 
-    ``kw``: pass -> P, ``expected_kw``: P̂, each (households, program minutes);
-    ``noncompliant``: pass -> each household's realised Eq. 6.2 outcome."""
+    ``kw``: pass -> P (NaN where a reading is lost), ``expected_kw``: P̂, ``registers``:
+    pass -> the meters' registers (energy since ``t_start`` [kWh], NaN where lost), each
+    (households, program minutes); ``noncompliant``: pass -> each household's realised
+    Eq. 6.2 outcome."""
     edges, size = intervals(plan), width(plan)
     schema = file_rows(size)
     n = len(next(iter(kw.values())))
@@ -97,6 +102,9 @@ def write_intervals(staging: Path, tag: str, chunk: int, first: int, group: int,
         for name in PASSES:
             columns.update(_flat(kw[name][:, cut] if name in kw else None, f"{name}_kw",
                                  size, n))
+            register = (registers or {}).get(name)
+            columns[f"{name}_kwh"] = np.full(n, np.nan) if register is None else \
+                register[:, lo - plan.t_start]
             given = (noncompliant or {}).get(name)
             columns[f"{name}_noncompliant"] = pa.nulls(n, pa.bool_()) if given is None \
                 else pa.array(given, pa.bool_())
@@ -119,6 +127,7 @@ def write_warmup(source: Path, firsts: list[int], group_of: list[int],
         "time": np.full(n, plan.t_start - 1, np.int64),
         **_flat(zeros, "phat_kw", size, n),
         **{k: v for p in PASSES for k, v in (*_flat(zeros, f"{p}_kw", size, n).items(),
+                                             (f"{p}_kwh", np.full(n, np.nan)),
                                              (f"{p}_noncompliant", pa.nulls(n, pa.bool_())))}},
         schema=file_rows(size))
     hidden = source / ".warmup.parquet"

@@ -13,7 +13,11 @@ in its RocksDB state store, :mod:`spark.streaming`):
    micro-batch that brings its interval. Listing 6.1 is evaluated again over the gateway's
    tests so far (:func:`drsim.utility.monitoring.meter_tier` on the plan cut after the last
    test), which gives, test by test, the events and work of the batch run. Rows of a minute already
-   final are late: counted, not used.
+   final are late: counted, not used. A reading that did not arrive is lost: counted, its
+   load carried from the household's previous one, a lost test reading a placeholder or
+   left out as ``monitoring.max_missing`` says (docs/lost_readings.md). Once a gateway's
+   program is final it makes the monitoring features' rows of its passes
+   (:attr:`StreamContext.features`).
 2. **group** (key: pass and group): the group's user events so far; once every gateway of
    the group has decided test T, Listing 6.2 (:func:`drsim.pipeline.tasks.group_leader`)
    gives the alerts, events and work of the ticks up to the next test, which nothing later
@@ -30,6 +34,7 @@ utility events, loads per group and minute (whole µkW), late and bad rows.
 from __future__ import annotations
 
 import dataclasses
+import json
 import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +54,8 @@ from drsim.pipeline.tasks import EVENTS, TIERS, UTILITY, group_leader, outcome_c
 from drsim.scenario import Scenario
 from drsim.units import DAY
 from drsim.utility.feature_registry import active_features
-from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, meter_tier
+from drsim.utility.features import FeatureChunk, MonitoringFeature
+from drsim.utility.monitoring import NOT_LATCHED, MeterResult, MonitoringPlan, meter_tier
 from drsim.utility.threshold import Thresholds
 
 __all__ = ["IN", "OUT", "StreamContext", "source", "meter_step", "group_step",
@@ -67,14 +73,13 @@ OUT = pa.schema([("pass", pa.string()), ("kind", pa.string()), ("group", pa.int6
                  ("gateway", pa.int64()), ("time", pa.int64()), ("house", pa.int64()),
                  ("value", pa.float64()), ("delay", pa.float64()), ("missing", pa.int64()),
                  ("counts", pa.list_(pa.int64())), ("note", pa.string())])
-PASSED_ON = ("user", "meter", "outcome", "load", "late", "bad")
+PASSED_ON = ("user", "meter", "outcome", "load", "late", "bad", "lost", "feature")
 
 
 def check_streamable(scenario: Scenario) -> None:
     """ValueError for what the stream does not monitor yet: the monitoring features that
-    are not :attr:`~drsim.utility.features.MonitoringFeature.streamed` (lost-reading
-    models, load shedding, remote profiles, appliance queries; their batch runs:
-    ``drsim run``)."""
+    are not :attr:`~drsim.utility.features.MonitoringFeature.streamed` (load shedding,
+    remote profiles, appliance queries; their batch runs: ``drsim run``)."""
     names = [f.scenario_key for f in active_features(scenario) if not f.streamed]
     if names:
         raise ValueError(f"{names[0]}: the streaming monitoring runs Listings 6.1-6.3 on "
@@ -92,6 +97,17 @@ class StreamContext:
     thresholds: Thresholds
     passes: tuple[str, ...]  # the monitored passes (others, e.g. adaptive: loads only)
     packed: bool = False  # rows of a household's interval (drsim.pipeline.stream_clock)
+    #: the monitoring features whose rows the meter stage makes once a gateway's program
+    #: is decided (drsim.utility.features.MonitoringFeature.chunk_rows)
+    features: tuple[MonitoringFeature, ...] = ()
+
+    @property
+    def whole_rows(self) -> bool:
+        """Whether the meter stage makes the features' whole rows, keeping the readings
+        that arrived and the loads of its gateway's households: recorded readings, which
+        no chunk task has seen (a simulated run's chunk task makes the part that needs
+        the loads, :func:`drsim.pipeline.tasks.stream_task`)."""
+        return bool(self.features) and not self.packed
 
     @property
     def sizes(self) -> tuple[int, ...]:
@@ -181,7 +197,9 @@ def _columns(context: StreamContext, rows: pd.DataFrame) -> dict[str, Columns]:
     size = width(context.plan)
     out = {}
     for name in STREAM_PASSES:
-        given = rows[f"{name}_kw_0"].notna().to_numpy()
+        # a row holds the pass when any of its columns has a value (a lost reading has none)
+        given = rows[[*(f"{name}_kw_{j}" for j in range(size)), f"{name}_kwh",
+                      f"{name}_noncompliant"]].notna().any(axis=1).to_numpy()
         if not given.any():
             continue
         start = ints["time"][given]
@@ -192,10 +210,12 @@ def _columns(context: StreamContext, rows: pd.DataFrame) -> dict[str, Columns]:
 
         spread = {c: rows.loc[given, [f"{c}_{j}" for j in range(size)]].to_numpy(
             np.float64)[inside] for c in (f"{name}_kw", "phat_kw")}
+        register = np.full((len(start), size), np.nan)  # given at the interval's start
+        register[:, 0] = _floats(rows.loc[given, f"{name}_kwh"].to_numpy(object))
         out[name] = {"household": np.repeat(ints["household"][given], m),
                      "group": np.repeat(ints["group"][given], m),
                      "time": (start[:, None] + np.arange(size)[None, :])[inside],
-                     "kw": spread[f"{name}_kw"], "energy_kwh": np.full(total, np.nan),
+                     "kw": spread[f"{name}_kw"], "energy_kwh": register[inside],
                      "baseline_kw": np.full(total, np.nan),
                      "expected_kw": spread["phat_kw"],
                      "noncompliant": np.repeat(_floats(rows.loc[given, f"{name}_noncompliant"]
@@ -242,15 +262,23 @@ class GatewayState:
     last: np.ndarray  # (3, households) the last P, B̂, P̂ [kW]: carried over lost minutes
     acc: list[np.ndarray] = field(default_factory=list)  # accLoad per decided test [kWh]
     lam: list[np.ndarray] = field(default_factory=list)  # λ per decided test [kWh]
+    lost: list[np.ndarray] = field(default_factory=list)  # test readings lost per test
+    #: (households, program minutes) the readings that arrived, and (3, households,
+    #: program minutes) P, B̂, P̂ as the tiers use them: kept for the features' whole rows
+    #: (StreamContext.whole_rows)
+    arrived: np.ndarray | None = None
+    window: np.ndarray | None = None
     noncompliant: np.ndarray | None = None
     pending: Columns | None = None  # rows of the latest minute, not final yet
 
 
 def _new_gateway(context: StreamContext, gateway: int) -> GatewayState:
     chunk = context.chunks[gateway]
-    n = chunk.count
+    n, m = chunk.count, context.plan.t_end - context.plan.t_start
+    whole = context.whole_rows
     return GatewayState(chunk, context.plan.t_start, np.zeros(n), np.zeros(n),
-                        np.zeros((3, n)))
+                        np.zeros((3, n)), arrived=np.zeros((n, m), bool) if whole else None,
+                        window=np.zeros((3, n, m)) if whole else None)
 
 
 def meter_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd.DataFrame
@@ -323,6 +351,7 @@ def _final_minutes(context: StreamContext, name: str, s: GatewayState, columns: 
     for i, column in enumerate(LOAD_COLUMNS):
         grid[i, row, col] = columns[column]
     register = bool(np.isfinite(grid[1]).any())
+    lost = np.isnan(grid[0]) & np.isnan(grid[1])  # a reading that did not arrive
     tests = set(plan.test_times.tolist())
     loads = np.zeros((3, m), dtype=np.int64)
     decided = []
@@ -330,6 +359,7 @@ def _final_minutes(context: StreamContext, name: str, s: GatewayState, columns: 
         if minute in tests and name in context.passes:
             s.acc.append(grid[1, :, j].copy() if register else s.kw_cum / 60.0)
             s.lam.append(s.expected_cum / 60.0)
+            s.lost.append(lost[:, j].copy())
             decided.append(minute)
         values = grid[[0, 2, 3], :, j]
         values = np.where(np.isnan(values), s.last, values)
@@ -337,12 +367,51 @@ def _final_minutes(context: StreamContext, name: str, s: GatewayState, columns: 
         s.kw_cum = s.kw_cum + values[0]
         s.expected_cum = s.expected_cum + values[2]
         loads[:, j] = micro_kw(values).sum(axis=1)
+        if s.window is not None:
+            s.window[:, :, minute - plan.t_start] = values
+    if s.arrived is not None:
+        s.arrived[:, minutes - plan.t_start] = ~lost
     s.next_minute = final_to
-    out = [_rows(**{"pass": name, "kind": "load", "group": chunk.group,
-                    "gateway": chunk.index, "time": minutes,
-                    "counts": [loads[:, j].tolist() for j in range(m)]})]
+    common = {"pass": name, "group": chunk.group, "gateway": chunk.index}
+    out = [_rows(**common, kind="load", time=minutes,
+                 counts=[loads[:, j].tolist() for j in range(m)]),
+           _rows(**common, kind="lost", time=final_to - 1, value=float(lost.sum()))]
     if decided and name in context.passes:
         out.append(_decide(context, name, s, decided))
+    if final_to == plan.t_end and name in context.passes and context.features:
+        out.append(_feature_rows(context, name, s))
+    return _concat(out)
+
+
+def _meter(s: GatewayState, plan: MonitoringPlan) -> MeterResult:
+    """Listing 6.1 over the gateway's tests so far (``plan``: cut after the last), the
+    test readings that did not arrive lost (placeholders with max_missing ≥ 1)."""
+    chunk = s.chunk
+    ids = np.arange(chunk.first, chunk.first + chunk.count, dtype=np.int64)
+    return meter_tier(plan, ids, chunk.group, np.stack(s.acc, axis=1),
+                      np.stack(s.lam, axis=1), lost=np.stack(s.lost, axis=1))
+
+
+def _feature_rows(context: StreamContext, name: str, s: GatewayState) -> pd.DataFrame:
+    """The monitoring features' rows of the gateway's pass once its program is decided
+    (:meth:`~drsim.utility.features.MonitoringFeature.chunk_rows`: the meter tier over
+    every test, and with :attr:`StreamContext.whole_rows` the readings that arrived and
+    the loads), each row as JSON in ``note`` (kind ``feature``, ``value`` unused)."""
+    plan, chunk = context.plan, s.chunk
+    ids = np.arange(chunk.first, chunk.first + chunk.count, dtype=np.int64)
+    window = {} if s.window is None else dict(zip(("load", "baseline", "expected"),
+                                                  s.window, strict=True))
+    at = FeatureChunk(plan, chunk.index, chunk.group, ids, meter=_meter(s, plan),
+                      window=window, arrived=s.arrived)
+    out = []
+    for feature in context.features:
+        rows = feature.chunk_rows(at, name)
+        for i in range(len(rows[feature.schema.names[0]])):
+            text = json.dumps({"feature": feature.name, **{c: rows[c][i] for c in rows}},
+                              default=lambda a: np.asarray(a).tolist())
+            out.append(_rows(**{"pass": name, "kind": "feature", "group": chunk.group,
+                                "gateway": chunk.index, "time": plan.t_end - 1,
+                                "note": text}))
     return _concat(out)
 
 
@@ -352,11 +421,11 @@ def _decide(context: StreamContext, name: str, s: GatewayState, decided: list[in
     test) outcome counts of the tests ``decided`` now."""
     plan, chunk = context.plan, s.chunk
     cut = dataclasses.replace(plan, t_end=decided[-1] + 1)
-    ids = np.arange(chunk.first, chunk.first + chunk.count, dtype=np.int64)
-    m = meter_tier(cut, ids, chunk.group, np.stack(s.acc, axis=1), np.stack(s.lam, axis=1))
+    m = _meter(s, cut)
     events = m.events[m.events["time"].isin(decided)]
     at = np.searchsorted(cut.test_times, decided)
-    shed = chunk.count - m.processed
+    # lost test readings are not shed; dropped (max_missing 0) they are not processed
+    shed = chunk.count - m.processed - (m.lost if plan.max_missing < 1 else 0)
     work = np.stack([m.processed, m.partial_matches, m.outputs, shed, m.fetches])[:, at]
     common = {"pass": name, "group": chunk.group, "gateway": chunk.index}
     out = [_rows(**common, kind="user", time=events["time"].to_numpy(np.int64),

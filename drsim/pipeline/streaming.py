@@ -1,11 +1,11 @@
 """The tiers as a stream: the closed loop live (``drsim run --streaming``) and recorded
 readings monitored as they arrive (``drsim monitor --stream``); docs/streaming.md.
 
-``run_streaming``: the passes job simulates the day and stages the expected and
-traditional passes' readings interval by interval
-(:func:`drsim.pipeline.tasks.stream_task`); γ comes from its replicas as in batch. A
-simulated clock (:class:`~drsim.pipeline.stream_clock.Clock`) plays the intervals into the
-stream at ``speed`` times real time; the stream's three stateful stages
+``run_streaming``: the passes job simulates the day and stages the expected and traditional
+passes' readings interval by interval (:func:`drsim.pipeline.tasks.stream_task`); γ comes
+from its replicas as in batch. A simulated clock
+(:class:`~drsim.pipeline.stream_clock.Clock`) plays the intervals into the stream at
+``speed`` times real time; the stream's three stateful stages
 (:mod:`drsim.pipeline.stream_tiers`) decide each test in the micro-batch that brings its
 interval. When the utility predicts on the traditional pass, the second event is planned at
 once from what the stream has shown (its plan written to ``stream/second_event_plan.json``)
@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from drsim.pipeline.backend import Backend, Stream, StreamStage
-from drsim.pipeline.evaluation import costs, tier_outcome
+from drsim.pipeline.evaluation import tier_outcome
 from drsim.pipeline.loads import Loads, sum_loads
 from drsim.pipeline.monitor import MONITORED_PASS, participants_task
 from drsim.pipeline.pass_names import MONITORED, PASSES
@@ -52,11 +52,13 @@ from drsim.pipeline.stages import (
     adaptive_pass,
     check_run,
     chunk_rows,
+    pass_costs,
     replica_counts,
     second_event_stage,
     this_run,
 )
 from drsim.pipeline.stream_clock import Clock, file_rows, intervals, width, write_warmup
+from drsim.pipeline.stream_features import chunk_feature_rows, feature_merges, readings_context
 from drsim.pipeline.stream_tiers import (
     OUT,
     StreamContext,
@@ -70,6 +72,8 @@ from drsim.pipeline.stream_tiers import (
 from drsim.pipeline.tasks import CHUNKS, LOADS, METER, TIERS, WORK_ROWS, stream_task
 from drsim.scenario import Scenario
 from drsim.units import DAY, MICRO, clock
+from drsim.utility.feature_registry import active_features, features_of
+from drsim.utility.features import MonitoringFeature, feature_output, feature_schema
 from drsim.utility.monitoring import MonitoringPlan
 from drsim.utility.threshold import Thresholds
 
@@ -172,11 +176,15 @@ class Collector:
 
 
 # --------------------------------------------------------------------------- assembling
-def monitored_from(context: StreamContext, rows: pd.DataFrame,
-                   names: tuple[str, ...]) -> Monitored:
+def monitored_from(context: StreamContext, rows: pd.DataFrame, names: tuple[str, ...],
+                   features: tuple[MonitoringFeature, ...] = (),
+                   chunk_rows: dict[str, pd.DataFrame] | None = None) -> Monitored:
     """What the tiers produced (:class:`drsim.pipeline.stages.Monitored`) from the stream's
     rows so far: the meter tier's work and outcome counts per group, the group leaders'
-    and the utility's rows, each pass's latches and t_nc, the user events."""
+    and the utility's rows, each pass's latches and t_nc, the user events, and the merge
+    of each of the monitoring ``features``
+    (:func:`~drsim.pipeline.stream_features.feature_merges`, with the rows its chunk tasks
+    made, ``chunk_rows``)."""
     plan = context.plan
     n_groups, k = len(context.sizes), len(plan.test_times)
     work = {n: np.zeros((n_groups, WORK_ROWS, k), dtype=np.int64) for n in names}
@@ -202,7 +210,8 @@ def monitored_from(context: StreamContext, rows: pd.DataFrame,
                                                    kind="stable", ignore_index=True)
     outcome = {n: tier_outcome(tier_rows, n, n_groups) for n in names}
     return Monitored(plan, context.thresholds, user_event_rows(rows.rename(
-        columns={"pass_": "pass"})), work, outcomes, tier_rows, outcome)
+        columns={"pass_": "pass"})), work, outcomes, tier_rows, outcome,
+        feature_merges(features, rows, chunk_rows or {}))
 
 
 def _renamed(rows: pd.DataFrame) -> pd.DataFrame:
@@ -231,15 +240,16 @@ def stream_loads(context: StreamContext, rows: pd.DataFrame, name: str,
                  {"baseline": kw[1], "expected": kw[2]} if estimates else {})
 
 
-def _bad_and_late(rows: pd.DataFrame) -> tuple[dict[str, int], int]:
+def _not_taken(rows: pd.DataFrame) -> tuple[dict[str, int], int, int]:
+    """The bad rows per problem, the late rows, the traditional pass's readings lost."""
     bad = rows[rows["kind"] == "bad"].groupby("note")["value"].sum()
     late = rows.loc[rows["kind"] == "late", "value"].sum()
-    return {str(k): int(v) for k, v in bad.items()}, int(late)
+    lost = rows.loc[(rows["kind"] == "lost") & (rows["pass"] == MONITORED_PASS), "value"].sum()
+    return {str(k): int(v) for k, v in bad.items()}, int(late), int(lost)
 
 
 def _took(rows: pd.DataFrame) -> bool:
-    """Whether a micro-batch's rows show the tiers took a reading (not only bad or late
-    rows, and not none)."""
+    """Whether a micro-batch's rows show the tiers took a reading (not only bad or late)."""
     return bool((~rows["kind"].isin(("bad", "late"))).any())
 
 
@@ -248,7 +258,7 @@ def _undecided(collector: Collector, plan: MonitoringPlan, names: tuple[str, ...
     decided = ", ".join(f"the {n} pass up to {clock(d + 1)}" if d >= 0
                         else f"no minute of the {n} pass"
                         for n in names for d in [collector.decided(n)])
-    bad, late = _bad_and_late(collector.rows())
+    bad, late, _ = _not_taken(collector.rows())
     worst = f" ({max(bad, key=bad.get)} the most)" if bad else ""
     return (f"of the program {clock(plan.t_start)}-{clock(plan.t_end)} the utility has "
             f"decided {decided}, from {len(collector.batches())} micro-batches; "
@@ -302,6 +312,7 @@ class StreamReport:
     stream_seconds: float
     plan_seconds_after_prediction: float | None = None
     played_minutes: int = 0  # the simulated minutes the stream played (from the notice)
+    lost_readings: int = 0  # the traditional pass's: drsim monitor's readings.lost_readings
 
     def as_dict(self) -> dict[str, Any]:
         lat = np.asarray(self.latency_seconds, dtype=np.float64)
@@ -338,7 +349,7 @@ def _live(context: StreamContext, clock_: Clock | None, collector: Collector,
     rows = collector.rows()
     plan = context.plan
     sizes = np.asarray(context.sizes)
-    bad, late = _bad_and_late(rows)
+    bad, late, _ = _not_taken(rows)
     status = Live(clock(int(clock_.now())) if clock_ is not None else "—", released,
                   len(intervals(plan)) - 1, late_rows=late, bad_rows=sum(bad.values()))
     for name in names:
@@ -366,14 +377,14 @@ def _live(context: StreamContext, clock_: Clock | None, collector: Collector,
 
 # --------------------------------------------------------------------------- the live run
 def _plan_now(scenario: Scenario, context: StreamContext, passes: Passes, rows: pd.DataFrame,
-              delay_detection: int, loads: Loads) -> SecondEventPlan:
-    """The second event planned from what the stream has shown (module doc)."""
+              delay_detection: int, loads: Loads,
+              feature_rows: dict[str, pd.DataFrame] | None = None) -> SecondEventPlan:
+    """The second event planned from what the stream has shown (module doc), with the
+    monitoring features' rows its chunk tasks made (``feature_rows``)."""
     plan = context.plan
-    monitored = monitored_from(context, _renamed(rows), context.passes)
-    sizes = np.asarray(context.sizes, dtype=np.int64)
-    trad = monitored.outcome[MONITORED_PASS]
-    run_costs = costs(plan, sizes, monitored.meter_work[MONITORED_PASS], monitored.tier_rows,
-                      MONITORED_PASS, trad)
+    monitored = monitored_from(context, _renamed(rows), context.passes, context.features,
+                               feature_rows)
+    run_costs = pass_costs(scenario, monitored, MONITORED_PASS)
     now = Passes(passes.chunks, loads, passes.chunk_rows, passes.handles, passes.seconds)
     return second_event_stage(scenario, plan, now, monitored, run_costs, delay_detection)
 
@@ -415,9 +426,10 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     passes, thresholds = _staged_passes(scenario, backend, plan, where["staging"], chunk_size,
                                         progress)
     chunks = passes.chunks
-    context = StreamContext(scenario, plan, tuple(chunks), thresholds, MONITORED, packed=True)
+    context = StreamContext(scenario, plan, tuple(chunks), thresholds, MONITORED, packed=True,
+                            features=tuple(active_features(scenario)))
     live = _LiveRun(scenario, backend, folder, context, passes, Collector(where["alerts"]),
-                    delay_detection)
+                    delay_detection, chunk_feature_rows(backend, passes.handles, context.features))
     stream = backend.stream(source(context, where["source"], file_rows(width(plan))),
                             stages(context), live.collector, where["checkpoint"])
     write_warmup(where["source"], [c.first for c in chunks], [c.group for c in chunks], plan)
@@ -438,11 +450,15 @@ def _staged_passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan, s
                    ) -> tuple[Passes, Thresholds]:
     """The passes job: the day simulated, the expected and traditional passes' readings
     staged in ``staging`` interval by interval (:func:`~drsim.pipeline.tasks.stream_task`),
-    the loads summed; γ from the replicas as in batch."""
+    the loads summed; γ from the replicas as in batch. The handles hold the monitoring
+    features' rows the chunk tasks made
+    (:func:`~drsim.pipeline.stream_features.chunk_feature_rows`)."""
     started = time.perf_counter()
     chunks = plan_chunks(scenario, chunk_size)
+    features = {feature_output(f.name): feature_schema(f) for f in active_features(scenario)}
     out = backend.map_chunks(partial(stream_task, scenario, tuple(chunks), plan, str(staging)),
-                             len(chunks), {"loads": LOADS, "chunks": CHUNKS, "meter": METER},
+                             len(chunks), {"loads": LOADS, "chunks": CHUNKS, "meter": METER,
+                                           **features},
                              label="passes", progress=None if progress is None else
                              partial(progress, "passes"))
     loads = sum_loads(backend.collect(out["loads"]), len(scenario.groups), PASSES)
@@ -465,6 +481,7 @@ class _LiveRun:
     passes: Passes
     collector: Collector
     delay_detection: int
+    feature_rows: dict[str, pd.DataFrame]  # the monitoring features' rows of the chunk tasks
     second: SecondEventPlan | None = None
     adaptive: Future | None = None  # the adaptive pass, beside the stream
     planned_after: float | None = None  # seconds from the prediction's batch to the plan
@@ -518,10 +535,15 @@ class _LiveRun:
         second event planned from what the stream has shown and written to the folder,
         its adaptive pass started in ``pool``, staging its readings in ``staging``."""
         now = self.collector.rows()
-        streamed = stream_loads(self.context, now, MONITORED_PASS)
-        known = Loads(streamed.group_kw, {}, self.passes.loads.estimate_group_kw)
+        streamed = stream_loads(self.context, now, MONITORED_PASS).group_kw[MONITORED_PASS]
+        # the minutes the stream has shown, their load the simulation's as in batch (a lost
+        # reading's is carried in the stream; the deficit reads the households seen)
+        shown = np.where(np.isnan(streamed), np.nan,
+                         self.passes.loads.group_kw[MONITORED_PASS])
+        known = Loads({MONITORED_PASS: shown}, {}, self.passes.loads.estimate_group_kw)
         self.second = _plan_now(self.scenario, self.context, self.passes, now,
-                                self.delay_detection, known) if t_nc >= 0 else SecondEventPlan(
+                                self.delay_detection, known,
+                                self.feature_rows) if t_nc >= 0 else SecondEventPlan(
             note="no utility non-compliance predicted: no second event")
         _write_plan(self.folder, self.second, t_nc)
         if t_nc >= 0:
@@ -536,12 +558,9 @@ class _LiveRun:
         and the adaptive pass's loads (the traditional pass's without a second event);
         ``timings`` gets the adaptive pass's seconds."""
         scenario, context, passes = self.scenario, self.context, self.passes
-        plan = context.plan
-        sizes = np.asarray(scenario.group_sizes(), dtype=np.int64)
-        monitored = monitored_from(context, _renamed(self.collector.rows()), MONITORED)
-        trad = monitored.outcome[MONITORED_PASS]
-        run_costs = costs(plan, sizes, monitored.meter_work[MONITORED_PASS],
-                          monitored.tier_rows, MONITORED_PASS, trad)
+        monitored = monitored_from(context, _renamed(self.collector.rows()), MONITORED,
+                                   context.features, self.feature_rows)
+        run_costs = pass_costs(scenario, monitored, MONITORED_PASS)
         second = self.second or SecondEventPlan(note="no utility non-compliance predicted: "
                                                      "no second event")
         incentive = second.incentive
@@ -577,11 +596,11 @@ def _report(clock_: Clock | None, collector: Collector, plan: MonitoringPlan, ra
         if all(a is not None and np.isfinite(a) for a in at):
             latency.append(max(0.0, max(at) - clock_.released[j]))
     rows = collector.rows()
-    bad, late = _bad_and_late(rows)
+    bad, late, lost = _not_taken(rows)
     delta = plan.delta * 60.0 / rate if np.isfinite(rate) else None
     played = plan.t_end - (clock_.notice if clock_ is not None else plan.t_start)
     return StreamReport(speed, delta, len(collector.batches()), latency, late, bad, seconds,
-                        planned_after, played)
+                        planned_after, played, lost)
 
 
 # --------------------------------------------------------------------------- monitor --stream
@@ -606,7 +625,9 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
     out = backend.map_chunks(partial(participants_task, scenario, tuple(chunks)),
                              len(chunks), {"chunks": CHUNKS}, label="participants")
     rows_by_chunk = chunk_rows(backend, out["chunks"], len(chunks))
-    context = StreamContext(scenario, plan, tuple(chunks), thresholds, (MONITORED_PASS,))
+    features = tuple(f for f in (f.with_readings(1) for f in features_of(scenario)) if f.active)
+    context = StreamContext(scenario, plan, tuple(chunks), thresholds, (MONITORED_PASS,),
+                            features=features)
     collector = Collector(where["alerts"])
     stream = backend.stream(source(context, Path(folder_in), ROWS, MONITORED_PASS),
                             stages(context), collector, where["checkpoint"])
@@ -636,10 +657,10 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
             t_nc = collector.t_nc(MONITORED_PASS)
             if second is None and t_nc is not None and t_nc >= 0:
                 now = collector.rows()
-                second = _plan_now(scenario, context, Passes(chunks, Loads({}, {}, {}),
-                                                             rows_by_chunk, {}, 0.0), now,
-                                   0, _projected(stream_loads(context, now, MONITORED_PASS,
-                                                              estimates=True), plan))
+                second = _plan_now(scenario, readings_context(context, now),
+                                   Passes(chunks, Loads({}, {}, {}), rows_by_chunk, {}, 0.0),
+                                   now, 0, _projected(stream_loads(
+                                       context, now, MONITORED_PASS, estimates=True), plan))
                 _write_plan(folder, second, t_nc)
                 planned_after = time.perf_counter() - last_change
         stream.drain()
@@ -647,10 +668,10 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
         stream.stop()
     seconds = time.perf_counter() - started
     everything = collector.rows()
-    monitored = monitored_from(context, _renamed(everything), (MONITORED_PASS,))
+    monitored = monitored_from(context, _renamed(everything), (MONITORED_PASS,),
+                               readings_context(context, everything).features)
     trad = monitored.outcome[MONITORED_PASS]
-    run_costs = costs(plan, sizes, monitored.meter_work[MONITORED_PASS], monitored.tier_rows,
-                      MONITORED_PASS, trad)
+    run_costs = pass_costs(scenario, monitored, MONITORED_PASS)
     loads = stream_loads(context, everything, MONITORED_PASS, estimates=True)
     passes = Passes(chunks, loads, rows_by_chunk, {}, 0.0)
     final = second_event_stage(scenario, plan, passes, monitored, run_costs, 0) \

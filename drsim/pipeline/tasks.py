@@ -155,20 +155,39 @@ def stream_task(scenario: Scenario, chunks: tuple[Chunk, ...], plan: MonitoringP
     """The passes of chunk ``index`` for a streamed run (docs/streaming.md): its loads and
     participants as :func:`simulation_task`'s, the replicas' flags that set γ (``meter``,
     that column only), and the expected and traditional passes' meter readings written to
-    ``staging``, interval by interval, for the clock to play into the stream."""
+    ``staging``, interval by interval, for the clock to play into the stream: without the
+    readings the monitoring features lose on the way
+    (:meth:`~drsim.utility.features.MonitoringFeature.readings_lost`), with the meters'
+    registers. Each active feature's rows of what needs no meter tier (which runs in the
+    stream) come from here, where the data is (:func:`feature_batches` with no meter
+    result)."""
     chunk = chunks[index]
     started = time.perf_counter()
+    features = active_features(scenario)
     result = simulate_chunk(scenario, chunk, households=True)
+    at = FeatureChunk(plan, chunk.index, chunk.group, result.population.ids)
+    masks = [mask for mask in (f.readings_lost(at) for f in features) if mask is not None]
+    lost = np.logical_or.reduce(masks) if masks else None
+    minutes = np.arange(plan.t_start, plan.t_end)
+    kw = {name: result.window_kw[name] for name in MONITORED}
+    registers = {name: accumulated_kwh(load, plan.t_start, minutes) for name, load in kw.items()}
+    if lost is not None:
+        kw = {name: np.where(lost, np.nan, load) for name, load in kw.items()}
+        registers = {name: np.where(lost, np.nan, r) for name, r in registers.items()}
+    est = result.estimate_window_kw
     write_intervals(Path(staging), "passes", chunk.index, chunk.first, chunk.group, plan,
-                    {name: result.window_kw[name] for name in MONITORED},
-                    result.estimate_window_kw["expected"],
-                    {name: _noncompliant(result, name) for name in MONITORED})
+                    kw, est["expected"],
+                    {name: _noncompliant(result, name) for name in MONITORED},
+                    registers=registers)
     meter = {**dict.fromkeys(METER.names), "chunk": chunk.index, "group": chunk.group,
              "pass": "expected", "replica_flags": _replica_flags(plan, result)}
+    parts = [(replace(at, window={"load": result.window_kw[name], "baseline": est["baseline"],
+                                  "expected": est["expected"]}), name) for name in MONITORED]
     return {"loads": loads_batch(scenario, result),
             "chunks": chunk_batch(result, time.perf_counter() - started,
                                   enrolled(scenario, result.population)),
-            "meter": pa.RecordBatch.from_pylist([meter], schema=METER)}
+            "meter": pa.RecordBatch.from_pylist([meter], schema=METER),
+            **feature_batches(features, parts)}
 
 
 def meter_readings(plan: MonitoringPlan, result: ChunkResult,

@@ -121,6 +121,12 @@ class Preparation:
 class FeatureChunk:
     """What a chunk task hands a feature for one monitored pass.
 
+    In a streamed run (docs/streaming.md) a feature's rows of a chunk may come in two
+    parts: its chunk task's, before the meter tier that runs in the stream (``meter``
+    None), and the stream's meter stage's once the gateway's program is decided
+    (``meter`` over every test; ``window`` empty unless the readings are recorded ones,
+    which no chunk task has seen, and then ``arrived`` the readings that arrived).
+
     Attributes
     ----------
     plan : drsim.utility.monitoring.MonitoringPlan

@@ -8,7 +8,11 @@ t_nc from the households seen (:func:`drsim.utility.deficit.reduction_seen`). ``
 monitor`` takes the lost readings from the recorded ones instead of the model
 (docs/decisions.md, "Lost meter readings"). Each chunk sends one row per monitored pass
 (:data:`COLUMNS`); the driver merges the traditional pass's (:class:`LossCounts`), and
-the feature's keys join the ``monitoring`` section of summary.json.
+the feature's keys join the ``monitoring`` section of summary.json. It is streamed
+(docs/streaming.md, "Lost readings"): ``drsim run --streaming`` stages the readings
+without those the model loses, and a chunk's row comes in two parts, its chunk task's and
+the stream's meter stage's (:meth:`LostReadings.chunk_rows`); ``drsim monitor --stream``
+makes the whole row in the meter stage from the readings that arrived.
 """
 
 from __future__ import annotations
@@ -24,9 +28,9 @@ import pyarrow as pa
 from drsim.household.render import micro_kw
 from drsim.scenario import ReadingLoss, Scenario
 from drsim.utility.features import FeatureChunk, FeatureRun, MonitoringFeature, real
-from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
+from drsim.utility.monitoring import MonitoringPlan
 from drsim.utility.reading_slots import reading_minutes, slot_of
-from drsim.utility.readings import lost_readings
+from drsim.utility.readings import lost_readings, silence
 
 __all__ = ["COLUMNS", "LossCounts", "LostReadings", "loss_report", "seen_reduction"]
 
@@ -70,6 +74,11 @@ class LossCounts:
 class LostReadings(MonitoringFeature):
     """Lost meter readings: ``meters.reading_loss``, or those ``drsim monitor`` reads.
 
+    Streamed (docs/streaming.md): ``drsim run --streaming`` stages the readings without
+    those the model loses and gives the batch run's values, its rows made in two parts
+    (:meth:`chunk_rows`); ``drsim monitor --stream`` takes the readings that did not
+    arrive as lost, as ``drsim monitor`` does.
+
     Attributes
     ----------
     loss : drsim.scenario.ReadingLoss or None
@@ -86,6 +95,7 @@ class LostReadings(MonitoringFeature):
     scenario_key = "meters.reading_loss"
     schema = COLUMNS
     section = "monitoring"
+    streamed = True
 
     loss: ReadingLoss | None
     seed: int
@@ -179,6 +189,13 @@ class LostReadings(MonitoringFeature):
     def chunk_rows(self, chunk: FeatureChunk, name: str) -> dict[str, Sequence[Any]]:
         """Return the chunk's row of pass ``name`` (:data:`COLUMNS`; none without loss).
 
+        A streamed run (docs/streaming.md) makes the row in two parts that :meth:`merge`
+        sums, each with the other's columns zero: its chunk task, where the simulation
+        is, before the meter tier runs in the stream (``chunk.meter`` None: the readings
+        lost, the meters silent, what the utility sees of the deficit), and the
+        stream's meter stage once the gateway's program is decided, without the loads
+        its chunk task had (``chunk.window`` empty: the user events by lost slots).
+
         Parameters
         ----------
         chunk : drsim.utility.features.FeatureChunk
@@ -199,11 +216,18 @@ class LostReadings(MonitoringFeature):
         k = len(times)
         slots = lost[:, reading_minutes(plan.t_start, plan.t_end, plan.reading)
                      - plan.t_start]
-        silent_at = np.where(m.first_silent != NOT_LATCHED,
-                             np.searchsorted(times, m.first_silent), k)
         missing = np.zeros((k, plan.max_missing + 1), dtype=np.int64)
-        np.add.at(missing, (np.searchsorted(times, m.events["time"].to_numpy()),
-                            m.events["missing"].to_numpy()), 1)
+        if m is not None:
+            np.add.at(missing, (np.searchsorted(times, m.events["time"].to_numpy()),
+                                m.events["missing"].to_numpy()), 1)
+        if not chunk.window:  # the stream's part: the meter tier's alone
+            zero = {"lost": np.zeros(slots.shape[1], np.int64),
+                    "silent": np.zeros(2 * k + 1, np.int64),
+                    "seen": None if name != "traditional" else
+                    np.zeros(3 * (plan.t_end - plan.t_start))}
+            return {**{c: [v] for c, v in zero.items()}, "missing": [missing.ravel()]}
+        first, spells = silence(lost[:, times - plan.t_start], plan.m_user + 1)
+        silent_at = np.where(first >= 0, first, k)  # (meter_tier's first_silent, indexed)
         seen = None
         if name == "traditional":
             window = chunk.window
@@ -211,7 +235,7 @@ class LostReadings(MonitoringFeature):
                                   window["expected"]).ravel()
         return {"lost": [slots.sum(axis=0)],
                 "silent": [np.concatenate([np.bincount(silent_at, minlength=k + 1),
-                                           m.silent_spells])],
+                                           spells])],
                 "seen": [seen], "missing": [missing.ravel()]}
 
     def merge(self, rows: pd.DataFrame) -> LossCounts | None:

@@ -349,5 +349,44 @@ def test_the_streams_rows_reshape_to_the_batch_runs_counts_per_group(context, ba
 
 def test_what_the_stream_does_not_monitor_is_refused(context):
     check_streamable(context.scenario)  # plain readings: streamed
-    with pytest.raises(ValueError, match="meters.reading_loss"):
-        check_streamable(four_households(meters={"reading_loss": {"rate": 0.1}}))
+    check_streamable(four_households(meters={"reading_loss": {"rate": 0.1}}))  # streamed
+    with pytest.raises(ValueError, match="monitoring.shedding"):
+        check_streamable(four_households(monitoring={"shedding": {"gateway_households": 2}}))
+
+
+@pytest.mark.parametrize("max_missing", [0, 1])
+def test_a_reading_that_did_not_arrive_is_lost_to_the_meter_step(context, max_missing):
+    """A household-minute with no row, or a row without a load, is a lost reading:
+    Listing 6.1 has it as the batch meter tier has a lost test reading (a placeholder with
+    max_missing 1, left out with 0), its load carried from the household's previous
+    minute, and the lost readings counted."""
+    plan = dataclasses.replace(PLAN, max_missing=max_missing)
+    lossy = dataclasses.replace(context, plan=plan)
+    rows = readings(MINUTES)
+    gone = (rows["household"] == 0) & (rows["time"] == 1120)  # no row: a test reading
+    rows = rows[~gone].reset_index(drop=True)
+    rows.loc[(rows["household"] == 2) & (rows["time"].isin([1124, 1125])), "kw"] = np.nan
+    stream = Stream(lossy)
+    out = pd.concat([stream.feed(rows[rows["time"] < 1118], upto=1),
+                     stream.feed(rows[rows["time"] >= 1118], upto=1)], ignore_index=True)
+    assert kind(out, "lost")["value"].sum() == 3
+    lam = accumulated_kwh(np.ones((2, len(MINUTES))), plan.t_start, plan.test_times)
+    for chunk in context.chunks:
+        kw = np.repeat(KW[chunk.first:chunk.first + 2, None], len(MINUTES), axis=1)
+        lost = np.zeros((2, len(plan.test_times)), dtype=bool)
+        lost[0, 1] = chunk.first == 0  # household 0 at 18:40, household 2 at 18:45
+        lost[0, 2] = chunk.first == 2
+        m = meter_tier(plan, np.arange(chunk.first, chunk.first + 2), chunk.group,
+                       accumulated_kwh(kw, plan.t_start, plan.test_times), lam, lost=lost)
+        dropped = lost.sum(axis=0) if max_missing == 0 else 0
+        work = np.stack([m.processed, m.partial_matches, m.outputs,
+                         chunk.count - m.processed - dropped, m.fetches])
+        meter = kind(out, "meter", gateway=chunk.index).sort_values("time")
+        assert np.stack(meter["counts"].map(list)).T.tolist() == work.tolist()
+        events = kind(out, "user", gateway=chunk.index).sort_values(["time", "house"])
+        assert events["house"].tolist() == m.events["houseID"].tolist()
+        assert events["missing"].tolist() == m.events["missing"].tolist()
+    # the 3 kW household 0 is flagged at 18:45 only through the placeholder at 18:40
+    assert (kind(out, "user", house=0)["missing"] == 1).any() == (max_missing == 1)
+    loads = kind(out, "load", gateway=1).sort_values("time")
+    assert [c[0] for c in loads["counts"]] == [3 * MICRO] * len(MINUTES)  # carried

@@ -124,12 +124,122 @@ def test_a_file_staged_during_a_tick_never_overtakes_an_earlier_one(tmp_path, mo
 
 def test_a_streamed_run_refuses_what_it_does_not_monitor(tmp_path):
     data = small().model_dump(mode="json", exclude={"source_path"})
-    data["meters"] = {"reading_loss": {"rate": 0.05}}
-    with pytest.raises(ValueError, match="meters.reading_loss"):
+    data["monitoring"]["shedding"] = {"gateway_households": 100}
+    with pytest.raises(ValueError, match="monitoring.shedding: the streaming monitoring") \
+            as refused:
         api.run(scenario_from_dict(data), tmp_path / "x", backend="serial", streaming=True)
+    assert "\n" not in str(refused.value)
     assert not (tmp_path / "x").exists()
     with pytest.raises(ValueError, match="give out"):
         api.run(small(), backend="serial", streaming=True)
+
+
+#: a loss model with bursts and meters that go dark (docs/lost_readings.md)
+LOSS = {"rate": 0.1, "burst_length": 2.0, "dark": {"share": 0.05, "start": "19:30"}}
+EVENT_TABLES = ("user_events", "group_alerts", "group_events", "utility_alerts")
+
+
+def lossy(max_missing: int):
+    """The small scenario with lost readings, matched exactly (0) or approximately."""
+    data = small(max_missing=max_missing).model_dump(mode="json", exclude={"source_path"})
+    data["meters"] = {"reading_loss": LOSS}
+    return scenario_from_dict(data)
+
+
+def assert_same_events(batch_dir: Path, streamed_dir: Path) -> None:
+    for name in EVENT_TABLES:
+        a = pq.read_table(batch_dir / f"events_{name}.parquet").to_pandas()
+        b = pq.read_table(streamed_dir / f"events_{name}.parquet").to_pandas()
+        keys = list(a.columns[1:3])
+        pd.testing.assert_frame_equal(a.sort_values(keys, ignore_index=True),
+                                      b[a.columns].sort_values(keys, ignore_index=True),
+                                      check_dtype=False)
+
+
+@pytest.mark.parametrize(("max_missing", "chunk_size"), [(0, 50), (1, None)])
+def test_a_streamed_run_with_lost_readings_gives_the_batch_run(max_missing, chunk_size,
+                                                               tmp_path):
+    """The stream loses the batch run's readings (the same draws, whatever the chunks:
+    gateways of 50 households against the batch run's 100): Listing 6.1 has the same
+    lost test readings, and the summary (readings lost, silent meters, the deficit read
+    from the households seen, the costs, the second event) and the event tables are the
+    batch run's."""
+    scenario = lossy(max_missing)
+    batch = api.run(scenario, tmp_path / "b", backend="serial").summary
+    lost = batch["monitoring"]["lost_readings"]
+    assert batch["prediction"]["predicted"] and lost["test_readings_lost"] > 0
+    assert batch["monitoring"]["meters_silent"]["total"] > 0
+    assert batch["deficit_at_prediction"]["households_seen"]
+    assert (lost["user_events_by_missing"].get("1", 0) > 0) == (max_missing == 1)
+    result = api.run(scenario, tmp_path / "s", backend="serial", streaming=True,
+                     chunk_size=chunk_size)
+    assert_same_summary(batch, result.summary)
+    assert_same_events(tmp_path / "b", tmp_path / "s")
+
+
+def test_the_staged_readings_lose_the_batch_runs_readings(tmp_path):
+    """A streamed run's chunk task stages each monitored pass without the readings the
+    loss model loses (readings_lost: the batch run's draws) and with the meters'
+    registers, a test's accLoad as the batch meter tier has it."""
+    from drsim.household.population import Population
+    from drsim.pipeline.passes import plan_chunks
+    from drsim.pipeline.stream_clock import file_rows, width
+    from drsim.pipeline.tasks import stream_task
+    from drsim.utility.feature_registry import active_features
+    from drsim.utility.features import FeatureChunk
+
+    scenario = lossy(1)
+    plan = MonitoringPlan.of(scenario)
+    chunks = tuple(plan_chunks(scenario, None))
+    out = stream_task(scenario, chunks, plan, str(tmp_path), 1)
+    assert out["feature_lost_readings"].num_rows == 2  # a row per monitored pass
+    chunk = chunks[1]
+    ids = Population(scenario, chunk.first, chunk.count).ids
+    lost = next(f.readings_lost(FeatureChunk(plan, chunk.index, chunk.group, ids))
+                for f in active_features(scenario) if f.name == "lost_readings")
+    rows = pa.concat_tables([pq.read_table(f, schema=file_rows(width(plan)))
+                             for f in sorted(tmp_path.glob("*/passes-00001.parquet"))])
+    rows = rows.to_pandas()
+    staged = np.zeros_like(lost)
+    for j in range(width(plan)):
+        minute = rows["time"].to_numpy() + j
+        inside = minute < plan.t_end
+        mine = rows[f"traditional_kw_{j}"].isna().to_numpy() & inside
+        staged[rows["household"].to_numpy()[mine] - chunk.first,
+               minute[mine] - plan.t_start] = True
+    assert lost.any() and (staged == lost).all()
+    at = (rows["time"] - plan.t_start).to_numpy()
+    register = rows["traditional_kwh"].to_numpy()
+    assert (np.isnan(register) == lost[rows["household"] - chunk.first, at]).all()
+
+
+@pytest.mark.parametrize("registers", [True, False])
+def test_monitoring_a_stream_of_readings_with_gaps(registers, tmp_path):
+    """Readings that lack some (a lossy run's, exported; with the meters' registers or
+    without, accLoad then accumulated from the loads carried over the gaps) dropped as
+    files: the missing readings are lost readings, as the batch monitoring has them: the
+    same events and the same lost-readings keys, deficit, costs and plan."""
+    scenario = lossy(1)
+    run_dir = tmp_path / "run"
+    api.run(scenario, run_dir, backend="serial", export_readings=True)
+    table = pq.read_table(run_dir / "readings")
+    if not registers:
+        table = table.drop_columns(["energy_kwh"])
+    pq.write_table(table, tmp_path / "readings.parquet")
+    readings = table.to_pandas()
+    assert readings["kw"].isna().any()
+    write_files(readings, tmp_path / "in", MonitoringPlan.of(scenario))
+    gamma = run_dir / "thresholds.parquet"
+    batch = api.monitor(tmp_path / "readings.parquet", scenario, tmp_path / "b",
+                        backend="serial", thresholds=gamma).summary
+    streamed = api.monitor(None, scenario, tmp_path / "s", backend="serial",
+                           stream=tmp_path / "in", thresholds=gamma).summary
+    assert batch["monitoring"]["lost_readings"]["readings_lost"] > 0
+    assert streamed["readings"]["lost_readings"] == batch["readings"]["lost_readings"] > 0
+    for key in ("prediction", "deficit_at_prediction", "second_event", "incentive", "cost",
+                "monitoring"):
+        assert streamed[key] == batch[key], key
+    assert_same_events(tmp_path / "b", tmp_path / "s")
 
 
 def write_files(readings: pd.DataFrame, folder, plan) -> list:
@@ -220,6 +330,17 @@ def test_spark_streams_the_run_as_batch(scenario, batch, tmp_path, spark):
     result = api.run(scenario, tmp_path / "s", backend="spark", streaming=True)
     assert_same_summary(batch, result.summary)
     assert (tmp_path / "s" / "stream" / "checkpoint" / "commits").is_dir()
+
+
+@pytest.mark.slow
+def test_spark_streams_a_run_with_lost_readings_as_batch(tmp_path, spark):
+    """Lost readings on Spark Structured Streaming: the staged readings with gaps and
+    registers, and the feature's rows of the meter stage, travel as the stream's rows
+    (the session of the module's other Spark test; about 75 s on 2 cores)."""
+    scenario = lossy(1)
+    batch = api.run(scenario, backend="serial").summary
+    result = api.run(scenario, tmp_path / "s", backend="spark", streaming=True)
+    assert_same_summary(batch, result.summary)
 
 
 @pytest.mark.slow

@@ -36,9 +36,6 @@ from drsim.utility.features import (
     MeterRuns,
     MonitoringFeature,
     Preparation,
-    pair_cell,
-    share_cell,
-    time_cell,
 )
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
 from drsim.utility.shedding import (
@@ -495,7 +492,7 @@ class LoadShedding(MonitoringFeature):
 
     @classmethod
     def headline(cls, section: Any) -> list[tuple[str, str]]:
-        """Return the rows of OP beside BL, with shedding.
+        """Return the row of what OP shed.
 
         Parameters
         ----------
@@ -505,29 +502,13 @@ class LoadShedding(MonitoringFeature):
         Returns
         -------
         list of (str, str)
-            The prediction, the costs' share of BL's, the gateways' latency, the readings
-            and runs shed, the group leaders' and the utility's latency and bound, and
-            the user and group events they shed.
+            What OP shed in each tier (the rest, OP against BL, is ``op_vs_bl``'s).
         """
         if not isinstance(section, Mapping):
             return []
-        op, bl = section.get("op", {}), section.get("bl", {})
-        meter_op, meter_bl = op.get("meter_tier", {}), bl.get("meter_tier", {})
-        return [("load shedding (OP), prediction",
-                 f"{time_cell(op.get('utility_noncompliance_time'))} "
-                 f"(unshed: {time_cell(bl.get('utility_noncompliance_time'))})"),
-                ("OP communication / computation, share of unshed",
-                 pair_cell(section.get("op_share_of_bl", {}), "communication",
-                           "computation")),
-                ("OP gateway latency avg, min",
-                 f"{share_cell(meter_op.get('latency_avg_minutes'))} "
-                 f"(unshed: {share_cell(meter_bl.get('latency_avg_minutes'))})"),
-                ("OP readings / runs shed",
-                 f"{meter_op.get('readings_shed')} / {meter_op.get('runs_shed')}"),
-                ("OP group / utility latency avg, min (bound)",
-                 " / ".join(f"{share_cell(op.get(k, {}).get('latency_avg_minutes'))} "
-                            f"({share_cell(op.get(k, {}).get('bound_minutes'))})"
-                            for k in ("group_tier", "utility_tier"))),
-                ("OP user / group events shed",
-                 f"{op.get('group_tier', {}).get('user_events_shed')} / "
+        op = section.get("op", {})
+        meter, group = op.get("meter_tier", {}), op.get("group_tier", {})
+        return [("OP shed: readings / runs / user events / group events",
+                 f"{meter.get('readings_shed')} / {meter.get('runs_shed')} / "
+                 f"{group.get('user_events_shed')} / "
                  f"{op.get('utility_tier', {}).get('group_events_shed')}")]

@@ -140,8 +140,5 @@ def test_the_summary_puts_op_beside_bl_and_the_headline_reads_it():
     assert got["bl"]["utility_tier"]["group_events"] == 10
     assert not got["bl"]["utility_tier"]["shed"] and got["config"] == Shedding().model_dump()
     rows = dict(LoadShedding.headline(got))
-    assert rows["load shedding (OP), prediction"] == "18:45 (unshed: none)"
-    assert rows["OP communication / computation, share of unshed"] == "0.500 / n/a"
-    assert rows["OP readings / runs shed"] == "2 / 1"
-    assert rows["OP user / group events shed"] == "2 / 2"
+    assert rows == {"OP shed: readings / runs / user events / group events": "2 / 1 / 2 / 2"}
     assert LoadShedding.headline(None) == []

@@ -19,6 +19,12 @@ the lost test readings, approximate matching, the replicas' losses), alternately
 same script run, and the ratio of the medians is printed (goal for the paper scenario:
 ≤ 1.3, issue 24).
 
+``--op`` measures what the optimised monitoring costs (issue 39): the paper scenario run
+with OP and BL together (``scenarios/paper_100k_op.yaml``: load shedding in the three
+tiers, remote profiles, the plain twin's loop) against the plain run
+(``scenarios/paper_100k.yaml``), alternately in the same script run, each in a fresh
+process, and the ratio of the medians is printed (goal ≤ 1.5).
+
 ``--scale`` measures the 1.6-million-household run against the simulation of the same
 scenario (``scenarios/scale_1.6M.yaml``), alternately in the same script run, each in a fresh
 process: targets ``drsim run`` ≤ 2 × ``drsim simulate`` (medians), the group and utility
@@ -29,6 +35,7 @@ per-group and per-minute aggregates); the driver JVM's peak memory is reported b
                                 [--repeats 1] [--master local[*]] [--threshold-cost]
                                 [--reading-loss]
     python scripts/bench_run.py --scale [--repeats 3]
+    python scripts/bench_run.py --op [--repeats 3]
 """
 
 from __future__ import annotations
@@ -50,6 +57,9 @@ REFERENCE_GAMMA_USER = 0.34
 READING_LOSS_GOAL = 1.3  # the paper run with 5 % loss and k = 1, against the loss-free run
 LOSSY = "5 % of readings lost, max_missing 1"
 
+
+OP_SCENARIOS = (Path("scenarios/paper_100k_op.yaml"), Path("scenarios/paper_100k.yaml"))
+OP_COST_GOAL = 1.5  # OP and BL together / the plain run
 
 SCALE_SCENARIO = Path("scenarios/scale_1.6M.yaml")
 SCALE_RATIO_GOAL = 2.0  # drsim run / drsim simulate
@@ -135,6 +145,22 @@ def scale(repeats: int, master: str) -> None:
           f"{max(jvm) / 2**30:.2f} GiB (the largest over all runs)")
 
 
+def op_cost(repeats: int, master: str) -> None:
+    """OP and BL together against the plain run, alternately (module doc)."""
+    walls: dict[Path, list[float]] = {path: [] for path in OP_SCENARIOS}
+    summaries: dict[Path, dict] = {}
+    for _ in range(repeats):
+        for path in OP_SCENARIOS:
+            wall, summaries[path] = run_once(path, master)
+            walls[path].append(wall)
+    for path in OP_SCENARIOS:
+        print_stages(path.stem, walls[path], summaries[path], master)
+    op, plain = (statistics.median(walls[path]) for path in OP_SCENARIOS)
+    verdict = "met" if op / plain <= OP_COST_GOAL else "NOT met"
+    print(f"  OP and BL / plain: {op / plain:.2f} (medians of {repeats}; goal ≤ "
+          f"{OP_COST_GOAL}: {verdict})")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scenarios", nargs="+", type=Path,
@@ -149,9 +175,14 @@ def main(argv: list[str] | None = None) -> int:
                          "max_missing 1, alternately, and print the ratio of the medians")
     ap.add_argument("--scale", action="store_true",
                     help="drsim run against drsim simulate on scenarios/scale_1.6M.yaml")
+    ap.add_argument("--op", action="store_true",
+                    help="scenarios/paper_100k_op.yaml (OP and BL) against paper_100k.yaml")
     args = ap.parse_args(argv)
     if args.scale:
         scale(args.repeats, args.master)
+        return 0
+    if args.op:
+        op_cost(args.repeats, args.master)
         return 0
     for scenario in args.scenarios:
         configs = {"as written": scenario}

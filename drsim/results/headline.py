@@ -89,28 +89,45 @@ def run_table(summary: Summary) -> tuple[list[str], list[tuple[str, ...]]]:
     for feature in REGISTERED:  # the monitoring features' own rows
         found, section = _feature_section(summary, feature.section or feature.name)
         own += feature.headline(section) if found else []
-    rows += [(label, value, *(("",) if ref is not None else ()))
-             for label, value in [*own, *_op_vs_bl_rows(summary)]]
+    rows += [(label, value, *(("",) if ref is not None else ())) for label, value in own]
+    published = ref.op_vs_bl if ref is not None else None
+    rows += [(label, value, *((given,) if ref is not None else ()))
+             for label, value, given in _op_vs_bl_rows(summary, published)]
     columns = ["quantity", "this run"] + ([] if ref is None else ["reference"])
     return columns, rows
 
 
-def _op_vs_bl_rows(summary: Summary) -> list[tuple[str, str]]:
-    """The rows of OP (this run) against BL, the plain monitoring beside it (``op_vs_bl``)."""
+def _op_vs_bl_rows(summary: Summary, published: Any = None) -> list[tuple[str, str, str]]:
+    """The rows of OP (this run) against BL, the plain monitoring beside it (``op_vs_bl``),
+    with the published figures (``reference.op_vs_bl``) where the scenario gives them."""
     section = summary.op_vs_bl
     if section is None:
         return []
-    after = section.prediction_minutes_after_bl
     tiers = section.tiers
+
+    def shift(bl: Any, after: Any) -> str:
+        return f"{time_cell(bl)}; {MISSING if after is None else f'{after:+d}'}"
+
+    def given(cell: Callable[[Any], str], *keys: str) -> str:
+        if published is None or all(getattr(published, k) is None for k in keys):
+            return "not given" if published is not None else ""
+        return cell(published)
+
     return [
         ("BL (plain monitoring) prediction; OP minutes after",
-         f"{time_cell(section.bl_prediction)}; {MISSING if after is None else f'{after:+d}'}"),
+         shift(section.bl_prediction, section.prediction_minutes_after_bl),
+         given(lambda r: shift(r.bl_prediction, r.prediction_minutes_after_bl),
+               "bl_prediction", "prediction_minutes_after_bl")),
         ("OP communication / computation, share of BL",
-         pair_cell(section.model_dump(), "communication", "computation")),
-        ("OP adaptive reduction, share of BL", share_cell(section.adaptive_share_of_bl)),
+         pair_cell(section.model_dump(), "communication", "computation"),
+         given(lambda r: pair_cell(r.model_dump(), "communication", "computation"),
+               "communication", "computation")),
+        ("OP adaptive reduction, share of BL", share_cell(section.adaptive_share_of_bl),
+         given(lambda r: share_cell(r.adaptive_share_of_bl), "adaptive_share_of_bl")),
         ("OP latency avg / bound, min: " + ", ".join(tiers),
          "; ".join(f"{share_cell(t.latency_average_minutes)} / {share_cell(t.bound_minutes)}"
-                   if t.shed else "not shed" for t in tiers.values())),
+                   if t.shed else "not shed" for t in tiers.values()),
+         "" if published is None else "bound 0.5 of the average"),
     ]
 
 

@@ -392,6 +392,18 @@ class ReferenceReductions(Record):
     adaptive: Real | None = Field(description="Of adaptive DR.")
 
 
+class ReferenceOpVsBl(Record):
+    """Published results of OP against BL (§6.3.4, Figure 6.14)."""
+
+    communication: Real | None = Field(description="OP's communication over BL's.")
+    computation: Real | None = Field(description="OP's computation over BL's.")
+    bl_prediction: Clock | None = Field(description="BL's published t_nc.")
+    prediction_minutes_after_bl: int | None = Field(
+        description="OP's t_nc − BL's [min].")
+    adaptive_share_of_bl: Real | None = Field(description="OP's adaptive reduction over "
+                                                          "BL's.")
+
+
 class Reference(Record):
     """The scenario's published results (the scenario's ``reference``)."""
 
@@ -400,6 +412,8 @@ class Reference(Record):
     utility_noncompliance_time: Clock | None = Field(description="The published t_nc.")
     groups_compliant_at_prediction: int | None = Field(
         description="The published groups still compliant at t_nc.")
+    op_vs_bl: ReferenceOpVsBl | None = sometimes("The published OP against BL; null for a "
+                                                 "scenario without.")
 
 
 class Job(Record):

@@ -53,6 +53,7 @@ from drsim.scenario.program_settings import (
     DRProgram,
     Incentive,
     Reference,
+    ReferenceOpVsBl,
     ReferenceReductions,
 )
 
@@ -75,6 +76,7 @@ __all__ = [
     "Incentive",
     "Monitoring",
     "Reference",
+    "ReferenceOpVsBl",
     "ReferenceReductions",
     "Scenario",
     "Shedding",

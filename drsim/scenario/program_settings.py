@@ -14,7 +14,7 @@ from drsim.scenario.errors import show_value, value_problem
 from drsim.scenario.fields import CLOCK_ACCEPTED, ClockTime, SettingsModel, described, minutes_of
 
 __all__ = ["BaselineSettings", "DRProgram", "DayOfAdjustment", "Incentive", "Reference",
-           "ReferenceReductions"]
+           "ReferenceOpVsBl", "ReferenceReductions"]
 
 
 _GOAL_ACCEPTED = "a number of kWh > 0, or 'expected'"
@@ -230,6 +230,22 @@ class ReferenceReductions(SettingsModel):
         "Reduction of adaptive DR with the second event, MWh.", default=None, gt=0.0)
 
 
+class ReferenceOpVsBl(SettingsModel):
+    """Published results of the optimised monitoring OP against BL (§6.3.4, Figure 6.14)."""
+
+    communication: float | None = described(
+        "OP's communication over BL's.", default=None, gt=0.0)
+    computation: float | None = described(
+        "OP's computation over BL's.", default=None, gt=0.0)
+    bl_prediction: ClockTime | None = described(
+        "When BL predicted non-compliance, clock time HH:MM.", accepted=CLOCK_ACCEPTED,
+        null_means="not given", default=None)
+    prediction_minutes_after_bl: int | None = described(
+        "OP's prediction minus BL's, minutes.", default=None)
+    adaptive_share_of_bl: float | None = described(
+        "OP's adaptive reduction over BL's.", default=None, gt=0.0)
+
+
 class Reference(SettingsModel):
     """Published results of this scenario, shown beside drsim's in absolute and relative
     terms (``drsim run``, ``drsim report``); a scenario without one shows none."""
@@ -244,3 +260,6 @@ class Reference(SettingsModel):
         accepted=CLOCK_ACCEPTED, null_means="not given", default=None)
     groups_compliant_at_prediction: int | None = described(
         "Groups still compliant at the prediction.", default=None, ge=0)
+    op_vs_bl: ReferenceOpVsBl | None = described(
+        "The optimised monitoring against BL, for a scenario that sheds load.",
+        default=None)

@@ -11,7 +11,9 @@ from small_scenarios import quickstart
 from drsim.pipeline import stages as pipeline
 from drsim.pipeline.backend import SerialBackend
 from drsim.pipeline.tasks import user_events
+from drsim.results.headline import run_table
 from drsim.results.summary import build
+from drsim.results.summary_model import Summary
 from drsim.scenario import scenario_from_dict
 from drsim.utility.features import plain_twin
 
@@ -86,3 +88,19 @@ def test_one_adaptive_pass_serves_both_when_they_ask_the_same(runs):
     assert not pipeline.same_response(event, other)
     assert not pipeline.same_response(event, replace(event, announced=event.announced + 1))
     assert pipeline.same_response(None, None) and not pipeline.same_response(event, None)
+
+
+def test_the_headline_sets_op_against_bl_beside_the_published_figures():
+    data = quickstart(HOUSEHOLDS, **OP)
+    data["reference"] = {"source": "Figure 6.14", "op_vs_bl": {
+        "communication": 0.7, "computation": 0.7, "bl_prediction": "19:11",
+        "prediction_minutes_after_bl": 4}}
+    _, summary = _summary(data)
+    columns, rows = run_table(Summary.model_validate(summary))
+    assert columns == ["quantity", "this run", "reference"]
+    table = {row[0]: row[1:] for row in rows}
+    section = summary["op_vs_bl"]
+    assert table["BL (plain monitoring) prediction; OP minutes after"] == (
+        f"{section['bl_prediction']}; {section['prediction_minutes_after_bl']:+d}", "19:11; +4")
+    assert table["OP communication / computation, share of BL"][1] == "0.700 / 0.700"
+    assert table["OP adaptive reduction, share of BL"][1] == "not given"

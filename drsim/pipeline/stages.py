@@ -433,7 +433,10 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
     meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
     if thresholds is None:
         thresholds = Thresholds.of(plan, sizes, replica_counts(meter, n_groups))
-    group_inputs = TierInputs.of(active_features(scenario), lambda f: f.group_inputs(plan))
+    features = {f.name: f.merge(_feature_rows(backend, out[feature_output(f.name)]))
+                for f in features_of(scenario) if feature_output(f.name) in out}
+    group_inputs = TierInputs.of(active_features(scenario), lambda f: {
+        **f.group_inputs(plan), **f.merged_group_inputs(features.get(f.name), thresholds)})
     started = time.perf_counter()
     leaders = backend.group_apply(
         out["events"], ["pass", "group"],
@@ -453,8 +456,6 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
                                       ignore_index=True)
     meter_work = _per_group(meter, "work", names, n_groups, (WORK_ROWS, k))
     outcomes = _per_group(meter, "outcomes", names, n_groups, (k + 1, 2))
-    features = {f.name: f.merge(_feature_rows(backend, out[feature_output(f.name)]))
-                for f in features_of(scenario) if feature_output(f.name) in out}
     outcome = {name: tier_outcome(tier_rows, name, n_groups) for name in names}
     return Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,
                      outcome, features), timings

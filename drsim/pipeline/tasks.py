@@ -317,7 +317,8 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
     expected_acc = accumulated_kwh(est["expected"], plan.t_start, times)
     schedules = pass_schedules(scenario, chunk.group)
     at = FeatureChunk(plan, chunk.index, chunk.group, pop.ids, result.runs,
-                      prepared=prepared)
+                      prepared=prepared,
+                      values={f.name: f.chunk_values(plan, result) for f in features})
     at = replace(at, lost=lost_on_the_way(features, at))
 
     def plain(name: str, acc: np.ndarray, expected: np.ndarray,
@@ -488,21 +489,23 @@ def pass_group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: 
 
 def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thresholds,
                  rows: pd.DataFrame,
-                 alert_delays: Callable[[pd.DataFrame, int], np.ndarray] | None = None
-                 ) -> pd.DataFrame:
+                 alert_delays: Callable[[pd.DataFrame, int], np.ndarray] | None = None,
+                 gamma: Thresholds | None = None) -> pd.DataFrame:
     """Listing 6.2 at the leader of one group for one pass, over its chunks' user events
     (rows of :data:`EVENTS`); its alerts, group events and work per tick (:data:`TIERS`).
     A group with no user event sends nothing. ``alert_delays(events, group)``: the whole
     minutes after each test time until the leader knows its alert (with remote data,
     :class:`drsim.utility.fetching_feature.AlertDelays`: the leaders' γ fetches and the
-    user events' own delays); none: at once."""
+    user events' own delays); none: at once. ``gamma``: the γ its fetches served (with
+    the utility's updates of the profiles, OP); none: ``thresholds``."""
     events = user_events(rows)
     if not len(events):
         return pd.DataFrame({f.name: pd.Series(dtype=f.type.to_pandas_dtype())
                              for f in TIERS})
     name, group = str(rows["pass"].iloc[0]), int(rows["group"].iloc[0])
     shift = None if alert_delays is None else alert_delays(events, group)
-    g = group_tier(plan, group, sizes[group], events, thresholds.table(group), shift)
+    g = group_tier(plan, group, sizes[group], events,
+                   (thresholds if gamma is None else gamma).table(group), shift)
     out = [(name, group, "alert", int(t), float(v), 0, 0)
            for t, v in zip(g.alerts["time"], g.alerts["sumAccLoad"], strict=True)]
     out += [(name, group, "event", int(t), float(v), 0, 0)

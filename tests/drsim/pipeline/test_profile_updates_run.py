@@ -120,11 +120,14 @@ def test_bl_reads_the_static_profiles_and_op_the_updated_ones(erred):
         assert value == plain["prediction"][key], key
     assert _events(op_run, plain_twin("traditional")).equals(_events(plain_run, "traditional"))
     assert op["op_vs_bl"]["bl_prediction"] == plain["prediction"]["utility_noncompliance_time"]
-    # with the static profiles no group latches; with the updated ones OP's do (its
-    # gateways shed runs, so it latches later than the unshed run with the adjustment)
+    # with the static profiles no group latches; with the updated ones OP predicts when
+    # the unshed run with the adjustment does: its gateways' input filter reads the
+    # updated λ too, and drops only readings that pass their test alone
     assert set(bl["prediction"]["group_noncompliance_times"].values()) == {None}
-    assert set(op["prediction"]["group_noncompliance_times"].values()) != {None}
-    assert set(adjusted["prediction"]["group_noncompliance_times"].values()) != {None}
+    assert adjusted["prediction"]["predicted"]
+    for key in ("utility_noncompliance_time", "group_noncompliance_times"):
+        assert op["prediction"][key] == adjusted["prediction"][key], key
+    assert op["shedding"]["op"]["meter_tier"]["readings_shed"] > 0
     assert op["remote"]["meter_tier"]["versions_published"] > 0
 
 

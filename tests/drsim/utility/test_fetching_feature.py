@@ -34,6 +34,12 @@ def test_the_feature_is_read_from_the_scenario():
     # quickstart's three groups of 400 households, household ids from 0
     assert on.group_firsts == (0, 400, 800) and on.seed == 7
     assert off.summary(None, None) is None  # local tables: no section
+    assert not on.updated and not on.needs_runs and on.readings_refusal is None
+    updated = RemoteProfiles.of(scenario_from_dict(quickstart(1200, remote={"updates": {}})))
+    # the updates read the readings before the notice: the chunk task keeps the runs, and
+    # recorded readings (of the program) cannot feed them
+    assert updated.updated and updated.needs_runs and "notice" in updated.readings_refusal
+    assert updated.notice == 17 * 60 + 30 and updated.sizes == (400, 400, 400)
 
 
 def test_each_run_of_the_meter_tier_gets_its_own_fetcher_of_the_chunks_group():

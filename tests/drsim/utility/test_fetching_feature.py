@@ -109,3 +109,13 @@ def test_the_summary_and_the_headline():
         ("profiles fetched (LzEval): requests / MB / waited s / avg delay s",
          "4 / 2.00 / 0 / 1.50")]
     assert RemoteProfiles.headline(None) == []
+
+
+def test_the_headline_shows_the_updates():
+    section = {"config": {"strategy": "Hybrid"}, "updates": {"count": 36},
+               "meter_tier": {"requests": 4, "bytes": 64, "versions_published": 40,
+                              "refetches": 2},
+               "group_tier": {"versions_published": 3, "refetches": 1}}
+    rows = RemoteProfiles.headline(section)
+    assert rows[1] == ("profile updates: λ / γ versions published, refetches", "40 / 3 / 3")
+    assert len(RemoteProfiles.headline({**section, "updates": None})) == 1

@@ -139,3 +139,14 @@ def test_with_the_day_of_adjustment_already_published_nothing_is_published(erred
     assert both["prediction"] == adjusted["prediction"]
     assert both["remote"]["meter_tier"]["versions_published"] == 0
     assert both["remote"]["group_tier"]["versions_published"] == 0
+
+
+def test_the_updates_do_not_depend_on_the_chunking(erred):
+    (run, updated), _ = erred
+    data = quickstart(HOUSEHOLDS, remote={"strategy": "Hybrid", "latency": ZERO,
+                                          "updates": {}}, **ERROR)
+    data["chunk_size"] = 300
+    small_run, small = _run(data)
+    assert len(small_run.simulation.chunks) > len(run.simulation.chunks)
+    _same_tiers(small_run, run)
+    assert small["remote"] == updated["remote"]

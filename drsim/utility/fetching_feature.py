@@ -66,14 +66,14 @@ class RemoteCounts:
         Monitored pass -> the meter tier's fetches, summed over the chunks.
     lambda_versions : int
         ``λ[houseID, time]`` versions published [elements].
-    updated_flags : numpy.ndarray or None
-        (groups, tests) the threshold's replicas flagged under the re-estimated profiles
-        [households]; None: γ is not re-estimated.
+    updated_flags : tuple of tuple of int, or None
+        Per group and test the threshold's replicas flagged under the re-estimated
+        profiles [households]; None: γ is not re-estimated.
     """
 
     meter: dict[str, FetchCounts]
     lambda_versions: int = 0
-    updated_flags: np.ndarray | None = None
+    updated_flags: tuple[tuple[int, ...], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -234,8 +234,8 @@ class RemoteProfiles(MonitoringFeature):
         versions = None
         if self.updated and thresholds is not None:
             flags = None if merged is None else merged.updated_flags
-            updated = None if flags is None else \
-                Thresholds.of(self.plan, np.array(self.sizes, np.int64), flags).gamma
+            updated = None if flags is None else Thresholds.of(
+                self.plan, np.array(self.sizes, np.int64), np.array(flags, np.int64)).gamma
             versions = gamma_versions(self.plan, self.cfg.updates, self.notice,
                                       thresholds.gamma, updated)
         return group_fetches(self.plan, self.cfg, len(self.group_firsts), self.seed,
@@ -315,7 +315,8 @@ class RemoteProfiles(MonitoringFeature):
             stacked = np.stack([np.asarray(x, np.int64) for x in flagged["updated_flags"]])
             flags = np.zeros((len(self.group_firsts), stacked.shape[1]), dtype=np.int64)
             np.add.at(flags, flagged["group"].to_numpy(np.int64), stacked)
-        return RemoteCounts(meter, int(once["versions"].fillna(0).sum()), flags)
+        return RemoteCounts(meter, int(once["versions"].fillna(0).sum()),
+                            None if flags is None else tuple(map(tuple, flags.tolist())))
 
     def summary(self, merged: RemoteCounts | None, run: FeatureRun) -> dict[str, Any] | None:
         """Return ``remote`` of summary.json (None: local tables).

@@ -150,3 +150,4 @@ def test_the_updates_do_not_depend_on_the_chunking(erred):
     assert len(small_run.simulation.chunks) > len(run.simulation.chunks)
     _same_tiers(small_run, run)
     assert small["remote"] == updated["remote"]
+    assert small_run.monitored.features["remote"] == run.monitored.features["remote"]

@@ -90,7 +90,7 @@ def test_the_chunks_updates_are_merged_once_per_chunk_by_group():
                          "updated_flags": [[1, 2, 3], [1, 2, 3], [0, 0, 4], [0, 0, 4]]})
     got = f.merge(rows)
     assert got.lambda_versions == 9  # the traditional pass's rows
-    assert got.updated_flags.tolist() == [[1, 2, 3], [0, 0, 4]]
+    assert got.updated_flags == ((1, 2, 3), (0, 0, 4))
 
 
 def test_the_summary_and_the_headline():

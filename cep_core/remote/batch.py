@@ -66,8 +66,11 @@ per device:
    lookup's table (:attr:`cep_core.engine.vectorize.TableIndex.overlay`) with the value
    of the version each element was served, for that step only. The lookup's arguments
    do not name the device, so one element served at two versions in one step (to two
-   devices) is refused; a shedder's input tests, which run before it chooses the step's
-   events, read the table's values.
+   devices) is refused. A shedder's input tests run before it chooses the step's events,
+   so before anything is fetched for them: they read the version current at the step's
+   time (the one a fetch sent then is answered with; a device that sheds an event on it
+   is one that knows the element's latest value, as a meter filtering its own reading
+   against the profile it reads).
 
 Each output carries ``data_delay``, the time from its step's arrival until the data its
 last event needed were in hand (and, under a blocking strategy, its device had stopped
@@ -540,17 +543,23 @@ class KeyedFetcher(KeyedStepper, BatchFetcher):
     def _overlay(self, args: list[np.ndarray], values: np.ndarray) -> np.ndarray:
         """The lookup's ``values`` at ``args`` with the served versions' values in place
         of the table's (:attr:`cep_core.engine.vectorize.TableIndex.overlay`). Outside a
-        step, and in a shedder's input tests before it has chosen the step's events, the
-        table's."""
-        if self._pending is None or (hasattr(self.session, "kept")
-                                     and self.session.kept is None):
-            return values
-        keys, served = self._fetch_pending()[2]
-        if not len(keys) or not len(values):
+        step, the table's; in a shedder's input tests before it has chosen the step's
+        events, those of the versions current at the step's time (module doc, 7)."""
+        if self._pending is None or not len(values):
             return values
         cols = [np.asarray(a).astype(dt, copy=False)
                 for a, dt in zip(args, self.versions.dtypes, strict=True)]
         h = element_hash(self.lookup, cols)
+        if hasattr(self.session, "kept") and self.session.kept is None:
+            row = self.versions.value_row(h, self.versions.version_at(h, self._pending[0]))
+            if not (row >= 0).any():
+                return values
+            out = values.astype(np.result_type(values, self.versions.values))
+            out[row >= 0] = self.versions.values[row[row >= 0]]
+            return out
+        keys, served = self._fetch_pending()[2]
+        if not len(keys):
+            return values
         i = np.minimum(np.searchsorted(keys, h), len(keys) - 1)
         hit = keys[i] == h
         if not hit.any():

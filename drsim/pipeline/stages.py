@@ -438,9 +438,13 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
     meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
     if thresholds is None:
         thresholds = Thresholds.of(plan, sizes, replica_counts(meter, n_groups))
-    features = active_features(scenario)
-    group_inputs = TierInputs.of(features, lambda f: f.group_inputs(plan, prepared or {}))
-    utility_inputs = TierInputs.of(features, lambda f: f.utility_inputs(plan, prepared or {}))
+    merged = {f.name: f.merge(_feature_rows(backend, out[feature_output(f.name)]))
+              for f in features_of(scenario) if feature_output(f.name) in out}
+    active = active_features(scenario)
+    group_inputs = TierInputs.of(active, lambda f: {
+        **f.group_inputs(plan, prepared or {}),
+        **f.merged_group_inputs(merged.get(f.name), thresholds)})
+    utility_inputs = TierInputs.of(active, lambda f: f.utility_inputs(plan, prepared or {}))
     started = time.perf_counter()
     leaders = backend.group_apply(
         out["events"], ["pass", "group"],
@@ -461,10 +465,8 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
                                       ignore_index=True)
     meter_work = _per_group(meter, "work", names, n_groups, (WORK_ROWS, k))
     outcomes = _per_group(meter, "outcomes", names, n_groups, (k + 1, 2))
-    features = {f.name: f.tier_merge(f.merge(_feature_rows(backend,
-                                                           out[feature_output(f.name)])),
-                                     tier_rows)
-                for f in features_of(scenario) if feature_output(f.name) in out}
+    features = {f.name: f.tier_merge(merged[f.name], tier_rows)
+                for f in features_of(scenario) if f.name in merged}
     outcome = {name: tier_outcome(tier_rows, name, n_groups) for name in names}
     return Monitored(plan, thresholds, out["events"], meter_work, outcomes, tier_rows,
                      outcome, features), timings

@@ -342,7 +342,8 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
     expected_acc = accumulated_kwh(est["expected"], plan.t_start, times)
     schedules = pass_schedules(scenario, chunk.group)
     at = FeatureChunk(plan, chunk.index, chunk.group, pop.ids, result.runs,
-                      prepared=prepared)
+                      prepared=prepared,
+                      values={f.name: f.chunk_values(plan, result) for f in features})
     at = replace(at, lost=lost_on_the_way(features, at))
 
     def plain(name: str, acc: np.ndarray, expected: np.ndarray,
@@ -532,7 +533,8 @@ def _tier_frame(rows: list[tuple], devices: list[tuple] | None = None) -> pd.Dat
 def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thresholds,
                  rows: pd.DataFrame,
                  alert_delays: Callable[[pd.DataFrame, int], np.ndarray] | None = None,
-                 shed: TierShedding | None = None) -> pd.DataFrame:
+                 shed: TierShedding | None = None,
+                 gamma: Thresholds | None = None) -> pd.DataFrame:
     """Listing 6.2 at the leader of one group for one pass, over its chunks' user events
     (rows of :data:`EVENTS`); its alerts, group events and work per tick (:data:`TIERS`).
     A group with no user event sends nothing. ``alert_delays(events, group)``: the whole
@@ -541,19 +543,20 @@ def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thres
     user events' own delays); none: at once. ``shed``: the leader runs on its modelled
     device and may shed user events (:class:`drsim.utility.tier_shedding.TierShedding`);
     it adds its device's figures, the user events shed per test time and its latch
-    forecast."""
+    forecast. ``gamma``: the γ its fetches served (with the utility's updates of the
+    profiles, OP); none: ``thresholds``."""
     events = user_events(rows)
     if not len(events):
         return pd.DataFrame({f.name: pd.Series(dtype=f.type.to_pandas_dtype())
                              for f in TIERS})
     name, group = str(rows["pass"].iloc[0]), int(rows["group"].iloc[0])
     shift = None if alert_delays is None else alert_delays(events, group)
-    gamma = thresholds.table(group)
+    gamma_table = (thresholds if gamma is None else gamma).table(group)
     devices, out = [], []
     if shed is None:
-        g = group_tier(plan, group, sizes[group], events, gamma, shift)
+        g = group_tier(plan, group, sizes[group], events, gamma_table, shift)
     else:
-        ran = shed.group(plan, name, group, sizes[group], events, gamma, shift)
+        ran = shed.group(plan, name, group, sizes[group], events, gamma_table, shift)
         g = ran.result
         devices.append((name, group, ran.stats.as_list()))
         times, dropped = np.unique(events["time"].to_numpy(np.int64)[~ran.keep],
@@ -561,7 +564,7 @@ def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thres
         out += [(name, group, "user_events_shed", int(t), 0.0, int(n), 0)
                 for t, n in zip(times, dropped, strict=True)]
         out.append((name, group, "forecast",
-                    shed.forecast(plan, group, sizes[group], gamma), 0.0, 0, 0))
+                    shed.forecast(plan, group, sizes[group], gamma_table), 0.0, 0, 0))
     out += [(name, group, "alert", int(t), float(v), 0, 0)
             for t, v in zip(g.alerts["time"], g.alerts["sumAccLoad"], strict=True)]
     out += [(name, group, "event", int(t), float(v), 0, 0)

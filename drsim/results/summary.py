@@ -271,7 +271,7 @@ def _feature_sections(run: Run, features: tuple[MonitoringFeature, ...]
                       {name: stops(monitored.plan, outcome)
                        for name, outcome in monitored.outcome.items()},
                       lambda name: run.costs if name == "traditional"
-                      else pass_costs(scenario, monitored, name))
+                      else pass_costs(scenario, monitored, name), monitored.thresholds)
     out: dict[str | None, dict[str, Any]] = {}
     for feature in features:
         part = feature.summary(monitored.features.get(feature.name), view)

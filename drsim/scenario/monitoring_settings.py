@@ -1,8 +1,8 @@
 """The scenario's monitoring and meter blocks: Listings 6.1-6.3's parameters and threshold
 (:class:`Monitoring`, :class:`ExpectedShare`), load shedding at the gateways
 (:class:`Shedding`), the profiles fetched from the utility (:class:`RemoteData`,
-:class:`NetworkLatency`), lost readings (:class:`Meters`, :class:`ReadingLoss`,
-:class:`DarkMeters`) and appliance-level queries (:class:`ApplianceQuery`)."""
+:class:`NetworkLatency`, :class:`ProfileUpdates`), lost readings (:class:`Meters`,
+:class:`ReadingLoss`, :class:`DarkMeters`) and appliance-level queries (:class:`ApplianceQuery`)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from drsim.scenario.fields import (
 )
 
 __all__ = ["QUERY_NAMES", "ApplianceQuery", "DarkMeters", "ExpectedShare", "Meters",
-           "Monitoring", "NetworkLatency", "ReadingLoss", "RemoteData", "Shedding"]
+           "Monitoring", "NetworkLatency", "ProfileUpdates", "ReadingLoss", "RemoteData",
+           "Shedding"]
 
 #: the DR queries a scenario may replace (``monitoring.queries``), Listings 6.1-6.3: the
 #: keys of drsim.utility.monitoring.QUERIES
@@ -157,6 +158,26 @@ class NetworkLatency(SettingsModel):
         return self
 
 
+class ProfileUpdates(SettingsModel):
+    """The utility keeps updating the profiles it serves through the evening (§6.3.4;
+    drsim.utility.profile_updates): from the announcement on, every `every_minutes`, it
+    re-estimates each household's scale from its readings before the notice, as the day-of
+    adjustment does, and publishes a new version of the elements whose value changed."""
+
+    every_minutes: int | None = described(
+        "Minutes between two updates, the first at the announcement.", default=None,
+        ge=1, le=1440, null_means="every test interval δ (monitoring.delta_minutes)",
+    )
+    window_minutes: int = described(
+        "Minutes of readings before the notice the re-estimation reads (from midnight at "
+        "the earliest; as baseline.day_of_adjustment).", default=180, ge=15, le=1440,
+    )
+    cap: float = described(
+        "The largest change of a household's profiles, as a share (0.2: scaled by 0.8 to "
+        "1.2; as baseline.day_of_adjustment).", default=0.2, ge=0.0, le=1.0,
+    )
+
+
 class RemoteData(SettingsModel):
     """The utility's M&V profiles as remote data (Ch. 5, EIRES; drsim.utility.fetching): meters
     (at their gateways) fetch λ[houseID, time], group leaders γ[groupID, time], one element
@@ -183,6 +204,11 @@ class RemoteData(SettingsModel):
     gateway_households: int = described(
         "Meters per gateway, counted from each group's first household (as for load "
         "shedding; chunks are cut at gateway boundaries).", default=250, ge=1,
+    )
+    updates: ProfileUpdates | None = described(
+        "The utility's updates of the profiles while the program runs, served to the "
+        "optimised monitoring (OP) only; {} for the defaults.",
+        null_means="the profiles published once, at the announcement", default=None,
     )
 
 

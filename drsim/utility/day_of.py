@@ -64,7 +64,7 @@ def day_of_ratio(readings_kw: np.ndarray, baseline_kw: np.ndarray, cap: float) -
     return np.clip(ratio, 1.0 - cap, 1.0 + cap)
 
 
-def adjustment_minutes(scenario) -> tuple[int, int]:
+def adjustment_minutes(scenario, window_minutes: int | None = None) -> tuple[int, int]:
     """Return the minutes [lo, notice) a day-of adjustment reads (module doc).
 
     The ``window_minutes`` before the program's notice, from midnight at the earliest.
@@ -72,7 +72,9 @@ def adjustment_minutes(scenario) -> tuple[int, int]:
     Parameters
     ----------
     scenario : drsim.scenario.Scenario
-        A scenario with ``baseline.day_of_adjustment`` set.
+        The scenario.
+    window_minutes : int, optional
+        The minutes read [minutes]; default ``baseline.day_of_adjustment``'s (then set).
 
     Returns
     -------
@@ -89,11 +91,13 @@ def adjustment_minutes(scenario) -> tuple[int, int]:
     """
     program = scenario.dr_program
     notice = program.start_minute - program.notice_minutes
-    return max(0, notice - scenario.baseline.day_of_adjustment.window_minutes), notice
+    if window_minutes is None:
+        window_minutes = scenario.baseline.day_of_adjustment.window_minutes
+    return max(0, notice - window_minutes), notice
 
 
-def baseline_before_notice(pop: Population, sim: ChunkSimulator,
-                           baseline_kw: np.ndarray) -> Estimates | None:
+def baseline_before_notice(pop: Population, sim: ChunkSimulator, baseline_kw: np.ndarray,
+                           window_minutes: int | None = None) -> Estimates | None:
     """Estimate B̂ and P̂ without M&V error over the minutes a day-of adjustment reads.
 
     Parameters
@@ -105,6 +109,8 @@ def baseline_before_notice(pop: Population, sim: ChunkSimulator,
     baseline_kw : numpy.ndarray
         The day's no-DR load over :func:`adjustment_minutes`, shape (households, minutes)
         [kW]: ``same_day``'s B there, so that it is not simulated again.
+    window_minutes : int, optional
+        The minutes read (:func:`adjustment_minutes`) [minutes].
 
     Returns
     -------
@@ -112,7 +118,7 @@ def baseline_before_notice(pop: Population, sim: ChunkSimulator,
         The M&V method's estimates over :func:`adjustment_minutes` [kW]; None when the
         announcement is at midnight.
     """
-    lo, notice = adjustment_minutes(pop.scenario)
+    lo, notice = adjustment_minutes(pop.scenario, window_minutes)
     if notice <= lo:
         return None
     if pop.scenario.baseline.method == "same_day":
@@ -121,7 +127,8 @@ def baseline_before_notice(pop: Population, sim: ChunkSimulator,
 
 
 def day_of_adjusted(exact: Estimates, pop: Population, readings_kw: np.ndarray,
-                    before: Estimates | None, replica: int = 0) -> Estimates:
+                    before: Estimates | None, replica: int = 0,
+                    cap: float | None = None) -> Estimates:
     """Estimate B̂ and P̂ as the utility publishes them at the announcement.
 
     ``exact`` (the M&V method's, without error) with the M&V error of ``replica``
@@ -147,6 +154,8 @@ def day_of_adjusted(exact: Estimates, pop: Population, readings_kw: np.ndarray,
         (:func:`baseline_before_notice`) [kW]; None: no adjustment.
     replica : int, default 0
         0 for the evaluated day's M&V error, > 0 for that of an independent replica.
+    cap : float, optional
+        The largest relative change [1]; default ``baseline.day_of_adjustment``'s.
 
     Returns
     -------
@@ -184,7 +193,8 @@ def day_of_adjusted(exact: Estimates, pop: Population, readings_kw: np.ndarray,
     _, m_before = mv_factors(pop, before.lo, before.hi, replica)
     used = readings_kw.sum(axis=1)
     estimated = (before.baseline_kw * m_before).sum(axis=1)  # without the household factor
-    cap = pop.scenario.baseline.day_of_adjustment.cap
+    if cap is None:
+        cap = pop.scenario.baseline.day_of_adjustment.cap
     ratio = day_of_ratio(readings_kw, before.baseline_kw * m_before * f[:, None], cap)
     inside = (estimated > 0) & (ratio > 1.0 - cap) & (ratio < 1.0 + cap)
     gain = np.where(inside, np.divide(used, estimated, out=np.ones_like(used),

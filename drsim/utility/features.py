@@ -156,6 +156,9 @@ class FeatureChunk:
         Feature name -> the values of its preparations (:meth:`MonitoringFeature.preparations`).
     meter_runs : tuple of MeterRun
         The meter tier's runs of the pass, its own first (empty before they run).
+    values : mapping of str to object
+        Feature name -> what it computed of the chunk's simulation before the meter tier
+        (:meth:`MonitoringFeature.chunk_values`; absent: nothing).
     """
 
     plan: MonitoringPlan
@@ -170,6 +173,7 @@ class FeatureChunk:
     lost: np.ndarray | None = None
     prepared: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     meter_runs: tuple[MeterRun, ...] = ()
+    values: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,8 @@ class FeatureRun:
     costs : callable
         ``costs(pass)``: a monitored pass's costs as deployed
         (:func:`drsim.pipeline.evaluation.costs`).
+    thresholds : drsim.utility.threshold.Thresholds or None
+        γ[groupID, time] as the run set it (None: not given).
     """
 
     plan: MonitoringPlan
@@ -200,6 +206,7 @@ class FeatureRun:
     outcome: Mapping[str, Any]
     stops: Mapping[str, np.ndarray]
     costs: Callable[[str], Mapping[str, Any]]
+    thresholds: Any = None
 
 
 class MonitoringFeature(ABC):
@@ -374,6 +381,27 @@ class MonitoringFeature(ABC):
         """
         return None
 
+    def chunk_values(self, plan: MonitoringPlan, result: Any) -> Any:
+        """Compute what the feature needs of a chunk's simulation, once per chunk.
+
+        Asked by the chunk task before the meter tier runs; the value reaches the
+        feature's other members as ``FeatureChunk.values[name]``. None by default.
+
+        Parameters
+        ----------
+        plan : drsim.utility.monitoring.MonitoringPlan
+            The monitoring plan.
+        result : drsim.pipeline.passes.ChunkResult
+            The chunk's simulation (population, simulator, estimates, the passes' runs
+            when :attr:`needs_runs`).
+
+        Returns
+        -------
+        object
+            Picklable; None for nothing.
+        """
+        return None
+
     def meter_inputs(self, chunk: FeatureChunk) -> Mapping[str, Any]:
         """Return the feature's keyword arguments of the meter tier of a chunk.
 
@@ -427,6 +455,27 @@ class MonitoringFeature(ABC):
             The monitoring plan.
         prepared : mapping of str to tuple, optional
             Feature name -> the values of its preparations (:meth:`preparations`).
+
+        Returns
+        -------
+        mapping of str to object
+            Keyword arguments (picklable: they travel to the workers).
+        """
+        return {}
+
+    def merged_group_inputs(self, merged: Any, thresholds: Any) -> Mapping[str, Any]:
+        """Return the feature's keyword arguments of the group leaders of its OP passes.
+
+        Given, with :meth:`group_inputs`, to :func:`drsim.pipeline.tasks.group_leader`
+        of every group and pass, but read from the feature's merge of the chunks' rows
+        and the thresholds; none by default.
+
+        Parameters
+        ----------
+        merged : object
+            What :meth:`merge` returned.
+        thresholds : drsim.utility.threshold.Thresholds
+            γ[groupID, time] as the run set it.
 
         Returns
         -------

@@ -23,7 +23,12 @@ arrived; ``LzEval`` fetches when needed but decides each reading when its own el
 arrives, without holding the device; ``Hybrid`` prefetches and decides lazily. The
 profiles fetched are the ones published at the announcement (with the day-of adjustment
 when ``baseline.day_of_adjustment`` is set; every fetch is after the start, so no
-element of the earlier version is in a cache).
+element of the earlier version is in a cache). With ``monitoring.remote.updates`` the
+utility keeps publishing versions of the elements whose value its re-estimates change
+(:mod:`drsim.utility.profile_updates`): the fetchers serve the version current when a
+fetch is sent, invalidate the copies a later one supersedes and fetch them again
+(:mod:`cep_core.remote.batch`, module doc 6), and the group leaders read the γ each
+test's fetch served (:func:`served_values`).
 
 **When the tiers see the data** (docs/decisions.md, "Remote profiles and when the tiers
 see them"). A reading decided ``data_delay`` after its test time sends its user event
@@ -44,12 +49,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cep_core.remote import BatchFetcher, KeyedFetcher, LatencyModel, RemoteSource
+from cep_core.remote import BatchFetcher, KeyedFetcher, LatencyModel, RemoteSource, Versions
+from cep_core.remote.batch import element_hash
 from drsim.scenario import RemoteData
 from drsim.utility.monitoring import MonitoringPlan
 
-__all__ = ["latency_model", "MeterFetch", "FetchCounts", "group_fetch_delays",
-           "alert_shift", "MICRO"]
+__all__ = ["latency_model", "MeterFetch", "FetchCounts", "GroupFetches", "group_fetches",
+           "served_values", "alert_shift", "MICRO"]
 
 MICRO = 1_000_000  # waits and delays are summed in whole µs
 SECONDS_PER_MINUTE = 60.0
@@ -101,6 +107,11 @@ class FetchCounts:
         Decisions made: readings or group tests [decisions].
     delay_us : int
         The decisions' data delays summed [µs].
+    refetches : int
+        Requests of elements whose copy an update's invalidation had dropped, among
+        ``requests``: the fetches the updates caused [requests].
+    invalidations : int
+        Copies (cached or in flight) dropped on an update's invalidation [elements].
     """
 
     requests: int = 0
@@ -111,6 +122,8 @@ class FetchCounts:
     misses: int = 0
     decisions: int = 0
     delay_us: int = 0
+    refetches: int = 0
+    invalidations: int = 0
 
     def as_list(self) -> list[int]:
         """Return the counts as a list of integers, in field order."""
@@ -135,7 +148,8 @@ class FetchCounts:
         return cls(int(s["requests"].sum()), int(s["prefetches"].sum()),
                    int(s["bytes"].sum()), int(np.round(s["waited"] * us).sum()),
                    int(s["hits"].sum()), int(s["misses"].sum()), int(delays.size),
-                   int(np.round(delays * us).sum()))
+                   int(np.round(delays * us).sum()), int(s["refetches"].sum()),
+                   int(s["invalidations"].sum()))
 
     @classmethod
     def merged(cls, rows: Any) -> FetchCounts:
@@ -170,7 +184,8 @@ class FetchCounts:
                 "bytes": self.bytes, "waited_seconds": self.waited_us / MICRO,
                 "hits": self.hits, "misses": self.misses, "decisions": self.decisions,
                 "data_delay_avg_seconds": self.delay_us / MICRO / self.decisions
-                if self.decisions else None}
+                if self.decisions else None,
+                "refetches": self.refetches, "invalidations": self.invalidations}
 
 
 def _source(cfg: RemoteData, table: Any, name: str, seed: int) -> RemoteSource:
@@ -206,11 +221,14 @@ class MeterFetch:
         it).
     seed : int
         The scenario's seed (the elements' latencies).
+    versions : cep_core.remote.Versions, optional
+        The versions of the chunk's ``λ`` elements the utility publishes while the
+        program runs (:mod:`drsim.utility.profile_updates`); None: the table's only.
     """
 
     def __init__(self, plan: MonitoringPlan, cfg: RemoteData, house_ids: np.ndarray,
-                 group_first: int, seed: int):
-        self.plan, self.cfg, self.seed = plan, cfg, seed
+                 group_first: int, seed: int, versions: Versions | None = None):
+        self.plan, self.cfg, self.seed, self.versions = plan, cfg, seed, versions
         self.house_ids = np.asarray(house_ids, dtype=np.int64)
         gateway = (self.house_ids - group_first) // cfg.gateway_households
         self.first = int(gateway.min())
@@ -259,7 +277,7 @@ class MeterFetch:
         plan = self.plan
         self.fetcher = KeyedFetcher(feeder, source, "λ", ("houseID", "time"),
                                     self._device_of, self.devices, self.cfg.strategy,
-                                    self.cfg.cache_elements, _next_test(plan))
+                                    self.cfg.cache_elements, _next_test(plan), self.versions)
         if self.cfg.strategy in ("PFetch", "Hybrid") and len(plan.test_times):
             self.fetcher.prefetch(plan.t_start, pd.DataFrame(
                 {"houseID": self.house_ids, "time": plan.test_times[0]}))
@@ -289,15 +307,35 @@ class MeterFetch:
         return out
 
 
-def group_fetch_delays(plan: MonitoringPlan, cfg: RemoteData, groups: int,
-                       seed: int) -> tuple[np.ndarray, FetchCounts]:
+@dataclass(frozen=True)
+class GroupFetches:
+    """What the group leaders' fetches of ``γ[groupID, time]`` gave (:func:`group_fetches`).
+
+    Attributes
+    ----------
+    delays : numpy.ndarray
+        (groups, test times) each test's data delay [minutes].
+    counts : FetchCounts
+        What the leaders fetched.
+    served : numpy.ndarray of int64
+        (groups, test times) the version of its element each test read (0: the table's).
+    """
+
+    delays: np.ndarray
+    counts: FetchCounts
+    served: np.ndarray
+
+
+def group_fetches(plan: MonitoringPlan, cfg: RemoteData, groups: int, seed: int,
+                  versions: Versions | None = None) -> GroupFetches:
     """Simulate the group leaders' fetches of ``γ[groupID, time]`` and their data delays.
 
     Each group leader is one device that needs its group's element of the threshold table
     (:mod:`drsim.utility.threshold`, the threshold of Listing 6.2) at each test time,
     fetched over the metering network with the strategy of ``cfg`` (§5.4: PFetch,
-    LzEval; §5.6.1: the baselines BL1, BL2; Hybrid). Only the timing is modelled here; the
-    values are the threshold table's. How the tiers see the data is drsim's reading
+    LzEval; §5.6.1: the baselines BL1, BL2; Hybrid). The timing and the version each test
+    read are modelled here; the values are the threshold table's and its versions'
+    (:func:`served_values`). How the tiers see the data is drsim's reading
     (docs/decisions.md, "Remote profiles and when the tiers see them").
 
     Parameters
@@ -310,13 +348,14 @@ def group_fetch_delays(plan: MonitoringPlan, cfg: RemoteData, groups: int,
         Number of groups [groups].
     seed : int
         The scenario's seed (the elements' latencies).
+    versions : cep_core.remote.Versions, optional
+        The γ versions the utility publishes while the program runs
+        (:mod:`drsim.utility.profile_updates`); None: the table's only.
 
     Returns
     -------
-    delays : numpy.ndarray, shape (groups, test times)
-        The data delay of each (group, test time) [minutes].
-    counts : FetchCounts
-        What the leaders fetched.
+    GroupFetches
+        Per (group, test time) the data delay and the version read; the counts.
 
     References
     ----------
@@ -329,18 +368,27 @@ def group_fetch_delays(plan: MonitoringPlan, cfg: RemoteData, groups: int,
     >>> from drsim.scenario import NetworkLatency
     >>> plan = MonitoringPlan(1110, 1230, 1130, 5, 3, 3, 3, 0.5, 0.4, 1, 15, 2)
     >>> fixed = NetworkLatency(kind="fixed", seconds=3.0)
-    >>> delays, counts = group_fetch_delays(plan, RemoteData(strategy="BL1", latency=fixed),
-    ...                                     2, seed=1)
-    >>> delays.shape, delays[:, :2].round(6).tolist(), counts.requests
+    >>> got = group_fetches(plan, RemoteData(strategy="BL1", latency=fixed), 2, seed=1)
+    >>> got.delays.shape, got.delays[:, :2].round(6).tolist(), got.counts.requests
     ((2, 20), [[0.05, 0.05], [0.05, 0.05]], 40)
-    >>> delays, counts = group_fetch_delays(plan, RemoteData(strategy="PFetch", latency=fixed),
-    ...                                     2, seed=1)
-    >>> float(delays.max()), counts.prefetches, counts.hits
+    >>> got = group_fetches(plan, RemoteData(strategy="PFetch", latency=fixed), 2, seed=1)
+    >>> float(got.delays.max()), got.counts.prefetches, got.counts.hits
     (0.0, 40, 40)
+
+    A version of group 1's element of 19:00 published at 18:57, after its prefetch at
+    18:55 had been sent: the copy is dropped when the invalidation arrives, and the test
+    fetches the new version again.
+
+    >>> v = Versions("γ", [np.array([1]), np.array([1140])], np.array([1137.0]),
+    ...              np.array([0.3]))
+    >>> got = group_fetches(plan, RemoteData(strategy="PFetch", latency=fixed), 2, 1, v)
+    >>> got.counts.refetches, got.counts.invalidations, int(got.served[1, 2])
+    (1, 1, 1)
     """
     source = _source(cfg, {}, "γ", seed)
     fetcher = BatchFetcher(source, "γ", ("groupID", "time"), "groupID", lambda k: k,
-                           groups, cfg.strategy, cfg.cache_elements, _next_test(plan))
+                           groups, cfg.strategy, cfg.cache_elements, _next_test(plan),
+                           versions)
     ids = np.arange(groups, dtype=np.int64)
     times = plan.test_times
     if cfg.strategy in ("PFetch", "Hybrid") and len(times):
@@ -348,7 +396,52 @@ def group_fetch_delays(plan: MonitoringPlan, cfg: RemoteData, groups: int,
     delays = np.zeros((groups, len(times)))
     for j, t in enumerate(times.tolist()):
         delays[:, j] = fetcher.step(t, pd.DataFrame({"groupID": ids, "time": t}))
-    return delays, FetchCounts.of(fetcher)
+    served = fetcher.report()["versions"].reshape(len(times), groups).T
+    return GroupFetches(delays, FetchCounts.of(fetcher), served)
+
+
+def served_values(name: str, keys: np.ndarray, test_times: np.ndarray, table: np.ndarray,
+                  versions: Versions | None, served: np.ndarray) -> np.ndarray:
+    """Return the values the elements ``name[key, time]`` had at the versions served.
+
+    Parameters
+    ----------
+    name : str
+        The lookup (``γ``).
+    keys : numpy.ndarray of int64
+        (n,) the elements' first argument (group ids).
+    test_times : numpy.ndarray of int64
+        (k,) their second argument [minutes since midnight].
+    table : numpy.ndarray
+        (n, k) the values of version 0.
+    versions : cep_core.remote.Versions or None
+        The later versions (None: none).
+    served : numpy.ndarray of int64
+        (n, k) the version each element was served at (:attr:`GroupFetches.served`).
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, k) the values read.
+
+    Examples
+    --------
+    >>> v = Versions("γ", [np.array([1]), np.array([1140])], np.array([1135.0]),
+    ...              np.array([0.3]))
+    >>> served_values("γ", np.array([0, 1]), np.array([1135, 1140]), np.full((2, 2), 0.1),
+    ...               v, np.array([[0, 0], [0, 1]])).tolist()
+    [[0.1, 0.1], [0.1, 0.3]]
+    """
+    out = np.asarray(table, dtype=np.float64).copy()
+    if versions is None or not len(versions):
+        return out
+    key, at = np.meshgrid(np.asarray(keys, np.int64), np.asarray(test_times, np.int64),
+                          indexing="ij")
+    row = versions.value_row(element_hash(name, [key.ravel(), at.ravel()]),
+                             np.asarray(served).ravel())
+    flat = out.ravel()
+    flat[row >= 0] = versions.values[row[row >= 0]]
+    return flat.reshape(out.shape)
 
 
 def alert_shift(plan: MonitoringPlan, user_events: pd.DataFrame,
@@ -370,7 +463,7 @@ def alert_shift(plan: MonitoringPlan, user_events: pd.DataFrame,
         The group's user events, columns ``time`` [minutes since midnight] (a test time)
         and ``delay``, their data delay [minutes].
     gamma_delay : numpy.ndarray or None
-        The leader's γ fetch delay per test time (:func:`group_fetch_delays`) [minutes];
+        The leader's γ fetch delay per test time (:func:`group_fetches`) [minutes];
         None for none.
 
     Returns

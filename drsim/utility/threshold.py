@@ -51,8 +51,8 @@ __all__ = ["Thresholds", "expected_share", "replica_flags", "threshold"]
 
 
 def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, group: int,
-                  exact: Estimates, replicas: int, before: Estimates | None = None
-                  ) -> np.ndarray:
+                  exact: Estimates, replicas: int, before: Estimates | None = None,
+                  cap: float | None = None) -> np.ndarray:
     """Count the households the meter query flags under replicas of the expected response.
 
     At each test time, the households flagged by the meter query (Listing 6.1, Eq. 6.4
@@ -124,7 +124,8 @@ def replica_flags(plan: MonitoringPlan, pop: Population, sim: ChunkSimulator, gr
         run = expected_replica(pop, sim, r)
         acc.append(accumulated_kwh(run.load(exact.lo, exact.hi), exact.lo, times))
         est = with_mv_error(exact, pop, replica=r) if before is None else \
-            day_of_adjusted(exact, pop, run.load(before.lo, before.hi), before, replica=r)
+            day_of_adjusted(exact, pop, run.load(before.lo, before.hi), before, replica=r,
+                            cap=cap)
         expected.append(accumulated_kwh(est.expected_kw, exact.lo, times))
         keys.append(np.asarray(pop.ids, dtype=np.int64) + r * pop.scenario.households)
     if not keys:

@@ -214,6 +214,25 @@ def test_a_keyed_session_with_an_empty_schedule_is_the_unversioned_run(strategy,
     assert all(np.array_equal(ra[k], rb[k]) for k in ra) and a.totals() == b.totals()
 
 
+def test_a_shedders_input_tests_read_the_version_current_at_the_step():
+    # before the shedder has chosen a step's events nothing is fetched for them: its input
+    # tests read the latest version published by the step's time, then the events the
+    # version they were served
+    source = _source(LatencyModel("fixed", value=1.0), slots=1)
+    session = KeyedShedder(cep_core.compile(QUERY, remote={"L": source}).start(
+        "strict-contiguity", runs="one-per-partition"), "RI", lambda k: k // 3,
+        np.full(2, 1.0), bound=np.full(2, 0.5), min_samples=1, seed=1)
+    fetcher = KeyedFetcher(session, source, "L", ("h", "s"), lambda k: k // 3, 2, "BL2", 6,
+                           versions=_versions([(0, 0, 2.0, 5.0), (1, 0, 9.0, 7.0)]))
+    args = [np.array([0, 1, 2]), np.array([0, 0, 0])]
+    table = np.full(3, 0.5)
+    assert fetcher._overlay(args, table).tolist() == [0.5, 0.5, 0.5]  # outside a step
+    fetcher._pending, session.kept = (3.0, _events(3)), None
+    assert fetcher._overlay(args, table).tolist() == [5.0, 0.5, 0.5]
+    fetcher._pending = (9.0, _events(9))
+    assert fetcher._overlay(args, table).tolist() == [5.0, 7.0, 0.5]
+
+
 def test_one_element_served_at_two_versions_in_a_step_is_refused():
     # L[0, 0] is needed by keys 0 and 3 (two devices): one holds v0, the other fetches v1
     source = _source(LatencyModel("fixed", value=1.0), slots=1)

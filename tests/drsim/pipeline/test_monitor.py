@@ -342,6 +342,11 @@ def test_what_readings_cannot_feed_is_refused(forced):
     data["monitoring"]["shedding"] = {"gateway_households": 100}
     with pytest.raises(ValueError, match="monitoring.shedding"):
         api.monitor(out / "readings", scenario_from_dict(data), backend="serial")
+    # the utility's updates of the profiles read the readings before the notice
+    del data["monitoring"]["shedding"]
+    data["monitoring"]["remote"] = {"updates": {}}
+    with pytest.raises(ValueError, match="monitoring.remote: updates"):
+        api.monitor(out / "readings", scenario_from_dict(data), backend="serial")
 
 
 def test_the_command_line(forced, tmp_path):

@@ -127,7 +127,8 @@ def test_the_hooks_default_to_nothing():
     assert toy.with_readings(5) is toy and toy.readings_lost(chunk) is None
     assert toy.meter_inputs(chunk) == {} and toy.section is None
     assert toy.cost_inputs(1, "traditional") == {} and toy.deficit_inputs(1) == {}
-    assert toy.group_inputs(PLAN) == {}
+    assert toy.group_inputs(PLAN) == {} and toy.merged_group_inputs(1, None) == {}
+    assert toy.chunk_values(PLAN, None) is None and chunk.values == {}
     assert toy.preparations(None, PLAN, print) == ()
     assert toy.passes(("expected",)) == ("expected",)
     assert toy.meter_runs(chunk, print) is print
@@ -162,7 +163,8 @@ def test_the_costs_take_the_inputs_of_the_features_that_ran(monkeypatch):
 
 def test_a_features_keys_join_the_section_it_names(monkeypatch):
     scenario = scenario_from_dict(quickstart(1200))
-    monitored = SimpleNamespace(plan=PLAN, outcome={}, features={"inputs": 3, "toy": 4})
+    monitored = SimpleNamespace(plan=PLAN, outcome={}, features={"inputs": 3, "toy": 4},
+                                thresholds=None)
     run = SimpleNamespace(simulation=SimpleNamespace(scenario=scenario),
                           monitored=monitored, costs={})
     got = summary._feature_sections(run, (Toy(), Inputs()))

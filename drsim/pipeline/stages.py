@@ -185,6 +185,10 @@ class Run:
     readings: Any = None
     #: the plain twin's closed loop (BL), when a monitoring feature runs one
     bl: PlainLoop | None = None
+    #: feature name -> the values of its stages before the passes (load shedding's cost
+    #: models), which the run folder keeps for drsim monitor
+    #: (drsim.utility.features.MonitoringFeature.prepared_table)
+    prepared: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
     @property
     def t_nc(self) -> int:
@@ -350,7 +354,7 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     simulation = Simulation(scenario, passes.chunks, loads, passes.chunk_rows,
                             this_run(backend.info, first_job), timings)
     return Run(simulation, monitored, run_costs, delay_detection, second.deficit, incentive,
-               second.second, second.note, passes.handles.get("readings"), bl)
+               second.second, second.note, passes.handles.get("readings"), bl, prepared)
 
 
 def closed_loop(scenario: Scenario, plan: MonitoringPlan, passes: Passes, monitored: Monitored,
@@ -385,25 +389,36 @@ class PlainLoop:
     name: str
     costs: dict[str, Any]
     second: SecondEventPlan
-    adaptive_kw: np.ndarray  # (groups, 1440) [kW]
+    #: (groups, 1440) [kW]; None without an adaptive pass (drsim monitor simulates nothing)
+    adaptive_kw: np.ndarray | None
+
+
+def plain_plan(scenario: Scenario, plan: MonitoringPlan, passes: Passes, monitored: Monitored,
+               delay_detection: int) -> PlainLoop | None:
+    """The plain twin's costs and second event planned, without its adaptive pass (what
+    ``drsim monitor`` knows of BL's loop), when a feature runs the twin (None otherwise)."""
+    name = plain_twin("traditional")
+    if name not in monitored.outcome:
+        return None
+    cost = pass_costs(scenario, monitored, name)
+    return PlainLoop(name, cost, closed_loop(scenario, plan, passes, monitored, cost,
+                                             delay_detection, name), None)
 
 
 def plain_loop(scenario: Scenario, plan: MonitoringPlan, passes: Passes, monitored: Monitored,
                delay_detection: int, backend: Backend, progress: Progress | None,
                op: tuple[SecondEventPlan, Loads]) -> PlainLoop | None:
     """The closed loop of the plain twin of the traditional pass, when a feature runs one
-    (None otherwise). Its adaptive pass is OP's when its second event asks the same of
-    the households (:func:`same_response`), else its own."""
-    name = plain_twin("traditional")
-    if name not in monitored.outcome:
+    (None otherwise): :func:`plain_plan` and its adaptive pass, OP's when its second
+    event asks the same of the households (:func:`same_response`), else its own."""
+    bl = plain_plan(scenario, plan, passes, monitored, delay_detection)
+    if bl is None:
         return None
-    cost = pass_costs(scenario, monitored, name)
-    second = closed_loop(scenario, plan, passes, monitored, cost, delay_detection, name)
     op_second, op_loads = op
-    if not same_response(second.second, op_second.second):
-        op_loads, _ = _adaptive(scenario, passes, second, backend, progress,
+    if not same_response(bl.second.second, op_second.second):
+        op_loads, _ = _adaptive(scenario, passes, bl.second, backend, progress,
                                 "adaptive pass (BL)")
-    return PlainLoop(name, cost, second, op_loads.group_kw["adaptive"])
+    return replace(bl, adaptive_kw=op_loads.group_kw["adaptive"])
 
 
 def same_response(a: SecondEvent | None, b: SecondEvent | None) -> bool:

@@ -113,13 +113,11 @@ def _execute(backend: str | Backend, master: str | None, started: float,
 def _run_summary(readings: bool = False, stream: bool = False
                  ) -> Callable[..., dict[str, Any]]:
     """The summary of a run (and its sections) whose folder holds the files of
-    :func:`drsim.results.output.run_files` (with ``readings``, ``stream``, and the tables
-    the run keeps of its features' stages before the passes,
-    :func:`drsim.results.run_data.prepared_files`)."""
+    :func:`drsim.results.output.run_files` (with ``readings``, ``stream``, and the files
+    that keep its features' stages before the passes, :attr:`pipeline.Run.kept`)."""
     return lambda result, **sections: summaries.build(
         result.simulation, result, files=output.run_files(
-            readings=readings, stream=stream, prepared=run_data.prepared_files(result)),
-        **sections)
+            readings=readings, stream=stream, kept=result.kept), **sections)
 
 
 def _backend_written(opened: Backend, run: pipeline.Run, summary: dict[str, Any],
@@ -304,7 +302,8 @@ def monitor_prepared(readings: str | Path | None, scenario: Scenario,
                      cost_models: str | Path | None = None) -> dict[str, tuple[Any, ...]]:
     """The values of the stages a run of ``scenario`` runs before the passes, for ``drsim
     monitor``, which simulates nothing: load shedding's cost models from ``cost_models``
-    (a run's cost_models.parquet), else from the run folder the ``readings`` sit in.
+    (a run's cost_models.parquet), else from the run folder the ``readings`` sit in
+    (:func:`drsim.pipeline.kept.kept_values`).
 
     Parameters
     ----------
@@ -313,41 +312,42 @@ def monitor_prepared(readings: str | Path | None, scenario: Scenario,
     scenario : drsim.scenario.Scenario
         The scenario of the readings.
     cost_models : str or pathlib.Path, optional
-        The file in place of the run folder's (for the one active monitoring feature that
-        keeps its values, :attr:`~drsim.utility.features.MonitoringFeature.prepared_file`).
+        The file in place of the run folder's (of the stage that keeps one).
 
     Returns
     -------
     dict of str to tuple
-        Feature name -> its values (``prepared`` of :func:`drsim.pipeline.monitor.monitor`;
-        empty when no active feature has a stage before the passes).
+        Feature name -> its stages' values (``prepared`` of
+        :func:`drsim.pipeline.monitor.monitor`); empty when no active monitoring feature
+        has a stage before the passes.
 
     Raises
     ------
     ValueError
-        In one line: a feature's file is not found (naming the scenario key and the file
-        looked for), cannot be read or was made for another scenario
-        (:meth:`~drsim.utility.features.MonitoringFeature.prepared_of`); or
+        In one line: the file is not found (naming the scenario key and the file looked
+        for), cannot be read, or is not the stage's or was made for another scenario; or
         ``cost_models`` is given to a scenario that sheds no load.
     """
-    from drsim.utility.feature_registry import active_features
+    from drsim.pipeline.kept import kept_values
+    from drsim.utility.monitoring import MonitoringPlan
 
-    keeping = [f for f in active_features(scenario) if f.prepared_file is not None]
-    if cost_models is not None and not keeping:
+    used = []
+
+    def read(feature: Any, step: Any) -> tuple[Any, str]:
+        path = Path(cost_models) if cost_models is not None else \
+            Path(readings if readings is not None else ".").parent / step.file
+        if cost_models is None and not (path.is_file()
+                                        and (path.parent / output.SUMMARY).is_file()):
+            raise ValueError(f"{feature.scenario_key}: drsim monitor simulates nothing and "
+                             f"needs the {step.file} of the run the readings came from: "
+                             f"none at {path} (give it with --cost-models)")
+        used.append(path)
+        return output.read_kept(path), str(path)
+
+    prepared = kept_values(scenario, MonitoringPlan.of(scenario), read)
+    if cost_models is not None and not used:
         raise ValueError(f"cost models {cost_models} given, but the scenario sheds no load "
                          "(monitoring.shedding is not set)")
-    prepared = {}
-    for feature in keeping:
-        path = Path(cost_models) if cost_models is not None else None
-        if path is None:
-            path = Path(readings).parent / feature.prepared_file if readings is not None \
-                else Path(feature.prepared_file)
-            if not (path.is_file() and (path.parent / output.SUMMARY).is_file()):
-                raise ValueError(f"{feature.scenario_key}: drsim monitor simulates nothing and "
-                                 f"needs the {feature.prepared_file} of the run the readings "
-                                 f"came from: none at {path} (give it with --cost-models)")
-        prepared[feature.name] = feature.prepared_of(scenario, output.read_prepared(path),
-                                                     str(path))
     return prepared
 
 

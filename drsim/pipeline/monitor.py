@@ -19,7 +19,7 @@ scenario's constant), the adaptive pass.
 
 A monitoring feature's stages before the passes (load shedding's cost models, fitted on a
 simulated day) are not run: their values come from the run folder that kept them
-(``prepared``, :meth:`drsim.utility.features.MonitoringFeature.prepared_of`). With load
+(``prepared``, :mod:`drsim.pipeline.kept`). With load
 shedding every chunk's readings run through the meter tier twice, under the bound (OP)
 and unshed (BL, the plain twin), the group leaders and the utility shed on OP's, and
 BL's second event is planned beside OP's (:func:`drsim.pipeline.stages.plain_plan`).
@@ -69,6 +69,7 @@ from drsim.pipeline.tasks import (
     meter_inputs,
     meter_row,
     meter_runner,
+    simulate_households,
 )
 from drsim.scenario import Scenario
 from drsim.units import DAY
@@ -113,14 +114,18 @@ def check_monitor(scenario: Scenario) -> MonitoringPlan:
     return check_run(scenario)
 
 
-def check_prepared(scenario: Scenario, prepared: dict[str, tuple[Any, ...]]) -> None:
+def check_prepared(scenario: Scenario, plan: MonitoringPlan,
+                   prepared: dict[str, tuple[Any, ...]]) -> None:
     """ValueError, in one line naming the scenario key and the file a run keeps them in,
-    when an active monitoring feature's stage before the passes has no value in
-    ``prepared`` (:attr:`~drsim.utility.features.MonitoringFeature.prepared_file`)."""
+    when an active monitoring feature has a stage before the passes and no value of it
+    in ``prepared`` (:func:`drsim.pipeline.kept.kept_values` reads them)."""
     for feature in active_features(scenario):
-        if feature.prepared_file is not None and feature.name not in prepared:
+        if feature.name in prepared:
+            continue
+        for step in feature.preparations(scenario, plan, simulate_households):
             raise ValueError(f"{feature.scenario_key}: drsim monitor simulates nothing and "
-                             f"needs the run's {feature.prepared_file}")
+                             f"needs the values of the stage {step.label!r} (a run's "
+                             f"{step.file})")
 
 
 def monitored_passes(features: tuple[MonitoringFeature, ...]) -> tuple[str, ...]:
@@ -232,7 +237,7 @@ def monitor(scenario: Scenario, readings: str | Path, backend: Backend, *,
     started = time.perf_counter()
     plan = check_monitor(scenario)
     prepared = dict(prepared or {})
-    check_prepared(scenario, prepared)
+    check_prepared(scenario, plan, prepared)
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     if thresholds is None:
         if plan.threshold.readings_refusal is not None:

@@ -14,16 +14,13 @@ import pyarrow as pa
 
 from drsim.pipeline.tasks import UTILITY
 from drsim.results.summary_model import Summary
-from drsim.utility.feature_registry import active_features
 from drsim.utility.monitoring import NOT_LATCHED
 
 if TYPE_CHECKING:
     from drsim.pipeline.stages import Monitored, Run
-    from drsim.utility.features import MonitoringFeature
     from drsim.utility.threshold import Thresholds
 
-__all__ = ["TIER_TABLES", "RunData", "prepared_files", "prepared_tables", "run_data",
-           "tier_tables"]
+__all__ = ["TIER_TABLES", "RunData", "run_data", "tier_tables"]
 
 #: the tables of the group leaders' and the utility's events (tier_tables)
 TIER_TABLES = ("group_alerts", "group_events", "utility_alerts")
@@ -65,10 +62,10 @@ class RunData:
     households: int | None = None  # the run's households (None: not known)
     # pass -> its reduction against the simulated baseline [MWh] (summary.json's)
     reduction_mwh: dict[str, float] = field(default_factory=dict)
-    # file name -> the values of a monitoring feature's stages before the passes, as the
-    # table drsim monitor reads in their place (load shedding's cost_models.parquet;
-    # drsim.utility.features.MonitoringFeature.prepared_table)
-    prepared: dict[str, pa.Table] = field(default_factory=dict)
+    # file name -> the rows of a monitoring feature's stage before the passes, which
+    # drsim monitor reads in its place (load shedding's cost_models.parquet;
+    # drsim.pipeline.kept)
+    kept: dict[str, pa.Table] = field(default_factory=dict)
 
 
 def run_data(run: Run, summary: dict, user_events: pd.DataFrame | None = None) -> RunData:
@@ -99,26 +96,7 @@ def run_data(run: Run, summary: dict, user_events: pd.DataFrame | None = None) -
         monitoring_stop={n: stops(plan, o) for n, o in monitored.outcome.items()},
         households=simulation.households,
         reduction_mwh=dict(Summary.model_validate(summary).reduction_mwh or {}),
-        prepared=prepared_tables(run))
-
-
-def prepared_tables(run: Run) -> dict[str, pa.Table]:
-    """File name -> the table of each active monitoring feature's values of its stages
-    before the passes that the run kept (:attr:`~drsim.pipeline.stages.Run.prepared`)."""
-    scenario = run.simulation.scenario
-    return {f.prepared_file: f.prepared_table(scenario, run.prepared[f.name])
-            for f in _keeping(run)}
-
-
-def prepared_files(run: Run) -> list[str]:
-    """The files of :func:`prepared_tables`, in the order of the features."""
-    return [f.prepared_file for f in _keeping(run)]
-
-
-def _keeping(run: Run) -> list[MonitoringFeature]:
-    """The active monitoring features whose values the run keeps in a file of its own."""
-    return [f for f in active_features(run.simulation.scenario)
-            if f.prepared_file is not None and f.name in run.prepared]
+        kept=dict(run.kept))
 
 
 def tier_tables(monitored: Monitored) -> dict[str, pd.DataFrame]:

@@ -108,6 +108,12 @@ class Preparation:
     finish : callable
         ``finish(rows)``: the tasks' rows (a pandas.DataFrame) made into the value the
         chunk tasks read (``FeatureChunk.prepared``), picklable.
+    file : str or None
+        The run folder's file that keeps the rows, read by ``drsim monitor`` (which
+        simulates nothing) in the stage's place (:mod:`drsim.pipeline.kept`); None: none.
+    made_for : mapping or None
+        What the rows were made for (JSON data), kept with them and checked against the
+        scenario's when they are read back.
     """
 
     label: str
@@ -115,6 +121,8 @@ class Preparation:
     schema: pa.Schema
     task: Callable[[int], Mapping[str, Sequence[Any]]]
     finish: Callable[[pd.DataFrame], Any]
+    file: str | None = None
+    made_for: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -229,10 +237,6 @@ class MonitoringFeature(ABC):
         Whether a streamed run (docs/streaming.md) can run it.
     readings_refusal : str or None
         Why recorded meter readings (``drsim monitor``) cannot feed it; None if they can.
-    prepared_file : str or None
-        The file of the run folder that keeps the values of its preparations
-        (:meth:`preparations`, :meth:`prepared_table`), which ``drsim monitor`` reads in
-        their place; None: it has none to keep.
     excludes : tuple of str
         The names of the features it cannot run together with.
     section : str or None
@@ -254,7 +258,6 @@ class MonitoringFeature(ABC):
     needs_runs: ClassVar[bool] = False
     streamed: ClassVar[bool] = False
     readings_refusal: ClassVar[str | None] = None
-    prepared_file: ClassVar[str | None] = None
     excludes: ClassVar[tuple[str, ...]] = ()
     section: ClassVar[str | None] = None
     optimises: ClassVar[bool] = False
@@ -312,51 +315,6 @@ class MonitoringFeature(ABC):
             Its stages, in order; their values reach the chunk tasks.
         """
         return ()
-
-    def prepared_table(self, scenario: Scenario, values: tuple[Any, ...]) -> pa.Table:
-        """Return the values of its preparations as the table of :attr:`prepared_file`.
-
-        What ``drsim monitor`` reads in their place (it simulates nothing); the table's
-        metadata says what the values were made for (:meth:`prepared_of` checks it).
-
-        Parameters
-        ----------
-        scenario : drsim.scenario.Scenario
-            The scenario of the run.
-        values : tuple
-            What its preparations made (:attr:`FeatureChunk.prepared`'s entry).
-
-        Returns
-        -------
-        pyarrow.Table
-            The rows, with their metadata.
-        """
-        raise NotImplementedError(f"{self.scenario_key}: its preparations are not kept")
-
-    def prepared_of(self, scenario: Scenario, table: pa.Table, where: str
-                    ) -> tuple[Any, ...]:
-        """Return the values of its preparations read back from :meth:`prepared_table`.
-
-        Parameters
-        ----------
-        scenario : drsim.scenario.Scenario
-            The scenario the values are to serve.
-        table : pyarrow.Table
-            The rows of :attr:`prepared_file` (or of the file given in its place).
-        where : str
-            The file, as the errors name it.
-
-        Returns
-        -------
-        tuple
-            The values, as :meth:`preparations` made them.
-
-        Raises
-        ------
-        ValueError
-            In one line naming ``where``: the table was made for other settings.
-        """
-        raise NotImplementedError(f"{self.scenario_key}: its preparations are not kept")
 
     def passes(self, names: tuple[str, ...]) -> tuple[str, ...]:
         """Return the monitored passes the tiers report, given those simulated.

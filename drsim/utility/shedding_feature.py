@@ -14,15 +14,14 @@ and report their devices in rows of kind ``device``. The driver sums the figures
 and run (:class:`drsim.utility.shedding.DeviceStats`, :class:`SheddingFigures`), and the
 feature writes summary.json's ``shedding``: OP beside BL on the same households.
 
-The run folder keeps the cost models (:data:`COST_MODELS`,
-:meth:`LoadShedding.prepared_table`): ``drsim monitor`` simulates nothing, so it runs OP
-on recorded readings with the models of the run they came from, checked to fit the
-scenario (:meth:`LoadShedding.prepared_of`).
+The run folder keeps the stage's rows (:data:`COST_MODELS`, with what they were made for,
+:func:`made_for`): ``drsim monitor`` simulates nothing, so it runs OP on recorded readings
+with the models of the run they came from, checked to fit the scenario
+(:mod:`drsim.pipeline.kept`).
 """
 
 from __future__ import annotations
 
-import json
 import pickle
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -58,7 +57,7 @@ from drsim.utility.shedding import (
 )
 from drsim.utility.tier_shedding import TierShedding
 
-__all__ = ["COLUMNS", "COST_MODELS", "MADE_FOR", "MODELS", "TIER_UNITS", "CostModels",
+__all__ = ["COLUMNS", "COST_MODELS", "MODELS", "TIER_UNITS", "CostModels",
            "GatewayRun", "LoadShedding", "SheddingFigures", "cost_model_rows", "cost_models",
            "made_for"]
 
@@ -71,10 +70,8 @@ COLUMNS = pa.schema([("run", pa.string()), ("gateways", pa.list_(pa.float64())),
 #: sample flagged per test time (what the group and utility tiers' models are made of)
 MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary()),
                     ("shares", pa.list_(pa.float64()))])
-#: the run folder's file of the groups' cost models: the rows of MODELS, what they were
-#: made for in the metadata under MADE_FOR (made_for, as JSON)
+#: the run folder's file that keeps the rows of MODELS (drsim.pipeline.kept)
 COST_MODELS = "cost_models.parquet"
-MADE_FOR = b"drsim.made_for"
 #: per tier, its key in summary.json's ``shedding.{op, bl}`` and what its inputs are called
 TIER_UNITS = {"meter": ("meter_tier", "readings"), "group": ("group_tier", "user_events"),
               "utility": ("utility_tier", "group_events")}
@@ -165,7 +162,7 @@ def cost_models(rows: pd.DataFrame) -> CostModels:
                       tuple(tuple(float(x) for x in r) for r in rows["shares"]))
 
 
-def made_for(scenario: Scenario) -> dict[str, Any]:
+def made_for(scenario: Scenario, plan: MonitoringPlan) -> dict[str, Any]:
     """Return what the cost models of ``scenario`` are made for, as JSON data.
 
     The groups (each fitted on its own households, :func:`cost_model_rows`), the
@@ -176,6 +173,8 @@ def made_for(scenario: Scenario) -> dict[str, Any]:
     ----------
     scenario : drsim.scenario.Scenario
         A scenario with ``monitoring.shedding``.
+    plan : drsim.utility.monitoring.MonitoringPlan
+        Its monitoring plan.
 
     Returns
     -------
@@ -186,26 +185,7 @@ def made_for(scenario: Scenario) -> dict[str, Any]:
     return {"groups": [f"{g.name} ({n})" for g, n in zip(scenario.groups,
                                                           scenario.group_sizes(), strict=True)],
             "monitoring.shedding": scenario.monitoring.shedding.model_dump(mode="json"),
-            "test_times": MonitoringPlan.of(scenario).test_times.tolist()}
-
-
-def _difference(found: Any, wanted: Any, key: str) -> tuple[str, Any, Any] | None:
-    """Return the first key (dotted) whose values differ, and the two; None: equal.
-
-    Examples
-    --------
-    >>> _difference({"a": {"b": 1, "c": 2}}, {"a": {"b": 1, "c": 3}}, "")
-    ('a.c', 2, 3)
-    >>> _difference({"a": [1]}, {"a": [1]}, "") is None
-    True
-    """
-    if isinstance(found, dict) and isinstance(wanted, dict):
-        for k in sorted(set(found) | set(wanted)):
-            differs = _difference(found.get(k), wanted.get(k), f"{key}.{k}" if key else k)
-            if differs is not None:
-                return differs
-        return None
-    return None if found == wanted else (key, found, wanted)
+            "test_times": plan.test_times.tolist()}
 
 
 @dataclass(frozen=True)
@@ -252,7 +232,6 @@ class LoadShedding(MonitoringFeature):
     measures_twins = True  # BL's tiers run unshed on their devices (drsim.utility.tier_shedding)
     scenario_key = "monitoring.shedding"
     schema = COLUMNS
-    prepared_file = COST_MODELS
 
     cfg: Shedding | None
     group_firsts: tuple[int, ...]
@@ -296,70 +275,12 @@ class LoadShedding(MonitoringFeature):
         -------
         tuple of Preparation
             One task per group (:func:`cost_model_rows`), made into the pickled models
-            by group (:func:`cost_models`).
+            by group (:func:`cost_models`), its rows kept in :data:`COST_MODELS` with
+            :func:`made_for`.
         """
         return (Preparation("cost models", len(self.group_firsts), MODELS,
-                            partial(cost_model_rows, scenario, plan, simulate), cost_models),)
-
-    def prepared_table(self, scenario: Scenario, values: tuple[Any, ...]) -> pa.Table:
-        """Return the groups' cost models as the rows of :data:`MODELS`.
-
-        Parameters
-        ----------
-        scenario : drsim.scenario.Scenario
-            The scenario of the run.
-        values : tuple
-            The stage's :class:`CostModels`.
-
-        Returns
-        -------
-        pyarrow.Table
-            One row per group, what the models were made for (:func:`made_for`) in the
-            metadata under :data:`MADE_FOR`.
-        """
-        (models,) = values
-        table = pa.table({"group": list(range(len(models.meter))), "model": list(models.meter),
-                          "shares": [list(s) for s in models.shares]}, schema=MODELS)
-        return table.replace_schema_metadata({MADE_FOR: json.dumps(made_for(scenario))})
-
-    def prepared_of(self, scenario: Scenario, table: pa.Table, where: str
-                    ) -> tuple[CostModels]:
-        """Return the cost models of a run's :data:`COST_MODELS`, checked to fit.
-
-        Parameters
-        ----------
-        scenario : drsim.scenario.Scenario
-            The scenario whose readings they are to monitor.
-        table : pyarrow.Table
-            The file's rows (:meth:`prepared_table`).
-        where : str
-            The file, as the errors name it.
-
-        Returns
-        -------
-        tuple of CostModels
-            The stage's value, as the run had it.
-
-        Raises
-        ------
-        ValueError
-            In one line: a column is missing, the file does not say what it was made
-            for, or it was made for other groups, ``monitoring.shedding`` settings or
-            test times than the scenario's (the first that differs).
-        """
-        missing = [c for c in MODELS.names if c not in table.column_names]
-        found = (table.schema.metadata or {}).get(MADE_FOR)
-        if missing or found is None:
-            why = f"no column {missing[0]!r}" if missing else \
-                "no record of what its cost models were made for"
-            raise ValueError(f"{self.scenario_key}: {where} is not a run's {COST_MODELS} "
-                             f"({why})")
-        differs = _difference(json.loads(found), made_for(scenario), "")
-        if differs is not None:
-            key, theirs, ours = differs
-            raise ValueError(f"{self.scenario_key}: the cost models of {where} were made for "
-                             f"{key} {theirs}, the scenario's is {ours}")
-        return (cost_models(table.select(MODELS.names).to_pandas()),)
+                            partial(cost_model_rows, scenario, plan, simulate), cost_models,
+                            COST_MODELS, made_for(scenario, plan)),)
 
     def passes(self, names: tuple[str, ...]) -> tuple[str, ...]:
         """Return the passes with their unshed twins (:func:`bl_name`) after them.

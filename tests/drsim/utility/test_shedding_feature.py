@@ -10,7 +10,6 @@ from types import SimpleNamespace as NS
 
 import numpy as np
 import pandas as pd
-import pytest
 from small_scenarios import quickstart
 
 from drsim.scenario import Shedding, scenario_from_dict
@@ -31,11 +30,11 @@ PLAN = MonitoringPlan(1110, 1230, 1120, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
 CFG = Shedding(gateway_households=4, classes=2, slices=2)
 
 
-def test_the_feature_is_read_from_the_scenario_and_keeps_its_cost_models():
+def test_the_feature_is_read_from_the_scenario_and_monitors_recorded_readings():
     off = LoadShedding.of(scenario_from_dict(quickstart(1200)))
     on = LoadShedding.of(scenario_from_dict(quickstart(1200, shedding={})))
     assert not off.active and on.active and on.group_firsts == (0, 400, 800)
-    assert on.readings_refusal is None and on.prepared_file == "cost_models.parquet"
+    assert on.readings_refusal is None  # drsim monitor runs it with a run's cost models
     assert off.summary(None, None) is None
 
 
@@ -146,24 +145,3 @@ def test_the_summary_puts_op_beside_bl_and_the_headline_reads_it():
     assert rows["OP readings / runs shed"] == "2 / 1"
     assert rows["OP user / group events shed"] == "2 / 2"
     assert LoadShedding.headline(None) == []
-
-
-def test_the_cost_models_are_kept_as_a_table_that_checks_the_scenario():
-    """The run folder's cost_models.parquet gives back the stage's value for the scenario
-    it was made for, and refuses another's in one line naming the key that differs."""
-    scenario = scenario_from_dict(quickstart(1200, shedding={}))
-    feature = LoadShedding.of(scenario)
-    models = CostModels((b"north", b"south", b"east"), ((0.1, 0.2),) * 3)
-    table = feature.prepared_table(scenario, (models,))
-    assert table.column_names == ["group", "model", "shares"]
-    assert feature.prepared_of(scenario, table, "f.parquet") == (models,)
-    other = scenario_from_dict(quickstart(1200, shedding={"bound": 0.3}))
-    with pytest.raises(ValueError, match=r"^monitoring.shedding: the cost models of "
-                                         r"f.parquet were made for monitoring.shedding.bound "
-                                         r"0.5, the scenario's is 0.3$"):
-        feature.prepared_of(other, table, "f.parquet")
-    fewer = scenario_from_dict(quickstart(900, shedding={}))
-    with pytest.raises(ValueError, match="were made for groups"):
-        feature.prepared_of(fewer, table, "f.parquet")
-    with pytest.raises(ValueError, match="f.parquet is not a run's cost_models.parquet"):
-        feature.prepared_of(scenario, table.replace_schema_metadata(None), "f.parquet")

@@ -334,13 +334,17 @@ def monitor_prepared(readings: str | Path | None, scenario: Scenario,
     used = []
 
     def read(feature: Any, step: Any) -> tuple[Any, str]:
-        path = Path(cost_models) if cost_models is not None else \
-            Path(readings if readings is not None else ".").parent / step.file
-        if cost_models is None and not (path.is_file()
-                                        and (path.parent / output.SUMMARY).is_file()):
-            raise ValueError(f"{feature.scenario_key}: drsim monitor simulates nothing and "
-                             f"needs the {step.file} of the run the readings came from: "
-                             f"none at {path} (give it with --cost-models)")
+        if cost_models is not None:
+            path = Path(cost_models)
+        else:
+            path = None if readings is None else Path(readings).parent / step.file
+            if path is None or not (path.is_file()
+                                    and (path.parent / output.SUMMARY).is_file()):
+                where = "the readings sit in no run folder" if path is None else \
+                    f"none at {path}"
+                raise ValueError(f"{feature.scenario_key}: drsim monitor simulates nothing "
+                                 f"and needs the {step.file} of the run the readings came "
+                                 f"from: {where} (give it with --cost-models)")
         used.append(path)
         return output.read_kept(path), str(path)
 

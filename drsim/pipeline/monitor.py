@@ -19,10 +19,10 @@ scenario's constant), the adaptive pass.
 
 A monitoring feature's stages before the passes (load shedding's cost models, fitted on a
 simulated day) are not run: their values come from the run folder that kept them
-(``prepared``, :mod:`drsim.pipeline.kept`). With load
-shedding every chunk's readings run through the meter tier twice, under the bound (OP)
-and unshed (BL, the plain twin), the group leaders and the utility shed on OP's, and
-BL's second event is planned beside OP's (:func:`drsim.pipeline.stages.plain_plan`).
+(``prepared``, :mod:`drsim.pipeline.kept`). With load shedding every chunk's readings run
+through the meter tier twice, under the bound (OP) and unshed (BL, the plain twin), the
+group leaders and the utility shed on OP's, and BL's second event is planned beside OP's
+(:func:`drsim.pipeline.stages.plain_plan`); BL has no adaptive pass, nor has OP.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from drsim.pipeline import stages as pipeline
 from drsim.pipeline.backend import Backend, SerialBackend
-from drsim.pipeline.monitor import Monitoring, check_monitor
+from drsim.pipeline.monitor import Monitoring, check_monitor, monitor_features
 from drsim.pipeline.monitor import monitor as monitor_readings
 from drsim.pipeline.recorded import ROWS, ReadingsCheck, check_readings, reading_rows
 from drsim.pipeline.streaming import Live, check_stream_files, monitor_stream, run_streaming
@@ -394,6 +394,7 @@ def monitor(readings: str | Path | None, scenario: Scenario | str | Path,
     gamma, source = monitor_thresholds(readings, scenario, thresholds)
     prepared = monitor_prepared(readings, scenario, cost_models)
     check = check_readings(readings, scenario, plan.t_start, plan.t_end, lenient)
+    monitor_features(scenario, check)  # what the readings turn on, refused before any work
     if check.warning is not None:
         import warnings
 

@@ -84,7 +84,7 @@ from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh
 from drsim.utility.threshold import Thresholds
 
 __all__ = ["MONITORED_PASS", "Monitoring", "check_monitor", "check_prepared", "monitor",
-           "monitor_task", "monitored_passes", "participants_task"]
+           "monitor_features", "monitor_task", "monitored_passes", "participants_task"]
 
 MONITORED_PASS = "traditional"
 
@@ -126,6 +126,25 @@ def check_prepared(scenario: Scenario, plan: MonitoringPlan,
             raise ValueError(f"{feature.scenario_key}: drsim monitor simulates nothing and "
                              f"needs the values of the stage {step.label!r} (a run's "
                              f"{step.file})")
+
+
+def monitor_features(scenario: Scenario, check: ReadingsCheck
+                     ) -> tuple[MonitoringFeature, ...]:
+    """The monitoring features active on the checked readings
+    (:meth:`~drsim.utility.features.MonitoringFeature.with_readings`: lost readings turn
+    on when some did not arrive), or ValueError in one line when one of them excludes
+    another (load shedding, whose gateways assume every reading arrives, and lost
+    readings)."""
+    features = tuple(f for f in (f.with_readings(check.lost) for f in features_of(scenario))
+                     if f.active)
+    names = {f.name for f in features}
+    for feature in features:
+        for other in feature.excludes:
+            if other in names:
+                raise ValueError(f"{feature.scenario_key}: not modelled together with {other}, "
+                                 f"and {check.lost:,} of the readings in "
+                                 f"{Path(check.path).name} did not arrive")
+    return features
 
 
 def monitored_passes(features: tuple[MonitoringFeature, ...]) -> tuple[str, ...]:
@@ -244,8 +263,7 @@ def monitor(scenario: Scenario, readings: str | Path, backend: Backend, *,
             raise ValueError(plan.threshold.readings_refusal)
         thresholds, thresholds_from = Thresholds.of(plan, sizes), "scenario (constant)"
     check = check or check_readings(readings, scenario, plan.t_start, plan.t_end, lenient)
-    features = tuple(f for f in (f.with_readings(check.lost) for f in features_of(scenario))
-                     if f.active)
+    features = monitor_features(scenario, check)
     chunks = plan_chunks(scenario, chunk_size)
     first_job = len(backend.info.jobs)
     out = backend.map_chunks(

@@ -141,6 +141,22 @@ def test_cost_models_of_another_scenario_are_refused(shed):
                     cost_models=root / "run" / "cost_models.parquet")
 
 
+def test_readings_with_holes_are_refused_with_load_shedding(shed, tmp_path):
+    """The modelled gateways assume every reading arrives (as a scenario's
+    meters.reading_loss is not modelled with load shedding): one line, before any work."""
+    s, root, _, _ = shed
+    table = pq.read_table(root / "run" / "readings")
+    holes = tmp_path / "holes.parquet"
+    pq.write_table(table.slice(1), holes)  # the first household's first reading is lost
+    with pytest.raises(ValueError, match=r"^monitoring.shedding: not modelled together with "
+                                         r"lost_readings, and 1 of the readings in "
+                                         r"holes.parquet did not arrive$"):
+        api.monitor(holes, s, tmp_path / "m", backend="serial",
+                    thresholds=root / "run" / "thresholds.parquet",
+                    cost_models=root / "run" / "cost_models.parquet")
+    assert not (tmp_path / "m").exists()
+
+
 def test_the_command_line_takes_the_cost_models_given(shed, tmp_path):
     """Readings outside their run folder: --cost-models and --thresholds give OP the run's
     models and γ; without --cost-models, exit 2 and one line."""

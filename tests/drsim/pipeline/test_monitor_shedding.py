@@ -17,6 +17,7 @@ from small_scenarios import quickstart
 import drsim.api as api
 from drsim.scenario import scenario_from_dict
 from drsim.utility.features import plain_twin
+from drsim.utility.shedding_feature import cost_models
 
 TABLES = ("user_events", "group_alerts", "group_events", "utility_alerts")
 TRADITIONAL, BL = "traditional", plain_twin("traditional")
@@ -115,6 +116,18 @@ def test_bl_is_the_plain_monitoring_of_the_same_readings(shed, tmp_path):
         a, b = events(tmp_path / "plain", name, TRADITIONAL), events(root / "monitor", name,
                                                                       BL)
         pd.testing.assert_frame_equal(a, b[a.columns], check_dtype=False)
+
+
+def test_the_prepared_values_are_the_runs_cost_models_by_feature(shed):
+    """What a streamed monitor is given (``prepared``): the stage's value of the run."""
+    s, root, _, _ = shed
+    got = api.monitor_prepared(root / "run" / "readings", s)
+    kept = pq.read_table(root / "run" / "cost_models.parquet").to_pandas()
+    assert got == {"shedding": (cost_models(kept),)}
+    assert api.monitor_prepared(None, s, root / "run" / "cost_models.parquet") == got
+    with pytest.raises(ValueError, match="the readings sit in no run folder"):
+        api.monitor_prepared(None, s)
+    assert api.monitor_prepared(None, plain_scenario()) == {}
 
 
 def test_without_the_cost_models_op_is_refused(shed, tmp_path):

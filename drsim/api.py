@@ -336,6 +336,8 @@ def monitor_prepared(readings: str | Path | None, scenario: Scenario,
     def read(feature: Any, step: Any) -> tuple[Any, str]:
         if cost_models is not None:
             path = Path(cost_models)
+            if not path.exists():
+                raise ValueError(f"{feature.scenario_key}: --cost-models {path}: no such file")
         else:
             path = None if readings is None else Path(readings).parent / step.file
             if path is None or not (path.is_file()

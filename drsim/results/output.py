@@ -97,9 +97,8 @@ def run_files(tier_tables: Iterable[str] = TIER_TABLES, readings: bool = False,
     list): the user events first, whether they were collected or are written by the
     backend; the files that keep the monitoring features' stages before the passes
     (``kept``: load shedding's cost_models.parquet, :mod:`drsim.pipeline.kept`) after the
-    thresholds; with
-    ``readings``, the exported meter readings, and with ``stream`` a streamed run's live
-    folder (:data:`STREAM`), last."""
+    thresholds; with ``readings``, the exported meter readings, and with ``stream`` a
+    streamed run's live folder (:data:`STREAM`), last."""
     tables = [f"events_{name}.parquet" for name in tier_tables if name != "user_events"]
     return [SUMMARY, LOAD_CURVES, USER_EVENTS, *tables, THRESHOLDS, *kept, SYSTEM_FIGURE,
             COMPLIANCE_FIGURE, *([READINGS] if readings else []), *([STREAM] if stream else [])]

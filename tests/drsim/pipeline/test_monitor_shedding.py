@@ -127,6 +127,9 @@ def test_the_prepared_values_are_the_runs_cost_models_by_feature(shed):
     assert api.monitor_prepared(None, s, root / "run" / "cost_models.parquet") == got
     with pytest.raises(ValueError, match="the readings sit in no run folder"):
         api.monitor_prepared(None, s)
+    with pytest.raises(ValueError, match=r"^monitoring.shedding: --cost-models .*none.parquet: "
+                                         r"no such file$"):
+        api.monitor_prepared(None, s, root / "none.parquet")
     assert api.monitor_prepared(None, plain_scenario()) == {}
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from drsim.pipeline import stages as pipeline
 from drsim.pipeline.backend import Backend, SerialBackend
-from drsim.pipeline.monitor import Monitoring, check_monitor
+from drsim.pipeline.monitor import Monitoring, check_monitor, monitor_features
 from drsim.pipeline.monitor import monitor as monitor_readings
 from drsim.pipeline.recorded import ROWS, ReadingsCheck, check_readings, reading_rows
 from drsim.pipeline.streaming import Live, check_stream_files, monitor_stream, run_streaming
@@ -110,10 +110,14 @@ def _execute(backend: str | Backend, master: str | None, started: float,
     return _with_backend(backend, master, work)
 
 
-def _run_summary(files: list[str]) -> Callable[..., dict[str, Any]]:
-    """The summary of a run (and its sections) whose folder holds ``files``."""
-    return lambda result, **sections: summaries.build(result.simulation, result, files=files,
-                                                      **sections)
+def _run_summary(readings: bool = False, stream: bool = False
+                 ) -> Callable[..., dict[str, Any]]:
+    """The summary of a run (and its sections) whose folder holds the files of
+    :func:`drsim.results.output.run_files` (with ``readings``, ``stream``, and the files
+    that keep its features' stages before the passes, :attr:`pipeline.Run.kept`)."""
+    return lambda result, **sections: summaries.build(
+        result.simulation, result, files=output.run_files(
+            readings=readings, stream=stream, kept=result.kept), **sections)
 
 
 def _backend_written(opened: Backend, run: pipeline.Run, summary: dict[str, Any],
@@ -209,7 +213,7 @@ def _run_batch(scenario: Scenario, out: str | Path | None, backend: str | Backen
 
     return _execute(backend, master, started, lambda opened: (pipeline.run(
         scenario, opened, delay_detection=delay_detection, export_readings=export_readings,
-        **options), {}), _run_summary(output.run_files(readings=export_readings)), write)
+        **options), {}), _run_summary(readings=export_readings), write)
 
 
 def _run_streamed(scenario: Scenario, out: str | Path | None, backend: str | Backend,
@@ -231,8 +235,8 @@ def _run_streamed(scenario: Scenario, out: str | Path | None, backend: str | Bac
                                        delay_detection=delay_detection, **options)
         return result, {"streaming": report.as_dict()}
 
-    return _execute(backend, master, started, execute, _run_summary(
-        output.run_files(stream=True)), lambda _, result, summary: RunResult(
+    return _execute(backend, master, started, execute, _run_summary(stream=True),
+                    lambda _, result, summary: RunResult(
             summary, result, _stream_written(result, summary, out, folder)))
 
 
@@ -294,8 +298,68 @@ def monitor_thresholds(readings: str | Path | None, scenario: Scenario,
     return Thresholds(plan.test_times, gamma, share), source
 
 
+def monitor_prepared(readings: str | Path | None, scenario: Scenario,
+                     cost_models: str | Path | None = None) -> dict[str, tuple[Any, ...]]:
+    """The values of the stages a run of ``scenario`` runs before the passes, for ``drsim
+    monitor``, which simulates nothing: load shedding's cost models from ``cost_models``
+    (a run's cost_models.parquet), else from the run folder the ``readings`` sit in
+    (:func:`drsim.pipeline.kept.kept_values`).
+
+    Parameters
+    ----------
+    readings : str or pathlib.Path or None
+        The recorded readings (None: a stream's, which sit in no run folder).
+    scenario : drsim.scenario.Scenario
+        The scenario of the readings.
+    cost_models : str or pathlib.Path, optional
+        The file in place of the run folder's (of the stage that keeps one).
+
+    Returns
+    -------
+    dict of str to tuple
+        Feature name -> its stages' values (``prepared`` of
+        :func:`drsim.pipeline.monitor.monitor`); empty when no active monitoring feature
+        has a stage before the passes.
+
+    Raises
+    ------
+    ValueError
+        In one line: the file is not found (naming the scenario key and the file looked
+        for), cannot be read, or is not the stage's or was made for another scenario; or
+        ``cost_models`` is given to a scenario that sheds no load.
+    """
+    from drsim.pipeline.kept import kept_values
+    from drsim.utility.monitoring import MonitoringPlan
+
+    used = []
+
+    def read(feature: Any, step: Any) -> tuple[Any, str]:
+        if cost_models is not None:
+            path = Path(cost_models)
+            if not path.exists():
+                raise ValueError(f"{feature.scenario_key}: --cost-models {path}: no such file")
+        else:
+            path = None if readings is None else Path(readings).parent / step.file
+            if path is None or not (path.is_file()
+                                    and (path.parent / output.SUMMARY).is_file()):
+                where = "the readings sit in no run folder" if path is None else \
+                    f"none at {path}"
+                raise ValueError(f"{feature.scenario_key}: drsim monitor simulates nothing "
+                                 f"and needs the {step.file} of the run the readings came "
+                                 f"from: {where} (give it with --cost-models)")
+        used.append(path)
+        return output.read_kept(path), str(path)
+
+    prepared = kept_values(scenario, MonitoringPlan.of(scenario), read)
+    if cost_models is not None and not used:
+        raise ValueError(f"cost models {cost_models} given, but the scenario sheds no load "
+                         "(monitoring.shedding is not set)")
+    return prepared
+
+
 def monitor(readings: str | Path | None, scenario: Scenario | str | Path,
             out: str | Path | None = None, *, thresholds: str | Path | None = None,
+            cost_models: str | Path | None = None,
             chunk_size: int | None = None, master: str | None = None,
             backend: str | Backend = "spark", overwrite: bool = False, lenient: bool = False,
             progress: Progress | None = None, stream: str | Path | None = None,
@@ -305,7 +369,9 @@ def monitor(readings: str | Path | None, scenario: Scenario | str | Path,
     """The three tiers and the second event's plan on recorded meter readings (a Parquet
     file or dataset, docs/monitor.md) of the households of ``scenario``; write the result
     folder to ``out`` if given. γ comes from ``thresholds`` (a run's thresholds.parquet),
-    else the run folder the readings sit in, else the scenario's constant γ_user. The
+    else the run folder the readings sit in, else the scenario's constant γ_user; with
+    load shedding the cost models come from ``cost_models`` (a run's cost_models.parquet),
+    else the run folder the readings sit in (:func:`monitor_prepared`). The
     readings are checked before any work (:class:`~drsim.pipeline.recorded.ReadingsError`);
     ``lenient`` drops and counts bad rows instead. Households of the scenario with no
     reading at all are told in one line, to ``warn`` (default: :func:`warnings.warn`).
@@ -328,7 +394,9 @@ def monitor(readings: str | Path | None, scenario: Scenario | str | Path,
         folders.check_output(out, overwrite)
     plan = check_monitor(scenario)
     gamma, source = monitor_thresholds(readings, scenario, thresholds)
+    prepared = monitor_prepared(readings, scenario, cost_models)
     check = check_readings(readings, scenario, plan.t_start, plan.t_end, lenient)
+    monitor_features(scenario, check)  # what the readings turn on, refused before any work
     if check.warning is not None:
         import warnings
 
@@ -340,7 +408,8 @@ def monitor(readings: str | Path | None, scenario: Scenario | str | Path,
 
     return _execute(backend, master, started, lambda opened: (monitor_readings(
         scenario, readings, opened, thresholds=gamma, thresholds_from=source,
-        chunk_size=chunk_size, lenient=lenient, progress=progress, check=check), {}),
+        chunk_size=chunk_size, lenient=lenient, progress=progress, check=check,
+        prepared=prepared), {}),
         lambda found: summaries.build_monitoring(found.run, found.readings.as_dict(),
                                                  found.thresholds_from, output.run_files()),
         write)
@@ -352,7 +421,10 @@ def _monitor_stream(stream: str | Path, scenario: Scenario, out: str | Path | No
                     chunk_size: int | None, idle_seconds: float | None,
                     view: Callable[[Live], None] | None) -> MonitorResult:
     """:func:`monitor` with ``stream``."""
+    from drsim.pipeline.stream_tiers import check_streamable
+
     plan = check_monitor(scenario)
+    check_streamable(scenario)  # what the stream cannot run: refused before any work
     if not Path(stream).is_dir():
         raise ValueError(f"--stream {stream}: no such folder (the readings' files arrive "
                          "there)")

@@ -368,6 +368,10 @@ def monitor(
     thresholds: Annotated[Path | None, typer.Option(
         help="A run's thresholds.parquet (γ per group and test time); default: the one of "
              "the run folder READINGS sits in, else the scenario's constant γ_user.")] = None,
+    cost_models: Annotated[Path | None, typer.Option(
+        help="With load shedding (monitoring.shedding): a run's cost_models.parquet (the "
+             "groups' cost models); default: the one of the run folder READINGS sits "
+             "in.")] = None,
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", help="Output folder (default: results/<scenario name>_monitor).")
     ] = None,
@@ -403,8 +407,9 @@ def monitor(
         with _progress_bar(Console(stderr=True)) as bar, \
                 _live_view(stream is not None) as view:
             result = api.monitor(readings, scenario, out, thresholds=thresholds,
-                                 chunk_size=chunk_size, master=master, backend=name,
-                                 overwrite=overwrite, lenient=lenient, progress=_stages(bar),
+                                 cost_models=cost_models, chunk_size=chunk_size,
+                                 master=master, backend=name, overwrite=overwrite,
+                                 lenient=lenient, progress=_stages(bar),
                                  stream=stream, idle_seconds=idle_seconds, view=view,
                                  warn=_warn(bar.console))
     except (*_output_errors(), ReadingsError, ThresholdsError) as exc:

@@ -16,6 +16,13 @@ The readings are those of one day as deployed, so the monitored pass is named
 expected passes, the households' realised compliance (Eq. 6.2 against the true baseline:
 precision and recall), the threshold's replicas (γ comes from a run's thresholds or is the
 scenario's constant), the adaptive pass.
+
+A monitoring feature's stages before the passes (load shedding's cost models, fitted on a
+simulated day) are not run: their values come from the run folder that kept them
+(``prepared``, :mod:`drsim.pipeline.kept`). With load shedding every chunk's readings run
+through the meter tier twice, under the bound (OP) and unshed (BL, the plain twin), the
+group leaders and the utility shed on OP's, and BL's second event is planned beside OP's
+(:func:`drsim.pipeline.stages.plain_plan`); BL has no adaptive pass, nor has OP.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import time
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -38,12 +46,12 @@ from drsim.pipeline.stages import (
     Passes,
     Progress,
     Run,
-    SecondEventPlan,
     Simulation,
     check_run,
     chunk_rows,
+    closed_loop,
     pass_costs,
-    second_event_stage,
+    plain_plan,
     this_run,
     tiers,
 )
@@ -57,8 +65,11 @@ from drsim.pipeline.tasks import (
     event_row,
     feature_batches,
     loads_batch,
+    lost_on_the_way,
     meter_inputs,
     meter_row,
+    meter_runner,
+    simulate_households,
 )
 from drsim.scenario import Scenario
 from drsim.units import DAY
@@ -69,11 +80,11 @@ from drsim.utility.features import (
     feature_output,
     feature_schema,
 )
-from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh, meter_tier
+from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh
 from drsim.utility.threshold import Thresholds
 
-__all__ = ["MONITORED_PASS", "Monitoring", "check_monitor", "monitor", "monitor_task",
-           "participants_task"]
+__all__ = ["MONITORED_PASS", "Monitoring", "check_monitor", "check_prepared", "monitor",
+           "monitor_features", "monitor_task", "monitored_passes", "participants_task"]
 
 MONITORED_PASS = "traditional"
 
@@ -96,40 +107,83 @@ class Monitoring:
 def check_monitor(scenario: Scenario) -> MonitoringPlan:
     """The monitoring plan, or ValueError for what readings cannot feed: a monitoring
     feature with a :attr:`~drsim.utility.features.MonitoringFeature.readings_refusal`
-    (load shedding: its cost models are fitted on a simulated day; appliance-level
-    queries read each appliance's starts)."""
+    (appliance-level queries read each appliance's starts)."""
     for feature in active_features(scenario):
         if feature.readings_refusal is not None:
             raise ValueError(f"{feature.scenario_key}: {feature.readings_refusal}")
     return check_run(scenario)
 
 
+def check_prepared(scenario: Scenario, plan: MonitoringPlan,
+                   prepared: dict[str, tuple[Any, ...]]) -> None:
+    """ValueError, in one line naming the scenario key and the file a run keeps them in,
+    when an active monitoring feature has a stage before the passes and no value of it
+    in ``prepared`` (:func:`drsim.pipeline.kept.kept_values` reads them)."""
+    for feature in active_features(scenario):
+        if feature.name in prepared:
+            continue
+        for step in feature.preparations(scenario, plan, simulate_households):
+            raise ValueError(f"{feature.scenario_key}: drsim monitor simulates nothing and "
+                             f"needs the values of the stage {step.label!r} (a run's "
+                             f"{step.file})")
+
+
+def monitor_features(scenario: Scenario, check: ReadingsCheck
+                     ) -> tuple[MonitoringFeature, ...]:
+    """The monitoring features active on the checked readings
+    (:meth:`~drsim.utility.features.MonitoringFeature.with_readings`: lost readings turn
+    on when some did not arrive), or ValueError in one line when one of them excludes
+    another (load shedding, whose gateways assume every reading arrives, and lost
+    readings)."""
+    features = tuple(f for f in (f.with_readings(check.lost) for f in features_of(scenario))
+                     if f.active)
+    names = {f.name for f in features}
+    for feature in features:
+        for other in feature.excludes:
+            if other in names:
+                raise ValueError(f"{feature.scenario_key}: not modelled together with {other}, "
+                                 f"and {check.lost:,} of the readings in "
+                                 f"{Path(check.path).name} did not arrive")
+    return features
+
+
+def monitored_passes(features: tuple[MonitoringFeature, ...]) -> tuple[str, ...]:
+    """The passes the tiers report on readings: :data:`MONITORED_PASS` and the twins the
+    ``features`` add (:meth:`~drsim.utility.features.MonitoringFeature.passes`)."""
+    names = (MONITORED_PASS,)
+    for feature in features:
+        names = feature.passes(names)
+    return names
+
+
 def monitor_task(scenario: Scenario, plan: MonitoringPlan, path: str,
                  chunks: tuple[Chunk, ...], lenient: bool,
-                 features: tuple[MonitoringFeature, ...], index: int
+                 features: tuple[MonitoringFeature, ...],
+                 prepared: dict[str, tuple[Any, ...]], index: int
                  ) -> dict[str, pa.RecordBatch]:
     """Listing 6.1 on the recorded readings of chunk ``index``: the meter tier's counts and
-    user events (``meter``, ``events``), the recorded load and the estimates in whole µkW
-    (``loads``) and the participants' sums (``chunks``), in the run's schemas, and the
-    rows of the monitoring ``features`` (:func:`drsim.pipeline.tasks.feature_batches`),
-    which read the readings that arrived (``FeatureChunk.arrived``)."""
+    user events of each of its runs (``meter``, ``events``; load shedding: OP, then BL),
+    the recorded load and the estimates in whole µkW (``loads``) and the participants'
+    sums (``chunks``), in the run's schemas, and the rows of the monitoring ``features``
+    (:func:`drsim.pipeline.tasks.feature_batches`), which read the readings that arrived
+    (``FeatureChunk.arrived``) and the values of their stages before the passes
+    (``prepared``)."""
     chunk = chunks[index]
     started = time.perf_counter()
     pop = Population(scenario, chunk.first, chunk.count)
     grid = read_chunk(path, chunk.first, chunk.count, plan.t_start, plan.t_end, scenario,
                       lenient)
     times = plan.test_times
-    at = times - plan.t_start
     kw = grid.filled_kw
     acc = accumulated_kwh(kw, plan.t_start, times) if grid.energy_kwh is None else \
-        grid.energy_kwh[:, at]
-    at_chunk = FeatureChunk(plan, chunk.index, chunk.group, pop.ids, arrived=~grid.lost)
-    m = meter_tier(plan, pop.ids, chunk.group, acc,
-                   accumulated_kwh(grid.expected_kw, plan.t_start, times),
-                   **meter_inputs(features, at_chunk))
+        grid.energy_kwh[:, times - plan.t_start]
+    at_chunk = FeatureChunk(plan, chunk.index, chunk.group, pop.ids, arrived=~grid.lost,
+                            prepared=prepared)
+    at_chunk = replace(at_chunk, lost=lost_on_the_way(features, at_chunk))
+    runs = meter_runner(features, at_chunk)(
+        MONITORED_PASS, acc, accumulated_kwh(grid.expected_kw, plan.t_start, times),
+        partial(meter_inputs, features, at_chunk))
     unknown = np.zeros(chunk.count, dtype=bool)  # realised compliance needs the true baseline
-    meter = meter_row(plan, chunk, MONITORED_PASS, m, unknown)
-    events = event_row(chunk, MONITORED_PASS, m)
     window = {"load": kw, "baseline": grid.baseline_kw, "expected": grid.expected_kw}
 
     def day(window: np.ndarray) -> np.ndarray:
@@ -144,9 +198,13 @@ def monitor_task(scenario: Scenario, plan: MonitoringPlan, path: str,
     return {"loads": loads_batch(scenario, result),
             "chunks": chunk_batch(result, time.perf_counter() - started,
                                   enrolled(scenario, pop)),
-            "meter": pa.RecordBatch.from_pylist([meter], schema=METER),
-            "events": pa.RecordBatch.from_pylist([events], schema=EVENTS),
-            **feature_batches(features, [(replace(at_chunk, meter=m, window=window),
+            "meter": pa.RecordBatch.from_pylist(
+                [meter_row(plan, chunk, r.label, r.result, unknown) for r in runs],
+                schema=METER),
+            "events": pa.RecordBatch.from_pylist(
+                [event_row(chunk, r.label, r.result) for r in runs], schema=EVENTS),
+            **feature_batches(features, [(replace(at_chunk, meter=runs[0].result,
+                                                  meter_runs=tuple(runs), window=window),
                                           MONITORED_PASS)])}
 
 
@@ -165,8 +223,8 @@ def participants_task(scenario: Scenario, chunks: tuple[Chunk, ...], index: int
 def monitor(scenario: Scenario, readings: str | Path, backend: Backend, *,
             thresholds: Thresholds | None = None, thresholds_from: str | None = None,
             chunk_size: int | None = None, lenient: bool = False,
-            progress: Progress | None = None, check: ReadingsCheck | None = None
-            ) -> Monitoring:
+            progress: Progress | None = None, check: ReadingsCheck | None = None,
+            prepared: dict[str, tuple[Any, ...]] | None = None) -> Monitoring:
     """The three tiers and the second event's plan on the readings at ``readings``.
 
     Parameters
@@ -190,22 +248,27 @@ def monitor(scenario: Scenario, readings: str | Path, backend: Backend, *,
         ``progress(stage, done, total)``.
     check : drsim.pipeline.recorded.ReadingsCheck, optional
         The readings' checks, when already made (:func:`check_readings`).
+    prepared : dict of str to tuple, optional
+        Feature name -> the values of its stages before the passes, as a run kept them
+        (load shedding's cost models); ValueError when an active feature needs them and
+        they are not given (:func:`check_prepared`).
     """
     started = time.perf_counter()
     plan = check_monitor(scenario)
+    prepared = dict(prepared or {})
+    check_prepared(scenario, plan, prepared)
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     if thresholds is None:
         if plan.threshold.readings_refusal is not None:
             raise ValueError(plan.threshold.readings_refusal)
         thresholds, thresholds_from = Thresholds.of(plan, sizes), "scenario (constant)"
     check = check or check_readings(readings, scenario, plan.t_start, plan.t_end, lenient)
-    features = tuple(f for f in (f.with_readings(check.lost) for f in features_of(scenario))
-                     if f.active)
+    features = monitor_features(scenario, check)
     chunks = plan_chunks(scenario, chunk_size)
     first_job = len(backend.info.jobs)
     out = backend.map_chunks(
         partial(monitor_task, scenario, plan, str(readings), tuple(chunks), lenient,
-                features), len(chunks),
+                features, prepared), len(chunks),
         {"loads": LOADS, "chunks": CHUNKS, "meter": METER, "events": EVENTS,
          **{feature_output(f.name): feature_schema(f) for f in features}},
         label="readings + meter tier",
@@ -215,18 +278,17 @@ def monitor(scenario: Scenario, readings: str | Path, backend: Backend, *,
     timings = {"readings_seconds": time.perf_counter() - started}
     tiers_started = time.perf_counter()
     monitored, tier_timings = tiers(scenario, plan, backend, out, progress,
-                                    names=(MONITORED_PASS,), thresholds=thresholds)
+                                    names=monitored_passes(features),
+                                    thresholds=thresholds, prepared=prepared)
     timings["tiers_seconds"] = time.perf_counter() - tiers_started
     timings.update(tier_timings)
-    trad = monitored.outcome[MONITORED_PASS]
     run_costs = pass_costs(scenario, monitored, MONITORED_PASS)
     passes = Passes(chunks, loads, rows, out, timings["readings_seconds"])
-    second = second_event_stage(scenario, plan, passes, monitored, run_costs, 0) \
-        if trad.predicted else \
-        SecondEventPlan(note="no utility non-compliance predicted: no second event")
+    second = closed_loop(scenario, plan, passes, monitored, run_costs, 0)
     simulation = Simulation(scenario, chunks, loads, rows,
                             this_run(backend.info, first_job), timings)
     run = Run(simulation, monitored, run_costs, 0, second.deficit, second.incentive,
-              second.second, second.note)
+              second.second, second.note,
+              bl=plain_plan(scenario, plan, passes, monitored, 0))
     return Monitoring(run, check, thresholds_from or "given")
 

@@ -38,10 +38,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from cep_core import QueryError
 from drsim.pipeline.backend import Backend, BackendInfo
 from drsim.pipeline.evaluation import TierOutcome, costs, tier_outcome
+from drsim.pipeline.kept import kept_table
 from drsim.pipeline.loads import Loads, sum_loads
 from drsim.pipeline.pass_names import MONITORED, PASSES
 from drsim.pipeline.passes import Chunk, SecondEvent, plan_chunks
@@ -185,6 +187,9 @@ class Run:
     readings: Any = None
     #: the plain twin's closed loop (BL), when a monitoring feature runs one
     bl: PlainLoop | None = None
+    #: file name -> the rows of a monitoring feature's stage before the passes that the
+    #: run folder keeps for drsim monitor (load shedding's cost models, drsim.pipeline.kept)
+    kept: dict[str, pa.Table] = field(default_factory=dict)
 
     @property
     def t_nc(self) -> int:
@@ -258,11 +263,12 @@ def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
 
 
 def _preparations(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
-                  progress: Progress | None, timings: dict[str, float]
-                  ) -> dict[str, tuple[Any, ...]]:
+                  progress: Progress | None, timings: dict[str, float],
+                  kept: dict[str, pa.Table] | None = None) -> dict[str, tuple[Any, ...]]:
     """The stages the active monitoring features run before the passes, where the data
     is (:meth:`~drsim.utility.features.MonitoringFeature.preparations`; load shedding's
-    cost models), each timed in ``timings``; their values by feature."""
+    cost models), each timed in ``timings``; their values by feature. The rows of a stage
+    with a file go to ``kept`` under its name (:func:`drsim.pipeline.kept.kept_table`)."""
     prepared = {}
     for feature in active_features(scenario):
         values = []
@@ -271,7 +277,10 @@ def _preparations(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
             out = backend.map_chunks(partial(preparation_task, step), step.count,
                                      {"prepared": step.schema}, label=step.label,
                                      progress=_stage(progress, step.label))
-            values.append(step.finish(backend.collect(out["prepared"]).to_pandas()))
+            rows = backend.collect(out["prepared"])
+            if step.file is not None and kept is not None:
+                kept[step.file] = kept_table(step, rows)
+            values.append(step.finish(rows.to_pandas()))
             timings[f"{step.label.replace(' ', '_')}_seconds"] = \
                 time.perf_counter() - started
         prepared[feature.name] = tuple(values)
@@ -326,7 +335,8 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     plan = check_run(scenario, delay_detection)
     first_job = len(backend.info.jobs)
     timings: dict[str, float] = {}
-    prepared = _preparations(scenario, plan, backend, progress, timings)
+    kept: dict[str, pa.Table] = {}
+    prepared = _preparations(scenario, plan, backend, progress, timings, kept)
     passes = _passes(scenario, backend, plan, chunk_size,
                      _stage(progress, "passes + meter tier"), prepared, export_readings)
     timings = {"passes_seconds": passes.seconds, **timings}
@@ -350,7 +360,7 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     simulation = Simulation(scenario, passes.chunks, loads, passes.chunk_rows,
                             this_run(backend.info, first_job), timings)
     return Run(simulation, monitored, run_costs, delay_detection, second.deficit, incentive,
-               second.second, second.note, passes.handles.get("readings"), bl)
+               second.second, second.note, passes.handles.get("readings"), bl, kept)
 
 
 def closed_loop(scenario: Scenario, plan: MonitoringPlan, passes: Passes, monitored: Monitored,
@@ -385,25 +395,36 @@ class PlainLoop:
     name: str
     costs: dict[str, Any]
     second: SecondEventPlan
-    adaptive_kw: np.ndarray  # (groups, 1440) [kW]
+    #: (groups, 1440) [kW]; None without an adaptive pass (drsim monitor simulates nothing)
+    adaptive_kw: np.ndarray | None
+
+
+def plain_plan(scenario: Scenario, plan: MonitoringPlan, passes: Passes, monitored: Monitored,
+               delay_detection: int) -> PlainLoop | None:
+    """The plain twin's costs and second event planned, without its adaptive pass (what
+    ``drsim monitor`` knows of BL's loop), when a feature runs the twin (None otherwise)."""
+    name = plain_twin("traditional")
+    if name not in monitored.outcome:
+        return None
+    cost = pass_costs(scenario, monitored, name)
+    return PlainLoop(name, cost, closed_loop(scenario, plan, passes, monitored, cost,
+                                             delay_detection, name), None)
 
 
 def plain_loop(scenario: Scenario, plan: MonitoringPlan, passes: Passes, monitored: Monitored,
                delay_detection: int, backend: Backend, progress: Progress | None,
                op: tuple[SecondEventPlan, Loads]) -> PlainLoop | None:
     """The closed loop of the plain twin of the traditional pass, when a feature runs one
-    (None otherwise). Its adaptive pass is OP's when its second event asks the same of
-    the households (:func:`same_response`), else its own."""
-    name = plain_twin("traditional")
-    if name not in monitored.outcome:
+    (None otherwise): :func:`plain_plan` and its adaptive pass, OP's when its second
+    event asks the same of the households (:func:`same_response`), else its own."""
+    bl = plain_plan(scenario, plan, passes, monitored, delay_detection)
+    if bl is None:
         return None
-    cost = pass_costs(scenario, monitored, name)
-    second = closed_loop(scenario, plan, passes, monitored, cost, delay_detection, name)
     op_second, op_loads = op
-    if not same_response(second.second, op_second.second):
-        op_loads, _ = _adaptive(scenario, passes, second, backend, progress,
+    if not same_response(bl.second.second, op_second.second):
+        op_loads, _ = _adaptive(scenario, passes, bl.second, backend, progress,
                                 "adaptive pass (BL)")
-    return PlainLoop(name, cost, second, op_loads.group_kw["adaptive"])
+    return replace(bl, adaptive_kw=op_loads.group_kw["adaptive"])
 
 
 def same_response(a: SecondEvent | None, b: SecondEvent | None) -> bool:

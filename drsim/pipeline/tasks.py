@@ -40,6 +40,7 @@ from drsim.utility.feature_registry import active_features
 from drsim.utility.features import (
     FeatureChunk,
     MeterRun,
+    MeterRuns,
     MonitoringFeature,
     Preparation,
     feature_output,
@@ -345,15 +346,7 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
                       prepared=prepared,
                       values={f.name: f.chunk_values(plan, result) for f in features})
     at = replace(at, lost=lost_on_the_way(features, at))
-
-    def plain(name: str, acc: np.ndarray, expected: np.ndarray,
-              inputs: Callable[..., Mapping[str, Any]]) -> list[MeterRun]:
-        return [MeterRun(name, meter_tier(plan, pop.ids, chunk.group, acc, expected,
-                                          **inputs()))]
-
-    run = plain
-    for feature in features:
-        run = feature.meter_runs(at, run)
+    run = meter_runner(features, at)
     meter, events, parts = [], [], []
     for name in MONITORED:
         acc = accumulated_kwh(result.window_kw[name], plan.t_start, times)
@@ -375,6 +368,23 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
     return {"meter": pa.RecordBatch.from_pylist(meter, schema=METER),
             "events": pa.RecordBatch.from_pylist(events, schema=EVENTS),
             **feature_batches(features, parts)}
+
+
+def meter_runner(features: tuple[MonitoringFeature, ...], chunk: FeatureChunk) -> MeterRuns:
+    """How ``chunk``'s monitored passes run through the meter tier (Listing 6.1): the plain
+    meter tier, wrapped by each monitoring feature's
+    :meth:`~drsim.utility.features.MonitoringFeature.meter_runs` in turn (load shedding:
+    OP and BL on the gateways)."""
+
+    def plain(name: str, acc: np.ndarray, expected: np.ndarray,
+              inputs: Callable[..., Mapping[str, Any]]) -> list[MeterRun]:
+        return [MeterRun(name, meter_tier(chunk.plan, chunk.house_ids, chunk.group, acc,
+                                          expected, **inputs()))]
+
+    run: MeterRuns = plain
+    for feature in features:
+        run = feature.meter_runs(chunk, run)
+    return run
 
 
 def meter_inputs(features: tuple[MonitoringFeature, ...], chunk: FeatureChunk,

@@ -7,7 +7,9 @@ EIRES framework", "BL", on the same households: communication and computation (F
 the same incentive scheme (Figure 6.14 c). A run that sheds load monitors the plain twin
 of each pass beside it (:func:`drsim.utility.features.plain_twin`) and closes BL's loop
 too (:func:`drsim.pipeline.stages.plain_loop`); this section sets the two side by side
-(docs/summary.md, docs/optimised_monitoring.md).
+(docs/summary.md, docs/optimised_monitoring.md). ``drsim monitor`` plans BL's second event
+but simulates neither a baseline nor an adaptive pass
+(:func:`drsim.pipeline.stages.plain_plan`): its section has no reductions.
 """
 
 from __future__ import annotations
@@ -58,13 +60,14 @@ def op_vs_bl(run: Run, per_household: Callable[[dict[str, Any], int], Any],
     Returns
     -------
     dict or None
-        The fields of :class:`drsim.results.summary_model.OpVsBl`.
+        The fields of :class:`drsim.results.summary_model.OpVsBl` (without BL's adaptive
+        pass, :attr:`~drsim.pipeline.stages.PlainLoop.adaptive_kw` None: no reductions).
     """
     bl = run.bl
     if bl is None:
         return None
     op_outcome, bl_outcome = run.monitored.outcome["traditional"], run.monitored.outcome[bl.name]
-    reductions = _reductions(run, bl)
+    reductions = _reductions(run, bl) if bl.adaptive_kw is not None else None
     both = op_outcome.predicted and bl_outcome.predicted
     return {
         "communication": ratio(run.costs["communication"]["total"],
@@ -72,8 +75,8 @@ def op_vs_bl(run: Run, per_household: Callable[[dict[str, Any], int], Any],
         "computation": ratio(run.costs["computation"]["total"],
                              bl.costs["computation"]["total"]),
         "prediction_minutes_after_bl": op_outcome.t_nc - bl_outcome.t_nc if both else None,
-        "adaptive_share_of_bl": ratio(reductions["op_adaptive"],
-                                      reductions["adaptive"]),
+        "adaptive_share_of_bl": None if reductions is None else ratio(
+            reductions["op_adaptive"], reductions["adaptive"]),
         "bl_prediction": bl_outcome.t_nc if bl_outcome.predicted else None,
         "tiers": _tiers(run),
         "bl": model.PlainLoop(
@@ -87,8 +90,9 @@ def op_vs_bl(run: Run, per_household: Callable[[dict[str, Any], int], Any],
             second_event_note=bl.second.note,
             cost=model.Cost(**bl.costs, per_household=per_household(
                 bl.costs, run.simulation.households)).model_dump(),
-            reduction_mwh={k: reductions[k] for k in ("expected", "traditional", "adaptive")},
-            reduction_share_of_expected={
+            reduction_mwh=None if reductions is None else {
+                k: reductions[k] for k in ("expected", "traditional", "adaptive")},
+            reduction_share_of_expected=None if reductions is None else {
                 k: ratio(reductions[k], reductions["expected"])
                 for k in ("traditional", "adaptive")}),
     }

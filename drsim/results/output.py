@@ -4,8 +4,9 @@ A folder is written to a temporary sibling and renamed into place when complete,
 failed or interrupted run never leaves a folder that looks like a finished result; only a
 folder drsim wrote (or an empty one) is ever replaced (:mod:`drsim.results.folders`). The
 ``simulate`` folder holds summary.json, load_curves.parquet and its figures; the ``run``
-folder (:class:`~drsim.results.run_data.RunData`, :func:`write_run`) adds the tiers' events and
-the thresholds.
+folder (:class:`~drsim.results.run_data.RunData`, :func:`write_run`) adds the tiers' events,
+the thresholds and, with load shedding, the groups' cost models (what ``drsim monitor``
+reads in place of the stage that fitted them: :func:`read_kept`).
 """
 
 from __future__ import annotations
@@ -91,13 +92,15 @@ def write_simulation(result: Simulation, summary: dict, out_dir: str | Path,
 
 
 def run_files(tier_tables: Iterable[str] = TIER_TABLES, readings: bool = False,
-              stream: bool = False) -> list[str]:
+              stream: bool = False, kept: Iterable[str] = ()) -> list[str]:
     """The files of a run folder with the tier tables ``tier_tables`` (summary.json's file
     list): the user events first, whether they were collected or are written by the
-    backend; with ``readings``, the exported meter readings, and with ``stream`` a streamed
-    run's live folder (:data:`STREAM`), last."""
+    backend; the files that keep the monitoring features' stages before the passes
+    (``kept``: load shedding's cost_models.parquet, :mod:`drsim.pipeline.kept`) after the
+    thresholds; with ``readings``, the exported meter readings, and with ``stream`` a
+    streamed run's live folder (:data:`STREAM`), last."""
     tables = [f"events_{name}.parquet" for name in tier_tables if name != "user_events"]
-    return [SUMMARY, LOAD_CURVES, USER_EVENTS, *tables, THRESHOLDS, SYSTEM_FIGURE,
+    return [SUMMARY, LOAD_CURVES, USER_EVENTS, *tables, THRESHOLDS, *kept, SYSTEM_FIGURE,
             COMPLIANCE_FIGURE, *([READINGS] if readings else []), *([STREAM] if stream else [])]
 
 
@@ -122,7 +125,8 @@ def write_run_data(data: RunData, out_dir: str | Path, overwrite: bool = False,
     ``load_curves.parquet`` (pass, group, minute, kw: every pass, long format),
     ``events_<name>.parquet`` per tier table (its columns and types even when empty),
     ``thresholds.parquet`` (group, time, expected_share, gamma: Listing 6.2's threshold per group
-    and test time), ``system_demand.png`` (:func:`plot_run_demand`) and ``compliance_timeline.png``
+    and test time), the tables of ``data.kept`` (load shedding's ``cost_models.parquet``),
+    ``system_demand.png`` (:func:`plot_run_demand`) and ``compliance_timeline.png``
     (:func:`plot_compliance_timeline`). The user events are a Parquet dataset (a folder,
     :data:`USER_EVENTS`): written from ``data.tier_events`` when they were collected, else
     by ``user_events(folder)`` (the backend's writer); ``readings(folder)`` writes the
@@ -134,7 +138,8 @@ def write_run_data(data: RunData, out_dir: str | Path, overwrite: bool = False,
     be replaced (:func:`~drsim.results.folders.check_output`), ValueError for inconsistent data."""
     out = check_output(out_dir, overwrite)
     summary = {**data.summary,  # its list of files marks the folder as drsim's
-               "files": run_files(data.tier_events, readings is not None, stream is not None)}
+               "files": run_files(data.tier_events, readings is not None, stream is not None,
+                                  data.kept)}
     summary_text = json.dumps(json_safe(summary), indent=2, allow_nan=False) + "\n"
     tables = run_tables(data)
     if "user_events" not in tables and user_events is None:
@@ -147,6 +152,8 @@ def write_run_data(data: RunData, out_dir: str | Path, overwrite: bool = False,
                 pq.write_table(table, tmp / USER_EVENTS / "part-00000.parquet")
             else:
                 pq.write_table(table, tmp / _TABLE_FILES.get(name, f"events_{name}.parquet"))
+        for name, table in data.kept.items():
+            pq.write_table(table, tmp / name)
         if "user_events" not in tables:
             user_events(tmp / USER_EVENTS)
         if readings is not None:
@@ -189,6 +196,16 @@ def thresholds_table(data: RunData) -> pa.Table:
         "gamma": pa.array(np.asarray(t.gamma, dtype=np.float64).ravel()),
     })
 
+
+
+def read_kept(path: str | Path) -> pa.Table:
+    """The table of a run folder's file that keeps a monitoring feature's stage before the
+    passes (``cost_models.parquet``), with its metadata; ValueError in one line naming the
+    file when it cannot be read."""
+    try:
+        return pq.read_table(path)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise ValueError(f"{path}: cannot be read ({exc})") from None
 
 
 class ThresholdsError(ValueError):

@@ -1,7 +1,7 @@
 """What a run folder shows (:class:`RunData`), gathered from a finished run: the passes'
 loads and the utility's estimates, the second event, t_nc, the tiers' outcomes and events,
-and the thresholds. Written by :mod:`drsim.results.output`, drawn by
-:mod:`drsim.results.figures`."""
+the thresholds and what the monitoring features' stages before the passes made. Written
+by :mod:`drsim.results.output`, drawn by :mod:`drsim.results.figures`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from drsim.pipeline.tasks import UTILITY
 from drsim.results.summary_model import Summary
@@ -61,6 +62,10 @@ class RunData:
     households: int | None = None  # the run's households (None: not known)
     # pass -> its reduction against the simulated baseline [MWh] (summary.json's)
     reduction_mwh: dict[str, float] = field(default_factory=dict)
+    # file name -> the rows of a monitoring feature's stage before the passes, which
+    # drsim monitor reads in its place (load shedding's cost_models.parquet;
+    # drsim.pipeline.kept)
+    kept: dict[str, pa.Table] = field(default_factory=dict)
 
 
 def run_data(run: Run, summary: dict, user_events: pd.DataFrame | None = None) -> RunData:
@@ -90,7 +95,8 @@ def run_data(run: Run, summary: dict, user_events: pd.DataFrame | None = None) -
         summary=summary,
         monitoring_stop={n: stops(plan, o) for n, o in monitored.outcome.items()},
         households=simulation.households,
-        reduction_mwh=dict(Summary.model_validate(summary).reduction_mwh or {}))
+        reduction_mwh=dict(Summary.model_validate(summary).reduction_mwh or {}),
+        kept=dict(run.kept))
 
 
 def tier_tables(monitored: Monitored) -> dict[str, pd.DataFrame]:

@@ -359,10 +359,11 @@ class PlainLoop(Record):
     second_event: JsonValue = Field(description="As second_event, BL's; null without.")
     second_event_note: str | None = Field(description="Why BL has no second event.")
     cost: dict[str, JsonValue] = Field(description="As cost, BL's.")
-    reduction_mwh: dict[str, Real] = Field(
-        description="expected, traditional and BL's adaptive reduction [MWh].")
-    reduction_share_of_expected: dict[str, Real | None] = Field(
-        description="traditional and adaptive over expected.")
+    reduction_mwh: dict[str, Real] | None = Field(
+        description="expected, traditional and BL's adaptive reduction [MWh]; null in "
+                    "drsim monitor (no simulated baseline, no adaptive pass).")
+    reduction_share_of_expected: dict[str, Real | None] | None = Field(
+        description="traditional and adaptive over expected; null in drsim monitor.")
 
 
 class OpVsBl(Record):
@@ -375,7 +376,7 @@ class OpVsBl(Record):
         description="OP's t_nc − BL's [min] (negative: OP earlier); null unless both "
                     "predict.")
     adaptive_share_of_bl: Real | None = Field(description="OP's adaptive reduction over "
-                                                          "BL's.")
+                                                          "BL's; null in drsim monitor.")
     bl_prediction: Clock | None = Field(description="BL's t_nc; null without.")
     tiers: dict[str, TierDevice] = Field(description="meter, group, utility: OP's devices.")
     bl: PlainLoop = Field(description="BL's closed loop.")

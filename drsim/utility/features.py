@@ -108,6 +108,12 @@ class Preparation:
     finish : callable
         ``finish(rows)``: the tasks' rows (a pandas.DataFrame) made into the value the
         chunk tasks read (``FeatureChunk.prepared``), picklable.
+    file : str or None
+        The run folder's file that keeps the rows, read by ``drsim monitor`` (which
+        simulates nothing) in the stage's place (:mod:`drsim.pipeline.kept`); None: none.
+    made_for : mapping or None
+        What the rows were made for (JSON data), kept with them and checked against the
+        scenario's when they are read back.
     """
 
     label: str
@@ -115,6 +121,8 @@ class Preparation:
     schema: pa.Schema
     task: Callable[[int], Mapping[str, Sequence[Any]]]
     finish: Callable[[pd.DataFrame], Any]
+    file: str | None = None
+    made_for: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,11 @@ given them by :meth:`LoadShedding.group_inputs` and :meth:`LoadShedding.utility_
 and report their devices in rows of kind ``device``. The driver sums the figures per tier
 and run (:class:`drsim.utility.shedding.DeviceStats`, :class:`SheddingFigures`), and the
 feature writes summary.json's ``shedding``: OP beside BL on the same households.
+
+The run folder keeps the stage's rows (:data:`COST_MODELS`, with what they were made for,
+:func:`made_for`): ``drsim monitor`` simulates nothing, so it runs OP on recorded readings
+with the models of the run they came from, checked to fit the scenario
+(:mod:`drsim.pipeline.kept`).
 """
 
 from __future__ import annotations
@@ -49,8 +54,9 @@ from drsim.utility.shedding import (
 )
 from drsim.utility.tier_shedding import TierShedding
 
-__all__ = ["COLUMNS", "MODELS", "TIER_UNITS", "CostModels", "GatewayRun", "LoadShedding",
-           "SheddingFigures", "cost_model_rows", "cost_models"]
+__all__ = ["COLUMNS", "COST_MODELS", "MODELS", "TIER_UNITS", "CostModels",
+           "GatewayRun", "LoadShedding", "SheddingFigures", "cost_model_rows", "cost_models",
+           "made_for"]
 
 #: per chunk, monitored pass and run (OP under the pass's name, BL under its twin's): what
 #: its gateways did (DeviceStats.as_list) and the readings its quiet meters did not send,
@@ -61,6 +67,8 @@ COLUMNS = pa.schema([("run", pa.string()), ("gateways", pa.list_(pa.float64())),
 #: sample flagged per test time (what the group and utility tiers' models are made of)
 MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary()),
                     ("shares", pa.list_(pa.float64()))])
+#: the run folder's file that keeps the rows of MODELS (drsim.pipeline.kept)
+COST_MODELS = "cost_models.parquet"
 #: per tier, its key in summary.json's ``shedding.{op, bl}`` and what its inputs are called
 TIER_UNITS = {"meter": ("meter_tier", "readings"), "group": ("group_tier", "user_events"),
               "utility": ("utility_tier", "group_events")}
@@ -151,6 +159,32 @@ def cost_models(rows: pd.DataFrame) -> CostModels:
                       tuple(tuple(float(x) for x in r) for r in rows["shares"]))
 
 
+def made_for(scenario: Scenario, plan: MonitoringPlan) -> dict[str, Any]:
+    """Return what the cost models of ``scenario`` are made for, as JSON data.
+
+    The groups (each fitted on its own households, :func:`cost_model_rows`), the
+    settings of ``monitoring.shedding`` (the gateways, the device and the model's classes
+    and slices) and the test times (the shares flagged are per test time).
+
+    Parameters
+    ----------
+    scenario : drsim.scenario.Scenario
+        A scenario with ``monitoring.shedding``.
+    plan : drsim.utility.monitoring.MonitoringPlan
+        Its monitoring plan.
+
+    Returns
+    -------
+    dict
+        ``groups`` ("name (households)"), ``monitoring.shedding``, ``test_times``
+        [minutes since midnight].
+    """
+    return {"groups": [f"{g.name} ({n})" for g, n in zip(scenario.groups,
+                                                          scenario.group_sizes(), strict=True)],
+            "monitoring.shedding": scenario.monitoring.shedding.model_dump(mode="json"),
+            "test_times": plan.test_times.tolist()}
+
+
 @dataclass(frozen=True)
 class SheddingFigures:
     """What the devices of each tier did, per run (a pass, or its BL twin).
@@ -195,8 +229,8 @@ class LoadShedding(MonitoringFeature):
     measures_twins = True  # BL's tiers run unshed on their devices (drsim.utility.tier_shedding)
     scenario_key = "monitoring.shedding"
     schema = COLUMNS
-    readings_refusal = ("drsim monitor simulates nothing, and load shedding's cost models "
-                        "are fitted on a simulated day; remove it")
+    #: its gateways' model assumes every reading arrives (drsim monitor: readings with holes)
+    excludes = ("lost_readings",)
 
     cfg: Shedding | None
     group_firsts: tuple[int, ...]
@@ -240,10 +274,12 @@ class LoadShedding(MonitoringFeature):
         -------
         tuple of Preparation
             One task per group (:func:`cost_model_rows`), made into the pickled models
-            by group (:func:`cost_models`).
+            by group (:func:`cost_models`), its rows kept in :data:`COST_MODELS` with
+            :func:`made_for`.
         """
         return (Preparation("cost models", len(self.group_firsts), MODELS,
-                            partial(cost_model_rows, scenario, plan, simulate), cost_models),)
+                            partial(cost_model_rows, scenario, plan, simulate), cost_models,
+                            COST_MODELS, made_for(scenario, plan)),)
 
     def passes(self, names: tuple[str, ...]) -> tuple[str, ...]:
         """Return the passes with their unshed twins (:func:`bl_name`) after them.

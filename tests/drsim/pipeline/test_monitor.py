@@ -75,6 +75,7 @@ def test_the_readings_are_every_household_and_minute_of_the_program(forced):
     s, out, summary = forced
     plan = MonitoringPlan.of(s)
     assert "readings" in summary["files"]
+    assert "cost_models.parquet" not in summary["files"]  # kept only when the run sheds
     frame = pq.read_table(out / "readings").to_pandas()
     minutes = plan.t_end - plan.t_start
     assert len(frame) == s.households * minutes
@@ -337,10 +338,14 @@ def test_a_run_with_lost_readings_is_monitored_again_exactly(tmp_path):
 
 
 def test_what_readings_cannot_feed_is_refused(forced):
+    """Appliance-level queries read each appliance's starts (load shedding is monitored
+    with a run's cost models: test_monitor_shedding.py)."""
     s, out, _ = forced
     data = s.model_dump(mode="json", exclude={"source_path"})
-    data["monitoring"]["shedding"] = {"gateway_households": 100}
-    with pytest.raises(ValueError, match="monitoring.shedding"):
+    data["monitoring"]["appliance_queries"] = {"paused": {"query": (
+        "PATTERN SEQ(dr_start s, ev_pause p, dr_end e) WHERE SAME[houseID] WITHIN 3h")}}
+    with pytest.raises(ValueError, match="monitoring.appliance_queries: they read each "
+                                         "appliance's starts"):
         api.monitor(out / "readings", scenario_from_dict(data), backend="serial")
     # the utility's updates of the profiles read the readings before the notice
     del data["monitoring"]["shedding"]

@@ -258,10 +258,11 @@ class BatchFetcher:
                       for f in _COUNTS}
         self.sent: dict[float, int] = {}  # requests by the time they were sent
         self.delays: list[np.ndarray] = []
-        self.versions = versions
+        # an empty schedule is none: every element keeps the table's value (version 0)
+        self.versions = versions if versions is not None and len(versions) else None
         self.served: list[np.ndarray] = []  # the version each event read, per step
-        self._expiry = None if versions is None else \
-            versions.invalidation_table(self._latency)
+        self._expiry = None if self.versions is None else \
+            self.versions.invalidation_table(self._latency)
 
     def step(self, t: float, events: pd.DataFrame) -> np.ndarray:
         """The data delay of each event of a step at ``t`` (module doc, 1-6)."""

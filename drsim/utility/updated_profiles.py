@@ -88,6 +88,17 @@ def schedule(plan: MonitoringPlan, cfg: ProfileUpdates, notice: int
     return times, evidence_ends(times, notice)
 
 
+def _exact(scenario: Any) -> bool:
+    """Return whether the M&V estimates are the simulator's counterfactual without error.
+
+    The readings before the notice then equal the estimated baseline there, every ratio
+    is exactly 1 (:func:`drsim.utility.day_of.day_of_ratio`) and the re-estimate is the
+    published estimate, for the households and the threshold's replicas alike.
+    """
+    mv = scenario.baseline
+    return mv.method == "same_day" and not mv.error and not mv.error_per_minute
+
+
 def _published_already(scenario: Any, cfg: ProfileUpdates) -> bool:
     """Whether ``baseline.day_of_adjustment`` already published the update's re-estimate."""
     adjust = scenario.baseline.day_of_adjustment
@@ -131,7 +142,7 @@ def chunk_updates(plan: MonitoringPlan, cfg: ProfileUpdates, notice: int,
     times, ends = schedule(plan, cfg, notice)
     table = accumulated_kwh(result.estimate_window_kw["expected"], plan.t_start,
                             plan.test_times)
-    if _published_already(pop.scenario, cfg):
+    if _exact(pop.scenario) or _published_already(pop.scenario, cfg):
         return ChunkUpdates(published("λ", pop.ids, plan.test_times, times, ends,
                                       lambda end: table, table), None)
     lo, hi = adjustment_minutes(pop.scenario, cfg.window_minutes)

@@ -15,6 +15,7 @@ from drsim.pipeline.backend import SerialBackend
 from drsim.pipeline.tasks import user_events
 from drsim.results.summary import build
 from drsim.scenario import scenario_from_dict
+from drsim.utility import updated_profiles
 from drsim.utility.features import plain_twin
 
 HOUSEHOLDS = 2400  # quickstart's three groups of 800: two predicted non-compliant
@@ -52,10 +53,15 @@ def _same_tiers(a: pipeline.Run, b: pipeline.Run, names=("expected", "traditiona
 
 @pytest.fixture(scope="module")
 def exact():
-    """Same-day M&V without error: updated (blocking fetches, no latency) and plain."""
-    return (_run(quickstart(HOUSEHOLDS, remote={"strategy": "BL1", "latency": ZERO,
-                                                "updates": {}})),
-            _run(quickstart(HOUSEHOLDS)))
+    """Same-day M&V without error: updated (blocking fetches, no latency) and plain. The
+    updated run re-estimates for real: a run skips the re-estimate when the M&V is exact
+    (``updated_profiles._exact``), and this checks that it would publish nothing."""
+    data = quickstart(HOUSEHOLDS, remote={"strategy": "BL1", "latency": ZERO, "updates": {}})
+    assert updated_profiles._exact(scenario_from_dict(data, "updates.yaml"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(updated_profiles, "_exact", lambda scenario: False)
+        updated = _run(data)
+    return updated, _run(quickstart(HOUSEHOLDS))
 
 
 @pytest.fixture(scope="module")

@@ -185,7 +185,9 @@ class RemoteSource(Lookup):
                 or is_frame(self.table) or callable(self.table)):
             raise QueryError("a remote source's table must be a dict, a pandas Series or "
                              f"DataFrame or a callable, not {type(self.table).__name__}")
-        self._values: Mapping | Callable = as_table(self.table)
+        # the per-event table is built on first use: an engine that reads the source in
+        # bulk (the keyed engine's index) never builds it
+        self._values: Mapping | Callable | None = None
         if self.element_size < 1:
             raise QueryError(f"element_size must be ≥ 1, not {self.element_size!r}")
         self.names = tuple(self.names)
@@ -199,6 +201,8 @@ class RemoteSource(Lookup):
     def value(self, name: str, args: tuple) -> Any:
         """The element's value at the source (no latency)."""
         table = self._values
+        if table is None:
+            table = self._values = as_table(self.table)
         if not isinstance(table, Mapping):
             return table(*args)
         key = args[0] if len(args) == 1 else tuple(args)

@@ -349,7 +349,7 @@ class TierDevice(Record):
 
 
 class PlainLoop(Record):
-    """BL, the plain monitoring's closed loop beside OP's (no shedding, nothing fetched);
+    """BL, the plain monitoring's closed loop beside OP's (nothing shed, no EIRES);
     its sections are written as the run's own of the same name."""
 
     prediction: dict[str, JsonValue] = Field(

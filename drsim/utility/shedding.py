@@ -31,7 +31,7 @@ tell long runs (about to produce user events) from new ones.
 **The unshed run (BL)** is computed beside OP on the same households in the same task:
 first to size each gateway's device, then as the reference the bound is a share of. It
 is the plain monitoring (:func:`drsim.utility.features.plain_twin`): no shedding and
-nothing fetched, the profiles local.
+the profiles read as the plain run reads them (no EIRES, no updates).
 """
 
 from __future__ import annotations
@@ -558,7 +558,7 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
         (:func:`drsim.utility.monitoring.meter_tier`: the monitoring features', e.g. the
         :class:`drsim.utility.fetching.MeterFetch` when λ is remote data): OP's, and
         BL's with ``plain=True`` (:func:`drsim.pipeline.tasks.meter_inputs`: BL is the
-        plain monitoring, nothing fetched).
+        plain monitoring: no EIRES fetcher).
     shed : bool
         Whether OP sheds (``"meter"`` in ``monitoring.shedding.tiers``); if not, OP is
         the meter tier with OP's inputs, unshed, served on the same devices as BL.

@@ -21,7 +21,7 @@ from drsim.pipeline.pass_names import DR_PASSES, MONITORED
 from drsim.results.summary_model import Summary
 from drsim.units import clock
 from drsim.utility.feature_registry import REGISTERED
-from drsim.utility.features import MISSING, pair_cell, real, share_cell, time_cell
+from drsim.utility.headline_cells import MISSING, pair_cell, real, share_cell, time_cell
 
 
 def _fmt_mwh(value: Any) -> str:

@@ -19,7 +19,6 @@ the headline from it. The pipeline and the results iterate over
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,17 +29,15 @@ import pandas as pd
 import pyarrow as pa
 
 from drsim.scenario import Scenario
-from drsim.units import clock
 from drsim.utility.monitoring import MeterResult, MonitoringPlan
 
-__all__ = ["FEATURE_KEYS", "MISSING", "FeatureChunk", "FeatureRun", "MeterRun",
+__all__ = ["FEATURE_KEYS", "FeatureChunk", "FeatureRun", "MeterRun",
            "MonitoringFeature", "Preparation", "feature_output", "feature_schema",
-           "is_plain_twin", "pair_cell", "plain_twin", "real", "share_cell", "time_cell"]
+           "is_plain_twin", "plain_twin"]
 
 #: the columns the pipeline puts before a feature's own in each row of its chunk output
 FEATURE_KEYS = pa.schema([("chunk", pa.int64()), ("group", pa.int32()),
                           ("pass", pa.string())])
-MISSING = "—"  # a headline cell whose key the summary lacks
 PLAIN_SUFFIX = "_bl"  # the pass name of a monitored pass's plain twin (BL)
 
 
@@ -665,85 +662,3 @@ def feature_schema(feature: MonitoringFeature) -> pa.Schema:
         The keys, then :attr:`MonitoringFeature.schema`.
     """
     return pa.schema([*FEATURE_KEYS, *feature.schema])
-
-
-def real(value: Any) -> float | None:
-    """Return a finite real number of a summary, else None.
-
-    Parameters
-    ----------
-    value : object
-        A JSON value (text and booleans are not numbers here).
-
-    Returns
-    -------
-    float or None
-        The number.
-    """
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def time_cell(value: Any) -> str:
-    """Return a headline cell of a clock time ("HH:MM", minutes, or none).
-
-    Parameters
-    ----------
-    value : object
-        The summary's value.
-
-    Returns
-    -------
-    str
-        The cell.
-    """
-    if value is None:
-        return "none"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return clock(int(value))
-    return str(value)
-
-
-def share_cell(value: Any) -> str:
-    """Return a headline cell of a share, three decimals ("n/a" for none or NaN).
-
-    Parameters
-    ----------
-    value : object
-        The summary's value.
-
-    Returns
-    -------
-    str
-        The cell.
-    """
-    number = real(value)
-    return f"{number:.3f}" if number is not None else "n/a" if value is None or \
-        isinstance(value, float) else str(value)
-
-
-def pair_cell(section: Any, first: str, second: str) -> str:
-    """Return a headline cell of two shares of a summary section, "0.878 / 0.305".
-
-    Parameters
-    ----------
-    section : object
-        The section.
-    first, second : str
-        Their keys (a missing one shows :data:`MISSING`).
-
-    Returns
-    -------
-    str
-        The cell.
-    """
-    cells = []
-    for key in (first, second):
-        if isinstance(section, Mapping) and key in section:
-            value = section[key]
-            cells.append(share_cell(None if isinstance(value, float)
-                                    and not math.isfinite(value) else value))
-        else:
-            cells.append(MISSING)
-    return " / ".join(cells)

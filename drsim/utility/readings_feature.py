@@ -27,7 +27,8 @@ import pyarrow as pa
 
 from drsim.household.render import micro_kw
 from drsim.scenario import ReadingLoss, Scenario
-from drsim.utility.features import FeatureChunk, FeatureRun, MonitoringFeature, real
+from drsim.utility.features import FeatureChunk, FeatureRun, MonitoringFeature
+from drsim.utility.headline_cells import real
 from drsim.utility.monitoring import MonitoringPlan
 from drsim.utility.reading_slots import reading_minutes, slot_of
 from drsim.utility.readings import lost_readings, silence

@@ -54,24 +54,12 @@ from drsim.utility.monitoring import (
 from drsim.utility.reading_slots import interim_offsets
 
 __all__ = ["gateways", "history_day", "fit_meter_model", "flagged_shares", "DeviceStats",
-           "statistic", "shed_meter_tier", "LATENCY_BINS", "BL_SUFFIX", "bl_name",
+           "statistic", "shed_meter_tier", "LATENCY_BINS",
            "quiet_readings"]
 
 MICRO = 1_000_000  # times are summed in whole µmin
-BL_SUFFIX = "_bl"  # the pass name of a monitored pass's unshed (BL) monitoring
 #: log-spaced latency bins [min] of the mergeable latency histogram, 40 per decade
 LATENCY_BINS = np.logspace(-4, 3, 7 * 40 + 1)
-
-
-def bl_name(name: str) -> str:
-    """Return the name of the BL monitoring of pass ``name``.
-
-    Examples
-    --------
-    >>> bl_name("traditional")
-    'traditional_bl'
-    """
-    return name + BL_SUFFIX
 
 
 def gateways(house_ids: np.ndarray, group_first: int, size: int) -> np.ndarray:

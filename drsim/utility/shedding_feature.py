@@ -6,7 +6,7 @@ model of the meter query where the data is and measures the share of the same si
 previous day flagged per test, from which the group leaders and the utility estimate
 theirs (:func:`cost_model_rows`). Every chunk runs the meter tier of each monitored pass
 twice (:func:`drsim.utility.shedding.shed_meter_tier`): under the bound (OP, the pass's
-own name) and unshed (BL, its twin :func:`drsim.utility.shedding.bl_name`), each with its
+own name) and unshed (BL, its plain twin :func:`drsim.utility.features.plain_twin`), each with its
 gateways' figures; the chunks send one row per run (:data:`COLUMNS`). The group leaders
 and the utility shed on OP's passes (:class:`drsim.utility.tier_shedding.TierShedding`,
 given them by :meth:`LoadShedding.group_inputs` and :meth:`LoadShedding.utility_inputs`)
@@ -41,11 +41,11 @@ from drsim.utility.features import (
     MeterRuns,
     MonitoringFeature,
     Preparation,
+    plain_twin,
 )
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
 from drsim.utility.shedding import (
     DeviceStats,
-    bl_name,
     fit_meter_model,
     flagged_shares,
     history_day,
@@ -282,7 +282,7 @@ class LoadShedding(MonitoringFeature):
                             COST_MODELS, made_for(scenario, plan)),)
 
     def passes(self, names: tuple[str, ...]) -> tuple[str, ...]:
-        """Return the passes with their unshed twins (:func:`bl_name`) after them.
+        """Return the passes with their plain twins (BL) after them.
 
         Parameters
         ----------
@@ -294,7 +294,7 @@ class LoadShedding(MonitoringFeature):
         tuple of str
             ``names``, then each one's twin.
         """
-        return (*names, *map(bl_name, names))
+        return (*names, *map(plain_twin, names))
 
     def meter_runs(self, chunk: FeatureChunk, runs: MeterRuns) -> MeterRuns:
         """Return the runs of each pass on the chunk's gateways: OP, then BL.
@@ -322,7 +322,7 @@ class LoadShedding(MonitoringFeature):
                 expected_acc, inputs, shed="meter" in self.cfg.tiers)
             quiet = quiet_readings(chunk.plan, chunk.house_ids, keys, times, chunk.lost)
             return [MeterRun(name, op, GatewayRun(op_stats, quiet)),
-                    MeterRun(bl_name(name), bl, GatewayRun(bl_stats, np.zeros_like(quiet)))]
+                    MeterRun(plain_twin(name), bl, GatewayRun(bl_stats, np.zeros_like(quiet)))]
 
         return shed
 
@@ -521,7 +521,7 @@ class LoadShedding(MonitoringFeature):
                         g: None if x == NOT_LATCHED else clock(x)
                         for g, x in zip(run.group_names, outcome.latch, strict=True)}}
 
-        op, bl = side("traditional"), side(bl_name("traditional"))
+        op, bl = side("traditional"), side(plain_twin("traditional"))
         return {"config": self.cfg.model_dump(), "op": op, "bl": bl,
                 "op_share_of_bl": {k: op[k] / bl[k] if bl[k] else None
                                    for k in ("communication", "computation")}}

@@ -61,9 +61,10 @@ import numpy as np
 import pandas as pd
 
 from drsim.scenario import Shedding
+from drsim.utility.features import is_plain_twin
 from drsim.utility.group_and_utility_tiers import group_tier, utility_stream, utility_tier
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
-from drsim.utility.shedding import BL_SUFFIX, DeviceStats, statistic
+from drsim.utility.shedding import DeviceStats, statistic
 
 __all__ = ["needed_count", "time_slices", "group_contribution", "utility_contribution",
            "predicted_latch", "serve_inputs", "kept_counts", "run_on_device", "TierRun",
@@ -479,7 +480,7 @@ def run_on_device(plan: MonitoringPlan, cfg: Shedding, arrivals: np.ndarray,
 
 def _shed_here(cfg: Shedding, tier: str, name: str) -> bool:
     """Whether ``tier`` sheds on pass ``name`` (never on a BL twin)."""
-    return tier in cfg.tiers and not name.endswith(BL_SUFFIX)
+    return tier in cfg.tiers and not is_plain_twin(name)
 
 
 @dataclass(frozen=True)
@@ -488,7 +489,7 @@ class TierShedding:
 
     What :class:`drsim.utility.shedding_feature.LoadShedding` gives
     :func:`drsim.pipeline.tasks.group_leader` and :func:`drsim.pipeline.tasks.utility`;
-    picklable. On a pass's BL twin (:func:`drsim.utility.shedding.bl_name`) and for a
+    picklable. On a pass's BL twin (:func:`drsim.utility.features.plain_twin`) and for a
     tier not in ``cfg.tiers`` the tier runs unshed on its device.
 
     Attributes

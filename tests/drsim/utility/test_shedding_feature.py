@@ -13,9 +13,9 @@ import pandas as pd
 from small_scenarios import quickstart
 
 from drsim.scenario import Shedding, scenario_from_dict
-from drsim.utility.features import FeatureChunk, FeatureRun
+from drsim.utility.features import FeatureChunk, FeatureRun, plain_twin
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, accumulated_kwh
-from drsim.utility.shedding import LATENCY_BINS, DeviceStats, bl_name, fit_meter_model
+from drsim.utility.shedding import LATENCY_BINS, DeviceStats, fit_meter_model
 from drsim.utility.shedding_feature import (
     MODELS,
     CostModels,
@@ -113,7 +113,7 @@ def test_each_pass_runs_under_the_bound_then_unshed_on_the_gateways():
                           "quiet": rows["quiet"] * 2})
     merged = feature.merge(frame)
     assert merged.meter["traditional"] == DeviceStats.merged([op.extra.stats.as_list()] * 2)
-    assert merged.meter[bl_name("traditional")].inputs == 2 * bl.extra.stats.inputs
+    assert merged.meter[plain_twin("traditional")].inputs == 2 * bl.extra.stats.inputs
     assert np.array_equal(merged.quiet["traditional"], 2 * op.extra.quiet.reshape(1, -1))
     assert feature.cost_inputs(merged, "traditional")["quiet"] is merged.quiet["traditional"]
     louder = replace(merged, quiet={**merged.quiet, "traditional": merged.quiet["traditional"] + 1})

@@ -15,7 +15,7 @@ from drsim.pipeline import stages as pipeline
 from drsim.pipeline.backend import SerialBackend
 from drsim.pipeline.stages import pass_costs
 from drsim.scenario import ScenarioError, scenario_from_dict
-from drsim.utility.shedding import bl_name
+from drsim.utility.features import plain_twin
 
 RUN = "PATTERN SEQ(R a+[]) WHERE SAME[k] AND a[i].x > lim AND a[i].time + 1 = a[i+1].time " \
       "AND LENGTH(a+[]) > 2 WITHIN 50 RETURN U(a[last].time, a[last].k)"
@@ -160,21 +160,21 @@ def test_the_unshed_monitoring_beside_op_is_the_run_without_shedding(op_run):
     plain = scenario.model_copy(update={"monitoring": scenario.monitoring.model_copy(
         update={"shedding": None})})
     bl = pipeline.run(plain, SerialBackend(), chunk_size=200)
-    trad = op.monitored.outcome[bl_name("traditional")]
+    trad = op.monitored.outcome[plain_twin("traditional")]
     assert trad.latch == bl.monitored.outcome["traditional"].latch
     assert trad.t_nc == bl.monitored.outcome["traditional"].t_nc
-    assert pass_costs(scenario, op.monitored, bl_name("traditional")) == bl.costs
-    assert np.array_equal(op.monitored.meter_work[bl_name("traditional")],
+    assert pass_costs(scenario, op.monitored, plain_twin("traditional")) == bl.costs
+    assert np.array_equal(op.monitored.meter_work[plain_twin("traditional")],
                           bl.monitored.meter_work["traditional"])
 
 
 def test_op_sheds_readings_and_costs_less(op_run):
     scenario, op = op_run
     gw = op.monitored.features["shedding"].meter
-    shed, unshed = gw["traditional"], gw[bl_name("traditional")]
+    shed, unshed = gw["traditional"], gw[plain_twin("traditional")]
     assert shed.inputs == unshed.inputs and unshed.inputs_shed == 0
     assert shed.inputs_shed > 0 and shed.work < unshed.work
-    unshed_costs = pass_costs(scenario, op.monitored, bl_name("traditional"))
+    unshed_costs = pass_costs(scenario, op.monitored, plain_twin("traditional"))
     assert op.costs["computation"]["total"] < unshed_costs["computation"]["total"]
     # a meter whose test reading is shed sends neither it nor its readings until the next
     # test (up to its group's stop)

@@ -17,9 +17,9 @@ from drsim.pipeline.backend import SerialBackend
 from drsim.pipeline.tasks import TIERS, UTILITY, group_leader, utility
 from drsim.results.summary import build
 from drsim.scenario import Shedding, scenario_from_dict
+from drsim.utility.features import plain_twin
 from drsim.utility.group_and_utility_tiers import group_tier, utility_stream, utility_tier
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
-from drsim.utility.shedding import bl_name
 from drsim.utility.threshold import Thresholds
 from drsim.utility.tier_shedding import (
     TierShedding,
@@ -75,7 +75,7 @@ def test_an_unshed_tier_or_twin_gives_exactly_the_plain_tiers_outputs():
     events = flagged(0)
     plain = group_tier(PLAN, 0, SIZE, events, GAMMA)
     for shed, name in ((shedding(tiers=["meter"]), "traditional"),
-                       (shedding(), bl_name("traditional"))):
+                       (shedding(), plain_twin("traditional"))):
         ran = shed.group(PLAN, name, 0, SIZE, events, GAMMA)
         assert ran.keep.all() and ran.stats.inputs_shed == 0
         assert ran.result.alerts.equals(plain.alerts)
@@ -98,7 +98,7 @@ def test_an_unshed_tier_or_twin_gives_exactly_the_plain_tiers_outputs():
 def test_a_shed_leader_meets_its_bound_and_alerts_later_never_earlier(seed, statistic):
     events = flagged(seed)
     shed = shedding(statistic=statistic)
-    unshed = shed.group(PLAN, bl_name("traditional"), 0, SIZE, events, GAMMA)
+    unshed = shed.group(PLAN, plain_twin("traditional"), 0, SIZE, events, GAMMA)
     op = shed.group(PLAN, "traditional", 0, SIZE, events, GAMMA)
     assert op.stats.inputs_shed == (~op.keep).sum() > 0
     assert op.stats.unshed_latency_sum == unshed.stats.latency_sum
@@ -119,7 +119,7 @@ def test_a_shed_utility_meets_its_bound_and_predicts_later_never_earlier():
     latches = {g: 1125 + 2 * g for g in range(8)}
     loads = {g: 1.0 for g in range(8)}
     shed = TierShedding(Shedding(), ((),) * 8)
-    unshed = shed.utility(plan, bl_name("traditional"), latches, loads, list(latches.values()))
+    unshed = shed.utility(plan, plain_twin("traditional"), latches, loads, list(latches.values()))
     op = shed.utility(plan, "traditional", latches, loads, list(latches.values()))
     figures = op.stats.summary("group_events")
     assert 0 < op.stats.inputs_shed < op.stats.inputs
@@ -185,7 +185,7 @@ def test_summary_json_reports_each_tiers_devices_within_their_bounds(op_run):
     # the tests counted (both passes latch at the same minutes here)
     assert op["group_noncompliance_times"] == bl["group_noncompliance_times"]
     assert run.costs["communication"]["user_events"] < pipeline.pass_costs(
-        scenario, run.monitored, bl_name("traditional"))["communication"]["user_events"]
+        scenario, run.monitored, plain_twin("traditional"))["communication"]["user_events"]
 
 
 def test_tiers_not_listed_run_unshed_and_any_chunking_gives_the_same(op_run):
@@ -202,7 +202,7 @@ def test_tiers_not_listed_run_unshed_and_any_chunking_gives_the_same(op_run):
     assert figures.utility["traditional"].inputs_shed == 0
     assert figures.group["traditional"].inputs_shed > 0
     # the twin is the same either way
-    name = bl_name("traditional")
+    name = plain_twin("traditional")
     assert other.monitored.outcome[name].latch == run.monitored.outcome[name].latch
     assert other.monitored.outcome[name].t_nc == run.monitored.outcome[name].t_nc
     assert other.monitored.features["shedding"].group[name] == figures.group[name] == \

@@ -257,7 +257,7 @@ def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
     return Passes(chunks, loads, rows, out, time.perf_counter() - started)
 
 
-def _preparations(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
+def preparations(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
                   progress: Progress | None, timings: dict[str, float]
                   ) -> dict[str, tuple[Any, ...]]:
     """The stages the active monitoring features run before the passes, where the data
@@ -276,6 +276,15 @@ def _preparations(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
                 time.perf_counter() - started
         prepared[feature.name] = tuple(values)
     return prepared
+
+
+def monitored_passes(scenario: Scenario) -> tuple[str, ...]:
+    """The monitored passes the tiers report: the run's, and the twins the active
+    monitoring features add (:meth:`~drsim.utility.features.MonitoringFeature.passes`)."""
+    names = MONITORED
+    for feature in active_features(scenario):
+        names = feature.passes(names)
+    return names
 
 
 def this_run(info: BackendInfo, first_job: int) -> BackendInfo:
@@ -326,7 +335,7 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     plan = check_run(scenario, delay_detection)
     first_job = len(backend.info.jobs)
     timings: dict[str, float] = {}
-    prepared = _preparations(scenario, plan, backend, progress, timings)
+    prepared = preparations(scenario, plan, backend, progress, timings)
     passes = _passes(scenario, backend, plan, chunk_size,
                      _stage(progress, "passes + meter tier"), prepared, export_readings)
     timings = {"passes_seconds": passes.seconds, **timings}
@@ -431,9 +440,7 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     n_groups, k = len(sizes), len(plan.test_times)
     if names is None:
-        names = MONITORED
-        for feature in active_features(scenario):
-            names = feature.passes(names)
+        names = monitored_passes(scenario)
     meter = backend.collect(out["meter"]).to_pandas()
     meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
     if thresholds is None:

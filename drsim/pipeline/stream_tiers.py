@@ -36,8 +36,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import pickle
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -50,12 +52,21 @@ from drsim.pipeline.recorded import problems
 from drsim.pipeline.stream_clock import PASSES as STREAM_PASSES
 from drsim.pipeline.stream_clock import intervals as intervals_of
 from drsim.pipeline.stream_clock import width
-from drsim.pipeline.tasks import EVENTS, TIERS, UTILITY, group_leader, outcome_counts, utility
+from drsim.pipeline.tasks import (
+    EVENTS,
+    TIERS,
+    UTILITY,
+    TierInputs,
+    group_leader,
+    meter_inputs,
+    outcome_counts,
+    utility,
+)
 from drsim.scenario import Scenario
 from drsim.units import DAY
 from drsim.utility.feature_registry import active_features
-from drsim.utility.features import FeatureChunk, MonitoringFeature
-from drsim.utility.monitoring import NOT_LATCHED, MeterResult, MonitoringPlan, meter_tier
+from drsim.utility.features import FeatureChunk, MeterRun, MonitoringFeature
+from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, meter_tier
 from drsim.utility.threshold import Thresholds
 
 __all__ = ["IN", "OUT", "StreamContext", "source", "meter_step", "group_step",
@@ -100,6 +111,23 @@ class StreamContext:
     #: the monitoring features whose rows the meter stage makes once a gateway's program
     #: is decided (drsim.utility.features.MonitoringFeature.chunk_rows)
     features: tuple[MonitoringFeature, ...] = ()
+    #: the values of the features' stages before the passes, by feature
+    #: (drsim.utility.features.MonitoringFeature.preparations)
+    prepared: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+
+    @property
+    def group_inputs(self) -> TierInputs:
+        """The features' keyword arguments of the group leaders, per pass
+        (:meth:`~drsim.utility.features.MonitoringFeature.group_inputs`)."""
+        return TierInputs.of(self.features,
+                             lambda f: f.group_inputs(self.plan, self.prepared))
+
+    @property
+    def utility_inputs(self) -> TierInputs:
+        """The features' keyword arguments of the utility, per pass
+        (:meth:`~drsim.utility.features.MonitoringFeature.utility_inputs`)."""
+        return TierInputs.of(self.features,
+                             lambda f: f.utility_inputs(self.plan, self.prepared))
 
     @property
     def whole_rows(self) -> bool:
@@ -270,6 +298,7 @@ class GatewayState:
     window: np.ndarray | None = None
     noncompliant: np.ndarray | None = None
     pending: Columns | None = None  # rows of the latest minute, not final yet
+    worked: int = -1  # the last test whose work the stage has sent
 
 
 def _new_gateway(context: StreamContext, gateway: int) -> GatewayState:
@@ -383,26 +412,44 @@ def _final_minutes(context: StreamContext, name: str, s: GatewayState, columns: 
     return _concat(out)
 
 
-def _meter(s: GatewayState, plan: MonitoringPlan) -> MeterResult:
-    """Listing 6.1 over the gateway's tests so far (``plan``: cut after the last), the
-    test readings that did not arrive lost (placeholders with max_missing ≥ 1)."""
+def _meter_runs(context: StreamContext, name: str, s: GatewayState, plan: MonitoringPlan
+                ) -> list[MeterRun]:
+    """Listing 6.1 over the gateway's tests so far (``plan``: cut after the last), run as
+    the monitoring features run it (:meth:`~drsim.utility.features.MonitoringFeature.meter_runs`,
+    with their :meth:`~drsim.utility.features.MonitoringFeature.meter_inputs`: remote
+    profiles' fetcher), the test readings that did not arrive lost (placeholders with
+    max_missing ≥ 1); pass ``name``'s own run first, then the twins a feature adds."""
     chunk = s.chunk
     ids = np.arange(chunk.first, chunk.first + chunk.count, dtype=np.int64)
-    return meter_tier(plan, ids, chunk.group, np.stack(s.acc, axis=1),
-                      np.stack(s.lam, axis=1), lost=np.stack(s.lost, axis=1))
+    acc, lam, lost = (np.stack(x, axis=1) for x in (s.acc, s.lam, s.lost))
+    at = FeatureChunk(plan, chunk.index, chunk.group, ids, prepared=context.prepared)
+
+    def inputs(plain: bool = False) -> dict[str, Any]:  # the stream knows what was lost
+        return {**meter_inputs(context.features, at, plain), "lost": lost}
+
+    def plain(label: str, acc_kwh: np.ndarray, expected: np.ndarray, given) -> list[MeterRun]:
+        return [MeterRun(label, meter_tier(plan, ids, chunk.group, acc_kwh, expected,
+                                           **given()))]
+
+    run = plain
+    for feature in context.features:
+        run = feature.meter_runs(at, run)
+    return run(name, acc, lam, inputs)
 
 
 def _feature_rows(context: StreamContext, name: str, s: GatewayState) -> pd.DataFrame:
     """The monitoring features' rows of the gateway's pass once its program is decided
-    (:meth:`~drsim.utility.features.MonitoringFeature.chunk_rows`: the meter tier over
-    every test, and with :attr:`StreamContext.whole_rows` the readings that arrived and
-    the loads), each row as JSON in ``note`` (kind ``feature``, ``value`` unused)."""
+    (:meth:`~drsim.utility.features.MonitoringFeature.chunk_rows`: the meter tier's runs
+    over every test, and with :attr:`StreamContext.whole_rows` the readings that arrived
+    and the loads), each row as JSON in ``note`` (kind ``feature``, ``value`` unused)."""
     plan, chunk = context.plan, s.chunk
     ids = np.arange(chunk.first, chunk.first + chunk.count, dtype=np.int64)
     window = {} if s.window is None else dict(zip(("load", "baseline", "expected"),
                                                   s.window, strict=True))
-    at = FeatureChunk(plan, chunk.index, chunk.group, ids, meter=_meter(s, plan),
-                      window=window, arrived=s.arrived)
+    runs = _meter_runs(context, name, s, plan)
+    at = FeatureChunk(plan, chunk.index, chunk.group, ids, meter=runs[0].result,
+                      window=window, arrived=s.arrived, prepared=context.prepared,
+                      meter_runs=tuple(runs))
     out = []
     for feature in context.features:
         rows = feature.chunk_rows(at, name)
@@ -417,31 +464,40 @@ def _feature_rows(context: StreamContext, name: str, s: GatewayState) -> pd.Data
 
 def _decide(context: StreamContext, name: str, s: GatewayState, decided: list[int]
             ) -> pd.DataFrame:
-    """Listing 6.1 over the gateway's tests so far; the user events, work and (at the last
-    test) outcome counts of the tests ``decided`` now."""
+    """Listing 6.1 over the gateway's tests so far, each run of pass ``name``
+    (:func:`_meter_runs`); the user events of the tests ``decided`` now, the work of the
+    tests before the last one decided (a test's work counts the requests sent at it,
+    a prefetch for the next test among them: it comes with the next decision, or at the
+    program's last test), and (at the last test) the outcome counts."""
     plan, chunk = context.plan, s.chunk
     cut = dataclasses.replace(plan, t_end=decided[-1] + 1)
-    m = _meter(s, cut)
-    events = m.events[m.events["time"].isin(decided)]
-    at = np.searchsorted(cut.test_times, decided)
-    # lost test readings are not shed; dropped (max_missing 0) they are not processed
-    shed = chunk.count - m.processed - (m.lost if plan.max_missing < 1 else 0)
-    work = np.stack([m.processed, m.partial_matches, m.outputs, shed, m.fetches])[:, at]
-    common = {"pass": name, "group": chunk.group, "gateway": chunk.index}
-    out = [_rows(**common, kind="user", time=events["time"].to_numpy(np.int64),
-                 house=events["houseID"].to_numpy(np.int64),
-                 value=events["accLoad"].to_numpy(np.float64),
-                 delay=events["delay"].to_numpy(np.float64),
-                 missing=events["missing"].to_numpy(np.int64)),
-           _rows(**common, kind="meter", time=np.asarray(decided, np.int64),
-                 counts=[work[:, j].tolist() for j in range(len(decided))]),
-           _rows(**common, kind="tested", time=decided[-1])]
-    if decided[-1] == int(plan.test_times[-1]):
-        noncompliant = s.noncompliant if s.noncompliant is not None else \
-            np.zeros(chunk.count, dtype=bool)
-        counts = outcome_counts(plan.test_times, m.first_flag, noncompliant).ravel()
-        out.append(_rows(**common, kind="outcome", time=decided[-1],
-                         counts=[counts.tolist()]))
+    last = decided[-1] == int(plan.test_times[-1])
+    worked = [int(t) for t in cut.test_times if s.worked < t and (t < decided[-1] or last)]
+    out = []
+    for run in _meter_runs(context, name, s, cut):
+        m = run.result
+        events = m.events[m.events["time"].isin(decided)]
+        at = np.searchsorted(cut.test_times, worked)
+        # lost test readings are not shed; dropped (max_missing 0) they are not processed
+        shed = chunk.count - m.processed - (m.lost if plan.max_missing < 1 else 0)
+        work = np.stack([m.processed, m.partial_matches, m.outputs, shed, m.fetches])[:, at]
+        common = {"pass": run.label, "group": chunk.group, "gateway": chunk.index}
+        out += [_rows(**common, kind="user", time=events["time"].to_numpy(np.int64),
+                      house=events["houseID"].to_numpy(np.int64),
+                      value=events["accLoad"].to_numpy(np.float64),
+                      delay=events["delay"].to_numpy(np.float64),
+                      missing=events["missing"].to_numpy(np.int64)),
+                _rows(**common, kind="meter", time=np.asarray(worked, np.int64),
+                      counts=[work[:, j].tolist() for j in range(len(worked))]),
+                _rows(**common, kind="tested", time=decided[-1])]
+        if last:
+            noncompliant = s.noncompliant if s.noncompliant is not None else \
+                np.zeros(chunk.count, dtype=bool)
+            counts = outcome_counts(plan.test_times, m.first_flag, noncompliant).ravel()
+            out.append(_rows(**common, kind="outcome", time=decided[-1],
+                             counts=[counts.tolist()]))
+    if worked:
+        s.worked = worked[-1]
     return _concat(out)
 
 
@@ -504,7 +560,8 @@ def group_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd
             if len(s.events):
                 batch = pd.DataFrame([{"chunk": 0, "group": group, "pass": name,
                                        **{c: s.events[c].to_numpy() for c in s.events}}])
-                frame = group_leader(plan, context.sizes, context.thresholds, batch)
+                frame = group_leader(plan, context.sizes, context.thresholds, batch,
+                                     **context.group_inputs.at(name))
                 out.append(_tiers_rows(name, frame, s.ticked, upto))
             out.append(_rows(**{"pass": name, "kind": "ticked", "group": group,
                                 "time": upto}))
@@ -546,7 +603,8 @@ def utility_step(context: StreamContext, key: tuple, state: bytes | None, rows: 
         upto = min(s.ticked.values())
         if upto > s.decided:
             frame = utility(plan, s.events.astype({"group": np.int64, "time": np.int64,
-                                                   "load": np.float64}), name)
+                                                   "load": np.float64}), name,
+                            **context.utility_inputs.at(name))
             ticks = frame[frame["kind"] != "t_nc"]
             out.append(_tiers_rows(name, ticks.assign(group=UTILITY), s.decided, upto))
             t_nc = int(frame.loc[frame["kind"] == "t_nc", "time"].iloc[0])

@@ -52,7 +52,10 @@ from drsim.pipeline.stages import (
     adaptive_pass,
     check_run,
     chunk_rows,
+    monitored_passes,
     pass_costs,
+    plain_loop,
+    preparations,
     replica_counts,
     second_event_stage,
     this_run,
@@ -423,11 +426,14 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     check_streamable(scenario)
     where = _folders(folder)
     first_job = len(backend.info.jobs)
+    timings: dict[str, float] = {}
+    prepared = preparations(scenario, plan, backend, progress, timings)
     passes, thresholds = _staged_passes(scenario, backend, plan, where["staging"], chunk_size,
                                         progress)
     chunks = passes.chunks
-    context = StreamContext(scenario, plan, tuple(chunks), thresholds, MONITORED, packed=True,
-                            features=tuple(active_features(scenario)))
+    context = StreamContext(scenario, plan, tuple(chunks), thresholds,
+                            monitored_passes(scenario), packed=True,
+                            features=tuple(active_features(scenario)), prepared=prepared)
     live = _LiveRun(scenario, backend, folder, context, passes, Collector(where["alerts"]),
                     delay_detection, chunk_feature_rows(backend, passes.handles, context.features))
     stream = backend.stream(source(context, where["source"], file_rows(width(plan))),
@@ -439,7 +445,7 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     stream_started = time.perf_counter()
     live.play(stream, clock_, where["staging"], view)
     stream_seconds = time.perf_counter() - stream_started
-    run = live.run(first_job, {"passes_seconds": passes.seconds,
+    run = live.run(first_job, {"passes_seconds": passes.seconds, **timings,
                                "stream_seconds": stream_seconds})
     return run, _report(clock_, live.collector, plan, rate, speed, stream_seconds,
                         live.planned_after)
@@ -501,11 +507,12 @@ class _LiveRun:
                 released = clock_.tick()
                 stream.poll(min(max(clock_.wait(), 0.01), POLL_SECONDS))
                 if view is not None:
-                    view(_live(self.context, clock_, collector, MONITORED, released))
+                    view(_live(self.context, clock_, collector, self.context.passes,
+                               released))
                 # read before t_nc: the sink runs in the stream's thread, and a batch that
                 # lands between the two reads must not end the loop before its t_nc is planned
                 done = clock_.finished() and all(collector.decided(n) >= plan.t_end - 1
-                                                  for n in MONITORED)
+                                                  for n in self.context.passes)
                 t_nc = collector.t_nc(MONITORED_PASS)
                 if self.second is None and t_nc is not None:
                     self._predicted(t_nc, pool, staging)
@@ -517,9 +524,10 @@ class _LiveRun:
                     # every file the run makes is out: drained once more with nothing new,
                     # the stream never decides the program
                     if len(collector.batches()) == drained:
+                        undecided = _undecided(collector, plan, self.context.passes)
                         raise StreamEndedError(
                             "the stream took every file of the run and has not decided the "
-                            f"program's last minute: {_undecided(collector, plan, MONITORED)}")
+                            f"program's last minute: {undecided}")
                     clock_.tick()
                     stream.drain()
                     drained = len(collector.batches())
@@ -558,7 +566,7 @@ class _LiveRun:
         and the adaptive pass's loads (the traditional pass's without a second event);
         ``timings`` gets the adaptive pass's seconds."""
         scenario, context, passes = self.scenario, self.context, self.passes
-        monitored = monitored_from(context, _renamed(self.collector.rows()), MONITORED,
+        monitored = monitored_from(context, _renamed(self.collector.rows()), context.passes,
                                    context.features, self.feature_rows)
         run_costs = pass_costs(scenario, monitored, MONITORED_PASS)
         second = self.second or SecondEventPlan(note="no utility non-compliance predicted: "
@@ -572,10 +580,15 @@ class _LiveRun:
         else:
             loads = loads.merged(loads.renamed("traditional", "adaptive"))
             timings["adaptive_pass_seconds"] = 0.0
+        started = time.perf_counter()
+        bl = plain_loop(scenario, context.plan, passes, monitored, self.delay_detection,
+                        self.backend, None, (second, loads))
+        if bl is not None:
+            timings["plain_loop_seconds"] = time.perf_counter() - started
         simulation = Simulation(scenario, passes.chunks, loads, passes.chunk_rows,
                                 this_run(self.backend.info, first_job), timings)
         return Run(simulation, monitored, run_costs, self.delay_detection, second.deficit,
-                   incentive, second.second, second.note)
+                   incentive, second.second, second.note, bl=bl)
 
 
 def _report(clock_: Clock | None, collector: Collector, plan: MonitoringPlan, rate: float,

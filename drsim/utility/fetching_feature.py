@@ -101,6 +101,7 @@ class RemoteProfiles(MonitoringFeature):
 
     name = "remote"
     optimises = True
+    streamed = True  # the fetches only look back (docs/streaming.md, "Remote profiles")
     scenario_key = "monitoring.remote"
     schema = COLUMNS
 
@@ -184,9 +185,11 @@ class RemoteProfiles(MonitoringFeature):
         Returns
         -------
         dict of str to sequence
-            One row: :meth:`drsim.utility.fetching.FetchCounts.as_list`.
+            One row: :meth:`drsim.utility.fetching.FetchCounts.as_list`; none before the
+            meter tier has run (a streamed run's chunk task: the stream's meter stage
+            makes the row, docs/streaming.md).
         """
-        return {"fetched": [chunk.meter.fetched]}
+        return {"fetched": [] if chunk.meter is None else [chunk.meter.fetched]}
 
     def merge(self, rows: pd.DataFrame) -> RemoteCounts:
         """Sum the chunks' fetches per pass; add the group leaders'.

@@ -278,6 +278,26 @@ def preparations(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
     return prepared
 
 
+def day_sized(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
+              chunk_size: int | None, prepared: dict[str, tuple[Any, ...]],
+              timings: dict[str, float]) -> dict[str, tuple[Any, ...]]:
+    """The features' prepared values with what a run of the whole day measures for the
+    features :attr:`~drsim.utility.features.MonitoringFeature.sized_on_the_day`
+    (:meth:`~drsim.utility.features.MonitoringFeature.day_sizes`: load shedding's device
+    sizes), from the passes and the tiers run in batch, timed in ``timings``
+    (``day_sizes_seconds``); ``prepared`` itself when no feature needs it."""
+    sized = [f for f in active_features(scenario) if f.sized_on_the_day]
+    if not sized:
+        return prepared
+    started = time.perf_counter()
+    passes = _passes(scenario, backend, plan, chunk_size, None, prepared)
+    monitored, _ = tiers(scenario, plan, backend, passes.handles, None, prepared=prepared)
+    timings["day_sizes_seconds"] = time.perf_counter() - started
+    return {**prepared, **{f.name: (*prepared[f.name],
+                                    f.day_sizes(monitored.features[f.name]))
+                           for f in sized}}
+
+
 def monitored_passes(scenario: Scenario) -> tuple[str, ...]:
     """The monitored passes the tiers report: the run's, and the twins the active
     monitoring features add (:meth:`~drsim.utility.features.MonitoringFeature.passes`)."""

@@ -58,6 +58,7 @@ from drsim.pipeline.tasks import (
     UTILITY,
     TierInputs,
     group_leader,
+    lost_on_the_way,
     meter_inputs,
     outcome_counts,
     utility,
@@ -423,6 +424,9 @@ def _meter_runs(context: StreamContext, name: str, s: GatewayState, plan: Monito
     ids = np.arange(chunk.first, chunk.first + chunk.count, dtype=np.int64)
     acc, lam, lost = (np.stack(x, axis=1) for x in (s.acc, s.lam, s.lost))
     at = FeatureChunk(plan, chunk.index, chunk.group, ids, prepared=context.prepared)
+    # the readings lost on the way over the program (load shedding's quiet meters)
+    at = dataclasses.replace(at, lost=lost_on_the_way(context.features, at)
+                             if s.arrived is None else ~s.arrived[:, :plan.t_end - plan.t_start])
 
     def inputs(plain: bool = False) -> dict[str, Any]:  # the stream knows what was lost
         return {**meter_inputs(context.features, at, plain), "lost": lost}
@@ -512,16 +516,31 @@ class GroupState:
     ticked: int = -1
 
 
-def _tiers_rows(name: str, frame: pd.DataFrame, lo: int, hi: int) -> pd.DataFrame:
-    """Rows of :data:`drsim.pipeline.tasks.TIERS` with time in (lo, hi] as rows of
-    :data:`OUT`."""
-    part = frame[(frame["time"] > lo) & (frame["time"] <= hi)]
+#: the tiers' rows not of a tick: sent with the first ticks (a leader's forecast, from the
+#: previous day) or with the last (a device's figures and sizing, over the whole window)
+FIRST_KINDS = ("forecast",)
+LAST_KINDS = ("device", "sizing")
+
+
+def _tiers_rows(name: str, frame: pd.DataFrame, lo: int, hi: int, plan: MonitoringPlan
+                ) -> pd.DataFrame:
+    """Rows of :data:`drsim.pipeline.tasks.TIERS` of the ticks in (lo, hi] as rows of
+    :data:`OUT`; those of :data:`FIRST_KINDS` when the ticks are the first (lo -1),
+    of :data:`LAST_KINDS` when they reach the program's end (a device's list as JSON
+    in ``note``)."""
+    kind = frame["kind"]
+    timed = ~kind.isin(FIRST_KINDS + LAST_KINDS) & (frame["time"] > lo) & \
+        (frame["time"] <= hi)
+    part = frame[timed | kind.isin(FIRST_KINDS) & (lo < 0)
+                 | kind.isin(LAST_KINDS) & (hi >= plan.t_end - 1)]
     return _rows(**{"pass": name, "kind": part["kind"].to_numpy(object),
                     "group": part["group"].to_numpy(np.int64),
                     "time": part["time"].to_numpy(np.int64),
                     "value": part["load"].to_numpy(np.float64),
                     "counts": [[int(p), int(q)] for p, q in
-                               zip(part["processed"], part["partial_matches"], strict=True)]})
+                               zip(part["processed"], part["partial_matches"], strict=True)],
+                    "note": [None if d is None else json.dumps(np.asarray(d).tolist())
+                             for d in part["device"]]})
 
 
 def _next_tick(plan: MonitoringPlan, test: int) -> int:
@@ -557,12 +576,11 @@ def group_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd
     if name in context.passes and len(s.tested) == context.gateways(group):
         upto = _next_tick(plan, min(s.tested.values()))
         if upto > s.ticked:
-            if len(s.events):
-                batch = pd.DataFrame([{"chunk": 0, "group": group, "pass": name,
-                                       **{c: s.events[c].to_numpy() for c in s.events}}])
-                frame = group_leader(plan, context.sizes, context.thresholds, batch,
-                                     **context.group_inputs.at(name))
-                out.append(_tiers_rows(name, frame, s.ticked, upto))
+            batch = pd.DataFrame([{"chunk": 0, "group": group, "pass": name,
+                                   **{c: s.events[c].to_numpy() for c in s.events}}])
+            frame = group_leader(plan, context.sizes, context.thresholds, batch,
+                                 **context.group_inputs.at(name))
+            out.append(_tiers_rows(name, frame, s.ticked, upto, plan))
             out.append(_rows(**{"pass": name, "kind": "ticked", "group": group,
                                 "time": upto}))
             s.ticked = upto
@@ -589,11 +607,13 @@ def utility_step(context: StreamContext, key: tuple, state: bytes | None, rows: 
     s = pickle.loads(state) if state is not None else \
         UtilityState(pd.DataFrame(columns=TIERS.names))
     kinds = rows["kind"]
-    out = [rows[kinds.isin(PASSED_ON + ("alert", "event", "work"))]]
-    events = rows[kinds == "event"]
+    out = [rows[kinds.isin(PASSED_ON + ("alert", "event", "work", "user_events_shed")
+                           + FIRST_KINDS + LAST_KINDS)]]
+    events = rows[kinds.isin(("event",) + FIRST_KINDS)]  # what Listing 6.3 reads
     if len(events):
         s.events = pd.concat([s.events.astype(object), pd.DataFrame({
-            "pass": name, "group": events["group"].to_numpy(np.int64), "kind": "event",
+            "pass": name, "group": events["group"].to_numpy(np.int64),
+            "kind": events["kind"].to_numpy(object),
             "time": events["time"].to_numpy(np.int64),
             "load": events["value"].to_numpy(np.float64), "processed": 0,
             "partial_matches": 0})], ignore_index=True)
@@ -605,8 +625,8 @@ def utility_step(context: StreamContext, key: tuple, state: bytes | None, rows: 
             frame = utility(plan, s.events.astype({"group": np.int64, "time": np.int64,
                                                    "load": np.float64}), name,
                             **context.utility_inputs.at(name))
-            ticks = frame[frame["kind"] != "t_nc"]
-            out.append(_tiers_rows(name, ticks.assign(group=UTILITY), s.decided, upto))
+            out.append(_tiers_rows(name, frame[frame["kind"] != "t_nc"], s.decided, upto,
+                                   plan))
             t_nc = int(frame.loc[frame["kind"] == "t_nc", "time"].iloc[0])
             if not s.sent and (t_nc != NOT_LATCHED and t_nc <= upto
                                or upto == plan.t_end - 1):

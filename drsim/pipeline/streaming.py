@@ -52,6 +52,7 @@ from drsim.pipeline.stages import (
     adaptive_pass,
     check_run,
     chunk_rows,
+    day_sized,
     monitored_passes,
     pass_costs,
     plain_loop,
@@ -179,6 +180,9 @@ class Collector:
 
 
 # --------------------------------------------------------------------------- assembling
+#: the kinds of the group leaders' and the utility's rows (drsim.pipeline.tasks.TIERS)
+TIER_KINDS = ("alert", "event", "work", "t_nc", "forecast", "user_events_shed",
+              "group_event_shed", "device", "sizing")
 def monitored_from(context: StreamContext, rows: pd.DataFrame, names: tuple[str, ...],
                    features: tuple[MonitoringFeature, ...] = (),
                    chunk_rows: dict[str, pd.DataFrame] | None = None) -> Monitored:
@@ -199,22 +203,25 @@ def monitored_from(context: StreamContext, rows: pd.DataFrame, names: tuple[str,
             work[row.pass_][group, :, at] += np.asarray(row.counts, np.int64)
         else:
             outcomes[row.pass_][group] += np.asarray(row.counts, np.int64).reshape(k + 1, 2)
-    tiers = rows[rows["kind"].isin(("alert", "event", "work", "t_nc"))]
+    tiers = rows[rows["kind"].isin(TIER_KINDS)]
     counts = np.stack(tiers["counts"].map(lambda c: c if c is not None and len(c) == 2
                                           else [0, 0]).to_numpy()) if len(tiers) else \
         np.zeros((0, 2), dtype=np.int64)
     tier_rows = pd.DataFrame({"pass": tiers["pass_"].astype(str), "group": tiers["group"],
                               "kind": tiers["kind"].astype(str), "time": tiers["time"],
                               "load": tiers["value"].fillna(0.0), "processed": counts[:, 0],
-                              "partial_matches": counts[:, 1], "device": None})
+                              "partial_matches": counts[:, 1],
+                              "device": [None if pd.isna(n) else json.loads(n)
+                                         for n in tiers["note"]]})
     tier_rows = tier_rows.astype({"group": np.int32, "time": np.int64, "load": np.float64,
                                   "processed": np.int64, "partial_matches": np.int64})
     tier_rows = tier_rows[TIERS.names].sort_values(["pass", "group", "kind", "time"],
                                                    kind="stable", ignore_index=True)
     outcome = {n: tier_outcome(tier_rows, n, n_groups) for n in names}
+    merged = feature_merges(features, rows, chunk_rows or {})
     return Monitored(plan, context.thresholds, user_event_rows(rows.rename(
         columns={"pass_": "pass"})), work, outcomes, tier_rows, outcome,
-        feature_merges(features, rows, chunk_rows or {}))
+        {f.name: f.tier_merge(merged[f.name], tier_rows) for f in features})
 
 
 def _renamed(rows: pd.DataFrame) -> pd.DataFrame:
@@ -427,7 +434,8 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     where = _folders(folder)
     first_job = len(backend.info.jobs)
     timings: dict[str, float] = {}
-    prepared = preparations(scenario, plan, backend, progress, timings)
+    prepared = day_sized(scenario, plan, backend, chunk_size,
+                         preparations(scenario, plan, backend, progress, timings), timings)
     passes, thresholds = _staged_passes(scenario, backend, plan, where["staging"], chunk_size,
                                         progress)
     chunks = passes.chunks

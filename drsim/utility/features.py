@@ -242,6 +242,10 @@ class MonitoringFeature(ABC):
     measures_twins : bool
         Whether an optimising feature still gets the plain twins' tiers, to measure
         them without changing what they do (load shedding's modelled devices).
+    sized_on_the_day : bool
+        Whether what its tiers decide depends on values only a run of the whole day
+        measures (load shedding: its devices are sized on their unshed runs), which a
+        streamed run then takes from such a run before the stream (:meth:`day_sizes`).
     """
 
     name: ClassVar[str]
@@ -254,6 +258,7 @@ class MonitoringFeature(ABC):
     section: ClassVar[str | None] = None
     optimises: ClassVar[bool] = False
     measures_twins: ClassVar[bool] = False
+    sized_on_the_day: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod
@@ -470,6 +475,24 @@ class MonitoringFeature(ABC):
             Keyword arguments.
         """
         return {}
+
+    def day_sizes(self, merged: Any) -> Any:
+        """Return what a streamed run's tiers need of a run of the whole day.
+
+        Appended to the feature's prepared values (:meth:`preparations`) of a streamed
+        run when :attr:`sized_on_the_day` (docs/streaming.md); None by default.
+
+        Parameters
+        ----------
+        merged : object
+            What :meth:`tier_merge` returned of the run of the whole day.
+
+        Returns
+        -------
+        object
+            The value (load shedding: every device's sizing), picklable.
+        """
+        return None
 
     def tier_devices(self, merged: Any) -> Mapping[str, Mapping[str, Any]]:
         """Return what the tiers' modelled devices did in OP, for ``op_vs_bl``.

@@ -89,14 +89,13 @@ PASSED_ON = ("user", "meter", "outcome", "load", "late", "bad", "lost", "feature
 
 
 def check_streamable(scenario: Scenario) -> None:
-    """ValueError for what the stream does not monitor yet: the monitoring features that
-    are not :attr:`~drsim.utility.features.MonitoringFeature.streamed` (load shedding,
-    remote profiles, appliance queries; their batch runs: ``drsim run``)."""
+    """ValueError, in one line, for what the stream does not monitor yet: the monitoring
+    features that are not :attr:`~drsim.utility.features.MonitoringFeature.streamed`
+    (appliance queries; their batch runs: ``drsim run``)."""
     names = [f.scenario_key for f in active_features(scenario) if not f.streamed]
     if names:
-        raise ValueError(f"{names[0]}: the streaming monitoring runs Listings 6.1-6.3 on "
-                         "plain readings; run this scenario in batch (without --stream "
-                         "or --streaming)")
+        raise ValueError(f"{names[0]}: the streaming monitoring does not run it yet; run "
+                         "this scenario in batch (without --stream or --streaming)")
 
 
 @dataclass(frozen=True)
@@ -299,7 +298,6 @@ class GatewayState:
     window: np.ndarray | None = None
     noncompliant: np.ndarray | None = None
     pending: Columns | None = None  # rows of the latest minute, not final yet
-    worked: int = -1  # the last test whose work the stage has sent
 
 
 def _new_gateway(context: StreamContext, gateway: int) -> GatewayState:
@@ -428,8 +426,12 @@ def _meter_runs(context: StreamContext, name: str, s: GatewayState, plan: Monito
     at = dataclasses.replace(at, lost=lost_on_the_way(context.features, at)
                              if s.arrived is None else ~s.arrived[:, :plan.t_end - plan.t_start])
 
-    def inputs(plain: bool = False) -> dict[str, Any]:  # the stream knows what was lost
-        return {**meter_inputs(context.features, at, plain), "lost": lost}
+    # the features' inputs see the whole program (a fetcher prefetches for the test after
+    # the last one so far, as in batch); the stream knows which readings were lost
+    whole = dataclasses.replace(at, plan=context.plan)
+
+    def inputs(plain: bool = False) -> dict[str, Any]:
+        return {**meter_inputs(context.features, whole, plain), "lost": lost}
 
     def plain(label: str, acc_kwh: np.ndarray, expected: np.ndarray, given) -> list[MeterRun]:
         return [MeterRun(label, meter_tier(plan, ids, chunk.group, acc_kwh, expected,
@@ -469,19 +471,15 @@ def _feature_rows(context: StreamContext, name: str, s: GatewayState) -> pd.Data
 def _decide(context: StreamContext, name: str, s: GatewayState, decided: list[int]
             ) -> pd.DataFrame:
     """Listing 6.1 over the gateway's tests so far, each run of pass ``name``
-    (:func:`_meter_runs`); the user events of the tests ``decided`` now, the work of the
-    tests before the last one decided (a test's work counts the requests sent at it,
-    a prefetch for the next test among them: it comes with the next decision, or at the
-    program's last test), and (at the last test) the outcome counts."""
+    (:func:`_meter_runs`); the user events, work and (at the last test) outcome counts of
+    the tests ``decided`` now."""
     plan, chunk = context.plan, s.chunk
     cut = dataclasses.replace(plan, t_end=decided[-1] + 1)
-    last = decided[-1] == int(plan.test_times[-1])
-    worked = [int(t) for t in cut.test_times if s.worked < t and (t < decided[-1] or last)]
+    at = np.searchsorted(cut.test_times, decided)
     out = []
     for run in _meter_runs(context, name, s, cut):
         m = run.result
         events = m.events[m.events["time"].isin(decided)]
-        at = np.searchsorted(cut.test_times, worked)
         # lost test readings are not shed; dropped (max_missing 0) they are not processed
         shed = chunk.count - m.processed - (m.lost if plan.max_missing < 1 else 0)
         work = np.stack([m.processed, m.partial_matches, m.outputs, shed, m.fetches])[:, at]
@@ -491,17 +489,15 @@ def _decide(context: StreamContext, name: str, s: GatewayState, decided: list[in
                       value=events["accLoad"].to_numpy(np.float64),
                       delay=events["delay"].to_numpy(np.float64),
                       missing=events["missing"].to_numpy(np.int64)),
-                _rows(**common, kind="meter", time=np.asarray(worked, np.int64),
-                      counts=[work[:, j].tolist() for j in range(len(worked))]),
+                _rows(**common, kind="meter", time=np.asarray(decided, np.int64),
+                      counts=[work[:, j].tolist() for j in range(len(decided))]),
                 _rows(**common, kind="tested", time=decided[-1])]
-        if last:
+        if decided[-1] == int(plan.test_times[-1]):
             noncompliant = s.noncompliant if s.noncompliant is not None else \
                 np.zeros(chunk.count, dtype=bool)
             counts = outcome_counts(plan.test_times, m.first_flag, noncompliant).ravel()
             out.append(_rows(**common, kind="outcome", time=decided[-1],
                              counts=[counts.tolist()]))
-    if worked:
-        s.worked = worked[-1]
     return _concat(out)
 
 

@@ -36,14 +36,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from drsim.pipeline.backend import Backend, Stream, StreamStage
-from drsim.pipeline.evaluation import tier_outcome
 from drsim.pipeline.loads import Loads, sum_loads
 from drsim.pipeline.monitor import MONITORED_PASS, participants_task
 from drsim.pipeline.pass_names import MONITORED, PASSES
 from drsim.pipeline.passes import plan_chunks
 from drsim.pipeline.recorded import ROWS, ReadingsError, check_schema
 from drsim.pipeline.stages import (
-    Monitored,
     Passes,
     Progress,
     Run,
@@ -62,7 +60,12 @@ from drsim.pipeline.stages import (
     this_run,
 )
 from drsim.pipeline.stream_clock import Clock, file_rows, intervals, width, write_warmup
-from drsim.pipeline.stream_features import chunk_feature_rows, feature_merges, readings_context
+from drsim.pipeline.stream_features import (
+    check_monitor_stream,
+    chunk_feature_rows,
+    monitored_from,
+    readings_context,
+)
 from drsim.pipeline.stream_tiers import (
     OUT,
     StreamContext,
@@ -70,14 +73,13 @@ from drsim.pipeline.stream_tiers import (
     group_step,
     meter_step,
     source,
-    user_event_rows,
     utility_step,
 )
-from drsim.pipeline.tasks import CHUNKS, LOADS, METER, TIERS, WORK_ROWS, stream_task
+from drsim.pipeline.tasks import CHUNKS, LOADS, METER, stream_task
 from drsim.scenario import Scenario
 from drsim.units import DAY, MICRO, clock
 from drsim.utility.feature_registry import active_features, features_of
-from drsim.utility.features import MonitoringFeature, feature_output, feature_schema
+from drsim.utility.features import feature_output, feature_schema
 from drsim.utility.monitoring import MonitoringPlan
 from drsim.utility.threshold import Thresholds
 
@@ -180,50 +182,6 @@ class Collector:
 
 
 # --------------------------------------------------------------------------- assembling
-#: the kinds of the group leaders' and the utility's rows (drsim.pipeline.tasks.TIERS)
-TIER_KINDS = ("alert", "event", "work", "t_nc", "forecast", "user_events_shed",
-              "group_event_shed", "device", "sizing")
-def monitored_from(context: StreamContext, rows: pd.DataFrame, names: tuple[str, ...],
-                   features: tuple[MonitoringFeature, ...] = (),
-                   chunk_rows: dict[str, pd.DataFrame] | None = None) -> Monitored:
-    """What the tiers produced (:class:`drsim.pipeline.stages.Monitored`) from the stream's
-    rows so far: the meter tier's work and outcome counts per group, the group leaders'
-    and the utility's rows, each pass's latches and t_nc, the user events, and the merge
-    of each of the monitoring ``features``
-    (:func:`~drsim.pipeline.stream_features.feature_merges`, with the rows its chunk tasks
-    made, ``chunk_rows``)."""
-    plan = context.plan
-    n_groups, k = len(context.sizes), len(plan.test_times)
-    work = {n: np.zeros((n_groups, WORK_ROWS, k), dtype=np.int64) for n in names}
-    outcomes = {n: np.zeros((n_groups, k + 1, 2), dtype=np.int64) for n in names}
-    for row in rows[rows["kind"].isin(("meter", "outcome"))].itertuples(index=False):
-        group = int(row.group)
-        if row.kind == "meter":  # one row per gateway and test
-            at = int(np.searchsorted(plan.test_times, int(row.time)))
-            work[row.pass_][group, :, at] += np.asarray(row.counts, np.int64)
-        else:
-            outcomes[row.pass_][group] += np.asarray(row.counts, np.int64).reshape(k + 1, 2)
-    tiers = rows[rows["kind"].isin(TIER_KINDS)]
-    counts = np.stack(tiers["counts"].map(lambda c: c if c is not None and len(c) == 2
-                                          else [0, 0]).to_numpy()) if len(tiers) else \
-        np.zeros((0, 2), dtype=np.int64)
-    tier_rows = pd.DataFrame({"pass": tiers["pass_"].astype(str), "group": tiers["group"],
-                              "kind": tiers["kind"].astype(str), "time": tiers["time"],
-                              "load": tiers["value"].fillna(0.0), "processed": counts[:, 0],
-                              "partial_matches": counts[:, 1],
-                              "device": [None if pd.isna(n) else json.loads(n)
-                                         for n in tiers["note"]]})
-    tier_rows = tier_rows.astype({"group": np.int32, "time": np.int64, "load": np.float64,
-                                  "processed": np.int64, "partial_matches": np.int64})
-    tier_rows = tier_rows[TIERS.names].sort_values(["pass", "group", "kind", "time"],
-                                                   kind="stable", ignore_index=True)
-    outcome = {n: tier_outcome(tier_rows, n, n_groups) for n in names}
-    merged = feature_merges(features, rows, chunk_rows or {})
-    return Monitored(plan, context.thresholds, user_event_rows(rows.rename(
-        columns={"pass_": "pass"})), work, outcomes, tier_rows, outcome,
-        {f.name: f.tier_merge(merged[f.name], tier_rows) for f in features})
-
-
 def _renamed(rows: pd.DataFrame) -> pd.DataFrame:
     """The stream's rows with ``pass`` as ``pass_`` (a keyword cannot name a tuple field)."""
     return rows.rename(columns={"pass": "pass_"})
@@ -628,14 +586,17 @@ def _report(clock_: Clock | None, collector: Collector, plan: MonitoringPlan, ra
 def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder: Path, *,
                    thresholds: Thresholds | None = None, chunk_size: int | None = None,
                    idle_seconds: float | None = None,
-                   view: Callable[[Live], None] | None = None) -> tuple[Run, StreamReport]:
+                   view: Callable[[Live], None] | None = None,
+                   prepared: dict[str, tuple[Any, ...]] | None = None
+                   ) -> tuple[Run, StreamReport]:
     """Recorded readings monitored as their files arrive in ``folder_in`` (module doc); ends
     when the utility has decided the program's last minute. :class:`StreamIdleError` after
     ``idle_seconds`` (None: :data:`IDLE_SECONDS`) without a micro-batch that brought a
-    reading the tiers took (only bad or late rows, or no file, are no progress)."""
-    from drsim.pipeline.monitor import check_monitor
-
-    plan = check_monitor(scenario)
+    reading the tiers took (only bad or late rows, or no file, are no progress).
+    ``prepared``: the values of the monitoring features' stages before the passes, by
+    feature, handed in by the caller (load shedding's cost models and device sizes:
+    refused without, :func:`~drsim.pipeline.stream_features.check_monitor_stream`)."""
+    plan = check_monitor_stream(scenario, prepared)
     check_streamable(scenario)
     where = _folders(folder)
     sizes = np.asarray(scenario.group_sizes(), dtype=np.int64)
@@ -647,8 +608,11 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
                              len(chunks), {"chunks": CHUNKS}, label="participants")
     rows_by_chunk = chunk_rows(backend, out["chunks"], len(chunks))
     features = tuple(f for f in (f.with_readings(1) for f in features_of(scenario)) if f.active)
-    context = StreamContext(scenario, plan, tuple(chunks), thresholds, (MONITORED_PASS,),
-                            features=features)
+    names = (MONITORED_PASS,)
+    for feature in features:
+        names = feature.passes(names)
+    context = StreamContext(scenario, plan, tuple(chunks), thresholds, names,
+                            features=features, prepared=prepared or {})
     collector = Collector(where["alerts"])
     stream = backend.stream(source(context, Path(folder_in), ROWS, MONITORED_PASS),
                             stages(context), collector, where["checkpoint"])
@@ -661,9 +625,10 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
         done = False
         while not done:
             stream.poll(POLL_SECONDS)
-            done = collector.decided(MONITORED_PASS) >= plan.t_end - 1  # before t_nc's read
+            done = all(collector.decided(n) >= plan.t_end - 1  # read before t_nc
+                       for n in context.passes)
             if view is not None:
-                view(_live(context, None, collector, (MONITORED_PASS,), 0))
+                view(_live(context, None, collector, context.passes, 0))
             batches = collector.batches()
             if any(_took(part) for _, part, _ in batches[last_batch:]):
                 last_change = time.perf_counter()
@@ -673,7 +638,7 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
                     f"no reading the tiers could take arrived in {idle:g} s"
                 raise StreamIdleError(
                     f"--stream {folder_in}: {what}, and the program is not decided "
-                    f"({_undecided(collector, plan, (MONITORED_PASS,))}); the same command "
+                    f"({_undecided(collector, plan, context.passes)}); the same command "
                     "resumes when more readings arrive (--idle-seconds sets the wait)")
             t_nc = collector.t_nc(MONITORED_PASS)
             if second is None and t_nc is not None and t_nc >= 0:
@@ -689,7 +654,7 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
         stream.stop()
     seconds = time.perf_counter() - started
     everything = collector.rows()
-    monitored = monitored_from(context, _renamed(everything), (MONITORED_PASS,),
+    monitored = monitored_from(context, _renamed(everything), context.passes,
                                readings_context(context, everything).features)
     trad = monitored.outcome[MONITORED_PASS]
     run_costs = pass_costs(scenario, monitored, MONITORED_PASS)

@@ -124,8 +124,9 @@ def test_a_file_staged_during_a_tick_never_overtakes_an_earlier_one(tmp_path, mo
 
 def test_a_streamed_run_refuses_what_it_does_not_monitor(tmp_path):
     data = small().model_dump(mode="json", exclude={"source_path"})
-    data["monitoring"]["shedding"] = {"gateway_households": 100}
-    with pytest.raises(ValueError, match="monitoring.shedding: the streaming monitoring") \
+    data["monitoring"]["appliance_queries"] = {"paused": {
+        "query": "PATTERN SEQ(dr_start s, ev_pause p) WHERE SAME[houseID] WITHIN 3h"}}
+    with pytest.raises(ValueError, match="monitoring.appliance_queries: the streaming") \
             as refused:
         api.run(scenario_from_dict(data), tmp_path / "x", backend="serial", streaming=True)
     assert "\n" not in str(refused.value)

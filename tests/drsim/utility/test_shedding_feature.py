@@ -17,6 +17,7 @@ from drsim.utility.features import FeatureChunk, FeatureRun
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, accumulated_kwh
 from drsim.utility.shedding import LATENCY_BINS, DeviceStats, bl_name, fit_meter_model
 from drsim.utility.shedding_feature import (
+    COLUMNS,
     MODELS,
     CostModels,
     LoadShedding,
@@ -109,9 +110,17 @@ def test_each_pass_runs_under_the_bound_then_unshed_on_the_gateways():
                               "traditional")
     assert rows["run"] == ["traditional", "traditional_bl"]
     frame = pd.DataFrame({"chunk": [0, 0, 1, 1], "group": 0, "pass": "traditional",
-                          "run": rows["run"] * 2, "gateways": rows["gateways"] * 2,
-                          "quiet": rows["quiet"] * 2})
+                          **{c: rows[c] * 2 for c in COLUMNS.names}})
     merged = feature.merge(frame)
+    # the gateways' sizing, as a stream gets it, makes the same runs
+    assert merged.sizes.meter == {(c, "traditional"): op.extra.sizing for c in (0, 1)}
+    assert op.extra.sizing.bound is not None and bl.extra.sizing == op.extra.sizing
+    sized = replace(chunk, prepared={"shedding": (*chunk.prepared["shedding"],
+                                                  feature.day_sizes(merged))})
+    again = feature.meter_runs(sized, None)("traditional", used, expected,
+                                            lambda plain=False: {})
+    assert [r.extra.stats for r in again] == [op.extra.stats, bl.extra.stats]
+    assert again[0].result.events.equals(op.result.events)
     assert merged.meter["traditional"] == DeviceStats.merged([op.extra.stats.as_list()] * 2)
     assert merged.meter[bl_name("traditional")].inputs == 2 * bl.extra.stats.inputs
     assert np.array_equal(merged.quiet["traditional"], 2 * op.extra.quiet.reshape(1, -1))

@@ -18,6 +18,7 @@ import pytest
 
 from drsim.pipeline.passes import Chunk
 from drsim.pipeline.stream_clock import intervals, write_intervals
+from drsim.pipeline.stream_features import monitored_from
 from drsim.pipeline.stream_tiers import (
     IN,
     StreamContext,
@@ -27,7 +28,6 @@ from drsim.pipeline.stream_tiers import (
     user_event_rows,
     utility_step,
 )
-from drsim.pipeline.stream_features import monitored_from
 from drsim.pipeline.tasks import (
     event_row,
     group_leader,

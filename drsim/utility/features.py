@@ -9,11 +9,10 @@ monitoring feature is something a scenario may add to the three tiers of Listing
 it reads its settings from the scenario, checks them before any work, says where it
 cannot run (a streamed run, recorded readings), may run a stage before the passes, give
 the meter tier, the group leaders and the utility inputs or run the meter tier its own
-way, computes
-its aggregate of one chunk's monitored pass where the data is, as rows of an Arrow
-schema of its own, merges the chunks' rows on the driver into a typed value, gives the
-costs and the deficit inputs, and writes its section of summary.json and its lines of
-the headline from it. The pipeline and the results iterate over
+way, computes its aggregate of one chunk's monitored pass where the data is, as rows of
+an Arrow schema of its own, merges the chunks' rows on the driver into a typed value,
+gives the costs and the deficit inputs, and writes its section of summary.json and its
+lines of the headline from it. The pipeline and the results iterate over
 :func:`drsim.utility.feature_registry.features_of` and never name a feature.
 """
 
@@ -225,8 +224,9 @@ class MonitoringFeature(ABC):
     needs_runs : bool
         Whether a chunk task keeps each pass's simulated run for it
         (:attr:`FeatureChunk.runs`).
-    streamed : bool
-        Whether a streamed run (docs/streaming.md) can run it.
+    streamed, sized_on_the_day : bool
+        Whether a streamed run (docs/streaming.md) can run it; whether its tiers need
+        values only the whole day measures (:meth:`day_sizes`).
     readings_refusal : str or None
         Why recorded meter readings (``drsim monitor``) cannot feed it; None if they can.
     excludes : tuple of str
@@ -235,17 +235,12 @@ class MonitoringFeature(ABC):
         The section of summary.json its keys join (None: a section of its own, under
         :attr:`name`).
     optimises : bool
-        Whether it is one of the optimisations of §6.3.4 (OP: load shedding, remote
-        profiles), which the plain twin passes (BL, :func:`plain_twin`) run without;
-        the others (lost readings, appliance queries) are the run's conditions and
-        apply to every pass.
+        Whether it is an optimisation of §6.3.4 (OP: load shedding, remote profiles),
+        which the plain twins (BL, :func:`plain_twin`) run without; the others are the
+        run's conditions (lost readings, appliance queries) and apply to every pass.
     measures_twins : bool
-        Whether an optimising feature still gets the plain twins' tiers, to measure
-        them without changing what they do (load shedding's modelled devices).
-    sized_on_the_day : bool
-        Whether what its tiers decide depends on values only a run of the whole day
-        measures (load shedding: its devices are sized on their unshed runs), which a
-        streamed run then takes from such a run before the stream (:meth:`day_sizes`).
+        Whether an optimising feature still measures the plain twins' tiers without
+        changing them (load shedding's modelled devices).
     """
 
     name: ClassVar[str]
@@ -477,20 +472,10 @@ class MonitoringFeature(ABC):
         return {}
 
     def day_sizes(self, merged: Any) -> Any:
-        """Return what a streamed run's tiers need of a run of the whole day.
+        """Return what a stream's tiers need of the whole day (None by default).
 
-        Appended to the feature's prepared values (:meth:`preparations`) of a streamed
-        run when :attr:`sized_on_the_day` (docs/streaming.md); None by default.
-
-        Parameters
-        ----------
-        merged : object
-            What :meth:`tier_merge` returned of the run of the whole day.
-
-        Returns
-        -------
-        object
-            The value (load shedding: every device's sizing), picklable.
+        From :meth:`tier_merge` of a batch run of the day; appended to a streamed run's
+        prepared values when :attr:`sized_on_the_day` (load shedding: its devices' sizes).
         """
         return None
 
@@ -505,8 +490,7 @@ class MonitoringFeature(ABC):
         Returns
         -------
         mapping of str to mapping
-            Tier (``meter``, ``group``, ``utility``) -> the fields of
-            :class:`drsim.results.summary_model.TierDevice`; none by default.
+            Tier -> the fields of :class:`drsim.results.summary_model.TierDevice`.
         """
         return {}
 

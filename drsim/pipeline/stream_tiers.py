@@ -12,16 +12,20 @@ in its RocksDB state store, :mod:`spark.streaming`):
    once a later one arrived (or it is the program's last), so a test is decided in the
    micro-batch that brings its interval. Listing 6.1 is evaluated again over the gateway's
    tests so far (:func:`drsim.utility.monitoring.meter_tier` on the plan cut after the last
-   test), which gives, test by test, the events and work of the batch run. Rows of a minute already
-   final are late: counted, not used. A reading that did not arrive is lost: counted, its
+   test), run as the monitoring features run it (load shedding: OP and the plain twin on
+   the gateways; remote profiles: a fetcher per run), which gives, test by test, the
+   events and work of the batch run. Rows of a minute already final are late: counted,
+   not used. A reading that did not arrive is lost: counted, its
    load carried from the household's previous one, a lost test reading a placeholder or
    left out as ``monitoring.max_missing`` says (docs/lost_readings.md). Once a gateway's
    program is final it makes the monitoring features' rows of its passes
    (:attr:`StreamContext.features`).
 2. **group** (key: pass and group): the group's user events so far; once every gateway of
    the group has decided test T, Listing 6.2 (:func:`drsim.pipeline.tasks.group_leader`)
-   gives the alerts, events and work of the ticks up to the next test, which nothing later
-   can change.
+   with the features' inputs of the pass (:attr:`StreamContext.group_inputs`) gives the
+   alerts, events and work of the ticks up to the next test, which nothing later can
+   change (a fetch delay holds an alert back, never forward); the leader's forecast comes
+   with its first ticks, its device's figures with the last.
 3. **utility** (key: pass): once every group has ticked to minute X, Listing 6.3
    (:func:`drsim.pipeline.tasks.utility`) gives the utility's alerts and work up to X and
    t_nc when it falls there.

@@ -1,17 +1,20 @@
 """The tiers as a stream: the closed loop live (``drsim run --streaming``) and recorded
 readings monitored as they arrive (``drsim monitor --stream``); docs/streaming.md.
 
-``run_streaming``: the passes job simulates the day and stages the expected and traditional
-passes' readings interval by interval (:func:`drsim.pipeline.tasks.stream_task`); γ comes
-from its replicas as in batch. A simulated clock
-(:class:`~drsim.pipeline.stream_clock.Clock`) plays the intervals into the stream at
+``run_streaming``: the monitoring features' stages before the passes run as in batch (and,
+for a feature whose devices are sized on the whole day, a batch run of the day's tiers:
+:func:`~drsim.pipeline.stages.day_sized`); the passes job simulates the day and stages the
+expected and traditional passes' readings interval by interval
+(:func:`drsim.pipeline.tasks.stream_task`); γ comes from its replicas as in batch. A
+simulated clock (:class:`~drsim.pipeline.stream_clock.Clock`) plays the intervals into the stream at
 ``speed`` times real time; the stream's three stateful stages
 (:mod:`drsim.pipeline.stream_tiers`) decide each test in the micro-batch that brings its
 interval. When the utility predicts on the traditional pass, the second event is planned at
 once from what the stream has shown (its plan written to ``stream/second_event_plan.json``)
 and the adaptive pass runs beside the stream; its readings from the announcement on are
 played in as pass ``adaptive`` (loads only). When the program's last minute is decided on
-every monitored pass, the run is assembled as the batch run is, from the stream's rows.
+every monitored pass, the run is assembled as the batch run is, from the stream's rows,
+and the plain twin's closed loop (BL) runs after it, as in batch.
 
 ``monitor_stream``: the same stages over the files that arrive in a folder, the readings of
 one pass (``traditional``), γ given or constant; the participants' sums come from the

@@ -7,6 +7,7 @@ fetch ``γ[groupID, time]`` and the delays hold their alerts back (:class:`Alert
 given to the group tier). Each chunk sends one row per monitored pass, what its
 gateways fetched (:class:`drsim.utility.fetching.FetchCounts`); the driver sums them per
 pass (:class:`RemoteCounts`), and the feature writes summary.json's ``remote``.
+Streamed as in batch: the fetches only look back (docs/streaming.md).
 """
 
 from __future__ import annotations

@@ -13,6 +13,13 @@ given them by :meth:`LoadShedding.group_inputs` and :meth:`LoadShedding.utility_
 and report their devices in rows of kind ``device``. The driver sums the figures per tier
 and run (:class:`drsim.utility.shedding.DeviceStats`, :class:`SheddingFigures`), and the
 feature writes summary.json's ``shedding``: OP beside BL on the same households.
+
+Streamed (docs/streaming.md, "Load shedding and remote profiles"): every device's
+decisions look back once it is sized, and its sizing (cost per unit, bound) is measured
+on the whole day's unshed runs, so a streamed run takes it from a batch run of the day
+before the stream (:meth:`LoadShedding.day_sizes`, :class:`DeviceSizes`, after the cost
+models in the feature's prepared values); the meter stage then runs OP and BL on each
+gateway over its tests so far, and the leaders and the utility on their inputs so far.
 """
 
 from __future__ import annotations

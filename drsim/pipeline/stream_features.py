@@ -107,12 +107,21 @@ def feature_merges(features: tuple[MonitoringFeature, ...], rows: pd.DataFrame,
                    chunk_rows: dict[str, pd.DataFrame]) -> dict[str, Any]:
     """Each monitoring feature's merge (:meth:`~drsim.utility.features.MonitoringFeature.merge`)
     of its rows: those the meter stage made (kind ``feature``, each a gateway's pass as
-    JSON in ``note``, drsim.pipeline.stream_tiers) with those its chunk tasks made
-    (``chunk_rows``, by feature name), by chunk then pass as in batch."""
+    JSON in ``note``, drsim.pipeline.stream_tiers; of a gateway's pass the latest only)
+    with those its chunk tasks made (``chunk_rows``, by feature name), by chunk then pass
+    as in batch."""
     made = rows[rows["kind"] == "feature"]
-    parsed = [(int(g), int(group), str(name), json.loads(text)) for g, group, name, text
-              in zip(made["gateway"], made["group"], made["pass_"], made["note"],
-                     strict=True)]
+    parsed = [(int(g), int(group), str(name), json.loads(text), int(t))
+              for g, group, name, text, t in zip(made["gateway"], made["group"],
+                                                 made["pass_"], made["note"], made["time"],
+                                                 strict=True)]
+    # a gateway's latest rows of a pass replace its earlier ones (those of the tests so
+    # far, drsim.utility.features.MonitoringFeature.rows_so_far)
+    latest: dict[tuple, int] = {}
+    for g, _, name, row, t in parsed:
+        key = (g, name, row["feature"])
+        latest[key] = max(t, latest.get(key, t))
+    parsed = [p[:4] for p in parsed if p[4] == latest[(p[0], p[2], p[3]["feature"])]]
     out = {}
     for feature in features:
         mine = [(g, group, name, row) for g, group, name, row in parsed

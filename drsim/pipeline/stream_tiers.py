@@ -447,28 +447,41 @@ def _meter_runs(context: StreamContext, name: str, s: GatewayState, plan: Monito
     return run(name, acc, lam, inputs)
 
 
-def _feature_rows(context: StreamContext, name: str, s: GatewayState) -> pd.DataFrame:
-    """The monitoring features' rows of the gateway's pass once its program is decided
-    (:meth:`~drsim.utility.features.MonitoringFeature.chunk_rows`: the meter tier's runs
-    over every test, and with :attr:`StreamContext.whole_rows` the readings that arrived
-    and the loads), each row as JSON in ``note`` (kind ``feature``, ``value`` unused)."""
+def _feature_rows(context: StreamContext, name: str, s: GatewayState,
+                  runs: list[MeterRun] | None = None) -> pd.DataFrame:
+    """The monitoring features' rows of the gateway's pass
+    (:meth:`~drsim.utility.features.MonitoringFeature.chunk_rows`), each row as JSON in
+    ``note`` (kind ``feature``, ``value`` unused): once its program is decided, the meter
+    tier's runs over every test (and with :attr:`StreamContext.whole_rows` the readings
+    that arrived and the loads), at ``time`` t_end; or, given the ``runs`` of the tests
+    so far, those of the features that make their rows so far
+    (:attr:`~drsim.utility.features.MonitoringFeature.rows_so_far`), at the last test's
+    time. The latest rows of a gateway replace its earlier ones
+    (:func:`drsim.pipeline.stream_features.feature_merges`)."""
     plan, chunk = context.plan, s.chunk
     ids = np.arange(chunk.first, chunk.first + chunk.count, dtype=np.int64)
-    window = {} if s.window is None else dict(zip(("load", "baseline", "expected"),
-                                                  s.window, strict=True))
-    runs = _meter_runs(context, name, s, plan)
-    at = FeatureChunk(plan, chunk.index, chunk.group, ids, meter=runs[0].result,
-                      window=window, arrived=s.arrived, prepared=context.prepared,
-                      meter_runs=tuple(runs))
+    if runs is None:
+        window = {} if s.window is None else dict(zip(("load", "baseline", "expected"),
+                                                      s.window, strict=True))
+        features, runs, time = context.features, _meter_runs(context, name, s, plan), \
+            plan.t_end
+        at = FeatureChunk(plan, chunk.index, chunk.group, ids, window=window,
+                          arrived=s.arrived)
+    else:
+        features = tuple(f for f in context.features if f.rows_so_far)
+        time = int(plan.test_times[len(s.acc) - 1])
+        at = FeatureChunk(dataclasses.replace(plan, t_end=time + 1), chunk.index,
+                          chunk.group, ids)
+    at = dataclasses.replace(at, meter=runs[0].result, prepared=context.prepared,
+                             meter_runs=tuple(runs))
     out = []
-    for feature in context.features:
+    for feature in features:
         rows = feature.chunk_rows(at, name)
         for i in range(len(rows[feature.schema.names[0]])):
             text = json.dumps({"feature": feature.name, **{c: rows[c][i] for c in rows}},
                               default=lambda a: np.asarray(a).tolist())
             out.append(_rows(**{"pass": name, "kind": "feature", "group": chunk.group,
-                                "gateway": chunk.index, "time": plan.t_end - 1,
-                                "note": text}))
+                                "gateway": chunk.index, "time": time, "note": text}))
     return _concat(out)
 
 
@@ -480,8 +493,9 @@ def _decide(context: StreamContext, name: str, s: GatewayState, decided: list[in
     plan, chunk = context.plan, s.chunk
     cut = dataclasses.replace(plan, t_end=decided[-1] + 1)
     at = np.searchsorted(cut.test_times, decided)
-    out = []
-    for run in _meter_runs(context, name, s, cut):
+    runs = _meter_runs(context, name, s, cut)
+    out = [_feature_rows(context, name, s, runs)]
+    for run in runs:
         m = run.result
         events = m.events[m.events["time"].isin(decided)]
         # lost test readings are not shed; dropped (max_missing 0) they are not processed

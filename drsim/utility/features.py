@@ -224,9 +224,10 @@ class MonitoringFeature(ABC):
     needs_runs : bool
         Whether a chunk task keeps each pass's simulated run for it
         (:attr:`FeatureChunk.runs`).
-    streamed, sized_on_the_day : bool
+    streamed, sized_on_the_day, rows_so_far : bool
         Whether a streamed run (docs/streaming.md) can run it; whether its tiers need
-        values only the whole day measures (:meth:`day_sizes`).
+        values only the whole day measures (:meth:`day_sizes`); whether the stream makes
+        its rows of the tests so far at every test, for the plan at t_nc.
     readings_refusal : str or None
         Why recorded meter readings (``drsim monitor``) cannot feed it; None if they can.
     excludes : tuple of str
@@ -254,6 +255,7 @@ class MonitoringFeature(ABC):
     optimises: ClassVar[bool] = False
     measures_twins: ClassVar[bool] = False
     sized_on_the_day: ClassVar[bool] = False
+    rows_so_far: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod
@@ -472,11 +474,7 @@ class MonitoringFeature(ABC):
         return {}
 
     def day_sizes(self, merged: Any) -> Any:
-        """Return what a stream's tiers need of the whole day (None by default).
-
-        From :meth:`tier_merge` of a batch run of the day; appended to a streamed run's
-        prepared values when :attr:`sized_on_the_day` (load shedding: its devices' sizes).
-        """
+        """Return what a stream needs of a day's run, from its :meth:`tier_merge` (None)."""
         return None
 
     def tier_devices(self, merged: Any) -> Mapping[str, Mapping[str, Any]]:

@@ -231,6 +231,7 @@ class LoadShedding(MonitoringFeature):
     optimises = True
     streamed = True  # with its devices sized on the whole day (day_sizes)
     sized_on_the_day = True
+    rows_so_far = True  # the quiet readings of the tests so far: the costs at t_nc
     measures_twins = True  # BL's tiers run unshed on their devices (drsim.utility.tier_shedding)
     scenario_key = "monitoring.shedding"
     schema = COLUMNS
@@ -437,7 +438,10 @@ class LoadShedding(MonitoringFeature):
         for name in pd.unique(rows["run"]):
             mine = rows[rows["run"] == name]
             gateways[str(name)] = DeviceStats.merged(mine["gateways"])
-            per_chunk = np.stack([np.asarray(q, dtype=np.int64) for q in mine["quiet"]])
+            # (a stream's rows of the tests so far are shorter: the later tests' zero)
+            width = max(len(q) for q in mine["quiet"])
+            per_chunk = np.stack([np.pad(np.asarray(q, dtype=np.int64), (0, width - len(q)))
+                                  for q in mine["quiet"]])
             summed = np.zeros((groups, per_chunk.shape[1]), dtype=np.int64)
             np.add.at(summed, mine["group"].to_numpy(np.int64), per_chunk)
             quiet[str(name)] = summed
@@ -462,7 +466,7 @@ class LoadShedding(MonitoringFeature):
         dict
             ``quiet`` of the costs: (groups, tests × interim offsets).
         """
-        return {"quiet": merged.quiet[name]}
+        return {"quiet": merged.quiet.get(name)}  # (none yet: a stream's plan at t_nc)
 
     def tier_merge(self, merged: SheddingFigures, rows: pd.DataFrame) -> SheddingFigures:
         """Add the group leaders' and the utility's device figures per run.

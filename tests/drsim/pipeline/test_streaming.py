@@ -202,7 +202,9 @@ def assert_streamed_op_run(scenario: Scenario, tmp_path: Path) -> dict:
     summary."""
     batch = api.run(scenario, tmp_path / "b", backend="serial").summary
     assert batch["prediction"]["predicted"] and batch["op_vs_bl"]["bl"]["prediction"]
-    streamed = api.run(scenario, tmp_path / "s", backend="serial", streaming=True).summary
+    # at a speed the second event is planned at t_nc, before the gateways' programs end
+    streamed = api.run(scenario, tmp_path / "s", backend="serial", streaming=True,
+                       speed=3000).summary
     assert_same_summary(batch, streamed)
     assert_same_events(tmp_path / "b", tmp_path / "s")
     assert streamed["timings"]["day_sizes_seconds"] > 0

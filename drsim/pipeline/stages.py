@@ -262,9 +262,9 @@ def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
     return Passes(chunks, loads, rows, out, time.perf_counter() - started)
 
 
-def _preparations(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
-                  progress: Progress | None, timings: dict[str, float],
-                  kept: dict[str, pa.Table] | None = None) -> dict[str, tuple[Any, ...]]:
+def preparations(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
+                 progress: Progress | None, timings: dict[str, float],
+                 kept: dict[str, pa.Table] | None = None) -> dict[str, tuple[Any, ...]]:
     """The stages the active monitoring features run before the passes, where the data
     is (:meth:`~drsim.utility.features.MonitoringFeature.preparations`; load shedding's
     cost models), each timed in ``timings``; their values by feature. The rows of a stage
@@ -285,6 +285,35 @@ def _preparations(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
                 time.perf_counter() - started
         prepared[feature.name] = tuple(values)
     return prepared
+
+
+def day_sized(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
+              chunk_size: int | None, prepared: dict[str, tuple[Any, ...]],
+              timings: dict[str, float]) -> dict[str, tuple[Any, ...]]:
+    """The features' prepared values with what a run of the whole day measures for the
+    features :attr:`~drsim.utility.features.MonitoringFeature.sized_on_the_day`
+    (:meth:`~drsim.utility.features.MonitoringFeature.day_sizes`: load shedding's device
+    sizes), from the passes and the tiers run in batch, timed in ``timings``
+    (``day_sizes_seconds``); ``prepared`` itself when no feature needs it."""
+    sized = [f for f in active_features(scenario) if f.sized_on_the_day]
+    if not sized:
+        return prepared
+    started = time.perf_counter()
+    passes = _passes(scenario, backend, plan, chunk_size, None, prepared)
+    monitored, _ = tiers(scenario, plan, backend, passes.handles, None, prepared=prepared)
+    timings["day_sizes_seconds"] = time.perf_counter() - started
+    return {**prepared, **{f.name: (*prepared[f.name],
+                                    f.day_sizes(monitored.features[f.name]))
+                           for f in sized}}
+
+
+def monitored_passes(scenario: Scenario) -> tuple[str, ...]:
+    """The monitored passes the tiers report: the run's, and the twins the active
+    monitoring features add (:meth:`~drsim.utility.features.MonitoringFeature.passes`)."""
+    names = MONITORED
+    for feature in active_features(scenario):
+        names = feature.passes(names)
+    return names
 
 
 def this_run(info: BackendInfo, first_job: int) -> BackendInfo:
@@ -336,7 +365,7 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     first_job = len(backend.info.jobs)
     timings: dict[str, float] = {}
     kept: dict[str, pa.Table] = {}
-    prepared = _preparations(scenario, plan, backend, progress, timings, kept)
+    prepared = preparations(scenario, plan, backend, progress, timings, kept)
     passes = _passes(scenario, backend, plan, chunk_size,
                      _stage(progress, "passes + meter tier"), prepared, export_readings)
     timings = {"passes_seconds": passes.seconds, **timings}
@@ -452,9 +481,7 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     n_groups, k = len(sizes), len(plan.test_times)
     if names is None:
-        names = MONITORED
-        for feature in active_features(scenario):
-            names = feature.passes(names)
+        names = monitored_passes(scenario)
     meter = backend.collect(out["meter"]).to_pandas()
     meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
     if thresholds is None:

@@ -12,16 +12,20 @@ in its RocksDB state store, :mod:`spark.streaming`):
    once a later one arrived (or it is the program's last), so a test is decided in the
    micro-batch that brings its interval. Listing 6.1 is evaluated again over the gateway's
    tests so far (:func:`drsim.utility.monitoring.meter_tier` on the plan cut after the last
-   test), which gives, test by test, the events and work of the batch run. Rows of a minute already
-   final are late: counted, not used. A reading that did not arrive is lost: counted, its
+   test), run as the monitoring features run it (load shedding: OP and the plain twin on
+   the gateways; remote profiles: a fetcher per run), which gives, test by test, the
+   events and work of the batch run. Rows of a minute already final are late: counted,
+   not used. A reading that did not arrive is lost: counted, its
    load carried from the household's previous one, a lost test reading a placeholder or
    left out as ``monitoring.max_missing`` says (docs/lost_readings.md). Once a gateway's
    program is final it makes the monitoring features' rows of its passes
    (:attr:`StreamContext.features`).
 2. **group** (key: pass and group): the group's user events so far; once every gateway of
    the group has decided test T, Listing 6.2 (:func:`drsim.pipeline.tasks.group_leader`)
-   gives the alerts, events and work of the ticks up to the next test, which nothing later
-   can change.
+   with the features' inputs of the pass (:attr:`StreamContext.group_inputs`) gives the
+   alerts, events and work of the ticks up to the next test, which nothing later can
+   change (a fetch delay holds an alert back, never forward); the leader's forecast comes
+   with its first ticks, its device's figures with the last.
 3. **utility** (key: pass): once every group has ticked to minute X, Listing 6.3
    (:func:`drsim.pipeline.tasks.utility`) gives the utility's alerts and work up to X and
    t_nc when it falls there.
@@ -36,8 +40,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import pickle
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -50,12 +56,22 @@ from drsim.pipeline.recorded import problems
 from drsim.pipeline.stream_clock import PASSES as STREAM_PASSES
 from drsim.pipeline.stream_clock import intervals as intervals_of
 from drsim.pipeline.stream_clock import width
-from drsim.pipeline.tasks import EVENTS, TIERS, UTILITY, group_leader, outcome_counts, utility
+from drsim.pipeline.tasks import (
+    EVENTS,
+    TIERS,
+    UTILITY,
+    TierInputs,
+    group_leader,
+    lost_on_the_way,
+    meter_inputs,
+    outcome_counts,
+    utility,
+)
 from drsim.scenario import Scenario
 from drsim.units import DAY
 from drsim.utility.feature_registry import active_features
-from drsim.utility.features import FeatureChunk, MonitoringFeature
-from drsim.utility.monitoring import NOT_LATCHED, MeterResult, MonitoringPlan, meter_tier
+from drsim.utility.features import FeatureChunk, MeterRun, MonitoringFeature
+from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, meter_tier
 from drsim.utility.threshold import Thresholds
 
 __all__ = ["IN", "OUT", "StreamContext", "source", "meter_step", "group_step",
@@ -77,14 +93,13 @@ PASSED_ON = ("user", "meter", "outcome", "load", "late", "bad", "lost", "feature
 
 
 def check_streamable(scenario: Scenario) -> None:
-    """ValueError for what the stream does not monitor yet: the monitoring features that
-    are not :attr:`~drsim.utility.features.MonitoringFeature.streamed` (load shedding,
-    remote profiles, appliance queries; their batch runs: ``drsim run``)."""
+    """ValueError, in one line, for what the stream does not monitor yet: the monitoring
+    features that are not :attr:`~drsim.utility.features.MonitoringFeature.streamed`
+    (appliance queries; their batch runs: ``drsim run``)."""
     names = [f.scenario_key for f in active_features(scenario) if not f.streamed]
     if names:
-        raise ValueError(f"{names[0]}: the streaming monitoring runs Listings 6.1-6.3 on "
-                         "plain readings; run this scenario in batch (without --stream "
-                         "or --streaming)")
+        raise ValueError(f"{names[0]}: the streaming monitoring does not run it yet; run "
+                         "this scenario in batch (without --stream or --streaming)")
 
 
 @dataclass(frozen=True)
@@ -100,6 +115,23 @@ class StreamContext:
     #: the monitoring features whose rows the meter stage makes once a gateway's program
     #: is decided (drsim.utility.features.MonitoringFeature.chunk_rows)
     features: tuple[MonitoringFeature, ...] = ()
+    #: the values of the features' stages before the passes, by feature
+    #: (drsim.utility.features.MonitoringFeature.preparations)
+    prepared: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+
+    @property
+    def group_inputs(self) -> TierInputs:
+        """The features' keyword arguments of the group leaders, per pass
+        (:meth:`~drsim.utility.features.MonitoringFeature.group_inputs`)."""
+        return TierInputs.of(self.features,
+                             lambda f: f.group_inputs(self.plan, self.prepared))
+
+    @property
+    def utility_inputs(self) -> TierInputs:
+        """The features' keyword arguments of the utility, per pass
+        (:meth:`~drsim.utility.features.MonitoringFeature.utility_inputs`)."""
+        return TierInputs.of(self.features,
+                             lambda f: f.utility_inputs(self.plan, self.prepared))
 
     @property
     def whole_rows(self) -> bool:
@@ -383,65 +415,107 @@ def _final_minutes(context: StreamContext, name: str, s: GatewayState, columns: 
     return _concat(out)
 
 
-def _meter(s: GatewayState, plan: MonitoringPlan) -> MeterResult:
-    """Listing 6.1 over the gateway's tests so far (``plan``: cut after the last), the
-    test readings that did not arrive lost (placeholders with max_missing ≥ 1)."""
+def _meter_runs(context: StreamContext, name: str, s: GatewayState, plan: MonitoringPlan
+                ) -> list[MeterRun]:
+    """Listing 6.1 over the gateway's tests so far (``plan``: cut after the last), run as
+    the monitoring features run it (:meth:`~drsim.utility.features.MonitoringFeature.meter_runs`,
+    with their :meth:`~drsim.utility.features.MonitoringFeature.meter_inputs`: remote
+    profiles' fetcher), the test readings that did not arrive lost (placeholders with
+    max_missing ≥ 1); pass ``name``'s own run first, then the twins a feature adds."""
     chunk = s.chunk
     ids = np.arange(chunk.first, chunk.first + chunk.count, dtype=np.int64)
-    return meter_tier(plan, ids, chunk.group, np.stack(s.acc, axis=1),
-                      np.stack(s.lam, axis=1), lost=np.stack(s.lost, axis=1))
+    acc, lam, lost = (np.stack(x, axis=1) for x in (s.acc, s.lam, s.lost))
+    at = FeatureChunk(plan, chunk.index, chunk.group, ids, prepared=context.prepared)
+    # the readings lost on the way over the program (load shedding's quiet meters)
+    at = dataclasses.replace(at, lost=lost_on_the_way(context.features, at)
+                             if s.arrived is None else ~s.arrived[:, :plan.t_end - plan.t_start])
+
+    # the features' inputs see the whole program (a fetcher prefetches for the test after
+    # the last one so far, as in batch); the stream knows which readings were lost
+    whole = dataclasses.replace(at, plan=context.plan)
+
+    def inputs(plain: bool = False) -> dict[str, Any]:
+        return {**meter_inputs(context.features, whole, plain), "lost": lost}
+
+    def plain(label: str, acc_kwh: np.ndarray, expected: np.ndarray, given) -> list[MeterRun]:
+        return [MeterRun(label, meter_tier(plan, ids, chunk.group, acc_kwh, expected,
+                                           **given()))]
+
+    run = plain
+    for feature in context.features:
+        run = feature.meter_runs(at, run)
+    return run(name, acc, lam, inputs)
 
 
-def _feature_rows(context: StreamContext, name: str, s: GatewayState) -> pd.DataFrame:
-    """The monitoring features' rows of the gateway's pass once its program is decided
-    (:meth:`~drsim.utility.features.MonitoringFeature.chunk_rows`: the meter tier over
-    every test, and with :attr:`StreamContext.whole_rows` the readings that arrived and
-    the loads), each row as JSON in ``note`` (kind ``feature``, ``value`` unused)."""
+def _feature_rows(context: StreamContext, name: str, s: GatewayState,
+                  runs: list[MeterRun] | None = None) -> pd.DataFrame:
+    """The monitoring features' rows of the gateway's pass
+    (:meth:`~drsim.utility.features.MonitoringFeature.chunk_rows`), each row as JSON in
+    ``note`` (kind ``feature``, ``value`` unused): once its program is decided, the meter
+    tier's runs over every test (and with :attr:`StreamContext.whole_rows` the readings
+    that arrived and the loads), at ``time`` t_end; or, given the ``runs`` of the tests
+    so far, those of the features that make their rows so far
+    (:attr:`~drsim.utility.features.MonitoringFeature.rows_so_far`), at the last test's
+    time. The latest rows of a gateway replace its earlier ones
+    (:func:`drsim.pipeline.stream_features.feature_merges`)."""
     plan, chunk = context.plan, s.chunk
     ids = np.arange(chunk.first, chunk.first + chunk.count, dtype=np.int64)
-    window = {} if s.window is None else dict(zip(("load", "baseline", "expected"),
-                                                  s.window, strict=True))
-    at = FeatureChunk(plan, chunk.index, chunk.group, ids, meter=_meter(s, plan),
-                      window=window, arrived=s.arrived)
+    if runs is None:
+        window = {} if s.window is None else dict(zip(("load", "baseline", "expected"),
+                                                      s.window, strict=True))
+        features, runs, time = context.features, _meter_runs(context, name, s, plan), \
+            plan.t_end
+        at = FeatureChunk(plan, chunk.index, chunk.group, ids, window=window,
+                          arrived=s.arrived)
+    else:
+        features = tuple(f for f in context.features if f.rows_so_far)
+        time = int(plan.test_times[len(s.acc) - 1])
+        at = FeatureChunk(dataclasses.replace(plan, t_end=time + 1), chunk.index,
+                          chunk.group, ids)
+    at = dataclasses.replace(at, meter=runs[0].result, prepared=context.prepared,
+                             meter_runs=tuple(runs))
     out = []
-    for feature in context.features:
+    for feature in features:
         rows = feature.chunk_rows(at, name)
         for i in range(len(rows[feature.schema.names[0]])):
             text = json.dumps({"feature": feature.name, **{c: rows[c][i] for c in rows}},
                               default=lambda a: np.asarray(a).tolist())
             out.append(_rows(**{"pass": name, "kind": "feature", "group": chunk.group,
-                                "gateway": chunk.index, "time": plan.t_end - 1,
-                                "note": text}))
+                                "gateway": chunk.index, "time": time, "note": text}))
     return _concat(out)
 
 
 def _decide(context: StreamContext, name: str, s: GatewayState, decided: list[int]
             ) -> pd.DataFrame:
-    """Listing 6.1 over the gateway's tests so far; the user events, work and (at the last
-    test) outcome counts of the tests ``decided`` now."""
+    """Listing 6.1 over the gateway's tests so far, each run of pass ``name``
+    (:func:`_meter_runs`); the user events, work and (at the last test) outcome counts of
+    the tests ``decided`` now."""
     plan, chunk = context.plan, s.chunk
     cut = dataclasses.replace(plan, t_end=decided[-1] + 1)
-    m = _meter(s, cut)
-    events = m.events[m.events["time"].isin(decided)]
     at = np.searchsorted(cut.test_times, decided)
-    # lost test readings are not shed; dropped (max_missing 0) they are not processed
-    shed = chunk.count - m.processed - (m.lost if plan.max_missing < 1 else 0)
-    work = np.stack([m.processed, m.partial_matches, m.outputs, shed, m.fetches])[:, at]
-    common = {"pass": name, "group": chunk.group, "gateway": chunk.index}
-    out = [_rows(**common, kind="user", time=events["time"].to_numpy(np.int64),
-                 house=events["houseID"].to_numpy(np.int64),
-                 value=events["accLoad"].to_numpy(np.float64),
-                 delay=events["delay"].to_numpy(np.float64),
-                 missing=events["missing"].to_numpy(np.int64)),
-           _rows(**common, kind="meter", time=np.asarray(decided, np.int64),
-                 counts=[work[:, j].tolist() for j in range(len(decided))]),
-           _rows(**common, kind="tested", time=decided[-1])]
-    if decided[-1] == int(plan.test_times[-1]):
-        noncompliant = s.noncompliant if s.noncompliant is not None else \
-            np.zeros(chunk.count, dtype=bool)
-        counts = outcome_counts(plan.test_times, m.first_flag, noncompliant).ravel()
-        out.append(_rows(**common, kind="outcome", time=decided[-1],
-                         counts=[counts.tolist()]))
+    runs = _meter_runs(context, name, s, cut)
+    out = [_feature_rows(context, name, s, runs)]
+    for run in runs:
+        m = run.result
+        events = m.events[m.events["time"].isin(decided)]
+        # lost test readings are not shed; dropped (max_missing 0) they are not processed
+        shed = chunk.count - m.processed - (m.lost if plan.max_missing < 1 else 0)
+        work = np.stack([m.processed, m.partial_matches, m.outputs, shed, m.fetches])[:, at]
+        common = {"pass": run.label, "group": chunk.group, "gateway": chunk.index}
+        out += [_rows(**common, kind="user", time=events["time"].to_numpy(np.int64),
+                      house=events["houseID"].to_numpy(np.int64),
+                      value=events["accLoad"].to_numpy(np.float64),
+                      delay=events["delay"].to_numpy(np.float64),
+                      missing=events["missing"].to_numpy(np.int64)),
+                _rows(**common, kind="meter", time=np.asarray(decided, np.int64),
+                      counts=[work[:, j].tolist() for j in range(len(decided))]),
+                _rows(**common, kind="tested", time=decided[-1])]
+        if decided[-1] == int(plan.test_times[-1]):
+            noncompliant = s.noncompliant if s.noncompliant is not None else \
+                np.zeros(chunk.count, dtype=bool)
+            counts = outcome_counts(plan.test_times, m.first_flag, noncompliant).ravel()
+            out.append(_rows(**common, kind="outcome", time=decided[-1],
+                             counts=[counts.tolist()]))
     return _concat(out)
 
 
@@ -456,16 +530,31 @@ class GroupState:
     ticked: int = -1
 
 
-def _tiers_rows(name: str, frame: pd.DataFrame, lo: int, hi: int) -> pd.DataFrame:
-    """Rows of :data:`drsim.pipeline.tasks.TIERS` with time in (lo, hi] as rows of
-    :data:`OUT`."""
-    part = frame[(frame["time"] > lo) & (frame["time"] <= hi)]
+#: the tiers' rows not of a tick: sent with the first ticks (a leader's forecast, from the
+#: previous day) or with the last (a device's figures and sizing, over the whole window)
+FIRST_KINDS = ("forecast",)
+LAST_KINDS = ("device", "sizing")
+
+
+def _tiers_rows(name: str, frame: pd.DataFrame, lo: int, hi: int, plan: MonitoringPlan
+                ) -> pd.DataFrame:
+    """Rows of :data:`drsim.pipeline.tasks.TIERS` of the ticks in (lo, hi] as rows of
+    :data:`OUT`; those of :data:`FIRST_KINDS` when the ticks are the first (lo -1),
+    of :data:`LAST_KINDS` when they reach the program's end (a device's list as JSON
+    in ``note``)."""
+    kind = frame["kind"]
+    timed = ~kind.isin(FIRST_KINDS + LAST_KINDS) & (frame["time"] > lo) & \
+        (frame["time"] <= hi)
+    part = frame[timed | kind.isin(FIRST_KINDS) & (lo < 0)
+                 | kind.isin(LAST_KINDS) & (hi >= plan.t_end - 1)]
     return _rows(**{"pass": name, "kind": part["kind"].to_numpy(object),
                     "group": part["group"].to_numpy(np.int64),
                     "time": part["time"].to_numpy(np.int64),
                     "value": part["load"].to_numpy(np.float64),
                     "counts": [[int(p), int(q)] for p, q in
-                               zip(part["processed"], part["partial_matches"], strict=True)]})
+                               zip(part["processed"], part["partial_matches"], strict=True)],
+                    "note": [None if d is None else json.dumps(np.asarray(d).tolist())
+                             for d in part["device"]]})
 
 
 def _next_tick(plan: MonitoringPlan, test: int) -> int:
@@ -501,11 +590,11 @@ def group_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd
     if name in context.passes and len(s.tested) == context.gateways(group):
         upto = _next_tick(plan, min(s.tested.values()))
         if upto > s.ticked:
-            if len(s.events):
-                batch = pd.DataFrame([{"chunk": 0, "group": group, "pass": name,
-                                       **{c: s.events[c].to_numpy() for c in s.events}}])
-                frame = group_leader(plan, context.sizes, context.thresholds, batch)
-                out.append(_tiers_rows(name, frame, s.ticked, upto))
+            batch = pd.DataFrame([{"chunk": 0, "group": group, "pass": name,
+                                   **{c: s.events[c].to_numpy() for c in s.events}}])
+            frame = group_leader(plan, context.sizes, context.thresholds, batch,
+                                 **context.group_inputs.at(name))
+            out.append(_tiers_rows(name, frame, s.ticked, upto, plan))
             out.append(_rows(**{"pass": name, "kind": "ticked", "group": group,
                                 "time": upto}))
             s.ticked = upto
@@ -532,11 +621,13 @@ def utility_step(context: StreamContext, key: tuple, state: bytes | None, rows: 
     s = pickle.loads(state) if state is not None else \
         UtilityState(pd.DataFrame(columns=TIERS.names))
     kinds = rows["kind"]
-    out = [rows[kinds.isin(PASSED_ON + ("alert", "event", "work"))]]
-    events = rows[kinds == "event"]
+    out = [rows[kinds.isin(PASSED_ON + ("alert", "event", "work", "user_events_shed")
+                           + FIRST_KINDS + LAST_KINDS)]]
+    events = rows[kinds.isin(("event",) + FIRST_KINDS)]  # what Listing 6.3 reads
     if len(events):
         s.events = pd.concat([s.events.astype(object), pd.DataFrame({
-            "pass": name, "group": events["group"].to_numpy(np.int64), "kind": "event",
+            "pass": name, "group": events["group"].to_numpy(np.int64),
+            "kind": events["kind"].to_numpy(object),
             "time": events["time"].to_numpy(np.int64),
             "load": events["value"].to_numpy(np.float64), "processed": 0,
             "partial_matches": 0})], ignore_index=True)
@@ -546,9 +637,10 @@ def utility_step(context: StreamContext, key: tuple, state: bytes | None, rows: 
         upto = min(s.ticked.values())
         if upto > s.decided:
             frame = utility(plan, s.events.astype({"group": np.int64, "time": np.int64,
-                                                   "load": np.float64}), name)
-            ticks = frame[frame["kind"] != "t_nc"]
-            out.append(_tiers_rows(name, ticks.assign(group=UTILITY), s.decided, upto))
+                                                   "load": np.float64}), name,
+                            **context.utility_inputs.at(name))
+            out.append(_tiers_rows(name, frame[frame["kind"] != "t_nc"], s.decided, upto,
+                                   plan))
             t_nc = int(frame.loc[frame["kind"] == "t_nc", "time"].iloc[0])
             if not s.sent and (t_nc != NOT_LATCHED and t_nc <= upto
                                or upto == plan.t_end - 1):

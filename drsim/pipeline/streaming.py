@@ -1,17 +1,20 @@
 """The tiers as a stream: the closed loop live (``drsim run --streaming``) and recorded
 readings monitored as they arrive (``drsim monitor --stream``); docs/streaming.md.
 
-``run_streaming``: the passes job simulates the day and stages the expected and traditional
-passes' readings interval by interval (:func:`drsim.pipeline.tasks.stream_task`); γ comes
-from its replicas as in batch. A simulated clock
-(:class:`~drsim.pipeline.stream_clock.Clock`) plays the intervals into the stream at
+``run_streaming``: the monitoring features' stages before the passes run as in batch (and,
+for a feature whose devices are sized on the whole day, a batch run of the day's tiers:
+:func:`~drsim.pipeline.stages.day_sized`); the passes job simulates the day and stages the
+expected and traditional passes' readings interval by interval
+(:func:`drsim.pipeline.tasks.stream_task`); γ comes from its replicas as in batch. A
+simulated clock (:class:`~drsim.pipeline.stream_clock.Clock`) plays the intervals into the stream at
 ``speed`` times real time; the stream's three stateful stages
 (:mod:`drsim.pipeline.stream_tiers`) decide each test in the micro-batch that brings its
 interval. When the utility predicts on the traditional pass, the second event is planned at
 once from what the stream has shown (its plan written to ``stream/second_event_plan.json``)
 and the adaptive pass runs beside the stream; its readings from the announcement on are
 played in as pass ``adaptive`` (loads only). When the program's last minute is decided on
-every monitored pass, the run is assembled as the batch run is, from the stream's rows.
+every monitored pass, the run is assembled as the batch run is, from the stream's rows,
+and the plain twin's closed loop (BL) runs after it, as in batch.
 
 ``monitor_stream``: the same stages over the files that arrive in a folder, the readings of
 one pass (``traditional``), γ given or constant; the participants' sums come from the
@@ -36,14 +39,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from drsim.pipeline.backend import Backend, Stream, StreamStage
-from drsim.pipeline.evaluation import tier_outcome
 from drsim.pipeline.loads import Loads, sum_loads
 from drsim.pipeline.monitor import MONITORED_PASS, participants_task
 from drsim.pipeline.pass_names import MONITORED, PASSES
 from drsim.pipeline.passes import plan_chunks
 from drsim.pipeline.recorded import ROWS, ReadingsError, check_schema
 from drsim.pipeline.stages import (
-    Monitored,
     Passes,
     Progress,
     Run,
@@ -52,13 +53,22 @@ from drsim.pipeline.stages import (
     adaptive_pass,
     check_run,
     chunk_rows,
+    day_sized,
+    monitored_passes,
     pass_costs,
+    plain_loop,
+    preparations,
     replica_counts,
     second_event_stage,
     this_run,
 )
 from drsim.pipeline.stream_clock import Clock, file_rows, intervals, width, write_warmup
-from drsim.pipeline.stream_features import chunk_feature_rows, feature_merges, readings_context
+from drsim.pipeline.stream_features import (
+    check_monitor_stream,
+    chunk_feature_rows,
+    monitored_from,
+    readings_context,
+)
 from drsim.pipeline.stream_tiers import (
     OUT,
     StreamContext,
@@ -66,14 +76,13 @@ from drsim.pipeline.stream_tiers import (
     group_step,
     meter_step,
     source,
-    user_event_rows,
     utility_step,
 )
-from drsim.pipeline.tasks import CHUNKS, LOADS, METER, TIERS, WORK_ROWS, stream_task
+from drsim.pipeline.tasks import CHUNKS, LOADS, METER, stream_task
 from drsim.scenario import Scenario
 from drsim.units import DAY, MICRO, clock
 from drsim.utility.feature_registry import active_features, features_of
-from drsim.utility.features import MonitoringFeature, feature_output, feature_schema
+from drsim.utility.features import feature_output, feature_schema
 from drsim.utility.monitoring import MonitoringPlan
 from drsim.utility.threshold import Thresholds
 
@@ -176,44 +185,6 @@ class Collector:
 
 
 # --------------------------------------------------------------------------- assembling
-def monitored_from(context: StreamContext, rows: pd.DataFrame, names: tuple[str, ...],
-                   features: tuple[MonitoringFeature, ...] = (),
-                   chunk_rows: dict[str, pd.DataFrame] | None = None) -> Monitored:
-    """What the tiers produced (:class:`drsim.pipeline.stages.Monitored`) from the stream's
-    rows so far: the meter tier's work and outcome counts per group, the group leaders'
-    and the utility's rows, each pass's latches and t_nc, the user events, and the merge
-    of each of the monitoring ``features``
-    (:func:`~drsim.pipeline.stream_features.feature_merges`, with the rows its chunk tasks
-    made, ``chunk_rows``)."""
-    plan = context.plan
-    n_groups, k = len(context.sizes), len(plan.test_times)
-    work = {n: np.zeros((n_groups, WORK_ROWS, k), dtype=np.int64) for n in names}
-    outcomes = {n: np.zeros((n_groups, k + 1, 2), dtype=np.int64) for n in names}
-    for row in rows[rows["kind"].isin(("meter", "outcome"))].itertuples(index=False):
-        group = int(row.group)
-        if row.kind == "meter":  # one row per gateway and test
-            at = int(np.searchsorted(plan.test_times, int(row.time)))
-            work[row.pass_][group, :, at] += np.asarray(row.counts, np.int64)
-        else:
-            outcomes[row.pass_][group] += np.asarray(row.counts, np.int64).reshape(k + 1, 2)
-    tiers = rows[rows["kind"].isin(("alert", "event", "work", "t_nc"))]
-    counts = np.stack(tiers["counts"].map(lambda c: c if c is not None and len(c) == 2
-                                          else [0, 0]).to_numpy()) if len(tiers) else \
-        np.zeros((0, 2), dtype=np.int64)
-    tier_rows = pd.DataFrame({"pass": tiers["pass_"].astype(str), "group": tiers["group"],
-                              "kind": tiers["kind"].astype(str), "time": tiers["time"],
-                              "load": tiers["value"].fillna(0.0), "processed": counts[:, 0],
-                              "partial_matches": counts[:, 1], "device": None})
-    tier_rows = tier_rows.astype({"group": np.int32, "time": np.int64, "load": np.float64,
-                                  "processed": np.int64, "partial_matches": np.int64})
-    tier_rows = tier_rows[TIERS.names].sort_values(["pass", "group", "kind", "time"],
-                                                   kind="stable", ignore_index=True)
-    outcome = {n: tier_outcome(tier_rows, n, n_groups) for n in names}
-    return Monitored(plan, context.thresholds, user_event_rows(rows.rename(
-        columns={"pass_": "pass"})), work, outcomes, tier_rows, outcome,
-        feature_merges(features, rows, chunk_rows or {}))
-
-
 def _renamed(rows: pd.DataFrame) -> pd.DataFrame:
     """The stream's rows with ``pass`` as ``pass_`` (a keyword cannot name a tuple field)."""
     return rows.rename(columns={"pass": "pass_"})
@@ -423,11 +394,15 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     check_streamable(scenario)
     where = _folders(folder)
     first_job = len(backend.info.jobs)
+    timings: dict[str, float] = {}
+    prepared = day_sized(scenario, plan, backend, chunk_size,
+                         preparations(scenario, plan, backend, progress, timings), timings)
     passes, thresholds = _staged_passes(scenario, backend, plan, where["staging"], chunk_size,
                                         progress)
     chunks = passes.chunks
-    context = StreamContext(scenario, plan, tuple(chunks), thresholds, MONITORED, packed=True,
-                            features=tuple(active_features(scenario)))
+    context = StreamContext(scenario, plan, tuple(chunks), thresholds,
+                            monitored_passes(scenario), packed=True,
+                            features=tuple(active_features(scenario)), prepared=prepared)
     live = _LiveRun(scenario, backend, folder, context, passes, Collector(where["alerts"]),
                     delay_detection, chunk_feature_rows(backend, passes.handles, context.features))
     stream = backend.stream(source(context, where["source"], file_rows(width(plan))),
@@ -439,7 +414,7 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     stream_started = time.perf_counter()
     live.play(stream, clock_, where["staging"], view)
     stream_seconds = time.perf_counter() - stream_started
-    run = live.run(first_job, {"passes_seconds": passes.seconds,
+    run = live.run(first_job, {"passes_seconds": passes.seconds, **timings,
                                "stream_seconds": stream_seconds})
     return run, _report(clock_, live.collector, plan, rate, speed, stream_seconds,
                         live.planned_after)
@@ -501,11 +476,12 @@ class _LiveRun:
                 released = clock_.tick()
                 stream.poll(min(max(clock_.wait(), 0.01), POLL_SECONDS))
                 if view is not None:
-                    view(_live(self.context, clock_, collector, MONITORED, released))
+                    view(_live(self.context, clock_, collector, self.context.passes,
+                               released))
                 # read before t_nc: the sink runs in the stream's thread, and a batch that
                 # lands between the two reads must not end the loop before its t_nc is planned
                 done = clock_.finished() and all(collector.decided(n) >= plan.t_end - 1
-                                                  for n in MONITORED)
+                                                  for n in self.context.passes)
                 t_nc = collector.t_nc(MONITORED_PASS)
                 if self.second is None and t_nc is not None:
                     self._predicted(t_nc, pool, staging)
@@ -517,9 +493,10 @@ class _LiveRun:
                     # every file the run makes is out: drained once more with nothing new,
                     # the stream never decides the program
                     if len(collector.batches()) == drained:
+                        undecided = _undecided(collector, plan, self.context.passes)
                         raise StreamEndedError(
                             "the stream took every file of the run and has not decided the "
-                            f"program's last minute: {_undecided(collector, plan, MONITORED)}")
+                            f"program's last minute: {undecided}")
                     clock_.tick()
                     stream.drain()
                     drained = len(collector.batches())
@@ -558,7 +535,7 @@ class _LiveRun:
         and the adaptive pass's loads (the traditional pass's without a second event);
         ``timings`` gets the adaptive pass's seconds."""
         scenario, context, passes = self.scenario, self.context, self.passes
-        monitored = monitored_from(context, _renamed(self.collector.rows()), MONITORED,
+        monitored = monitored_from(context, _renamed(self.collector.rows()), context.passes,
                                    context.features, self.feature_rows)
         run_costs = pass_costs(scenario, monitored, MONITORED_PASS)
         second = self.second or SecondEventPlan(note="no utility non-compliance predicted: "
@@ -572,10 +549,15 @@ class _LiveRun:
         else:
             loads = loads.merged(loads.renamed("traditional", "adaptive"))
             timings["adaptive_pass_seconds"] = 0.0
+        started = time.perf_counter()
+        bl = plain_loop(scenario, context.plan, passes, monitored, self.delay_detection,
+                        self.backend, None, (second, loads))
+        if bl is not None:
+            timings["plain_loop_seconds"] = time.perf_counter() - started
         simulation = Simulation(scenario, passes.chunks, loads, passes.chunk_rows,
                                 this_run(self.backend.info, first_job), timings)
         return Run(simulation, monitored, run_costs, self.delay_detection, second.deficit,
-                   incentive, second.second, second.note)
+                   incentive, second.second, second.note, bl=bl)
 
 
 def _report(clock_: Clock | None, collector: Collector, plan: MonitoringPlan, rate: float,
@@ -607,14 +589,17 @@ def _report(clock_: Clock | None, collector: Collector, plan: MonitoringPlan, ra
 def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder: Path, *,
                    thresholds: Thresholds | None = None, chunk_size: int | None = None,
                    idle_seconds: float | None = None,
-                   view: Callable[[Live], None] | None = None) -> tuple[Run, StreamReport]:
+                   view: Callable[[Live], None] | None = None,
+                   prepared: dict[str, tuple[Any, ...]] | None = None
+                   ) -> tuple[Run, StreamReport]:
     """Recorded readings monitored as their files arrive in ``folder_in`` (module doc); ends
     when the utility has decided the program's last minute. :class:`StreamIdleError` after
     ``idle_seconds`` (None: :data:`IDLE_SECONDS`) without a micro-batch that brought a
-    reading the tiers took (only bad or late rows, or no file, are no progress)."""
-    from drsim.pipeline.monitor import check_monitor
-
-    plan = check_monitor(scenario)
+    reading the tiers took (only bad or late rows, or no file, are no progress).
+    ``prepared``: the values of the monitoring features' stages before the passes, by
+    feature, handed in by the caller (load shedding's cost models and device sizes:
+    refused without, :func:`~drsim.pipeline.stream_features.check_monitor_stream`)."""
+    plan = check_monitor_stream(scenario, prepared)
     check_streamable(scenario)
     where = _folders(folder)
     sizes = np.asarray(scenario.group_sizes(), dtype=np.int64)
@@ -626,8 +611,11 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
                              len(chunks), {"chunks": CHUNKS}, label="participants")
     rows_by_chunk = chunk_rows(backend, out["chunks"], len(chunks))
     features = tuple(f for f in (f.with_readings(1) for f in features_of(scenario)) if f.active)
-    context = StreamContext(scenario, plan, tuple(chunks), thresholds, (MONITORED_PASS,),
-                            features=features)
+    names = (MONITORED_PASS,)
+    for feature in features:
+        names = feature.passes(names)
+    context = StreamContext(scenario, plan, tuple(chunks), thresholds, names,
+                            features=features, prepared=prepared or {})
     collector = Collector(where["alerts"])
     stream = backend.stream(source(context, Path(folder_in), ROWS, MONITORED_PASS),
                             stages(context), collector, where["checkpoint"])
@@ -640,9 +628,10 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
         done = False
         while not done:
             stream.poll(POLL_SECONDS)
-            done = collector.decided(MONITORED_PASS) >= plan.t_end - 1  # before t_nc's read
+            done = all(collector.decided(n) >= plan.t_end - 1  # read before t_nc
+                       for n in context.passes)
             if view is not None:
-                view(_live(context, None, collector, (MONITORED_PASS,), 0))
+                view(_live(context, None, collector, context.passes, 0))
             batches = collector.batches()
             if any(_took(part) for _, part, _ in batches[last_batch:]):
                 last_change = time.perf_counter()
@@ -652,7 +641,7 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
                     f"no reading the tiers could take arrived in {idle:g} s"
                 raise StreamIdleError(
                     f"--stream {folder_in}: {what}, and the program is not decided "
-                    f"({_undecided(collector, plan, (MONITORED_PASS,))}); the same command "
+                    f"({_undecided(collector, plan, context.passes)}); the same command "
                     "resumes when more readings arrive (--idle-seconds sets the wait)")
             t_nc = collector.t_nc(MONITORED_PASS)
             if second is None and t_nc is not None and t_nc >= 0:
@@ -668,7 +657,7 @@ def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder
         stream.stop()
     seconds = time.perf_counter() - started
     everything = collector.rows()
-    monitored = monitored_from(context, _renamed(everything), (MONITORED_PASS,),
+    monitored = monitored_from(context, _renamed(everything), context.passes,
                                readings_context(context, everything).features)
     trad = monitored.outcome[MONITORED_PASS]
     run_costs = pass_costs(scenario, monitored, MONITORED_PASS)

@@ -92,7 +92,9 @@ USER_EVENT_ROWS = pa.schema([  # the run folder's user events (:func:`user_event
 #: load shedding (drsim.utility.tier_shedding) device (``device``: the device's
 #: DeviceStats.as_list), user_events_shed (a leader's per test time, ``processed`` of
 #: them), group_event_shed (one per group event the utility dropped, under its group) and
-#: forecast (a leader's latch predicted from the previous day)
+#: forecast (a leader's latch predicted from the previous day, sent whether or not its
+#: group flags) and sizing (``device``: a device's cost per unit and bound, NaN unbounded:
+#: drsim.utility.shedding.DeviceSizing)
 TIERS = pa.schema([("pass", pa.string()), ("group", pa.int32()), ("kind", pa.string()),
                    ("time", pa.int64()), ("load", pa.float64()), ("processed", pa.int64()),
                    ("partial_matches", pa.int64()), ("device", pa.list_(pa.float64()))])
@@ -530,14 +532,24 @@ def pass_utility(plan: MonitoringPlan, inputs: TierInputs, rows: pd.DataFrame) -
 
 def _tier_frame(rows: list[tuple], devices: list[tuple] | None = None) -> pd.DataFrame:
     """Rows of :data:`TIERS`: ``rows`` without a device, then ``devices``' rows
-    (pass, group, device figures) of kind ``device``."""
+    (pass, group, kind, figures): of kind ``device`` its figures, of kind ``sizing`` its
+    cost per unit and bound (NaN: unbounded)."""
     out = pd.DataFrame(rows, columns=TIERS.names[:-1])
     out["device"] = None
     if devices:
-        more = pd.DataFrame([(name, group, "device", 0, 0.0, 0, 0, figures)
-                             for name, group, figures in devices], columns=TIERS.names)
+        more = pd.DataFrame([(name, group, kind, 0, 0.0, 0, 0, figures)
+                             for name, group, kind, figures in devices], columns=TIERS.names)
         out = pd.concat([out, more], ignore_index=True) if len(out) else more
     return out
+
+
+def _device_rows(name: str, group: int, ran: Any) -> list[tuple]:
+    """A tier's device rows (:func:`_tier_frame`) of its run ``ran``
+    (:class:`drsim.utility.tier_shedding.TierRun`): its figures and its sizing."""
+    sizing = ran.sizing
+    bound = float("nan") if sizing.bound is None else sizing.bound[0]
+    return [(name, group, "device", ran.stats.as_list()),
+            (name, group, "sizing", [sizing.unit_cost[0], bound])]
 
 
 def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thresholds,
@@ -547,34 +559,38 @@ def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thres
                  gamma: Thresholds | None = None) -> pd.DataFrame:
     """Listing 6.2 at the leader of one group for one pass, over its chunks' user events
     (rows of :data:`EVENTS`); its alerts, group events and work per tick (:data:`TIERS`).
-    A group with no user event sends nothing. ``alert_delays(events, group)``: the whole
+    A group with no user event sends nothing (but its forecast, with ``shed``).
+    ``alert_delays(events, group)``: the whole
     minutes after each test time until the leader knows its alert (with remote data,
     :class:`drsim.utility.fetching_feature.AlertDelays`: the leaders' γ fetches and the
     user events' own delays); none: at once. ``shed``: the leader runs on its modelled
     device and may shed user events (:class:`drsim.utility.tier_shedding.TierShedding`);
-    it adds its device's figures, the user events shed per test time and its latch
-    forecast. ``gamma``: the γ its fetches served (with the utility's updates of the
+    it adds its device's figures and sizing, the user events shed per test time and its
+    latch forecast. ``gamma``: the γ its fetches served (with the utility's updates of the
     profiles, OP); none: ``thresholds``."""
     events = user_events(rows)
-    if not len(events):
+    if not len(events) and shed is None:
         return pd.DataFrame({f.name: pd.Series(dtype=f.type.to_pandas_dtype())
                              for f in TIERS})
     name, group = str(rows["pass"].iloc[0]), int(rows["group"].iloc[0])
-    shift = None if alert_delays is None else alert_delays(events, group)
     gamma_table = (thresholds if gamma is None else gamma).table(group)
-    devices, out = [], []
+    # the leader's forecast is the previous day's: sent whether or not the group flags
+    out = [] if shed is None else [(name, group, "forecast", shed.forecast(
+        plan, group, sizes[group], gamma_table), 0.0, 0, 0)]
+    if not len(events):
+        return _tier_frame(out)
+    shift = None if alert_delays is None else alert_delays(events, group)
+    devices = []
     if shed is None:
         g = group_tier(plan, group, sizes[group], events, gamma_table, shift)
     else:
         ran = shed.group(plan, name, group, sizes[group], events, gamma_table, shift)
         g = ran.result
-        devices.append((name, group, ran.stats.as_list()))
+        devices += _device_rows(name, group, ran)
         times, dropped = np.unique(events["time"].to_numpy(np.int64)[~ran.keep],
                                    return_counts=True)
         out += [(name, group, "user_events_shed", int(t), 0.0, int(n), 0)
                 for t, n in zip(times, dropped, strict=True)]
-        out.append((name, group, "forecast",
-                    shed.forecast(plan, group, sizes[group], gamma_table), 0.0, 0, 0))
     out += [(name, group, "alert", int(t), float(v), 0, 0)
             for t, v in zip(g.alerts["time"], g.alerts["sumAccLoad"], strict=True)]
     out += [(name, group, "event", int(t), float(v), 0, 0)
@@ -608,7 +624,7 @@ def utility(plan: MonitoringPlan, rows: pd.DataFrame, name: str | None = None,
         ran = shed.utility(plan, name, latches, loads,
                            [forecast.get(g, NOT_LATCHED) for g in range(plan.n_groups)])
         u = ran.result
-        devices.append((name, UTILITY, ran.stats.as_list()))
+        devices += _device_rows(name, UTILITY, ran)
         dropped = utility_stream(plan, latches, loads)[~ran.keep]
         out += [(name, int(g), "group_event_shed", int(t), 0.0, 1, 0)
                 for g, t in zip(dropped["groupID"], dropped["time"], strict=True)]

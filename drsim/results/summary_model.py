@@ -459,6 +459,9 @@ class Timings(Record):
     tiers_seconds: Real | None = sometimes("The thresholds, group leaders and utility.")
     group_tier_seconds: Real | None = sometimes("The group leaders' job.")
     utility_tier_seconds: Real | None = sometimes("The utility's job.")
+    day_sizes_seconds: Real | None = sometimes(
+        "A streamed run with load shedding: the passes and tiers of the whole day that size "
+        "the modelled devices before the stream.")
     stream_seconds: Real | None = sometimes("A streamed run's stream.")
     adaptive_pass_seconds: Real | None = sometimes("The adaptive pass; 0 without a second "
                                                    "event.")

@@ -9,11 +9,10 @@ monitoring feature is something a scenario may add to the three tiers of Listing
 it reads its settings from the scenario, checks them before any work, says where it
 cannot run (a streamed run, recorded readings), may run a stage before the passes, give
 the meter tier, the group leaders and the utility inputs or run the meter tier its own
-way, computes
-its aggregate of one chunk's monitored pass where the data is, as rows of an Arrow
-schema of its own, merges the chunks' rows on the driver into a typed value, gives the
-costs and the deficit inputs, and writes its section of summary.json and its lines of
-the headline from it. The pipeline and the results iterate over
+way, computes its aggregate of one chunk's monitored pass where the data is, as rows of
+an Arrow schema of its own, merges the chunks' rows on the driver into a typed value,
+gives the costs and the deficit inputs, and writes its section of summary.json and its
+lines of the headline from it. The pipeline and the results iterate over
 :func:`drsim.utility.feature_registry.features_of` and never name a feature.
 """
 
@@ -237,8 +236,10 @@ class MonitoringFeature(ABC):
     needs_runs : bool
         Whether a chunk task keeps each pass's simulated run for it
         (:attr:`FeatureChunk.runs`).
-    streamed : bool
-        Whether a streamed run (docs/streaming.md) can run it.
+    streamed, sized_on_the_day, rows_so_far : bool
+        Whether a streamed run (docs/streaming.md) can run it; whether its tiers need
+        values only the whole day measures (:meth:`day_sizes`); whether the stream makes
+        its rows of the tests so far at every test, for the plan at t_nc.
     readings_refusal : str or None
         Why recorded meter readings (``drsim monitor``) cannot feed it; None if they can.
     excludes : tuple of str
@@ -247,13 +248,12 @@ class MonitoringFeature(ABC):
         The section of summary.json its keys join (None: a section of its own, under
         :attr:`name`).
     optimises : bool
-        Whether it is one of the optimisations of §6.3.4 (OP: load shedding, remote
-        profiles), which the plain twin passes (BL, :func:`plain_twin`) run without;
-        the others (lost readings, appliance queries) are the run's conditions and
-        apply to every pass.
+        Whether it is an optimisation of §6.3.4 (OP: load shedding, remote profiles),
+        which the plain twins (BL, :func:`plain_twin`) run without; the others are the
+        run's conditions (lost readings, appliance queries) and apply to every pass.
     measures_twins : bool
-        Whether an optimising feature still gets the plain twins' tiers, to measure
-        them without changing what they do (load shedding's modelled devices).
+        Whether an optimising feature still measures the plain twins' tiers without
+        changing them (load shedding's modelled devices).
     """
 
     name: ClassVar[str]
@@ -266,6 +266,8 @@ class MonitoringFeature(ABC):
     section: ClassVar[str | None] = None
     optimises: ClassVar[bool] = False
     measures_twins: ClassVar[bool] = False
+    sized_on_the_day: ClassVar[bool] = False
+    rows_so_far: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod
@@ -525,6 +527,10 @@ class MonitoringFeature(ABC):
         """
         return {}
 
+    def day_sizes(self, merged: Any) -> Any:
+        """Return what a stream needs of a day's run, from its :meth:`tier_merge` (None)."""
+        return None
+
     def tier_devices(self, merged: Any) -> Mapping[str, Mapping[str, Any]]:
         """Return what the tiers' modelled devices did in OP, for ``op_vs_bl``.
 
@@ -536,8 +542,7 @@ class MonitoringFeature(ABC):
         Returns
         -------
         mapping of str to mapping
-            Tier (``meter``, ``group``, ``utility``) -> the fields of
-            :class:`drsim.results.summary_model.TierDevice`; none by default.
+            Tier -> the fields of :class:`drsim.results.summary_model.TierDevice`.
         """
         return {}
 

@@ -17,6 +17,8 @@ and the threshold's replicas' flags under the re-estimated profiles; on the driv
 tier reads the γ each test's fetch served (``gamma`` of the group tier). The utility
 tier reads γ_group and the number of groups, constants the utility holds itself: it
 fetches nothing. BL (the plain twin) reads the static tables.
+
+Streamed as in batch: the fetches only look back (docs/streaming.md).
 """
 
 from __future__ import annotations
@@ -43,7 +45,13 @@ from drsim.utility.fetching import (
 )
 from drsim.utility.monitoring import MonitoringPlan
 from drsim.utility.threshold import Thresholds
-from drsim.utility.updated_profiles import ChunkUpdates, chunk_updates, gamma_versions, schedule
+from drsim.utility.updated_profiles import (
+    ChunkUpdates,
+    chunk_updates,
+    gamma_versions,
+    mv_is_exact,
+    schedule,
+)
 
 __all__ = ["COLUMNS", "AlertDelays", "RemoteCounts", "RemoteProfiles"]
 
@@ -144,6 +152,7 @@ class RemoteProfiles(MonitoringFeature):
     day_of: dict[str, Any] | None = None
     notice: int = 0
     sizes: tuple[int, ...] = ()
+    exact: bool = True  # the M&V estimates have no error (the updates publish nothing)
 
     @classmethod
     def of(cls, scenario: Scenario) -> RemoteProfiles:
@@ -164,7 +173,7 @@ class RemoteProfiles(MonitoringFeature):
                    tuple(first for first, _ in scenario.group_ranges()),
                    None if adjust is None else adjust.model_dump(mode="json"),
                    program.start_minute - program.notice_minutes,
-                   tuple(scenario.group_sizes()))
+                   tuple(scenario.group_sizes()), mv_is_exact(scenario))
 
     @property
     def active(self) -> bool:
@@ -177,16 +186,29 @@ class RemoteProfiles(MonitoringFeature):
         return self.cfg is not None and self.cfg.updates is not None
 
     @property
+    def streamed(self) -> bool:  # type: ignore[override]
+        """Whether a streamed run can run it.
+
+        The fetches only look back (docs/streaming.md, "Remote profiles"); the updates'
+        re-estimates are the chunk tasks', which a stream does not make, so only updates
+        that publish nothing (M&V without error) stream.
+        """
+        return not self.updated or self.exact
+
+    @property
     def needs_runs(self) -> bool:  # the updates read the readings before the notice
         """Whether the chunk task keeps the passes' runs (with updates)."""
         return self.updated
 
     @property
     def readings_refusal(self) -> str | None:
-        """Why recorded readings cannot feed the updates (None without updates)."""
+        """Why recorded readings cannot feed the updates (None: they can).
+
+        None without updates, or with updates that publish nothing (M&V without error).
+        """
         return ("updates: the utility re-estimates the profiles from the readings before "
                 "the notice, which recorded readings of the program do not hold"
-                if self.updated else None)
+                if self.updated and not self.exact else None)
 
     def chunk_values(self, plan: MonitoringPlan, result: Any) -> ChunkUpdates | None:
         """Re-estimate the chunk's profiles as the utility updates them (with updates).
@@ -284,8 +306,11 @@ class RemoteProfiles(MonitoringFeature):
         dict of str to sequence
             One row: :meth:`drsim.utility.fetching.FetchCounts.as_list`, the ``λ``
             versions the chunk published and the re-estimated replicas' flags (0 and
-            null without updates).
+            null without updates); none before the meter tier has run (a streamed run's
+            chunk task: the stream's meter stage makes the row, docs/streaming.md).
         """
+        if chunk.meter is None:
+            return {"fetched": [], "versions": [], "updated_flags": []}
         updates = self._updates(chunk)
         flags = None if updates is None or updates.flags is None else updates.flags
         return {"fetched": [chunk.meter.fetched],

@@ -680,7 +680,8 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
         house, at = house[order], at[order]
         earliest = np.r_[True, house[1:] != house[:-1]]
         first[pd.Index(house_ids).get_indexer(house[earliest])] = at[earliest]
-    fetches = processed.copy() if fetch is None else fetch.requests_per_test()
+    # (a fetcher of a longer program, a stream's, counts its later tests too: not here)
+    fetches = processed.copy() if fetch is None else fetch.requests_per_test()[:k]
     gone = spells = silent = None
     if lost is not None:
         gone = np.asarray(lost, dtype=bool).sum(axis=0).astype(np.int64)

@@ -54,8 +54,7 @@ from drsim.utility.monitoring import (
 from drsim.utility.reading_slots import interim_offsets
 
 __all__ = ["gateways", "history_day", "fit_meter_model", "flagged_shares", "DeviceStats",
-           "statistic", "shed_meter_tier", "LATENCY_BINS",
-           "quiet_readings"]
+           "DeviceSizing", "statistic", "shed_meter_tier", "LATENCY_BINS", "quiet_readings"]
 
 MICRO = 1_000_000  # times are summed in whole µmin
 #: log-spaced latency bins [min] of the mergeable latency histogram, 40 per decade
@@ -402,6 +401,35 @@ class DeviceStats:
                    int(np.asarray(unshed_latencies).size), bound_sum, _histogram(lat))
 
 
+@dataclass(frozen=True)
+class DeviceSizing:
+    """How fast a tier's modelled devices are and the bound they keep.
+
+    Both are sized on the unshed run of the whole monitoring window (module doc; Eq. of
+    :func:`shed_meter_tier` and :func:`drsim.utility.tier_shedding.run_on_device`): a
+    device's speed is its hardware's, known before the day, so a stream that gets the
+    sizing (docs/streaming.md, "Load shedding") decides each arrival from the arrivals
+    before it alone.
+
+    Attributes
+    ----------
+    unit_cost : tuple of float
+        Per device, its cost per unit of work [minutes per cost unit].
+    bound : tuple of float or None
+        Per device, its bound θ [minutes]; None: it sheds nothing, only measures.
+    """
+
+    unit_cost: tuple[float, ...]
+    bound: tuple[float, ...] | None = None
+
+    @classmethod
+    def of(cls, unit_cost: Any, bound: Any = None) -> DeviceSizing:
+        """Return the sizing of arrays (or numbers) ``unit_cost`` and ``bound``."""
+        return cls(tuple(np.atleast_1d(np.asarray(unit_cost, dtype=np.float64)).tolist()),
+                   None if bound is None else
+                   tuple(np.atleast_1d(np.asarray(bound, dtype=np.float64)).tolist()))
+
+
 def _micro(x: Any) -> int:
     """Minutes summed per element, each rounded to whole µmin."""
     return int(np.round(np.asarray(x, dtype=np.float64) * MICRO).astype(np.int64).sum())
@@ -502,9 +530,9 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
                     group_id: int, group_first: int, acc_kwh: np.ndarray,
                     expected_acc_kwh: np.ndarray,
                     inputs: Callable[..., Mapping[str, Any]] | None = None,
-                    shed: bool = True
+                    shed: bool = True, sizing: DeviceSizing | None = None
                     ) -> tuple[MeterResult, DeviceStats, MeterResult, DeviceStats,
-                               tuple[np.ndarray, np.ndarray]]:
+                               tuple[np.ndarray, np.ndarray], DeviceSizing]:
     r"""Run Listing 6.1 on a chunk's gateways, unshed (BL) and under a latency bound (OP).
 
     Each gateway g is a modelled device (module doc). BL, the unshed run, measures its
@@ -550,6 +578,9 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
     shed : bool
         Whether OP sheds (``"meter"`` in ``monitoring.shedding.tiers``); if not, OP is
         the meter tier with OP's inputs, unshed, served on the same devices as BL.
+    sizing : DeviceSizing, optional
+        The gateways' cost per unit and bounds, sized before on BL's run of the whole
+        window (a stream's, which runs the tier over the tests so far); None: sized here.
 
     Returns
     -------
@@ -564,6 +595,8 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
     shed : tuple of numpy.ndarray
         The household and test time [minutes since midnight] of each reading OP's input
         filter dropped (:func:`quiet_readings`).
+    sizing : DeviceSizing
+        The gateways' cost per unit and, when OP sheds, bounds.
 
     References
     ----------
@@ -586,11 +619,18 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
     >>> model = fit_meter_model(NS(monitoring=NS(shedding=cfg)), plan, 0, day)
     >>> used = accumulated_kwh(rng.uniform(0, 2, (8, 120)), 1110, plan.test_times)
     >>> expected = accumulated_kwh(np.ones((8, 120)), 1110, plan.test_times)
-    >>> bl, bl_stats, op, op_stats, shed = shed_meter_tier(plan, cfg, model, np.arange(8),
-    ...                                                    0, 0, used, expected)
+    >>> bl, bl_stats, op, op_stats, shed, sizing = shed_meter_tier(
+    ...     plan, cfg, model, np.arange(8), 0, 0, used, expected)
     >>> bl_stats.inputs, bl_stats.inputs_shed, op_stats.inputs_shed > 0
     (176, 0, True)
     >>> op_stats.work < bl_stats.work, len(shed[0]) == op_stats.inputs_shed
+    (True, True)
+
+    Sized before, the gateways decide as they did (a stream's re-run over fewer tests):
+
+    >>> again = shed_meter_tier(plan, cfg, model, np.arange(8), 0, 0, used, expected,
+    ...                         sizing=sizing)
+    >>> again[3] == op_stats, again[1] == bl_stats
     (True, True)
     """
     from cep_core.shedding import KeyedShedder
@@ -623,17 +663,25 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
                             shedder(strategy, unit_cost, bound), **given)
         return result, made[-1].report()
 
-    bl, sized = run("NS", np.ones(n))  # BL's work sizes the devices
-    unit_cost = cfg.utilisation * span / np.maximum(sized["work"], 1)
-    bl_report = made[-1].report_at(unit_cost)
+    if sizing is None:
+        bl, sized = run("NS", np.ones(n))  # BL's work sizes the devices
+        unit_cost = cfg.utilisation * span / np.maximum(sized["work"], 1)
+        bl_report = made[-1].report_at(unit_cost)
+    else:  # sized before: serving BL on them is what report_at does
+        unit_cost = np.asarray(sizing.unit_cost, dtype=np.float64)
+        bl, bl_report = run("NS", unit_cost)
     bl_stats = DeviceStats.of_report(bl_report, span, bl_report)
     if not shed:
         op, op_report = run("NS", unit_cost, plain=False)
         return (bl, bl_stats, op, DeviceStats.of_report(op_report, span, bl_report),
-                (np.zeros(0, dtype=np.int64), np.zeros(0)))
-    device = np.tile(device_of(index), len(plan.test_times))  # BL serves every reading
-    bound = cfg.bound * _statistic(bl_report["latencies"], device, n, cfg.statistic)
+                (np.zeros(0, dtype=np.int64), np.zeros(0)), DeviceSizing.of(unit_cost))
+    if sizing is None:
+        device = np.tile(device_of(index), len(plan.test_times))  # BL serves every reading
+        bound = cfg.bound * _statistic(bl_report["latencies"], device, n, cfg.statistic)
+    else:
+        bound = np.asarray(sizing.bound, dtype=np.float64)
     op, op_report = run(cfg.strategy, unit_cost, bound)
     return (bl, bl_stats, op, DeviceStats.of_report(op_report, span, bl_report, bound),
-            (op_report["shed_keys"], op_report["shed_times"]))
+            (op_report["shed_keys"], op_report["shed_times"]),
+            DeviceSizing.of(unit_cost, bound))
 

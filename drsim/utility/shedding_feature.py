@@ -18,6 +18,13 @@ The run folder keeps the stage's rows (:data:`COST_MODELS`, with what they were 
 :func:`made_for`): ``drsim monitor`` simulates nothing, so it runs OP on recorded readings
 with the models of the run they came from, checked to fit the scenario
 (:mod:`drsim.pipeline.kept`).
+
+Streamed (docs/streaming.md, "Load shedding and remote profiles"): every device's
+decisions look back once it is sized, and its sizing (cost per unit, bound) is measured
+on the whole day's unshed runs, so a streamed run takes it from a batch run of the day
+before the stream (:meth:`LoadShedding.day_sizes`, :class:`DeviceSizes`, after the cost
+models in the feature's prepared values); the meter stage then runs OP and BL on each
+gateway over its tests so far, and the leaders and the utility on their inputs so far.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from drsim.utility.features import (
 )
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
 from drsim.utility.shedding import (
+    DeviceSizing,
     DeviceStats,
     fit_meter_model,
     flagged_shares,
@@ -54,15 +62,17 @@ from drsim.utility.shedding import (
 )
 from drsim.utility.tier_shedding import TierShedding
 
-__all__ = ["COLUMNS", "COST_MODELS", "MODELS", "TIER_UNITS", "CostModels",
+__all__ = ["COLUMNS", "COST_MODELS", "MODELS", "TIER_UNITS", "CostModels", "DeviceSizes",
            "GatewayRun", "LoadShedding", "SheddingFigures", "cost_model_rows", "cost_models",
            "made_for"]
 
 #: per chunk, monitored pass and run (OP under the pass's name, BL under its twin's): what
-#: its gateways did (DeviceStats.as_list) and the readings its quiet meters did not send,
-#: (tests, interim offsets) flattened (drsim.utility.shedding.quiet_readings)
+#: its gateways did (DeviceStats.as_list), the readings its quiet meters did not send,
+#: (tests, interim offsets) flattened (drsim.utility.shedding.quiet_readings), and its
+#: gateways' sizing (DeviceSizing: cost per unit, bounds; none when unbounded)
 COLUMNS = pa.schema([("run", pa.string()), ("gateways", pa.list_(pa.float64())),
-                     ("quiet", pa.list_(pa.int64()))])
+                     ("quiet", pa.list_(pa.int64())), ("unit_cost", pa.list_(pa.float64())),
+                     ("bound", pa.list_(pa.float64()))])
 #: a group's pickled cost model of the meter query, and the share of its previous day's
 #: sample flagged per test time (what the group and utility tiers' models are made of)
 MODELS = pa.schema([("group", pa.int32()), ("model", pa.binary()),
@@ -84,10 +94,32 @@ class GatewayRun:
         The gateways' figures.
     quiet : numpy.ndarray
         (tests, interim offsets) the readings quiet meters did not send.
+    sizing : drsim.utility.shedding.DeviceSizing
+        The gateways' cost per unit and bounds.
     """
 
     stats: DeviceStats
     quiet: np.ndarray
+    sizing: DeviceSizing
+
+
+@dataclass(frozen=True)
+class DeviceSizes:
+    """Every modelled device's sizing of a run.
+
+    Each a :class:`drsim.utility.shedding.DeviceSizing`: what a streamed run's tiers get
+    from the run of the whole day before the stream (docs/streaming.md, "Load shedding").
+
+    Attributes
+    ----------
+    meter : dict of (int, str) to DeviceSizing
+        (chunk, monitored pass) -> its gateways'.
+    tiers : dict of (str, int) to DeviceSizing
+        (pass or twin, group; the utility: -1) -> the group leader's or the utility's.
+    """
+
+    meter: dict[tuple[int, str], DeviceSizing] = field(default_factory=dict)
+    tiers: dict[tuple[str, int], DeviceSizing] = field(default_factory=dict)
 
 
 def cost_model_rows(scenario: Scenario, plan: MonitoringPlan, simulate: Callable[..., Any],
@@ -203,6 +235,8 @@ class SheddingFigures:
     utility: dict[str, DeviceStats] = field(default_factory=dict)
     #: run -> (groups, tests × interim offsets) the readings quiet meters did not send
     quiet: dict[str, np.ndarray] = field(default_factory=dict)
+    #: every device's sizing (not compared: the figures follow from it)
+    sizes: DeviceSizes = field(default_factory=DeviceSizes)
 
     def __eq__(self, other: object) -> bool:
         """Compare the figures (the quiet readings by value)."""
@@ -226,6 +260,9 @@ class LoadShedding(MonitoringFeature):
 
     name = "shedding"
     optimises = True
+    streamed = True  # with its devices sized on the whole day (day_sizes)
+    sized_on_the_day = True
+    rows_so_far = True  # the quiet readings of the tests so far: the costs at t_nc
     measures_twins = True  # BL's tiers run unshed on their devices (drsim.utility.tier_shedding)
     scenario_key = "monitoring.shedding"
     schema = COLUMNS
@@ -314,21 +351,46 @@ class LoadShedding(MonitoringFeature):
         """
         model = pickle.loads(chunk.prepared[self.name][0].meter[chunk.group])
         first = self.group_firsts[chunk.group]
+        sizes = self._sizes(chunk.prepared)
 
         def shed(name: str, acc: Any, expected_acc: Any,
                  inputs: Callable[..., Mapping[str, Any]]) -> list[MeterRun]:
-            bl, bl_stats, op, op_stats, (keys, times) = shed_meter_tier(
+            bl, bl_stats, op, op_stats, (keys, times), sizing = shed_meter_tier(
                 chunk.plan, self.cfg, model, chunk.house_ids, chunk.group, first, acc,
-                expected_acc, inputs, shed="meter" in self.cfg.tiers)
+                expected_acc, inputs, shed="meter" in self.cfg.tiers,
+                sizing=None if sizes is None else sizes.meter[(chunk.chunk, name)])
             quiet = quiet_readings(chunk.plan, chunk.house_ids, keys, times, chunk.lost)
-            return [MeterRun(name, op, GatewayRun(op_stats, quiet)),
-                    MeterRun(plain_twin(name), bl, GatewayRun(bl_stats, np.zeros_like(quiet)))]
+            return [MeterRun(name, op, GatewayRun(op_stats, quiet, sizing)),
+                    MeterRun(plain_twin(name), bl,
+                             GatewayRun(bl_stats, np.zeros_like(quiet), sizing))]
 
         return shed
 
+    def _sizes(self, prepared: Mapping[str, tuple[Any, ...]] | None) -> DeviceSizes | None:
+        """Return the devices' sizes given before the tiers run (a stream's), or None."""
+        mine = (prepared or {})[self.name]
+        return mine[1] if len(mine) > 1 else None
+
     def _tiers(self, prepared: Mapping[str, tuple[Any, ...]] | None) -> dict[str, Any]:
-        """Return the shedding of the leaders and the utility, with the stage's shares."""
-        return {"shed": TierShedding(self.cfg, (prepared or {})[self.name][0].shares)}
+        """Return the shedding of the leaders and the utility (shares, sizes if given)."""
+        sizes = self._sizes(prepared)
+        return {"shed": TierShedding(self.cfg, (prepared or {})[self.name][0].shares,
+                                     {} if sizes is None else dict(sizes.tiers))}
+
+    def day_sizes(self, merged: SheddingFigures) -> DeviceSizes:
+        """Return every device's sizing from a run of the whole day (:meth:`tier_merge`).
+
+        Parameters
+        ----------
+        merged : SheddingFigures
+            What :meth:`tier_merge` returned.
+
+        Returns
+        -------
+        DeviceSizes
+            The gateways' per chunk and pass, the leaders' and the utility's per pass.
+        """
+        return merged.sizes
 
     def group_inputs(self, plan: MonitoringPlan,
                      prepared: Mapping[str, tuple[Any, ...]] | None = None
@@ -383,9 +445,12 @@ class LoadShedding(MonitoringFeature):
         dict of str to sequence
             One row per run: its name and its gateways' figures.
         """
-        return {"run": [r.label for r in chunk.meter_runs],
-                "gateways": [r.extra.stats.as_list() for r in chunk.meter_runs],
-                "quiet": [r.extra.quiet.ravel().tolist() for r in chunk.meter_runs]}
+        runs = chunk.meter_runs
+        return {"run": [r.label for r in runs],
+                "gateways": [r.extra.stats.as_list() for r in runs],
+                "quiet": [r.extra.quiet.ravel().tolist() for r in runs],
+                "unit_cost": [list(r.extra.sizing.unit_cost) for r in runs],
+                "bound": [list(r.extra.sizing.bound or ()) for r in runs]}
 
     def merge(self, rows: pd.DataFrame) -> SheddingFigures:
         """Sum the chunks' gateway figures per run, the quiet readings per run and group.
@@ -406,11 +471,18 @@ class LoadShedding(MonitoringFeature):
         for name in pd.unique(rows["run"]):
             mine = rows[rows["run"] == name]
             gateways[str(name)] = DeviceStats.merged(mine["gateways"])
-            per_chunk = np.stack([np.asarray(q, dtype=np.int64) for q in mine["quiet"]])
+            # (a stream's rows of the tests so far are shorter: the later tests' zero)
+            width = max(len(q) for q in mine["quiet"])
+            per_chunk = np.stack([np.pad(np.asarray(q, dtype=np.int64), (0, width - len(q)))
+                                  for q in mine["quiet"]])
             summed = np.zeros((groups, per_chunk.shape[1]), dtype=np.int64)
             np.add.at(summed, mine["group"].to_numpy(np.int64), per_chunk)
             quiet[str(name)] = summed
-        return SheddingFigures(gateways, quiet=quiet)
+        own = rows[rows["run"] == rows["pass"]]  # OP's runs: the gateways' sizing
+        meter = {(int(c), str(p)): DeviceSizing.of(u, b if len(b) else None)
+                 for c, p, u, b in zip(own["chunk"], own["pass"], own["unit_cost"],
+                                       own["bound"], strict=True)}
+        return SheddingFigures(gateways, quiet=quiet, sizes=DeviceSizes(meter))
 
     def cost_inputs(self, merged: SheddingFigures, name: str) -> dict[str, Any]:
         """Return the readings the quiet meters of pass ``name`` did not send.
@@ -427,7 +499,7 @@ class LoadShedding(MonitoringFeature):
         dict
             ``quiet`` of the costs: (groups, tests × interim offsets).
         """
-        return {"quiet": merged.quiet[name]}
+        return {"quiet": merged.quiet.get(name)}  # (none yet: a stream's plan at t_nc)
 
     def tier_merge(self, merged: SheddingFigures, rows: pd.DataFrame) -> SheddingFigures:
         """Add the group leaders' and the utility's device figures per run.
@@ -452,8 +524,14 @@ class LoadShedding(MonitoringFeature):
             return {str(name): DeviceStats.merged(mine.loc[mine["pass"] == name, "device"])
                     for name in pd.unique(mine["pass"])}
 
+        sized = rows[rows["kind"] == "sizing"]
+        tiers = {(str(name), int(group)): DeviceSizing.of(
+            figures[0], None if np.isnan(figures[1]) else figures[1])
+            for name, group, figures in zip(sized["pass"], sized["group"], sized["device"],
+                                            strict=True)}
         return replace(merged, group=per_run(devices[devices["group"] >= 0]),
-                       utility=per_run(devices[devices["group"] < 0]))
+                       utility=per_run(devices[devices["group"] < 0]),
+                       sizes=replace(merged.sizes, tiers=tiers))
 
     def tier_devices(self, merged: SheddingFigures) -> dict[str, dict[str, Any]]:
         """Return each tier's devices on the traditional pass, for ``op_vs_bl``.

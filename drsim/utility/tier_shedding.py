@@ -54,7 +54,7 @@ drops is neither sent nor evaluated (:func:`drsim.pipeline.evaluation.costs`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -64,11 +64,13 @@ from drsim.scenario import Shedding
 from drsim.utility.features import is_plain_twin
 from drsim.utility.group_and_utility_tiers import group_tier, utility_stream, utility_tier
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
-from drsim.utility.shedding import DeviceStats, statistic
+from drsim.utility.shedding import DeviceSizing, DeviceStats, statistic
 
 __all__ = ["needed_count", "time_slices", "group_contribution", "utility_contribution",
            "predicted_latch", "serve_inputs", "kept_counts", "run_on_device", "TierRun",
-           "TierShedding"]
+           "TierShedding", "UTILITY_DEVICE"]
+
+UTILITY_DEVICE = -1  # the utility's key among the devices' sizes (the tiers' group column)
 
 
 def needed_count(threshold: np.ndarray) -> np.ndarray:
@@ -387,17 +389,21 @@ class TierRun:
         What the device did.
     keep : numpy.ndarray
         Per input, whether it was kept.
+    sizing : drsim.utility.shedding.DeviceSizing or None
+        The device's cost per unit and bound (None: unbounded).
     """
 
     result: Any
     stats: DeviceStats
     keep: np.ndarray
+    sizing: DeviceSizing | None = None
 
 
 def run_on_device(plan: MonitoringPlan, cfg: Shedding, arrivals: np.ndarray,
                   run: Callable[[np.ndarray], tuple[Any, np.ndarray]],
                   needed: np.ndarray | None = None,
-                  contribution: np.ndarray | None = None) -> TierRun:
+                  contribution: np.ndarray | None = None,
+                  sizing: DeviceSizing | None = None) -> TierRun:
     r"""Run a tier on its modelled device, unshed or under its bound (module doc).
 
     The unshed run sizes the device: its work W makes the device busy ``utilisation``
@@ -426,6 +432,10 @@ def run_on_device(plan: MonitoringPlan, cfg: Shedding, arrivals: np.ndarray,
     needed, contribution : numpy.ndarray, optional
         (ticks,) the least count above each tick's threshold and a below input's
         contribution; None: the tier runs unshed.
+    sizing : drsim.utility.shedding.DeviceSizing, optional
+        The device's cost per unit and bound, sized before on the unshed run of the whole
+        window (a stream's, which runs the tier over the inputs so far: each tick's kept
+        inputs then depend on the ticks before it only); None: sized here.
 
     Returns
     -------
@@ -459,13 +469,16 @@ def run_on_device(plan: MonitoringPlan, cfg: Shedding, arrivals: np.ndarray,
     everything = np.ones(len(arrivals), dtype=bool)
     result, work = run(everything)
     extra = np.maximum(np.asarray(work, dtype=np.int64) - counts, 0)
-    unit_cost = cfg.utilisation * span / max(int(np.sum(work)), 1)
+    unit_cost = cfg.utilisation * span / max(int(np.sum(work)), 1) if sizing is None \
+        else sizing.unit_cost[0]
     latencies, busy = serve_inputs(ticks, counts, extra, unit_cost)
     unshed = (latencies, busy, int(np.sum(work)))
     if needed is None:
         return TierRun(result, DeviceStats.of_device(len(arrivals), 0, *unshed, span,
-                                                     unshed[0]), everything)
-    bound = cfg.bound * statistic(latencies, cfg.statistic)
+                                                     unshed[0]), everything,
+                       DeviceSizing.of(unit_cost))
+    bound = cfg.bound * statistic(latencies, cfg.statistic) if sizing is None \
+        else sizing.bound[0]
     kept = kept_counts(ticks, counts, extra, unit_cost, bound, needed, contribution,
                        cfg.statistic)
     first = np.searchsorted(at, at, side="left")
@@ -475,7 +488,7 @@ def run_on_device(plan: MonitoringPlan, cfg: Shedding, arrivals: np.ndarray,
     latencies, busy = serve_inputs(ticks, kept, extra, unit_cost)
     stats = DeviceStats.of_device(len(arrivals), int((~keep).sum()), latencies, busy,
                                   int(np.sum(work)), span, unshed[0], bound)
-    return TierRun(result, stats, keep)
+    return TierRun(result, stats, keep, DeviceSizing.of(unit_cost, bound))
 
 
 def _shed_here(cfg: Shedding, tier: str, name: str) -> bool:
@@ -499,10 +512,14 @@ class TierShedding:
     shares : tuple of tuple of float
         Per group, per test time, the share of the previous day's sample flagged by the
         meter tier (:func:`drsim.utility.shedding_feature.cost_model_rows`) [1].
+    sizes : mapping of (str, int) to drsim.utility.shedding.DeviceSizing
+        (pass, group; the utility's: -1) -> the device's sizing made before (a stream's,
+        docs/streaming.md); a device not in it is sized on its own unshed run.
     """
 
     cfg: Shedding
     shares: tuple[tuple[float, ...], ...]
+    sizes: dict[tuple[str, int], DeviceSizing] = field(default_factory=dict)
 
     def group(self, plan: MonitoringPlan, name: str, group: int, size: int,
               events: pd.DataFrame, gamma: dict[tuple[int, int], float],
@@ -536,14 +553,15 @@ class TierShedding:
             return g, g.processed + g.partial_matches
 
         arrivals = events["time"].to_numpy(np.int64)
+        sizing = self.sizes.get((name, group))
         if not _shed_here(self.cfg, "group", name):
-            return run_on_device(plan, self.cfg, arrivals, run)
+            return run_on_device(plan, self.cfg, arrivals, run, sizing=sizing)
         gammas = self._gammas(plan, group, gamma)
         needed = needed_count(gammas * size)
         at = np.clip(np.searchsorted(plan.test_times, plan.ticks), 0, len(gammas) - 1)
         contribution = group_contribution(plan, np.asarray(self.shares[group]), gammas,
                                           size, self.cfg.slices)
-        return run_on_device(plan, self.cfg, arrivals, run, needed[at], contribution)
+        return run_on_device(plan, self.cfg, arrivals, run, needed[at], contribution, sizing)
 
     def forecast(self, plan: MonitoringPlan, group: int, size: int,
                  gamma: dict[tuple[int, int], float]) -> int:
@@ -598,8 +616,9 @@ class TierShedding:
             return u, u.processed + u.partial_matches
 
         arrivals = utility_stream(plan, latches, latch_loads)["time"].to_numpy(np.int64)
+        sizing = self.sizes.get((name, UTILITY_DEVICE))
         if not _shed_here(self.cfg, "utility", name):
-            return run_on_device(plan, self.cfg, arrivals, run)
+            return run_on_device(plan, self.cfg, arrivals, run, sizing=sizing)
         needed = np.full(len(plan.ticks), needed_count(plan.gamma_group * plan.n_groups))
         contribution = utility_contribution(plan, forecasts, self.cfg.slices)
-        return run_on_device(plan, self.cfg, arrivals, run, needed, contribution)
+        return run_on_device(plan, self.cfg, arrivals, run, needed, contribution, sizing)

@@ -35,7 +35,7 @@ from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh
 from drsim.utility.profile_updates import evidence_ends, published, update_times
 from drsim.utility.threshold import replica_flags
 
-__all__ = ["ChunkUpdates", "chunk_updates", "gamma_versions", "schedule"]
+__all__ = ["ChunkUpdates", "chunk_updates", "gamma_versions", "mv_is_exact", "schedule"]
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def schedule(plan: MonitoringPlan, cfg: ProfileUpdates, notice: int
     return times, evidence_ends(times, notice)
 
 
-def _exact(scenario: Any) -> bool:
+def mv_is_exact(scenario: Any) -> bool:
     """Return whether the M&V estimates are the simulator's counterfactual without error.
 
     The readings before the notice then equal the estimated baseline there, every ratio
@@ -142,7 +142,7 @@ def chunk_updates(plan: MonitoringPlan, cfg: ProfileUpdates, notice: int,
     times, ends = schedule(plan, cfg, notice)
     table = accumulated_kwh(result.estimate_window_kw["expected"], plan.t_start,
                             plan.test_times)
-    if _exact(pop.scenario) or _published_already(pop.scenario, cfg):
+    if mv_is_exact(pop.scenario) or _published_already(pop.scenario, cfg):
         return ChunkUpdates(published("λ", pop.ids, plan.test_times, times, ends,
                                       lambda end: table, table), None)
     lo, hi = adjustment_minutes(pop.scenario, cfg.window_minutes)

@@ -55,11 +55,11 @@ def _same_tiers(a: pipeline.Run, b: pipeline.Run, names=("expected", "traditiona
 def exact():
     """Same-day M&V without error: updated (blocking fetches, no latency) and plain. The
     updated run re-estimates for real: a run skips the re-estimate when the M&V is exact
-    (``updated_profiles._exact``), and this checks that it would publish nothing."""
+    (``updated_profiles.mv_is_exact``), and this checks that it would publish nothing."""
     data = quickstart(HOUSEHOLDS, remote={"strategy": "BL1", "latency": ZERO, "updates": {}})
-    assert updated_profiles._exact(scenario_from_dict(data, "updates.yaml"))
+    assert updated_profiles.mv_is_exact(scenario_from_dict(data, "updates.yaml"))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(updated_profiles, "_exact", lambda scenario: False)
+        patch.setattr(updated_profiles, "mv_is_exact", lambda scenario: False)
         updated = _run(data)
     return updated, _run(quickstart(HOUSEHOLDS))
 

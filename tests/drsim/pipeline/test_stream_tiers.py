@@ -18,6 +18,7 @@ import pytest
 
 from drsim.pipeline.passes import Chunk
 from drsim.pipeline.stream_clock import intervals, write_intervals
+from drsim.pipeline.stream_features import monitored_from
 from drsim.pipeline.stream_tiers import (
     IN,
     StreamContext,
@@ -27,7 +28,6 @@ from drsim.pipeline.stream_tiers import (
     user_event_rows,
     utility_step,
 )
-from drsim.pipeline.streaming import monitored_from
 from drsim.pipeline.tasks import (
     event_row,
     group_leader,
@@ -350,8 +350,14 @@ def test_the_streams_rows_reshape_to_the_batch_runs_counts_per_group(context, ba
 def test_what_the_stream_does_not_monitor_is_refused(context):
     check_streamable(context.scenario)  # plain readings: streamed
     check_streamable(four_households(meters={"reading_loss": {"rate": 0.1}}))  # streamed
-    with pytest.raises(ValueError, match="monitoring.shedding"):
-        check_streamable(four_households(monitoring={"shedding": {"gateway_households": 2}}))
+    check_streamable(four_households(monitoring={"shedding": {"gateway_households": 2},
+                                                 "remote": {"gateway_households": 2}}))
+    queries = {"paused": {"query": "PATTERN SEQ(dr_start s, ev_pause p) WHERE SAME[houseID] "
+                                   "WITHIN 3h"}}
+    with pytest.raises(ValueError, match="monitoring.appliance_queries: the streaming") \
+            as refused:
+        check_streamable(four_households(monitoring={"appliance_queries": queries}))
+    assert "\n" not in str(refused.value)
 
 
 @pytest.mark.parametrize("max_missing", [0, 1])

@@ -21,11 +21,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from small_scenarios import quickstart
 
 import drsim.api as api
 from drsim.pipeline.stream_clock import Clock, intervals
 from drsim.results import folders
-from drsim.scenario import load_scenario, scenario_from_dict
+from drsim.scenario import Scenario, load_scenario, scenario_from_dict
 from drsim.utility.monitoring import MonitoringPlan
 
 QUICKSTART = "scenarios/quickstart.yaml"
@@ -124,8 +125,9 @@ def test_a_file_staged_during_a_tick_never_overtakes_an_earlier_one(tmp_path, mo
 
 def test_a_streamed_run_refuses_what_it_does_not_monitor(tmp_path):
     data = small().model_dump(mode="json", exclude={"source_path"})
-    data["monitoring"]["shedding"] = {"gateway_households": 100}
-    with pytest.raises(ValueError, match="monitoring.shedding: the streaming monitoring") \
+    data["monitoring"]["appliance_queries"] = {"paused": {
+        "query": "PATTERN SEQ(dr_start s, ev_pause p) WHERE SAME[houseID] WITHIN 3h"}}
+    with pytest.raises(ValueError, match="monitoring.appliance_queries: the streaming") \
             as refused:
         api.run(scenario_from_dict(data), tmp_path / "x", backend="serial", streaming=True)
     assert "\n" not in str(refused.value)
@@ -174,6 +176,103 @@ def test_a_streamed_run_with_lost_readings_gives_the_batch_run(max_missing, chun
     result = api.run(scenario, tmp_path / "s", backend="serial", streaming=True,
                      chunk_size=chunk_size)
     assert_same_summary(batch, result.summary)
+    assert_same_events(tmp_path / "b", tmp_path / "s")
+
+
+#: scenarios/quickstart_op.yaml's remote profiles with a fixed latency long enough, and a
+#: cache small enough, that some user events wait for their λ (their delay moves alerts)
+REMOTE = {"strategy": "Hybrid", "latency": {"kind": "fixed", "seconds": 20.0},
+          "cache_elements": 50}
+
+
+def optimised(households: int = 600, tiers: list[str] | None = None,
+              remote: dict | None = REMOTE) -> Scenario:
+    """The small quickstart_op: load shedding in ``tiers`` (None: every tier, the
+    scenario's) and the profiles fetched as ``remote`` says (None: local)."""
+    shedding = {} if tiers is None else {"tiers": tiers}
+    data = quickstart(households, remote=remote, shedding=shedding)
+    data["chunk_size"] = 100
+    data["monitoring"]["gamma_user"] = GAMMA
+    return scenario_from_dict(data)
+
+
+def assert_streamed_op_run(scenario: Scenario, tmp_path: Path) -> dict:
+    """The streamed run of an optimised scenario gives the batch run's summary (the
+    outcomes, costs, ``shedding``, ``remote``, ``op_vs_bl``) and event tables; the batch
+    summary."""
+    batch = api.run(scenario, tmp_path / "b", backend="serial").summary
+    assert batch["prediction"]["predicted"] and batch["op_vs_bl"]["bl"]["prediction"]
+    # at a speed the second event is planned at t_nc, before the gateways' programs end
+    streamed = api.run(scenario, tmp_path / "s", backend="serial", streaming=True,
+                       speed=3000).summary
+    assert_same_summary(batch, streamed)
+    assert_same_events(tmp_path / "b", tmp_path / "s")
+    assert streamed["timings"]["day_sizes_seconds"] > 0
+    return batch
+
+
+def test_a_streamed_optimised_run_gives_the_batch_run(tmp_path):
+    """quickstart_op (load shedding in every tier, the profiles fetched with Hybrid's
+    prefetch) streamed: each tier sheds, some readings wait for their λ, and the
+    stream's OP and BL are the batch run's, value for value; so are their costs and
+    op_vs_bl."""
+    batch = assert_streamed_op_run(optimised(), tmp_path)
+    op = batch["shedding"]["op"]
+    assert op["meter_tier"]["readings_shed"] > 0 and op["group_tier"]["user_events_shed"] > 0
+    assert op["utility_tier"]["group_events_shed"] > 0
+    fetched = batch["remote"]["meter_tier"]
+    assert fetched["prefetches"] > 0 and fetched["misses"] > 0
+    assert fetched["data_delay_avg_seconds"] > 0
+    events = pq.read_table(tmp_path / "s" / "events_user_events.parquet").to_pandas()
+    assert set(events["pass"]) == {"expected", "expected_bl", "traditional", "traditional_bl"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("tiers", "remote"), [
+    (["group"], None), (["utility"], None),
+    (None, {**REMOTE, "strategy": "LzEval"})])  # every λ waited for: alerts held back
+def test_a_streamed_run_shedding_in_one_tier_gives_the_batch_run(tiers, remote, tmp_path):
+    """Each tier's shedding alone, without remote profiles; every tier's with fetches on
+    demand, whose delays hold the user events' alerts back: the stream's is the batch's."""
+    batch = assert_streamed_op_run(optimised(tiers=tiers, remote=remote), tmp_path)
+    assert all(batch["shedding"]["op"][f"{t}_tier"]["shed"] for t in tiers or ())
+    if remote is not None:
+        events = pq.read_table(tmp_path / "s" / "events_user_events.parquet").to_pandas()
+        assert (events.loc[events["pass"] == "traditional", "delay"] > 0).all()
+
+
+def test_the_monitored_stream_refuses_shedding_without_its_prepared_values():
+    """drsim monitor --stream: load shedding needs the caller's cost models and the
+    devices' sizes of the whole day; without either, one line naming the key."""
+    from drsim.pipeline.stream_features import check_monitor_stream
+
+    scenario = optimised(remote=None)
+    for given in (None, {"shedding": ("cost models",)}):
+        with pytest.raises(ValueError, match="^monitoring.shedding: ") as refused:
+            check_monitor_stream(scenario, given)
+        assert "\n" not in str(refused.value)
+    plan = check_monitor_stream(scenario, {"shedding": ("cost models", "sizes")})
+    assert plan == MonitoringPlan.of(scenario)
+
+
+def test_monitoring_a_stream_of_readings_with_remote_profiles(tmp_path):
+    """Recorded readings monitored with the profiles fetched: the streamed monitoring's
+    fetches, delays and events are the batch monitoring's."""
+    data = quickstart(300, remote=REMOTE)
+    data["chunk_size"] = 100
+    scenario = scenario_from_dict(data)
+    run_dir = tmp_path / "run"
+    api.run(scenario, run_dir, backend="serial", export_readings=True)
+    readings = pq.read_table(run_dir / "readings").to_pandas()
+    write_files(readings, tmp_path / "in", MonitoringPlan.of(scenario))
+    gamma = run_dir / "thresholds.parquet"
+    batch = api.monitor(run_dir / "readings", scenario, tmp_path / "b", backend="serial",
+                        thresholds=gamma).summary
+    streamed = api.monitor(None, scenario, tmp_path / "s", backend="serial",
+                           stream=tmp_path / "in", thresholds=gamma).summary
+    assert batch["remote"]["meter_tier"]["requests"] > 0
+    for key in ("prediction", "second_event", "cost", "remote"):
+        assert streamed[key] == batch[key], key
     assert_same_events(tmp_path / "b", tmp_path / "s")
 
 

@@ -223,7 +223,7 @@ class Prepared(Toy):
 def test_a_features_stages_before_the_passes_run_on_the_backend_and_are_timed(monkeypatch):
     monkeypatch.setattr(stages, "active_features", lambda scenario: (Toy(), Prepared()))
     timings: dict[str, float] = {}
-    got = stages._preparations(None, PLAN, SerialBackend(), None, timings)
+    got = stages.preparations(None, PLAN, SerialBackend(), None, timings)
     assert got == {"toy": (), "prepared": (0 + 1 + 4,)}
     assert list(timings) == ["squares_seconds"]
     batch = tasks.preparation_task(Prepared().preparations(None, PLAN, None)[0], 2)

@@ -12,11 +12,18 @@ import numpy as np
 import pandas as pd
 from small_scenarios import quickstart
 
-from drsim.scenario import Shedding, scenario_from_dict
+from drsim.scenario import RemoteData, Shedding, scenario_from_dict
 from drsim.utility.features import FeatureChunk, FeatureRun, plain_twin
+from drsim.utility.fetching import MeterFetch
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, accumulated_kwh
-from drsim.utility.shedding import LATENCY_BINS, DeviceStats, fit_meter_model
+from drsim.utility.shedding import (
+    LATENCY_BINS,
+    DeviceStats,
+    fit_meter_model,
+    shed_meter_tier,
+)
 from drsim.utility.shedding_feature import (
+    COLUMNS,
     MODELS,
     CostModels,
     LoadShedding,
@@ -28,6 +35,36 @@ from drsim.utility.tier_shedding import TierShedding
 #: 18:30-20:30, tests every 5 minutes from 18:40; 1 group (the shed_meter_tier example)
 PLAN = MonitoringPlan(1110, 1230, 1120, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
 CFG = Shedding(gateway_households=4, classes=2, slices=2)
+
+
+def test_sized_before_the_gateways_decide_each_test_from_the_tests_before():
+    """With their sizing from the whole window's run (a stream's), the gateways run over
+    the tests so far (a fetcher of the whole program beside, prefetching as in batch)
+    shed, decide and fetch at every test as over every test: no decision looks ahead."""
+    rng = np.random.default_rng(1)
+    day = NS(population=NS(ids=np.arange(8)),
+             window_kw={"traditional": rng.uniform(0, 2, (8, 120))},
+             estimate_window_kw={"expected": np.ones((8, 120))})
+    model = fit_meter_model(NS(monitoring=NS(shedding=CFG)), PLAN, 0, day)
+    used = accumulated_kwh(rng.uniform(0, 2, (8, 120)), 1110, PLAN.test_times)
+    expected = accumulated_kwh(np.ones((8, 120)), 1110, PLAN.test_times)
+    remote = RemoteData(strategy="Hybrid", gateway_households=4, cache_elements=6,
+                        latency={"kind": "fixed", "seconds": 400.0})  # > δ: waits
+
+    def inputs(plain: bool = False) -> dict:
+        return {} if plain else {"fetch": MeterFetch(PLAN, remote, np.arange(8), 0, 7)}
+
+    whole = shed_meter_tier(PLAN, CFG, model, np.arange(8), 0, 0, used, expected, inputs)
+    op, sizing = whole[2], whole[5]
+    assert whole[3].inputs_shed > 0 and (op.events["delay"] > 0).any()
+    for k in (3, 14, len(PLAN.test_times)):
+        cut = replace(PLAN, t_end=int(PLAN.test_times[k - 1]) + 1)
+        part = shed_meter_tier(cut, CFG, model, np.arange(8), 0, 0, used[:, :k],
+                               expected[:, :k], inputs, sizing=sizing)[2]
+        mine = op.events[op.events["time"] < cut.t_end].reset_index(drop=True)
+        pd.testing.assert_frame_equal(part.events, mine)
+        for name in ("processed", "partial_matches", "outputs", "fetches"):
+            assert (getattr(part, name) == getattr(op, name)[:k]).all(), name
 
 
 def test_the_feature_is_read_from_the_scenario_and_monitors_recorded_readings():
@@ -109,9 +146,17 @@ def test_each_pass_runs_under_the_bound_then_unshed_on_the_gateways():
                               "traditional")
     assert rows["run"] == ["traditional", "traditional_bl"]
     frame = pd.DataFrame({"chunk": [0, 0, 1, 1], "group": 0, "pass": "traditional",
-                          "run": rows["run"] * 2, "gateways": rows["gateways"] * 2,
-                          "quiet": rows["quiet"] * 2})
+                          **{c: rows[c] * 2 for c in COLUMNS.names}})
     merged = feature.merge(frame)
+    # the gateways' sizing, as a stream gets it, makes the same runs
+    assert merged.sizes.meter == {(c, "traditional"): op.extra.sizing for c in (0, 1)}
+    assert op.extra.sizing.bound is not None and bl.extra.sizing == op.extra.sizing
+    sized = replace(chunk, prepared={"shedding": (*chunk.prepared["shedding"],
+                                                  feature.day_sizes(merged))})
+    again = feature.meter_runs(sized, None)("traditional", used, expected,
+                                            lambda plain=False: {})
+    assert [r.extra.stats for r in again] == [op.extra.stats, bl.extra.stats]
+    assert again[0].result.events.equals(op.result.events)
     assert merged.meter["traditional"] == DeviceStats.merged([op.extra.stats.as_list()] * 2)
     assert merged.meter[plain_twin("traditional")].inputs == 2 * bl.extra.stats.inputs
     assert np.array_equal(merged.quiet["traditional"], 2 * op.extra.quiet.reshape(1, -1))

@@ -159,6 +159,46 @@ def test_the_leaders_and_the_utilitys_rows_count_what_their_filters_drop():
     assert (out["kind"] == "group_event_shed").sum() == device[1]
 
 
+def same_until(a: pd.DataFrame, b: pd.DataFrame, tick: int) -> None:
+    """The rows of ``a`` and ``b`` up to ``tick`` are the same."""
+    pd.testing.assert_frame_equal(a[a["time"] <= tick].reset_index(drop=True),
+                                  b[b["time"] <= tick].reset_index(drop=True),
+                                  check_dtype=False, check_index_type=False)
+
+
+def test_sized_before_a_leader_and_the_utility_decide_each_tick_from_the_ticks_before():
+    """With their devices' sizing from the whole day's run (a stream's), a leader on its
+    user events so far and the utility on its group events so far keep, alert and latch
+    at every tick up to the last input's as on the whole day's: no decision looks ahead."""
+    events = flagged(3, 0.5)
+    shed = shedding()
+    day = shed.group(PLAN, "traditional", 0, SIZE, events, GAMMA)
+    sized = TierShedding(shed.cfg, shed.shares, {("traditional", 0): day.sizing})
+    assert day.sizing.bound is not None and not day.keep.all()
+    for test in PLAN.test_times[2::4]:
+        so_far = events[events["time"] <= test]
+        part = sized.group(PLAN, "traditional", 0, SIZE, so_far, GAMMA)
+        assert (part.keep == day.keep[: len(so_far)]).all()
+        upto = test + PLAN.delta - 1  # the ticks the stream's group stage emits
+        same_until(part.result.alerts, day.result.alerts, upto)
+    plan = MonitoringPlan(1110, 1230, 1120, 5, 1, 1, 1, 0.3, 0.4, 1, 15, 8)
+    latches = {g: 1125 + 12 * g for g in range(8)}  # the last latches at 20:09
+    loads = {g: 1.0 + g for g in range(8)}
+    forecast = list(latches.values())
+    day = shed.utility(plan, "traditional", latches, loads, forecast)
+    sized = TierShedding(shed.cfg, shed.shares, {("traditional", UTILITY): day.sizing})
+    every = utility_stream(plan, latches, loads)["time"].to_numpy()
+    shed_by = []
+    for tick in (1160, 1185, 1200):
+        shed_by.append((~day.keep[every <= tick]).sum())
+        known = {g: t for g, t in latches.items() if t <= tick}
+        part = sized.utility(plan, "traditional", known, loads, forecast)
+        arrived = utility_stream(plan, known, loads)["time"].to_numpy()
+        assert (part.keep[arrived <= tick] == day.keep[every <= tick]).all()
+        same_until(part.result.alerts, day.result.alerts, tick)
+    assert shed_by[-1] > 0
+
+
 # ------------------------------------------------------------------ through the pipeline
 @pytest.fixture(scope="module")
 def op_run():

@@ -347,9 +347,11 @@ def test_what_readings_cannot_feed_is_refused(forced):
     with pytest.raises(ValueError, match="monitoring.appliance_queries: they read each "
                                          "appliance's starts"):
         api.monitor(out / "readings", scenario_from_dict(data), backend="serial")
-    # the utility's updates of the profiles read the readings before the notice
-    del data["monitoring"]["shedding"]
+    # the utility's updates of the profiles read the readings before the notice (with an
+    # M&V error: without, they would publish nothing)
+    del data["monitoring"]["shedding"], data["monitoring"]["appliance_queries"]
     data["monitoring"]["remote"] = {"updates": {}}
+    data["baseline"]["error"] = 0.1
     with pytest.raises(ValueError, match="monitoring.remote: updates"):
         api.monitor(out / "readings", scenario_from_dict(data), backend="serial")
 

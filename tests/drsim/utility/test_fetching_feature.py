@@ -35,11 +35,16 @@ def test_the_feature_is_read_from_the_scenario():
     assert on.group_firsts == (0, 400, 800) and on.seed == 7
     assert off.summary(None, None) is None  # local tables: no section
     assert not on.updated and not on.needs_runs and on.readings_refusal is None
-    updated = RemoteProfiles.of(scenario_from_dict(quickstart(1200, remote={"updates": {}})))
+    updated = RemoteProfiles.of(scenario_from_dict(quickstart(1200, remote={"updates": {}},
+                                                             error=0.1)))
     # the updates read the readings before the notice: the chunk task keeps the runs, and
-    # recorded readings (of the program) cannot feed them
+    # recorded readings (of the program) cannot feed them, nor can a stream
     assert updated.updated and updated.needs_runs and "notice" in updated.readings_refusal
+    assert not updated.streamed and on.streamed
     assert updated.notice == 17 * 60 + 30 and updated.sizes == (400, 400, 400)
+    # without an M&V error they publish nothing: readings and a stream can run them
+    exact = RemoteProfiles.of(scenario_from_dict(quickstart(1200, remote={"updates": {}})))
+    assert exact.updated and exact.readings_refusal is None and exact.streamed
 
 
 def test_each_run_of_the_meter_tier_gets_its_own_fetcher_of_the_chunks_group():

@@ -21,8 +21,8 @@ with the models of the run they came from, checked to fit the scenario
 
 Streamed (docs/streaming.md, "Load shedding and remote profiles"): every device's
 decisions look back once it is sized, and its sizing (cost per unit, bound) is measured
-on the whole day's unshed runs, so a streamed run takes it from a batch run of the day
-before the stream (:meth:`LoadShedding.day_sizes`, :class:`DeviceSizes`, after the cost
+on the whole day's unshed runs, so a streamed run takes it from a batch run of the same
+day made before the stream (:meth:`LoadShedding.day_sizes`, :class:`DeviceSizes`, after the cost
 models in the feature's prepared values); the meter stage then runs OP and BL on each
 gateway over its tests so far, and the leaders and the utility on their inputs so far.
 """
@@ -108,7 +108,8 @@ class DeviceSizes:
     """Every modelled device's sizing of a run.
 
     Each a :class:`drsim.utility.shedding.DeviceSizing`: what a streamed run's tiers get
-    from the run of the whole day before the stream (docs/streaming.md, "Load shedding").
+    from a batch run of the whole day, made before the stream (docs/streaming.md, "Load
+    shedding and remote profiles").
 
     Attributes
     ----------

@@ -50,6 +50,7 @@ from drsim.pipeline.stages import (
     check_run,
     chunk_rows,
     closed_loop,
+    monitored_passes,
     pass_costs,
     plain_plan,
     this_run,
@@ -84,7 +85,7 @@ from drsim.utility.monitoring import MonitoringPlan, accumulated_kwh
 from drsim.utility.threshold import Thresholds
 
 __all__ = ["MONITORED_PASS", "Monitoring", "check_monitor", "check_prepared", "monitor",
-           "monitor_features", "monitor_task", "monitored_passes", "participants_task"]
+           "monitor_features", "monitor_task", "participants_task"]
 
 MONITORED_PASS = "traditional"
 
@@ -145,15 +146,6 @@ def monitor_features(scenario: Scenario, check: ReadingsCheck
                                  f"and {check.lost:,} of the readings in "
                                  f"{Path(check.path).name} did not arrive")
     return features
-
-
-def monitored_passes(features: tuple[MonitoringFeature, ...]) -> tuple[str, ...]:
-    """The passes the tiers report on readings: :data:`MONITORED_PASS` and the twins the
-    ``features`` add (:meth:`~drsim.utility.features.MonitoringFeature.passes`)."""
-    names = (MONITORED_PASS,)
-    for feature in features:
-        names = feature.passes(names)
-    return names
 
 
 def monitor_task(scenario: Scenario, plan: MonitoringPlan, path: str,
@@ -278,7 +270,7 @@ def monitor(scenario: Scenario, readings: str | Path, backend: Backend, *,
     timings = {"readings_seconds": time.perf_counter() - started}
     tiers_started = time.perf_counter()
     monitored, tier_timings = tiers(scenario, plan, backend, out, progress,
-                                    names=monitored_passes(features),
+                                    names=monitored_passes(features, (MONITORED_PASS,)),
                                     thresholds=thresholds, prepared=prepared)
     timings["tiers_seconds"] = time.perf_counter() - tiers_started
     timings.update(tier_timings)

@@ -68,7 +68,12 @@ from drsim.scenario import Scenario
 from drsim.units import clock
 from drsim.utility import deficit
 from drsim.utility.feature_registry import active_features, features_of
-from drsim.utility.features import feature_output, feature_schema, plain_twin
+from drsim.utility.features import (
+    MonitoringFeature,
+    feature_output,
+    feature_schema,
+    plain_twin,
+)
 from drsim.utility.incentive import IncentiveResult, plan_second_event
 from drsim.utility.lottery import monitoring_cost, saved_cost
 from drsim.utility.monitoring import MonitoringPlan, check_queries
@@ -307,11 +312,12 @@ def day_sized(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
                            for f in sized}}
 
 
-def monitored_passes(scenario: Scenario) -> tuple[str, ...]:
-    """The monitored passes the tiers report: the run's, and the twins the active
-    monitoring features add (:meth:`~drsim.utility.features.MonitoringFeature.passes`)."""
-    names = MONITORED
-    for feature in active_features(scenario):
+def monitored_passes(features: tuple[MonitoringFeature, ...],
+                     names: tuple[str, ...] = MONITORED) -> tuple[str, ...]:
+    """The monitored passes the tiers report: ``names`` (a run's), and the twins the
+    active monitoring ``features`` add
+    (:meth:`~drsim.utility.features.MonitoringFeature.passes`)."""
+    for feature in features:
         names = feature.passes(names)
     return names
 
@@ -481,7 +487,7 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
     sizes = np.array(scenario.group_sizes(), dtype=np.int64)
     n_groups, k = len(sizes), len(plan.test_times)
     if names is None:
-        names = monitored_passes(scenario)
+        names = monitored_passes(active_features(scenario))
     meter = backend.collect(out["meter"]).to_pandas()
     meter = meter.sort_values(["chunk", "pass"], kind="stable", ignore_index=True)
     if thresholds is None:

@@ -401,7 +401,7 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
                                         progress)
     chunks = passes.chunks
     context = StreamContext(scenario, plan, tuple(chunks), thresholds,
-                            monitored_passes(scenario), packed=True,
+                            monitored_passes(active_features(scenario)), packed=True,
                             features=tuple(active_features(scenario)), prepared=prepared)
     live = _LiveRun(scenario, backend, folder, context, passes, Collector(where["alerts"]),
                     delay_detection, chunk_feature_rows(backend, passes.handles, context.features))

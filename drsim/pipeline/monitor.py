@@ -74,7 +74,7 @@ from drsim.pipeline.tasks import (
 )
 from drsim.scenario import Scenario
 from drsim.units import DAY
-from drsim.utility.feature_registry import active_features, features_of
+from drsim.utility.feature_registry import active_features, combined, features_of
 from drsim.utility.features import (
     FeatureChunk,
     MonitoringFeature,
@@ -138,14 +138,8 @@ def monitor_features(scenario: Scenario, check: ReadingsCheck
     readings)."""
     features = tuple(f for f in (f.with_readings(check.lost) for f in features_of(scenario))
                      if f.active)
-    names = {f.name for f in features}
-    for feature in features:
-        for other in feature.excludes:
-            if other in names:
-                raise ValueError(f"{feature.scenario_key}: not modelled together with {other}, "
-                                 f"and {check.lost:,} of the readings in "
-                                 f"{Path(check.path).name} did not arrive")
-    return features
+    return combined(features, f", and {check.lost:,} of the readings in "
+                              f"{Path(check.path).name} did not arrive")
 
 
 def monitor_task(scenario: Scenario, plan: MonitoringPlan, path: str,

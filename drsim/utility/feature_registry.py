@@ -14,7 +14,7 @@ from drsim.utility.fetching_feature import RemoteProfiles
 from drsim.utility.readings_feature import LostReadings
 from drsim.utility.shedding_feature import LoadShedding
 
-__all__ = ["REGISTERED", "active_features", "features_of"]
+__all__ = ["REGISTERED", "active_features", "combined", "features_of"]
 
 #: the features, in the order of their sections in summary.json
 REGISTERED: tuple[type[MonitoringFeature], ...] = (
@@ -59,11 +59,34 @@ def active_features(scenario: Scenario) -> tuple[MonitoringFeature, ...]:
     ValueError
         When an active feature excludes another active one.
     """
-    active = tuple(f for f in features_of(scenario) if f.active)
-    names = {f.name for f in active}
-    for feature in active:
+    return combined(tuple(f for f in features_of(scenario) if f.active))
+
+
+def combined(features: tuple[MonitoringFeature, ...], why: str = "; remove one of them"
+             ) -> tuple[MonitoringFeature, ...]:
+    """Return ``features`` after checking that none excludes another.
+
+    Parameters
+    ----------
+    features : tuple of MonitoringFeature
+        Active features.
+    why : str
+        The end of the refusal's line, after "not modelled together with <name>".
+
+    Returns
+    -------
+    tuple of MonitoringFeature
+        ``features``.
+
+    Raises
+    ------
+    ValueError
+        In one line naming the first feature's key and the one it excludes.
+    """
+    names = {f.name for f in features}
+    for feature in features:
         for other in feature.excludes:
             if other in names:
                 raise ValueError(f"{feature.scenario_key}: not modelled together with "
-                                 f"{other}; remove one of them")
-    return active
+                                 f"{other}{why}")
+    return features

@@ -144,9 +144,18 @@ class GroupReductions(Record):
 class BaselineSection(Record):
     """The utility's M&V settings and estimates (drsim.utility.baseline, §6.2.1)."""
 
-    method: str = Field(description="How B̂ and P̂ are estimated: same_day, model or "
-                                    "prior_days.")
+    method: str = Field(description="How B̂ and P̂ are estimated: same_day, model, "
+                                    "prior_days, x_of_y or regression.")
     prior_days: int = Field(description="The days averaged by prior_days.")
+    x_of_y: JsonValue = Field(
+        default=None, description="baseline.x_of_y as run (days, take, rank; "
+                                  "drsim.utility.settlement_baselines), written for every "
+                                  "method; null in summaries written before it existed.")
+    regression: JsonValue = Field(
+        default=None, description="baseline.regression as run (bin_minutes, days, "
+                                  "other_day_type_days; drsim.utility.regression_baseline), "
+                                  "written for every method; null in summaries written "
+                                  "before it existed.")
     error: Real = Field(description="Per-household lognormal error's coefficient of "
                                     "variation.")
     error_per_minute: Real = Field(description="Per household and minute error's "

@@ -14,7 +14,7 @@ from drsim.scenario.errors import show_value, value_problem
 from drsim.scenario.fields import CLOCK_ACCEPTED, ClockTime, SettingsModel, described, minutes_of
 
 __all__ = ["BaselineSettings", "DRProgram", "DayOfAdjustment", "Incentive", "Reference",
-           "ReferenceOpVsBl", "ReferenceReductions"]
+           "ReferenceOpVsBl", "ReferenceReductions", "RegressionBaseline", "XOfYDays"]
 
 
 _GOAL_ACCEPTED = "a number of kWh > 0, or 'expected'"
@@ -182,8 +182,64 @@ class DayOfAdjustment(SettingsModel):
         "earliest).", default=180, ge=15, le=1440,
     )
     cap: float = described(
-        "The largest change of the estimates, as a share (0.2: scaled by 0.8 to 1.2).",
+        "The largest change of the estimates, as a share (0.2: scaled by 0.8 to 1.2, or "
+        "shifted by at most 20 % of the estimated baseline's mean over the window).",
         default=0.2, ge=0.0, le=1.0,
+    )
+    kind: Literal["multiplicative", "additive"] = described(
+        "'multiplicative' = scale B and P̂ by the ratio of readings to estimated baseline "
+        "(NYISO's and CAISO's day-of adjustment); 'additive' = shift both by the mean "
+        "difference of readings and estimated baseline (PJM's symmetric additive "
+        "adjustment), capped as a share of the estimated baseline's mean there.",
+        default="multiplicative",
+    )
+
+
+class XOfYDays(SettingsModel):
+    """X-of-Y day matching (``baseline.method: x_of_y``; drsim.utility.settlement_baselines):
+    the baseline is the mean of ``take`` of the ``days`` prior non-event days of the same
+    households, season and day type (10 of 10: CAISO's 10-in-10; high 5 of 10: NYISO's
+    customer baseline load)."""
+
+    days: int = described(
+        "Y: the prior non-event days of the evaluated day's season and day type looked at.",
+        default=10, ge=1, le=60,
+    )
+    take: int = described(
+        "X: how many of them are averaged, at most days (10 of 10: 10-in-10; 5 of 10: "
+        "high 5 of 10).", default=10, ge=1, le=60,
+    )
+    rank: Literal["high"] = described(
+        "Which days are averaged when take < days: 'high' = per household, those with the "
+        "highest load over the event hours.", default="high",
+    )
+
+    @model_validator(mode="after")
+    def _take_of_days(self) -> XOfYDays:
+        if self.take > self.days:
+            raise value_problem(f"take {self.take} is more than days {self.days}",
+                                f"an integer from 1 to {self.days} (at most days)", at=".take")
+        return self
+
+
+class RegressionBaseline(SettingsModel):
+    """The regression baseline (``baseline.method: regression``;
+    drsim.utility.regression_baseline): per household, a least-squares fit of the load on
+    time-of-day bins and day type over prior non-event days, in the spirit of CalTRACK's
+    hourly method without its temperature terms (drsim simulates no weather)."""
+
+    bin_minutes: Literal[15, 30, 60] = described(
+        "Width of the time-of-day bins, minutes (60: hourly, CalTRACK's resolution).",
+        default=60,
+    )
+    days: int = described(
+        "Prior non-event days of the evaluated day's season and day type in the fit.",
+        default=10, ge=1, le=60,
+    )
+    other_day_type_days: int = described(
+        "Prior non-event days of each other day type (weekday, saturday, sunday) in the fit; "
+        "they share the daily profile and shift its level. 0 = the evaluated day's type only.",
+        default=0, ge=0, le=30,
     )
 
 
@@ -192,15 +248,26 @@ class BaselineSettings(SettingsModel):
     and verification, M&V; drsim.utility.baseline). Estimates never use the evaluated day's
     follow-through decisions."""
 
-    method: Literal["same_day", "model", "prior_days"] = described(
+    method: Literal["same_day", "model", "prior_days", "x_of_y", "regression"] = described(
         "'same_day' = the simulator's counterfactual of the evaluated day: B its no-DR load, "
         "P̂ the expectation over the household's follow-through decisions (perfect M&V, the "
         "dissertation's simulated setting); 'model' = the load model's expectation for the "
-        "household; 'prior_days' = the mean of independently simulated prior days.",
+        "household; 'prior_days' = the mean of independently simulated prior days; "
+        "'x_of_y' = X-of-Y day matching over prior non-event days (10-in-10, high 5 of 10; "
+        "see x_of_y); 'regression' = a regression on time of day and day type over prior "
+        "non-event days (see regression). With x_of_y and regression, P̂ is B scaled by "
+        "the model's expected response.",
         default="same_day",
     )
     prior_days: int = described(
         "Number of prior days averaged when method is 'prior_days'.", default=10, ge=1, le=60,
+    )
+    x_of_y: XOfYDays = described(
+        "The X-of-Y rule when method is 'x_of_y'.", default_factory=XOfYDays,
+    )
+    regression: RegressionBaseline = described(
+        "The regression's bins and days when method is 'regression'.",
+        default_factory=RegressionBaseline,
     )
     error: float = described(
         "M&V error: each household's B and P̂ share one multiplicative factor, lognormal "

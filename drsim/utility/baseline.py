@@ -45,6 +45,13 @@ load itself, and Eq. 6.4 would measure nothing.
     Response), which §6.2.1 names. B averages no-DR days; P̂ averages days with the program
     at θ_o.
 
+``x_of_y`` and ``regression``
+    Settlement-grade baselines from simulated non-event days of the same households,
+    season and day type before the evaluated day: X-of-Y day matching (CAISO's 10-in-10,
+    NYISO's high 5 of 10) and a regression on time of day and day type in the spirit of
+    CalTRACK's hourly method; P̂ is B̂ scaled by the ``model`` method's expected response
+    (:mod:`drsim.utility.settlement_baselines`).
+
 Day-of adjustment (any method, optional, :func:`drsim.utility.day_of.day_of_ratio`): at
 the announcement the utility scales each household's B and P̂ by its metered load over the
 minutes before the notice against its estimated baseline over the same minutes, within a
@@ -72,6 +79,8 @@ from drsim.household.population import Population
 from drsim.household.sim import ChunkRun, ChunkSimulator, program_events
 from drsim.units import DAY
 from drsim.utility.baseline_model import model_curves
+from drsim.utility.prior_day_runs import PRIOR_DAY_STRIDE
+from drsim.utility.settlement_baselines import SETTLEMENT_METHODS, settlement_curves
 
 
 @dataclass(frozen=True)
@@ -98,12 +107,12 @@ def estimate(pop: Population, lo: int = 0, hi: int = DAY, sim: ChunkSimulator | 
              baseline_kw: np.ndarray | None = None) -> Estimates:
     """Estimate B̂ and P̂ of the households of ``pop`` as the utility has them.
 
-    The scenario's M&V method (:func:`estimate_exact`: ``same_day``, ``model`` or
-    ``prior_days``, module doc) with its M&V error (:func:`with_mv_error`). B̂ stands for
-    the baseline B_{k,t} of Eq. 6.2-6.3 and P̂ for the estimated complete response
-    P̂_{k,t} of Eq. 6.3-6.4, both estimated by M&V (§6.2.1); they never use the evaluated
-    day's follow-through decisions (drsim's reading: docs/decisions.md, "M&V: the
-    baseline and the expected complete response").
+    The scenario's M&V method (:func:`estimate_exact`: ``same_day``, ``model``,
+    ``prior_days``, ``x_of_y`` or ``regression``, module doc) with its M&V error
+    (:func:`with_mv_error`). B̂ stands for the baseline B_{k,t} of Eq. 6.2-6.3 and P̂
+    for the estimated complete response P̂_{k,t} of Eq. 6.3-6.4, both estimated by M&V
+    (§6.2.1); they never use the evaluated day's follow-through decisions (drsim's
+    reading: docs/decisions.md, "M&V: the baseline and the expected complete response").
 
     Parameters
     ----------
@@ -152,9 +161,11 @@ def estimate_exact(pop: Population, lo: int = 0, hi: int = DAY,
     ``same_day`` simulates the chunk's day with ``sim`` (the no-DR day and the day at full
     follow-through, combined by :func:`expected_response`); ``model`` takes the load
     model's expectation for each household's appliances, EV and θ_o; ``prior_days``
-    averages other simulated days of the same households, like NAESB's "Baseline Type-I"
-    (module doc). The methods are drsim's reading of the M&V the dissertation leaves
-    open (docs/decisions.md, "M&V: the baseline and the expected complete response").
+    averages other simulated days of the same households, like NAESB's "Baseline Type-I";
+    ``x_of_y`` and ``regression`` are settlement-grade baselines from prior non-event
+    days (module doc, :mod:`drsim.utility.settlement_baselines`). The methods are
+    drsim's reading of the M&V the dissertation leaves open (docs/decisions.md, "M&V:
+    the baseline and the expected complete response").
 
     Parameters
     ----------
@@ -212,6 +223,8 @@ def estimate_exact(pop: Population, lo: int = 0, hi: int = DAY,
         return _prior_days(pop, pop.scenario.baseline.prior_days, lo, hi)
     if method == "model":
         return Estimates(*model_curves(pop, lo, hi), lo, hi)
+    if method in SETTLEMENT_METHODS:
+        return Estimates(*settlement_curves(pop, lo, hi), lo, hi)
     return _same_day(pop, sim or ChunkSimulator(pop), lo, hi, baseline_kw)
 
 
@@ -290,7 +303,7 @@ def expected_replica(pop: Population, sim: ChunkSimulator, replica: int) -> Chun
     """Simulate one replica of the expected response over the schedule the M&V method assumes.
 
     ``same_day``: the evaluated day with independent follow-through decisions (decision
-    stream ``replica``); ``model`` and ``prior_days``: another simulated day, one that is
+    stream ``replica``); any other method: another simulated day, one that is
     neither a prior day nor the evaluated one (day offset ``replica`` × 1000). The
     replicas are the samples from which the group threshold γ[groupID, time] of
     Listing 6.2 is estimated (:mod:`drsim.utility.threshold`; drsim's reading,
@@ -491,9 +504,6 @@ def with_mv_error(est: Estimates, pop: Population, replica: int = 0) -> Estimate
 
 
 # --------------------------------------------------------------------------- prior days
-PRIOR_DAY_STRIDE = 1000  # counter offset between simulated prior days (days never overlap)
-
-
 def _prior_days(pop: Population, n_days: int, lo: int, hi: int) -> Estimates:
     base = np.zeros((pop.count, hi - lo))
     expected = np.zeros((pop.count, hi - lo))

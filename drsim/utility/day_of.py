@@ -1,9 +1,12 @@
 """The day-of adjustment of the M&V estimates (``baseline.day_of_adjustment``).
 
-At the announcement the utility scales each household's B̂ and P̂ by its metered load
+At the announcement the utility adjusts each household's B̂ and P̂ by its metered load
 against its estimated baseline over the minutes before the notice, within a cap, as ISO
 baselines adjust theirs (docs/decisions.md, "Remote profiles and when the tiers see
-them"; :mod:`drsim.utility.baseline` for the estimates).
+them"; :mod:`drsim.utility.baseline` for the estimates). ``kind: multiplicative`` (the
+default) scales them by the ratio of the two (:func:`day_of_ratio`), as NYISO's and
+CAISO's adjustments do; ``kind: additive`` shifts them by the mean difference
+(:func:`day_of_shift`), as PJM's symmetric additive adjustment does.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from drsim.household.population import Population
 from drsim.household.sim import ChunkSimulator
 from drsim.utility.baseline import Estimates, estimate_exact, mv_factors, with_mv_error
 
-__all__ = ["adjustment_minutes", "baseline_before_notice", "day_of_adjusted", "day_of_ratio"]
+__all__ = ["adjustment_minutes", "baseline_before_notice", "day_of_adjusted", "day_of_ratio",
+           "day_of_shift"]
 
 
 def day_of_ratio(readings_kw: np.ndarray, baseline_kw: np.ndarray, cap: float) -> np.ndarray:
@@ -62,6 +66,73 @@ def day_of_ratio(readings_kw: np.ndarray, baseline_kw: np.ndarray, cap: float) -
     used, expected = readings_kw.sum(axis=1), baseline_kw.sum(axis=1)
     ratio = np.divide(used, expected, out=np.ones_like(used), where=expected > 0)
     return np.clip(ratio, 1.0 - cap, 1.0 + cap)
+
+
+def day_of_shift(readings_kw: np.ndarray, baseline_kw: np.ndarray, cap: float) -> np.ndarray:
+    r"""Estimate the additive day-of adjustment of each household (module doc).
+
+    Over the adjustment minutes t before the notice (:func:`adjustment_minutes`), the mean
+    difference of the household's metered load P and its estimated baseline B̂, within a
+    cap of ``cap`` times B̂'s mean there (a household whose estimate is zero there keeps
+    its estimates):
+
+    .. math::
+
+        \Delta_k = \min\left(\max\left(\overline{P_{k,t} - \hat B_{k,t}},
+        -cap \cdot \overline{\hat B_{k,t}}\right), cap \cdot \overline{\hat B_{k,t}}\right)
+
+    The shift is PJM's symmetric additive adjustment of its customer baseline load (PJM
+    Manual 11, Energy & Ancillary Services Market Operations, §10, "Customer Baseline
+    Load": the mean difference of metered load and baseline over hours before the event,
+    added to the baseline of every event hour); PJM does not cap it, drsim caps it as a
+    share of the baseline like the ±20 % NYISO and CAISO put on their multiplicative
+    adjustments, so that both kinds are bounded alike. drsim's reading of the
+    dissertation's updated profiles (§6.3.4; docs/decisions.md, "M&V: the baseline and the
+    expected complete response").
+
+    Parameters
+    ----------
+    readings_kw : numpy.ndarray
+        Metered load before the notice, shape (households, minutes) [kW].
+    baseline_kw : numpy.ndarray
+        Estimated baseline B̂ over the same minutes, same shape [kW].
+    cap : float
+        The largest shift as a share of B̂'s mean over the minutes [1].
+
+    Returns
+    -------
+    numpy.ndarray
+        Δ_k, shape (households,) [kW].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.3.4.
+
+    Examples
+    --------
+    >>> day_of_shift(np.array([[1.1, 1.3], [3.0, 3.0], [1.0, 1.0]]),
+    ...              np.array([[1.0, 1.0], [1.0, 1.0], [0.0, 0.0]]), 0.5).round(6).tolist()
+    [0.2, 0.5, 0.0]
+    """
+    minutes = readings_kw.shape[1]
+    difference = (readings_kw.sum(axis=1) - baseline_kw.sum(axis=1)) / minutes
+    bound = cap * baseline_kw.sum(axis=1) / minutes
+    return np.clip(difference, -bound, bound)
+
+
+def adjustment_kind(scenario) -> str:
+    """Return the scenario's kind of day-of adjustment, multiplicative without one.
+
+    Examples
+    --------
+    >>> from drsim.scenario import Scenario
+    >>> s = Scenario(name="doc", seed=7, households=3, groups=[{"name": "g", "size": 3}])
+    >>> adjustment_kind(s)
+    'multiplicative'
+    """
+    adjustment = scenario.baseline.day_of_adjustment
+    return "multiplicative" if adjustment is None else adjustment.kind
 
 
 def adjustment_minutes(scenario, window_minutes: int | None = None) -> tuple[int, int]:
@@ -132,7 +203,9 @@ def day_of_adjusted(exact: Estimates, pop: Population, readings_kw: np.ndarray,
     """Estimate B̂ and P̂ as the utility publishes them at the announcement.
 
     ``exact`` (the M&V method's, without error) with the M&V error of ``replica``
-    (:func:`with_mv_error`) and the scenario's day-of adjustment (:func:`day_of_ratio`).
+    (:func:`with_mv_error`) and the scenario's day-of adjustment: multiplicative
+    (:func:`day_of_ratio`), or additive (:func:`day_of_shift`: B̂ and P̂ shifted by Δ_k,
+    each clipped at 0 kW) when ``baseline.day_of_adjustment.kind`` says so.
     With f the household's error factor and m the per-minute ones, the utility's estimate
     is ``f·m·exact`` and its ratio ``r = clip(ΣP / Σ f·m·B, 1 − cap, 1 + cap)``; the
     result ``r·f·m·exact`` is computed as ``(ΣP / Σ m·B)·m·exact`` where r is not capped,
@@ -155,7 +228,8 @@ def day_of_adjusted(exact: Estimates, pop: Population, readings_kw: np.ndarray,
     replica : int, default 0
         0 for the evaluated day's M&V error, > 0 for that of an independent replica.
     cap : float, optional
-        The largest relative change [1]; default ``baseline.day_of_adjustment``'s.
+        The largest relative change [1]; default ``baseline.day_of_adjustment``'s. The
+        kind is always the scenario's (:func:`adjustment_kind`).
 
     Returns
     -------
@@ -191,10 +265,14 @@ def day_of_adjusted(exact: Estimates, pop: Population, readings_kw: np.ndarray,
         return est
     f, m = mv_factors(pop, exact.lo, exact.hi, replica)
     _, m_before = mv_factors(pop, before.lo, before.hi, replica)
-    used = readings_kw.sum(axis=1)
-    estimated = (before.baseline_kw * m_before).sum(axis=1)  # without the household factor
     if cap is None:
         cap = pop.scenario.baseline.day_of_adjustment.cap
+    if adjustment_kind(pop.scenario) == "additive":
+        shift = day_of_shift(readings_kw, before.baseline_kw * m_before * f[:, None], cap)
+        return Estimates(np.maximum(est.baseline_kw + shift[:, None], 0.0),
+                         np.maximum(est.expected_kw + shift[:, None], 0.0), exact.lo, exact.hi)
+    used = readings_kw.sum(axis=1)
+    estimated = (before.baseline_kw * m_before).sum(axis=1)  # without the household factor
     ratio = day_of_ratio(readings_kw, before.baseline_kw * m_before * f[:, None], cap)
     inside = (estimated > 0) & (ratio > 1.0 - cap) & (ratio < 1.0 + cap)
     gain = np.where(inside, np.divide(used, estimated, out=np.ones_like(used),

@@ -598,14 +598,36 @@ def test_reduction_goal_is_kwh_or_expected(tmp_path) -> None:
 
 
 def test_baseline_methods_and_mv_error(tmp_path) -> None:
-    for method in ("same_day", "model", "prior_days"):
+    for method in ("same_day", "model", "prior_days", "x_of_y", "regression"):
         s = scenario_from_dict(with_changes(baseline={"method": method, "error": 0.05}))
         assert (s.baseline.method, s.baseline.error) == (method, 0.05)
     path = write(tmp_path, with_changes(baseline={"method": "history"}))
     assert_problem(load_error(path), str(path), "baseline.method", "'same_day'", "'model'",
-                   "'prior_days'")
+                   "'prior_days'", "'x_of_y'", "'regression'")
     path = write(tmp_path, with_changes(baseline={"error": -0.1}))
     assert_problem(load_error(path), str(path), "baseline.error", "a number in [0, 1]")
+
+
+def test_settlement_baseline_settings_name_the_bad_field(tmp_path) -> None:
+    s = scenario_from_dict(with_changes(baseline={
+        "method": "x_of_y", "x_of_y": {"days": 10, "take": 5},
+        "regression": {"bin_minutes": 15, "other_day_type_days": 2},
+        "day_of_adjustment": {"kind": "additive"}}))
+    assert (s.baseline.x_of_y.take, s.baseline.x_of_y.rank) == (5, "high")
+    assert (s.baseline.regression.bin_minutes, s.baseline.regression.days) == (15, 10)
+    assert s.baseline.day_of_adjustment.kind == "additive"
+    path = write(tmp_path, with_changes(baseline={"x_of_y": {"days": 5, "take": 6}}))
+    assert_problem(load_error(path), str(path), "baseline.x_of_y.take",
+                   "an integer from 1 to 5", problem="take 6 is more than days 5")
+    path = write(tmp_path, with_changes(baseline={"x_of_y": {"rank": "low"}}))
+    assert_problem(load_error(path), str(path), "baseline.x_of_y.rank", "'high'")
+    path = write(tmp_path, with_changes(baseline={"regression": {"bin_minutes": 20}}))
+    assert_problem(load_error(path), str(path), "baseline.regression.bin_minutes", "15", "60")
+    path = write(tmp_path, with_changes(baseline={"regression": {"other_day_type_days": 31}}))
+    assert_problem(load_error(path), str(path), "baseline.regression.other_day_type_days")
+    path = write(tmp_path, with_changes(baseline={"day_of_adjustment": {"kind": "ratio"}}))
+    assert_problem(load_error(path), str(path), "baseline.day_of_adjustment.kind",
+                   "'multiplicative'", "'additive'")
 
 
 def test_reference_block_is_validated(tmp_path) -> None:

@@ -33,7 +33,8 @@ class ChunkPlan:
         The chunk's households.
     day_offset : int, default 0
         Counter offset of the simulated day [days]: other values draw other days of the
-        same households (the ``prior_days`` baseline).
+        same households (the prior days of the ``prior_days``, ``x_of_y`` and
+        ``regression`` baselines, the replicas of the threshold).
     """
 
     def __init__(self, pop: Population, day_offset: int = 0):

@@ -9,8 +9,9 @@ same households under a copy of the scenario with that ``day_type``
 the utility does not call its households on the days it builds baselines from.
 
 A chunk's estimates are asked for over several windows (the program, the minutes before
-the notice), so :func:`prior_days_of` keeps the last chunk's simulated days and every
-window renders from them.
+the notice), and may be asked for by several M&V methods (scenario copies that differ in
+``baseline`` only), so :func:`prior_days_of` keeps the last chunk's simulated days and
+every window and method renders from them.
 """
 
 from __future__ import annotations
@@ -24,11 +25,30 @@ from drsim.household.render import micro_kw
 from drsim.household.season import DAY_TYPES
 from drsim.household.sim import ChunkRun, ChunkSimulator
 
-__all__ = ["OTHER_TYPE_DAYS_FROM", "PRIOR_DAY_STRIDE", "PriorDays", "prior_days_of"]
+__all__ = ["OTHER_TYPE_DAYS_FROM", "PRIOR_DAY_STRIDE", "PriorDays", "days_key", "prior_days_of"]
 
 PRIOR_DAY_STRIDE = 1000  # counter offset between simulated prior days (days never overlap)
 #: prior days of another day type t are numbered from OTHER_TYPE_DAYS_FROM × (1 + index of t)
 OTHER_TYPE_DAYS_FROM = 100
+
+
+def days_key(pop: Population) -> tuple:
+    """Return what a chunk's prior days depend on.
+
+    Its households and the scenario but its M&V settings (``baseline``, which the
+    household simulation does not read).
+
+    Parameters
+    ----------
+    pop : drsim.household.population.Population
+        The chunk's households.
+
+    Returns
+    -------
+    tuple
+        (scenario without ``baseline``, first household, count), compared by equality.
+    """
+    return pop.scenario.model_copy(update={"baseline": None}), pop.first, pop.count
 
 
 class PriorDays:
@@ -50,6 +70,7 @@ class PriorDays:
 
     def __init__(self, pop: Population):
         self.pop = pop
+        self.key = days_key(pop)
         self._runs: dict[tuple[str, int], ChunkRun] = {}
         #: results derived from the days, kept with them (e.g. a fit): name -> value
         self.memo: dict = {}
@@ -92,17 +113,32 @@ _LOCK = threading.Lock()
 def prior_days_of(pop: Population) -> PriorDays:
     """Return the simulated prior days of ``pop``, shared by every estimate of the chunk.
 
+    The household simulation does not read ``baseline``, so populations of scenarios that
+    differ in it alone (other M&V methods of the same chunk) share the days.
+
     Parameters
     ----------
     pop : drsim.household.population.Population
-        The chunk's households (the same object for every window of the chunk).
+        The chunk's households.
 
     Returns
     -------
     PriorDays
-        The chunk's days; a new one (the previous chunk's dropped) for another ``pop``.
+        The chunk's days; a new one (the previous chunk's dropped) for other households
+        or another day.
+
+    Examples
+    --------
+    >>> from drsim.scenario import Scenario
+    >>> s = Scenario(name="doc", seed=7, households=3, groups=[{"name": "g", "size": 3}])
+    >>> other = s.model_copy(update={"baseline": s.baseline.model_copy(
+    ...     update={"method": "x_of_y"})})
+    >>> prior_days_of(Population(s, 0, 3)) is prior_days_of(Population(other, 0, 3))
+    True
+    >>> prior_days_of(Population(s, 0, 3)) is prior_days_of(Population(s, 1, 2))
+    False
     """
     with _LOCK:
-        if not _LAST or _LAST[0].pop is not pop:
+        if not _LAST or (_LAST[0].pop is not pop and _LAST[0].key != days_key(pop)):
             _LAST[:] = [PriorDays(pop)]
         return _LAST[0]

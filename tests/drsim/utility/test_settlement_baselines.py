@@ -110,7 +110,7 @@ def test_regression_reproduces_identical_days():
 
 def test_regression_on_identical_simulated_days_is_their_bin_means(monkeypatch):
     s = _scenario(method="regression", regression={"days": 4, "bin_minutes": 15})
-    pop = Population(s, 0, HOUSEHOLDS)
+    pop = Population(s, 5, HOUSEHOLDS)  # households no other test shares prior days with
     original = PriorDays.run
     monkeypatch.setattr(PriorDays, "run", lambda self, k, day_type=None:
                         original(self, 1, day_type))
@@ -181,3 +181,16 @@ def test_the_new_settings_at_their_defaults_change_nothing():
     for kind in ("baseline", "expected"):
         assert np.array_equal(runs[0].estimate_window_kw[kind], runs[1].estimate_window_kw[kind])
         assert not np.allclose(runs[0].estimate_window_kw[kind], runs[2].estimate_window_kw[kind])
+
+
+def test_methods_of_the_same_chunk_share_its_prior_days(monkeypatch):
+    runs = []
+    original = ChunkSimulator.run
+    monkeypatch.setattr(ChunkSimulator, "run",
+                        lambda self, *a, **k: runs.append(self.plan.day_offset) or
+                        original(self, *a, **k))
+    for baseline in ({"method": "x_of_y", "x_of_y": {"days": 2, "take": 1}},
+                     {"method": "x_of_y", "x_of_y": {"days": 2, "take": 2}},
+                     {"method": "regression", "regression": {"days": 2}}):
+        estimate_exact(Population(_scenario(**baseline), 50, 7), 1110, 1230)
+    assert sorted(runs) == [-2000, -1000]

@@ -8,14 +8,14 @@ the same households, season and day type (:mod:`drsim.utility.prior_day_runs`).
     Per household, the mean of X of the Y prior non-event days, minute by minute; with
     X < Y the X days with the highest load over the event hours [t_start, t_end) (ties:
     the more recent day). 10 of 10 is CAISO's "10-in-10" customer load baseline (CAISO
-    Business Practice Manual for Demand Response, "Customer Load Baseline
-    Methodology"); high 5 of 10 is NYISO's "average day" customer baseline load (NYISO
-    Emergency Demand Response Program Manual, section "Customer Baseline Load", and NYISO
-    Day-Ahead Demand Response Program Manual, "CBL calculation": the five days of the
-    highest average load over the event hours among the ten most recent like days);
-    PJM's economic customer baseline takes the highest 4 of 5 (PJM Manual 11, Energy &
-    Ancillary Services Market Operations, §10, "Customer Baseline Load":
-    ``{days: 5, take: 4}``).
+    Business Practice Manual for Metering, demand response performance evaluation,
+    "Customer Load Baseline Methodology"); high 5 of 10 is NYISO's "average day"
+    customer baseline load (NYISO Emergency Demand Response Program Manual, section
+    "Customer Baseline Load": the five days of the highest average load over the event
+    hours among the ten most recent like days; NYISO's exclusion of low-usage days is
+    not modelled); PJM's economic customer baseline takes the highest 4 of 5 (PJM
+    Manual 11, Energy & Ancillary Services Market Operations, §10, "Customer Baseline
+    Load": ``{days: 5, take: 4}``).
 
 ``regression`` (``baseline.regression``, :mod:`drsim.utility.regression_baseline`)
     Per household, a least-squares fit of the load on time-of-day bins and day type over

@@ -63,6 +63,9 @@ def test_high_five_of_ten_takes_each_households_highest_days():
     mean_of_all = loads.mean(axis=0)[:, 60:].sum(axis=1)
     high = est.baseline_kw[:, 60:].sum(axis=1)
     assert (high >= mean_of_all - 1e-9).all() and (high > mean_of_all + 1e-6).mean() > 0.5
+    part = estimate_exact(Population(s, 10, 12), lo, hi)  # the same in any chunk
+    assert np.array_equal(part.baseline_kw, est.baseline_kw[10:22])
+    assert np.array_equal(part.expected_kw, est.expected_kw[10:22])
 
 
 def test_expected_response_scales_the_baseline_by_the_models_share():

@@ -548,6 +548,44 @@ def report(
         raise _fail(str(exc), 2) from None
 
 
+@app.command()
+def baselines(
+    scenario_file: ScenarioArg,
+    households: Annotated[int, typer.Option(
+        min=1, help="The sample: the first N households of each group.")] = 200,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Output folder (default: results/<scenario name>_baselines; new, "
+                            "or one drsim wrote with --overwrite).")] = None,
+    overwrite: OverwriteOpt = False,
+) -> None:
+    """Measure every M&V method (baseline.method) against the same-day counterfactual:
+    CV(RMSE), bias and settlement error per household and group (docs/mv_accuracy.md)."""
+    from drsim.pipeline.baseline_accuracy import accuracy_table
+    from drsim.results.baseline_table import accuracy_rich_table, write_accuracy_folder
+    from drsim.results.folders import check_output
+
+    scenario = _scenario(scenario_file, None)
+    out = out or Path("results") / f"{scenario.name}_baselines"
+    try:
+        check_output(out, overwrite)  # before any work
+        with Progress(TextColumn("households"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("chunks"), TimeElapsedColumn(),
+                      console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("", total=None)
+            result = accuracy_table(scenario, households, progress=lambda done, total:
+                                    bar.update(task, completed=done, total=total))
+        files = write_accuracy_folder(result, out, overwrite, command=(
+            f"drsim baselines {scenario_file} --households {households}"))
+    except _output_errors() as exc:
+        raise _fail(str(exc), 2) from None
+    except ScenarioError as exc:
+        raise _fail(str(exc), 2) from None
+    stdout = Console()
+    stdout.print(accuracy_rich_table(result))
+    stdout.print(f"results: {out} ({', '.join(files)})", markup=False, highlight=False,
+                 soft_wrap=True)
+
+
 # --------------------------------------------------------------------------- drsim cluster
 cluster_app = typer.Typer(
     help="A Spark standalone cluster on this machine: up, status, down (docs/cluster.md).",

@@ -38,7 +38,12 @@ from drsim.scenario import Scenario
 from drsim.scenario.loading import scenario_from_dict
 from drsim.scenario.program_settings import BaselineSettings
 from drsim.units import MICRO
-from drsim.utility.mv_accuracy import cv_rmse, normalised_mean_bias, settlement_error
+from drsim.utility.mv_accuracy import (
+    MINUTES_PER_HOUR,
+    cv_rmse,
+    normalised_mean_bias,
+    settlement_error,
+)
 
 __all__ = ["LEVELS", "AccuracyTable", "accuracy_table", "baseline_methods", "method_scenario",
            "sample_chunks", "truth_scenario"]
@@ -138,6 +143,7 @@ class _Errors:
     baseline_nmb: list[np.ndarray]
     expected_cv: list[np.ndarray]
     expected_nmb: list[np.ndarray]
+    energy: list[np.ndarray]
     paid: list[np.ndarray]
     true: list[np.ndarray]
     error: list[np.ndarray]
@@ -145,7 +151,7 @@ class _Errors:
 
     @classmethod
     def empty(cls) -> _Errors:
-        return cls(*([] for _ in range(8)))
+        return cls(*([] for _ in range(9)))
 
     def add(self, b_est, b_true, p_est, p_true, metered) -> None:
         """Append the errors of rows of curves (households or groups × minutes) [kW]."""
@@ -154,6 +160,7 @@ class _Errors:
                                (normalised_mean_bias(b_est, b_true), self.baseline_nmb),
                                (cv_rmse(p_est, p_true), self.expected_cv),
                                (normalised_mean_bias(p_est, p_true), self.expected_nmb),
+                               (np.sum(b_true, axis=-1) / MINUTES_PER_HOUR, self.energy),
                                (settled.paid_kwh, self.paid), (settled.true_kwh, self.true),
                                (settled.error_kwh, self.error),
                                (settled.relative, self.relative)):
@@ -169,8 +176,9 @@ def _stat(values: np.ndarray, q: float) -> float:
 def summary_row(method: str, level: str, errors: _Errors) -> dict[str, float | int | str]:
     """The table's row of one method and level: medians and 90th percentiles over the
     units (CV(RMSE) and NMB of B̂ and P̂ [1]; NMB and the settlement error also as the
-    90th percentile of their absolute values), and the settlement over the whole sample
-    (paid and true reduction [kWh], relative error [1])."""
+    90th percentile of their absolute values), and over the whole sample the true
+    baseline's energy and the settlement (paid and true reduction [kWh], relative error
+    [1]: about the NMB of the summed B̂ times ``baseline_kwh / settlement_true_kwh``)."""
     e = {name: np.concatenate(getattr(errors, name)) for name in errors.__dataclass_fields__}
     paid, true = float(e["paid"].sum()), float(e["true"].sum())
     row: dict[str, float | int | str] = {"method": method, "level": level,
@@ -181,6 +189,7 @@ def summary_row(method: str, level: str, errors: _Errors) -> dict[str, float | i
         row[f"{quantity}_cv_rmse_p90"] = _stat(cv, 90)
         row[f"{quantity}_nmb_median"] = _stat(nmb, 50)
         row[f"{quantity}_nmb_abs_p90"] = _stat(np.abs(nmb), 90)
+    row["baseline_kwh"] = float(e["energy"].sum())
     row["settlement_paid_kwh"] = paid
     row["settlement_true_kwh"] = true
     row["settlement_relative"] = (paid - true) / true if true > 0 else float("nan")

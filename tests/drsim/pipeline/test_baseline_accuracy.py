@@ -56,11 +56,13 @@ def test_one_row_per_method_and_level(table):
 
 def test_same_day_against_itself_has_no_error_and_the_others_have(table):
     rows = table.table.set_index(["method", "level"])
-    errors = [c for c in rows.columns if c != "units" and not c.startswith("settlement_")
-              or c in ("settlement_relative", "settlement_error_kwh_abs_p90")]
+    errors = [c for c in rows.columns if "cv_rmse" in c or "nmb" in c
+              or c.startswith(("settlement_relative", "settlement_error"))]
+    assert len(errors) == 13
     assert (rows.loc["same_day", errors].to_numpy() == 0.0).all()
     assert (rows.loc["same_day", "settlement_paid_kwh"]
             == rows.loc["same_day", "settlement_true_kwh"]).all()
+    assert (rows["baseline_kwh"] > rows["settlement_true_kwh"]).all()
     for method in set(baseline_methods()) - {"same_day"}:
         assert (rows.loc[(method, "household"), "baseline_cv_rmse_median"]) > 0.05
 

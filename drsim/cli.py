@@ -527,7 +527,8 @@ def sweep(
 @app.command()
 def report(
     run_dir: Annotated[Path, typer.Argument(
-        metavar="RUN_DIR", help="A result folder (summary.json) or a finished sweep folder.")],
+        metavar="RUN_DIR", help="A result folder (summary.json), a finished sweep folder or a "
+                                "drsim baselines folder.")],
     full: Annotated[bool, typer.Option(
         "--full", help="Every field of summary.json, section by section.")] = False,
     section: Annotated[list[str] | None, typer.Option(
@@ -535,12 +536,15 @@ def report(
     )] = None,
 ) -> None:
     """Print a result folder's headline, as drsim run or simulate printed it (--full: every
-    field of its summary.json); a sweep folder: its table."""
+    field of its summary.json); a sweep or drsim baselines folder: its table."""
+    from drsim.results.baseline_table import accuracy_rich_table, read_accuracy_folder
     from drsim.results.report import ReportError, print_report
     from drsim.sweeps.report import is_sweep_folder, print_sweep_report
 
     try:
-        if is_sweep_folder(run_dir):
+        if (accuracy := read_accuracy_folder(run_dir)) is not None:
+            Console().print(accuracy_rich_table(accuracy))
+        elif is_sweep_folder(run_dir):
             print_sweep_report(run_dir, Console(), sections=section)
         else:
             print_report(run_dir, Console(), sections=section, full=full)

@@ -14,15 +14,17 @@ import json
 import math
 from pathlib import Path
 
+import pandas as pd
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
 from drsim.pipeline.baseline_accuracy import LEVELS, AccuracyTable
 from drsim.results.folders import SUMMARY, staged
-from drsim.units import clock
+from drsim.units import clock, clock_minutes
 
-__all__ = ["FIGURE", "TABLE_CSV", "accuracy_rich_table", "write_accuracy_folder"]
+__all__ = ["FIGURE", "TABLE_CSV", "accuracy_rich_table", "read_accuracy_folder",
+           "write_accuracy_folder"]
 
 TABLE_CSV = "baseline_accuracy.csv"
 FIGURE = "baseline_accuracy.png"
@@ -132,3 +134,19 @@ def write_accuracy_folder(result: AccuracyTable, out: str | Path, overwrite: boo
                    "command": command, "files": files}
         (folder / SUMMARY).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return files
+
+
+def read_accuracy_folder(folder: str | Path) -> AccuracyTable | None:
+    """The table of a folder :func:`write_accuracy_folder` wrote (``drsim report`` prints
+    it), or None when ``folder`` is not one."""
+    folder = Path(folder)
+    try:
+        summary = json.loads((folder / SUMMARY).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(summary, dict) or summary.get("kind") != KIND:
+        return None
+    lo, hi = (clock_minutes(t) for t in summary["window"])
+    return AccuracyTable(pd.read_csv(folder / TABLE_CSV), summary["scenario"], summary["seed"],
+                         summary["households_per_group"], summary["households"], (lo, hi),
+                         summary["metered"])

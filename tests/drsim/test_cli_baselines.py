@@ -59,3 +59,13 @@ def test_a_bad_scenario_is_one_line_naming_file_and_field(tmp_path):
     assert "bad.yaml" in result.output and "seed" in result.output
     assert "Traceback" not in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_drsim_report_prints_the_table_of_a_baselines_folder(tmp_path):
+    out = tmp_path / "acc"
+    written = baselines(QUICKSTART, "--households", 2, "--out", out)
+    report = runner.invoke(app, ["report", str(out)])
+    assert report.exit_code == 0, report.output
+    table_of = [line for line in written.output.splitlines() if "household" in line]
+    assert table_of and table_of == \
+        [line for line in report.output.splitlines() if "household" in line]

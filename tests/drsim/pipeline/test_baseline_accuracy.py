@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from itertools import product
-from typing import get_args
+from typing import Annotated, Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -12,6 +12,7 @@ import pytest
 from drsim.household.population import Population
 from drsim.pipeline.baseline_accuracy import (
     LEVELS,
+    _literal_values,
     accuracy_table,
     baseline_methods,
     method_scenario,
@@ -42,6 +43,12 @@ def table():
 def test_the_methods_are_the_schemas():
     assert baseline_methods() == get_args(BaselineSettings.model_fields["method"].annotation)
     assert "same_day" in baseline_methods()
+
+
+def test_the_methods_are_found_inside_annotated_and_optional_types():
+    """A Literal wrapped in Annotated or a union (how a schema may grow) is still read."""
+    annotation = Annotated[Literal["same_day", "ten_of_ten"], "doc"] | None
+    assert _literal_values(annotation) == ["same_day", "ten_of_ten"]
 
 
 def test_one_row_per_method_and_level(table):

@@ -26,7 +26,7 @@ for any chunk size.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Annotated, Literal, get_args, get_origin
 
 import numpy as np
@@ -151,7 +151,7 @@ class _Errors:
 
     @classmethod
     def empty(cls) -> _Errors:
-        return cls(*([] for _ in range(9)))
+        return cls(*([] for _ in fields(cls)))
 
     def add(self, b_est, b_true, p_est, p_true, metered) -> None:
         """Append the errors of rows of curves (households or groups × minutes) [kW]."""
@@ -179,7 +179,7 @@ def summary_row(method: str, level: str, errors: _Errors) -> dict[str, float | i
     90th percentile of their absolute values), and over the whole sample the true
     baseline's energy and the settlement (paid and true reduction [kWh], relative error
     [1]: about the NMB of the summed B̂ times ``baseline_kwh / settlement_true_kwh``)."""
-    e = {name: np.concatenate(getattr(errors, name)) for name in errors.__dataclass_fields__}
+    e = {f.name: np.concatenate(getattr(errors, f.name)) for f in fields(errors)}
     paid, true = float(e["paid"].sum()), float(e["true"].sum())
     row: dict[str, float | int | str] = {"method": method, "level": level,
                                          "units": int(e["paid"].size)}

@@ -570,6 +570,7 @@ def baselines(
 
     scenario = _scenario(scenario_file, None)
     out = out or Path("results") / f"{scenario.name}_baselines"
+    before = _before(out)
     try:
         check_output(out, overwrite)  # before any work
         with Progress(TextColumn("households"), BarColumn(), MofNCompleteColumn(),
@@ -584,6 +585,8 @@ def baselines(
         raise _fail(str(exc), 2) from None
     except ScenarioError as exc:
         raise _fail(str(exc), 2) from None
+    except KeyboardInterrupt:
+        raise _interrupted(out, before) from None
     stdout = Console()
     stdout.print(accuracy_rich_table(result))
     stdout.print(f"results: {out} ({', '.join(files)})", markup=False, highlight=False,

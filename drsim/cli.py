@@ -527,7 +527,8 @@ def sweep(
 @app.command()
 def report(
     run_dir: Annotated[Path, typer.Argument(
-        metavar="RUN_DIR", help="A result folder (summary.json) or a finished sweep folder.")],
+        metavar="RUN_DIR", help="A result folder (summary.json), a finished sweep folder or a "
+                                "drsim baselines folder.")],
     full: Annotated[bool, typer.Option(
         "--full", help="Every field of summary.json, section by section.")] = False,
     section: Annotated[list[str] | None, typer.Option(
@@ -535,17 +536,61 @@ def report(
     )] = None,
 ) -> None:
     """Print a result folder's headline, as drsim run or simulate printed it (--full: every
-    field of its summary.json); a sweep folder: its table."""
+    field of its summary.json); a sweep or drsim baselines folder: its table."""
+    from drsim.results.baseline_table import accuracy_rich_table, read_accuracy_folder
     from drsim.results.report import ReportError, print_report
     from drsim.sweeps.report import is_sweep_folder, print_sweep_report
 
     try:
-        if is_sweep_folder(run_dir):
+        if (accuracy := read_accuracy_folder(run_dir)) is not None:
+            Console().print(accuracy_rich_table(accuracy))
+        elif is_sweep_folder(run_dir):
             print_sweep_report(run_dir, Console(), sections=section)
         else:
             print_report(run_dir, Console(), sections=section, full=full)
     except ReportError as exc:
         raise _fail(str(exc), 2) from None
+
+
+@app.command()
+def baselines(
+    scenario_file: ScenarioArg,
+    households: Annotated[int, typer.Option(
+        min=1, help="The sample: the first N households of each group.")] = 200,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Output folder (default: results/<scenario name>_baselines; new, "
+                            "or one drsim wrote with --overwrite).")] = None,
+    overwrite: OverwriteOpt = False,
+) -> None:
+    """Measure every M&V method (baseline.method) against the same-day counterfactual:
+    CV(RMSE), bias and settlement error per household and group (docs/mv_accuracy.md)."""
+    from drsim.pipeline.baseline_accuracy import accuracy_table
+    from drsim.results.baseline_table import accuracy_rich_table, write_accuracy_folder
+    from drsim.results.folders import check_output
+
+    scenario = _scenario(scenario_file, None)
+    out = out or Path("results") / f"{scenario.name}_baselines"
+    before = _before(out)
+    try:
+        check_output(out, overwrite)  # before any work
+        with Progress(TextColumn("households"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("chunks"), TimeElapsedColumn(),
+                      console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("", total=None)
+            result = accuracy_table(scenario, households, progress=lambda done, total:
+                                    bar.update(task, completed=done, total=total))
+        files = write_accuracy_folder(result, out, overwrite, command=(
+            f"drsim baselines {scenario_file} --households {households}"))
+    except _output_errors() as exc:
+        raise _fail(str(exc), 2) from None
+    except ScenarioError as exc:
+        raise _fail(str(exc), 2) from None
+    except KeyboardInterrupt:
+        raise _interrupted(out, before) from None
+    stdout = Console()
+    stdout.print(accuracy_rich_table(result))
+    stdout.print(f"results: {out} ({', '.join(files)})", markup=False, highlight=False,
+                 soft_wrap=True)
 
 
 # --------------------------------------------------------------------------- drsim cluster

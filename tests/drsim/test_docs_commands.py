@@ -574,7 +574,7 @@ def wrote(page: Page, command: Command, parsed: Parsed, before: dict) -> list[st
     """What the command must have written; the page's state after it."""
     name = " ".join(parsed.path)
     changed = [p for p, stamp in snapshot(page.folder).items() if before.get(p) != stamp]
-    if name in ("run", "simulate", "monitor"):
+    if name in ("run", "simulate", "monitor", "baselines"):
         folders = [p.parent for p in changed if p.name == "summary.json"
                    and not p.is_relative_to(page.folder / "recorded")]
         if len(folders) != 1:

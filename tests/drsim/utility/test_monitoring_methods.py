@@ -1,0 +1,121 @@
+"""The monitoring methods under baseline error (drsim.utility.monitoring_method and its
+methods): counting is Listings 6.1-6.3 as before, tolerance bands Eq. 6.4, aggregate runs
+a CUSUM at the group leader."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from drsim.pipeline.passes import plan_chunks, simulate_chunk
+from drsim.scenario import load_scenario
+from drsim.utility.method_registry import method_of
+from drsim.utility.monitoring import (
+    NOT_LATCHED,
+    QUERIES,
+    MonitoringPlan,
+    accumulated_kwh,
+    check_queries,
+    meter_tier,
+)
+from drsim.utility.monitoring_method import Counting
+from drsim.utility.tolerance_method import Tolerance
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _scenario(**update):
+    base = load_scenario(ROOT / "scenarios" / "quickstart.yaml")
+    mon = update.pop("monitoring", {})
+    baseline = update.pop("baseline", {})
+    return base.model_copy(update={
+        "monitoring": base.monitoring.model_validate({**base.monitoring.model_dump(), **mon}),
+        "baseline": base.baseline.model_copy(update=baseline)})
+
+
+def _noisy(seed: int, n: int = 300, k: int = 20) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative loads and P̂ of ``n`` households, each off by a day-long factor."""
+    rng = np.random.default_rng(seed)
+    expected = np.cumsum(rng.uniform(0.05, 0.3, (n, k)), axis=1)
+    used = expected * rng.lognormal(0.0, 0.15, (n, 1)) + rng.normal(0, 0.02, (n, k))
+    return used, expected
+
+
+def _same(a, b) -> None:
+    assert a.events.equals(b.events)
+    for name in ("processed", "partial_matches", "outputs", "first_flag", "fetches"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+
+
+def test_counting_is_the_default_and_runs_the_listings_as_printed():
+    scenario = _scenario()
+    plan = MonitoringPlan.of(scenario)
+    assert scenario.monitoring.method == "counting" and plan.method == Counting()
+    assert dict(plan.queries) == QUERIES and "z" not in plan.params()
+    # a plan built without a method (as before the methods) tests value for value alike
+    bare = MonitoringPlan(*[getattr(plan, f) for f in (
+        "t_start", "t_end", "t_first_test", "delta", "m_user", "m_group", "m_utility",
+        "gamma_user", "gamma_group", "reading", "settlement", "n_groups")])
+    used, expected = _noisy(1, k=len(plan.test_times))
+    ids = np.arange(len(used))
+    _same(meter_tier(plan, ids, 0, used, expected), meter_tier(bare, ids, 0, used, expected))
+
+
+@pytest.mark.parametrize("z, cv", [(0.0, 0.3), (1.64, 0.0), (0.0, 0.0)])
+def test_tolerance_without_a_band_is_counting(z, cv):
+    scenario = _scenario(monitoring={"method": "tolerance", "tolerance": {"z": z, "cv": cv}})
+    plan = MonitoringPlan.of(scenario)
+    assert plan.method == Tolerance(z=z, cv=cv)
+    check_queries(plan)
+    counting = replace(plan, method=Counting(), queries=tuple(QUERIES.items()))
+    used, expected = _noisy(2, k=len(plan.test_times))
+    ids = np.arange(len(used))
+    band = meter_tier(plan, ids, 0, used, expected)
+    assert band.outputs.sum() > 0
+    _same(band, meter_tier(counting, ids, 0, used, expected))
+
+
+def test_tolerance_reads_its_cv_from_the_m_and_v_error_unless_given():
+    assert method_of(_scenario(baseline={"error": 0.2}, monitoring={
+        "method": "tolerance"})) == Tolerance(z=1.64, cv=0.2)
+    assert method_of(_scenario(baseline={"error": 0.2}, monitoring={
+        "method": "tolerance", "tolerance": {"cv": 0.05, "z": 2.0}})) == \
+        Tolerance(z=2.0, cv=0.05)
+
+
+def test_the_band_is_a_predicate_over_sigma():
+    """A household 10 % above its P̂ fails counting's test, not a band of 1.64 × 15 %; one
+    30 % above fails both."""
+    plan = MonitoringPlan(1110, 1150, 1130, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
+    texts = {**QUERIES, **Tolerance().queries()}
+    band = replace(plan, method=Tolerance(z=1.64, cv=0.15), queries=tuple(texts.items()))
+    expected = np.array([[1.0, 2.0, 3.0, 4.0]] * 2)
+    used = expected * np.array([[1.1], [1.3]])
+    ids = np.array([7, 8])
+    assert meter_tier(plan, ids, 0, used, expected).first_flag.tolist() == [1135, 1135]
+    assert meter_tier(band, ids, 0, used, expected).first_flag.tolist() == [NOT_LATCHED, 1135]
+
+
+def test_tolerance_flags_fewer_households_on_the_expected_pass_under_m_and_v_error():
+    """The expected pass of a small scenario with a 20 % M&V error known to the utility:
+    every household the band flags counting flags too, no earlier, and the band flags
+    fewer."""
+    scenario = _scenario(baseline={"error": 0.2}, monitoring={"method": "tolerance"})
+    plan = MonitoringPlan.of(scenario)
+    counting = replace(plan, method=Counting(), queries=tuple(QUERIES.items()))
+    chunk = plan_chunks(scenario)[0]
+    result = simulate_chunk(scenario, chunk, households=True)
+    times = plan.test_times
+    used = accumulated_kwh(result.window_kw["expected"], plan.t_start, times)
+    expected = accumulated_kwh(result.estimate_window_kw["expected"], plan.t_start, times)
+    ids = result.population.ids
+    mine = meter_tier(plan, ids, chunk.group, used, expected).first_flag
+    theirs = meter_tier(counting, ids, chunk.group, used, expected).first_flag
+    flagged, flagged_counting = mine != NOT_LATCHED, theirs != NOT_LATCHED
+    assert not (flagged & ~flagged_counting).any()
+    assert (mine[flagged] >= theirs[flagged]).all()
+    assert flagged.sum() < flagged_counting.sum()
+    assert flagged_counting.sum() >= 0.1 * len(ids)  # the error flags many by counting

@@ -328,12 +328,13 @@ class AggregateSettings(SettingsModel):
 
     k: float = described(
         "The reference value k of the CUSUM in standard errors: half the shift to be "
-        "detected quickly (Montgomery §9.1.3: 0.5 for a one-standard-error shift).",
-        default=0.5, ge=0.0, le=10.0,
+        "detected quickly (Montgomery §9.1: k = δ/2; 1.5 for a shift of 3 standard "
+        "errors). A household's error lasts the day, so an expected group crosses h by "
+        "the n-th test with probability 1 - Φ(k + h/n) (4 % with the defaults and 20 "
+        "tests).", default=1.5, ge=0.0, le=10.0,
     )
     h: float = described(
-        "The decision interval h in standard errors (Montgomery §9.1.3: 4 or 5; with "
-        "k = 0.5 and h = 5 the in-control average run length is about 930 tests).",
+        "The decision interval h in standard errors (Montgomery §9.1: 4 or 5).",
         default=5.0, gt=0.0, le=100.0,
     )
     cv: float | None = described(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from drsim.utility.aggregate_method import Aggregate
 from drsim.utility.monitoring_method import Counting, MonitoringMethod, known_cv
 from drsim.utility.tolerance_method import Tolerance
 
@@ -21,6 +22,11 @@ METHODS: dict[str, Callable[[Any], MonitoringMethod]] = {
     "tolerance": lambda scenario: Tolerance(
         z=scenario.monitoring.tolerance.z,
         cv=known_cv(scenario.monitoring.tolerance.cv, scenario)),
+    "aggregate": lambda scenario: Aggregate(
+        k=scenario.monitoring.aggregate.k, h=scenario.monitoring.aggregate.h,
+        cv=known_cv(scenario.monitoring.aggregate.cv, scenario),
+        correlated_share=scenario.monitoring.aggregate.correlated_share,
+        floor=scenario.monitoring.aggregate.floor),
 }
 
 

@@ -278,8 +278,11 @@ class MonitoringPlan:
 
     @property
     def threshold(self) -> ThresholdPolicy:
-        """How γ[groupID, time] of Listing 6.2 is set (:mod:`drsim.utility.threshold_policy`)."""
-        return threshold_policy(self.gamma_user)
+        """How γ[groupID, time] of Listing 6.2 is set (:mod:`drsim.utility.threshold_policy`).
+
+        From the method's reading of γ_user (:meth:`MonitoringMethod.gamma_user`).
+        """
+        return threshold_policy(self.method.gamma_user(self.gamma_user))
 
     def text(self, name: str) -> str:
         """Return the text of query ``name`` (:data:`QUERIES` or its replacement)."""
@@ -596,6 +599,9 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     ([1135, -1], [0, 1, 1, 1])
     """
     times = plan.test_times
+    sums = plan.method.meter(house_ids, group_id, times, acc_kwh, expected_acc_kwh)
+    if sums is not None:  # the meters send their readings' sums, not user events
+        return sums
     n, k = len(house_ids), len(times)
     if streams > 1:
         if fetch is not None or shedder is not None or n % streams:

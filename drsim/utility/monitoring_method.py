@@ -16,7 +16,13 @@ method, in a module of its own, and one line in
   :meth:`~MonitoringMethod.meter_tables`: the parameters and lookup tables its meter
   query reads beside ``λ[houseID, time]``;
 * :attr:`~MonitoringMethod.group_test`: whether the group leader tests the group's
-  summed readings itself (``aggregate``), so that the meters send sums, not user events;
+  summed readings itself (``aggregate``), so that the meters send sums, not user events
+  (the pipeline's group leader asks it; :meth:`~MonitoringMethod.meter`: what the
+  meters send instead, which :func:`drsim.utility.monitoring.meter_tier` asks);
+* :meth:`~MonitoringMethod.gamma_user`: the γ_user its group tier reads (the scenario's,
+  or none when it counts no flagged households);
+* :meth:`~MonitoringMethod.refusal`: why it does not run beside a scenario's other
+  settings (None: it does);
 * :meth:`~MonitoringMethod.summary`: its part of summary.json's ``monitoring`` section.
 
 γ[groupID, time] follows the method without a hook of its own: the replicas of the
@@ -35,7 +41,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
 import pandas as pd
+
+from drsim.utility.meter_result import MeterResult
 
 __all__ = ["Counting", "MonitoringMethod", "known_cv"]
 
@@ -74,6 +83,22 @@ class MonitoringMethod:
         column per test time) [kWh] and keyed alike.
         """
         return {}
+
+    def meter(self, house_ids: np.ndarray, group_id: int, times: np.ndarray,
+              acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray) -> MeterResult | None:
+        """Return what a block's meters send when they run no query (None: they run one).
+
+        Parameters as :func:`drsim.utility.monitoring.meter_tier`'s.
+        """
+        return None
+
+    def gamma_user(self, gamma_user: Any) -> Any:
+        """Return the γ_user of Listing 6.2 its group tier reads: the scenario's."""
+        return gamma_user
+
+    def refusal(self, scenario: Any) -> str | None:
+        """Return why it does not run with ``scenario``'s other settings (None: it does)."""
+        return None
 
     def summary(self) -> dict[str, Any]:
         """Return its part of summary.json's ``monitoring`` section.

@@ -8,10 +8,16 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
+import drsim
 from drsim.pipeline.passes import plan_chunks, simulate_chunk
+from drsim.pipeline.stages import check_run
+from drsim.pipeline.stream_tiers import check_streamable
 from drsim.scenario import load_scenario
+from drsim.utility.aggregate_method import cusum, meter_sums, standard_error
+from drsim.utility.aggregate_tier import aggregate_tier, group_statistic
 from drsim.utility.method_registry import method_of
 from drsim.utility.monitoring import (
     NOT_LATCHED,
@@ -23,6 +29,7 @@ from drsim.utility.monitoring import (
 )
 from drsim.utility.monitoring_method import Counting
 from drsim.utility.tolerance_method import Tolerance
+from tests.drsim.pipeline.test_pipeline import small
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -119,3 +126,81 @@ def test_tolerance_flags_fewer_households_on_the_expected_pass_under_m_and_v_err
     assert (mine[flagged] >= theirs[flagged]).all()
     assert flagged.sum() < flagged_counting.sum()
     assert flagged_counting.sum() >= 0.1 * len(ids)  # the error flags many by counting
+
+
+# --------------------------------------------------------------------------- aggregate
+def _aggregate_plan(**settings) -> MonitoringPlan:
+    return MonitoringPlan.of(_scenario(monitoring={"method": "aggregate",
+                                                   "aggregate": settings}))
+
+
+def test_the_cusum_against_a_hand_computation():
+    x = np.array([[0.5, 2.0, -1.0, 3.0, 0.0], [1.0, 1.0, 1.0, 1.0, 1.0]])
+    # S_j = max(0, S_{j-1} + x_j - k), k = 0.5, by hand
+    assert cusum(x, 0.5).tolist() == [[0.0, 1.5, 0.0, 2.5, 2.0], [0.5, 1.0, 1.5, 2.0, 2.5]]
+    # the aggregate's standard error: 10 % on households of 3 and 4 kWh; half shared
+    se = standard_error(np.array([7.0]), np.array([25.0]), 0.1, 0.5, 0.0)
+    assert se[0] == pytest.approx(0.1 * np.sqrt(0.5 * 25.0 + 0.5 * 49.0))
+    assert standard_error(np.array([7.0]), np.array([25.0]), 0.0, 0.0, 0.01)[0] == \
+        pytest.approx(0.07)
+
+
+def test_the_group_statistic_is_standardised_and_the_same_in_any_blocks():
+    plan = _aggregate_plan(k=1.0, h=4.0, cv=0.1, floor=0.001)
+    k = len(plan.test_times)
+    rng = np.random.default_rng(3)
+    expected = np.cumsum(rng.uniform(0.05, 0.3, (50, k)), axis=1)
+    used = expected * 1.05
+    whole = meter_sums(np.arange(50), 0, plan.test_times, used, expected).events
+    parts = pd.concat([meter_sums(np.arange(50)[b], 0, plan.test_times, used[b],
+                                  expected[b]).events for b in (slice(0, 17), slice(17, 50))])
+    one = group_statistic(plan, plan.method, whole)
+    two = group_statistic(plan, plan.method, parts)
+    assert one.equals(two)
+    e, q = expected.sum(axis=0), (expected ** 2).sum(axis=0)
+    x = 0.05 * e / (0.1 * np.sqrt(q))  # Σ(P - P̂) / σ with independent errors
+    # (up to the sums' whole µkWh and Wh²)
+    assert np.allclose(one["x"], x, rtol=1e-3)
+    assert np.allclose(one["statistic"], cusum(x, 1.0), rtol=1e-3)
+
+
+def test_aggregate_raises_the_group_event_for_a_deficit_and_not_at_the_expected():
+    """Two groups of 200 households with a 10 % M&V error known: one uses exactly its P̂,
+    one 30 % more than its P̂ from the fourth test on. Only the second raises the group
+    event, at the test where the CUSUM first exceeds h."""
+    plan = _aggregate_plan(cv=0.1)
+    k = len(plan.test_times)
+    rng = np.random.default_rng(5)
+    expected = np.cumsum(rng.uniform(0.05, 0.3, (200, k)), axis=1)
+    over = expected.copy()
+    over[:, 3:] += 0.3 * (expected[:, 3:] - expected[:, 2:3])
+    at_expected = aggregate_tier(plan, 0, meter_sums(np.arange(200), 0, plan.test_times,
+                                                     expected, expected).events)
+    deficit = aggregate_tier(plan, 1, meter_sums(np.arange(200), 1, plan.test_times,
+                                                 over, expected).events)
+    assert at_expected.latch == NOT_LATCHED and not len(at_expected.events)
+    stat = group_statistic(plan, plan.method, meter_sums(
+        np.arange(200), 1, plan.test_times, over, expected).events)
+    crossed = plan.test_times[stat["statistic"].to_numpy() > plan.method.h]
+    assert len(crossed) and deficit.latch == crossed[0] >= plan.test_times[3]
+    assert deficit.events["time"].tolist() == crossed.tolist()
+
+
+def test_aggregate_closes_the_loop_without_user_events():
+    """A run of 400 households: the meters send sums, no user event; the expected pass
+    raises no prediction and the traditional pass does, through the unchanged utility."""
+    run = drsim.run(small(400, method="aggregate"), backend="serial")
+    summary = run.summary
+    assert summary["monitoring"]["method"] == "aggregate"
+    assert summary["cost"]["communication"]["user_events"] == 0
+    assert summary["prediction"]["expected_pass_noncompliance_time"] is None
+    assert summary["prediction"]["utility_noncompliance_time"] is not None
+    assert not len(run.user_events)
+
+
+def test_aggregate_refuses_what_it_does_not_run_beside():
+    s = small(200, method="aggregate", shedding={"gateway_households": 100})
+    with pytest.raises(ValueError, match="monitoring.shedding"):
+        check_run(s)
+    with pytest.raises(ValueError, match="monitoring.method"):
+        check_streamable(small(200, method="aggregate"))

@@ -28,6 +28,7 @@ from drsim.utility.monitoring import (
     meter_tier,
 )
 from drsim.utility.monitoring_method import Counting
+from drsim.utility.threshold import replica_flags
 from drsim.utility.tolerance_method import Tolerance
 from tests.drsim.pipeline.test_pipeline import small
 
@@ -204,3 +205,21 @@ def test_aggregate_refuses_what_it_does_not_run_beside():
         check_run(s)
     with pytest.raises(ValueError, match="monitoring.method"):
         check_streamable(small(200, method="aggregate"))
+
+
+def test_gamma_comes_from_replicas_tested_by_the_method():
+    """The replicas that set γ run the plan's meter tier: with a 20 % M&V error the band
+    flags fewer replica households than counting, and without a band as many."""
+    scenario = _scenario(baseline={"error": 0.2}, monitoring={"method": "tolerance"})
+    chunk = plan_chunks(scenario)[0]
+    result = simulate_chunk(scenario, chunk, households=True)
+
+    def flags(plan):
+        return replica_flags(plan, result.population, result.simulator, chunk.group,
+                             result.estimate_exact, 2)
+
+    plan = MonitoringPlan.of(scenario)
+    counting = replace(plan, method=Counting(), queries=tuple(QUERIES.items()))
+    band, plain = flags(plan), flags(counting)
+    assert plain.sum() > 0 and band.sum() < plain.sum() and (band <= plain).all()
+    assert np.array_equal(flags(replace(plan, method=Tolerance(z=0.0, cv=0.2))), plain)

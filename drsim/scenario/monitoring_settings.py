@@ -22,16 +22,13 @@ from drsim.scenario.fields import (
     minutes_of,
 )
 
-__all__ = ["METHOD_NAMES", "QUERY_NAMES", "AggregateSettings", "ApplianceQuery", "DarkMeters",
+__all__ = ["QUERY_NAMES", "AggregateSettings", "ApplianceQuery", "DarkMeters",
            "ExpectedShare", "Meters", "Monitoring", "NetworkLatency", "ProfileUpdates",
            "ReadingLoss", "RemoteData", "Shedding", "ToleranceSettings"]
 
 #: the DR queries a scenario may replace (``monitoring.queries``), Listings 6.1-6.3: the
 #: keys of drsim.utility.monitoring.QUERIES
 QUERY_NAMES = ("meter", "group_alert", "group", "utility_alert", "utility")
-#: the monitoring methods (``monitoring.method``): the keys of
-#: drsim.utility.monitoring_method.METHODS
-METHOD_NAMES = ("counting", "tolerance", "aggregate")
 
 
 class ExpectedShare(SettingsModel):

@@ -18,7 +18,7 @@ from drsim.pipeline.stream_tiers import check_streamable
 from drsim.scenario import load_scenario
 from drsim.utility.aggregate_method import cusum, meter_sums, standard_error
 from drsim.utility.aggregate_tier import aggregate_tier, group_statistic
-from drsim.utility.method_registry import method_of
+from drsim.utility.method_registry import METHODS, method_of
 from drsim.utility.monitoring import (
     NOT_LATCHED,
     QUERIES,
@@ -62,6 +62,8 @@ def test_counting_is_the_default_and_runs_the_listings_as_printed():
     scenario = _scenario()
     plan = MonitoringPlan.of(scenario)
     assert scenario.monitoring.method == "counting" and plan.method == Counting()
+    accepted = type(scenario.monitoring).model_fields["method"].annotation.__args__
+    assert set(accepted) == set(METHODS)  # every accepted name has a method
     assert dict(plan.queries) == QUERIES and "z" not in plan.params()
     # a plan built without a method (as before the methods) tests value for value alike
     bare = MonitoringPlan(*[getattr(plan, f) for f in (

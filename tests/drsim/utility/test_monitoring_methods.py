@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import drsim
+from drsim import api
 from drsim.pipeline.passes import plan_chunks, simulate_chunk
 from drsim.pipeline.stages import check_run
 from drsim.pipeline.stream_tiers import check_streamable
@@ -225,3 +226,19 @@ def test_gamma_comes_from_replicas_tested_by_the_method():
     band, plain = flags(plan), flags(counting)
     assert plain.sum() > 0 and band.sum() < plain.sum() and (band <= plain).all()
     assert np.array_equal(flags(replace(plan, method=Tolerance(z=0.0, cv=0.2))), plain)
+
+
+@pytest.mark.parametrize("method", ["tolerance", "aggregate"])
+def test_drsim_monitor_on_a_runs_readings_gives_its_prediction(method, tmp_path):
+    """The methods run on recorded readings as on the run: ``drsim monitor`` on a run's
+    exported readings predicts when the run did, knows what it knew and costs the same."""
+    s = small(400, method=method, gamma_user={"method": "expected", "z": 1.0, "replicas": 4})
+    ran = api.run(s, tmp_path / "run", backend="serial", export_readings=True).summary
+    again = api.monitor(tmp_path / "run" / "readings", s, tmp_path / "m",
+                        backend="serial").summary
+    assert ran["prediction"]["predicted"], "the test needs a prediction"
+    for key in ("utility_noncompliance_time", "group_noncompliance_times"):
+        assert again["prediction"][key] == ran["prediction"][key], key
+    for key in ("deficit_at_prediction", "cost"):
+        assert again[key] == ran[key], key
+    assert again["monitoring"]["method"] == method

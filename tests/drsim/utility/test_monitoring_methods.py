@@ -242,3 +242,15 @@ def test_drsim_monitor_on_a_runs_readings_gives_its_prediction(method, tmp_path)
     for key in ("deficit_at_prediction", "cost"):
         assert again[key] == ran[key], key
     assert again["monitoring"]["method"] == method
+
+
+def test_aggregate_gives_the_same_numbers_for_any_chunking():
+    """The readings' sums are whole µkWh and Wh², so the group statistic, the group
+    events and the loop are the same for chunks of 100 and of 67 households."""
+    s = small(400, method="aggregate", aggregate={"cv": 0.1})
+    summaries = [drsim.run(s.model_copy(update={"chunk_size": size}),
+                           backend="serial").summary for size in (100, 67)]
+    assert summaries[0]["prediction"]["predicted"], "the test needs a prediction"
+    for key in ("prediction", "deficit_at_prediction", "cost", "second_event",
+                "reduction_share_of_expected"):
+        assert summaries[0][key] == summaries[1][key], key

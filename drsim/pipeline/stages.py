@@ -342,6 +342,9 @@ def check_run(scenario: Scenario, delay_detection: int = 0) -> MonitoringPlan:
     if delay_detection < 0:
         raise ValueError(f"delay_detection must be >= 0 minutes, not {delay_detection}")
     plan = MonitoringPlan.of(scenario)
+    refusal = plan.method.refusal(scenario)
+    if refusal is not None:
+        raise ValueError(refusal)
     try:
         check_queries(plan)
         for feature in active_features(scenario):

@@ -71,6 +71,7 @@ from drsim.scenario import Scenario
 from drsim.units import DAY
 from drsim.utility.feature_registry import active_features
 from drsim.utility.features import FeatureChunk, MeterRun, MonitoringFeature
+from drsim.utility.method_registry import method_of
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, meter_tier
 from drsim.utility.threshold import Thresholds
 
@@ -97,6 +98,8 @@ def check_streamable(scenario: Scenario) -> None:
     features that are not :attr:`~drsim.utility.features.MonitoringFeature.streamed`
     (appliance queries; their batch runs: ``drsim run``)."""
     names = [f.scenario_key for f in active_features(scenario) if not f.streamed]
+    if method_of(scenario).group_test:  # the stream's leaders count user events
+        names.insert(0, "monitoring.method")
     if names:
         raise ValueError(f"{names[0]}: the streaming monitoring does not run it yet; run "
                          "this scenario in batch (without --stream or --streaming)")

@@ -35,6 +35,7 @@ from drsim.pipeline.recorded import readings_batch
 from drsim.pipeline.stream_clock import write_intervals
 from drsim.scenario import Scenario
 from drsim.units import DAY
+from drsim.utility.aggregate_tier import aggregate_tier
 from drsim.utility.baseline import estimate
 from drsim.utility.feature_registry import active_features
 from drsim.utility.features import (
@@ -83,7 +84,10 @@ EVENTS = pa.schema([
     ("chunk", pa.int64()), ("group", pa.int32()), ("pass", pa.string()),
     ("time", pa.list_(pa.int64())), ("houseID", pa.list_(pa.int64())),
     ("accLoad", pa.list_(pa.float64())), ("delay", pa.list_(pa.float64())),
-    ("missing", pa.list_(pa.int64()))])
+    ("missing", pa.list_(pa.int64())),
+    # the readings' sums of monitoring.method aggregate (drsim.utility.aggregate_method);
+    # null for user events
+    ("expected", pa.list_(pa.float64())), ("expected_sq", pa.list_(pa.float64()))])
 USER_EVENT_ROWS = pa.schema([  # the run folder's user events (:func:`user_events`)
     ("pass", pa.string()), ("time", pa.int64()), ("houseID", pa.int64()),
     ("groupID", pa.int64()), ("accLoad", pa.float64()), ("delay", pa.float64()),
@@ -419,10 +423,13 @@ def meter_row(plan: MonitoringPlan, chunk: Chunk, label: str, m: MeterResult,
 
 
 def event_row(chunk: Chunk, label: str, m: MeterResult) -> dict[str, Any]:
-    """The row of :data:`EVENTS` of one chunk's meter tier ``m`` on pass ``label``."""
+    """The row of :data:`EVENTS` of one chunk's meter tier ``m`` on pass ``label`` (with
+    ``aggregate``, its readings' sums: :func:`drsim.utility.aggregate_method.meter_sums`)."""
     return {"chunk": chunk.index, "group": chunk.group, "pass": label,
             **{c: m.events[c].to_numpy() for c in ("time", "houseID", "accLoad", "delay",
-                                                   "missing")}}
+                                                   "missing")},
+            **{c: m.events[c].to_numpy() if c in m.events else None
+               for c in ("expected", "expected_sq")}}
 
 
 def feature_batches(features: tuple[MonitoringFeature, ...],
@@ -471,8 +478,11 @@ def outcome_counts(test_times: np.ndarray, first_flag: np.ndarray, noncompliant:
 def user_events(rows: pd.DataFrame) -> pd.DataFrame:
     """The user events held in rows of :data:`EVENTS` as one frame (pass, time, houseID,
     groupID, accLoad, delay [min]: when after its test time it was decided, missing: the
-    lost test slots in its run), in (pass, time, houseID) order."""
-    counts = rows["time"].map(len).to_numpy()
+    lost test slots in its run), in (pass, time, houseID) order; the readings' sums of
+    ``aggregate`` (houseID −1) are not user events."""
+    if "expected" in rows:
+        rows = rows[rows["expected"].isna()]
+    counts = rows["time"].map(len).to_numpy(np.int64)
     frame = pd.DataFrame({
         "pass": np.repeat(rows["pass"].to_numpy(object), counts),
         "time": np.concatenate([np.asarray(x, np.int64) for x in rows["time"]] or [[]]),
@@ -567,7 +577,11 @@ def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thres
     device and may shed user events (:class:`drsim.utility.tier_shedding.TierShedding`);
     it adds its device's figures and sizing, the user events shed per test time and its
     latch forecast. ``gamma``: the γ its fetches served (with the utility's updates of the
-    profiles, OP); none: ``thresholds``."""
+    profiles, OP); none: ``thresholds``. A monitoring method whose leader tests the group's
+    summed readings (``aggregate``) runs its own test over them
+    (:func:`aggregate_leader`)."""
+    if plan.method.group_test:
+        return aggregate_leader(plan, rows)
     events = user_events(rows)
     if not len(events) and shed is None:
         return pd.DataFrame({f.name: pd.Series(dtype=f.type.to_pandas_dtype())
@@ -599,6 +613,24 @@ def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thres
             for t, p, m in zip(plan.ticks, g.processed, g.partial_matches, strict=True)
             if p or m]
     return _tier_frame(out, devices)
+
+
+def aggregate_leader(plan: MonitoringPlan, rows: pd.DataFrame) -> pd.DataFrame:
+    """The CUSUM of ``aggregate`` at the leader of one group for one pass, over its
+    chunks' readings' sums (rows of :data:`EVENTS`,
+    :func:`drsim.utility.aggregate_tier.aggregate_tier`): its alerts, group events and
+    work per tick (:data:`TIERS`)."""
+    name, group = str(rows["pass"].iloc[0]), int(rows["group"].iloc[0])
+    sums = pd.DataFrame({c: np.concatenate([np.asarray(x, np.float64) for x in rows[c]])
+                         for c in ("time", "accLoad", "expected", "expected_sq")})
+    g = aggregate_tier(plan, group, sums)
+    out = [(name, group, kind, int(t), float(v), 0, 0)
+           for kind, frame in (("alert", g.alerts), ("event", g.events))
+           for t, v in zip(frame["time"], frame["sumAccLoad"], strict=True)]
+    out += [(name, group, "work", int(t), 0.0, int(p), int(m))
+            for t, p, m in zip(plan.ticks, g.processed, g.partial_matches, strict=True)
+            if p or m]
+    return _tier_frame(out)
 
 
 def utility(plan: MonitoringPlan, rows: pd.DataFrame, name: str | None = None,

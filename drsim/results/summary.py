@@ -254,7 +254,7 @@ def _loop_sections(run: Run, features: tuple[MonitoringFeature, ...]) -> dict[st
         "monitoring": model.Monitoring(
             test_times=plan.test_times.tolist(), changes_from_printed_listings=CHANGES,
             queries_overridden=sorted(scenario.monitoring.queries),
-            **sections.pop("monitoring", {})),
+            **plan.method.summary(), **sections.pop("monitoring", {})),
         "features": sections.pop(None, {}),
         **({} if run.bl is None else
            {"op_vs_bl": op_vs_bl(run, _per_household, _prediction)}),

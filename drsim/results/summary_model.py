@@ -335,6 +335,12 @@ class Monitoring(Record):
         description="How the queries run differ from Listings 6.1-6.3 as printed.")
     queries_overridden: list[str] = Field(description="The queries monitoring.queries "
                                                       "replaced.")
+    method: str | None = sometimes(
+        "monitoring.method: how non-compliance is tested under baseline error (counting, "
+        "tolerance, aggregate); absent in summaries written before the methods.")
+    method_settings: JsonValue = sometimes(
+        "The method's settings as run (tolerance: z, cv; aggregate: k, h, cv, "
+        "correlated_share, floor); null for counting.")
     max_missing: int | None = Field(description="k of the approximate meter query.")
     reading_loss: JsonValue = Field(description="meters.reading_loss as run; null without.")
     meters_silent: JsonValue = Field(

@@ -2,7 +2,9 @@
 (:class:`Monitoring`, :class:`ExpectedShare`), load shedding at the gateways
 (:class:`Shedding`), the profiles fetched from the utility (:class:`RemoteData`,
 :class:`NetworkLatency`, :class:`ProfileUpdates`), lost readings (:class:`Meters`,
-:class:`ReadingLoss`, :class:`DarkMeters`) and appliance-level queries (:class:`ApplianceQuery`)."""
+:class:`ReadingLoss`, :class:`DarkMeters`), appliance-level queries (:class:`ApplianceQuery`)
+and the monitoring methods under baseline error (:class:`ToleranceSettings`,
+:class:`AggregateSettings`)."""
 
 from __future__ import annotations
 
@@ -20,9 +22,9 @@ from drsim.scenario.fields import (
     minutes_of,
 )
 
-__all__ = ["QUERY_NAMES", "ApplianceQuery", "DarkMeters", "ExpectedShare", "Meters",
-           "Monitoring", "NetworkLatency", "ProfileUpdates", "ReadingLoss", "RemoteData",
-           "Shedding"]
+__all__ = ["QUERY_NAMES", "AggregateSettings", "ApplianceQuery", "DarkMeters",
+           "ExpectedShare", "Meters", "Monitoring", "NetworkLatency", "ProfileUpdates",
+           "ReadingLoss", "RemoteData", "Shedding", "ToleranceSettings"]
 
 #: the DR queries a scenario may replace (``monitoring.queries``), Listings 6.1-6.3: the
 #: keys of drsim.utility.monitoring.QUERIES
@@ -296,6 +298,59 @@ class ApplianceQuery(SettingsModel):
     )
 
 
+class ToleranceSettings(SettingsModel):
+    """The meter test of Eq. 6.4 with a band from the M&V method's known error
+    (``monitoring.method: tolerance``; drsim.utility.tolerance_method): a test fails when
+    the household's cumulative load exceeds its cumulative P̂ by more than z standard
+    deviations of P̂'s error over the minutes so far."""
+
+    z: float = described(
+        "Standard deviations of the expected response's error above it at which a test "
+        "fails (1.64: a one-sided 5 % test per household and test).",
+        default=1.64, ge=0.0, le=10.0,
+    )
+    cv: float | None = described(
+        "What the utility knows of its M&V method's error: the coefficient of variation "
+        "of a household's expected response [1].", default=None, ge=0.0, le=1.0,
+        null_means="baseline.error, the simulated M&V error's size",
+    )
+
+
+class AggregateSettings(SettingsModel):
+    """A one-sided CUSUM at each group leader (``monitoring.method: aggregate``;
+    drsim.utility.aggregate_method): of the group's cumulative metered load against its
+    aggregate P̂, standardised by the aggregate's standard error; the group event is
+    raised when the statistic crosses h (Page 1954; Montgomery, Introduction to
+    Statistical Quality Control, §9.1)."""
+
+    k: float = described(
+        "The reference value k of the CUSUM in standard errors: half the shift to be "
+        "detected quickly (Montgomery §9.1: k = δ/2; 1.5 for a shift of 3 standard "
+        "errors). A household's error lasts the day, so an expected group crosses h by "
+        "the n-th test with probability 1 - Φ(k + h/n) (4 % with the defaults and 20 "
+        "tests).", default=1.5, ge=0.0, le=10.0,
+    )
+    h: float = described(
+        "The decision interval h in standard errors (Montgomery §9.1: 4 or 5).",
+        default=5.0, gt=0.0, le=100.0,
+    )
+    cv: float | None = described(
+        "What the utility knows of its M&V method's error per household: the coefficient "
+        "of variation of a household's expected response [1].", default=None, ge=0.0,
+        le=1.0, null_means="baseline.error, the simulated M&V error's size",
+    )
+    correlated_share: float = described(
+        "The share of the households' M&V error variance they share (weather, the day: "
+        "an error every household of the group makes together) [1].",
+        default=0.0, ge=0.0, le=1.0,
+    )
+    floor: float = described(
+        "A floor of the aggregate's standard error as a share of its cumulative P̂, so that "
+        "a method without a known error does not test against zero [1].",
+        default=0.01, gt=0.0, le=1.0,
+    )
+
+
 class Monitoring(SettingsModel):
     """Compliance monitoring of the three tiers (Table 6.2, "Monitoring"; Listings 6.1-6.3)."""
 
@@ -359,6 +414,19 @@ class Monitoring(SettingsModel):
         "work and plan replacements go to summary.json's appliance_queries.",
         accepted="a mapping from a name to {query, plan, adapt}", default_factory=dict,
     )
+    method: Literal["counting", "tolerance", "aggregate"] = described(
+        "How non-compliance is tested under baseline error (docs/decisions.md, "
+        "\"Monitoring methods under baseline error\"): 'counting' = Listings 6.1-6.3 as "
+        "printed (Eq. 6.4 per household, flagged households counted against γ); "
+        "'tolerance' = Eq. 6.4 with a band of z standard deviations of the M&V error "
+        "(monitoring.tolerance); 'aggregate' = a CUSUM of each group's metered load "
+        "against its aggregate P̂ at the group leader (monitoring.aggregate).",
+        default="counting",
+    )
+    tolerance: ToleranceSettings = described(
+        "The band of method 'tolerance'.", default_factory=ToleranceSettings)
+    aggregate: AggregateSettings = described(
+        "The CUSUM of method 'aggregate'.", default_factory=AggregateSettings)
     max_missing: int | None = described(
         "Approximate meter query (ACEP, Li & Ge 2016): a run of m_user + 1 consecutive test "
         "slots may hold up to this many lost test readings strictly inside it (its first "

@@ -57,6 +57,11 @@ Changes from the printed listings (:data:`CHANGES` says each one again, for repo
    the utility's estimate of the share flagged when every household responds as
    expected, plus z standard errors.
 
+How the tiers test under baseline error is the plan's monitoring method
+(``monitoring.method``, :mod:`drsim.utility.monitoring_method`): ``counting``, the listings
+as above, by default; a method may run texts of its own (``tolerance``: Listing 6.1 with a
+band, :mod:`drsim.utility.tolerance_method`).
+
 Lost readings (``meters.reading_loss``, :mod:`drsim.utility.readings`; docs/decisions.md, "Lost
 meter readings") change the meter tier's input, not the query text. The head-end knows the
 test schedule, so a lost test reading is a known empty slot. With
@@ -80,6 +85,9 @@ import pandas as pd
 import cep_core
 from cep_core.reads import check_events
 from drsim.scenario import ExpectedShare, Scenario
+from drsim.utility.meter_result import MeterResult
+from drsim.utility.method_registry import method_of
+from drsim.utility.monitoring_method import Counting, MonitoringMethod
 from drsim.utility.readings import silence
 from drsim.utility.threshold_policy import ThresholdPolicy, threshold_policy
 
@@ -186,6 +194,9 @@ class MonitoringPlan:
     max_missing : int
         The lost test readings a run of the meter query may hold (0: exact matching)
         [test readings].
+    method : drsim.utility.monitoring_method.MonitoringMethod
+        What the tiers test under baseline error (``monitoring.method``; default
+        ``counting``, the listings as above).
 
     Examples
     --------
@@ -212,6 +223,8 @@ class MonitoringPlan:
     queries: tuple[tuple[str, str], ...] = field(default=tuple(QUERIES.items()))
     #: lost test readings a run of the meter query may hold (0: exact matching)
     max_missing: int = 0
+    #: what the tiers test under baseline error (drsim.utility.monitoring_method)
+    method: MonitoringMethod = Counting()
 
     @classmethod
     def of(cls, scenario: Scenario) -> MonitoringPlan:
@@ -237,12 +250,13 @@ class MonitoringPlan:
         if unknown:
             raise ValueError(f"monitoring.queries: unknown query name(s) {unknown}; "
                              f"accepted: {', '.join(QUERIES)}")
-        texts = {**QUERIES, **mon.queries}
+        method = method_of(scenario)
+        texts = {**QUERIES, **method.queries(), **mon.queries}
         return cls(dr.start_minute, dr.end_minute, dr.start_minute + mon.t_wait_minutes,
                    mon.delta_minutes, mon.m_user, mon.m_group, mon.m_utility, mon.gamma_user,
                    mon.gamma_group, mon.reading_interval_minutes,
                    mon.settlement_interval_minutes, len(scenario.groups),
-                   tuple(texts.items()), mon.max_missing or 0)
+                   tuple(texts.items()), mon.max_missing or 0, method)
 
     @property
     def test_times(self) -> np.ndarray:
@@ -264,8 +278,11 @@ class MonitoringPlan:
 
     @property
     def threshold(self) -> ThresholdPolicy:
-        """How γ[groupID, time] of Listing 6.2 is set (:mod:`drsim.utility.threshold_policy`)."""
-        return threshold_policy(self.gamma_user)
+        """How γ[groupID, time] of Listing 6.2 is set (:mod:`drsim.utility.threshold_policy`).
+
+        From the method's reading of γ_user (:meth:`MonitoringMethod.gamma_user`).
+        """
+        return threshold_policy(self.method.gamma_user(self.gamma_user))
 
     def text(self, name: str) -> str:
         """Return the text of query ``name`` (:data:`QUERIES` or its replacement)."""
@@ -283,13 +300,14 @@ class MonitoringPlan:
         dict of str to Any
             ``t_start``, ``t_end``, ``t_first_test`` [minutes since midnight], ``δ``
             [minutes], ``m_user``, ``m_group``, ``m_utility``, ``γ_user`` and ``γ_group``
-            [1], ``GROUPNUM`` [groups].
+            [1], ``GROUPNUM`` [groups], and the method's (:attr:`method`).
         """
         return {"t_start": self.t_start, "t_end": self.t_end,
                 "t_first_test": self.t_first_test, "δ": self.delta,
                 "m_user": self.m_user, "m_group": self.m_group, "m_utility": self.m_utility,
                 **self.threshold.query_params(),
-                "γ_group": self.gamma_group, "GROUPNUM": self.n_groups}
+                "γ_group": self.gamma_group, "GROUPNUM": self.n_groups,
+                **self.method.params()}
 
     def compile(self, name: str, remote: dict[str, Any] | None = None,
                 **tables: Any) -> cep_core.CompiledQuery:
@@ -375,7 +393,8 @@ def check_queries(plan: MonitoringPlan) -> None:
         When a query text does not compile or does not fit its tier (one line).
     """
     for name in QUERIES:
-        tables = {"λ": {}} if name == "meter" else {"GroupSize": {}, "γ": {}} \
+        meter = {"λ": {}, **dict.fromkeys(plan.method.tables, {})}
+        tables = meter if name == "meter" else {"GroupSize": {}, "γ": {}} \
             if name == "group_alert" else {}
         events, outputs = TIER_EVENTS[name]
         check_events(plan.compile(name, **tables), events, plan.params(),
@@ -424,74 +443,6 @@ def accumulated_kwh(window_kw: np.ndarray, lo: int, times: np.ndarray) -> np.nda
     cum = np.cumsum(window_kw, axis=1)[:, np.maximum(at - 1, 0)] / 60.0
     cum[:, at == 0] = 0.0
     return cum
-
-
-@dataclass
-class MeterResult:
-    """User events of one chunk and the meter tier's work per test time.
-
-    Arrays per test time are aligned with ``plan.test_times``.
-
-    Attributes
-    ----------
-    events : pandas.DataFrame
-        The user events (``userNonComplianceEvent``): columns time [minutes since
-        midnight], houseID, groupID, accLoad [kWh], ``delay``: how long after its test
-        time the reading that raised it was decided (its remote data in hand,
-        :mod:`drsim.utility.fetching`; 0 with local tables) [minutes], and ``missing``: the
-        lost test slots in its run (0 without loss).
-    processed : numpy.ndarray
-        Per test time, the events processed (placeholders of lost readings included).
-    partial_matches : numpy.ndarray
-        Per test time, the partial matches created plus extended.
-    outputs : numpy.ndarray
-        Per test time, the user events emitted.
-    first_flag : numpy.ndarray
-        Per household, the minute of its first user event, or NOT_LATCHED.
-    fetches : numpy.ndarray
-        Per test time, the remote-data requests sent for it (with local tables, one
-        ``λ[houseID, time]`` per real reading tested).
-    fetched : list of int or None
-        With remote data, :meth:`drsim.utility.fetching.FetchCounts.as_list`.
-    lost : numpy.ndarray or None
-        Per test time, the lost test readings (None: no loss).
-    silent_spells : numpy.ndarray or None
-        Per test time, the meters that fall silent there: one report each to the group
-        leader (:func:`drsim.utility.readings.silence`).
-    first_silent : numpy.ndarray or None
-        Per household, the first test minute at which it is silent (NOT_LATCHED: never).
-    """
-
-    events: pd.DataFrame
-    processed: np.ndarray
-    partial_matches: np.ndarray
-    outputs: np.ndarray
-    first_flag: np.ndarray  # per household: first user event's minute, or NOT_LATCHED
-    fetches: np.ndarray
-    fetched: list[int] | None = None  # drsim.utility.fetching.FetchCounts.as_list, with remote data
-    lost: np.ndarray | None = None  # per test: lost test readings (None: no loss)
-    silent_spells: np.ndarray | None = None
-    first_silent: np.ndarray | None = None  # per household: a test's minute, or NOT_LATCHED
-
-    @classmethod
-    def combined(cls, parts: list[MeterResult]) -> MeterResult:
-        """Combine the results of blocks of households monitored on their own.
-
-        Events and per-household values in block order, per-test counts summed
-        (``fetched``: none, as the blocks fetch nothing).
-        """
-        def total(name: str) -> np.ndarray | None:
-            values = [getattr(p, name) for p in parts]
-            return None if values[0] is None else np.sum(values, axis=0)
-
-        def joined(name: str) -> np.ndarray | None:
-            values = [getattr(p, name) for p in parts]
-            return None if values[0] is None else np.concatenate(values)
-
-        return cls(pd.concat([p.events for p in parts], ignore_index=True),
-                   total("processed"), total("partial_matches"), total("outputs"),
-                   joined("first_flag"), total("fetches"), None, total("lost"),
-                   total("silent_spells"), joined("first_silent"))
 
 
 def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
@@ -573,7 +524,10 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
 
     and, from m_user + 1 consecutive such tests on (Step 3; ``LENGTH(a+[]) > m_user``),
     emits a ``userNonComplianceEvent`` at every test while the run lasts, stamped with
-    its test time (the changes from the printed listing: module doc).
+    its test time (the changes from the printed listing: module doc). The plan's method
+    may widen the test by a band and reads its lookup tables here
+    (:class:`drsim.utility.monitoring_method.MonitoringMethod`; ``tolerance``:
+    :mod:`drsim.utility.tolerance_method`).
 
     Parameters
     ----------
@@ -645,6 +599,9 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     ([1135, -1], [0, 1, 1, 1])
     """
     times = plan.test_times
+    sums = plan.method.meter(house_ids, group_id, times, acc_kwh, expected_acc_kwh)
+    if sums is not None:  # the meters send their readings' sums, not user events
+        return sums
     n, k = len(house_ids), len(times)
     if streams > 1:
         if fetch is not None or shedder is not None or n % streams:
@@ -659,10 +616,12 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     approximate = {} if lost is None or plan.max_missing < 1 else \
         {"max_missing": plan.max_missing}
     if fetch is None:
-        session = plan.compile("meter", λ=lam).start(POLICY, runs=RUNS, **approximate)
-    else:
+        session = plan.compile("meter", λ=lam, **plan.method.meter_tables(lam))\
+            .start(POLICY, runs=RUNS, **approximate)
+    else:  # the method's tables are published with the profiles, held at the meter
         source = fetch.source(lam)
-        session = plan.compile("meter", remote={"λ": source}).start(POLICY, runs=RUNS)
+        session = plan.compile("meter", remote={"λ": source}, **plan.method.meter_tables(lam))\
+            .start(POLICY, runs=RUNS)
     feeder = session if shedder is None else shedder(session)
     if fetch is not None:
         feeder = fetch.wrap(feeder, source)

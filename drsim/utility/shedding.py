@@ -169,7 +169,7 @@ def fit_meter_model(scenario: Scenario, plan: MonitoringPlan, group: int, histor
     acc = accumulated_kwh(history.window_kw["traditional"], plan.t_start, times)
     expected = accumulated_kwh(history.estimate_window_kw["expected"], plan.t_start, times)
     stream, lam = meter_stream(plan, history.population.ids, group, acc, expected)
-    query = plan.compile("meter", λ=lam)
+    query = plan.compile("meter", λ=lam, **plan.method.meter_tables(lam))
     return fit_cost_model(query, stream, policy=POLICY, runs=RUNS, slices=cfg.slices,
                           classes=cfg.classes, max_classes=cfg.classes)
 

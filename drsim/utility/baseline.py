@@ -495,8 +495,8 @@ PRIOR_DAY_STRIDE = 1000  # counter offset between simulated prior days (days nev
 
 
 def _prior_days(pop: Population, n_days: int, lo: int, hi: int) -> Estimates:
-    base = np.zeros((pop.count, hi - lo))
-    expected = np.zeros((pop.count, hi - lo))
+    base = np.zeros((pop.size, hi - lo))
+    expected = np.zeros((pop.size, hi - lo))
     events = program_events(pop.scenario)
     for k in range(1, n_days + 1):
         sim = ChunkSimulator(pop, day_offset=-k * PRIOR_DAY_STRIDE)

@@ -46,7 +46,13 @@ References
    Programs: Issues and Recommendations", prepared by A. Todd, E. Stuart, S. Schiller,
    C. Goldman, Lawrence Berkeley National Laboratory, May 2012 (randomised control trials
    as the recommended design; savings as the difference of treatment and control means).
-.. [3] W. G. Cochran, "Sampling Techniques", 3rd ed., Wiley, 1977, §2.4-2.5 (the variance
+.. [3] P. Cappers, A. Todd-Blick, M. Perry, B. Neenan, R. Boisvert, "Quantifying the
+   Impacts of Time-based Rates, Enabling Technology, and Other Treatments in Consumer
+   Behavior Studies: Protocols and Guidelines", Lawrence Berkeley National Laboratory and
+   EPRI for the U.S. Department of Energy, LBNL-6108E, July 2013 (randomised control trials
+   for time-based rates and DR events; the impact as the difference of treatment and
+   control loads).
+.. [4] W. G. Cochran, "Sampling Techniques", 3rd ed., Wiley, 1977, §2.4-2.5 (the variance
    of a sample mean without replacement, the finite population correction).
 """
 

@@ -196,15 +196,16 @@ class ControlGroup(SettingsModel):
 
     share: float = described(
         "Share of each group's enrolled households drawn at random into the control group "
-        "(rounded to whole households per group; 0.1 = 10 %). They receive no DR event, are "
-        "not monitored and deliver no reduction; 0 = none.",
+        "(rounded to whole households, at least one called per group; 0.1 = 10 %). They "
+        "receive no DR event, are not monitored and deliver no reduction; 0 = none.",
         default=0.1, ge=0.0, lt=1.0,
     )
 
     def households(self, size: int) -> int:
         """The control households of a group of ``size`` enrolled households [households]:
-        ``round(share × size)``, half away from zero."""
-        return int(np.floor(self.share * size + 0.5))
+        ``round(share × size)``, half away from zero, leaving at least one household
+        called."""
+        return max(0, min(int(np.floor(self.share * size + 0.5)), size - 1))
 
 
 class BaselineSettings(SettingsModel):

@@ -75,6 +75,14 @@ def test_control_households_are_a_fixed_random_share_of_each_group():
     assert not np.array_equal(control_ids(other, 0), control_ids(scenario, 0))
 
 
+def test_a_group_keeps_at_least_one_called_household():
+    scenario = scenario_from_dict({**quickstart(6, control_group={"share": 0.9}),
+                                   "groups": [{"name": "a", "size": 2},
+                                              {"name": "b", "size": 4}]})
+    assert scenario.control_group_sizes() == [1, 3]
+    assert scenario.called_group_sizes() == [1, 1]
+
+
 def test_who_is_in_the_control_group_does_not_depend_on_chunking():
     scenario = _scenario(control_group={"share": SHARE})
     whole = is_control(scenario, np.arange(HOUSEHOLDS))

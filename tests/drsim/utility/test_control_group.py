@@ -190,3 +190,16 @@ def test_a_control_group_beside_a_monitoring_feature_is_refused():
                                              control_group={"share": SHARE}))
     with pytest.raises(ValueError, match="baseline.control_group: monitoring.shedding"):
         _run(scenario)
+
+
+def test_a_control_group_runs_beside_any_method_and_its_baseline_is_the_methods_own():
+    """The control group's B̂ is measured, whatever the method; P̂ follows the method's
+    ratio, and the method's own sums are kept beside it."""
+    runs = {method: _run(_scenario(300, method=method, prior_days=2,
+                                   control_group={"share": SHARE})).summary["baseline"]
+            for method in ("same_day", "model", "prior_days")}
+    assert len({b["baseline_mwh"] for b in runs.values()}) == 1
+    assert len({b["method_baseline_mwh"] for b in runs.values()}) == 3
+    assert len({b["expected_mwh"] for b in runs.values()}) == 3
+    for b in runs.values():
+        assert 0 < b["expected_reduction_mwh"] < b["baseline_mwh"]

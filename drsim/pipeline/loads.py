@@ -51,7 +51,7 @@ class Loads:
     def with_control_group(self, scenario: Scenario) -> Loads:
         """These loads with the group-level estimates of the scenario's control group
         (:func:`drsim.utility.control_group.group_estimates`) in place of the sums of the
-        M&V method's, which the group tier's deficit, the goal and the settled reductions
+        M&V method's, which the deficit at t_nc, the goal and the expected reduction
         read; these loads themselves without a control group."""
         if self.control_group_kw is None:
             return self

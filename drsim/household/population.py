@@ -15,6 +15,7 @@ import numpy as np
 from drsim.household import rng
 from drsim.household.appliances import Catalogue, load_catalogue
 from drsim.household.behaviour_data import EVData, load_ev_data, load_follow_through
+from drsim.household.control import is_control
 from drsim.household.season import day_catalogue, load_daylight, with_ownership
 from drsim.scenario import FollowThrough, Scenario
 
@@ -36,7 +37,11 @@ class Population:
     first : int
         Id of the first household (0-based) [households].
     count : int
-        Number of households [households].
+        Number of households of the id range [households].
+    part : {"all", "called", "control"}, default "all"
+        Which households of the range: all of them, those the utility calls, or its
+        control households, which it does not (:mod:`drsim.household.control`). Without
+        a control group every household is called.
 
     References
     ----------
@@ -63,11 +68,35 @@ class Population:
     scenario: Scenario
     first: int
     count: int
+    part: str = "all"
 
     @cached_property
     def ids(self) -> np.ndarray:
-        """Household ids ``first .. first+count-1``, (count,) int64."""
-        return np.arange(self.first, self.first + self.count, dtype=np.int64)
+        """Household ids of ``first .. first+count-1`` in :attr:`part`, (size,) int64."""
+        ids = np.arange(self.first, self.first + self.count, dtype=np.int64)
+        if self.part == "all":
+            return ids
+        control = is_control(self.scenario, ids)
+        return ids[control] if self.part == "control" else ids[~control]
+
+    @property
+    def size(self) -> int:
+        """Number of households [households] (``count`` unless a :attr:`part`)."""
+        return len(self.ids)
+
+    def called(self) -> Population:
+        """Return the households of the range that the utility calls.
+
+        This population itself when it has no control households (no control group:
+        value for value the same).
+        """
+        if self.part == "called" or not is_control(self.scenario, self.ids).any():
+            return self
+        return Population(self.scenario, self.first, self.count, "called")
+
+    def control(self) -> Population:
+        """Return the control households of the range (:mod:`drsim.household.control`)."""
+        return Population(self.scenario, self.first, self.count, "control")
 
     @cached_property
     def catalogue(self) -> Catalogue:
@@ -195,7 +224,7 @@ class Population:
         appliances and the EV (docs/decisions.md, "Follow-through per household").
         """
         u = rng.uniform(self.scenario.seed, self.ids, "follow_through")
-        theta = np.empty(self.count)
+        theta = np.empty(self.size)
         for g, settings in enumerate(self._group_follow_through()):
             sel = self.group == g
             if not sel.any():

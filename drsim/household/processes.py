@@ -252,7 +252,7 @@ class EVProcess(_Process):
     """
 
     def __init__(self, env, signals, pop, plan, until: int, decisions: int = 0):
-        self.busy_until = np.full(pop.count, np.iinfo(np.int64).min // 2)
+        self.busy_until = np.full(pop.size, np.iinfo(np.int64).min // 2)
         super().__init__(env, signals, pop, plan, ev=True, until=until, decisions=decisions)
 
     def _new_day(self, day: int) -> None:

@@ -164,7 +164,7 @@ class ChunkRun:
 
     def _render_households(self, lo: int, hi: int, divisor: float = 1.0, dtype=np.float64,
                            minute_major: bool = False):
-        cat, n = self.pop.catalogue, self.pop.count
+        cat, n = self.pop.catalogue, self.pop.size
         major = n if minute_major else None
 
         def steps(rects) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:

@@ -6,23 +6,30 @@ exact and the curves do not depend on chunking, partitioning or the order rows a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
 
-from drsim.pipeline.tasks import ESTIMATE, TOTAL
+from drsim.pipeline.tasks import CONTROL, ESTIMATE, TOTAL
+from drsim.scenario import Scenario
 from drsim.units import DAY, MICRO
+from drsim.utility.control_group import group_estimates
 
 
 @dataclass
 class Loads:
     """Per-minute loads [kW] of every pass: per group, per category, and the utility's
-    estimates B̂ (``baseline``) and P̂ (``expected``), NaN outside the program window."""
+    estimates B̂ (``baseline``) and P̂ (``expected``), NaN outside the program window.
+    With a control group (:meth:`with_control_group`), the estimates are the control
+    group's, the M&V method's sums are kept in ``method_estimate_group_kw``, and the
+    control households' load per group in ``control_group_kw``."""
 
     group_kw: dict[str, np.ndarray]  # pass -> (groups, 1440)
     category_kw: dict[str, dict[str, np.ndarray]]  # pass -> category -> (1440,)
     estimate_group_kw: dict[str, np.ndarray]  # "baseline", "expected" -> (groups, 1440)
+    control_group_kw: np.ndarray | None = None  # (groups, 1440), their load on every pass
+    method_estimate_group_kw: dict[str, np.ndarray] | None = None
 
     @property
     def system_kw(self) -> dict[str, np.ndarray]:
@@ -38,7 +45,24 @@ class Loads:
         """These loads and another run's passes (the adaptive pass) together."""
         return Loads({**self.group_kw, **other.group_kw},
                      {**self.category_kw, **other.category_kw},
-                     {**self.estimate_group_kw, **other.estimate_group_kw})
+                     {**self.estimate_group_kw, **other.estimate_group_kw},
+                     self.control_group_kw, self.method_estimate_group_kw)
+
+    def with_control_group(self, scenario: Scenario) -> Loads:
+        """These loads with the group-level estimates of the scenario's control group
+        (:func:`drsim.utility.control_group.group_estimates`) in place of the sums of the
+        M&V method's, which the deficit at t_nc, the goal and the expected reduction
+        read; these loads themselves without a control group."""
+        if self.control_group_kw is None:
+            return self
+        est = group_estimates(self.control_group_kw,
+                              np.array(scenario.control_group_sizes(), dtype=np.int64),
+                              np.array(scenario.called_group_sizes(), dtype=np.int64),
+                              self.estimate_group_kw["baseline"],
+                              self.estimate_group_kw["expected"])
+        return replace(self, estimate_group_kw={"baseline": est.baseline_kw,
+                                                "expected": est.expected_kw},
+                       method_estimate_group_kw=self.estimate_group_kw)
 
     def replayed(self, other: Loads, name: str, until: int) -> Loads:
         """These loads with the minutes before ``until`` taken from pass ``name`` of
@@ -87,4 +111,6 @@ def sum_loads(table: pa.Table, n_groups: int, passes: tuple[str, ...]) -> Loads:
     estimates = {name: per_group((pass_ == ESTIMATE) & (series == name))
                  for name in ("baseline", "expected") if ((pass_ == ESTIMATE)
                                                           & (series == name)).any()}
-    return Loads(group_kw, category_kw, estimates)
+    control = pass_ == CONTROL
+    return Loads(group_kw, category_kw, estimates,
+                 per_group(control & total) if control.any() else None)

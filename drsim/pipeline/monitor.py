@@ -74,6 +74,7 @@ from drsim.pipeline.tasks import (
 )
 from drsim.scenario import Scenario
 from drsim.units import DAY
+from drsim.utility.control_group import check_control_group
 from drsim.utility.feature_registry import active_features, combined, features_of
 from drsim.utility.features import (
     FeatureChunk,
@@ -108,7 +109,9 @@ class Monitoring:
 def check_monitor(scenario: Scenario) -> MonitoringPlan:
     """The monitoring plan, or ValueError for what readings cannot feed: a monitoring
     feature with a :attr:`~drsim.utility.features.MonitoringFeature.readings_refusal`
-    (appliance-level queries read each appliance's starts)."""
+    (appliance-level queries read each appliance's starts), and a control group (whose
+    households the readings do not tell apart)."""
+    check_control_group(scenario, "drsim monitor")
     for feature in active_features(scenario):
         if feature.readings_refusal is not None:
             raise ValueError(f"{feature.scenario_key}: {feature.readings_refusal}")

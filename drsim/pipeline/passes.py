@@ -115,6 +115,10 @@ class ChunkResult:
     before_notice: Estimates | None = None
     #: with ``keep_runs``: each pass's committed starts and sessions (drsim.household.sim.ChunkRun)
     runs: dict[str, ChunkRun] = field(default_factory=dict)
+    #: with a control group: its households of the chunk and their load of the day, the
+    #: same on every pass (not called), summed [µkW] (drsim.utility.control_group)
+    control_households: int = 0
+    control_load: np.ndarray | None = None
 
 
 def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
@@ -126,11 +130,19 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
     passes' starts and sessions (appliance-level queries). The day's load curves are
     rendered from minute ``render_from`` on, NaN before it: the adaptive pass equals the
     traditional pass before DR2's announcement (docs/architecture.md, "The closed loop by
-    replay"), so the driver takes those minutes from it."""
-    pop = Population(scenario, chunk.first, chunk.count)
+    replay"), so the driver takes those minutes from it.
+
+    The passes and estimates are of the households the utility calls
+    (:meth:`~drsim.household.population.Population.called`): the control households of a
+    control group get no DR event, so their load, the same on every pass, is simulated
+    once without DR (``control_load``, :func:`control_load`) and kept apart from the
+    passes."""
+    pop = Population(scenario, chunk.first, chunk.count).called()
     sim = ChunkSimulator(pop)
-    result = ChunkResult(chunk, chunk.count, int(pop.has_ev.sum()), population=pop,
+    result = ChunkResult(chunk, pop.size, int(pop.has_ev.sum()), population=pop,
                          simulator=sim)
+    if schedules is None and pop.part == "called":
+        result.control_households, result.control_load = control_load(scenario, chunk)
     dr = scenario.dr_program
     lo, hi = dr.start_minute, dr.end_minute
     adjust = schedules is None and scenario.baseline.day_of_adjustment is not None
@@ -163,6 +175,16 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
             result.estimate_window_kw = {"baseline": est.baseline_kw,
                                          "expected": est.expected_kw}
     return result
+
+
+def control_load(scenario: Scenario, chunk: Chunk) -> tuple[int, np.ndarray]:
+    """The control households of ``chunk`` (:mod:`drsim.household.control`) and their
+    load of the day without DR, summed [µkW]: they are not called, so it is their load
+    on every pass (docs/decisions.md, "The control group")."""
+    control = Population(scenario, chunk.first, chunk.count).control()
+    if control.size == 0:
+        return 0, np.zeros(DAY)
+    return control.size, ChunkSimulator(control).run([]).load_micro_kw(0, DAY).sum(axis=0)
 
 
 def _from(minute: int, kw: np.ndarray) -> np.ndarray:

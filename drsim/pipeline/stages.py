@@ -67,6 +67,7 @@ from drsim.pipeline.tasks import (
 from drsim.scenario import Scenario
 from drsim.units import clock
 from drsim.utility import deficit
+from drsim.utility.control_group import check_control_group
 from drsim.utility.feature_registry import active_features, features_of
 from drsim.utility.features import (
     MonitoringFeature,
@@ -262,7 +263,8 @@ def _passes(scenario: Scenario, backend: Backend, plan: MonitoringPlan | None,
     out = backend.map_chunks(partial(simulation_task, scenario, tuple(chunks), plan,
                                      prepared=prepared, export_readings=export_readings),
                              len(chunks), schemas, label="passes", progress=progress)
-    loads = sum_loads(backend.collect(out["loads"]), len(scenario.groups), PASSES)
+    loads = sum_loads(backend.collect(out["loads"]), len(scenario.groups),
+                      PASSES).with_control_group(scenario)
     rows = chunk_rows(backend, out["chunks"], len(chunks))
     return Passes(chunks, loads, rows, out, time.perf_counter() - started)
 
@@ -345,6 +347,7 @@ def check_run(scenario: Scenario, delay_detection: int = 0) -> MonitoringPlan:
     refusal = plan.method.refusal(scenario)
     if refusal is not None:
         raise ValueError(refusal)
+    check_control_group(scenario)
     try:
         check_queries(plan)
         for feature in active_features(scenario):
@@ -371,6 +374,8 @@ def run(scenario: Scenario, backend: Backend, *, delay_detection: int = 0,
     the second event later (Figure 6.12); ``export_readings`` keeps the traditional
     pass's meter readings (:attr:`Run.readings`)."""
     plan = check_run(scenario, delay_detection)
+    if export_readings:
+        check_control_group(scenario, "--export-readings")
     first_job = len(backend.info.jobs)
     timings: dict[str, float] = {}
     kept: dict[str, pa.Table] = {}
@@ -487,7 +492,7 @@ def tiers(scenario: Scenario, plan: MonitoringPlan, backend: Backend, out: dict[
     ``thresholds``: γ given (default: from the scenario and the replicas' flags);
     ``prepared``: the values of the features' stages before the passes, by feature
     (their inputs of the group leaders and the utility read them)."""
-    sizes = np.array(scenario.group_sizes(), dtype=np.int64)
+    sizes = np.array(scenario.called_group_sizes(), dtype=np.int64)
     n_groups, k = len(sizes), len(plan.test_times)
     if names is None:
         names = monitored_passes(active_features(scenario))
@@ -578,7 +583,7 @@ def pass_costs(scenario: Scenario, monitored: Monitored, name: str) -> dict[str,
     inputs: dict[str, Any] = {}
     for feature, merged in _ran(scenario, monitored):
         inputs.update(feature.cost_inputs(merged, name))
-    return costs(monitored.plan, np.array(scenario.group_sizes(), dtype=np.int64),
+    return costs(monitored.plan, np.array(scenario.called_group_sizes(), dtype=np.int64),
                  monitored.meter_work[name], monitored.tier_rows, name,
                  monitored.outcome[name], **inputs)
 
@@ -595,7 +600,7 @@ def second_event_stage(scenario: Scenario, plan: MonitoringPlan, passes: Passes,
         inputs.update(feature.deficit_inputs(merged))
     known = deficit_at(plan, passes.loads, trad, sums.theta_o_mean,
                        goal_kwh(scenario, passes.loads), expected_kwh(scenario, passes.loads),
-                       sizes=np.array(scenario.group_sizes(), dtype=np.int64), **inputs)
+                       sizes=np.array(scenario.called_group_sizes(), dtype=np.int64), **inputs)
     inc = scenario.incentive
     incentive = plan_second_event(
         inc, scenario.dr_program.incentive, sums,

@@ -69,6 +69,7 @@ from drsim.pipeline.tasks import (
 )
 from drsim.scenario import Scenario
 from drsim.units import DAY
+from drsim.utility.control_group import check_control_group
 from drsim.utility.feature_registry import active_features
 from drsim.utility.features import FeatureChunk, MeterRun, MonitoringFeature
 from drsim.utility.method_registry import method_of
@@ -97,6 +98,7 @@ def check_streamable(scenario: Scenario) -> None:
     """ValueError, in one line, for what the stream does not monitor yet: the monitoring
     features that are not :attr:`~drsim.utility.features.MonitoringFeature.streamed`
     (appliance queries; their batch runs: ``drsim run``)."""
+    check_control_group(scenario, "a streamed run")
     names = [f.scenario_key for f in active_features(scenario) if not f.streamed]
     if method_of(scenario).group_test:  # the stream's leaders count user events
         names.insert(0, "monitoring.method")

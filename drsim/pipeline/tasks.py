@@ -63,6 +63,7 @@ from drsim.utility.tier_shedding import TierShedding
 
 TOTAL = "total"  # the series of a pass's whole load (the others are categories)
 ESTIMATE = "estimate"  # the pass name of the utility's M&V estimates (series B and P̂)
+CONTROL = "control"  # the pass name of the control households' load (series total)
 _SUM = pa.decimal128(38, 0)  # the participants' fixed-point sums exceed 64 bits
 
 LOADS = pa.schema([("chunk", pa.int64()), ("group", pa.int32()), ("pass", pa.string()),
@@ -271,8 +272,9 @@ def adaptive_task(scenario: Scenario, chunks: tuple[Chunk, ...], second: SecondE
 
 def loads_batch(scenario: Scenario, result: ChunkResult) -> pa.RecordBatch:
     """One row (:data:`LOADS`) per (pass, series) of a simulated chunk, in whole µkW: each
-    pass's total and categories, and the utility's estimates B̂, P̂ (pass ``estimate``,
-    NaN outside the program window) when the result has them."""
+    pass's total and categories, the utility's estimates B̂, P̂ (pass ``estimate``,
+    NaN outside the program window) when the result has them, and the control
+    households' load (pass ``control``, series ``total``) with a control group."""
     chunk = result.chunk
     passes, series, curves = [], [], []
     for name in result.load:
@@ -290,6 +292,10 @@ def loads_batch(scenario: Scenario, result: ChunkResult) -> pa.RecordBatch:
         passes.append(ESTIMATE)
         series.append(name)
         curves.append(curve)
+    if result.control_load is not None:
+        passes.append(CONTROL)
+        series.append(TOTAL)
+        curves.append(result.control_load)
     n = len(curves)
     values = np.concatenate([np.asarray(c, dtype=np.float64).reshape(DAY) for c in curves])
     offsets = pa.array(np.arange(0, (n + 1) * DAY, DAY, dtype=np.int32))

@@ -75,7 +75,7 @@ def run_data(run: Run, summary: dict, user_events: pd.DataFrame | None = None) -
 
     simulation, monitored = run.simulation, run.monitored
     scenario, plan = simulation.scenario, monitored.plan
-    sizes = np.array(scenario.group_sizes(), dtype=np.int64)
+    sizes = np.array(scenario.called_group_sizes(), dtype=np.int64)
     second = run.second
     return RunData(
         name=scenario.name, group_names=[g.name for g in scenario.groups],

@@ -137,7 +137,7 @@ def _reductions(simulation: Simulation) -> dict[str, Any]:
             buckets[category if category in BREAKDOWN else "rest"] += mwh(saved.sum())
         breakdown[name] = model.Breakdown(**buckets)
     groups = {}
-    for g, (group, size) in enumerate(zip(scenario.groups, scenario.group_sizes(),
+    for g, (group, size) in enumerate(zip(scenario.groups, scenario.called_group_sizes(),
                                           strict=True)):
         gb = loads.group_kw["baseline"][g]
         groups[group.name] = model.GroupReductions(households=int(size), reduction_mwh={
@@ -158,13 +158,25 @@ def _reductions(simulation: Simulation) -> dict[str, Any]:
             expected_reduction_mwh=simulation.expected_kwh / 1000.0,
             baseline_mwh=mwh(est["baseline"][start:end].sum()),
             expected_mwh=mwh(est["expected"][start:end].sum()),
-            simulated_baseline_mwh=mwh(base[start:end].sum())),
+            simulated_baseline_mwh=mwh(base[start:end].sum()),
+            control_households=sum(scenario.control_group_sizes()),
+            **_method_estimates(loads, start, end)),
         "energy": model.Energy(
             kwh_per_household_day=float(base.sum()) / 60.0 / n,
             daily_mwh={name: mwh(c.sum()) for name, c in system.items()},
             evening_peak_kw_per_household=float(evening.max()) / n,
             evening_peak_time=EVENING[0] + int(np.argmax(evening))),
     }
+
+
+def _method_estimates(loads, start: int, end: int) -> dict[str, float | None]:
+    """Σ B̂ and P̂ of the M&V method over [start, end) [MWh] when a control group's
+    group-level estimates replace them (drsim.utility.control_group), else None."""
+    method = loads.method_estimate_group_kw
+    if method is None:
+        return {"method_baseline_mwh": None, "method_expected_mwh": None}
+    return {f"method_{name}_mwh": mwh(method[name][:, start:end].sum())
+            for name in ("baseline", "expected")}
 
 
 def _peaks(simulation: Simulation) -> model.Peaks:
@@ -267,7 +279,7 @@ def _feature_sections(run: Run, features: tuple[MonitoringFeature, ...]
     (None: sections of their own, by name)."""
     scenario, monitored = run.simulation.scenario, run.monitored
     view = FeatureRun(monitored.plan, tuple(g.name for g in scenario.groups),
-                      np.array(scenario.group_sizes(), dtype=np.int64), monitored.outcome,
+                      np.array(scenario.called_group_sizes(), dtype=np.int64), monitored.outcome,
                       {name: stops(monitored.plan, outcome)
                        for name, outcome in monitored.outcome.items()},
                       lambda name: run.costs if name == "traditional"

@@ -162,12 +162,18 @@ class BaselineSection(Record):
                                                "coefficient of variation.")
     day_of_adjustment: JsonValue = Field(
         description="baseline.day_of_adjustment as run (drsim.utility.day_of); null without.")
+    control_group: JsonValue = Field(description="baseline.control_group as run; null without.")
+    control_households: int = Field(description="Households of the control group (not called).")
     expected_reduction_mwh: Real = Field(
         description="The utility's estimate of the complete response, Σ (B̂ − P̂) [MWh].")
     baseline_mwh: Real = Field(description="Σ B̂ over the program window [MWh].")
     expected_mwh: Real = Field(description="Σ P̂ over the program window [MWh].")
     simulated_baseline_mwh: Real = Field(
         description="The simulated baseline pass over the window: the ground truth [MWh].")
+    method_baseline_mwh: Real | None = Field(
+        description="With a control group: Σ B̂ of the M&V method, which it replaces [MWh].")
+    method_expected_mwh: Real | None = Field(
+        description="With a control group: Σ P̂ of the M&V method [MWh].")
 
 
 class Energy(Record):

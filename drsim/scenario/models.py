@@ -50,6 +50,7 @@ from drsim.scenario.monitoring_settings import (
 )
 from drsim.scenario.program_settings import (
     BaselineSettings,
+    ControlGroup,
     DayOfAdjustment,
     DRProgram,
     Incentive,
@@ -67,6 +68,7 @@ __all__ = [
     "ApplianceQuery",
     "ApplianceSettings",
     "BaselineSettings",
+    "ControlGroup",
     "ClockTime",
     "DRProgram",
     "EVSettings",
@@ -458,6 +460,18 @@ class Scenario(SettingsModel):
     def group_sizes(self) -> list[int]:
         """Households per group, in order."""
         return [g.household_count for g in self.groups]
+
+    def control_group_sizes(self) -> list[int]:
+        """Control households per group (``baseline.control_group``; all 0 without one):
+        enrolled households the utility does not call (drsim.utility.control_group)."""
+        control = self.baseline.control_group
+        return [0 if control is None else control.households(n) for n in self.group_sizes()]
+
+    def called_group_sizes(self) -> list[int]:
+        """Households per group that the utility calls and monitors: the group's enrolled
+        households less its control households (:meth:`control_group_sizes`)."""
+        return [n - c for n, c in zip(self.group_sizes(), self.control_group_sizes(),
+                                      strict=True)]
 
     def group_ranges(self) -> list[tuple[int, int]]:
         """0-based ``[first_id, end_id)`` household-id ranges of the groups, in order.

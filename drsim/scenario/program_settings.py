@@ -1,6 +1,7 @@
 """The scenario's program and settlement blocks: the DR program (:class:`DRProgram`), the
 incentive of the second event (:class:`Incentive`, Eq. 6.5-6.8), the utility's M&V
-(:class:`BaselineSettings`, :class:`DayOfAdjustment`) and the published results to show
+(:class:`BaselineSettings`, :class:`DayOfAdjustment`,
+:class:`ControlGroup`) and the published results to show
 beside drsim's (:class:`Reference`)."""
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from pydantic import BeforeValidator, Field, model_validator
 from drsim.scenario.errors import show_value, value_problem
 from drsim.scenario.fields import CLOCK_ACCEPTED, ClockTime, SettingsModel, described, minutes_of
 
-__all__ = ["BaselineSettings", "DRProgram", "DayOfAdjustment", "Incentive", "Reference",
-           "ReferenceOpVsBl", "ReferenceReductions", "RegressionBaseline", "XOfYDays"]
+__all__ = ["BaselineSettings", "ControlGroup", "DRProgram", "DayOfAdjustment", "Incentive",
+           "Reference", "ReferenceOpVsBl", "ReferenceReductions", "RegressionBaseline",
+           "XOfYDays"]
 
 
 _GOAL_ACCEPTED = "a number of kWh > 0, or 'expected'"
@@ -243,6 +245,26 @@ class RegressionBaseline(SettingsModel):
     )
 
 
+class ControlGroup(SettingsModel):
+    """A control group (M&V by randomised control trial, §6.2.1): a random share of each
+    group's enrolled households that the utility does not call. Their mean metered load
+    estimates the group's baseline; the estimate is of the group, not of a household
+    (drsim.utility.control_group)."""
+
+    share: float = described(
+        "Share of each group's enrolled households drawn at random into the control group "
+        "(rounded to whole households, at least one called per group; 0.1 = 10 %). They "
+        "receive no DR event, are not monitored and deliver no reduction; 0 = none.",
+        default=0.1, ge=0.0, lt=1.0,
+    )
+
+    def households(self, size: int) -> int:
+        """The control households of a group of ``size`` enrolled households [households]:
+        ``round(share × size)``, half away from zero, leaving at least one household
+        called."""
+        return max(0, min(int(np.floor(self.share * size + 0.5)), size - 1))
+
+
 class BaselineSettings(SettingsModel):
     """How the utility estimates the baseline B and the expected response P̂ (measurement
     and verification, M&V; drsim.utility.baseline). Estimates never use the evaluated day's
@@ -283,6 +305,13 @@ class BaselineSettings(SettingsModel):
         "Adjust B and P̂ at the announcement from each household's readings before the "
         "notice (published to meters and group leaders as one update of the profiles).",
         null_means="no adjustment", default=None,
+    )
+    control_group: ControlGroup | None = described(
+        "Keep a random share of each group's households uncalled as a control group, whose "
+        "mean metered load gives the group-level baseline B̂ the utility settles and "
+        "predicts the deficit with (beside any method, which still gives the households' "
+        "own B̂ and P̂ for the meter test).",
+        null_means="no control group", default=None,
     )
 
 

@@ -505,8 +505,8 @@ def with_mv_error(est: Estimates, pop: Population, replica: int = 0) -> Estimate
 
 # --------------------------------------------------------------------------- prior days
 def _prior_days(pop: Population, n_days: int, lo: int, hi: int) -> Estimates:
-    base = np.zeros((pop.count, hi - lo))
-    expected = np.zeros((pop.count, hi - lo))
+    base = np.zeros((pop.size, hi - lo))
+    expected = np.zeros((pop.size, hi - lo))
     events = program_events(pop.scenario)
     for k in range(1, n_days + 1):
         sim = ChunkSimulator(pop, day_offset=-k * PRIOR_DAY_STRIDE)

@@ -17,6 +17,7 @@ from drsim.pipeline.passes import Chunk
 from drsim.pipeline.stages import _per_group, replica_counts
 from drsim.pipeline.tasks import (
     CHUNKS,
+    CONTROL,
     ESTIMATE,
     EVENTS,
     METER,
@@ -204,7 +205,7 @@ def test_chunk_loads_are_flattened_and_summed_back_per_group_exactly():
         estimates = {"baseline": rng.integers(0, 10**7, hi - lo).astype(np.float64),
                      "expected": rng.integers(0, 10**7, hi - lo).astype(np.float64)}
         return SimpleNamespace(chunk=Chunk(index, 0, 1, group), load=curves,
-                               by_category=cats, estimates=estimates)
+                               by_category=cats, estimates=estimates, control_load=None)
 
     results = [chunk(0, 0), chunk(1, 1), chunk(2, 0)]
     batches = [loads_batch(s, r) for r in results]
@@ -224,6 +225,21 @@ def test_chunk_loads_are_flattened_and_summed_back_per_group_exactly():
     b = loads.estimate_group_kw["baseline"]
     assert np.isnan(b[:, :lo]).all() and np.isnan(b[:, hi:]).all()
     assert np.array_equal(b[1, lo:hi], results[1].estimates["baseline"] / 1e6)
+    assert loads.control_group_kw is None
+
+
+def test_the_control_households_load_travels_as_its_own_pass_summed_per_group():
+    s = scenario()
+    rng = np.random.default_rng(4)
+    control = [rng.integers(0, 10**7, DAY).astype(np.float64) for _ in range(3)]
+    results = [SimpleNamespace(chunk=Chunk(i, 0, 1, g), load={}, by_category={},
+                               estimates={}, control_load=c)
+               for i, (g, c) in enumerate(zip((0, 1, 0), control, strict=True))]
+    batches = [loads_batch(s, r) for r in results]
+    assert batches[0].column("pass").to_pylist() == [CONTROL]
+    loads = sum_loads(pa.Table.from_batches(batches), 2, ())
+    assert np.array_equal(loads.control_group_kw[0], (control[0] + control[2]) / 1e6)
+    assert np.array_equal(loads.control_group_kw[1], control[1] / 1e6)
 
 
 # --------------------------------------------------------------------------- user events

@@ -17,7 +17,7 @@ A sweep file names a base scenario and the parameters to change::
       - prediction.utility_noncompliance_time
 
 Paths are checked against the scenario model (:mod:`drsim.scenario`), metrics against
-summary.json's (:func:`drsim.results.summary_model.field_type`), and every point is built
+summary.json's (:func:`drsim.results.summary_paths.field_type`), and every point is built
 and validated before any run starts; problems are reported like the scenario loader's,
 ``<file>: <field>: <problem>; accepted: <...>``, one line each.
 

@@ -22,7 +22,7 @@ from pydantic import (
     field_validator,
 )
 
-from drsim.results.summary_model import UnknownField, field_type
+from drsim.results.summary_paths import UnknownField, field_type
 from drsim.scenario import Scenario
 from drsim.scenario.errors import kind_name, show_value, value_problem, value_problems
 from drsim.scenario.explain import explain_errors

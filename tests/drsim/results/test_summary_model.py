@@ -13,15 +13,14 @@ from pydantic import ValidationError
 
 import drsim
 from drsim.results.output import json_safe
-from drsim.results.summary_model import (
-    Summary,
+from drsim.results.summary_model import Summary, read_summary
+from drsim.results.summary_paths import (
     UnknownField,
     children,
     feature_sections,
     field_type,
     is_clock_field,
     is_open_json,
-    read_summary,
 )
 from drsim.units import clock_minutes
 from tests.drsim.pipeline.test_pipeline import small

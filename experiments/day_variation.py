@@ -14,10 +14,10 @@ blocks' median and range.
 Settings, each on the same households and days (common random numbers):
 
 * ``off``: the scenario as it is (``day_variation.cv`` 0), days independent;
-* ``level, cv X``: the common day factor with the last ``--cv`` on heating and lighting,
-  no timing shift;
-* ``level + timing, cv X``: the factor with each ``--cv`` and the shift of activity
-  timing, ``--timing`` minutes.
+* ``level, cv X``: the common day factor with each ``--cv`` on heating and lighting, no
+  timing shift;
+* ``level + timing, cv X``: the same and the shift of activity timing, ``--timing``
+  minutes.
 
 All households share one factor (the region's; ``by_group`` false), so blocks straddling
 groups change nothing. With ``--households`` below 100,000 the larger blocks are
@@ -33,7 +33,7 @@ households is much tighter than that of one block.
 
 Run from the repository root::
 
-    python scripts/day_variation.py [--households 100000] [--days 30] [--cv 0.1 0.25]
+    python scripts/day_variation.py [--households 100000] [--days 30] [--cv 0.1 0.25 0.4]
                                     [--timing 15]
 
 Everything it prints is drsim's; docs/model.md, "Day-to-day variation", has the table of
@@ -64,7 +64,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--households", type=int, default=100_000,
                    help="households simulated (0 .. N-1); larger groups are estimated")
     p.add_argument("--days", type=int, default=30, help="simulated days per setting")
-    p.add_argument("--cv", type=float, nargs="+", default=[0.1, 0.25],
+    p.add_argument("--cv", type=float, nargs="+", default=[0.1, 0.25, 0.4],
                    help="day_variation.cv of the settings with the factor on")
     p.add_argument("--timing", type=float, default=15.0,
                    help="day_variation.timing_minutes of the timing setting")
@@ -77,8 +77,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def settings(args: argparse.Namespace) -> dict[str, dict]:
     """The day_variation of each compared setting, by name."""
-    out = {"off": {}, f"level, cv {args.cv[-1]:g}": {"cv": args.cv[-1], "timing_minutes": 0.0}}
+    out: dict[str, dict] = {"off": {}}
     for cv in args.cv:
+        out[f"level, cv {cv:g}"] = {"cv": cv, "timing_minutes": 0.0}
         out[f"level + timing, cv {cv:g}"] = {"cv": cv, "timing_minutes": args.timing}
     return out
 

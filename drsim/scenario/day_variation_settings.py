@@ -19,8 +19,8 @@ class DayVariation(SettingsModel):
         "Coefficient of variation of the common day factor, lognormal with mean 1, that "
         "scales the day's start counts of space heating and lighting (a temperature- and "
         "daylight-like factor); 0 = off: no common variation at all, timing included "
-        "(docs/model.md, 'Day-to-day variation': 0.2 is about a January's day-to-day "
-        "variation of heating degree days).",
+        "(docs/model.md, 'Day-to-day variation': 0.25 is about the day-to-day variation of "
+        "heating degree days in an English January).",
         default=0.0, ge=0.0, le=1.0,
     )
     by_group: bool = described(

@@ -16,6 +16,7 @@ from drsim.household.population import Population
 from drsim.household.sim import ChunkSimulator, program_events
 from drsim.scenario import DayVariation as DayVariationSettings
 from drsim.scenario import scenario_from_dict
+from tests.small_scenarios import quickstart
 
 ROOT = Path(__file__).resolve().parents[3]
 EVENING = (17 * 60, 23 * 60)
@@ -139,3 +140,15 @@ def test_the_key_is_off_by_default_and_checked(scenario):
                 "day_variation": bad}
         with pytest.raises(drsim.ScenarioError, match="day_variation"):
             scenario_from_dict(data)
+
+
+def test_a_run_reads_the_factor_through_the_household_simulation():
+    """A whole serial run with the factor on and prior-day M&V: it runs, and its day and
+    its prior days are other days than without the factor."""
+    data = quickstart(600, method="prior_days", prior_days=2)
+    summaries = []
+    for variation in ({}, {"cv": 0.3, "by_group": True}):
+        data["day_variation"] = variation
+        summaries.append(drsim.run(scenario_from_dict(data), backend="serial").summary)
+    off, on = (s["reduction_mwh"]["expected"] for s in summaries)
+    assert off > 0 and on > 0 and off != on

@@ -2,7 +2,9 @@
 
 Planned appliance starts and EV sessions are drawn per day from counter-based streams,
 identical across passes (common random numbers); a DR event only moves planned starts
-(:mod:`drsim.household.processes`).
+(:mod:`drsim.household.processes`). The day's common factor
+(:mod:`drsim.household.day_variation`), shared by the households of a region or group,
+scales the start counts of heating and lighting and shifts the activity timing.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import numpy as np
 
 from drsim.household import rng
 from drsim.household.appliances import FLEX_ADVANCE, FLEX_COLD, FLEX_DEFERRABLE
+from drsim.household.day_variation import DayVariation
 from drsim.household.ev import planned_sessions
 from drsim.household.population import Population
 from drsim.household.starts import Batch, make_batch
@@ -34,7 +37,8 @@ class ChunkPlan:
     day_offset : int, default 0
         Counter offset of the simulated day [days]: other values draw other days of the
         same households (the prior days of the ``prior_days``, ``x_of_y`` and
-        ``regression`` baselines, the replicas of the threshold).
+        ``regression`` baselines, the replicas of the threshold), with other common day
+        factors.
     """
 
     def __init__(self, pop: Population, day_offset: int = 0):
@@ -45,8 +49,11 @@ class ChunkPlan:
         self._cdf = np.cumsum(cat.start_pmf, axis=1)
         self._cdf[:, -1] = 1.0
         self._slots = rng.inverse_cdf(self._cdf)
-        # first slot of day -1 whose starts can still run at midnight (cycle + slot width)
-        self._late_slot = np.maximum(0, 144 - (cat.cycle_minutes + 19) // 10)
+        self.variation = DayVariation(pop)
+        # first slot of day -1 whose starts can still run at midnight (cycle + slot width,
+        # and the most the day's timing shift can move a start later)
+        lead = cat.cycle_minutes + 19 + self.variation.lead_minutes
+        self._late_slot = np.maximum(0, 144 - lead // 10)
         self._days: dict[tuple[int, int], Batch] = {}
         self._owned: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # flex -> _pairs
 
@@ -65,8 +72,10 @@ class ChunkPlan:
         .. math:: t = 1440 \cdot d + 10 \cdot s + U\{0, \dots, 9\};
 
         cold appliances cycle thermostatically, one cycle every :math:`1440 / n_a` minutes
-        from a random phase. Of day -1 only the starts whose cycles can still run at
-        midnight are drawn. Drawn once per (class, day) and cached.
+        from a random phase. With a common day factor (:class:`DayVariation`) the mean
+        :math:`n_a` of heating and lighting is the day's factor times the catalogue's, and
+        :math:`t` moves by the day's timing shift. Of day -1 only the starts whose cycles
+        can still run at midnight are drawn. Drawn once per (class, day) and cached.
 
         Parameters
         ----------
@@ -142,6 +151,8 @@ class ChunkPlan:
         start curve of the day, its minute uniform within the slot. Of day -1 only the late
         slots whose cycles can reach midnight are drawn (a Poisson process restricted to
         them: count with the slots' share of the mean, slots from the conditional curve).
+        The common day factor scales the mean per key (region or group) and shifts the
+        times (:class:`DayVariation`); the late slots reach back by the largest shift.
         """
         cat, ids = self.pop.catalogue, self.pop.ids
         rows, apps = self._pairs(flex)
@@ -150,17 +161,18 @@ class ChunkPlan:
         share = 1.0 - below
         key = day + self.day_offset
         u = rng.uniform(self.seed, ids[rows], "start_count", apps, key)
-        mean = cat.starts_per_day * share
-        n = rng.poisson_table(mean).sample(apps, u)
+        means = self.variation.start_means(cat.starts_per_day * share, key)  # per key
+        pair = self.variation.pair_index(rows, apps)
+        n = rng.poisson_table(means).sample(pair, u)
         once = cat.at_most_one[apps]  # one start at most (storage heaters: one charge a night)
-        n[once] = u[once] < mean[apps[once]]
+        n[once] = u[once] < means[pair[once]]
         rows, apps = np.repeat(rows, n), np.repeat(apps, n)
         j = np.arange(len(rows)) - np.repeat(np.cumsum(n) - n, n)
         h = rng.hash64(self.seed, ids[rows], "start_time", apps, key, j)
         u_slot = below[apps] + share[apps] * rng.to_unit(h)
         slot = self._slots.sample(apps, u_slot)
         minute = (rng.low_bits(h, 11) * 10) >> 11  # uniform in the slot, from spare bits
-        t = day * DAY + slot * 10 + minute
+        t = day * DAY + slot * 10 + minute + self.variation.start_shift(rows, apps, key)
         return make_batch(rows, t, apps, key, j)
 
     def _cold_starts(self, flex: int, day: int) -> Batch:
@@ -185,8 +197,9 @@ class ChunkPlan:
         """Draw the planned EV charging sessions of one day.
 
         Sessions per day, start times and states of charge after the trial data of [2]_ as
-        §6.3.1 [1]_ prescribes; :func:`drsim.household.ev.planned_sessions` draws them.
-        Drawn once per day and cached.
+        §6.3.1 [1]_ prescribes; :func:`drsim.household.ev.planned_sessions` draws them,
+        and their plug-in times move by the day's common timing shift
+        (:class:`DayVariation`). Drawn once per day and cached.
 
         Parameters
         ----------
@@ -219,5 +232,8 @@ class ChunkPlan:
         [48.61]
         """
         if (-1, day) not in self._days:
-            self._days[-1, day] = planned_sessions(self.pop, day, self.day_offset).by_time()
+            sessions = planned_sessions(self.pop, day, self.day_offset)
+            sessions.t = sessions.t + self.variation.session_shift(sessions.row,
+                                                                   day + self.day_offset)
+            self._days[-1, day] = sessions.by_time()
         return self._days[-1, day]

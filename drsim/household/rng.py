@@ -14,6 +14,7 @@ import zlib
 from functools import lru_cache
 
 import numpy as np
+from scipy.special import ndtri
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -139,6 +140,79 @@ def uniform(seed: int, household: np.ndarray, stream: str, *counters) -> np.ndar
     True
     """
     return to_unit(hash64(seed, household, stream, *counters))
+
+
+def normal(seed: int, household: np.ndarray, stream: str, *counters) -> np.ndarray:
+    """Draw standard normal deviates keyed like :func:`uniform`, by inversion.
+
+    The uniform's 53-bit grid is shifted by half a step, so that no deviate is infinite.
+
+    Parameters
+    ----------
+    seed : int
+        The scenario seed.
+    household : numpy.ndarray
+        Household ids (or other non-negative keys, e.g. a group's).
+    stream : str
+        The name of the random stream.
+    *counters : array_like
+        Integer counters, broadcast with ``household``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Standard normal deviates [1], of the broadcast shape.
+
+    Examples
+    --------
+    >>> z = normal(7, np.arange(20000), "demo")
+    >>> round(float(z.mean()), 1), round(float(z.std()), 1)
+    (0.0, 1.0)
+    """
+    return ndtri(uniform(seed, household, stream, *counters) + 2.0**-54)
+
+
+def lognormal_factor(z: np.ndarray, cv: float) -> np.ndarray:
+    r"""Compute lognormal factors with mean 1 from standard normal deviates.
+
+    The factor has coefficient of variation ``cv``; from the moments of the lognormal
+    distribution (E = exp(μ + σ²/2), CV² = exp(σ²) − 1; Johnson, Kotz, Balakrishnan,
+    *Continuous Univariate Distributions*, vol. 1, 2nd ed., Wiley 1994, ch. 14):
+
+    .. math:: f = \exp(\sigma z - \sigma^2 / 2), \quad \sigma^2 = \ln(1 + cv^2)
+
+    The factors are drsim's (the dissertation's simulation has none): the M&V error
+    (docs/decisions.md, "M&V: the baseline and the expected complete response") and the
+    common day factor (:mod:`drsim.household.day_variation`). With ``cv`` = 0 every
+    factor is exactly 1.
+
+    Parameters
+    ----------
+    z : numpy.ndarray
+        Standard normal deviates [1].
+    cv : float
+        Coefficient of variation of the factors, ≥ 0 [1].
+
+    Returns
+    -------
+    numpy.ndarray
+        The factors, shape of ``z`` [1].
+
+    References
+    ----------
+    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
+       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1 (B and P̂
+       estimated by M&V) and §6.3.1 (the simulated households).
+
+    Examples
+    --------
+    >>> lognormal_factor(np.array([0.0]), 0.0)
+    array([1.])
+    >>> round(float(lognormal_factor(np.array([0.0]), 0.05)[0]), 6)
+    0.998752
+    """
+    sigma2 = np.log1p(cv * cv)
+    return np.exp(np.sqrt(sigma2) * np.asarray(z, dtype=np.float64) - sigma2 / 2.0)
 
 
 def to_unit(h: np.ndarray) -> np.ndarray:

@@ -4,7 +4,8 @@
 :meth:`Scenario.with_groups_of`); its blocks are :class:`Group`, :class:`FollowThrough`,
 :class:`ApplianceSettings`, :class:`EVSettings` here, :class:`DRProgram`,
 :class:`Incentive`, :class:`BaselineSettings` and :class:`Reference`
-(:mod:`drsim.scenario.program_settings`), :class:`Monitoring` with :class:`ExpectedShare`
+(:mod:`drsim.scenario.program_settings`), :class:`DayVariation`
+(:mod:`drsim.scenario.day_variation_settings`), :class:`Monitoring` with :class:`ExpectedShare`
 and :class:`Meters` (:mod:`drsim.scenario.monitoring_settings`). Every name is importable
 from here.
 """
@@ -24,6 +25,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
+from drsim.scenario.day_variation_settings import DayVariation
 from drsim.scenario.errors import ScenarioError, show_value, value_problem, value_problems
 from drsim.scenario.fields import (
     MAX_CHUNK_SIZE,
@@ -87,6 +89,7 @@ __all__ = [
     "RemoteData",
     "NetworkLatency",
     "DayOfAdjustment",
+    "DayVariation",
     "DarkMeters",
     "Meters",
     "ReadingLoss",
@@ -298,6 +301,9 @@ class Scenario(SettingsModel):
     appliances: ApplianceSettings = described(
         "Appliance settings (§6.3.1).", default_factory=ApplianceSettings)
     ev: EVSettings = described("EV settings (§6.3.1).", default_factory=EVSettings)
+    day_variation: DayVariation = described(
+        "Day-to-day variation that households share: a common day factor on heating, "
+        "lighting and activity timing (off by default).", default_factory=DayVariation)
     follow_through: FollowThrough = described(
         "Expected follow-through rates θ_o of all groups without their own.",
         default_factory=FollowThrough)

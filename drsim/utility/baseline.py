@@ -71,11 +71,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtri
 
 from drsim.household import rng
 from drsim.household.dr import DREvent
 from drsim.household.population import Population
+from drsim.household.rng import lognormal_factor
 from drsim.household.sim import ChunkRun, ChunkSimulator, program_events
 from drsim.units import DAY
 from drsim.utility.baseline_model import model_curves
@@ -351,54 +351,6 @@ def expected_replica(pop: Population, sim: ChunkSimulator, replica: int) -> Chun
 
 
 # --------------------------------------------------------------------------- M&V error
-def lognormal_factor(z: np.ndarray, cv: float) -> np.ndarray:
-    r"""Compute lognormal M&V error factors with mean 1 from standard normal deviates.
-
-    The factor has coefficient of variation ``cv``; from the moments of the lognormal
-    distribution (E = exp(μ + σ²/2), CV² = exp(σ²) − 1):
-
-    .. math:: f = \exp(\sigma z - \sigma^2 / 2), \quad \sigma^2 = \ln(1 + cv^2)
-
-    The M&V error is drsim's (the dissertation's estimates have none): docs/decisions.md,
-    "M&V: the baseline and the expected complete response".
-
-    Parameters
-    ----------
-    z : numpy.ndarray
-        Standard normal deviates [1].
-    cv : float
-        Coefficient of variation of the factors, ≥ 0 [1].
-
-    Returns
-    -------
-    numpy.ndarray
-        The factors, shape of ``z`` [1].
-
-    References
-    ----------
-    .. [1] B. Zhao, "State Management for Efficient Event Pattern Detection",
-       dissertation, Humboldt-Universität zu Berlin, 2022, §6.2.1 (B and P̂
-       estimated by M&V).
-
-    Examples
-    --------
-    >>> lognormal_factor(np.array([0.0]), 0.0)
-    array([1.])
-    >>> round(float(lognormal_factor(np.array([0.0]), 0.05)[0]), 6)
-    0.998752
-    """
-    sigma2 = np.log1p(cv * cv)
-    return np.exp(np.sqrt(sigma2) * np.asarray(z, dtype=np.float64) - sigma2 / 2.0)
-
-
-def _normal(seed: int, ids: np.ndarray, stream: str, *counters) -> np.ndarray:
-    """Draw standard normal deviates by inversion of the counter-based uniforms.
-
-    The uniform's 53-bit grid is shifted by half a step, so that no deviate is infinite.
-    """
-    return ndtri(rng.uniform(seed, ids, stream, *counters) + 2.0**-54)
-
-
 def mv_factors(pop: Population, lo: int, hi: int, replica: int = 0
                ) -> tuple[np.ndarray, np.ndarray]:
     """Draw the M&V error's factors of :func:`with_mv_error` over minutes [lo, hi).
@@ -443,12 +395,12 @@ def mv_factors(pop: Population, lo: int, hi: int, replica: int = 0
     """
     settings = pop.scenario.baseline
     seed, ids, extra = pop.scenario.seed, pop.ids, (replica,) if replica else ()
-    household = lognormal_factor(_normal(seed, ids, "mv_error", *extra), settings.error) \
+    household = lognormal_factor(rng.normal(seed, ids, "mv_error", *extra), settings.error) \
         if settings.error else np.ones(len(ids))
     minute = np.ones((len(ids), hi - lo))
     if settings.error_per_minute:
         minutes = np.arange(lo, hi)[None, :]
-        z = _normal(seed, ids[:, None], "mv_error_minute", minutes, *extra)
+        z = rng.normal(seed, ids[:, None], "mv_error_minute", minutes, *extra)
         minute = lognormal_factor(z, settings.error_per_minute)
     return household, minute
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from drsim.scenario import (
     ApplianceSettings,
     BaselineSettings,
+    DayVariation,
     DRProgram,
     EVSettings,
     ExpectedShare,
@@ -181,7 +182,7 @@ def test_every_field_has_a_description() -> None:
     models: list[type[BaseModel]] = [Scenario, Group, ApplianceSettings, EVSettings,
                                      FollowThrough, DRProgram, Monitoring, Incentive,
                                      BaselineSettings, ExpectedShare, Reference,
-                                     ReferenceReductions]
+                                     ReferenceReductions, DayVariation]
     for model in models:
         assert model.model_config.get("extra") == "forbid", model
         for name, field in model.model_fields.items():

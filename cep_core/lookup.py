@@ -67,6 +67,10 @@ class Lookup:
     def settle(self) -> None:
         return None
 
+    def changed(self, name: str) -> None:
+        """The table of ``name`` changed in place: forget what was built from it."""
+        return None
+
 
 _MISSING = object()
 
@@ -128,6 +132,9 @@ class TableLookup(Lookup):
 
     def serves(self, name: str) -> bool:
         return name in self.sources
+
+    def changed(self, name: str) -> None:
+        self._tables.pop(name, None)
 
     def _table(self, name: str) -> Mapping | Callable:
         table = self._tables.get(name)

@@ -170,6 +170,30 @@ class Session:
         out = list(self.engine.flush())
         return _zero_missing(out) if self.none_missing else out
 
+    def reload_tables(self, *names: str) -> None:
+        """Re-read lookup tables that changed in place since the session started.
+
+        A table a stream fills in as it goes: a pandas DataFrame given when the query was
+        compiled (a parameter table or a remote source's), with the same rows and
+        columns and new values; lookups from the next batch on read them. The keyed
+        vectorized engine (and what steps one: load shedding, remote data) only.
+
+        Parameters
+        ----------
+        *names : str
+            The lookups whose tables changed.
+
+        Raises
+        ------
+        QueryError
+            If the engine cannot, a name is not a lookup of the query, or a table's
+            rows or columns changed.
+        """
+        reload = getattr(self.engine, "reload_tables", None)
+        if reload is None:
+            raise QueryError(f"the {self.engine.name} engine does not re-read its tables")
+        reload(*names)
+
     def run(self, events: Iterable[dict] | Any, as_frame: bool = False) -> Any:
         """The outputs of ``events`` and of the end of the stream (:meth:`feed`, then
         :meth:`flush`), as dicts or one DataFrame."""

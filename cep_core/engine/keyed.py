@@ -263,6 +263,18 @@ class KeyedEngine(EngineBase):
             self.neg.flush(self, out)
         return out.result(False)
 
+    def reload_tables(self, *names: str) -> None:
+        """Re-read lookup tables (DataFrames) whose values changed in place, their rows
+        and columns the same (:meth:`cep_core.query.Session.reload_tables`)."""
+        for name in names:
+            route = self.plan.lookups.routes.get(name)
+            if route is None:
+                raise QueryError(f"{name}[..] is not a lookup of this query")
+            route.changed(name)
+            index = self.c.indexes.get(name)
+            if index is not None:
+                index.reload()
+
     def partial_matches(self) -> list[dict[str, Any]]:
         raise QueryError("the keyed vectorized engine keeps no event bindings; run the "
                          "reference engine for partial matches")

@@ -44,6 +44,10 @@ class KeyedStepper(EngineBase):
     def flush(self) -> list:
         return self.session.flush()
 
+    def reload_tables(self, *names: str) -> None:
+        """:meth:`cep_core.query.Session.reload_tables` of the session stepped."""
+        self.session.reload_tables(*names)
+
     def reads_frame(self, events: Any) -> bool:
         return True
 

@@ -127,6 +127,23 @@ class TableIndex:
             if self.grid is not None:
                 self.luts = [_IntLevel.of(lv) for lv in idx.levels]
 
+    def reload(self) -> None:
+        """Re-read the values of a DataFrame table changed in place: the same rows and
+        columns, new values (a table a stream fills in as it goes).
+
+        Raises
+        ------
+        QueryError
+            If the table is not a DataFrame or its rows or columns changed.
+        """
+        if not self.frame:
+            raise QueryError(f"table {self.name}: only a DataFrame's values are re-read")
+        if not (self.table.index.equals(self.axes[0])
+                and self.table.columns.equals(self.axes[1])):
+            raise QueryError(f"table {self.name} changed its rows or columns; only its "
+                             "values may change")
+        self.values = self.table.to_numpy().ravel()
+
     @staticmethod
     def _grid(idx: Any) -> np.ndarray | None:
         """For a MultiIndex whose level product is not much larger than the table: the

@@ -198,6 +198,9 @@ class RemoteSource(Lookup):
     def serves(self, name: str) -> bool:
         return name in self.names
 
+    def changed(self, name: str) -> None:
+        self._values = None
+
     def value(self, name: str, args: tuple) -> Any:
         """The element's value at the source (no latency)."""
         table = self._values

@@ -40,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import pickle
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,7 @@ from drsim.household.render import micro_kw
 from drsim.pipeline.backend import StreamSource
 from drsim.pipeline.passes import Chunk
 from drsim.pipeline.recorded import problems
+from drsim.pipeline.stream_carries import forget, kept_run
 from drsim.pipeline.stream_clock import PASSES as STREAM_PASSES
 from drsim.pipeline.stream_clock import intervals as intervals_of
 from drsim.pipeline.stream_clock import width
@@ -123,6 +125,9 @@ class StreamContext:
     #: the values of the features' stages before the passes, by feature
     #: (drsim.utility.features.MonitoringFeature.preparations)
     prepared: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    #: the stream's id: the meter stage's runs kept between micro-batches are its own
+    #: (drsim.pipeline.stream_carries)
+    stream_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     @property
     def group_inputs(self) -> TierInputs:
@@ -417,6 +422,8 @@ def _final_minutes(context: StreamContext, name: str, s: GatewayState, columns: 
         out.append(_decide(context, name, s, decided))
     if final_to == plan.t_end and name in context.passes and context.features:
         out.append(_feature_rows(context, name, s))
+    if final_to == plan.t_end:
+        forget(context.stream_id, chunk.index, name)
     return _concat(out)
 
 
@@ -440,7 +447,8 @@ def _meter_runs(context: StreamContext, name: str, s: GatewayState, plan: Monito
     whole = dataclasses.replace(at, plan=context.plan)
 
     def inputs(plain: bool = False) -> dict[str, Any]:
-        return {**meter_inputs(context.features, whole, plain), "lost": lost}
+        return {**meter_inputs(context.features, whole, plain), "lost": lost,
+                "carry": kept_run(context.stream_id, chunk.index, name, plain, context.plan)}
 
     def plain(label: str, acc_kwh: np.ndarray, expected: np.ndarray, given) -> list[MeterRun]:
         return [MeterRun(label, meter_tier(plan, ids, chunk.group, acc_kwh, expected,

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from drsim.utility.monitoring import NOT_LATCHED, POLICY, RUNS, MonitoringPlan, feed_by_time
+from drsim.utility.monitoring import NOT_LATCHED, POLICY, RUNS, MonitoringPlan
+from drsim.utility.session_feed import feed_by_time
 
 __all__ = ["GroupResult", "UtilityResult", "group_tier", "latest_test", "utility_stream",
            "utility_tier"]

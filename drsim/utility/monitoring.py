@@ -89,6 +89,7 @@ from drsim.utility.meter_result import MeterResult
 from drsim.utility.method_registry import method_of
 from drsim.utility.monitoring_method import Counting, MonitoringMethod
 from drsim.utility.readings import silence
+from drsim.utility.session_feed import feed_by_time
 from drsim.utility.threshold_policy import ThresholdPolicy, threshold_policy
 
 __all__ = ["QUERIES", "CHANGES", "MonitoringPlan", "MeterResult", "accumulated_kwh",
@@ -332,49 +333,6 @@ class MonitoringPlan:
                                 source=f"monitoring.queries.{name}")
 
 
-def _work(counters: Any) -> tuple[int, int]:
-    """Return (events processed, partial matches created + extended) of an engine so far."""
-    c = counters.as_dict()
-    return c["events"], c["pm_created"] + c["pm_extended"]
-
-
-def feed_by_time(session: Any, stream: pd.DataFrame, times: np.ndarray,
-                 as_frame: bool = False) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
-    """Feed ``stream`` to ``session`` and book its work per test time.
-
-    ``times`` is ascending and covers every event's time. The session (a query's, or
-    what feeds one step by step: load shedding, remote data) takes the stream and books
-    its work by the events' time (``feed(..., work_by="time")``, its ``work``): the work
-    per time is that of feeding each time's events as a batch of its own.
-
-    Returns
-    -------
-    outputs : list of dict or pandas.DataFrame
-        Every output, those of the final flush last.
-    processed, partial_matches, detected : numpy.ndarray
-        Per time: events processed, partial matches created + extended (the flush's
-        booked at the last time), outputs emitted by its events (the flush's not counted).
-    """
-    parts = [session.feed(stream, as_frame=as_frame, work_by="time")]
-    work = session.work
-    processed = work.at(times, "events")
-    pms = work.at(times, "pm_created") + work.at(times, "pm_extended")
-    detected = work.at(times, "outputs")
-    e0, p0 = _work(session.counters)
-    rest = session.flush()
-    e1, p1 = _work(session.counters)
-    if len(times):
-        processed[-1] += e1 - e0
-        pms[-1] += p1 - p0
-    if rest:
-        parts.append(pd.DataFrame(rest) if as_frame else rest)
-    if as_frame:
-        out = pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
-    else:
-        out = [r for part in parts for r in part]
-    return out, processed, pms, detected
-
-
 def check_queries(plan: MonitoringPlan) -> None:
     """Compile every query of ``plan`` once, with empty tables, and check it.
 
@@ -511,7 +469,8 @@ def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
 def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
                acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
                shedder: Any = None, fetch: Any = None,
-               lost: np.ndarray | None = None, streams: int = 1) -> MeterResult:
+               lost: np.ndarray | None = None, streams: int = 1,
+               carry: Any = None) -> MeterResult:
     r"""Run Listing 6.1 on every household of a chunk: the test of Eq. 6.4.
 
     At each test time t_test (§6.2.1, Step 2) a smart meter checks whether its household
@@ -559,6 +518,9 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
         :func:`drsim.utility.threshold.replica_flags`), each monitored on its own
         (:meth:`MeterResult.combined`), so that the engine holds one block's events at a
         time.
+    carry : drsim.utility.session_feed.MeterCarry, optional
+        A stream's run of these households, continued: fed only the tests it has not
+        fed (the result is the same).
 
     Returns
     -------
@@ -615,17 +577,32 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     stream, lam = meter_stream(plan, house_ids, group_id, acc_kwh, expected_acc_kwh, lost)
     approximate = {} if lost is None or plan.max_missing < 1 else \
         {"max_missing": plan.max_missing}
-    if fetch is None:
-        session = plan.compile("meter", λ=lam, **plan.method.meter_tables(lam))\
-            .start(POLICY, runs=RUNS, **approximate)
-    else:  # the method's tables are published with the profiles, held at the meter
-        source = fetch.source(lam)
-        session = plan.compile("meter", remote={"λ": source}, **plan.method.meter_tables(lam))\
-            .start(POLICY, runs=RUNS)
-    feeder = session if shedder is None else shedder(session)
-    if fetch is not None:
-        feeder = fetch.wrap(feeder, source)
-    events, processed, pms, outputs = feed_by_time(feeder, stream, times, as_frame=True)
+
+    def tables(lam: pd.DataFrame) -> dict[str, pd.DataFrame]:  # λ, and the method's
+        return {"λ": lam, **plan.method.meter_tables(lam)}
+
+    def start(tables: dict[str, pd.DataFrame], plan: MonitoringPlan) -> Any:
+        # the session and what feeds it; the method's tables are published with the
+        # profiles, held at the meter
+        more = {k: v for k, v in tables.items() if k != "λ"}
+        if fetch is None:
+            session = plan.compile("meter", λ=tables["λ"], **more)\
+                .start(POLICY, runs=RUNS, **approximate)
+        else:
+            source = fetch.source(tables["λ"])
+            session = plan.compile("meter", remote={"λ": source}, **more)\
+                .start(POLICY, runs=RUNS)
+        feeder = session if shedder is None else shedder(session)
+        return feeder if fetch is None else fetch.wrap(feeder, source)
+
+    if carry is None:
+        events, processed, pms, outputs = feed_by_time(start(tables(lam), plan), stream,
+                                                       times, as_frame=True)
+    else:
+        events, processed, pms, outputs = carry.run(house_ids, stream, acc_kwh,
+                                                    expected_acc_kwh, lost, tables, start)
+        if fetch is not None:
+            fetch.fetcher = carry.ended  # (the outermost layer) its counts, as run
     if "data_delay" not in events.columns:
         events["data_delay"] = 0.0
     if "missing" not in events.columns:

@@ -661,7 +661,8 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
         given = {} if inputs is None else inputs(plain=plain)
         result = meter_tier(plan, index, group_id, acc_kwh, expected_acc_kwh,
                             shedder(strategy, unit_cost, bound), **given)
-        return result, made[-1].report()
+        carry = given.get("carry")  # a stream's run, continued: the shedder it ended
+        return result, (made[-1] if carry is None else carry.layer(KeyedShedder)).report()
 
     if sizing is None:
         bl, sized = run("NS", np.ones(n))  # BL's work sizes the devices

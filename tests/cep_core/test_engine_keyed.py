@@ -276,3 +276,37 @@ def test_bad_options_are_named():
         q.run([], policy="strict-contiguity", runs="each")
     with pytest.raises(QueryError, match="unknown engine"):
         q.run([], policy="strict-contiguity", runs=ONE, engine="fast")
+
+
+def test_a_table_filled_in_as_the_stream_goes_is_read_from_the_next_batch():
+    """A DataFrame table whose later columns a stream fills in place, re-read with
+    ``reload_tables``, gives the outputs of a session over the whole table; a table whose
+    rows or columns changed, a name that is no lookup and an engine that cannot are
+    refused."""
+    text = ("SEQ (A a+[]) WHERE SAME[k] AND a[i].x > T[a[i].k, a[i].time] "
+            "WITHIN 100 RETURN R(a[last].time, a[last].k)")
+    rng = np.random.default_rng(3)
+    times, keys = np.arange(1, 9), np.arange(4)
+    full = pd.DataFrame(rng.integers(0, 4, (4, 8)).astype(float), index=keys, columns=times)
+    events = pd.DataFrame({"type": "A", "time": np.repeat(times, 4), "k": np.tile(keys, 8),
+                           "x": rng.integers(0, 5, 32)})
+    whole = cep_core.compile(text, params={"T": full}).start(POLICIES[0], runs=ONE)\
+        .feed(events, as_frame=True)
+    growing = full.copy()
+    growing.iloc[:, 3:] = np.nan
+    session = cep_core.compile(text, params={"T": growing}).start(POLICIES[0], runs=ONE)
+    parts = [session.feed(events[events["time"] <= 3], as_frame=True)]
+    growing.iloc[:, 3:] = full.iloc[:, 3:].to_numpy()
+    session.reload_tables("T")
+    parts.append(session.feed(events[events["time"] > 3], as_frame=True))
+    pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True), whole)
+    assert len(whole)
+    growing[9] = 0.0
+    with pytest.raises(QueryError, match="rows or columns"):
+        session.reload_tables("T")
+    with pytest.raises(QueryError, match="not a lookup"):
+        session.reload_tables("U")
+    reference = cep_core.compile(text, params={"T": full}).start(POLICIES[0], runs=ONE,
+                                                                 engine="reference")
+    with pytest.raises(QueryError, match="does not re-read"):
+        reference.reload_tables("T")

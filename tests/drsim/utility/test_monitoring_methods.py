@@ -29,6 +29,7 @@ from drsim.utility.monitoring import (
     meter_tier,
 )
 from drsim.utility.monitoring_method import Counting
+from drsim.utility.session_feed import MeterCarry
 from drsim.utility.threshold import replica_flags
 from drsim.utility.tolerance_method import Tolerance
 from tests.drsim.pipeline.test_pipeline import small
@@ -108,6 +109,23 @@ def test_the_band_is_a_predicate_over_sigma():
     ids = np.array([7, 8])
     assert meter_tier(plan, ids, 0, used, expected).first_flag.tolist() == [1135, 1135]
     assert meter_tier(band, ids, 0, used, expected).first_flag.tolist() == [NOT_LATCHED, 1135]
+
+
+def test_a_stream_continues_the_band_test_by_test():
+    """A stream's run kept between micro-batches (MeterCarry) reads the band σ of the new
+    tests too: fed test by test it gives the run over the tests so far."""
+    plan = MonitoringPlan(1110, 1150, 1130, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
+    texts = {**QUERIES, **Tolerance().queries()}
+    band = replace(plan, method=Tolerance(z=1.64, cv=0.15), queries=tuple(texts.items()))
+    expected = np.array([[1.0, 2.0, 3.0, 4.0]] * 2)
+    used = expected * np.array([[1.0, 1.3, 1.1, 1.3], [1.3, 1.3, 1.3, 1.1]])
+    ids, carry = np.array([7, 8]), MeterCarry(band)
+    for k in range(1, 5):
+        cut = replace(band, t_end=int(band.test_times[k - 1]) + 1)
+        fresh = meter_tier(cut, ids, 0, used[:, :k], expected[:, :k])
+        kept = meter_tier(cut, ids, 0, used[:, :k], expected[:, :k], carry=carry)
+        pd.testing.assert_frame_equal(kept.events, fresh.events)
+    assert carry.tests_fed == 4 and len(fresh.events) == 2
 
 
 def test_tolerance_flags_fewer_households_on_the_expected_pass_under_m_and_v_error():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pickle
 from dataclasses import replace
+from functools import partial
 from types import SimpleNamespace as NS
 
 import numpy as np
@@ -15,7 +16,8 @@ from small_scenarios import quickstart
 from drsim.scenario import RemoteData, Shedding, scenario_from_dict
 from drsim.utility.features import FeatureChunk, FeatureRun, plain_twin
 from drsim.utility.fetching import MeterFetch
-from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, accumulated_kwh
+from drsim.utility.monitoring import NOT_LATCHED, MeterResult, MonitoringPlan, accumulated_kwh
+from drsim.utility.session_feed import MeterCarry
 from drsim.utility.shedding import (
     LATENCY_BINS,
     DeviceStats,
@@ -65,6 +67,49 @@ def test_sized_before_the_gateways_decide_each_test_from_the_tests_before():
         pd.testing.assert_frame_equal(part.events, mine)
         for name in ("processed", "partial_matches", "outputs", "fetches"):
             assert (getattr(part, name) == getattr(op, name)[:k]).all(), name
+
+
+def test_runs_continued_test_by_test_give_the_runs_over_the_tests_so_far():
+    """A stream's runs kept between its micro-batches (a carry for BL and one for OP, the
+    fetcher beside), fed only the new tests each time, give at every cut what the runs
+    over the tests so far give: events, work, fetches, the devices' figures and the
+    readings shed; a cut before what a carry fed (other inputs) starts it again."""
+    rng = np.random.default_rng(2)
+    day = NS(population=NS(ids=np.arange(8)),
+             window_kw={"traditional": rng.uniform(0, 2, (8, 120))},
+             estimate_window_kw={"expected": np.ones((8, 120))})
+    model = fit_meter_model(NS(monitoring=NS(shedding=CFG)), PLAN, 0, day)
+    used = accumulated_kwh(rng.uniform(0, 2, (8, 120)), 1110, PLAN.test_times)
+    expected = accumulated_kwh(rng.uniform(0.8, 1.2, (8, 120)), 1110, PLAN.test_times)
+    remote = RemoteData(strategy="Hybrid", gateway_households=4, cache_elements=6,
+                        latency={"kind": "fixed", "seconds": 400.0})
+    carries = {True: MeterCarry(PLAN), False: MeterCarry(PLAN)}
+
+    def inputs(plain: bool = False, carried: bool = False) -> dict:
+        given = {} if plain else {"fetch": MeterFetch(PLAN, remote, np.arange(8), 0, 7)}
+        return {**given, "carry": carries[plain]} if carried else given
+
+    sizing = shed_meter_tier(PLAN, CFG, model, np.arange(8), 0, 0, used, expected,
+                             inputs)[5]
+    fed, feeder = 0, None
+    for k in (1, 3, 4, 4, 14, 2, 9, len(PLAN.test_times)):
+        cut = replace(PLAN, t_end=int(PLAN.test_times[k - 1]) + 1)
+        runs = [shed_meter_tier(cut, CFG, model, np.arange(8), 0, 0, used[:, :k],
+                                expected[:, :k], partial(inputs, carried=carried),
+                                sizing=sizing) for carried in (False, True)]
+        for fresh, carried in zip(*runs, strict=True):
+            if isinstance(fresh, MeterResult):
+                pd.testing.assert_frame_equal(carried.events, fresh.events)
+                for name in ("processed", "partial_matches", "outputs", "fetches"):
+                    assert (getattr(carried, name) == getattr(fresh, name)).all(), name
+                assert carried.fetched == fresh.fetched
+                assert (carried.first_flag == fresh.first_flag).all()
+            elif isinstance(fresh, tuple):
+                assert all(np.array_equal(a, b) for a, b in zip(fresh, carried, strict=True))
+            else:
+                assert carried == fresh
+        assert (carries[False].feeder is feeder) == (0 < fed <= k)  # continued, or anew
+        fed, feeder = k, carries[False].feeder
 
 
 def test_the_feature_is_read_from_the_scenario_and_monitors_recorded_readings():

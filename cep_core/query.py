@@ -189,10 +189,7 @@ class Session:
             If the engine cannot, a name is not a lookup of the query, or a table's
             rows or columns changed.
         """
-        reload = getattr(self.engine, "reload_tables", None)
-        if reload is None:
-            raise QueryError(f"the {self.engine.name} engine does not re-read its tables")
-        reload(*names)
+        self.engine.reload_tables(*names)
 
     def run(self, events: Iterable[dict] | Any, as_frame: bool = False) -> Any:
         """The outputs of ``events`` and of the end of the stream (:meth:`feed`, then

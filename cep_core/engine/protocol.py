@@ -61,6 +61,10 @@ class Engine(Protocol):
         """What the engine's ``reports`` names: plans and checks, latencies and what was
         shed, latencies and fetches, or what a budgeted run found and spent."""
 
+    def reload_tables(self, *names: str) -> None:
+        """Re-read lookup tables changed in place, rows and columns the same (the keyed
+        engine and what steps it; others refuse)."""
+
 
 class EngineBase:
     """The answers of an engine that has none of its own: :meth:`feed` over
@@ -117,6 +121,9 @@ class EngineBase:
 
     def drop_runs(self, *keys: Any) -> int:
         raise _keyed_only("drop_runs")
+
+    def reload_tables(self, *names: str) -> None:
+        raise QueryError(f"the {self.name} engine does not re-read its tables")
 
 
 def _keyed_only(name: str) -> QueryError:

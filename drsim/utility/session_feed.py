@@ -119,7 +119,6 @@ class MeterCarry:
 
     plan: Any
     feeder: Any = None
-    lam: pd.DataFrame | None = None
     #: the query's lookup tables: λ, and those the monitoring method makes from it
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     #: accLoad, λ and the lost readings of the tests fed, each (households, tests fed)
@@ -167,15 +166,15 @@ class MeterCarry:
         j = self.tests_fed
         if not self._continues(house_ids, given, j, k):
             times = self.plan.test_times
-            self.lam = pd.DataFrame(np.full((len(house_ids), len(times)), np.nan),
-                                    index=house_ids, columns=times)
-            self.lam.iloc[:, :k] = expected_acc_kwh
-            self.tables = tables(self.lam)
+            lam = pd.DataFrame(np.full((len(house_ids), len(times)), np.nan),
+                               index=house_ids, columns=times)
+            lam.iloc[:, :k] = expected_acc_kwh
+            self.tables = tables(lam)
             self.feeder, self.parts, j = start(self.tables, self.plan), [], 0
             self.booked = np.zeros((3, 0), dtype=np.int64)
         elif k > j:
-            self.lam.iloc[:, j:k] = expected_acc_kwh[:, j:]
-            for name, table in tables(self.lam).items():  # the tables made from λ, anew
+            self.tables["λ"].iloc[:, j:k] = expected_acc_kwh[:, j:]
+            for name, table in tables(self.tables["λ"]).items():  # those made from λ, anew
                 if name != "λ":
                     self.tables[name].iloc[:, :] = table.to_numpy()
             self.feeder.reload_tables(*self.tables)
@@ -206,6 +205,6 @@ class MeterCarry:
     def _continues(self, house_ids: np.ndarray, given: tuple, j: int, k: int) -> bool:
         """Whether the tests fed are the first of those given (the same households)."""
         return self.feeder is not None and j <= k and \
-            np.array_equal(self.lam.index.to_numpy(), house_ids) and \
+            np.array_equal(self.tables["λ"].index.to_numpy(), house_ids) and \
             all(np.array_equal(g[:, :j], f, equal_nan=g.dtype.kind == "f")
                 for g, f in zip(given, self.fed, strict=True))

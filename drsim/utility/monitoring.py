@@ -405,7 +405,8 @@ def accumulated_kwh(window_kw: np.ndarray, lo: int, times: np.ndarray) -> np.nda
 
 def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
                  acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
-                 lost: np.ndarray | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                 lost: np.ndarray | None = None, first: int = 0
+                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Build the readings Listing 6.1 tests and the lookup ``λ[houseID, time]``.
 
     The readings are the ``smartMeterEvent`` of Table 6.1 at each test time, ordered by
@@ -428,6 +429,10 @@ def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
         (households, tests) the test readings that did not arrive. With
         ``plan.max_missing`` ≥ 1 each is a placeholder (column ``lost`` true, ``accLoad``
         NaN: unknown); otherwise it is left out of the stream.
+    first : int, default 0
+        The readings of the tests from this one on (by index; a stream's run fed the
+        tests before it already, :class:`drsim.utility.session_feed.MeterCarry`); λ of
+        every test.
 
     Returns
     -------
@@ -449,15 +454,15 @@ def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
         raise ValueError(f"accumulated loads must be (households, tests) = {(n, k)}")
     house_ids = np.asarray(house_ids, dtype=np.int64)
     lam = pd.DataFrame(expected_acc_kwh, index=house_ids, columns=times)
-    acc = acc_kwh.T.ravel()
-    kind = pd.Categorical.from_codes(np.zeros(n * k, dtype=np.int8), ["smartMeterEvent"])
-    columns = {"type": kind, "time": np.repeat(times, n),
-               "houseID": np.tile(house_ids, k), "groupID": group_id, "accLoad": acc}
+    acc = acc_kwh[:, first:].T.ravel()
+    kind = pd.Categorical.from_codes(np.zeros(len(acc), dtype=np.int8), ["smartMeterEvent"])
+    columns = {"type": kind, "time": np.repeat(times[first:], n),
+               "houseID": np.tile(house_ids, k - first), "groupID": group_id, "accLoad": acc}
     if lost is None:
         return pd.DataFrame(columns), lam
     if lost.shape != (n, k):
         raise ValueError(f"lost readings must be (households, tests) = {(n, k)}")
-    gone = np.asarray(lost, dtype=bool).T.ravel()
+    gone = np.asarray(lost, dtype=bool)[:, first:].T.ravel()
     if plan.max_missing >= 1:
         stream = pd.DataFrame({**columns, "accLoad": np.where(gone, np.nan, acc),
                                "lost": gone})
@@ -574,7 +579,11 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
             plan, house_ids[b], group_id, acc_kwh[b], expected_acc_kwh[b],
             lost=None if lost is None else lost[b]) for b in blocks])
     house_ids = np.asarray(house_ids, dtype=np.int64)
-    stream, lam = meter_stream(plan, house_ids, group_id, acc_kwh, expected_acc_kwh, lost)
+
+    def readings(first: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+        return meter_stream(plan, house_ids, group_id, acc_kwh, expected_acc_kwh, lost,
+                            first)
+
     approximate = {} if lost is None or plan.max_missing < 1 else \
         {"max_missing": plan.max_missing}
 
@@ -596,10 +605,11 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
         return feeder if fetch is None else fetch.wrap(feeder, source)
 
     if carry is None:
+        stream, lam = readings()
         events, processed, pms, outputs = feed_by_time(start(tables(lam), plan), stream,
                                                        times, as_frame=True)
     else:
-        events, processed, pms, outputs = carry.run(house_ids, stream, acc_kwh,
+        events, processed, pms, outputs = carry.run(house_ids, readings, acc_kwh,
                                                     expected_acc_kwh, lost, tables, start)
         if fetch is not None:
             fetch.fetcher = carry.ended  # (the outermost layer) its counts, as run

@@ -133,7 +133,8 @@ class MeterCarry:
         """The number of tests fed."""
         return len(self.fed[0][0]) if self.fed else 0
 
-    def run(self, house_ids: np.ndarray, stream: pd.DataFrame, acc_kwh: np.ndarray,
+    def run(self, house_ids: np.ndarray,
+            readings: Callable[[int], tuple[pd.DataFrame, pd.DataFrame]], acc_kwh: np.ndarray,
             expected_acc_kwh: np.ndarray, lost: np.ndarray | None,
             tables: Callable[[pd.DataFrame], dict[str, pd.DataFrame]],
             start: Callable[[dict[str, pd.DataFrame], Any], Any]
@@ -146,9 +147,9 @@ class MeterCarry:
         ----------
         house_ids : numpy.ndarray
             (households,) the households.
-        stream : pandas.DataFrame
-            The readings of the tests so far, by test time
-            (:func:`drsim.utility.monitoring.meter_stream`).
+        readings : callable
+            ``readings(first)`` builds the readings of the tests so far from the
+            ``first`` on, and λ (:func:`drsim.utility.monitoring.meter_stream`).
         acc_kwh, expected_acc_kwh : numpy.ndarray
             (households, tests so far) accLoad and λ [kWh].
         lost : numpy.ndarray or None
@@ -180,7 +181,7 @@ class MeterCarry:
             self.feeder.reload_tables(*self.tables)
         if k > j:
             times = self.plan.test_times[j:k]
-            new = stream.iloc[int(np.searchsorted(stream["time"].to_numpy(), times[0])):]
+            new = readings(j)[0]
             if len(new):
                 self.parts.append(self.feeder.feed(new, as_frame=True, work_by="time"))
                 work = booked_work(self.feeder.work, times)

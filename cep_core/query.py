@@ -170,6 +170,15 @@ class Session:
         out = list(self.engine.flush())
         return _zero_missing(out) if self.none_missing else out
 
+    def settled(self) -> bool:
+        """Whether :meth:`flush` would now emit nothing and change nothing.
+
+        Then the stream can go on after a flush as if it had not been called: what a
+        run over the events so far gives can be read without ending the session (or a
+        copy of it). Engines that cannot tell say no.
+        """
+        return self.engine.settled()
+
     def reload_tables(self, *names: str) -> None:
         """Re-read lookup tables that changed in place since the session started.
 

@@ -263,6 +263,11 @@ class KeyedEngine(EngineBase):
             self.neg.flush(self, out)
         return out.result(False)
 
+    def settled(self) -> bool:
+        """Whether :meth:`flush` has nothing to do: no trailing NEG whose window a match
+        may still wait for."""
+        return self.neg is None
+
     def reload_tables(self, *names: str) -> None:
         """Re-read lookup tables (DataFrames) whose values changed in place, their rows
         and columns the same (:meth:`cep_core.query.Session.reload_tables`)."""

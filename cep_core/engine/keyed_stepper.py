@@ -48,6 +48,11 @@ class KeyedStepper(EngineBase):
         """:meth:`cep_core.query.Session.reload_tables` of the session stepped."""
         self.session.reload_tables(*names)
 
+    def settled(self) -> bool:
+        """:meth:`cep_core.query.Session.settled` of the session stepped (a step keeps
+        nothing back for the end of the stream)."""
+        return self.session.settled()
+
     def reads_frame(self, events: Any) -> bool:
         return True
 

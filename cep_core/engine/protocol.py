@@ -54,6 +54,10 @@ class Engine(Protocol):
     def flush(self) -> list[dict]:
         """The outputs at the end of the stream so far."""
 
+    def settled(self) -> bool:
+        """Whether :meth:`flush` would now emit nothing and change nothing, so that the
+        stream can go on after it as if it had not been called."""
+
     def statistics(self) -> dict[str, Any]:
         """Per-query statistics (events per type, predicates evaluated and passed, ...)."""
 
@@ -124,6 +128,10 @@ class EngineBase:
 
     def reload_tables(self, *names: str) -> None:
         raise QueryError(f"the {self.name} engine does not re-read its tables")
+
+    def settled(self) -> bool:
+        """Not known: no (:meth:`Engine.settled`)."""
+        return False
 
 
 def _keyed_only(name: str) -> QueryError:

@@ -58,6 +58,8 @@ from drsim.pipeline.stream_carries import forget, kept_run
 from drsim.pipeline.stream_clock import PASSES as STREAM_PASSES
 from drsim.pipeline.stream_clock import intervals as intervals_of
 from drsim.pipeline.stream_clock import width
+from drsim.pipeline.stream_rows import OUT, Block, frame, join
+from drsim.pipeline.stream_rows import rows as _rows
 from drsim.pipeline.tasks import (
     EVENTS,
     TIERS,
@@ -88,11 +90,6 @@ IN = pa.schema([("pass", pa.string()), ("gateway", pa.int64()), ("household", pa
                 ("group", pa.int64()), ("time", pa.int64()), ("kw", pa.float64()),
                 ("energy_kwh", pa.float64()), ("baseline_kw", pa.float64()),
                 ("expected_kw", pa.float64()), ("noncompliant", pa.bool_())])
-#: what every stage emits: ``kind`` says which columns mean what (module doc)
-OUT = pa.schema([("pass", pa.string()), ("kind", pa.string()), ("group", pa.int64()),
-                 ("gateway", pa.int64()), ("time", pa.int64()), ("house", pa.int64()),
-                 ("value", pa.float64()), ("delay", pa.float64()), ("missing", pa.int64()),
-                 ("counts", pa.list_(pa.int64())), ("note", pa.string())])
 PASSED_ON = ("user", "meter", "outcome", "load", "late", "bad", "lost", "feature")
 
 
@@ -157,42 +154,6 @@ class StreamContext:
 
     def gateways(self, group: int) -> int:
         return sum(1 for c in self.chunks if c.group == group)
-
-
-def _rows(**columns) -> pd.DataFrame:
-    """Rows of :data:`OUT` (missing columns null)."""
-    n = max((len(v) for v in columns.values() if isinstance(v, list | np.ndarray | pd.Series)),
-            default=1)
-    data = {}
-    for f in OUT:
-        value = columns.get(f.name)
-        if value is None:
-            data[f.name] = pd.Series([None] * n, dtype=object)
-        elif isinstance(value, list | np.ndarray | pd.Series):
-            data[f.name] = list(value) if f.name == "counts" else np.asarray(value)
-        else:
-            data[f.name] = [value] * n
-    return pd.DataFrame(data)
-
-
-def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """Rows of :data:`OUT`, one frame, in types any backend converts to the Arrow types
-    at once: numbers as int64 or float64 (a missing integer as NaN), text and lists as
-    Python objects with None."""
-    frames = [f for f in frames if len(f)]
-    if not frames:
-        return pd.DataFrame({f.name: pd.Series(dtype=object) for f in OUT})
-    out = pd.concat(frames, ignore_index=True)[OUT.names]
-    for f in OUT:
-        column = out[f.name]
-        if pa.types.is_integer(f.type) or pa.types.is_floating(f.type):
-            if column.dtype == object or not pd.api.types.is_numeric_dtype(column):
-                out[f.name] = pd.to_numeric(column, errors="coerce").astype(np.float64)
-        else:
-            values = column.to_numpy(dtype=object, copy=True)
-            values[pd.isna(column).to_numpy()] = None
-            out[f.name] = values
-    return out
 
 
 # --------------------------------------------------------------------------- the source
@@ -270,7 +231,7 @@ def _take(columns: Columns, rows: np.ndarray) -> Columns:
     return {c: v[rows] for c, v in columns.items()}
 
 
-def _bad(name: str, columns: Columns, scenario: Scenario) -> tuple[Columns, pd.DataFrame]:
+def _bad(name: str, columns: Columns, scenario: Scenario) -> tuple[Columns, Block]:
     """The rows that are readings, and the count of the others per problem as rows of
     :data:`OUT` (:func:`drsim.pipeline.recorded.problems`; NaN is a load not given, and
     nothing is fatal in a stream)."""
@@ -284,7 +245,7 @@ def _bad(name: str, columns: Columns, scenario: Scenario) -> tuple[Columns, pd.D
         what[mask & ~bad] = problem
         bad |= mask
     if not bad.any():
-        return columns, _concat([])
+        return columns, join([])
     counts = pd.Series(what[bad]).value_counts()
     return _take(columns, ~bad), _rows(**{"pass": name, "kind": "bad",
                                           "note": counts.index.to_numpy(object),
@@ -336,11 +297,11 @@ def meter_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd
             s = states.get(name) or _new_gateway(context, gateway)
             out.append(_pass_step(context, name, s, columns))
             states[name] = s
-    return (pickle.dumps(states) if gateway >= 0 else state), _concat(out)
+    return (pickle.dumps(states) if gateway >= 0 else state), frame(out)
 
 
 def _pass_step(context: StreamContext, name: str, s: GatewayState, columns: Columns
-               ) -> pd.DataFrame:
+               ) -> Block:
     """One pass of the meter stage at one gateway: late rows, the latest minute kept
     until a later one arrives, the final minutes taken (module doc)."""
     plan, chunk, out = context.plan, s.chunk, []
@@ -356,7 +317,7 @@ def _pass_step(context: StreamContext, name: str, s: GatewayState, columns: Colu
         columns = {c: np.concatenate([s.pending.get(c, np.full(len(s.pending["time"]), np.nan)),
                                       v]) for c, v in columns.items()}
     if not len(columns["time"]):
-        return _concat(out)
+        return join(out)
     _, first = np.unique(columns["household"] * DAY + columns["time"], return_index=True)
     if len(first) < len(columns["time"]):
         out.append(_rows(**{"pass": name, "kind": "bad", "gateway": chunk.index,
@@ -375,17 +336,17 @@ def _pass_step(context: StreamContext, name: str, s: GatewayState, columns: Colu
             columns["noncompliant"][known] > 0
     out.append(_final_minutes(context, name, s, _take(columns, columns["time"] < final_to),
                               final_to))
-    return _concat(out)
+    return join(out)
 
 
 def _final_minutes(context: StreamContext, name: str, s: GatewayState, columns: Columns,
-                   final_to: int) -> pd.DataFrame:
+                   final_to: int) -> Block:
     """Take minutes ``s.next_minute .. final_to - 1`` as final: the loads, and the tests
     among them (module doc)."""
     plan, chunk = context.plan, s.chunk
     minutes = np.arange(s.next_minute, final_to)
     if not len(minutes):
-        return _concat([])
+        return join([])
     n, m = chunk.count, len(minutes)
     grid = np.full((4, n, m), np.nan)  # P, register, B̂, P̂
     row = columns["household"] - chunk.first
@@ -424,7 +385,7 @@ def _final_minutes(context: StreamContext, name: str, s: GatewayState, columns: 
         out.append(_feature_rows(context, name, s))
     if final_to == plan.t_end:
         forget(context.stream_id, chunk.index, name)
-    return _concat(out)
+    return join(out)
 
 
 def _meter_runs(context: StreamContext, name: str, s: GatewayState, plan: MonitoringPlan
@@ -461,7 +422,7 @@ def _meter_runs(context: StreamContext, name: str, s: GatewayState, plan: Monito
 
 
 def _feature_rows(context: StreamContext, name: str, s: GatewayState,
-                  runs: list[MeterRun] | None = None) -> pd.DataFrame:
+                  runs: list[MeterRun] | None = None) -> Block:
     """The monitoring features' rows of the gateway's pass
     (:meth:`~drsim.utility.features.MonitoringFeature.chunk_rows`), each row as JSON in
     ``note`` (kind ``feature``, ``value`` unused): once its program is decided, the meter
@@ -495,11 +456,11 @@ def _feature_rows(context: StreamContext, name: str, s: GatewayState,
                               default=lambda a: np.asarray(a).tolist())
             out.append(_rows(**{"pass": name, "kind": "feature", "group": chunk.group,
                                 "gateway": chunk.index, "time": time, "note": text}))
-    return _concat(out)
+    return join(out)
 
 
 def _decide(context: StreamContext, name: str, s: GatewayState, decided: list[int]
-            ) -> pd.DataFrame:
+            ) -> Block:
     """Listing 6.1 over the gateway's tests so far, each run of pass ``name``
     (:func:`_meter_runs`); the user events, work and (at the last test) outcome counts of
     the tests ``decided`` now."""
@@ -529,7 +490,7 @@ def _decide(context: StreamContext, name: str, s: GatewayState, decided: list[in
             counts = outcome_counts(plan.test_times, m.first_flag, noncompliant).ravel()
             out.append(_rows(**common, kind="outcome", time=decided[-1],
                              counts=[counts.tolist()]))
-    return _concat(out)
+    return join(out)
 
 
 # --------------------------------------------------------------------------- group stage
@@ -549,16 +510,16 @@ FIRST_KINDS = ("forecast",)
 LAST_KINDS = ("device", "sizing")
 
 
-def _tiers_rows(name: str, frame: pd.DataFrame, lo: int, hi: int, plan: MonitoringPlan
-                ) -> pd.DataFrame:
+def _tiers_rows(name: str, tiers: pd.DataFrame, lo: int, hi: int, plan: MonitoringPlan
+                ) -> Block:
     """Rows of :data:`drsim.pipeline.tasks.TIERS` of the ticks in (lo, hi] as rows of
     :data:`OUT`; those of :data:`FIRST_KINDS` when the ticks are the first (lo -1),
     of :data:`LAST_KINDS` when they reach the program's end (a device's list as JSON
     in ``note``)."""
-    kind = frame["kind"]
-    timed = ~kind.isin(FIRST_KINDS + LAST_KINDS) & (frame["time"] > lo) & \
-        (frame["time"] <= hi)
-    part = frame[timed | kind.isin(FIRST_KINDS) & (lo < 0)
+    kind = tiers["kind"]
+    timed = ~kind.isin(FIRST_KINDS + LAST_KINDS) & (tiers["time"] > lo) & \
+        (tiers["time"] <= hi)
+    part = tiers[timed | kind.isin(FIRST_KINDS) & (lo < 0)
                  | kind.isin(LAST_KINDS) & (hi >= plan.t_end - 1)]
     return _rows(**{"pass": name, "kind": part["kind"].to_numpy(object),
                     "group": part["group"].to_numpy(np.int64),
@@ -581,7 +542,7 @@ def group_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd
                ) -> tuple[bytes | None, pd.DataFrame]:
     """The group stage for key (pass, group) (module doc)."""
     if pd.isna(key[1]):  # rows of no group (bad rows): passed on
-        return state, _concat([rows[rows["kind"].isin(PASSED_ON)]])
+        return state, frame([rows[rows["kind"].isin(PASSED_ON)]])
     name, group = str(key[0]), int(key[1])
     plan = context.plan
     s = pickle.loads(state) if state is not None else \
@@ -605,13 +566,13 @@ def group_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd
         if upto > s.ticked:
             batch = pd.DataFrame([{"chunk": 0, "group": group, "pass": name,
                                    **{c: s.events[c].to_numpy() for c in s.events}}])
-            frame = group_leader(plan, context.sizes, context.thresholds, batch,
+            tiers = group_leader(plan, context.sizes, context.thresholds, batch,
                                  **context.group_inputs.at(name))
-            out.append(_tiers_rows(name, frame, s.ticked, upto, plan))
+            out.append(_tiers_rows(name, tiers, s.ticked, upto, plan))
             out.append(_rows(**{"pass": name, "kind": "ticked", "group": group,
                                 "time": upto}))
             s.ticked = upto
-    return pickle.dumps(s), _concat(out)
+    return pickle.dumps(s), frame(out)
 
 
 # --------------------------------------------------------------------------- utility stage
@@ -649,12 +610,12 @@ def utility_step(context: StreamContext, key: tuple, state: bytes | None, rows: 
     if name in context.passes and len(s.ticked) == len(context.sizes):
         upto = min(s.ticked.values())
         if upto > s.decided:
-            frame = utility(plan, s.events.astype({"group": np.int64, "time": np.int64,
+            tiers = utility(plan, s.events.astype({"group": np.int64, "time": np.int64,
                                                    "load": np.float64}), name,
                             **context.utility_inputs.at(name))
-            out.append(_tiers_rows(name, frame[frame["kind"] != "t_nc"], s.decided, upto,
+            out.append(_tiers_rows(name, tiers[tiers["kind"] != "t_nc"], s.decided, upto,
                                    plan))
-            t_nc = int(frame.loc[frame["kind"] == "t_nc", "time"].iloc[0])
+            t_nc = int(tiers.loc[tiers["kind"] == "t_nc", "time"].iloc[0])
             if not s.sent and (t_nc != NOT_LATCHED and t_nc <= upto
                                or upto == plan.t_end - 1):
                 out.append(_rows(**{"pass": name, "kind": "t_nc", "group": UTILITY,
@@ -663,7 +624,7 @@ def utility_step(context: StreamContext, key: tuple, state: bytes | None, rows: 
             out.append(_rows(**{"pass": name, "kind": "decided", "group": UTILITY,
                                 "time": upto}))
             s.decided = upto
-    return pickle.dumps(s), _concat(out)
+    return pickle.dumps(s), frame(out)
 
 
 def user_event_rows(rows: pd.DataFrame) -> pd.DataFrame:

@@ -89,9 +89,11 @@ class MeterCarry:
     ``carry``). The carry keeps the feeder of that run (the query's session, or the load
     shedder and fetcher around it) and feeds it only the tests it has not fed; the run's
     result is that of a run over the tests so far, ended (flushed) on a copy of the
-    feeder, so that the kept one goes on. Where the tests it fed differ from those given,
-    it starts again from the first test. Its λ table (and the tables the monitoring method
-    makes from it) has a column for every test of the program, those not tested yet NaN,
+    feeder, so that the kept one goes on (on the feeder itself where the flush has
+    nothing to do: :meth:`cep_core.query.Session.settled`). Where the tests it fed differ
+    from those given, it starts again from the first test. Its λ table (and the tables
+    the monitoring method makes from it) has a column for every test of the program,
+    those not tested yet NaN,
     filled in place as tests come (:meth:`cep_core.query.Session.reload_tables`).
 
     Parameters
@@ -125,7 +127,8 @@ class MeterCarry:
     fed: tuple[np.ndarray, ...] = ()
     parts: list[pd.DataFrame] = field(default_factory=list)
     booked: np.ndarray = field(default_factory=lambda: np.zeros((3, 0), dtype=np.int64))
-    #: the copy of the feeder that the last run ended (its shedder's and fetcher's reports)
+    #: the feeder (or its copy) that the last run ended: its shedder's and fetcher's
+    #: reports, read before the next run
     ended: Any = None
 
     @property
@@ -189,7 +192,8 @@ class MeterCarry:
                 work = np.zeros((3, k - j), dtype=np.int64)
             self.booked = np.concatenate([self.booked, work], axis=1)
         self.fed = tuple(np.array(x) for x in given)
-        self.ended = copy.deepcopy(self.feeder)
+        # a flush with nothing to do ends the kept feeder itself, which goes on unchanged
+        self.ended = self.feeder if self.feeder.settled() else copy.deepcopy(self.feeder)
         return flushed(self.ended, list(self.parts), self.booked, as_frame=True)
 
     def layer(self, kind: type) -> Any:

@@ -225,3 +225,30 @@ def test_neg_outside_the_class_names_its_reason(text, reason):
     assert "keyed-vectorized does not apply: " in line and reason in line
     with pytest.raises(QueryError, match=reason):
         q.start("skip-till-next-match", runs=ONE, engine=KEYED)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_settled_session_goes_on_after_a_flush_as_if_it_had_none(seed):
+    """``settled()``: where it says yes, a flush in mid-stream emits nothing and the
+    session's later outputs and counters are those of a session never flushed; queries
+    with NEG (whose flush may finish matches) and other engines say no."""
+    settled = 0
+    for case in range(20):
+        rng = np.random.default_rng(seed * 1000 + case)
+        text, plain = random_neg_query(rng)
+        events = random_stream(rng, int(rng.integers(30, 120)))
+        cut = len(events) // 2
+        for query, has_neg in ((text, True), (plain, False)):
+            q = cep_core.compile(query, params={"tab": TABLE})
+            flushed, whole = q.start(POLICIES[0], runs=ONE), q.start(POLICIES[0], runs=ONE)
+            first = flushed.feed(events[:cut])
+            assert flushed.settled() is not has_neg, query
+            if flushed.settled():
+                assert flushed.flush() == []
+                settled += 1
+            rest = flushed.feed(events[cut:]) + flushed.flush()
+            if not has_neg:
+                assert first + rest == whole.run(events), query
+                assert flushed.counters.as_dict() == whole.counters.as_dict(), query
+            assert not q.start(POLICIES[0], runs=ONE, engine="reference").settled()
+    assert settled == 20

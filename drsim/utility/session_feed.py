@@ -93,8 +93,8 @@ class MeterCarry:
     nothing to do: :meth:`cep_core.query.Session.settled`). Where the tests it fed differ
     from those given, it starts again from the first test. Its λ table (and the tables
     the monitoring method makes from it) has a column for every test of the program,
-    those not tested yet NaN,
-    filled in place as tests come (:meth:`cep_core.query.Session.reload_tables`).
+    those not tested yet NaN, filled in place as tests come
+    (:meth:`cep_core.query.Session.reload_tables`).
 
     Parameters
     ----------

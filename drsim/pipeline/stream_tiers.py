@@ -175,9 +175,11 @@ LOAD_COLUMNS = ("kw", "energy_kwh", "baseline_kw", "expected_kw")
 Columns = dict[str, np.ndarray]
 
 
-def _floats(values: np.ndarray) -> np.ndarray:
+def _floats(values: pd.Series) -> np.ndarray:
     """An object or number column as float64, None and NaN as NaN."""
-    return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(np.float64)
+    if pd.api.types.is_numeric_dtype(values):
+        return values.to_numpy(np.float64)
+    return pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
 
 
 def _columns(context: StreamContext, rows: pd.DataFrame) -> dict[str, Columns]:
@@ -191,10 +193,9 @@ def _columns(context: StreamContext, rows: pd.DataFrame) -> dict[str, Columns]:
         for name in pd.unique(rows["pass"]):
             mine = (rows["pass"] == name).to_numpy()
             out[str(name)] = {**{c: v[mine] for c, v in ints.items()},
-                              **{c: _floats(rows.loc[mine, c].to_numpy())
+                              **{c: _floats(rows.loc[mine, c])
                                  for c in LOAD_COLUMNS},
-                              "noncompliant": _floats(rows.loc[mine, "noncompliant"]
-                                                      .to_numpy(object))}
+                              "noncompliant": _floats(rows.loc[mine, "noncompliant"])}
         return out
     edges = np.r_[intervals_of(context.plan), DAY]
     size = width(context.plan)
@@ -214,15 +215,14 @@ def _columns(context: StreamContext, rows: pd.DataFrame) -> dict[str, Columns]:
         spread = {c: rows.loc[given, [f"{c}_{j}" for j in range(size)]].to_numpy(
             np.float64)[inside] for c in (f"{name}_kw", "phat_kw")}
         register = np.full((len(start), size), np.nan)  # given at the interval's start
-        register[:, 0] = _floats(rows.loc[given, f"{name}_kwh"].to_numpy(object))
+        register[:, 0] = _floats(rows.loc[given, f"{name}_kwh"])
         out[name] = {"household": np.repeat(ints["household"][given], m),
                      "group": np.repeat(ints["group"][given], m),
                      "time": (start[:, None] + np.arange(size)[None, :])[inside],
                      "kw": spread[f"{name}_kw"], "energy_kwh": register[inside],
                      "baseline_kw": np.full(total, np.nan),
                      "expected_kw": spread["phat_kw"],
-                     "noncompliant": np.repeat(_floats(rows.loc[given, f"{name}_noncompliant"]
-                                                       .to_numpy(object)), m)}
+                     "noncompliant": np.repeat(_floats(rows.loc[given, f"{name}_noncompliant"]), m)}
     return out
 
 

@@ -578,13 +578,16 @@ def _with_delay(out: Any, keys: np.ndarray | None, delay: np.ndarray | None,
         if isinstance(out, pd.DataFrame):
             return out.assign(data_delay=np.zeros(len(out)))
         return [{**r, "data_delay": 0.0} for r in out]
-    per_key = pd.Series(delay).groupby(keys).max()
-    if isinstance(out, pd.DataFrame):
-        if key in out.columns:
-            d = per_key.reindex(out[key].to_numpy()).fillna(0.0).to_numpy()
-        else:
-            d = np.full(len(out), float(delay.max()))
-        return out.assign(data_delay=d)
+    uniq, at = np.unique(keys, return_inverse=True)
+    per_key = np.full(len(uniq), -np.inf)
+    np.fmax.at(per_key, at.ravel(), np.asarray(delay, dtype=np.float64))
+    per_key[np.isneginf(per_key)] = 0.0  # (a key whose delays are all NaN)
     top = float(delay.max())
-    return [{**r, "data_delay": float(per_key.get(r[key], 0.0)) if key in r else top}
-            for r in out]
+    if isinstance(out, pd.DataFrame):
+        if key not in out.columns:
+            return out.assign(data_delay=np.full(len(out), top))
+        wanted = out[key].to_numpy()
+        i = np.minimum(np.searchsorted(uniq, wanted), max(len(uniq) - 1, 0))
+        return out.assign(data_delay=np.where(uniq[i] == wanted, per_key[i], 0.0))
+    found = dict(zip(uniq.tolist(), per_key.tolist(), strict=True))
+    return [{**r, "data_delay": found.get(r[key], 0.0) if key in r else top} for r in out]

@@ -210,7 +210,8 @@ def test_a_called_households_prior_day_baseline_is_its_own_beside_a_control_grou
     """Prior-day methods and the common day factor on the called households of a range:
     each called household's B̂ and P̂ are those it has in the whole range without a
     control group (a household's estimate reads its own prior days only)."""
-    settings = {"method": method, "x_of_y": {"days": 3, "take": 2}, "regression": {"days": 3, "other_day_type_days": 1}}
+    settings = {"method": method, "x_of_y": {"days": 3, "take": 2},
+                "regression": {"days": 3, "other_day_type_days": 1}}
     whole = scenario_from_dict({**quickstart(HOUSEHOLDS, **settings),
                                 "day_variation": {"cv": 0.25}})
     split = scenario_from_dict({**quickstart(HOUSEHOLDS, control_group={"share": SHARE},

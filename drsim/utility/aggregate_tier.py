@@ -2,7 +2,9 @@
 
 The leader adds its blocks' readings' sums per test time
 (:func:`drsim.utility.aggregate_method.meter_sums`), standardises the group's cumulative
-load against its aggregate P̂ by the aggregate's standard error, and raises
+load against its reference E_j by the reference's standard error σ_j (the method's
+aggregate P̂ and its known error, or the control group's same-day load:
+:mod:`drsim.utility.aggregate_reference`), and raises
 ``groupNonComplianceEvent`` where the one-sided CUSUM crosses h, by the query
 :data:`drsim.utility.aggregate_method.GROUP_QUERY` (module doc of
 :mod:`drsim.utility.aggregate_method`). Its group events latch the group as Listing 6.2's
@@ -14,15 +16,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from drsim.utility.aggregate_method import MICRO, SQUARE, Aggregate, cusum, standard_error
+from drsim.utility.aggregate_method import Aggregate, cusum
+from drsim.utility.aggregate_reference import MICRO
 from drsim.utility.group_and_utility_tiers import GroupResult
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, feed_by_time
 
 __all__ = ["aggregate_tier", "group_statistic"]
 
 
-def group_statistic(plan: MonitoringPlan, method: Aggregate, sums: pd.DataFrame
-                    ) -> pd.DataFrame:
+def group_statistic(plan: MonitoringPlan, method: Aggregate, sums: pd.DataFrame,
+                    group: int = 0) -> pd.DataFrame:
     """Return the group's standardised excess x_j and CUSUM S_j at each test time.
 
     Parameters
@@ -30,11 +33,14 @@ def group_statistic(plan: MonitoringPlan, method: Aggregate, sums: pd.DataFrame
     plan : drsim.utility.monitoring.MonitoringPlan
         Its test times are read.
     method : drsim.utility.aggregate_method.Aggregate
-        k, cv, ρ and the floor.
+        k and the reference of E_j and σ_j
+        (:class:`~drsim.utility.aggregate_reference.AggregateReference`).
     sums : pandas.DataFrame
         The blocks' sums (:func:`drsim.utility.aggregate_method.meter_sums`): columns
-        time, accLoad, expected [whole µkWh], expected_sq [whole Wh²], one row per block
-        and test time.
+        time, accLoad [whole µkWh] and the reference's columns, one row per block and
+        test time.
+    group : int, default 0
+        The group's index (the control group's reference reads its sizes).
 
     Returns
     -------
@@ -54,12 +60,11 @@ def group_statistic(plan: MonitoringPlan, method: Aggregate, sums: pd.DataFrame
     >>> s[["x", "statistic"]].round(6).values.tolist()
     [[10.0, 8.5], [10.0, 17.0]]
     """
-    total = sums.groupby("time")[["accLoad", "expected", "expected_sq"]].sum()
-    total = total.reindex(plan.test_times, fill_value=0.0)
+    columns = ["accLoad", *method.reference.columns]
+    total = sums.groupby("time")[columns].sum().reindex(plan.test_times, fill_value=0.0)
     a = total["accLoad"].to_numpy() / MICRO
-    e = total["expected"].to_numpy() / MICRO
-    se = standard_error(e, total["expected_sq"].to_numpy() / SQUARE, method.cv,
-                        method.correlated_share, method.floor)
+    e, se = method.reference.expectation(
+        group, {c: total[c].to_numpy() for c in method.reference.columns})
     x = np.divide(a - e, se, out=np.zeros_like(a), where=se > 0)
     return pd.DataFrame({"time": plan.test_times, "load": a, "expected": e, "se": se, "x": x,
                          "cusum": np.cumsum(x - method.k), "statistic": cusum(x, method.k)})
@@ -108,7 +113,7 @@ def aggregate_tier(plan: MonitoringPlan, group: int, sums: pd.DataFrame) -> Grou
     >>> g.events["time"].tolist(), g.latch
     ([1130, 1135], 1130)
     """
-    stat = group_statistic(plan, plan.method, sums)
+    stat = group_statistic(plan, plan.method, sums, group)
     stream = pd.DataFrame({"type": "groupStatisticEvent",
                            "time": np.r_[plan.t_start, stat["time"]].astype(np.int64),
                            "groupID": group, "cusum": np.r_[0.0, stat["cusum"]],

@@ -160,7 +160,7 @@ def meter_sums(house_ids: np.ndarray, group_id: int, times: np.ndarray, acc_kwh:
         "time": np.asarray(times, dtype=np.int64), "houseID": np.full(k, -1, np.int64),
         "groupID": np.full(k, group_id, np.int64), "accLoad": micro_kwh_sum(acc_kwh),
         "delay": np.zeros(k), "missing": np.zeros(k, np.int64),
-        **reference.block_sums(expected_acc_kwh, readings)})
+        **reference.block_sums(acc_kwh, expected_acc_kwh, readings)})
     zeros = np.zeros(k, dtype=np.int64)
     read = n + reference.meters_read(readings)
     return MeterResult(events, np.full(k, read, dtype=np.int64), zeros, zeros.copy(),

@@ -113,14 +113,14 @@ class AggregateReference:
     #: the sums a block sends per test time beside Σ A (its columns of the meters' sums)
     columns: ClassVar[tuple[str, ...]] = ()
 
-    def block_sums(self, expected_acc_kwh: np.ndarray,
+    def block_sums(self, acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
                    readings: ReferenceReadings | None) -> dict[str, np.ndarray]:
         """Return a block's sums of :attr:`columns`, each (tests,) whole numbers.
 
         Parameters
         ----------
-        expected_acc_kwh : numpy.ndarray
-            (households, tests) the called households' cumulative P̂ [kWh].
+        acc_kwh, expected_acc_kwh : numpy.ndarray
+            (households, tests) the called households' cumulative load and P̂ [kWh].
         readings : ReferenceReadings or None
             The block's other readings (None where the caller has none: recorded
             readings).
@@ -140,7 +140,8 @@ class AggregateReference:
         group : int
             The group's index.
         totals : dict of str to numpy.ndarray
-            Each column summed over the group's blocks, (tests,).
+            Each column summed over the group's blocks, (tests,), and ``accLoad``, Σ A of
+            the called households [whole µkWh].
 
         Returns
         -------

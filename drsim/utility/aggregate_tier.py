@@ -63,8 +63,7 @@ def group_statistic(plan: MonitoringPlan, method: Aggregate, sums: pd.DataFrame,
     columns = ["accLoad", *method.reference.columns]
     total = sums.groupby("time")[columns].sum().reindex(plan.test_times, fill_value=0.0)
     a = total["accLoad"].to_numpy() / MICRO
-    e, se = method.reference.expectation(
-        group, {c: total[c].to_numpy() for c in method.reference.columns})
+    e, se = method.reference.expectation(group, {c: total[c].to_numpy() for c in columns})
     x = np.divide(a - e, se, out=np.zeros_like(a), where=se > 0)
     return pd.DataFrame({"time": plan.test_times, "load": a, "expected": e, "se": se, "x": x,
                          "cusum": np.cumsum(x - method.k), "statistic": cusum(x, method.k)})

@@ -105,7 +105,7 @@ class KnownCv(AggregateReference):
     A block of two households of 3 and 4 kWh so far, 10 % error:
 
     >>> ref = KnownCv(cv=0.1)
-    >>> sums = ref.block_sums(np.array([[3.0], [4.0]]), None)
+    >>> sums = ref.block_sums(np.array([[3.5], [4.5]]), np.array([[3.0], [4.0]]), None)
     >>> sums
     {'expected': array([7000000.]), 'expected_sq': array([25000000.])}
     >>> [v.tolist() for v in ref.expectation(0, sums)]
@@ -119,7 +119,7 @@ class KnownCv(AggregateReference):
     correlated_share: float = 0.0
     floor: float = 0.01
 
-    def block_sums(self, expected_acc_kwh: np.ndarray,
+    def block_sums(self, acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
                    readings: ReferenceReadings | None) -> dict[str, np.ndarray]:
         """Return Σ E [whole µkWh] and Σ E² [whole Wh²] of the block's households."""
         return {"expected": micro_kwh_sum(expected_acc_kwh),

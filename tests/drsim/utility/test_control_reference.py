@@ -36,22 +36,25 @@ def _sums(reference, expected, baseline, control, used=None, blocks=((slice(None
 
 def test_e_and_sigma_against_a_hand_computation():
     """Group 1: three control households have used 1, 2, 3 kWh by the first test and 2,
-    4, 6 by the second (means 2 and 4 kWh, s² = 1 and 4 kWh²); six called households,
-    whose method expects 1.8 of 2 kWh and 3.2 of 4 kWh (R = 0.9, 0.8)."""
+    4, 6 by the second (means 2 and 4 kWh); six called households, whose method expects
+    1.8 of 2 kWh and 3.2 of 4 kWh (R = 0.9, 0.8), used R × (1, 1, 2, 2, 3, 3) and
+    R × (2, 2, 4, 4, 6, 6) kWh."""
     ref = ControlGroupReference(control=(5, 3), called=(50, 6), floor=0.01)
     control = np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])
     baseline = np.tile([2.0, 4.0], (6, 1))
     expected = np.tile([1.8, 3.2], (6, 1))
-    sums = _sums(ref, expected, baseline, control)
-    totals = {c: sums[c].to_numpy() for c in ref.columns}
+    used = np.outer([1.0, 1.0, 2.0, 2.0, 3.0, 3.0], [0.9, 1.6])
+    sums = _sums(ref, expected, baseline, control, used)
+    totals = {c: sums[c].to_numpy() for c in ("accLoad", *ref.columns)}
     e, se = ref.expectation(1, totals)
     # B̂ = 6 × (2, 4) = (12, 24) kWh; E = (12 × 0.9, 24 × 0.8)
     assert e.tolist() == pytest.approx([10.8, 19.2])
-    # σ = R × s × √(N × N_called / n) = R × s × √(9 × 6 / 3)
-    assert se.tolist() == pytest.approx([0.9 * 1.0 * 18 ** 0.5, 0.8 * 2.0 * 18 ** 0.5])
+    # pooled S² = (SS of the control + SS of the called / R²) / (3 + 6 − 2):
+    # (2 + 4) / 7 and (8 + 16) / 7; σ = R × S × √(N × N_called / n) = R × S × √(9 × 6 / 3)
+    assert se.tolist() == pytest.approx([0.9 * (6 / 7 * 18) ** 0.5, 0.8 * (24 / 7 * 18) ** 0.5])
     floored = ControlGroupReference(control=(5, 3), called=(50, 6), floor=0.5)
     assert floored.expectation(1, totals)[1].tolist() == pytest.approx([5.4, 9.6])
-    # a group with one control household has no sample variance: the method's P̂ floored
+    # a group with one control household: the method's P̂ at the floor
     alone = ControlGroupReference(control=(1,), called=(6,), floor=0.02)
     e1, se1 = alone.expectation(0, totals)
     assert e1.tolist() == pytest.approx([10.8, 19.2])
@@ -111,10 +114,12 @@ def test_the_blocks_sums_give_the_same_statistic_in_any_split():
 
 
 def _controlled(chunk_size: int):
-    """400 households in three groups, a fifth of each a control group, ``aggregate``;
-    the utility predicts on one group latched (γ_group 0.2)."""
-    data = small(400, method="aggregate", gamma_group=0.2).model_dump(
-        mode="json", exclude={"source_path"})
+    """400 households in three groups, a fifth of each a control group, ``aggregate``
+    with a short decision interval (k 0.5, h 2) so that a group this small latches; the
+    utility predicts on one group latched (γ_group 0.2)."""
+    data = small(400, method="aggregate", gamma_group=0.2,
+                 aggregate={"k": 0.5, "h": 2.0}).model_dump(mode="json",
+                                                           exclude={"source_path"})
     data["baseline"]["control_group"] = {"share": 0.2}
     data["chunk_size"] = chunk_size
     return scenario_from_dict(data)

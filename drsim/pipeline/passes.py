@@ -25,6 +25,7 @@ from drsim.household.sim import ChunkRun, ChunkSimulator, program_events
 from drsim.scenario import Scenario
 from drsim.units import DAY
 from drsim.utility.baseline import Estimates, estimate_exact, with_mv_error
+from drsim.utility.control_reference import PRE_NOTICE_MINUTES
 from drsim.utility.day_of import adjustment_minutes, baseline_before_notice, day_of_adjusted
 from drsim.utility.incentive import IncentiveResult
 
@@ -121,6 +122,11 @@ class ChunkResult:
     control_households: int = 0
     control_load: np.ndarray | None = None
     control_window_kw: np.ndarray | None = None
+    #: with ``households``: each called and each control household's energy over the hour
+    #: before the notice, the same on every pass [kWh] (the control group's covariate,
+    #: drsim.utility.control_reference)
+    pre_notice_kwh: np.ndarray | None = None
+    control_pre_notice_kwh: np.ndarray | None = None
 
 
 def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
@@ -145,9 +151,13 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
                          simulator=sim)
     dr = scenario.dr_program
     lo, hi = dr.start_minute, dr.end_minute
+    pre = adjustment_minutes(scenario, PRE_NOTICE_MINUTES)
     if schedules is None and pop.part == "called":
-        result.control_households, result.control_load, result.control_window_kw = \
-            control_load(scenario, chunk, (lo, hi) if households else None)
+        result.control_households, result.control_load, control_kw = \
+            control_load(scenario, chunk, (pre[0], hi) if households else None)
+        if control_kw is not None:
+            result.control_window_kw = control_kw[:, lo - pre[0]:]
+            result.control_pre_notice_kwh = control_kw[:, :pre[1] - pre[0]].sum(axis=1) / 60
     adjust = schedules is None and scenario.baseline.day_of_adjustment is not None
     before: dict[str, np.ndarray] = {}  # loads over the day-of adjustment's minutes
     for name, events in (schedules or pass_schedules(scenario, chunk.group)).items():
@@ -162,6 +172,8 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
         result.load[name] = np.sum([cats[c] for c in sorted(cats)], axis=0)
         if households:
             result.window_kw[name] = run.load(lo, hi)
+            if name == "baseline":  # before the notice every pass is the same
+                result.pre_notice_kwh = run.load(*pre).sum(axis=1) / 60
     if schedules is None:
         result.estimate_exact = estimate_exact(pop, lo, hi, sim, result.window_kw.get("baseline"))
         if adjust:

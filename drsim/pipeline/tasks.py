@@ -408,15 +408,16 @@ def meter_runner(features: tuple[MonitoringFeature, ...], chunk: FeatureChunk) -
 def reference_readings(plan: MonitoringPlan, result: ChunkResult) -> ReferenceReadings:
     """The chunk's readings beside its called households' at the test times: the M&V
     method's cumulative B̂ of the called households and the control households'
-    cumulative load (none without a control group) [kWh], which the reference of
-    ``aggregate`` may read (:mod:`drsim.utility.aggregate_reference`)."""
+    cumulative load (none without a control group), and each household's energy in the
+    hour before the notice [kWh], which the reference of ``aggregate`` may read
+    (:mod:`drsim.utility.aggregate_reference`)."""
     times = plan.test_times
-    control = result.control_window_kw
+    control, control_pre = result.control_window_kw, result.control_pre_notice_kwh
     if control is None:
-        control = np.zeros((0, plan.t_end - plan.t_start))
+        control, control_pre = np.zeros((0, plan.t_end - plan.t_start)), np.zeros(0)
     return ReferenceReadings(
         accumulated_kwh(result.estimate_window_kw["baseline"], plan.t_start, times),
-        accumulated_kwh(control, plan.t_start, times))
+        accumulated_kwh(control, plan.t_start, times), result.pre_notice_kwh, control_pre)
 
 
 def meter_inputs(features: tuple[MonitoringFeature, ...], chunk: FeatureChunk,

@@ -19,7 +19,8 @@ per scenario (:func:`drsim.utility.method_registry.reference_of`):
 A reference says which sums each block of meters sends per test time
 (:attr:`AggregateReference.columns`, :meth:`AggregateReference.block_sums`), and reads
 E_j and σ_j from the group's totals (:meth:`AggregateReference.expectation`). The sums
-are whole numbers (whole µkWh, whole Wh²: :func:`micro_kwh_sum`, :func:`wh_square_sum`)
+are whole numbers (whole µkWh, whole Wh²: :func:`micro_kwh_sum`, :func:`wh_square_sum`,
+:func:`wh_product_sum`)
 that a float64 holds exactly, so the group's totals are the same in any order of blocks:
 the same numbers for any chunking.
 """
@@ -32,7 +33,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 __all__ = ["AggregateReference", "MICRO", "ReferenceReadings", "SQUARE", "micro_kwh_sum",
-           "wh_square_sum"]
+           "wh_product_sum", "wh_square_sum"]
 
 MICRO = 1e6  # µkWh per kWh: the unit of the readings' sums
 SQUARE = 1e6  # Wh² per kWh²: the unit of the sums of squares
@@ -82,6 +83,30 @@ def wh_square_sum(kwh: np.ndarray) -> np.ndarray:
     return (wh * wh).sum(axis=0).astype(np.float64)
 
 
+def wh_product_sum(kwh: np.ndarray, other_kwh: np.ndarray) -> np.ndarray:
+    """Sum the products of two energies in whole Wh over households, per test.
+
+    Parameters
+    ----------
+    kwh, other_kwh : numpy.ndarray
+        (households, tests) energies [kWh].
+
+    Returns
+    -------
+    numpy.ndarray
+        (tests,) Σ (energy in whole Wh) × (other in whole Wh) [whole Wh²], as float64
+        (exact below 2⁵³).
+
+    Examples
+    --------
+    >>> wh_product_sum(np.array([[1.0, 2.0], [0.5, 0.25]]), np.array([[2.0, 1.0], [1.0, 1.0]]))
+    array([2500000., 2250000.])
+    """
+    wh = np.rint(np.asarray(kwh, dtype=np.float64) * 1e3).astype(np.int64)
+    other = np.rint(np.asarray(other_kwh, dtype=np.float64) * 1e3).astype(np.int64)
+    return (wh * other).sum(axis=0).astype(np.float64)
+
+
 @dataclass(frozen=True)
 class ReferenceReadings:
     """What a block of meters reads beside its called households' load and P̂.
@@ -94,10 +119,16 @@ class ReferenceReadings:
     control_acc_kwh : numpy.ndarray
         (control households, tests) the cumulative metered load of the block's control
         households, none called (:mod:`drsim.household.control`) [kWh].
+    pre_notice_kwh, control_pre_notice_kwh : numpy.ndarray or None
+        (households,) and (control households,) each one's metered energy in the hour
+        before the program's notice, which no DR has touched [kWh] (a covariate of the
+        control group's reference); None: not read.
     """
 
     baseline_acc_kwh: np.ndarray
     control_acc_kwh: np.ndarray
+    pre_notice_kwh: np.ndarray | None = None
+    control_pre_notice_kwh: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 The interface is :class:`drsim.utility.monitoring_method.MonitoringMethod`; a new method is
 a subclass in a module of its own and one entry of :data:`METHODS` (its name and how it is
-built from a scenario).
+built from a scenario). ``aggregate``'s reference, where its test's E_j and σ_j come from
+(:mod:`drsim.utility.aggregate_reference`), is chosen here too, once per scenario
+(:func:`reference_of`).
 """
 
 from __future__ import annotations

@@ -23,48 +23,74 @@ from tests.drsim.pipeline.test_pipeline import small
 PLAN = MonitoringPlan(1110, 1140, 1130, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 2)
 
 
-def _sums(reference, expected, baseline, control, used=None, blocks=((slice(None),) * 2,)):
+def _sums(reference, expected, baseline, control, used=None, x=None, cx=None,
+          blocks=((slice(None),) * 2,)):
     """The blocks' sums (meter_sums) of called households (``expected``, ``baseline``,
-    ``used``) and control households (``control``), split into ``blocks`` of (called,
-    control) slices."""
+    ``used``, their energy before the notice ``x``) and control households (``control``,
+    ``cx``), split into ``blocks`` of (called, control) slices; x 0.5 kWh when not
+    given."""
     used = expected if used is None else used
+    x = np.full(len(expected), 0.5) if x is None else x
+    cx = np.full(len(control), 0.5) if cx is None else cx
     return pd.concat([meter_sums(np.arange(len(expected))[c], 1, PLAN.test_times, used[c],
                                  expected[c], reference,
-                                 ReferenceReadings(baseline[c], control[k])).events
+                                 ReferenceReadings(baseline[c], control[k], x[c], cx[k])).events
                       for c, k in blocks], ignore_index=True)
+
+
+def _totals(ref, sums):
+    return {c: sums[c].to_numpy() for c in ("accLoad", *ref.columns)}
 
 
 def test_e_and_sigma_against_a_hand_computation():
     """Group 1: three control households have used 1, 2, 3 kWh by the first test and 2,
     4, 6 by the second (means 2 and 4 kWh); six called households, whose method expects
     1.8 of 2 kWh and 3.2 of 4 kWh (R = 0.9, 0.8), used R × (1, 1, 2, 2, 3, 3) and
-    R × (2, 2, 4, 4, 6, 6) kWh."""
+    R × (2, 2, 4, 4, 6, 6) kWh; all used the same before the notice (θ = 0)."""
     ref = ControlGroupReference(control=(5, 3), called=(50, 6), floor=0.01)
     control = np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])
     baseline = np.tile([2.0, 4.0], (6, 1))
     expected = np.tile([1.8, 3.2], (6, 1))
     used = np.outer([1.0, 1.0, 2.0, 2.0, 3.0, 3.0], [0.9, 1.6])
-    sums = _sums(ref, expected, baseline, control, used)
-    totals = {c: sums[c].to_numpy() for c in ("accLoad", *ref.columns)}
+    totals = _totals(ref, _sums(ref, expected, baseline, control, used))
     e, se = ref.expectation(1, totals)
     # B̂ = 6 × (2, 4) = (12, 24) kWh; E = (12 × 0.9, 24 × 0.8)
     assert e.tolist() == pytest.approx([10.8, 19.2])
-    # pooled S² = (SS of the control + SS of the called / R²) / (3 + 6 − 2):
-    # (2 + 4) / 7 and (8 + 16) / 7; σ = R × S × √(N × N_called / n) = R × S × √(9 × 6 / 3)
-    assert se.tolist() == pytest.approx([0.9 * (6 / 7 * 18) ** 0.5, 0.8 * (24 / 7 * 18) ** 0.5])
+    # pooled S² = (SS of the control + SS of the called / R²) / (3 + 6 − 3):
+    # (2 + 4) / 6 and (8 + 16) / 6; σ = R × S × √(N × N_called / n) = R × S × √(9 × 6 / 3)
+    assert se.tolist() == pytest.approx([0.9 * (6 / 6 * 18) ** 0.5, 0.8 * (24 / 6 * 18) ** 0.5])
     floored = ControlGroupReference(control=(5, 3), called=(50, 6), floor=0.5)
     assert floored.expectation(1, totals)[1].tolist() == pytest.approx([5.4, 9.6])
-    # a group with one control household: the method's P̂ at the floor
-    alone = ControlGroupReference(control=(1,), called=(6,), floor=0.02)
-    e1, se1 = alone.expectation(0, totals)
+    # a group with two control households: the method's P̂ at the floor
+    few = ControlGroupReference(control=(2,), called=(6,), floor=0.02)
+    e1, se1 = few.expectation(0, totals)
     assert e1.tolist() == pytest.approx([10.8, 19.2])
     assert se1.tolist() == pytest.approx([0.216, 0.384])
+
+
+def test_the_covariate_takes_the_control_samples_imbalance_out_of_its_mean():
+    """No-DR loads twice each household's energy before the notice: the control
+    households (x = 1, 2, 3) used less than the called ones (x = 2, 2, 3, 3, 4, 4) before
+    the notice. θ = 2 and the adjusted mean, 4 + 2 × (3 − 2) = 6 kWh per household, is
+    the called households' own: E is their load exactly, and no residual is left."""
+    ref = ControlGroupReference(control=(3,), called=(6,), floor=0.01)
+    x, cx = np.array([2.0, 2.0, 3.0, 3.0, 4.0, 4.0]), np.array([1.0, 2.0, 3.0])
+    control = np.repeat(2 * cx[:, None], 2, axis=1)
+    baseline = np.repeat(2 * x[:, None], 2, axis=1)
+    used = 0.9 * baseline
+    totals = _totals(ref, _sums(ref, used, baseline, control, used, x, cx))
+    e, se = ref.expectation(0, totals)
+    assert e.tolist() == pytest.approx([0.9 * 36.0] * 2)
+    assert se.tolist() == pytest.approx((0.01 * e).tolist())  # the floor
+    plain = ControlGroupReference(control=(3,), called=(6,), floor=0.01)
+    flat = _totals(plain, _sums(plain, used, baseline, control, used))  # x alike: θ = 0
+    assert plain.expectation(0, flat)[0].tolist() == pytest.approx([0.9 * 24.0] * 2)
 
 
 def test_the_meters_read_are_the_called_and_the_control_households():
     ref = ControlGroupReference(control=(3,), called=(6,))
     m = meter_sums(np.arange(6), 0, PLAN.test_times, np.ones((6, 2)), np.ones((6, 2)), ref,
-                   ReferenceReadings(np.ones((6, 2)), np.ones((3, 2))))
+                   ReferenceReadings(np.ones((6, 2)), np.ones((3, 2)), np.ones(6), np.ones(3)))
     assert m.processed.tolist() == [9, 9] and len(m.first_flag) == 6
     with pytest.raises(ValueError, match="control households"):
         meter_sums(np.arange(6), 0, PLAN.test_times, np.ones((6, 2)), np.ones((6, 2)), ref)
@@ -105,8 +131,9 @@ def test_a_day_factor_every_household_shares_moves_the_reference_with_the_load()
 def test_the_blocks_sums_give_the_same_statistic_in_any_split():
     called, control, prior, expected = _day(9)
     ref = ControlGroupReference(control=(0, 100), called=(0, 400))
-    whole = _sums(ref, expected, prior, control, called)
-    split = _sums(ref, expected, prior, control, called, blocks=(
+    x, cx = (np.random.default_rng(2).gamma(2.0, 0.2, n) for n in (400, 100))
+    whole = _sums(ref, expected, prior, control, called, x, cx)
+    split = _sums(ref, expected, prior, control, called, x, cx, blocks=(
         (slice(0, 130), slice(0, 7)), (slice(130, 400), slice(7, 100))))
     one = group_statistic(PLAN, Aggregate(reference=ref), whole, 1)
     two = group_statistic(PLAN, Aggregate(reference=ref), split, 1)

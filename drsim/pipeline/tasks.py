@@ -36,7 +36,7 @@ from drsim.pipeline.stream_clock import write_intervals
 from drsim.scenario import Scenario
 from drsim.units import DAY
 from drsim.utility.aggregate_reference import ReferenceReadings
-from drsim.utility.aggregate_tier import aggregate_tier
+from drsim.utility.aggregate_tier import aggregate_tier, blocks_frame
 from drsim.utility.baseline import estimate
 from drsim.utility.feature_registry import active_features
 from drsim.utility.features import (
@@ -651,16 +651,8 @@ def aggregate_leader(plan: MonitoringPlan, rows: pd.DataFrame) -> pd.DataFrame:
     :func:`drsim.utility.aggregate_tier.aggregate_tier`): its alerts, group events and
     work per tick (:data:`TIERS`)."""
     name, group = str(rows["pass"].iloc[0]), int(rows["group"].iloc[0])
-    columns = plan.method.reference.columns
-    times = [np.asarray(x, np.float64) for x in rows["time"]]
-    blocks = [np.asarray(x, np.float64).reshape(len(columns), len(t))
-              for x, t in zip(rows["sums"], times, strict=True)]
-    sums = pd.DataFrame({"time": np.concatenate(times),
-                         "accLoad": np.concatenate([np.asarray(x, np.float64)
-                                                    for x in rows["accLoad"]]),
-                         **{c: np.concatenate([b[i] for b in blocks])
-                            for i, c in enumerate(columns)}})
-    g = aggregate_tier(plan, group, sums)
+    g = aggregate_tier(plan, group, blocks_frame(plan.method.reference.columns, rows["time"],
+                                                 rows["accLoad"], rows["sums"]))
     out = [(name, group, kind, int(t), float(v), 0, 0)
            for kind, frame in (("alert", g.alerts), ("event", g.events))
            for t, v in zip(frame["time"], frame["sumAccLoad"], strict=True)]

@@ -13,6 +13,8 @@ do, so the utility (Listing 6.3) reads them unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -21,7 +23,39 @@ from drsim.utility.aggregate_reference import MICRO
 from drsim.utility.group_and_utility_tiers import GroupResult
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, feed_by_time
 
-__all__ = ["aggregate_tier", "group_statistic"]
+__all__ = ["aggregate_tier", "blocks_frame", "group_statistic"]
+
+
+def blocks_frame(columns: tuple[str, ...], times: Sequence, loads: Sequence, sums: Sequence
+                 ) -> pd.DataFrame:
+    """Return the blocks' sums as one frame, one row per block and test time.
+
+    Parameters
+    ----------
+    columns : tuple of str
+        The reference's columns (:attr:`AggregateReference.columns
+        <drsim.utility.aggregate_reference.AggregateReference.columns>`).
+    times, loads, sums : sequence of array-like
+        Per block: its test times, Σ A at each [whole µkWh], and its sums of ``columns``
+        one column after the other, each one value per test time.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns time, accLoad and ``columns`` (:func:`group_statistic`'s ``sums``).
+
+    Examples
+    --------
+    >>> blocks_frame(("expected",), [[1130, 1135]], [[4.0, 6.0]], [[3.0, 5.0]]).values.tolist()
+    [[1130.0, 4.0, 3.0], [1135.0, 6.0, 5.0]]
+    """
+    times = [np.asarray(t, np.float64) for t in times]
+    blocks = [np.asarray(x, np.float64).reshape(len(columns), len(t))
+              for x, t in zip(sums, times, strict=True)]
+    return pd.DataFrame({"time": np.concatenate(times),
+                         "accLoad": np.concatenate([np.asarray(x, np.float64) for x in loads]),
+                         **{c: np.concatenate([b[i] for b in blocks])
+                            for i, c in enumerate(columns)}})
 
 
 def group_statistic(plan: MonitoringPlan, method: Aggregate, sums: pd.DataFrame,

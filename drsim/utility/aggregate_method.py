@@ -20,7 +20,8 @@ method's reference (:mod:`drsim.utility.aggregate_reference`), chosen once per s
 method's aggregate P̂ and the standard error of its known relative error cv_k per
 household, a share ρ of it common to the group, floored at f·E_j
 (:mod:`drsim.utility.known_cv_reference`); with a control group the control households'
-same-day load, which carries the day's common factor, and its sample variance
+same-day load, which carries the day's common factor, adjusted by regression on the
+hour before the notice, with the households' pooled variance
 (:mod:`drsim.utility.control_reference`). k is the reference value and h the
 decision interval in standard errors (Montgomery, §9.1: k is half the shift to be
 detected quickly, h about 4-5). The observations of a day are not independent: a

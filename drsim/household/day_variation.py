@@ -84,7 +84,7 @@ class DayVariation:
         settings = pop.scenario.day_variation
         self.seed, self.cv = pop.scenario.seed, settings.cv
         self.timing = settings.timing_minutes if settings.active else 0.0
-        keys = pop.group if settings.by_group else np.zeros(pop.count, dtype=np.int64)
+        keys = pop.group if settings.by_group else np.zeros(pop.size, dtype=np.int64)
         self.keys, self.key_of_row = np.unique(keys, return_inverse=True)
         cat = pop.catalogue
         self.apps = len(cat.names)

@@ -74,7 +74,7 @@ from drsim.pipeline.tasks import (
 )
 from drsim.scenario import Scenario
 from drsim.units import DAY
-from drsim.utility.control_group import check_control_group
+from drsim.utility.control_group_refusals import check_control_group
 from drsim.utility.feature_registry import active_features, combined, features_of
 from drsim.utility.features import (
     FeatureChunk,

@@ -25,6 +25,7 @@ from drsim.household.sim import ChunkRun, ChunkSimulator, program_events
 from drsim.scenario import Scenario
 from drsim.units import DAY
 from drsim.utility.baseline import Estimates, estimate_exact, with_mv_error
+from drsim.utility.control_reference import PRE_NOTICE_MINUTES
 from drsim.utility.day_of import adjustment_minutes, baseline_before_notice, day_of_adjusted
 from drsim.utility.incentive import IncentiveResult
 
@@ -116,9 +117,16 @@ class ChunkResult:
     #: with ``keep_runs``: each pass's committed starts and sessions (drsim.household.sim.ChunkRun)
     runs: dict[str, ChunkRun] = field(default_factory=dict)
     #: with a control group: its households of the chunk and their load of the day, the
-    #: same on every pass (not called), summed [µkW] (drsim.utility.control_group)
+    #: same on every pass (not called), summed [µkW] (drsim.utility.control_group), and
+    #: with ``households`` each one's load over the DR window [kW]
     control_households: int = 0
     control_load: np.ndarray | None = None
+    control_window_kw: np.ndarray | None = None
+    #: with ``households``: each called and each control household's energy over the hour
+    #: before the notice, the same on every pass [kWh] (the control group's covariate,
+    #: drsim.utility.control_reference)
+    pre_notice_kwh: np.ndarray | None = None
+    control_pre_notice_kwh: np.ndarray | None = None
 
 
 def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
@@ -141,10 +149,15 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
     sim = ChunkSimulator(pop)
     result = ChunkResult(chunk, pop.size, int(pop.has_ev.sum()), population=pop,
                          simulator=sim)
-    if schedules is None and pop.part == "called":
-        result.control_households, result.control_load = control_load(scenario, chunk)
     dr = scenario.dr_program
     lo, hi = dr.start_minute, dr.end_minute
+    pre = adjustment_minutes(scenario, PRE_NOTICE_MINUTES)
+    if schedules is None and pop.part == "called":
+        result.control_households, result.control_load, control_kw = \
+            control_load(scenario, chunk, (pre[0], hi) if households else None)
+        if control_kw is not None:
+            result.control_window_kw = control_kw[:, lo - pre[0]:]
+            result.control_pre_notice_kwh = control_kw[:, :pre[1] - pre[0]].sum(axis=1) / 60
     adjust = schedules is None and scenario.baseline.day_of_adjustment is not None
     before: dict[str, np.ndarray] = {}  # loads over the day-of adjustment's minutes
     for name, events in (schedules or pass_schedules(scenario, chunk.group)).items():
@@ -159,6 +172,8 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
         result.load[name] = np.sum([cats[c] for c in sorted(cats)], axis=0)
         if households:
             result.window_kw[name] = run.load(lo, hi)
+            if name == "baseline":  # before the notice every pass is the same
+                result.pre_notice_kwh = run.load(*pre).sum(axis=1) / 60
     if schedules is None:
         result.estimate_exact = estimate_exact(pop, lo, hi, sim, result.window_kw.get("baseline"))
         if adjust:
@@ -177,14 +192,19 @@ def simulate_chunk(scenario: Scenario, chunk: Chunk, households: bool = False,
     return result
 
 
-def control_load(scenario: Scenario, chunk: Chunk) -> tuple[int, np.ndarray]:
-    """The control households of ``chunk`` (:mod:`drsim.household.control`) and their
-    load of the day without DR, summed [µkW]: they are not called, so it is their load
-    on every pass (docs/decisions.md, "The control group")."""
+def control_load(scenario: Scenario, chunk: Chunk, window: tuple[int, int] | None = None
+                 ) -> tuple[int, np.ndarray, np.ndarray | None]:
+    """The control households of ``chunk`` (:mod:`drsim.household.control`), their load
+    of the day without DR, summed [µkW]: they are not called, so it is their load on
+    every pass (docs/decisions.md, "The control group"), and with ``window`` (minutes
+    [lo, hi)) each one's load over it, (control households, hi − lo) [kW], which their
+    meters read (the aggregate test's reference, drsim.utility.control_reference)."""
     control = Population(scenario, chunk.first, chunk.count).control()
     if control.size == 0:
-        return 0, np.zeros(DAY)
-    return control.size, ChunkSimulator(control).run([]).load_micro_kw(0, DAY).sum(axis=0)
+        return 0, np.zeros(DAY), None if window is None else np.zeros((0, window[1] - window[0]))
+    run = ChunkSimulator(control).run([])
+    return control.size, run.load_micro_kw(0, DAY).sum(axis=0), \
+        None if window is None else run.load(*window)
 
 
 def _from(minute: int, kw: np.ndarray) -> np.ndarray:

@@ -67,7 +67,7 @@ from drsim.pipeline.tasks import (
 from drsim.scenario import Scenario
 from drsim.units import clock
 from drsim.utility import deficit
-from drsim.utility.control_group import check_control_group
+from drsim.utility.control_group_refusals import check_control_group
 from drsim.utility.feature_registry import active_features, features_of
 from drsim.utility.features import (
     MonitoringFeature,

@@ -73,7 +73,7 @@ from drsim.pipeline.tasks import (
 )
 from drsim.scenario import Scenario
 from drsim.units import DAY
-from drsim.utility.control_group import check_control_group
+from drsim.utility.control_group_refusals import check_control_group
 from drsim.utility.feature_registry import active_features
 from drsim.utility.features import FeatureChunk, MeterRun, MonitoringFeature
 from drsim.utility.method_registry import method_of

@@ -35,7 +35,8 @@ from drsim.pipeline.recorded import readings_batch
 from drsim.pipeline.stream_clock import write_intervals
 from drsim.scenario import Scenario
 from drsim.units import DAY
-from drsim.utility.aggregate_tier import aggregate_tier
+from drsim.utility.aggregate_reference import ReferenceReadings
+from drsim.utility.aggregate_tier import aggregate_tier, blocks_frame
 from drsim.utility.baseline import estimate
 from drsim.utility.feature_registry import active_features
 from drsim.utility.features import (
@@ -86,9 +87,12 @@ EVENTS = pa.schema([
     ("time", pa.list_(pa.int64())), ("houseID", pa.list_(pa.int64())),
     ("accLoad", pa.list_(pa.float64())), ("delay", pa.list_(pa.float64())),
     ("missing", pa.list_(pa.int64())),
-    # the readings' sums of monitoring.method aggregate (drsim.utility.aggregate_method);
-    # null for user events
-    ("expected", pa.list_(pa.float64())), ("expected_sq", pa.list_(pa.float64()))])
+    # the readings' sums of monitoring.method aggregate beside Σ A (accLoad): its
+    # reference's columns (drsim.utility.aggregate_reference), one after the other, each
+    # one value per test time; null for user events
+    ("sums", pa.list_(pa.float64()))])
+#: the columns of a meter tier's events that are not a reference's sums
+_EVENT_COLUMNS = ("time", "houseID", "groupID", "accLoad", "delay", "missing")
 USER_EVENT_ROWS = pa.schema([  # the run folder's user events (:func:`user_events`)
     ("pass", pa.string()), ("time", pa.int64()), ("houseID", pa.int64()),
     ("groupID", pa.int64()), ("accLoad", pa.float64()), ("delay", pa.float64()),
@@ -359,10 +363,12 @@ def _meter_batches(scenario: Scenario, plan: MonitoringPlan, result: ChunkResult
                       values={f.name: f.chunk_values(plan, result) for f in features})
     at = replace(at, lost=lost_on_the_way(features, at))
     run = meter_runner(features, at)
+    readings = reference_readings(plan, result)
     meter, events, parts = [], [], []
     for name in MONITORED:
         acc = accumulated_kwh(result.window_kw[name], plan.t_start, times)
-        runs = run(name, acc, expected_acc, partial(meter_inputs, features, at))
+        runs = run(name, acc, expected_acc, partial(meter_inputs, features, at,
+                                                     readings=readings))
         flags = _replica_flags(plan, result) if name == "expected" else None
         noncompliant = _noncompliant(result, name)
         for r in runs:
@@ -399,12 +405,29 @@ def meter_runner(features: tuple[MonitoringFeature, ...], chunk: FeatureChunk) -
     return run
 
 
+def reference_readings(plan: MonitoringPlan, result: ChunkResult) -> ReferenceReadings:
+    """The chunk's readings beside its called households' at the test times: the M&V
+    method's cumulative B̂ of the called households and the control households'
+    cumulative load (none without a control group), and each household's energy in the
+    hour before the notice [kWh], which the reference of ``aggregate`` may read
+    (:mod:`drsim.utility.aggregate_reference`)."""
+    times = plan.test_times
+    control, control_pre = result.control_window_kw, result.control_pre_notice_kwh
+    if control is None:
+        control, control_pre = np.zeros((0, plan.t_end - plan.t_start)), np.zeros(0)
+    return ReferenceReadings(
+        accumulated_kwh(result.estimate_window_kw["baseline"], plan.t_start, times),
+        accumulated_kwh(control, plan.t_start, times), result.pre_notice_kwh, control_pre)
+
+
 def meter_inputs(features: tuple[MonitoringFeature, ...], chunk: FeatureChunk,
-                 plain: bool = False) -> dict[str, Any]:
+                 plain: bool = False, readings: ReferenceReadings | None = None
+                 ) -> dict[str, Any]:
     """The monitoring features' keyword arguments of the meter tier of ``chunk``
     (:meth:`~drsim.utility.features.MonitoringFeature.meter_inputs`); ``plain``: of a
-    plain twin (BL), without the features that optimise the monitoring."""
-    out: dict[str, Any] = {}
+    plain twin (BL), without the features that optimise the monitoring; ``readings``:
+    the chunk's readings beside its called households' (:func:`reference_readings`)."""
+    out: dict[str, Any] = {} if readings is None else {"readings": readings}
     for feature in features:
         if not (plain and feature.optimises):
             out.update(feature.meter_inputs(chunk))
@@ -430,12 +453,13 @@ def meter_row(plan: MonitoringPlan, chunk: Chunk, label: str, m: MeterResult,
 
 def event_row(chunk: Chunk, label: str, m: MeterResult) -> dict[str, Any]:
     """The row of :data:`EVENTS` of one chunk's meter tier ``m`` on pass ``label`` (with
-    ``aggregate``, its readings' sums: :func:`drsim.utility.aggregate_method.meter_sums`)."""
+    ``aggregate``, its readings' sums: :func:`drsim.utility.aggregate_method.meter_sums`,
+    its reference's columns in ``sums``, column after column)."""
+    extra = [c for c in m.events.columns if c not in _EVENT_COLUMNS]
     return {"chunk": chunk.index, "group": chunk.group, "pass": label,
             **{c: m.events[c].to_numpy() for c in ("time", "houseID", "accLoad", "delay",
                                                    "missing")},
-            **{c: m.events[c].to_numpy() if c in m.events else None
-               for c in ("expected", "expected_sq")}}
+            "sums": m.events[extra].to_numpy(np.float64).T.ravel() if extra else None}
 
 
 def feature_batches(features: tuple[MonitoringFeature, ...],
@@ -486,8 +510,8 @@ def user_events(rows: pd.DataFrame) -> pd.DataFrame:
     groupID, accLoad, delay [min]: when after its test time it was decided, missing: the
     lost test slots in its run), in (pass, time, houseID) order; the readings' sums of
     ``aggregate`` (houseID −1) are not user events."""
-    if "expected" in rows:
-        rows = rows[rows["expected"].isna()]
+    if "sums" in rows:
+        rows = rows[rows["sums"].isna()]
     counts = rows["time"].map(len).to_numpy(np.int64)
     frame = pd.DataFrame({
         "pass": np.repeat(rows["pass"].to_numpy(object), counts),
@@ -627,9 +651,8 @@ def aggregate_leader(plan: MonitoringPlan, rows: pd.DataFrame) -> pd.DataFrame:
     :func:`drsim.utility.aggregate_tier.aggregate_tier`): its alerts, group events and
     work per tick (:data:`TIERS`)."""
     name, group = str(rows["pass"].iloc[0]), int(rows["group"].iloc[0])
-    sums = pd.DataFrame({c: np.concatenate([np.asarray(x, np.float64) for x in rows[c]])
-                         for c in ("time", "accLoad", "expected", "expected_sq")})
-    g = aggregate_tier(plan, group, sums)
+    g = aggregate_tier(plan, group, blocks_frame(plan.method.reference.columns, rows["time"],
+                                                 rows["accLoad"], rows["sums"]))
     out = [(name, group, kind, int(t), float(v), 0, 0)
            for kind, frame in (("alert", g.alerts), ("event", g.events))
            for t, v in zip(frame["time"], frame["sumAccLoad"], strict=True)]

@@ -14,17 +14,15 @@ at test time t_j, standardised by the aggregate's standard error σ_j:
     S_j = \max(0, S_{j-1} + x_j - k), \quad S_0 = 0
 
 and raises the group event (``groupNonComplianceEvent``, which latches the group as
-Listing 6.2's does) at every test with S_j > h. The standard error is that of the
-households' known relative error cv_k (:func:`drsim.utility.monitoring_method.known_cv`),
-of which a share ρ is common to the group (an error every household makes together):
-
-.. math::
-
-    \sigma_j^2 = (1 - \rho) \sum_k (cv_k E_{k,j})^2 + \rho \Big(\sum_k cv_k E_{k,j}\Big)^2,
-    \quad \sigma_j \ge f \, E_j
-
-with the floor f (``monitoring.aggregate.floor``) so that a method without a known error
-is not tested against zero (:func:`standard_error`). k is the reference value and h the
+Listing 6.2's does) at every test with S_j > h. Where E_j and σ_j come from is the
+method's reference (:mod:`drsim.utility.aggregate_reference`), chosen once per scenario
+(:func:`drsim.utility.method_registry.reference_of`): without a control group the M&V
+method's aggregate P̂ and the standard error of its known relative error cv_k per
+household, a share ρ of it common to the group, floored at f·E_j
+(:mod:`drsim.utility.known_cv_reference`); with a control group the control households'
+same-day load, which carries the day's common factor, adjusted by regression on the
+hour before the notice, with the households' pooled variance
+(:mod:`drsim.utility.control_reference`). k is the reference value and h the
 decision interval in standard errors (Montgomery, §9.1: k is half the shift to be
 detected quickly, h about 4-5). The observations of a day are not independent: a
 household's error lasts the day, so x_j of an expected group stays near one N(0, 1) draw
@@ -53,14 +51,19 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from drsim.utility.aggregate_reference import (
+    AggregateReference,
+    ReferenceReadings,
+    micro_kwh_sum,
+)
+from drsim.utility.known_cv_reference import KnownCv
 from drsim.utility.meter_result import MeterResult
 from drsim.utility.monitoring_method import MonitoringMethod
 
-__all__ = ["Aggregate", "GROUP_QUERY", "MICRO", "SQUARE", "cusum", "meter_sums",
-           "standard_error"]
+__all__ = ["Aggregate", "GROUP_QUERY", "cusum", "meter_sums"]
 
-MICRO = 1e6  # µkWh per kWh: the unit of the readings' sums
-SQUARE = 1e6  # Wh² per kWh²: the unit of the sums of squares
+#: the reference of a method without settings: P̂ with no known error, at the floor
+KNOWN_CV = KnownCv()
 
 #: the crossing of h by the CUSUM, in Page's form (module doc), over the leader's
 #: statistic at each test time (``cusum``: C_j) and a start event at t_start (C_0 = 0)
@@ -108,78 +111,41 @@ def cusum(x: np.ndarray, k: float) -> np.ndarray:
     return c - np.minimum.accumulate(np.minimum(c, 0.0), axis=-1)
 
 
-def standard_error(expected: np.ndarray, expected_sq: np.ndarray, cv: float,
-                   correlated_share: float, floor: float) -> np.ndarray:
-    r"""Return the standard error σ_j of a group's cumulative aggregate P̂ (module doc).
-
-    .. math::
-
-        \sigma_j = \max\Big(cv \sqrt{(1 - \rho) Q_j + \rho E_j^2}, \; f E_j\Big), \quad
-        E_j = \sum_k E_{k,j}, \; Q_j = \sum_k E_{k,j}^2
-
-    with one cv for every household (:func:`drsim.utility.monitoring_method.known_cv`).
-
-    Parameters
-    ----------
-    expected : numpy.ndarray
-        E_j, the group's cumulative P̂ at each test [kWh].
-    expected_sq : numpy.ndarray
-        Q_j, the sum of the households' squared cumulative P̂, same shape [kWh²].
-    cv : float
-        cv_k [1].
-    correlated_share : float
-        ρ, the share of the error variance the households share [1].
-    floor : float
-        f, the least standard error as a share of E_j [1].
-
-    Returns
-    -------
-    numpy.ndarray
-        σ_j [kWh].
-
-    Examples
-    --------
-    Two households of 3 and 4 kWh so far, 10 % error, independent or shared:
-
-    >>> standard_error(np.array([7.0]), np.array([25.0]), 0.1, 0.0, 0.01).tolist()
-    [0.5]
-    >>> standard_error(np.array([7.0]), np.array([25.0]), 0.1, 1.0, 0.01).round(6).tolist()
-    [0.7]
-    """
-    e = np.asarray(expected, dtype=np.float64)
-    var = (1.0 - correlated_share) * np.asarray(expected_sq, dtype=np.float64) + \
-        correlated_share * e * e
-    return np.maximum(cv * np.sqrt(var), floor * e)
-
-
 def meter_sums(house_ids: np.ndarray, group_id: int, times: np.ndarray, acc_kwh: np.ndarray,
-               expected_acc_kwh: np.ndarray) -> MeterResult:
+               expected_acc_kwh: np.ndarray, reference: AggregateReference = KNOWN_CV,
+               readings: ReferenceReadings | None = None) -> MeterResult:
     """Sum a block of households' readings at each test time: what its meters send.
 
     With ``aggregate`` the meters run no query: the head-end sums the readings of each
     test time (one sum per block and test, no user event), and the group leader adds the
-    blocks' sums (:func:`drsim.utility.aggregate_tier.aggregate_tier`). The sums are of
-    whole µkWh and whole Wh² (:data:`MICRO`, :data:`SQUARE`), integers that a float64 holds
-    exactly, so the group's sums are the same in any order of blocks: the same numbers
-    for any chunking.
+    blocks' sums (:func:`drsim.utility.aggregate_tier.aggregate_tier`): Σ A of the called
+    households and the sums the reference reads
+    (:meth:`~drsim.utility.aggregate_reference.AggregateReference.block_sums`). They are
+    whole µkWh and whole Wh², integers that a float64 holds exactly, so the group's sums
+    are the same in any order of blocks: the same numbers for any chunking.
 
     Parameters
     ----------
     house_ids : numpy.ndarray
-        (households,) the block's household ids.
+        (households,) the block's called household ids.
     group_id : int
         The block's group.
     times : numpy.ndarray
         (tests,) the test times [minutes since midnight].
     acc_kwh, expected_acc_kwh : numpy.ndarray
         (households, tests) the cumulative load and P̂ at each test [kWh].
+    reference : drsim.utility.aggregate_reference.AggregateReference, default :data:`KNOWN_CV`
+        Which sums beside Σ A the block sends.
+    readings : drsim.utility.aggregate_reference.ReferenceReadings, optional
+        The block's other readings the reference may read (its control households').
 
     Returns
     -------
     MeterResult
-        ``events``: one row per test time (houseID −1: a sum), ``accLoad`` Σ A and
-        ``expected`` Σ E [whole µkWh], ``expected_sq`` Σ E² [whole Wh²]; readings summed
-        as the events processed, no partial match, no user event, no household flagged.
+        ``events``: one row per test time (houseID −1: a sum), ``accLoad`` Σ A [whole
+        µkWh] and a column per sum of the reference (``expected`` Σ E [whole µkWh],
+        ``expected_sq`` Σ E² [whole Wh²] for the known error's); the meters read as the
+        events processed, no partial match, no user event, no household flagged.
 
     Examples
     --------
@@ -191,18 +157,14 @@ def meter_sums(house_ids: np.ndarray, group_id: int, times: np.ndarray, acc_kwh:
     ([2, 2], [0, 0], [-1, -1])
     """
     n, k = len(house_ids), len(times)
-    expected = np.rint(np.asarray(expected_acc_kwh, dtype=np.float64) * MICRO).astype(np.int64)
-    wh = np.rint(np.asarray(expected_acc_kwh, dtype=np.float64) * 1e3).astype(np.int64)
     events = pd.DataFrame({
         "time": np.asarray(times, dtype=np.int64), "houseID": np.full(k, -1, np.int64),
-        "groupID": np.full(k, group_id, np.int64),
-        "accLoad": np.rint(np.asarray(acc_kwh, dtype=np.float64) * MICRO).astype(np.int64)
-        .sum(axis=0).astype(np.float64),
+        "groupID": np.full(k, group_id, np.int64), "accLoad": micro_kwh_sum(acc_kwh),
         "delay": np.zeros(k), "missing": np.zeros(k, np.int64),
-        "expected": expected.sum(axis=0).astype(np.float64),
-        "expected_sq": (wh * wh).sum(axis=0).astype(np.float64)})
+        **reference.block_sums(acc_kwh, expected_acc_kwh, readings)})
     zeros = np.zeros(k, dtype=np.int64)
-    return MeterResult(events, np.full(k, n, dtype=np.int64), zeros, zeros.copy(),
+    read = n + reference.meters_read(readings)
+    return MeterResult(events, np.full(k, read, dtype=np.int64), zeros, zeros.copy(),
                        np.full(n, -1, dtype=np.int64), zeros.copy())
 
 
@@ -214,18 +176,18 @@ class Aggregate(MonitoringMethod):
     ----------
     k, h : float
         The reference value and the decision interval [standard errors].
-    cv : float
-        cv_k, each household's known relative error of P̂ [1].
-    correlated_share : float
-        ρ, the share of the error variance the households share [1].
-    floor : float
-        f, the least standard error as a share of the group's cumulative P̂ [1].
+    reference : drsim.utility.aggregate_reference.AggregateReference
+        Where E_j and σ_j come from (default: the method's aggregate P̂ and its known
+        error, :class:`~drsim.utility.known_cv_reference.KnownCv`).
 
     Examples
     --------
-    >>> a = Aggregate(k=1.5, h=5.0, cv=0.1)
+    >>> a = Aggregate(k=1.5, h=5.0, reference=KnownCv(cv=0.1))
     >>> a.group_test, a.gamma_user(0.05), sorted(a.params())
     (True, 1.0, ['h'])
+    >>> settings = a.summary()["method_settings"]
+    >>> settings["cv"], settings["reference"]
+    (0.1, 'known_cv')
     """
 
     name: ClassVar[str] = "aggregate"
@@ -233,14 +195,14 @@ class Aggregate(MonitoringMethod):
 
     k: float = 1.5
     h: float = 5.0
-    cv: float = 0.0
-    correlated_share: float = 0.0
-    floor: float = 0.01
+    reference: AggregateReference = KNOWN_CV
 
     def meter(self, house_ids: np.ndarray, group_id: int, times: np.ndarray,
-              acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray) -> MeterResult:
-        """Return the block's readings' sums (:func:`meter_sums`)."""
-        return meter_sums(house_ids, group_id, times, acc_kwh, expected_acc_kwh)
+              acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
+              readings: ReferenceReadings | None = None) -> MeterResult:
+        """Return the block's readings' sums for the reference (:func:`meter_sums`)."""
+        return meter_sums(house_ids, group_id, times, acc_kwh, expected_acc_kwh,
+                          self.reference, readings)
 
     def refusal(self, scenario: Any) -> str | None:
         """Return why the CUSUM does not run with ``scenario`` (None: it does).
@@ -272,5 +234,4 @@ class Aggregate(MonitoringMethod):
     def summary(self) -> dict[str, Any]:
         """Return the method and its settings as run."""
         return {"method": self.name, "method_settings": {
-            "k": self.k, "h": self.h, "cv": self.cv,
-            "correlated_share": self.correlated_share, "floor": self.floor}}
+            "k": self.k, "h": self.h, **self.reference.summary()}}

@@ -2,7 +2,9 @@
 
 The leader adds its blocks' readings' sums per test time
 (:func:`drsim.utility.aggregate_method.meter_sums`), standardises the group's cumulative
-load against its aggregate P̂ by the aggregate's standard error, and raises
+load against its reference E_j by the reference's standard error σ_j (the method's
+aggregate P̂ and its known error, or the control group's same-day load:
+:mod:`drsim.utility.aggregate_reference`), and raises
 ``groupNonComplianceEvent`` where the one-sided CUSUM crosses h, by the query
 :data:`drsim.utility.aggregate_method.GROUP_QUERY` (module doc of
 :mod:`drsim.utility.aggregate_method`). Its group events latch the group as Listing 6.2's
@@ -11,18 +13,53 @@ do, so the utility (Listing 6.3) reads them unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
-from drsim.utility.aggregate_method import MICRO, SQUARE, Aggregate, cusum, standard_error
+from drsim.utility.aggregate_method import Aggregate, cusum
+from drsim.utility.aggregate_reference import MICRO
 from drsim.utility.group_and_utility_tiers import GroupResult
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, feed_by_time
 
-__all__ = ["aggregate_tier", "group_statistic"]
+__all__ = ["aggregate_tier", "blocks_frame", "group_statistic"]
 
 
-def group_statistic(plan: MonitoringPlan, method: Aggregate, sums: pd.DataFrame
-                    ) -> pd.DataFrame:
+def blocks_frame(columns: tuple[str, ...], times: Sequence, loads: Sequence, sums: Sequence
+                 ) -> pd.DataFrame:
+    """Return the blocks' sums as one frame, one row per block and test time.
+
+    Parameters
+    ----------
+    columns : tuple of str
+        The reference's columns (:attr:`AggregateReference.columns
+        <drsim.utility.aggregate_reference.AggregateReference.columns>`).
+    times, loads, sums : sequence of array-like
+        Per block: its test times, Σ A at each [whole µkWh], and its sums of ``columns``
+        one column after the other, each one value per test time.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns time, accLoad and ``columns`` (:func:`group_statistic`'s ``sums``).
+
+    Examples
+    --------
+    >>> blocks_frame(("expected",), [[1130, 1135]], [[4.0, 6.0]], [[3.0, 5.0]]).values.tolist()
+    [[1130.0, 4.0, 3.0], [1135.0, 6.0, 5.0]]
+    """
+    times = [np.asarray(t, np.float64) for t in times]
+    blocks = [np.asarray(x, np.float64).reshape(len(columns), len(t))
+              for x, t in zip(sums, times, strict=True)]
+    return pd.DataFrame({"time": np.concatenate(times),
+                         "accLoad": np.concatenate([np.asarray(x, np.float64) for x in loads]),
+                         **{c: np.concatenate([b[i] for b in blocks])
+                            for i, c in enumerate(columns)}})
+
+
+def group_statistic(plan: MonitoringPlan, method: Aggregate, sums: pd.DataFrame,
+                    group: int = 0) -> pd.DataFrame:
     """Return the group's standardised excess x_j and CUSUM S_j at each test time.
 
     Parameters
@@ -30,11 +67,14 @@ def group_statistic(plan: MonitoringPlan, method: Aggregate, sums: pd.DataFrame
     plan : drsim.utility.monitoring.MonitoringPlan
         Its test times are read.
     method : drsim.utility.aggregate_method.Aggregate
-        k, cv, ρ and the floor.
+        k and the reference of E_j and σ_j
+        (:class:`~drsim.utility.aggregate_reference.AggregateReference`).
     sums : pandas.DataFrame
         The blocks' sums (:func:`drsim.utility.aggregate_method.meter_sums`): columns
-        time, accLoad, expected [whole µkWh], expected_sq [whole Wh²], one row per block
-        and test time.
+        time, accLoad [whole µkWh] and the reference's columns, one row per block and
+        test time.
+    group : int, default 0
+        The group's index (the control group's reference reads its sizes).
 
     Returns
     -------
@@ -54,12 +94,10 @@ def group_statistic(plan: MonitoringPlan, method: Aggregate, sums: pd.DataFrame
     >>> s[["x", "statistic"]].round(6).values.tolist()
     [[10.0, 8.5], [10.0, 17.0]]
     """
-    total = sums.groupby("time")[["accLoad", "expected", "expected_sq"]].sum()
-    total = total.reindex(plan.test_times, fill_value=0.0)
+    columns = ["accLoad", *method.reference.columns]
+    total = sums.groupby("time")[columns].sum().reindex(plan.test_times, fill_value=0.0)
     a = total["accLoad"].to_numpy() / MICRO
-    e = total["expected"].to_numpy() / MICRO
-    se = standard_error(e, total["expected_sq"].to_numpy() / SQUARE, method.cv,
-                        method.correlated_share, method.floor)
+    e, se = method.reference.expectation(group, {c: total[c].to_numpy() for c in columns})
     x = np.divide(a - e, se, out=np.zeros_like(a), where=se > 0)
     return pd.DataFrame({"time": plan.test_times, "load": a, "expected": e, "se": se, "x": x,
                          "cusum": np.cumsum(x - method.k), "statistic": cusum(x, method.k)})
@@ -108,7 +146,7 @@ def aggregate_tier(plan: MonitoringPlan, group: int, sums: pd.DataFrame) -> Grou
     >>> g.events["time"].tolist(), g.latch
     ([1130, 1135], 1130)
     """
-    stat = group_statistic(plan, plan.method, sums)
+    stat = group_statistic(plan, plan.method, sums, group)
     stream = pd.DataFrame({"type": "groupStatisticEvent",
                            "time": np.r_[plan.t_start, stat["time"]].astype(np.int64),
                            "groupID": group, "cusum": np.r_[0.0, stat["cusum"]],

@@ -2,7 +2,9 @@
 
 The interface is :class:`drsim.utility.monitoring_method.MonitoringMethod`; a new method is
 a subclass in a module of its own and one entry of :data:`METHODS` (its name and how it is
-built from a scenario).
+built from a scenario). ``aggregate``'s reference, where its test's E_j and σ_j come from
+(:mod:`drsim.utility.aggregate_reference`), is chosen here too, once per scenario
+(:func:`reference_of`).
 """
 
 from __future__ import annotations
@@ -11,10 +13,40 @@ from collections.abc import Callable
 from typing import Any
 
 from drsim.utility.aggregate_method import Aggregate
+from drsim.utility.aggregate_reference import AggregateReference
+from drsim.utility.control_reference import ControlGroupReference
+from drsim.utility.known_cv_reference import KnownCv
 from drsim.utility.monitoring_method import Counting, MonitoringMethod, known_cv
 from drsim.utility.tolerance_method import Tolerance
 
-__all__ = ["METHODS", "method_of"]
+__all__ = ["METHODS", "method_of", "reference_of"]
+
+
+def reference_of(scenario: Any) -> AggregateReference:
+    """Return where ``aggregate``'s E_j and σ_j come from for ``scenario``, chosen once.
+
+    The control group's same-day load when the scenario has one
+    (``baseline.control_group.share`` > 0 in some group,
+    :class:`~drsim.utility.control_reference.ControlGroupReference`), else the M&V
+    method's aggregate P̂ and its known error
+    (:class:`~drsim.utility.known_cv_reference.KnownCv`); docs/decisions.md, "The
+    aggregate test against the control group".
+
+    Examples
+    --------
+    >>> from drsim.scenario import scenario_from_dict
+    >>> s = {"name": "doc", "seed": 7, "households": 20, "groups": [{"name": "g", "size": 20}]}
+    >>> reference_of(scenario_from_dict(s))
+    KnownCv(cv=0.0, correlated_share=0.0, floor=0.01)
+    >>> reference_of(scenario_from_dict({**s, "baseline": {"control_group": {"share": 0.2}}}))
+    ControlGroupReference(control=(4,), called=(16,), floor=0.01)
+    """
+    settings = scenario.monitoring.aggregate
+    control = tuple(scenario.control_group_sizes())
+    if any(control):
+        return ControlGroupReference(control, tuple(scenario.called_group_sizes()),
+                                     settings.floor)
+    return KnownCv(known_cv(settings.cv, scenario), settings.correlated_share, settings.floor)
 
 #: each method's name and how it is built from a scenario's settings
 METHODS: dict[str, Callable[[Any], MonitoringMethod]] = {
@@ -24,9 +56,7 @@ METHODS: dict[str, Callable[[Any], MonitoringMethod]] = {
         cv=known_cv(scenario.monitoring.tolerance.cv, scenario)),
     "aggregate": lambda scenario: Aggregate(
         k=scenario.monitoring.aggregate.k, h=scenario.monitoring.aggregate.h,
-        cv=known_cv(scenario.monitoring.aggregate.cv, scenario),
-        correlated_share=scenario.monitoring.aggregate.correlated_share,
-        floor=scenario.monitoring.aggregate.floor),
+        reference=reference_of(scenario)),
 }
 
 

@@ -85,6 +85,7 @@ import pandas as pd
 import cep_core
 from cep_core.reads import check_events
 from drsim.scenario import ExpectedShare, Scenario
+from drsim.utility.aggregate_reference import ReferenceReadings
 from drsim.utility.meter_result import MeterResult
 from drsim.utility.method_registry import method_of
 from drsim.utility.monitoring_method import Counting, MonitoringMethod
@@ -475,7 +476,8 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
                acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
                shedder: Any = None, fetch: Any = None,
                lost: np.ndarray | None = None, streams: int = 1,
-               carry: Any = None) -> MeterResult:
+               carry: Any = None, readings: ReferenceReadings | None = None
+               ) -> MeterResult:
     r"""Run Listing 6.1 on every household of a chunk: the test of Eq. 6.4.
 
     At each test time t_test (§6.2.1, Step 2) a smart meter checks whether its household
@@ -526,6 +528,10 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     carry : drsim.utility.session_feed.MeterCarry, optional
         A stream's run of these households, continued: fed only the tests it has not
         fed (the result is the same).
+    readings : drsim.utility.aggregate_reference.ReferenceReadings, optional
+        The chunk's readings beside its called households' (the method's B̂, its control
+        households' load), sent to a method whose group leader tests the group
+        (``aggregate``'s reference may read them).
 
     Returns
     -------
@@ -566,7 +572,7 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     ([1135, -1], [0, 1, 1, 1])
     """
     times = plan.test_times
-    sums = plan.method.meter(house_ids, group_id, times, acc_kwh, expected_acc_kwh)
+    sums = plan.method.meter(house_ids, group_id, times, acc_kwh, expected_acc_kwh, readings)
     if sums is not None:  # the meters send their readings' sums, not user events
         return sums
     n, k = len(house_ids), len(times)

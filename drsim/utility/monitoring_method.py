@@ -44,6 +44,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from drsim.utility.aggregate_reference import ReferenceReadings
 from drsim.utility.meter_result import MeterResult
 
 __all__ = ["Counting", "MonitoringMethod", "known_cv"]
@@ -85,10 +86,13 @@ class MonitoringMethod:
         return {}
 
     def meter(self, house_ids: np.ndarray, group_id: int, times: np.ndarray,
-              acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray) -> MeterResult | None:
+              acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
+              readings: ReferenceReadings | None = None) -> MeterResult | None:
         """Return what a block's meters send when they run no query (None: they run one).
 
-        Parameters as :func:`drsim.utility.monitoring.meter_tier`'s.
+        Parameters as :func:`drsim.utility.monitoring.meter_tier`'s; ``readings``: the
+        block's readings beside its called households' (its control households'), which
+        a group test's reference may read.
         """
         return None
 

@@ -35,8 +35,9 @@ OTHER_TYPE_DAYS_FROM = 100
 def days_key(pop: Population) -> tuple:
     """Return what a chunk's prior days depend on.
 
-    Its households and the scenario but its M&V settings (``baseline``, which the
-    household simulation does not read).
+    Its households (which of the range are called may depend on
+    ``baseline.control_group``) and the scenario but its M&V settings (``baseline``,
+    which the household simulation does not read).
 
     Parameters
     ----------
@@ -46,9 +47,10 @@ def days_key(pop: Population) -> tuple:
     Returns
     -------
     tuple
-        (scenario without ``baseline``, first household, count), compared by equality.
+        (scenario without ``baseline``, the households' ids as bytes), compared by
+        equality.
     """
-    return pop.scenario.model_copy(update={"baseline": None}), pop.first, pop.count
+    return pop.scenario.model_copy(update={"baseline": None}), pop.ids.tobytes()
 
 
 class PriorDays:
@@ -88,7 +90,7 @@ class PriorDays:
             pop, counter = self.pop, k
             if day_type != own:
                 scenario = self.pop.scenario.model_copy(update={"day_type": day_type})
-                pop = Population(scenario, self.pop.first, self.pop.count)
+                pop = Population(scenario, self.pop.first, self.pop.count, self.pop.part)
                 counter = OTHER_TYPE_DAYS_FROM * (1 + DAY_TYPES.index(day_type)) + k
             self._runs[key] = ChunkSimulator(pop, day_offset=-counter * PRIOR_DAY_STRIDE).run([])
         return self._runs[key]

@@ -115,7 +115,7 @@ def x_of_y_baseline(pop: Population, lo: int, hi: int) -> np.ndarray:
                            for k in range(1, rule.days + 1)], axis=1)
         days.memo[key] = highest_days(energy, rule.take)
     chosen = days.memo[key]
-    base = np.zeros((pop.count, hi - lo))
+    base = np.zeros((pop.size, hi - lo))
     for k in range(1, rule.days + 1):
         base += days.load(k, lo, hi) * chosen[:, k - 1, None]
     return base / rule.take

@@ -203,3 +203,24 @@ def test_a_control_group_runs_beside_any_method_and_its_baseline_is_the_methods_
     assert len({b["expected_mwh"] for b in runs.values()}) == 3
     for b in runs.values():
         assert 0 < b["expected_reduction_mwh"] < b["baseline_mwh"]
+
+
+@pytest.mark.parametrize("method", ["x_of_y", "regression"])
+def test_a_called_households_prior_day_baseline_is_its_own_beside_a_control_group(method):
+    """Prior-day methods and the common day factor on the called households of a range:
+    each called household's B̂ and P̂ are those it has in the whole range without a
+    control group (a household's estimate reads its own prior days only)."""
+    settings = {"method": method, "x_of_y": {"days": 3, "take": 2},
+                "regression": {"days": 3, "other_day_type_days": 1}}
+    whole = scenario_from_dict({**quickstart(HOUSEHOLDS, **settings),
+                                "day_variation": {"cv": 0.25}})
+    split = scenario_from_dict({**quickstart(HOUSEHOLDS, control_group={"share": SHARE},
+                                             **settings), "day_variation": {"cv": 0.25}})
+    chunk = Chunk(0, 0, 40, 0)
+    called = simulate_chunk(split, chunk, households=True)
+    alone = simulate_chunk(whole, chunk, households=True)
+    keep = ~is_control(split, np.arange(40))
+    assert 0 < keep.sum() < 40
+    for name in ("baseline", "expected"):
+        np.testing.assert_allclose(called.estimate_window_kw[name],
+                                   alone.estimate_window_kw[name][keep], rtol=1e-12)

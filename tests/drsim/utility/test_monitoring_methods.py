@@ -17,8 +17,9 @@ from drsim.pipeline.passes import plan_chunks, simulate_chunk
 from drsim.pipeline.stages import check_run
 from drsim.pipeline.stream_tiers import check_streamable
 from drsim.scenario import load_scenario
-from drsim.utility.aggregate_method import cusum, meter_sums, standard_error
+from drsim.utility.aggregate_method import cusum, meter_sums
 from drsim.utility.aggregate_tier import aggregate_tier, group_statistic
+from drsim.utility.known_cv_reference import standard_error
 from drsim.utility.method_registry import METHODS, method_of
 from drsim.utility.monitoring import (
     NOT_LATCHED,

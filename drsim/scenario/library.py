@@ -23,19 +23,18 @@ import re
 import shutil
 from importlib import resources
 from pathlib import Path
-from typing import Literal
 
 __all__ = ["LIBRARY", "accepted", "base_of", "copy", "describe", "names", "resolve"]
 
-Kind = Literal["scenario", "sweep"]
 LIBRARY = Path(str(resources.files("drsim").joinpath("data", "scenarios")))
 SWEEPS = "sweeps"  # the folder of the sweep files in the library
 _DOCS_PREFIX = "scenarios/"  # how the documentation writes a packaged file's path
 _BASE = re.compile(r"^scenario:\s*(\S+\.yaml)", re.MULTILINE)  # a sweep file's base scenario
 
 
-def names(kind: Kind | None = None) -> list[str]:
-    """The packaged files' names, sorted; ``kind`` keeps the scenarios or the sweeps only."""
+def names(kind: str | None = None) -> list[str]:
+    """The packaged files' names, sorted; ``kind`` (``"scenario"`` or ``"sweep"``) keeps
+    the scenarios or the sweeps only."""
     found = sorted(p.relative_to(LIBRARY).with_suffix("").as_posix()
                    for p in LIBRARY.rglob("*.yaml"))
     if kind is None:
@@ -59,7 +58,7 @@ def resolve(argument: str | Path) -> Path:
     return packaged(str(argument)) or path
 
 
-def accepted(kind: Kind) -> str:
+def accepted(kind: str) -> str:
     """What a missing file's message accepts: a path, or one of the packaged names."""
     return (f"the path of an existing {kind} YAML file, or a packaged {kind}'s name: "
             f"{', '.join(names(kind))} (drsim scenarios list)")
@@ -80,7 +79,7 @@ def base_of(name: str) -> str | None:
     """The name of the packaged scenario a packaged sweep file runs (None: not a sweep)."""
     path = packaged(name)
     m = _BASE.search(path.read_text(encoding="utf-8")) if path else None
-    if m is None:
+    if path is None or m is None:
         return None
     return (path.parent / m.group(1)).resolve().relative_to(LIBRARY.resolve()) \
         .with_suffix("").as_posix()
@@ -98,8 +97,8 @@ def copy(name: str, folder: str | Path) -> list[Path]:
         raise ValueError(f"{name}: no packaged scenario or sweep of that name; "
                          f"accepted: {', '.join(names())}")
     wanted = [n for n in (name, base_of(name)) if n is not None]
-    sources = [packaged(n) for n in wanted]
-    targets = [Path(folder) / s.relative_to(LIBRARY) for s in sources if s is not None]
+    sources = [s for s in map(packaged, wanted) if s is not None]
+    targets = [Path(folder) / s.relative_to(LIBRARY) for s in sources]
     there = [str(t) for t in targets if t.exists() or t.is_symlink()]
     if there:
         raise FileExistsError(f"{there[0]}: already exists; nothing was copied (remove it "

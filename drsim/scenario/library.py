@@ -6,10 +6,11 @@ quickstart, the paper scenario of Table 6.2 (dissertation Ch. 6), its OP variant
 ``sweeps/``. A packaged file is named by its path in that folder without ``.yaml``:
 ``quickstart``, ``sweeps/threshold_z``.
 
-:func:`resolve` turns what a user typed into a file: a path that exists wins; otherwise
-``NAME``, ``NAME.yaml`` or ``scenarios/NAME.yaml`` (as the documentation writes the
-packaged files) names a packaged file; otherwise the argument is returned as it is, and
-reading it fails with "no such file" and the names (:func:`accepted`).
+:func:`resolve` turns what a user typed into a file: a file that exists wins (a folder is
+never a scenario: after ``drsim scenarios copy quickstart quickstart`` the name still
+works); otherwise ``NAME``, ``NAME.yaml`` or ``scenarios/NAME.yaml`` (as the documentation
+writes the packaged files) names a packaged file; otherwise the argument is returned as it
+is, and reading it fails with "no such file" and the names (:func:`accepted`).
 
 >>> "quickstart" in names("scenario") and "sweeps/threshold_z" in names("sweep")
 True
@@ -51,10 +52,11 @@ def packaged(name: str) -> Path | None:
 
 
 def resolve(argument: str | Path) -> Path:
-    """The file ``argument`` names: itself if it exists, else the packaged file of that
-    name, else ``argument`` unchanged (its reader says it does not exist)."""
+    """The file ``argument`` names: itself if it is a file, else the packaged file of that
+    name, else ``argument`` unchanged (its reader says what is wrong: no such file, a
+    folder)."""
     path = Path(argument)
-    if path.exists():
+    if path.is_file():
         return path
     return packaged(str(argument)) or path
 

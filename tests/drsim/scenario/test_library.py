@@ -42,6 +42,12 @@ def test_a_path_that_exists_wins_over_the_name(tmp_path, monkeypatch):
     (tmp_path / "quickstart").write_text(yaml.safe_dump(data))
     assert resolve("quickstart") == Path("quickstart")
     assert load_scenario("quickstart").name == "mine"
+    (tmp_path / "quickstart").unlink()
+    (tmp_path / "quickstart").mkdir()  # a folder is never a scenario: the name holds
+    assert resolve("quickstart") == LIBRARY / "quickstart.yaml"
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(ScenarioError, match="folder: \\(file\\): is a folder"):
+        load_scenario("folder")
 
 
 def test_an_unknown_name_lists_the_names(tmp_path, monkeypatch):

@@ -67,15 +67,24 @@ def accepted(kind: str) -> str:
             f"{', '.join(names(kind))} (drsim scenarios list)")
 
 
-def describe(name: str) -> str:
-    """The first line of the packaged file's leading comment (empty if it has none)."""
+def describe(name: str, width: int = 80) -> str:
+    """The first sentence of the packaged file's leading comment, cut to ``width``
+    characters at a word (empty if it has none).
+
+    >>> describe("quickstart")
+    'Quickstart: a small demand-response (DR) day, 6,000 households, for a first run.'
+    """
     path = packaged(name)
+    words = []
     for line in (path.read_text(encoding="utf-8").splitlines() if path else []):
-        if line.startswith("#"):
-            return line.lstrip("# ").strip()
-        if line.strip():
+        text = line.lstrip("#").strip()
+        if not line.startswith("#") or not text:
             break
-    return ""
+        words += text.split()
+    sentence = re.split(r"(?<=[.?!])\s+(?=[A-Z])", " ".join(words))[0]  # not "Ch. 6"
+    if len(sentence) <= width:
+        return sentence
+    return sentence[:width - 4].rsplit(" ", 1)[0] + " ..."
 
 
 def base_of(name: str) -> str | None:

@@ -51,7 +51,7 @@ from pathlib import Path
 
 import yaml
 
-from drsim.scenario.library import LIBRARY
+from drsim.scenario.library import LIBRARY, resolve
 
 GOALS = {"quickstart": 60.0, "paper_100k": 180.0}
 THRESHOLD_COST_GOAL = 1.5  # the paper run with the estimated threshold, against the reference
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.op:
         op_cost(args.repeats, args.master)
         return 0
-    for scenario in args.scenarios:
+    for scenario in map(resolve, args.scenarios):  # a file, or a packaged scenario's name
         configs = {"as written": scenario}
         if args.threshold_cost:
             configs["reference (model M&V, constant γ_user)"] = reference_configuration(

@@ -14,7 +14,7 @@ import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from cep_core.adaptive.engine import (
     PLAN_KINDS,
@@ -143,9 +143,10 @@ class Session:
         if self.none_missing:
             events = as_unknown_type(events)
         if self.engine.reads_frame(events):  # a DataFrame read by its columns
-            n = len(events)
-            first, last = (events["time"].iloc[0], events["time"].iloc[-1]) if n and \
-                "time" in events.columns else (None, None)
+            frame: Any = events
+            n = len(frame)
+            first, last = (frame["time"].iloc[0], frame["time"].iloc[-1]) if n and \
+                "time" in frame.columns else (None, None)
         else:
             events = as_events(events, first_id=self.events_fed)
             n = len(events)
@@ -454,7 +455,7 @@ class CompiledQuery:
                              "number of missing elements; start without max_missing")
         elif self.plan is None:
             _refuse(type(self._agg_explain).refusal(None, o))
-            engine = self._aggregation()
+            engine = cast("Callable[[], Engine]", self._aggregation)()  # plan None: given
         else:
             chosen = ENGINES[self._pick(o)]
             _refuse(chosen.cls.refusal(self.plan, o))
@@ -475,7 +476,8 @@ class CompiledQuery:
         if as_frame:
             options["output"] = "events"
         if self.plan is None and not options:
-            return list(self._aggregation().run(as_events(events)))
+            aggregation = cast("Callable[[], Any]", self._aggregation)  # plan None: given
+            return list(aggregation().run(as_events(events)))
         return self.start(policy, **options).run(events, as_frame)
 
     def matches(self, events: Iterable[dict] | Any, policy: str = ANY, **options: Any

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from drsim.pipeline import stages as pipeline
 from drsim.pipeline.backend import Backend, SerialBackend
@@ -134,12 +134,13 @@ def _backend_written(opened: Backend, run: pipeline.Run, summary: dict[str, Any]
                             readings=rows)
 
 
-def _stream_written(run: pipeline.Run, summary: dict[str, Any], out: str | Path,
+def _stream_written(run: pipeline.Run, summary: dict[str, Any], out: str | Path | None,
                     folder: Path) -> Path:
     """The folder of a streamed run or monitor written to ``out`` in place of its live
-    ``folder`` (the checkpoint); the stream's user events were collected."""
+    ``folder`` (the checkpoint); the stream's user events were collected. ``out`` is
+    given: :func:`_stream_folder` refused None before the stream ran."""
     data = run_data.run_data(run, summary, user_events(run.monitored.user_events))
-    return output.write_run_data(data, out, overwrite=True, stream=folder)
+    return output.write_run_data(data, cast("str | Path", out), overwrite=True, stream=folder)
 
 
 def simulate(scenario: Scenario | str | Path, out: str | Path | None = None, *,
@@ -185,8 +186,8 @@ def run(scenario: Scenario | str | Path, out: str | Path | None = None, *,
     ``RunResult.tables``."""
     started = time.perf_counter()
     scenario = _scenario(scenario, households, chunk_size)
-    options = {"delay_detection": delay_detection, "chunk_size": chunk_size,
-               "progress": progress}
+    options: dict[str, Any] = {"delay_detection": delay_detection, "chunk_size": chunk_size,
+                               "progress": progress}
     if streaming:
         return _run_streamed(scenario, out, backend, master, overwrite, started, speed=speed,
                              view=view, **options)
@@ -334,6 +335,7 @@ def monitor_prepared(readings: str | Path | None, scenario: Scenario,
     used = []
 
     def read(feature: Any, step: Any) -> tuple[Any, str]:
+        path: Path | None
         if cost_models is not None:
             path = Path(cost_models)
             if not path.exists():
@@ -395,7 +397,8 @@ def monitor(readings: str | Path | None, scenario: Scenario | str | Path,
     plan = check_monitor(scenario)
     gamma, source = monitor_thresholds(readings, scenario, thresholds)
     prepared = monitor_prepared(readings, scenario, cost_models)
-    check = check_readings(readings, scenario, plan.t_start, plan.t_end, lenient)
+    recorded = cast("str | Path", readings)  # without a stream, the readings are given
+    check = check_readings(recorded, scenario, plan.t_start, plan.t_end, lenient)
     monitor_features(scenario, check)  # what the readings turn on, refused before any work
     if check.warning is not None:
         import warnings
@@ -407,7 +410,7 @@ def monitor(readings: str | Path | None, scenario: Scenario | str | Path,
             opened, found.run, summary, out, overwrite))
 
     return _execute(backend, master, started, lambda opened: (monitor_readings(
-        scenario, readings, opened, thresholds=gamma, thresholds_from=source,
+        scenario, recorded, opened, thresholds=gamma, thresholds_from=source,
         chunk_size=chunk_size, lenient=lenient, progress=progress, check=check,
         prepared=prepared), {}),
         lambda found: summaries.build_monitoring(found.run, found.readings.as_dict(),

@@ -189,7 +189,7 @@ SPEEDS = ("z", "L", "M1", "M2", "H")
 
 
 def phev_stream(params: PhevStream = PhevStream(), seed: int = 0, households: int = 1200,
-                scenario: str = "scenarios/quickstart.yaml", day: int = 0) -> list[dict]:
+                scenario: str = "drsim/data/scenarios/quickstart.yaml", day: int = 0) -> list[dict]:
     """Per-vehicle events of the PHEV queries Q5-Q8 (§6.2) from drsim's own EV model.
 
     The charging comes from drsim: the EV households among the first ``households`` of

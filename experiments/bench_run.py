@@ -51,6 +51,8 @@ from pathlib import Path
 
 import yaml
 
+from drsim.scenario.library import LIBRARY, resolve
+
 GOALS = {"quickstart": 60.0, "paper_100k": 180.0}
 THRESHOLD_COST_GOAL = 1.5  # the paper run with the estimated threshold, against the reference
 REFERENCE_GAMMA_USER = 0.34
@@ -58,10 +60,10 @@ READING_LOSS_GOAL = 1.3  # the paper run with 5 % loss and k = 1, against the lo
 LOSSY = "5 % of readings lost, max_missing 1"
 
 
-OP_SCENARIOS = (Path("scenarios/paper_100k_op.yaml"), Path("scenarios/paper_100k.yaml"))
+OP_SCENARIOS = (LIBRARY / "paper_100k_op.yaml", LIBRARY / "paper_100k.yaml")
 OP_COST_GOAL = 1.5  # OP and BL together / the plain run
 
-SCALE_SCENARIO = Path("scenarios/scale_1.6M.yaml")
+SCALE_SCENARIO = LIBRARY / "scale_1.6M.yaml"
 SCALE_RATIO_GOAL = 2.0  # drsim run / drsim simulate
 TIERS_SHARE_GOAL = 0.25  # group and utility tiers / drsim run
 DRIVER_RSS_GOAL = 1 << 30  # bytes
@@ -164,7 +166,7 @@ def op_cost(repeats: int, master: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scenarios", nargs="+", type=Path,
-                    default=[Path("scenarios/quickstart.yaml"), Path("scenarios/paper_100k.yaml")])
+                    default=[LIBRARY / "quickstart.yaml", LIBRARY / "paper_100k.yaml"])
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--master", default="local[*]")
     ap.add_argument("--threshold-cost", action="store_true",
@@ -184,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.op:
         op_cost(args.repeats, args.master)
         return 0
-    for scenario in args.scenarios:
+    for scenario in map(resolve, args.scenarios):  # a file, or a packaged scenario's name
         configs = {"as written": scenario}
         if args.threshold_cost:
             configs["reference (model M&V, constant γ_user)"] = reference_configuration(

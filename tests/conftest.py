@@ -73,11 +73,7 @@ def standalone_cluster(tmp_path_factory):
     import shutil
 
     from spark import cluster
-    from spark.session import java_version
 
-    if java_version() is None:
-        pytest.skip("Java not found: a standalone Spark cluster needs Java "
-                    "(install it or set JAVA_HOME)")
     folder = tmp_path_factory.mktemp("spark-standalone")
     state = cluster.up(workers=1, cores_per_worker=2, memory_per_worker="2g", folder=folder)
     try:

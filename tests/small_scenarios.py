@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import yaml
 
+from drsim.scenario.library import LIBRARY
+
 
 def quickstart(households: int = 1200, remote: dict | None = None,
                shedding: dict | None = None, **baseline) -> dict:
-    """scenarios/quickstart.yaml as a mapping with ``households`` in equal groups, gateways
+    """The packaged quickstart scenario as a mapping with ``households`` in equal groups, gateways
     of 100 meters under ``remote`` or ``shedding``, and ``baseline`` settings."""
-    with open("scenarios/quickstart.yaml") as f:
+    with open(LIBRARY / "quickstart.yaml") as f:
         data = yaml.safe_load(f)
     data["households"] = households
     share = households // len(data["groups"])

@@ -8,13 +8,13 @@ dissertation §2.2.2, Definition 2.7 and Table 2.4).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from cep_core.approx.placeholders import Placeholder
 from cep_core.counters import Counters
 from cep_core.engine.protocol import StepFeeding
 from cep_core.errors import LostAttribute, QueryError
-from cep_core.plan import Plan
+from cep_core.plan import Plan, ReturnSpec
 
 __all__ = ["ANY", "NEXT", "STRICT", "POLICIES", "EVERY_EVENT", "ONE_PER_PARTITION", "RUNS",
            "OUTPUTS", "PM", "PMView", "CountMerging", "Statistics", "check_options",
@@ -84,7 +84,7 @@ def check_predicates(preds, b: dict, counters: Counters, stats: Statistics) -> b
 def merge_counts(plan: Plan, out: list, n0: int) -> None:
     """For a ``RETURN .. COUNT(*)`` query: the outputs of one event from ``out[n0]`` on
     (one per match, counting 1) become one per output time, their counts summed."""
-    field = plan.returns.count
+    field = cast(ReturnSpec, plan.returns).count  # a RETURN .. COUNT(*) query has one
     merged: dict[Any, dict] = {}
     for rec in out[n0:]:
         first = merged.setdefault(rec["time"], rec)

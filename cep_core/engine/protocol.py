@@ -35,10 +35,16 @@ class Engine(Protocol):
     without)."""
 
     name: str
-    counters: Counters
     policy: str | None
-    reports: str | None
     work: WorkBy | None
+
+    @property
+    def counters(self) -> Counters:
+        """The cost counters so far (read-only to a session)."""
+
+    @property
+    def reports(self) -> str | None:
+        """What :meth:`report` tells (read-only to a session)."""
 
     def reads_frame(self, events: Any) -> bool:
         """Whether the engine reads ``events`` (a DataFrame) by its columns as it is;
@@ -68,6 +74,15 @@ class Engine(Protocol):
     def reload_tables(self, *names: str) -> None:
         """Re-read lookup tables changed in place, rows and columns the same (the keyed
         engine and what steps it; others refuse)."""
+
+    def partial_matches(self) -> list[dict[str, Any]]:
+        """The live partial matches (engines that keep none refuse)."""
+
+    def live_runs(self, *attrs: str) -> dict[str, Any]:
+        """The live runs as columns (the keyed engine; others refuse)."""
+
+    def drop_runs(self, *keys: Any) -> int:
+        """Drop the live runs of these partition keys (the keyed engine; others refuse)."""
 
 
 class EngineBase:
@@ -176,7 +191,7 @@ def feed_by_value(feeder: Any, events: Any, column: str, as_frame: bool = False,
     **options)`` and ``counters`` (load shedding, remote data). Events without any run
     are fed as one empty batch, whose output has the columns."""
     frame = hasattr(events, "columns")
-    rows = events if frame else list(events)
+    rows: Any = events if frame else list(events)
     codes, uniques = value_codes(rows, column, len(rows))
     tally = np.zeros((len(WorkBy.FIELDS), len(uniques)), dtype=np.int64)
     parts = []

@@ -7,6 +7,8 @@ that every sum is exact in any order (docs/architecture.md, "Determinism").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from drsim.household.starts import Batch
@@ -207,7 +209,7 @@ def step_grid(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo: int
 _INT32_LIMIT = 2**31  # int32 holds every whole µkW below it exactly
 
 
-def row_peaks(n_rows: int, rectangles: list[tuple[np.ndarray, ...]]) -> np.ndarray:
+def row_peaks(n_rows: int, rectangles: Sequence[tuple[np.ndarray, ...]]) -> np.ndarray:
     """Bound each row's load: the sum of the absolute powers of its rectangles.
 
     No minute of a row's load, and no sum of its steps, exceeds it in absolute value
@@ -314,6 +316,8 @@ def render_entries(n_rows: int, entries: list[tuple[np.ndarray, np.ndarray]], lo
                         minute_major)
 
 
+#: load rectangles: row, start and end [minutes since midnight of the DR day), power [µkW]
+Rectangles = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 _BLOCK_ROWS = 128  # rows per block: 128 × 1441 float64 ≈ 1.5 MB
 
 
@@ -396,7 +400,7 @@ def _overlapping(cat, b: Batch, lo: int, hi: int) -> np.ndarray:
 
 
 def phase_rectangles(cat, b: Batch, lo: int, hi: int, key: np.ndarray | None = None
-                     ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+                     ) -> list[Rectangles]:
     """Turn appliance cycles into load rectangles, phase by phase.
 
     The rectangles of :func:`appliance_rectangles`, not joined: one piece per phase that
@@ -431,7 +435,7 @@ def phase_rectangles(cat, b: Batch, lo: int, hi: int, key: np.ndarray | None = N
     return pieces
 
 
-def ev_rectangles(b: Batch, key: np.ndarray | None = None):
+def ev_rectangles(b: Batch, key: np.ndarray | None = None) -> Rectangles:
     r"""Turn EV charging sessions into load rectangles.
 
     A session draws the charger's full power :math:`P` for its whole minutes and the

@@ -66,7 +66,8 @@ def stream_id(name: str) -> int:
 _FOLD = np.uint64(0xD1B54A32D192ED03)  # odd multiplier folding the counters into one word
 
 
-def hash64(seed: int, household: np.ndarray, stream: str, *counters) -> np.ndarray:
+def hash64(seed: int, household: np.ndarray | np.integer, stream: str, *counters
+           ) -> np.ndarray:
     """Hash (seed, household, stream, counters...) to uint64, broadcast over arrays.
 
     The counters are folded into one word, c0·K^(n-1) + ... + c(n-1) mod 2^64 with an odd

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import simpy
@@ -23,6 +24,7 @@ from drsim.household.plan import FIRST_DAY, RESPONSIVE, ChunkPlan
 from drsim.household.population import Population
 from drsim.household.processes import ApplianceProcess, DRSignals, EVProcess
 from drsim.household.render import (
+    Rectangles,
     ev_rectangles,
     micro_kw,
     phase_rectangles,
@@ -130,10 +132,11 @@ class ChunkRun:
         >>> movable.shape, bool((movable <= run.load(1110, 1230).sum(axis=0) + 1e-9).all())
         ((120,), True)
         """
-        rects = [*phase_rectangles(self.pop.catalogue, self.moving, lo, hi,
+        rects: list[Rectangles] = [*phase_rectangles(self.pop.catalogue, self.moving, lo, hi,
                                    key=np.zeros(len(self.moving), dtype=np.int64)),
                  ev_rectangles(self.ev, key=np.zeros(len(self.ev), dtype=np.int64))]
-        return sum(render_rectangles(1, *rect, lo, hi)[0] for rect in rects) / MICRO
+        total = cast(np.ndarray, sum(render_rectangles(1, *rect, lo, hi)[0] for rect in rects))
+        return total / MICRO
 
     def load(self, lo: int = 0, hi: int = DAY, dtype=np.float64,
              minute_major: bool = False) -> np.ndarray:
@@ -167,7 +170,8 @@ class ChunkRun:
         cat, n = self.pop.catalogue, self.pop.size
         major = n if minute_major else None
 
-        def steps(rects) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
+        def steps(rects: list[Rectangles]
+                  ) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
             """Return the steps of these rectangles and each household's bound on them."""
             return ([piece for rect in rects for piece in rectangle_steps(*rect, lo, hi, major)],
                     row_peaks(n, rects))

@@ -4,7 +4,8 @@ A scenario YAML file sets every parameter of a run: the households and their gro
 model's settings, the DR program, the compliance monitoring of the three tiers (dissertation
 Ch. 6, Table 6.2) and the incentive module. The pydantic models (:mod:`drsim.scenario.models`)
 are the single place that says what each parameter means, its unit, its default and its
-bounds; the packaged scenarios in ``scenarios/`` show them with comments.
+bounds; the packaged scenarios (``drsim/data/scenarios``, :mod:`drsim.scenario.library`)
+show them with comments.
 
 Entry points::
 
@@ -23,7 +24,8 @@ Modules: ``models`` (the scenario, its groups, appliances and EVs, and its scali
 ``program_settings`` (the DR program, incentive, M&V, reference results),
 ``monitoring_settings`` (the monitoring and meters), ``fields`` (the shared field types and
 limits), ``loading`` (YAML reading and validation), ``errors`` (:class:`ScenarioError`),
-``explain`` (pydantic errors as ScenarioError lines).
+``explain`` (pydantic errors as ScenarioError lines), ``library`` (the packaged scenarios
+and sweeps: their names, finding one by name, copying one).
 None of them loads simulation code.
 """
 

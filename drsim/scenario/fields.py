@@ -93,8 +93,8 @@ def described(description: str, accepted: str | None = None, null_means: str | N
     ``accepted`` replaces the text derived from the type and bounds; ``null_means`` says what
     an explicit null does (for optional fields).
     """
-    extra = {key: value for key, value in (("accepted", accepted), ("null_means", null_means))
-             if value}
+    extra: dict[str, Any] = {key: value for key, value in (("accepted", accepted),
+                                                          ("null_means", null_means)) if value}
     return Field(description=description, json_schema_extra=extra or None, **kwargs)
 
 

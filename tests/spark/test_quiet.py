@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
+QUICKSTART = ROOT / "drsim/data/scenarios" / "quickstart.yaml"
 NOISE = ("INFO", "WARN ", "ERROR", "Exception", "at org.apache", "Traceback",
          "TransformWithStateInPandas")
 

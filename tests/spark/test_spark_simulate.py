@@ -27,7 +27,7 @@ pytestmark = pytest.mark.filterwarnings(
 
 @pytest.fixture(scope="module")
 def scenario():
-    return load_scenario(ROOT / "scenarios" / "quickstart.yaml").with_households(200)
+    return load_scenario(ROOT / "drsim/data/scenarios" / "quickstart.yaml").with_households(200)
 
 
 @pytest.fixture(scope="module")

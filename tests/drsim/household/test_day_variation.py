@@ -24,7 +24,7 @@ EVENING = (17 * 60, 23 * 60)
 
 @pytest.fixture(scope="module")
 def scenario():
-    return drsim.load_scenario(ROOT / "scenarios" / "quickstart.yaml")
+    return drsim.load_scenario(ROOT / "drsim/data/scenarios" / "quickstart.yaml")
 
 
 def varied(scenario, **settings):
@@ -134,7 +134,8 @@ def test_the_aggregates_day_to_day_variation_rises_with_cv(scenario):
 
 def test_the_key_is_off_by_default_and_checked(scenario):
     assert not scenario.day_variation.active
-    assert not drsim.load_scenario(ROOT / "scenarios" / "paper_100k.yaml").day_variation.active
+    paper = drsim.load_scenario(ROOT / "drsim/data/scenarios" / "paper_100k.yaml")
+    assert not paper.day_variation.active
     for bad in ({"cv": -0.1}, {"cv": 1.5}, {"timing_minutes": -1}, {"lag": 2}):
         data = {"name": "x", "seed": 1, "households": 2, "groups": [{"name": "g", "size": 2}],
                 "day_variation": bad}

@@ -29,7 +29,7 @@ WIDE = (-3 * DAY, 5 * DAY)  # wide enough to hold every cycle and the rebound
 
 @pytest.fixture(scope="module")
 def scenario():
-    return drsim.load_scenario(ROOT / "scenarios" / "quickstart.yaml")
+    return drsim.load_scenario(ROOT / "drsim/data/scenarios" / "quickstart.yaml")
 
 
 @pytest.fixture(scope="module")
@@ -228,8 +228,8 @@ def test_a_dr_event_that_cannot_be_resolved_is_refused_when_made(options, proble
 
 
 def test_simulate_households_takes_a_scenario_or_its_file_and_nothing_else():
-    from_file = simulate_households(str(ROOT / "scenarios" / "quickstart.yaml"), 10, 3)
-    scenario = load_scenario(ROOT / "scenarios" / "quickstart.yaml")
+    from_file = simulate_households(str(ROOT / "drsim/data/scenarios" / "quickstart.yaml"), 10, 3)
+    scenario = load_scenario(ROOT / "drsim/data/scenarios" / "quickstart.yaml")
     np.testing.assert_array_equal(from_file, simulate_households(scenario, 10, 3))
     with pytest.raises(TypeError, match="must be a drsim Scenario or the path"):
         simulate_households({"name": "x"}, 0, 1)

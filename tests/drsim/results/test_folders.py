@@ -206,7 +206,7 @@ def test_a_run_killed_while_writing_leaves_a_partial_that_the_next_run_removes(t
                for p in left.values())
     assert not (tmp_path / "out").exists()  # nothing that looks finished
 
-    quickstart = Path(__file__).resolve().parents[3] / "scenarios" / "quickstart.yaml"
+    quickstart = Path(__file__).resolve().parents[3] / "drsim/data/scenarios" / "quickstart.yaml"
     result = CliRunner().invoke(app, ["run", str(quickstart), "--households", "300",
                                       "--backend", "serial", "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output

@@ -23,7 +23,7 @@ from experiments import scaling_report as report
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "scaling_report.py"
-SCALING = ROOT / "scenarios" / "sweeps" / "scaling.yaml"
+SCALING = ROOT / "drsim/data/scenarios" / "sweeps" / "scaling.yaml"
 PNG = b"\x89PNG\r\n\x1a\n"
 SIZES = [5000, 10_000]
 

@@ -32,7 +32,7 @@ from drsim.scenario import (
     scenario_from_dict,
 )
 
-SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[3] / "drsim/data/scenarios"
 
 TABLE_6_2_RANGES = [(0, 10_000), (10_000, 30_000), (30_000, 35_000), (35_000, 60_000),
                     (60_000, 100_000)]

@@ -42,7 +42,7 @@ from drsim.sweeps import (
 from drsim.units import clock
 
 ROOT = Path(__file__).resolve().parents[3]
-SCENARIOS = ROOT / "scenarios"
+SCENARIOS = ROOT / "drsim/data/scenarios"
 QUICKSTART = SCENARIOS / "quickstart.yaml"
 PNG = b"\x89PNG\r\n\x1a\n"
 

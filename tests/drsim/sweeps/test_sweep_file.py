@@ -15,8 +15,8 @@ from drsim.sweeps import DEFAULT_METRICS, SweepError, SweepFile, load_sweep, swe
 from drsim.sweeps.file import read_sweep_file
 
 ROOT = Path(__file__).resolve().parents[3]
-SWEEPS = ROOT / "scenarios" / "sweeps"
-QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
+SWEEPS = ROOT / "drsim/data/scenarios" / "sweeps"
+QUICKSTART = ROOT / "drsim/data/scenarios" / "quickstart.yaml"
 
 
 @pytest.mark.parametrize("path", sorted(SWEEPS.glob("*.yaml")), ids=lambda p: p.stem)

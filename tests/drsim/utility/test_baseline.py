@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 @pytest.fixture(scope="module")
 def scenario():
-    return drsim.load_scenario(ROOT / "scenarios" / "quickstart.yaml")
+    return drsim.load_scenario(ROOT / "drsim/data/scenarios" / "quickstart.yaml")
 
 
 def _with_method(scenario, method: str, days: int = 4):
@@ -156,7 +156,7 @@ def test_same_day_departs_from_the_replicas_with_evs_by_queueing_only(scenario):
 def test_mv_error_factor_mean_and_spread():
     """One lognormal factor per household with mean 1 and CV `error`, shared by B and P̂;
     per-minute factors with CV `error_per_minute`; a replica draws other factors."""
-    s = drsim.load_scenario(ROOT / "scenarios" / "quickstart.yaml")
+    s = drsim.load_scenario(ROOT / "drsim/data/scenarios" / "quickstart.yaml")
     lo, hi = _window(s)
     exact = Estimates(np.full((20000, hi - lo), 2.0), np.full((20000, hi - lo), 1.0), lo, hi)
     noisy = s.model_copy(update={"baseline": s.baseline.model_copy(update={"error": 0.05})})

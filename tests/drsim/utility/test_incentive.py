@@ -33,7 +33,7 @@ from drsim.utility.lottery import (
 )
 from drsim.utility.participants import ParticipantSums, assign_mappings, household_mappings
 
-SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[3] / "drsim/data/scenarios"
 U4 = [1.05, 1.10, 1.15, 1.20]
 
 # Hand-computed example: θ̄_o = 0.5, θ̄_red = 0.3, β = 1.8, λ_o = 10

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _scenario(**update):
-    base = load_scenario(ROOT / "scenarios" / "quickstart.yaml")
+    base = load_scenario(ROOT / "drsim/data/scenarios" / "quickstart.yaml")
     mon = update.pop("monitoring", {})
     baseline = update.pop("baseline", {})
     return base.model_copy(update={

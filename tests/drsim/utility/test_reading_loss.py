@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 import drsim
 from drsim.cli import app
 from drsim.scenario import ReadingLoss, ScenarioError, load_scenario, scenario_from_dict
+from drsim.scenario.library import LIBRARY
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, meter_tier
 from drsim.utility.reading_slots import reading_minutes
 from drsim.utility.readings import lost_readings, silence
@@ -150,7 +151,7 @@ def test_silent_meters_are_counted_and_never_flagged():
 
 
 # --------------------------------------------------------------------------- bad settings
-PAPER = "scenarios/paper_100k.yaml"
+PAPER = LIBRARY / "paper_100k.yaml"
 
 
 @pytest.mark.parametrize(("change", "where"), [

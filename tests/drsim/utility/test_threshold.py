@@ -32,7 +32,7 @@ def test_share_is_laplaces_rule_and_the_threshold_adds_z_standard_errors():
 
 
 def test_thresholds_of_a_plan_constant_or_estimated():
-    scenario = load_scenario(ROOT / "scenarios" / "quickstart.yaml")
+    scenario = load_scenario(ROOT / "drsim/data/scenarios" / "quickstart.yaml")
     plan = MonitoringPlan.of(scenario)
     sizes = np.array([2000, 2000, 2000])
     k = len(plan.test_times)
@@ -56,7 +56,7 @@ def test_the_estimate_agrees_with_the_share_the_expected_pass_realises(method):
     share of households the meter query flags under the expected response; the expected
     pass realises one more sample of it. At every test time the two differ by at most 4
     standard errors of their difference."""
-    base = load_scenario(ROOT / "scenarios" / "quickstart.yaml")
+    base = load_scenario(ROOT / "drsim/data/scenarios" / "quickstart.yaml")
     scenario = base.model_copy(update={"baseline": base.baseline.model_copy(
         update={"method": method})})
     plan = MonitoringPlan.of(scenario)

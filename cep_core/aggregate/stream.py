@@ -48,6 +48,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from cep_core.aggregate.evaluate import Evaluator, lookups_in, names_in, to_text
 from cep_core.counters import Counters
@@ -341,16 +342,13 @@ class StreamAggregation(EngineBase):
                 if timed and self._groups:
                     out += self._close(lambda g, t=t: g[self._time_pos] < t)
             rows = lo + np.flatnonzero(ours[lo:hi])
-            tuples = (zip(*(k[rows].tolist() for k in keys), strict=True) if keys
-                      else [()] * rows.size)  # no grouping attribute: one group
-            members: dict[tuple, list[int]] = {}
-            for row, key in zip(rows.tolist(), tuples, strict=True):
-                members.setdefault(key, []).append(row)
-            for key, at in members.items():
+            for at in _members(keys, rows):
+                key = tuple(k[at[:1]].tolist()[0] for k in keys)
                 self._aggregate(key, at, values)
         return out
 
-    def _aggregate(self, key: tuple, rows: list[int], values: dict[str, np.ndarray]) -> None:
+    def _aggregate(self, key: tuple, rows: np.ndarray, values: dict[str, np.ndarray]
+                   ) -> None:
         """Rows ``rows`` (stream order) into the group ``key``, as :meth:`feed` does one by
         one."""
         c = self.counters
@@ -363,14 +361,22 @@ class StreamAggregation(EngineBase):
             if a.arg is None:
                 st[0] += len(rows)
                 continue
-            vals = [v for v in values[a.attr][rows].tolist() if not _is_null(v)]
+            given = values[a.attr][rows]
+            floats = given.dtype.kind == "f"
+            if floats:  # (NaN is null; a float column has no other)
+                given = given[~np.isnan(given)]
+            vals = given.tolist() if floats or given.dtype.kind in "biu" else \
+                [v for v in given.tolist() if not _is_null(v)]
             if a.distinct:
                 st.update(vals)
             elif a.func == "COUNT":
                 st[0] += len(vals)
             elif a.func in ("SUM", "AVG"):
-                for v in vals:  # in stream order, as row by row
-                    st[0] += v
+                if floats and len(vals):  # in stream order, as row by row: a running sum
+                    st[0] = np.cumsum(np.r_[st[0], given])[-1].item()
+                else:
+                    for v in vals:
+                        st[0] += v
                 st[1] += len(vals)
             elif vals and a.func == "MIN":
                 st[0] = min(vals) if st[0] is None else min(st[0], min(vals))
@@ -438,6 +444,22 @@ class StreamAggregation(EngineBase):
                      + ", ".join(f"{n}={to_text(e)}" for n, e in self._out_fields) + ")"
                      + (" + time" if self._add_time else ""))
         return "\n".join(lines)
+
+
+def _members(keys: list[np.ndarray], rows: np.ndarray) -> list[np.ndarray]:
+    """The rows of each group (the values of ``keys`` at them), groups in the order they
+    first appear, each group's rows in stream order; one group without keys."""
+    if not keys or not rows.size:
+        return [rows] if rows.size else []
+    codes = np.zeros(rows.size, dtype=np.int64)
+    for k in keys:
+        more, uniques = pd.factorize(k[rows], use_na_sentinel=False)
+        codes = codes * len(uniques) + more
+    groups, _ = pd.factorize(codes)
+    if groups.max() == 0:
+        return [rows]
+    order = np.argsort(groups, kind="stable")
+    return np.split(rows[order], np.flatnonzero(np.diff(groups[order])) + 1)
 
 
 def _start(a: _Agg) -> Any:

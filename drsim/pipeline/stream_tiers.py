@@ -129,9 +129,13 @@ class StreamContext:
     @property
     def group_inputs(self) -> TierInputs:
         """The features' keyword arguments of the group leaders, per pass
-        (:meth:`~drsim.utility.features.MonitoringFeature.group_inputs`)."""
-        return TierInputs.of(self.features,
-                             lambda f: f.group_inputs(self.plan, self.prepared))
+        (:meth:`~drsim.utility.features.MonitoringFeature.group_inputs`, and
+        :meth:`~drsim.utility.features.MonitoringFeature.merged_group_inputs` with no
+        merge of the chunks' rows, which a stream has not made: the leaders' own γ
+        fetches, whose delays hold their alerts back, as in batch)."""
+        return TierInputs.of(self.features, lambda f: {
+            **f.group_inputs(self.plan, self.prepared),
+            **f.merged_group_inputs(None, self.thresholds)})
 
     @property
     def utility_inputs(self) -> TierInputs:

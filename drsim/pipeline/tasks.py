@@ -38,6 +38,7 @@ from drsim.units import DAY
 from drsim.utility.aggregate_reference import ReferenceReadings
 from drsim.utility.aggregate_tier import aggregate_tier, blocks_frame
 from drsim.utility.baseline import estimate
+from drsim.utility.control_adjustment import covariate_curves
 from drsim.utility.feature_registry import active_features
 from drsim.utility.features import (
     FeatureChunk,
@@ -278,7 +279,9 @@ def loads_batch(scenario: Scenario, result: ChunkResult) -> pa.RecordBatch:
     """One row (:data:`LOADS`) per (pass, series) of a simulated chunk, in whole µkW: each
     pass's total and categories, the utility's estimates B̂, P̂ (pass ``estimate``,
     NaN outside the program window) when the result has them, and the control
-    households' load (pass ``control``, series ``total``) with a control group."""
+    households' load (pass ``control``, series ``total``) with a control group, and with
+    the households' loads their covariate sums (series
+    :data:`drsim.utility.control_adjustment.COVARIATES`)."""
     chunk = result.chunk
     passes, series, curves = [], [], []
     for name in result.load:
@@ -300,6 +303,17 @@ def loads_batch(scenario: Scenario, result: ChunkResult) -> pa.RecordBatch:
         passes.append(CONTROL)
         series.append(TOTAL)
         curves.append(result.control_load)
+    if result.pre_notice_kwh is not None and any(scenario.control_group_sizes()):
+        control = result.control_window_kw  # None in a chunk without control households
+        if control is None:
+            control = np.zeros((0, program.end_minute - program.start_minute))
+        control_x = result.control_pre_notice_kwh
+        for name, curve in covariate_curves(control, np.zeros(0) if control_x is None
+                                            else control_x, result.pre_notice_kwh,
+                                            program.start_minute).items():
+            passes.append(CONTROL)
+            series.append(name)
+            curves.append(curve)
     n = len(curves)
     values = np.concatenate([np.asarray(c, dtype=np.float64).reshape(DAY) for c in curves])
     offsets = pa.array(np.arange(0, (n + 1) * DAY, DAY, dtype=np.int32))

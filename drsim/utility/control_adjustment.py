@@ -58,20 +58,21 @@ COVARIATES = ("covariate_product", "covariate_control", "covariate_control_sq",
               "covariate_called")
 
 
-def covariate_curves(control_kw: np.ndarray, control_x_kwh: np.ndarray,
-                     called_x_kwh: np.ndarray, start: int) -> dict[str, np.ndarray]:
+def covariate_curves(control_kw: np.ndarray | None, control_x_kwh: np.ndarray | None,
+                     called_x_kwh: np.ndarray, start: int, end: int
+                     ) -> dict[str, np.ndarray]:
     """Return a chunk's covariate sums of :data:`COVARIATES` as curves of the day.
 
     Parameters
     ----------
-    control_kw : numpy.ndarray
+    control_kw : numpy.ndarray or None
         Each control household's load over the program window, (control households,
-        window minutes) [kW].
+        end − start) [kW]; None for a chunk without control households.
     control_x_kwh, called_x_kwh : numpy.ndarray
-        The control and the called households' energy in the hour before the notice,
-        (households,) [kWh].
-    start : int
-        The program window's first minute [minutes since midnight].
+        The control (None: none) and the called households' energy in the hour before
+        the notice, (households,) [kWh].
+    start, end : int
+        The program window, end excluded [minutes since midnight].
 
     Returns
     -------
@@ -84,13 +85,15 @@ def covariate_curves(control_kw: np.ndarray, control_x_kwh: np.ndarray,
     Two control households drawing 1 and 2 kW after 0.5 and 1 kWh before the notice:
 
     >>> c = covariate_curves(np.array([[1.0], [2.0]]), np.array([0.5, 1.0]),
-    ...                      np.array([0.7]), 1110)
+    ...                      np.array([0.7]), 1110, 1111)
     >>> [float(c[s][1110]) / 1e6 for s in COVARIATES], bool(np.isnan(c[COVARIATES[0]][0]))
     ([2.5, 1.5, 1.25, 0.7], True)
     """
+    if control_kw is None or control_x_kwh is None:
+        control_kw, control_x_kwh = np.zeros((0, end - start)), np.zeros(0)
     control_kw = np.asarray(control_kw, dtype=np.float64)
     x_wh = np.rint(np.asarray(control_x_kwh, dtype=np.float64) * 1e3)
-    window = slice(start, start + control_kw.shape[1])
+    window = slice(start, end)
     values = {
         COVARIATES[0]: (np.rint(control_kw * 1e3) * x_wh[:, None]).sum(axis=0),
         COVARIATES[1]: np.rint(np.asarray(control_x_kwh, dtype=np.float64) * 1e6).sum(),

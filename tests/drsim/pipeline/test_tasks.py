@@ -266,11 +266,9 @@ def test_the_control_covariates_travel_beside_the_control_load_summed_per_group(
     assert set(loads.control_covariates) == set(COVARIATES)
     for g, members in ((0, (0, 2)), (1, (1,))):
         for name in COVARIATES:
-            sent = [covariate_curves(np.zeros((0, hi - lo)) if results[i].control_window_kw
-                                     is None else results[i].control_window_kw,
-                                     results[i].control_pre_notice_kwh
-                                     if results[i].control_pre_notice_kwh is not None
-                                     else np.zeros(0), results[i].pre_notice_kwh, lo)[name]
+            sent = [covariate_curves(results[i].control_window_kw,
+                                     results[i].control_pre_notice_kwh,
+                                     results[i].pre_notice_kwh, lo, hi)[name]
                     for i in members]
             np.testing.assert_array_equal(loads.control_covariates[name][g],
                                           np.sum(sent, axis=0) / 1e6)

@@ -23,7 +23,7 @@ def test_the_adjustment_is_the_regression_estimator_by_hand():
     + 12 = 26, S_xy = 26 − 12·2 = 2, θ = 1 kW/kWh; the called households' x̄ = 2.5 raises
     the control mean of 3 kW to 3.5 kW, the sum to 4 × 3.5 = 14 kW."""
     kw = np.array([[1.0], [2.0], [3.0], [6.0]])
-    curves = covariate_curves(kw, np.array([1.0, 2.0, 3.0, 2.0]), np.array([2.0, 3.0]), 5)
+    curves = covariate_curves(kw, np.array([1.0, 2.0, 3.0, 2.0]), np.array([2.0, 3.0]), 5, 6)
     control_kw = np.full((1, DAY), np.nan)
     control_kw[0, 5] = kw.sum()
     out = adjusted_control_kw(control_kw, _group(curves), np.array([4]), np.array([2]))
@@ -33,11 +33,11 @@ def test_the_adjustment_is_the_regression_estimator_by_hand():
 
 def test_too_few_control_households_or_no_spread_keep_the_plain_sum():
     kw = np.array([[1.0], [3.0]])
-    curves = _group(covariate_curves(kw, np.array([1.0, 3.0]), np.array([5.0]), 0))
+    curves = _group(covariate_curves(kw, np.array([1.0, 3.0]), np.array([5.0]), 0, 1))
     plain = np.array([[4.0] * DAY])
     np.testing.assert_array_equal(
         adjusted_control_kw(plain, curves, np.array([2]), np.array([1])), plain)
-    flat = _group(covariate_curves(np.ones((3, 1)), np.ones(3), np.array([5.0]), 0))
+    flat = _group(covariate_curves(np.ones((3, 1)), np.ones(3), np.array([5.0]), 0, 1))
     plain = np.array([[3.0] * DAY])
     np.testing.assert_array_equal(
         adjusted_control_kw(plain, flat, np.array([3]), np.array([1])), plain)
@@ -56,7 +56,7 @@ def test_a_spans_adjusted_energy_is_the_regression_estimator_of_that_span():
     control, x_c, x_a = (result.control_window_kw, result.control_pre_notice_kwh,
                          result.pre_notice_kwh)
     assert len(x_c) > 100 and x_c.std() > 0
-    curves = _group(covariate_curves(control, x_c, x_a, lo))
+    curves = _group(covariate_curves(control, x_c, x_a, lo, lo + control.shape[1]))
     summed = np.full((1, DAY), np.nan)
     summed[0, lo:lo + control.shape[1]] = np.rint(control * 1e3).sum(axis=0) / 1e3
     adjusted = adjusted_control_kw(summed, curves, np.array([len(x_c)]), np.array([len(x_a)]))

@@ -93,17 +93,19 @@ def row(values: dict[str, Any], summaries: list[dict[str, Any]]) -> dict[str, An
         got = [s["prediction"][key] for s in summaries if s["prediction"].get(key) is not None]
         return float(np.mean(got)) if got else math.nan
 
-    return {"cell": label(values), "seeds": len(summaries), "predicts": len(hit),
+    out = {"cell": label(values), "seeds": len(summaries), "predicts": len(hit),
             "by_target": sum(t <= TARGET for t in hit),
             "t_nc": sorted(hit), "times": times,
-            "false_alarms": sum(s["prediction"]["expected_pass_noncompliance_time"]
-                                is not None for s in summaries),
+            "alarms": [s["prediction"]["expected_pass_noncompliance_time"] is not None
+                       for s in summaries],
             "adaptive_min": min(adaptive) if adaptive else math.nan,
             "adaptive_median": float(np.median(adaptive)) if adaptive else math.nan,
             "adaptive": [s["reduction_share_of_expected"]["adaptive"] for s in summaries],
             "settlement": [settlement_error(s) for s in summaries],
             "precision": mean_of("household_precision_whole_program"),
             "recall": mean_of("household_recall_whole_program")}
+    out["false_alarms"] = sum(out["alarms"])
+    return out
 
 
 def meets(r: dict[str, Any]) -> bool:
@@ -136,25 +138,26 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 
 def figure(rows: list[dict[str, Any]], path: Path) -> None:
-    """Each cell's seeds: prediction time (left; none at the top, a false alarm in red)
-    and adaptive reduction as a share of the expected (right), with the targets."""
+    """Each cell's seeds: prediction time (left; none at the right, a seed with a false
+    alarm on the expected pass as a red x) and adaptive reduction as a share of the
+    expected (right), with the targets."""
     fig = Figure(figsize=(12, 0.32 * len(rows) + 1.6))
     FigureCanvasAgg(fig)
     when, share = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [3, 2]})
     y = np.arange(len(rows))[::-1]
     none = 20 * 60 + 45  # where a seed without a prediction is drawn
     for yi, r in zip(y, rows, strict=True):
-        alarms = r["false_alarms"] > 0
-        times = [none if t is None else t for t in r["times"]]
-        when.scatter(times, [yi] * len(times), s=14, color="tab:red" if alarms else "tab:blue",
-                     marker="x" if alarms else "o")
+        for t, alarm in zip(r["times"], r["alarms"], strict=True):
+            when.scatter([none if t is None else t], [yi], s=14,
+                         color="tab:red" if alarm else "tab:blue", marker="x" if alarm else "o")
         share.scatter(r["adaptive"], [yi] * len(r["adaptive"]), s=14, color="tab:blue")
     when.axvline(TARGET, color="k", lw=0.8, ls="--")
     share.axvline(ADAPTIVE, color="k", lw=0.8, ls="--")
     ticks = list(range(18 * 60 + 50, 20 * 60 + 31, 20)) + [none]
     when.set_xticks(ticks, [units.clock(t) for t in ticks[:-1]] + ["none"])
     when.set_yticks(y, [r["cell"] for r in rows], fontsize=7)
-    when.set_xlabel("utility's prediction t_nc (red x: a false alarm on the expected pass)")
+    when.set_xlabel("utility's prediction t_nc (red x: that seed also predicted on the "
+                    "expected pass)")
     share.set_xlabel("adaptive reduction / expected reduction")
     fig.tight_layout()
     fig.savefig(path, dpi=110, bbox_inches="tight")

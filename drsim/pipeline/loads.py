@@ -14,6 +14,7 @@ import pyarrow as pa
 from drsim.pipeline.tasks import CONTROL, ESTIMATE, TOTAL
 from drsim.scenario import Scenario
 from drsim.units import DAY, MICRO
+from drsim.utility.control_adjustment import COVARIATES, adjusted_control_kw
 from drsim.utility.control_group import group_estimates
 
 
@@ -30,6 +31,8 @@ class Loads:
     estimate_group_kw: dict[str, np.ndarray]  # "baseline", "expected" -> (groups, 1440)
     control_group_kw: np.ndarray | None = None  # (groups, 1440), their load on every pass
     method_estimate_group_kw: dict[str, np.ndarray] | None = None
+    #: the control households' covariate sums (drsim.utility.control_adjustment.COVARIATES)
+    control_covariates: dict[str, np.ndarray] | None = None
 
     @property
     def system_kw(self) -> dict[str, np.ndarray]:
@@ -43,21 +46,24 @@ class Loads:
 
     def merged(self, other: Loads) -> Loads:
         """These loads and another run's passes (the adaptive pass) together."""
-        return Loads({**self.group_kw, **other.group_kw},
-                     {**self.category_kw, **other.category_kw},
-                     {**self.estimate_group_kw, **other.estimate_group_kw},
-                     self.control_group_kw, self.method_estimate_group_kw)
+        return replace(self, group_kw={**self.group_kw, **other.group_kw},
+                       category_kw={**self.category_kw, **other.category_kw},
+                       estimate_group_kw={**self.estimate_group_kw, **other.estimate_group_kw})
 
     def with_control_group(self, scenario: Scenario) -> Loads:
         """These loads with the group-level estimates of the scenario's control group
         (:func:`drsim.utility.control_group.group_estimates`) in place of the sums of the
         M&V method's, which the deficit at t_nc, the goal and the expected reduction
-        read; these loads themselves without a control group."""
+        read; these loads themselves without a control group. With the covariate sums
+        the control households' load is first adjusted on the hour before the notice
+        (:func:`drsim.utility.control_adjustment.adjusted_control_kw`)."""
         if self.control_group_kw is None:
             return self
-        est = group_estimates(self.control_group_kw,
-                              np.array(scenario.control_group_sizes(), dtype=np.int64),
-                              np.array(scenario.called_group_sizes(), dtype=np.int64),
+        control = np.array(scenario.control_group_sizes(), dtype=np.int64)
+        called = np.array(scenario.called_group_sizes(), dtype=np.int64)
+        control_kw = self.control_group_kw if self.control_covariates is None else \
+            adjusted_control_kw(self.control_group_kw, self.control_covariates, control, called)
+        est = group_estimates(control_kw, control, called,
                               self.estimate_group_kw["baseline"],
                               self.estimate_group_kw["expected"])
         return replace(self, estimate_group_kw={"baseline": est.baseline_kw,
@@ -112,5 +118,8 @@ def sum_loads(table: pa.Table, n_groups: int, passes: tuple[str, ...]) -> Loads:
                  for name in ("baseline", "expected") if ((pass_ == ESTIMATE)
                                                           & (series == name)).any()}
     control = pass_ == CONTROL
+    covariates = {name: per_group(control & (series == name)) for name in COVARIATES
+                  if (control & (series == name)).any()}
     return Loads(group_kw, category_kw, estimates,
-                 per_group(control & total) if control.any() else None)
+                 per_group(control & total) if control.any() else None,
+                 control_covariates=covariates or None)

@@ -38,6 +38,7 @@ from drsim.units import DAY
 from drsim.utility.aggregate_reference import ReferenceReadings
 from drsim.utility.aggregate_tier import aggregate_tier, blocks_frame
 from drsim.utility.baseline import estimate
+from drsim.utility.control_adjustment import covariate_curves
 from drsim.utility.feature_registry import active_features
 from drsim.utility.features import (
     FeatureChunk,
@@ -278,35 +279,33 @@ def loads_batch(scenario: Scenario, result: ChunkResult) -> pa.RecordBatch:
     """One row (:data:`LOADS`) per (pass, series) of a simulated chunk, in whole µkW: each
     pass's total and categories, the utility's estimates B̂, P̂ (pass ``estimate``,
     NaN outside the program window) when the result has them, and the control
-    households' load (pass ``control``, series ``total``) with a control group."""
+    households' load (pass ``control``, series ``total``) with a control group, and with
+    the households' loads their covariate sums (series
+    :data:`drsim.utility.control_adjustment.COVARIATES`)."""
     chunk = result.chunk
-    passes, series, curves = [], [], []
+    rows: list[tuple[str, str, np.ndarray]] = []
     for name in result.load:
-        passes.append(name)
-        series.append(TOTAL)
-        curves.append(result.load[name])
-        for category in sorted(result.by_category[name]):
-            passes.append(name)
-            series.append(category)
-            curves.append(result.by_category[name][category])
+        rows.append((name, TOTAL, result.load[name]))
+        rows += [(name, c, result.by_category[name][c]) for c in sorted(result.by_category[name])]
     program = scenario.dr_program
     for name, window in sorted(result.estimates.items()):
         curve = np.full(DAY, np.nan)  # the utility estimates the program window only
         curve[program.start_minute:program.end_minute] = window
-        passes.append(ESTIMATE)
-        series.append(name)
-        curves.append(curve)
+        rows.append((ESTIMATE, name, curve))
     if result.control_load is not None:
-        passes.append(CONTROL)
-        series.append(TOTAL)
-        curves.append(result.control_load)
+        rows.append((CONTROL, TOTAL, result.control_load))
+    if result.pre_notice_kwh is not None and any(scenario.control_group_sizes()):
+        rows += [(CONTROL, name, curve) for name, curve in covariate_curves(
+            result.control_window_kw, result.control_pre_notice_kwh, result.pre_notice_kwh,
+            program.start_minute, program.end_minute).items()]
+    passes, series, curves = zip(*rows, strict=True) if rows else ((), (), ())
     n = len(curves)
     values = np.concatenate([np.asarray(c, dtype=np.float64).reshape(DAY) for c in curves])
     offsets = pa.array(np.arange(0, (n + 1) * DAY, DAY, dtype=np.int32))
     return pa.RecordBatch.from_arrays(
         [pa.array(np.full(n, chunk.index, dtype=np.int64)),
          pa.array(np.full(n, chunk.group, dtype=np.int32)),
-         pa.array(passes, pa.string()), pa.array(series, pa.string()),
+         pa.array(list(passes), pa.string()), pa.array(list(series), pa.string()),
          pa.ListArray.from_arrays(offsets, pa.array(values, pa.float64()))],
         schema=LOADS)
 

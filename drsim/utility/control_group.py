@@ -17,7 +17,9 @@ household's own baseline. The meter test (Eq. 6.4) therefore still reads the hou
 own B̂ and P̂ from the scenario's M&V method; the control group's estimate replaces their
 sum wherever the utility reads a group's or the program's baseline: the reduction it
 realises so far and its shortfall at t_nc (drsim.utility.deficit), the goal 'expected'
-and the reduction it settles.
+and the reduction it settles. There the control households' load is first adjusted on
+each household's energy in the hour before the notice
+(:mod:`drsim.utility.control_adjustment`).
 
 P̂ of the group follows the method's ratio of expected response to baseline, minute by
 minute (where the method's B̂ is 0, P̂ = B̂):

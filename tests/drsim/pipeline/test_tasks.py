@@ -40,6 +40,7 @@ from drsim.pipeline.tasks import (
 )
 from drsim.scenario import scenario_from_dict
 from drsim.units import DAY
+from drsim.utility.control_adjustment import COVARIATES, covariate_curves
 from drsim.utility.monitoring import NOT_LATCHED, MeterResult, MonitoringPlan
 from drsim.utility.participants import ParticipantSums
 from drsim.utility.threshold import Thresholds
@@ -205,7 +206,8 @@ def test_chunk_loads_are_flattened_and_summed_back_per_group_exactly():
         estimates = {"baseline": rng.integers(0, 10**7, hi - lo).astype(np.float64),
                      "expected": rng.integers(0, 10**7, hi - lo).astype(np.float64)}
         return SimpleNamespace(chunk=Chunk(index, 0, 1, group), load=curves,
-                               by_category=cats, estimates=estimates, control_load=None)
+                               by_category=cats, estimates=estimates, control_load=None,
+                               pre_notice_kwh=None)
 
     results = [chunk(0, 0), chunk(1, 1), chunk(2, 0)]
     batches = [loads_batch(s, r) for r in results]
@@ -233,13 +235,44 @@ def test_the_control_households_load_travels_as_its_own_pass_summed_per_group():
     rng = np.random.default_rng(4)
     control = [rng.integers(0, 10**7, DAY).astype(np.float64) for _ in range(3)]
     results = [SimpleNamespace(chunk=Chunk(i, 0, 1, g), load={}, by_category={},
-                               estimates={}, control_load=c)
+                               estimates={}, control_load=c, pre_notice_kwh=None)
                for i, (g, c) in enumerate(zip((0, 1, 0), control, strict=True))]
     batches = [loads_batch(s, r) for r in results]
     assert batches[0].column("pass").to_pylist() == [CONTROL]
     loads = sum_loads(pa.Table.from_batches(batches), 2, ())
     assert np.array_equal(loads.control_group_kw[0], (control[0] + control[2]) / 1e6)
     assert np.array_equal(loads.control_group_kw[1], control[1] / 1e6)
+
+
+def test_the_control_covariates_travel_beside_the_control_load_summed_per_group():
+    """With a control group and the households' loads, each chunk sends its covariate
+    sums (drsim.utility.control_adjustment), also a chunk without control households;
+    they arrive summed per group, exactly."""
+    s = scenario_from_dict({**scenario().model_dump(mode="json"),
+                            "baseline": {"control_group": {"share": 0.4}}})
+    lo, hi = s.dr_program.start_minute, s.dr_program.end_minute
+    rng = np.random.default_rng(5)
+
+    def chunk(index, group, control):
+        return SimpleNamespace(
+            chunk=Chunk(index, 0, 1, group), load={}, by_category={}, estimates={},
+            control_load=None if control == 0 else np.zeros(DAY),
+            control_window_kw=None if control == 0 else rng.random((control, hi - lo)),
+            control_pre_notice_kwh=None if control == 0 else rng.random(control),
+            pre_notice_kwh=rng.random(2))
+
+    results = [chunk(0, 0, 2), chunk(1, 1, 0), chunk(2, 0, 3)]
+    loads = sum_loads(pa.Table.from_batches([loads_batch(s, r) for r in results]), 2, ())
+    assert set(loads.control_covariates) == set(COVARIATES)
+    for g, members in ((0, (0, 2)), (1, (1,))):
+        for name in COVARIATES:
+            sent = [covariate_curves(results[i].control_window_kw,
+                                     results[i].control_pre_notice_kwh,
+                                     results[i].pre_notice_kwh, lo, hi)[name]
+                    for i in members]
+            np.testing.assert_array_equal(loads.control_covariates[name][g],
+                                          np.sum(sent, axis=0) / 1e6)
+    assert loads.control_covariates["covariate_called"][1, lo] > 0  # no control, still sent
 
 
 # --------------------------------------------------------------------------- user events

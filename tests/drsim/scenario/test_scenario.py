@@ -690,3 +690,20 @@ def test_a_dot_and_non_finite_numbers_are_refused_in_one_line(tmp_path, value) -
         load_scenario(path)
     (line,) = str(caught.value).splitlines()
     assert line.startswith(f"{path}: incentive.saved_cost_per_kwh: ")
+
+
+def test_the_realistic_paper_scenario_is_the_paper_scenario_with_realistic_mv() -> None:
+    """scenarios/paper_100k_realistic.yaml: the common day factor on, a settlement-grade
+    baseline (not same_day) with a control group, the aggregate test; every other key the
+    paper scenario's (docs/mv_and_monitoring.md)."""
+    paper = load_scenario(SCENARIOS / "paper_100k.yaml").model_dump(mode="json")
+    real = load_scenario(SCENARIOS / "paper_100k_realistic.yaml")
+    assert real.day_variation.cv > 0 and real.day_variation.active
+    assert real.baseline.method != "same_day"
+    assert real.baseline.control_group is not None and real.baseline.control_group.share > 0
+    assert real.monitoring.method == "aggregate"
+    dumped = real.model_dump(mode="json")
+    assert {k for k in paper if paper[k] != dumped[k]} == {
+        "name", "day_variation", "monitoring", "baseline", "reference"}
+    assert {k for k in paper["monitoring"]
+            if paper["monitoring"][k] != dumped["monitoring"][k]} == {"method", "aggregate"}

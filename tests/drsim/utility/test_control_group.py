@@ -14,6 +14,7 @@ from drsim.household.population import Population
 from drsim.household.sim import ChunkSimulator
 from drsim.pipeline.passes import Chunk, plan_chunks, simulate_chunk
 from drsim.scenario import scenario_from_dict
+from drsim.utility.control_adjustment import adjusted_control_kw
 from drsim.utility.control_group import group_estimates, standard_error
 
 HOUSEHOLDS = 600
@@ -136,12 +137,18 @@ def test_control_households_are_not_monitored_nor_participants(plain, controlled
 
 def test_the_control_groups_baseline_replaces_the_methods_sum(controlled):
     """What the goal, the deficit and the expected reduction read is the control group's
-    estimate; the method's sum is kept beside it."""
+    estimate, adjusted on the hour before the notice; the method's sum is kept beside
+    it."""
     scenario = controlled.run.simulation.scenario
     loads = controlled.run.simulation.loads
     lo, hi = scenario.dr_program.start_minute, scenario.dr_program.end_minute
-    est = group_estimates(loads.control_group_kw, np.array(scenario.control_group_sizes()),
-                          np.array(scenario.called_group_sizes()),
+    control = np.array(scenario.control_group_sizes())
+    called = np.array(scenario.called_group_sizes())
+    assert loads.control_covariates is not None
+    adjusted = adjusted_control_kw(loads.control_group_kw, loads.control_covariates,
+                                   control, called)
+    assert not np.allclose(adjusted[:, lo:hi], loads.control_group_kw[:, lo:hi])
+    est = group_estimates(adjusted, control, called,
                           loads.method_estimate_group_kw["baseline"],
                           loads.method_estimate_group_kw["expected"])
     np.testing.assert_array_equal(loads.estimate_group_kw["baseline"], est.baseline_kw)

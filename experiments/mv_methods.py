@@ -6,7 +6,7 @@ mv_methods_20k.yaml, or of any sweep over the realistic paper scenario, prints o
 cell in Markdown and draws, per cell, each seed's prediction time and adaptive reduction::
 
     drsim sweep scenarios/sweeps/mv_methods_20k.yaml --out results/mv_methods_20k
-    python scripts/mv_methods_figure.py results/mv_methods_20k [more folders]
+    python scripts/mv_methods.py results/mv_methods_20k [more folders]
                                         [--figure docs/figures/mv_methods.png]
 
 Per cell, over its seeds: how many predict and how many by 19:30 (the issue's target), the

@@ -14,7 +14,9 @@ is, and reading it fails with "no such file" and the names (:func:`accepted`).
 
 >>> "quickstart" in names("scenario") and "sweeps/threshold_z" in names("sweep")
 True
->>> resolve("scenarios/quickstart.yaml") == resolve("quickstart") == LIBRARY / "quickstart.yaml"
+>>> resolve("quickstart") == resolve("quickstart.yaml") == LIBRARY / "quickstart.yaml"
+True
+>>> resolve("scenarios/quickstart.yaml").resolve() == (LIBRARY / "quickstart.yaml").resolve()
 True
 """
 

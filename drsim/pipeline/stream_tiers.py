@@ -181,8 +181,8 @@ Columns = dict[str, np.ndarray]
 
 def _floats(values: pd.Series) -> np.ndarray:
     """An object or number column as float64, None and NaN as NaN."""
-    if pd.api.types.is_numeric_dtype(values):
-        return values.to_numpy(np.float64)
+    if pd.api.types.is_numeric_dtype(values):  # (a nullable dtype's NA: NaN)
+        return values.to_numpy(np.float64, na_value=np.nan)
     return pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
 
 

@@ -79,8 +79,7 @@ def wh_square_sum(kwh: np.ndarray) -> np.ndarray:
     >>> wh_square_sum(np.array([[1.0, 2.0], [0.5, 0.25]])).tolist()
     [1250000.0, 4062500.0]
     """
-    wh = np.rint(np.asarray(kwh, dtype=np.float64) * 1e3).astype(np.int64)
-    return (wh * wh).sum(axis=0).astype(np.float64)
+    return wh_product_sum(kwh, kwh)
 
 
 def wh_product_sum(kwh: np.ndarray, other_kwh: np.ndarray) -> np.ndarray:
@@ -102,9 +101,12 @@ def wh_product_sum(kwh: np.ndarray, other_kwh: np.ndarray) -> np.ndarray:
     >>> wh_product_sum(np.array([[1.0, 2.0], [0.5, 0.25]]), np.array([[2.0, 1.0], [1.0, 1.0]]))
     array([2500000., 2250000.])
     """
-    wh = np.rint(np.asarray(kwh, dtype=np.float64) * 1e3).astype(np.int64)
-    other = np.rint(np.asarray(other_kwh, dtype=np.float64) * 1e3).astype(np.int64)
-    return (wh * other).sum(axis=0).astype(np.float64)
+    return (_whole_wh(kwh) * _whole_wh(other_kwh)).sum(axis=0).astype(np.float64)
+
+
+def _whole_wh(kwh: np.ndarray) -> np.ndarray:
+    """Energies [kWh] as whole Wh (int64)."""
+    return np.rint(np.asarray(kwh, dtype=np.float64) * 1e3).astype(np.int64)
 
 
 @dataclass(frozen=True)

@@ -108,9 +108,9 @@ def _lost_flags(events: Any) -> np.ndarray:
 
 def _type_codes(col: pd.Series) -> tuple[np.ndarray, Any]:
     """The event types of a frame as codes and names (one comparison when there is one)."""
-    first = col.iloc[0] if len(col) else None
-    if isinstance(first, str) and (col == first).all():
-        return np.zeros(len(col), dtype=np.int8), [first]
+    names = col.unique()  # fast on Arrow-backed strings, unlike a comparison
+    if len(names) == 1 and isinstance(names[0], str):
+        return np.zeros(len(col), dtype=np.int8), [names[0]]
     return col.factorize()
 
 

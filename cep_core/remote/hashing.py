@@ -5,6 +5,7 @@ core that fetches it (:mod:`cep_core.remote.batch`, :mod:`cep_core.remote.versio
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,12 @@ def mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
+@lru_cache(maxsize=256)
+def _name_hash(name: str) -> np.uint64:
+    """The hash of a table's name (hashing an object array is slow: made once)."""
+    return pd.util.hash_array(np.array([name], dtype=object))[0]
+
+
 def element_hash(name: str, cols: Sequence[np.ndarray]) -> np.ndarray:
     """A 64-bit hash of each element ``name[cols[0][i], cols[1][i], ..]``, the same in
     every process.
@@ -33,7 +40,7 @@ def element_hash(name: str, cols: Sequence[np.ndarray]) -> np.ndarray:
     (True, True)
     """
     n = len(cols[0])
-    h = np.full(n, pd.util.hash_array(np.array([name], dtype=object))[0], dtype=np.uint64)
+    h = np.full(n, _name_hash(name), dtype=np.uint64)
     with np.errstate(over="ignore"):
         for col in cols:
             h = mix(h * GOLDEN + pd.util.hash_array(np.asarray(col)))

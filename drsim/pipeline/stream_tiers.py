@@ -43,6 +43,7 @@ import pickle
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -126,21 +127,23 @@ class StreamContext:
     #: (drsim.pipeline.stream_carries)
     stream_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
-    @property
+    @cached_property
     def group_inputs(self) -> TierInputs:
         """The features' keyword arguments of the group leaders, per pass
         (:meth:`~drsim.utility.features.MonitoringFeature.group_inputs`, and
         :meth:`~drsim.utility.features.MonitoringFeature.merged_group_inputs` with no
         merge of the chunks' rows, which a stream has not made: the leaders' own γ
-        fetches, whose delays hold their alerts back, as in batch)."""
+        fetches, whose delays hold their alerts back, as in batch). Made once (the
+        leaders' γ fetches take a while), and pickled with the context once made
+        (:func:`drsim.pipeline.streaming.stages` makes it on the driver)."""
         return TierInputs.of(self.features, lambda f: {
             **f.group_inputs(self.plan, self.prepared),
             **f.merged_group_inputs(None, self.thresholds)})
 
-    @property
+    @cached_property
     def utility_inputs(self) -> TierInputs:
         """The features' keyword arguments of the utility, per pass
-        (:meth:`~drsim.utility.features.MonitoringFeature.utility_inputs`)."""
+        (:meth:`~drsim.utility.features.MonitoringFeature.utility_inputs`), made once."""
         return TierInputs.of(self.features,
                              lambda f: f.utility_inputs(self.plan, self.prepared))
 

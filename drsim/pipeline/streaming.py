@@ -111,7 +111,10 @@ class StreamIdleError(ValueError):
 
 
 def stages(context: StreamContext) -> list[StreamStage]:
-    """The meter, group and utility stages over ``context``."""
+    """The meter, group and utility stages over ``context``, its tiers' inputs made here
+    once so that they travel to the workers made
+    (:attr:`~drsim.pipeline.stream_tiers.StreamContext.group_inputs`)."""
+    _ = context.group_inputs, context.utility_inputs
     return [StreamStage(("gateway",), partial(meter_step, context), OUT),
             StreamStage(("pass", "group"), partial(group_step, context), OUT),
             StreamStage(("pass",), partial(utility_step, context), OUT)]

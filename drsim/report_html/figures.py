@@ -2,6 +2,8 @@
 
 - :func:`demand_figure`: the system demand of every pass over the day (Figure 6.11 of the
   dissertation, §6.3.2) with the DR program, the second event and t_nc;
+- :func:`reduction_figure`: the reduction realised so far in the program by each DR
+  pass against the goal λ (Eq. 6.1; what the utility tracks to t_nc, §6.2.3);
 - :func:`compliance_figure`: per group, the share of its households flagged (the user
   events of Listing 6.1) against its threshold γ[groupID, time] (Listing 6.2), a row per
   group, or a heatmap of the share over γ for many groups;
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
     from drsim.report_html.run_view import Compliance, RunView
     from drsim.report_html.sweep_view import SweepView
 
-__all__ = ["compliance_figure", "demand_figure", "sweep_figures", "when"]
+__all__ = ["compliance_figure", "demand_figure", "reduction_figure", "sweep_figures", "when"]
 
 PASS_COLOUR = {"baseline": "black", "expected": "#2ca02c", "traditional": "#d62728",
                "adaptive": "#1f77b4"}
@@ -100,6 +102,49 @@ def demand_figure(view: RunView) -> go.Figure:
                       legend={"orientation": "h", "y": -0.15}, height=520,
                       margin={"l": 60, "r": 20, "t": 60, "b": 40})
     fig.update_xaxes(type="date", range=[when(lo), when(hi)], tickformat="%H:%M")
+    return fig
+
+
+def cumulative_reduction(view: RunView) -> dict[str, np.ndarray]:
+    """DR pass -> the energy it has saved against the baseline pass since the program's
+    start [MWh], at the end of each program minute: Σ (baseline − pass) [MW] × 1/60 [h]
+    (the reductions of summary.json, §6.3.2, are its last values).
+
+    Empty without the baseline pass or the program."""
+    if view.program is None or "baseline" not in view.system_mw:
+        return {}
+    start, end = view.program
+    base = view.system_mw["baseline"][start:end]
+    return {name: np.cumsum(base - mw[start:end]) / 60.0
+            for name, mw in view.system_mw.items() if name != "baseline"}
+
+
+def reduction_figure(view: RunView) -> go.Figure | None:
+    """The reduction each DR pass has realised so far in the program [MWh] against the
+    goal λ (Eq. 6.1), with DR2 and t_nc (§6.2.3); None without the data."""
+    import plotly.graph_objects as go
+
+    saved = cumulative_reduction(view)
+    if not saved or view.program is None:
+        return None
+    start, end = view.program
+    fig = go.Figure()
+    for name, mwh in saved.items():
+        fig.add_trace(go.Scatter(
+            x0=when(start + 1), dx=MINUTE_MS, y=np.asarray(mwh, dtype=np.float32), name=name,
+            mode="lines", line={"color": PASS_COLOUR.get(name), "dash": PASS_DASH.get(name),
+                                "width": 3 if name == "adaptive" else 1.8},
+            hovertemplate="%{x|%H:%M}: %{y:.3f} MWh"))
+    if view.reduction_goal_mwh is not None:
+        fig.add_hline(y=view.reduction_goal_mwh, line={"color": "dimgray", "dash": "dot"},
+                      annotation_text=f"goal λ {view.reduction_goal_mwh:.2f} MWh",
+                      annotation_position="bottom right")
+    _marks(fig, view)
+    fig.update_xaxes(type="date", range=[when(start), when(end)], tickformat="%H:%M")
+    fig.update_layout(title="Reduction realised so far in the program (Eq. 6.1, §6.2.3)",
+                      yaxis_title="energy saved since the program's start [MWh]",
+                      hovermode="x unified", legend={"orientation": "h", "y": -0.15},
+                      height=440, margin={"l": 60, "r": 20, "t": 60, "b": 40})
     return fig
 
 
@@ -206,7 +251,7 @@ def sweep_figures(view: SweepView) -> list[go.Figure]:
                 mode="lines+markers", name=label or metric, showlegend=bool(others)))
         clock = view.metric_kinds.get(metric) == "clock"
         fig.update_layout(title=f"{view.name}: {metric}", xaxis_title=first,
-                          yaxis_title=metric + (" [min since midnight]" if clock else ""),
+                          yaxis_title=metric + (" (HH:MM)" if clock else ""),
                           height=420, margin={"l": 60, "r": 20, "t": 60, "b": 40})
         if clock:
             _clock_ticks(fig, np.concatenate([low, high, mean]))

@@ -13,7 +13,12 @@ import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from drsim.report_html.figures import compliance_figure, demand_figure, sweep_figures
+from drsim.report_html.figures import (
+    compliance_figure,
+    demand_figure,
+    reduction_figure,
+    sweep_figures,
+)
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -33,7 +38,7 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
 td { text-align: right; } td:first-child { text-align: left; }
 th { background: #f2f2f2; }
 pre { background: #f7f7f7; padding: 0.8em; overflow: auto; max-height: 40em; }
-.note { color: #555; } figure { margin: 1em 0; }
+.note { color: #555; } figure { margin: 1em 0; } .wide { overflow-x: auto; }
 """
 
 
@@ -42,7 +47,8 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[str]], css: str) -> s
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>"
                    for row in rows)
-    return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return (f'<div class="wide"><table class="{css}"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
 
 
 def _figures(figures: Sequence[go.Figure]) -> str:
@@ -68,9 +74,10 @@ def _document(title: str, body: str) -> str:
 
 def run_page(view: RunView) -> str:
     """A run folder's report: the headline with its reference column, the system demand
-    of the passes, the groups' compliance against γ and the scenario as it ran."""
+    of the passes, the reduction realised against the goal, the groups' compliance
+    against γ and the scenario as it ran."""
     figures = [f for f in (demand_figure(view) if view.system_mw else None,
-                           compliance_figure(view)) if f is not None]
+                           reduction_figure(view), compliance_figure(view)) if f is not None]
     notes = "".join(f'<p class="note">{html.escape(n)}</p>' for n in view.notes)
     body = (f"<h1>{html.escape(view.title)}</h1>\n"
             f'<p class="note">drsim report of the folder {html.escape(view.folder.name)}</p>\n'

@@ -62,6 +62,7 @@ class RunView:
     program: tuple[int, int] | None  # the DR program (start, end) [min]
     second_event: tuple[int, int, int] | None  # DR2 (announced, start, end) [min]
     t_nc: int | None  # the utility's non-compliance prediction [min]
+    reduction_goal_mwh: float | None  # the program's goal λ (Eq. 6.1) [MWh]
     compliance: Compliance | None  # None: the folder has no thresholds or user events
     scenario_yaml: str  # the scenario as it ran (summary.json's settings) as YAML
 
@@ -84,7 +85,8 @@ def read_run_folder(folder: str | Path) -> RunView:
         system_mw=_system_mw(folder / LOAD_CURVES),
         program=_program(summary.scenario.settings),
         second_event=None if second is None else (second.announced, second.start, second.end),
-        t_nc=t_nc, compliance=_compliance(folder, summary),
+        t_nc=t_nc, reduction_goal_mwh=summary.reduction_goal_mwh,
+        compliance=_compliance(folder, summary),
         scenario_yaml=yaml.safe_dump(raw["scenario"]["settings"], sort_keys=False,
                                      allow_unicode=True))
 

@@ -173,9 +173,9 @@ def compliance_figure(view: RunView) -> go.Figure | None:
     for g in range(n):
         for name, (colour, width, mode) in styles.items():
             if name in data.flagged:
-                fig.add_trace(go_scatter(x, data.flagged[name][g], f"{name}: share flagged",
+                fig.add_trace(_step_curve(x, data.flagged[name][g], f"{name}: share flagged",
                                          colour, width, mode, shown=g == 0), row=g + 1, col=1)
-        fig.add_trace(go_scatter(x, data.gamma[g], "threshold γ", "dimgray", 1.2, "lines",
+        fig.add_trace(_step_curve(x, data.gamma[g], "threshold γ", "dimgray", 1.2, "lines",
                                  shown=g == 0, dash="dash"), row=g + 1, col=1)
         fig.update_yaxes(title_text="share", row=g + 1, col=1, rangemode="tozero")
     _marks(fig, view, rows=n)
@@ -187,7 +187,7 @@ def compliance_figure(view: RunView) -> go.Figure | None:
     return fig
 
 
-def go_scatter(x: list[str], y: np.ndarray, name: str, colour: str, width: float, mode: str,
+def _step_curve(x: list[str], y: np.ndarray, name: str, colour: str, width: float, mode: str,
                shown: bool, dash: str | None = None) -> Any:
     """One step curve of the compliance figure (the value holds until the next test)."""
     import plotly.graph_objects as go

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from drsim.results.report import ReportError
 
-__all__ = ["MISSING_PLOTLY", "default_output", "write_html_report"]
+__all__ = ["MISSING_PLOTLY", "check_html_output", "default_output", "render", "write_html_report"]
 
 MISSING_PLOTLY = ("drsim report --html needs plotly, which is not installed; install it "
                   "with: pip install 'drsim[report]'")

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from drsim.cli import app
 from drsim.report_html import writing
-from drsim.report_html.figures import cumulative_reduction
+from drsim.report_html.figures import MAX_GROUP_ROWS, compliance_figure, cumulative_reduction
 from drsim.report_html.page import GENERATOR, run_page, sweep_page
 from drsim.report_html.run_view import read_run_folder
 from drsim.report_html.sweep_view import read_sweep_view
@@ -174,3 +174,22 @@ def test_a_folder_of_another_kind_is_refused_in_one_line(tmp_path):
     result = cli.invoke(app, ["report", str(folder), "--html"])
     assert result.exit_code == 2 and "not a summary drsim wrote" in result.output
     assert not default_output(folder).exists()
+
+
+def test_many_groups_are_a_heatmap_of_the_share_over_gamma(run_folder):
+    view = read_run_folder(run_folder)
+    data = view.compliance
+    n = MAX_GROUP_ROWS + 1
+    many = dataclasses.replace(
+        data, group_names=[f"G{i}" for i in range(n)],
+        gamma=np.resize(data.gamma, (n, data.gamma.shape[1])),
+        flagged={k: np.resize(v, (n, v.shape[1])) for k, v in data.flagged.items()},
+        latch={k: [None] * n for k in data.latch})
+    fig = compliance_figure(dataclasses.replace(view, compliance=many))
+    (heatmap,) = fig.data
+    assert heatmap.type == "heatmap" and len(heatmap.y) == n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = many.flagged["traditional"] / many.gamma
+    assert np.allclose(np.asarray(heatmap.z, dtype=float), ratio, equal_nan=True)
+    few = compliance_figure(view)
+    assert {t.name for t in few.data} >= {"traditional: share flagged", "threshold γ"}

@@ -563,7 +563,7 @@ def report(
 ) -> None:
     """Print a result folder's headline, as drsim run or simulate printed it (--full: every
     field of its summary.json); a sweep or drsim baselines folder: its table. With --html,
-    write the report as an HTML file instead (docs/outputs.md)."""
+    write the report as an HTML file instead (docs/report.md)."""
     from drsim.results.baseline_table import accuracy_rich_table, read_accuracy_folder
     from drsim.results.report import ReportError, print_report
     from drsim.sweeps.report import is_sweep_folder, print_sweep_report

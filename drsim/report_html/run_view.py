@@ -1,12 +1,12 @@
 """What the HTML report shows of a run folder (:class:`RunView`), read from its files alone.
 
-A run folder (``drsim run``, ``simulate`` or ``monitor``; docs/outputs.md) holds
-summary.json, ``load_curves.parquet`` (pass, group, minute, kw), ``thresholds.parquet``
-(group, time, expected_share, gamma) and the user events (a Parquet dataset: pass, time,
-houseID, groupID, ...). From them: the headline with the scenario's reference beside it
-(:func:`drsim.results.headline.headline_table`), the system demand of each pass
-(Figure 6.11 of the dissertation, §6.3.2), and per group and test time the share of its
-called households flagged non-compliant against its threshold γ[groupID, time]
+A run folder (``drsim run``, ``simulate`` or ``monitor``; README.md, "What a run does and
+writes") holds summary.json, ``load_curves.parquet`` (pass, group, minute, kw),
+``thresholds.parquet`` (group, time, expected_share, gamma) and the user events (a Parquet
+dataset: pass, time, houseID, groupID, ...). From them: the headline with the scenario's
+reference beside it (:func:`drsim.results.headline.headline_table`), the system demand of
+each pass (Figure 6.11 of the dissertation, §6.3.2), and per group and test time the share
+of its called households flagged non-compliant against its threshold γ[groupID, time]
 (Listing 6.2: a group event where the share flagged exceeds γ). The figures are built
 from this data, never from the folder's PNGs.
 """

@@ -551,15 +551,32 @@ def report(
     section: Annotated[list[str] | None, typer.Option(
         "--section", "-s", help="Every field of this section (repeatable), e.g. prediction.",
     )] = None,
+    html: Annotated[bool, typer.Option(
+        "--html", help="Write one self-contained HTML file with interactive figures (a run "
+                       "or sweep folder; needs drsim[report]).")] = False,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="With --html: the file (default: RUN_DIR.html beside the "
+                            "folder).")] = None,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="With --html: replace the file if it is a report drsim wrote.",
+    )] = False,
 ) -> None:
     """Print a result folder's headline, as drsim run or simulate printed it (--full: every
-    field of its summary.json); a sweep or drsim baselines folder: its table."""
+    field of its summary.json); a sweep or drsim baselines folder: its table. With --html,
+    write the report as an HTML file instead (docs/report.md)."""
     from drsim.results.baseline_table import accuracy_rich_table, read_accuracy_folder
     from drsim.results.report import ReportError, print_report
     from drsim.sweeps.report import is_sweep_folder, print_sweep_report
 
+    if html and (full or section):
+        raise _fail("--html writes the whole report; --full and --section apply to the "
+                    "printed one", 2)
+    if not html and (out is not None or overwrite):
+        raise _fail("--out and --overwrite apply to --html", 2)
     try:
-        if (accuracy := read_accuracy_folder(run_dir)) is not None:
+        if html:
+            _html_report(run_dir, out, overwrite)
+        elif (accuracy := read_accuracy_folder(run_dir)) is not None:
             Console().print(accuracy_rich_table(accuracy))
         elif is_sweep_folder(run_dir):
             print_sweep_report(run_dir, Console(), sections=section)
@@ -567,6 +584,15 @@ def report(
             print_report(run_dir, Console(), sections=section, full=full)
     except ReportError as exc:
         raise _fail(str(exc), 2) from None
+
+
+def _html_report(folder: Path, out: Path | None, overwrite: bool) -> None:
+    """``drsim report --html``: write the file, then say where and how large it is."""
+    from drsim.report_html.writing import write_html_report
+
+    path = write_html_report(folder, out, overwrite)
+    Console().print(f"report: {path} ({path.stat().st_size / 1e6:.1f} MB)", markup=False,
+                    highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -213,10 +213,11 @@ def monitor_table(summary: Summary) -> tuple[list[str], list[tuple[str, ...]]]:
     return ["quantity", "these readings"], rows
 
 
-def headline(summary: Summary | Mapping[str, Any]) -> list[RenderableType]:
+def headline_table(summary: Summary | Mapping[str, Any]
+                   ) -> tuple[str, list[str], list[tuple[str, ...]], list[str]]:
     """The headline of a run's, a simulation's or a monitor's summary (read through the
-    model when given as JSON) as rich renderables: the table, the reference's source and
-    the second event's note when there are any."""
+    model when given as JSON) as plain text: its title, column names, rows, and the notes
+    below it (the reference's source, the second event's note) when there are any."""
     if not isinstance(summary, Summary):
         summary = Summary.model_validate(summary)
     households = summary.scenario.households
@@ -226,14 +227,22 @@ def headline(summary: Summary | Mapping[str, Any]) -> list[RenderableType]:
     title = f"{summary.scenario.name}, {households:,} households: " + (
         "monitoring of recorded readings" if is_monitor else "adaptive DR" if is_run
         else "simulation")
+    notes = []
+    if summary.reference is not None and summary.reference.source:
+        notes.append(f"reference: {summary.reference.source}")
+    if summary.second_event_note:
+        notes.append(f"second event: {summary.second_event_note}")
+    return title, columns, rows, notes
+
+
+def headline(summary: Summary | Mapping[str, Any]) -> list[RenderableType]:
+    """The headline of a run's, a simulation's or a monitor's summary (read through the
+    model when given as JSON) as rich renderables: the table, the reference's source and
+    the second event's note when there are any (:func:`headline_table`)."""
+    title, columns, rows, notes = headline_table(summary)
     table = Table(title=Text(title, style="bold"), title_justify="left")
     for i, column in enumerate(columns):
         table.add_column(column, justify="left" if i == 0 else "right")
     for cells in rows:
         table.add_row(*(Text(c) for c in cells))
-    out: list[RenderableType] = [table]
-    if summary.reference is not None and summary.reference.source:
-        out.append(Text(f"reference: {summary.reference.source}"))
-    if summary.second_event_note:
-        out.append(Text(f"second event: {summary.second_event_note}"))
-    return out
+    return [table, *(Text(note) for note in notes)]

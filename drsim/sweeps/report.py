@@ -16,7 +16,8 @@ from rich.text import Text
 from drsim.results.report import SUMMARY, ReportError, format_value, read_json
 from drsim.sweeps.runner import JOURNAL, SWEEP_RECORD, TABLE_CSV, TABLE_PARQUET, read_journal
 
-__all__ = ["is_sweep_folder", "print_sweep_report", "sweep_table", "mean_pm"]
+__all__ = ["is_sweep_folder", "mean_pm", "metric_cell", "plain", "print_sweep_report",
+           "read_sweep_folder", "sweep_table"]
 
 
 def is_sweep_folder(folder: Path) -> bool:
@@ -61,10 +62,10 @@ def sweep_table(table: Any, axes: Sequence[str], metrics: Sequence[str],
     for metric in metrics:
         out.add_column(_header(metric), justify="right", overflow="fold")
     for _, row in table.iterrows():
-        cells = [str(row["point"]), *(format_value(_plain(row[a])) for a in axes),
-                 format_value(_plain(row["n"]))]
+        cells = [str(row["point"]), *(format_value(plain(row[a])) for a in axes),
+                 format_value(plain(row["n"]))]
         for metric in metrics:
-            cells.append(_metric_cell(row, metric))
+            cells.append(metric_cell(row, metric))
         out.add_row(*(Text(c) for c in cells))
     return out
 
@@ -74,7 +75,7 @@ def _header(path: str) -> Text:
     return Text(path.replace(".", ".\n") if len(path) > 16 else path)
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """A pandas/numpy cell as a plain Python value (NaN → None)."""
     if hasattr(value, "item"):
         value = value.item()
@@ -83,15 +84,18 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _metric_cell(row: Any, metric: str) -> str:
+def metric_cell(row: Any, metric: str) -> str:
+    """A sweep table row's cell of ``metric``: ``mean ± CI half-width`` (a clock metric's
+    mean as HH:MM, its half-width in minutes), the runs it is over when fewer than the
+    point's, or the text of a text metric."""
     if f"{metric}.mean" not in row.index:
-        return str(row[metric]) if metric in row.index and _plain(row[metric]) else "—"
+        return str(row[metric]) if metric in row.index and plain(row[metric]) else "—"
     mean = _number(row[f"{metric}.mean"])
     if mean is None:
         return "—"
     low, high = _number(row[f"{metric}.ci95_low"]), _number(row[f"{metric}.ci95_high"])
     clock_column = f"{metric}.clock"
-    is_clock = clock_column in row.index and bool(_plain(row[clock_column]))
+    is_clock = clock_column in row.index and bool(plain(row[clock_column]))
     text = str(row[clock_column]) if is_clock else format_value(mean)
     if low is not None and high is not None:
         half = (high - low) / 2
@@ -99,13 +103,15 @@ def _metric_cell(row: Any, metric: str) -> str:
             text += f" ± {format_value(round(half, 1))} min"
         else:
             text = mean_pm(mean, half)
-    n, runs = _plain(row.get(f"{metric}.n")), _plain(row.get("n"))
+    n, runs = plain(row.get(f"{metric}.n")), plain(row.get("n"))
     if n is not None and runs is not None and n != runs:
         text += f" (n={n})"
     return text
 
 
-def _sweep_renderables(folder: Path) -> list[RenderableType]:
+def read_sweep_folder(folder: Path) -> tuple[dict[str, Any], Any]:
+    """A finished sweep folder's record (sweep.json) and table (pandas); ReportError, one
+    line naming the file, when it is not one drsim wrote or the sweep is not finished."""
     import pandas as pd
 
     record = read_json(folder / SWEEP_RECORD)
@@ -133,6 +139,11 @@ def _sweep_renderables(folder: Path) -> list[RenderableType]:
         raise ReportError(f"{file}: not a sweep table drsim wrote (no column "
                           f"{', '.join(repr(c) for c in missing)}); accepted: the folder of "
                           "a drsim sweep")
+    return record, table
+
+
+def _sweep_renderables(folder: Path) -> list[RenderableType]:
+    record, table = read_sweep_folder(folder)
     name = record.get("name", folder.name)
     seeds = record.get("seeds", 1)
     title = f"{name}: {len(table)} points x {seeds} seed{'s' if seeds != 1 else ''}"

@@ -4,7 +4,7 @@ nav's section "Examples", rendered by mkdocs-jupyter (unexecuted: CI runs them e
 The notebooks stay where they are, outside ``docs_dir``: each joins the site's files as a
 file ``examples/<name>.ipynb`` read from its place in the repository, so nothing is
 copied into ``docs/``, and a notebook added or removed changes the site with no edit of
-``mkdocs.yml``.
+``mkdocs.yml``. Their links: ``repository_links.py``.
 """
 
 from __future__ import annotations
@@ -47,3 +47,4 @@ def on_files(files: Files, config) -> Files:
         files.append(File(path.relative_to(root).as_posix(), src_dir=str(root),
                           dest_dir=config.site_dir, use_directory_urls=config.use_directory_urls))
     return files
+

@@ -1,12 +1,12 @@
 """Links that leave ``docs/``, in the docs site: to repository files, and from the notebooks.
 
 A page links to a repository file as GitHub shows it, relative to the page
-(``[LICENSE](../LICENSE)``, ``[the quickstart](../scenarios/quickstart.yaml)``); a notebook
-of ``examples/`` links likewise, relative to ``examples/`` (``../docs/model.md``,
-``what_if.ipynb``, ``../scenarios/quickstart.yaml``). mkdocs knows only the site's files;
-this hook makes each repository file so linked one of them, under
-``_repository/<its path in the repository>``, and points the links at the site's pages and
-files, so that a link works on GitHub and in the site alike.
+(``[LICENSE](../LICENSE)``, ``../drsim/data/scenarios/quickstart.yaml``: a real path, as
+GitHub does not follow the symbolic link ``scenarios/``); a notebook of ``examples/``
+links likewise, relative to ``examples/`` (``../docs/model.md``, ``what_if.ipynb``).
+mkdocs knows only the site's files; this hook makes each repository file so linked one of
+them, under ``_repository/<its path in the repository>``, and points the links at the
+site's pages and files, so that a link works on GitHub and in the site alike.
 
 What stays broken is reported: a Markdown page's link to a file that is not there, to a
 folder or to a Markdown file outside ``docs/`` is left as written, for mkdocs to report; a

@@ -165,9 +165,12 @@ class Session:
 
     @property
     def engine_name(self) -> str:
+        """The name of the engine the session runs (``reference``, ``keyed``, ...)."""
         return self.engine.name
 
     def flush(self) -> list[dict]:
+        """The outputs at the end of the stream so far (what the end of the stream
+        completes), as dicts; :meth:`run` is :meth:`feed` then this."""
         out = list(self.engine.flush())
         return _zero_missing(out) if self.none_missing else out
 
@@ -213,10 +216,13 @@ class Session:
 
     @property
     def counters(self) -> Counters:
+        """The engine's work so far (:class:`~cep_core.counters.Counters`)."""
         return self.engine.counters
 
     @property
     def statistics(self) -> dict[str, Any]:
+        """The engine's per-query statistics (events per type, predicates evaluated and
+        passed, ...)."""
         return self.engine.statistics()
 
     def _report(self, kind: str, refusal: str) -> dict[str, Any]:
@@ -233,6 +239,7 @@ class Session:
 
     @property
     def policy(self) -> str | None:
+        """The selection policy the session runs (None: an aggregation query's)."""
         return self.engine.policy
 
     def partial_matches(self) -> list[dict[str, Any]]:
@@ -353,6 +360,8 @@ class CompiledQuery:
 
     @property
     def is_aggregation(self) -> bool:
+        """Whether it is a stream aggregation query (``SELECT .. FROM T STREAM ..``), not
+        a pattern query."""
         return self.plan is None
 
     def _pick(self, o: EngineOptions) -> str:

@@ -92,6 +92,8 @@ NOT_RUN = [
     (("spark-submit",), "needs a running Spark cluster",
      "spark-submit is installed; the drsim command after its launcher runs through the "
      "launcher the page shows, in its small form"),
+    (("mkdocs",), "builds or serves the docs site (CI builds it: .ci/docs)",
+     "mkdocs.yml is there"),
     (("python", "scripts"), "reproductions and benchmarks that take minutes",
      "the script exists, answers --help, and has every option named"),
     (("scripts",), "a script named without python, as in python scripts/...",
@@ -622,6 +624,8 @@ def check_not_run(page: Page, command: Command, text: str) -> list[str]:
             "activates something else than the .venv the command before it made"]
     if words[:3] == ("drsim", "cluster", "up"):
         return check_shape("drsim", parsed_of(command), usage=False)
+    if words[0] == "mkdocs":
+        return [] if (ROOT / "mkdocs.yml").is_file() else ["no mkdocs.yml"]
     return []
 
 

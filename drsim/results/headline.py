@@ -213,27 +213,39 @@ def monitor_table(summary: Summary) -> tuple[list[str], list[tuple[str, ...]]]:
     return ["quantity", "these readings"], rows
 
 
+def headline_table(summary: Summary) -> tuple[str, list[str], list[tuple[str, ...]]]:
+    """The headline of a run's, a simulation's or a monitor's summary as plain text: its
+    title (scenario, households, kind), column names and rows."""
+    is_monitor, is_run = summary.readings is not None, summary.prediction is not None
+    columns, rows = monitor_table(summary) if is_monitor else run_table(summary) if is_run \
+        else simulate_table(summary)
+    title = f"{summary.scenario.name}, {summary.scenario.households:,} households: " + (
+        "monitoring of recorded readings" if is_monitor else "adaptive DR" if is_run
+        else "simulation")
+    return title, columns, rows
+
+
+def headline_notes(summary: Summary) -> list[str]:
+    """The lines under the headline table: the reference's source and the second event's
+    note, when there are any."""
+    notes = []
+    if summary.reference is not None and summary.reference.source:
+        notes.append(f"reference: {summary.reference.source}")
+    if summary.second_event_note:
+        notes.append(f"second event: {summary.second_event_note}")
+    return notes
+
+
 def headline(summary: Summary | Mapping[str, Any]) -> list[RenderableType]:
     """The headline of a run's, a simulation's or a monitor's summary (read through the
     model when given as JSON) as rich renderables: the table, the reference's source and
     the second event's note when there are any."""
     if not isinstance(summary, Summary):
         summary = Summary.model_validate(summary)
-    households = summary.scenario.households
-    is_monitor, is_run = summary.readings is not None, summary.prediction is not None
-    columns, rows = monitor_table(summary) if is_monitor else run_table(summary) if is_run \
-        else simulate_table(summary)
-    title = f"{summary.scenario.name}, {households:,} households: " + (
-        "monitoring of recorded readings" if is_monitor else "adaptive DR" if is_run
-        else "simulation")
+    title, columns, rows = headline_table(summary)
     table = Table(title=Text(title, style="bold"), title_justify="left")
     for i, column in enumerate(columns):
         table.add_column(column, justify="left" if i == 0 else "right")
     for cells in rows:
         table.add_row(*(Text(c) for c in cells))
-    out: list[RenderableType] = [table]
-    if summary.reference is not None and summary.reference.source:
-        out.append(Text(f"reference: {summary.reference.source}"))
-    if summary.second_event_note:
-        out.append(Text(f"second event: {summary.second_event_note}"))
-    return out
+    return [table, *(Text(note) for note in headline_notes(summary))]

@@ -471,6 +471,7 @@ def sweep(
         load_sweep,
     )
     from drsim.sweeps.report import sweep_table
+    from drsim.sweeps.table_text import sweep_title
 
     started = time.perf_counter()
     try:
@@ -532,8 +533,7 @@ def sweep(
         console.print(f"resumed: {outcome.reused} of {outcome.total} runs were already done",
                       markup=False, highlight=False)
     table = sweep_table(outcome.table, spec.axes, spec.metrics,
-                        title=f"{spec.name}: {len(spec.points)} points x {spec.seeds} "
-                              f"seed{'s' if spec.seeds != 1 else ''}")
+                        title=sweep_title(spec.name, len(spec.points), spec.seeds))
     stdout = Console()
     stdout.print(table)
     stdout.print(f"results: {out} ({', '.join(outcome.files)}); "

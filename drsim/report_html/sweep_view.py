@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 
 from drsim.results.report import ReportError, format_value
-from drsim.sweeps.report import metric_cell, plain, read_sweep_folder
+from drsim.sweeps.report import read_sweep_folder
+from drsim.sweeps.table_text import metric_cell, plain
 
 __all__ = ["SweepView", "read_sweep_view"]
 

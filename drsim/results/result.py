@@ -1,5 +1,6 @@
 """What ``drsim.simulate``, ``drsim.run`` and ``drsim.monitor`` return: the summary, the
-tables as pandas DataFrames and the figures of a simulation, a run or a monitoring."""
+tables as pandas DataFrames and the figures of a simulation, a run or a monitoring; in a
+notebook, the headline as an HTML table (:mod:`drsim.results.display`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pandas as pd
 from drsim.pipeline import stages as pipeline
 from drsim.pipeline.monitor import Monitoring
 from drsim.results import output, run_data
+from drsim.results.display import headline_html
 from drsim.results.summary_model import Summary
 
 if TYPE_CHECKING:
@@ -29,6 +31,11 @@ class _Summarised:
         """The summary as :class:`~drsim.results.summary_model.Summary` (clock times as
         minutes, each field documented)."""
         return Summary.model_validate(self.summary)
+
+    def _repr_html_(self) -> str:
+        """The headline as an HTML table, as a notebook shows the result
+        (:func:`drsim.results.display.headline_html`)."""
+        return headline_html(self.record)
 
 
 @dataclass(frozen=True)

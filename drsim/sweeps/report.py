@@ -1,10 +1,10 @@
-"""``drsim report`` on a sweep folder, and the table ``drsim sweep`` prints: a row per point,
-mean ± half-width of the 95 % confidence interval (Student t) per metric over the seeds.
-A run folder is printed by :mod:`drsim.results.report`."""
+"""``drsim report`` on a sweep folder, and the table ``drsim sweep`` prints (and a notebook
+shows, as HTML: :mod:`drsim.sweeps.table_text`): a row per point, mean ± half-width of the
+95 % confidence interval (Student t) per metric over the seeds. A run folder is printed by
+:mod:`drsim.results.report`."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,11 +13,12 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from drsim.results.report import SUMMARY, ReportError, format_value, read_json
+from drsim.results.report import SUMMARY, ReportError, read_json
 from drsim.sweeps.runner import JOURNAL, SWEEP_RECORD, TABLE_CSV, TABLE_PARQUET, read_journal
+from drsim.sweeps.table_text import CI_NOTE, mean_pm, sweep_rows, sweep_title
 
-__all__ = ["is_sweep_folder", "mean_pm", "metric_cell", "plain", "print_sweep_report",
-           "read_sweep_folder", "sweep_table"]
+__all__ = ["is_sweep_folder", "mean_pm", "print_sweep_report", "read_sweep_folder",
+           "sweep_table"]
 
 
 def is_sweep_folder(folder: Path) -> bool:
@@ -35,22 +36,6 @@ def print_sweep_report(folder: Path, console: Console | None = None,
     (console or Console()).print(Group(*_sweep_renderables(folder)))
 
 
-def _number(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
-def mean_pm(mean: float, half: float) -> str:
-    """``mean ± half`` with the half-width to two significant digits, the mean to match."""
-    if not half > 0:
-        return f"{format_value(mean)} ± 0"
-    decimals = min(6, max(0, 1 - math.floor(math.log10(half))))
-    return f"{mean:,.{decimals}f} ± {half:,.{decimals}f}"
-
-
 def sweep_table(table: Any, axes: Sequence[str], metrics: Sequence[str],
                 title: str = "sweep") -> Table:
     """A sweep table (pandas) as rich: a row per point, ``mean ± CI half-width`` per metric."""
@@ -61,11 +46,7 @@ def sweep_table(table: Any, axes: Sequence[str], metrics: Sequence[str],
     out.add_column("n", justify="right")
     for metric in metrics:
         out.add_column(_header(metric), justify="right", overflow="fold")
-    for _, row in table.iterrows():
-        cells = [str(row["point"]), *(format_value(plain(row[a])) for a in axes),
-                 format_value(plain(row["n"]))]
-        for metric in metrics:
-            cells.append(metric_cell(row, metric))
+    for cells in sweep_rows(table, axes, metrics):
         out.add_row(*(Text(c) for c in cells))
     return out
 
@@ -73,40 +54,6 @@ def sweep_table(table: Any, axes: Sequence[str], metrics: Sequence[str],
 def _header(path: str) -> Text:
     """A dotted path as a column header, broken after its dots when it is long."""
     return Text(path.replace(".", ".\n") if len(path) > 16 else path)
-
-
-def plain(value: Any) -> Any:
-    """A pandas/numpy cell as a plain Python value (NaN → None)."""
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def metric_cell(row: Any, metric: str) -> str:
-    """A sweep table row's cell of ``metric``: ``mean ± CI half-width`` (a clock metric's
-    mean as HH:MM, its half-width in minutes), the runs it is over when fewer than the
-    point's, or the text of a text metric."""
-    if f"{metric}.mean" not in row.index:
-        return str(row[metric]) if metric in row.index and plain(row[metric]) else "—"
-    mean = _number(row[f"{metric}.mean"])
-    if mean is None:
-        return "—"
-    low, high = _number(row[f"{metric}.ci95_low"]), _number(row[f"{metric}.ci95_high"])
-    clock_column = f"{metric}.clock"
-    is_clock = clock_column in row.index and bool(plain(row[clock_column]))
-    text = str(row[clock_column]) if is_clock else format_value(mean)
-    if low is not None and high is not None:
-        half = (high - low) / 2
-        if is_clock:
-            text += f" ± {format_value(round(half, 1))} min"
-        else:
-            text = mean_pm(mean, half)
-    n, runs = plain(row.get(f"{metric}.n")), plain(row.get("n"))
-    if n is not None and runs is not None and n != runs:
-        text += f" (n={n})"
-    return text
 
 
 def read_sweep_folder(folder: Path) -> tuple[dict[str, Any], Any]:
@@ -144,9 +91,6 @@ def read_sweep_folder(folder: Path) -> tuple[dict[str, Any], Any]:
 
 def _sweep_renderables(folder: Path) -> list[RenderableType]:
     record, table = read_sweep_folder(folder)
-    name = record.get("name", folder.name)
-    seeds = record.get("seeds", 1)
-    title = f"{name}: {len(table)} points x {seeds} seed{'s' if seeds != 1 else ''}"
-    note = Text("mean ± half-width of the 95 % confidence interval (Student t) over the seeds",
-                style="dim")
+    title = sweep_title(record.get("name", folder.name), len(table), record.get("seeds", 1))
+    note = Text(CI_NOTE, style="dim")
     return [sweep_table(table, record.get("axes", []), record.get("metrics", []), title), note]

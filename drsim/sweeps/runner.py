@@ -24,6 +24,7 @@ from drsim.results import folders
 from drsim.sweeps.plots import plot_metrics
 from drsim.sweeps.spec import Sweep, SweepRun
 from drsim.sweeps.stats import check_metric_paths, tabulate
+from drsim.sweeps.table_text import sweep_html, sweep_title
 
 JOURNAL = folders.SWEEP_JOURNAL
 RUNS_DIR = folders.SWEEP_RUNS
@@ -55,7 +56,7 @@ class SweepRunError(RuntimeError):
 
 @dataclass
 class SweepOutcome:
-    """What :func:`run_sweep` did and wrote."""
+    """What :func:`run_sweep` did and wrote; in a notebook, the head of its table as HTML."""
 
     out_dir: Path
     table: Any  # pandas.DataFrame
@@ -63,6 +64,16 @@ class SweepOutcome:
     ran: int
     reused: int
     files: list[str]
+    name: str = "sweep"
+    axes: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    seeds: int = 1
+
+    def _repr_html_(self) -> str:
+        """The head of the table, a row per point with mean ± CI half-width per metric
+        (:func:`drsim.sweeps.table_text.sweep_html`)."""
+        title = sweep_title(self.name, len(self.table), self.seeds)
+        return sweep_html(self.table, self.axes, self.metrics, title)
 
 
 Progress = Callable[[int, int, str], None]
@@ -128,7 +139,8 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, runner: Runner,
     files = _write_table(table, out)
     files += plot_metrics(sweep, table, out)
     _write_json(out / SWEEP_RECORD, {**sweep.describe(), "complete": True, "files": files})
-    return SweepOutcome(out, table, total, len(todo), reused, files)
+    return SweepOutcome(out, table, total, len(todo), reused, files, sweep.name,
+                        tuple(sweep.axes), sweep.metrics, sweep.seeds)
 
 
 def check_output(out: str | Path, overwrite: bool = False, sweep: Sweep | None = None

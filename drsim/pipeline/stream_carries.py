@@ -15,16 +15,26 @@ either way (docs/streaming.md, "The meter stage's runs").
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import Any
 
+from drsim.utility.leader_carry import LeaderCarry
 from drsim.utility.monitoring import MonitoringPlan
 from drsim.utility.session_feed import MeterCarry
 
-__all__ = ["KEPT_RUNS", "forget", "kept_run"]
+__all__ = ["KEPT_RUNS", "forget", "kept_leader", "kept_run"]
 
 #: the most runs a process keeps (the least recently used go first): a gateway of 5,000
-#: households keeps a few MB per run
+#: households keeps a few MB per run, a leader's far less
 KEPT_RUNS = 256
-_kept: OrderedDict[tuple, MeterCarry] = OrderedDict()
+_kept: OrderedDict[tuple, MeterCarry | LeaderCarry] = OrderedDict()
+
+
+def _kept_one(key: tuple, new: type) -> Any:
+    carry = _kept.pop(key, None) or new()
+    _kept[key] = carry
+    while len(_kept) > KEPT_RUNS:
+        _kept.popitem(last=False)
+    return carry
 
 
 def kept_run(stream: str, gateway: int, name: str, plain: bool, plan: MonitoringPlan
@@ -51,12 +61,29 @@ def kept_run(stream: str, gateway: int, name: str, plain: bool, plan: Monitoring
     drsim.utility.session_feed.MeterCarry
         The run, kept.
     """
-    key = (stream, gateway, name, plain)
-    carry = _kept.pop(key, None) or MeterCarry(plan)
-    _kept[key] = carry
-    while len(_kept) > KEPT_RUNS:
-        _kept.popitem(last=False)
-    return carry
+    return _kept_one((stream, gateway, name, plain), lambda: MeterCarry(plan))
+
+
+def kept_leader(stream: str, name: str, group: int) -> LeaderCarry:
+    """The carry of a group leader's runs of Listing 6.2 (:mod:`drsim.utility.leader_carry`):
+    stream ``stream``'s pass ``name`` (a twin too) at group ``group``, new if this process
+    has none.
+
+    Parameters
+    ----------
+    stream : str
+        The stream's id.
+    name : str
+        The monitored pass.
+    group : int
+        The group.
+
+    Returns
+    -------
+    drsim.utility.leader_carry.LeaderCarry
+        The runs, kept.
+    """
+    return _kept_one(("leader", stream, name, group), LeaderCarry)
 
 
 def forget(stream: str, gateway: int, name: str) -> None:

@@ -55,7 +55,7 @@ from drsim.household.render import micro_kw
 from drsim.pipeline.backend import StreamSource
 from drsim.pipeline.passes import Chunk
 from drsim.pipeline.recorded import problems
-from drsim.pipeline.stream_carries import forget, kept_run
+from drsim.pipeline.stream_carries import forget, kept_leader, kept_run
 from drsim.pipeline.stream_clock import PASSES as STREAM_PASSES
 from drsim.pipeline.stream_clock import intervals as intervals_of
 from drsim.pipeline.stream_clock import width
@@ -571,10 +571,12 @@ def group_step(context: StreamContext, key: tuple, state: bytes | None, rows: pd
     if name in context.passes and len(s.tested) == context.gateways(group):
         upto = _next_tick(plan, min(s.tested.values()))
         if upto > s.ticked:
+            final = s.events[s.events["time"].to_numpy() <= upto]  # the rest may still grow
             batch = pd.DataFrame([{"chunk": 0, "group": group, "pass": name,
-                                   **{c: s.events[c].to_numpy() for c in s.events}}])
+                                   **{c: final[c].to_numpy() for c in final}}])
             tiers = group_leader(plan, context.sizes, context.thresholds, batch,
-                                 **context.group_inputs.at(name))
+                                 **context.group_inputs.at(name),
+                                 carry=kept_leader(context.stream_id, name, group).until(upto))
             out.append(_tiers_rows(name, tiers, s.ticked, upto, plan))
             out.append(_rows(**{"pass": name, "kind": "ticked", "group": group,
                                 "time": upto}))

@@ -51,6 +51,7 @@ from drsim.utility.features import (
     is_plain_twin,
 )
 from drsim.utility.group_and_utility_tiers import group_tier, utility_stream, utility_tier
+from drsim.utility.leader_carry import LeaderCarry
 from drsim.utility.lottery import lottery_winners, second_event_compliant
 from drsim.utility.monitoring import (
     NOT_LATCHED,
@@ -595,7 +596,8 @@ def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thres
                  rows: pd.DataFrame,
                  alert_delays: Callable[[pd.DataFrame, int], np.ndarray] | None = None,
                  shed: TierShedding | None = None,
-                 gamma: Thresholds | None = None) -> pd.DataFrame:
+                 gamma: Thresholds | None = None,
+                 carry: LeaderCarry | None = None) -> pd.DataFrame:
     """Listing 6.2 at the leader of one group for one pass, over its chunks' user events
     (rows of :data:`EVENTS`); its alerts, group events and work per tick (:data:`TIERS`).
     A group with no user event sends nothing (but its forecast, with ``shed``).
@@ -608,7 +610,9 @@ def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thres
     latch forecast. ``gamma``: the γ its fetches served (with the utility's updates of the
     profiles, OP); none: ``thresholds``. A monitoring method whose leader tests the group's
     summed readings (``aggregate``) runs its own test over them
-    (:func:`aggregate_leader`)."""
+    (:func:`aggregate_leader`). ``carry``: a stream's runs of the leader, kept between
+    micro-batches and final up to a tick (:class:`drsim.utility.leader_carry.LeaderCarry`:
+    the rows of later ticks are not its result)."""
     if plan.method.group_test:
         return aggregate_leader(plan, rows)
     events = user_events(rows)
@@ -625,9 +629,10 @@ def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thres
     shift = None if alert_delays is None else alert_delays(events, group)
     devices = []
     if shed is None:
-        g = group_tier(plan, group, sizes[group], events, gamma_table, shift)
+        g = group_tier(plan, group, sizes[group], events, gamma_table, shift,
+                       None if carry is None else carry.unshed)
     else:
-        ran = shed.group(plan, name, group, sizes[group], events, gamma_table, shift)
+        ran = shed.group(plan, name, group, sizes[group], events, gamma_table, shift, carry)
         g = ran.result
         devices += _device_rows(name, group, ran)
         times, dropped = np.unique(events["time"].to_numpy(np.int64)[~ran.keep],

@@ -11,10 +11,12 @@ m_utility alerts in a row. The readings of the printed listings drsim changes ar
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from drsim.utility.leader_carry import TierRuns
 from drsim.utility.monitoring import NOT_LATCHED, POLICY, RUNS, MonitoringPlan
 from drsim.utility.session_feed import feed_by_time
 
@@ -87,7 +89,7 @@ def latest_test(plan: MonitoringPlan, shift: np.ndarray | None = None) -> np.nda
 
 def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.DataFrame,
                gamma: dict[tuple[int, int], float],
-               shift: np.ndarray | None = None) -> GroupResult:
+               shift: np.ndarray | None = None, carry: TierRuns | None = None) -> GroupResult:
     """Run Listing 6.2 at the leader of ``group``.
 
     The top query counts the group's flagged households at each test time and alerts
@@ -119,6 +121,10 @@ def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.Data
         Per test time, the whole minutes after it until its data are in
         (:func:`drsim.utility.fetching.alert_shift`; none: at once), from which its alert
         replaces the previous test's [minutes].
+    carry : drsim.utility.leader_carry.TierRuns, optional
+        A stream's run kept between micro-batches, final up to its ``upto``: the
+        sessions are fed only the rows of final ticks they have not had, and the result
+        holds the alerts and group events of those ticks (none: a run over every tick).
 
     Returns
     -------
@@ -151,19 +157,28 @@ def group_tier(plan: MonitoringPlan, group: int, size: int, user_events: pd.Data
                            "groupID": group,
                            "accLoad": user_events["accLoad"].to_numpy(np.float64)})
     stream = stream.sort_values("time", kind="stable", ignore_index=True)
-    alert_q = plan.compile("group_alert", GroupSize={group: size}, γ=gamma)
-    found, processed, pms, _ = feed_by_time(alert_q.start(), stream, ticks)
+    def alert_session() -> Any:
+        return plan.compile("group_alert", GroupSize={group: size}, γ=gamma).start()
+
+    def group_session() -> Any:
+        return plan.compile("group").start(POLICY, runs=RUNS)
+
+    found, processed, pms, _ = feed_by_time(alert_session(), stream, ticks) \
+        if carry is None else carry.alerts.run(alert_session, stream, ticks, carry.upto)
     at_tests = pd.DataFrame(found, columns=["type", "time", "groupID", "sumAccLoad"])
     # the alert of a test time holds until the next test time is known (docs/decisions.md,
     # "Cadence, held status and latching", "Remote profiles and when the tiers see them")
     known = latest_test(plan, shift)
     alerting = np.isin(known, at_tests["time"].to_numpy())
+    if carry is not None:  # a stream's: the final ticks only
+        alerting &= ticks <= carry.upto
     load = at_tests.set_index("time")["sumAccLoad"]
     alerts = pd.DataFrame({"type": "groupAlertEvent", "time": ticks[alerting],
                            "groupID": group,
                            "sumAccLoad": load.reindex(known[alerting]).to_numpy()})
-    session = plan.compile("group").start(POLICY, runs=RUNS)
-    events, more_processed, more_pms, _ = feed_by_time(session, alerts, ticks, as_frame=True)
+    events, more_processed, more_pms, _ = \
+        feed_by_time(group_session(), alerts, ticks, as_frame=True) if carry is None \
+        else carry.group.run(group_session, alerts, ticks, carry.upto, as_frame=True)
     processed += more_processed
     pms += more_pms
     events = events.reindex(columns=["time", "groupID", "sumAccLoad"])

@@ -63,6 +63,7 @@ import pandas as pd
 from drsim.scenario import Shedding
 from drsim.utility.features import is_plain_twin
 from drsim.utility.group_and_utility_tiers import group_tier, utility_stream, utility_tier
+from drsim.utility.leader_carry import LeaderCarry
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
 from drsim.utility.shedding import DeviceSizing, DeviceStats, statistic
 
@@ -523,7 +524,7 @@ class TierShedding:
 
     def group(self, plan: MonitoringPlan, name: str, group: int, size: int,
               events: pd.DataFrame, gamma: dict[tuple[int, int], float],
-              shift: np.ndarray | None = None) -> TierRun:
+              shift: np.ndarray | None = None, carry: LeaderCarry | None = None) -> TierRun:
         """Run Listing 6.2 at the leader of ``group`` on its device.
 
         Parameters
@@ -541,6 +542,10 @@ class TierShedding:
             γ[groupID, time] [1].
         shift : numpy.ndarray, optional
             As :func:`~drsim.utility.group_and_utility_tiers.group_tier`'s.
+        carry : drsim.utility.leader_carry.LeaderCarry, optional
+            A stream's runs of the leader kept between micro-batches: the unshed run's
+            and the run's on the inputs kept, in the order :func:`run_on_device` makes
+            them.
 
         Returns
         -------
@@ -548,8 +553,11 @@ class TierShedding:
             Its :class:`~drsim.utility.group_and_utility_tiers.GroupResult`, device
             figures and which user events it kept.
         """
+        carried = iter(carry.runs) if carry is not None else None
+
         def run(keep: np.ndarray) -> tuple[Any, np.ndarray]:
-            g = group_tier(plan, group, size, events[keep], gamma, shift)
+            g = group_tier(plan, group, size, events[keep], gamma, shift,
+                           None if carried is None else next(carried))
             return g, g.processed + g.partial_matches
 
         arrivals = events["time"].to_numpy(np.int64)

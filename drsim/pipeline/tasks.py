@@ -36,7 +36,7 @@ from drsim.pipeline.stream_clock import write_intervals
 from drsim.scenario import Scenario
 from drsim.units import DAY
 from drsim.utility.aggregate_reference import ReferenceReadings
-from drsim.utility.aggregate_tier import aggregate_tier, blocks_frame
+from drsim.utility.aggregate_tier import blocks_frame, group_statistic, statistic_tier
 from drsim.utility.baseline import estimate
 from drsim.utility.control_adjustment import covariate_curves
 from drsim.utility.feature_registry import active_features
@@ -50,7 +50,7 @@ from drsim.utility.features import (
     feature_schema,
     is_plain_twin,
 )
-from drsim.utility.group_and_utility_tiers import group_tier, utility_stream, utility_tier
+from drsim.utility.group_and_utility_tiers import group_tier, utility_stream
 from drsim.utility.lottery import lottery_winners, second_event_compliant
 from drsim.utility.monitoring import (
     NOT_LATCHED,
@@ -60,8 +60,10 @@ from drsim.utility.monitoring import (
     meter_tier,
 )
 from drsim.utility.participants import ParticipantSums, household_mappings
+from drsim.utility.pooled_tier import STATISTIC_KINDS
 from drsim.utility.threshold import Thresholds, replica_flags
 from drsim.utility.tier_shedding import TierShedding
+from drsim.utility.utility_rules import run_utility
 
 TOTAL = "total"  # the series of a pass's whole load (the others are categories)
 ESTIMATE = "estimate"  # the pass name of the utility's M&V estimates (series B and P̂)
@@ -650,11 +652,17 @@ def aggregate_leader(plan: MonitoringPlan, rows: pd.DataFrame) -> pd.DataFrame:
     :func:`drsim.utility.aggregate_tier.aggregate_tier`): its alerts, group events and
     work per tick (:data:`TIERS`)."""
     name, group = str(rows["pass"].iloc[0]), int(rows["group"].iloc[0])
-    g = aggregate_tier(plan, group, blocks_frame(plan.method.reference.columns, rows["time"],
-                                                 rows["accLoad"], rows["sums"]))
+    stat = group_statistic(plan, plan.method, blocks_frame(
+        plan.method.reference.columns, rows["time"], rows["accLoad"], rows["sums"]), group)
+    g = statistic_tier(plan, group, stat)
     out = [(name, group, kind, int(t), float(v), 0, 0)
            for kind, frame in (("alert", g.alerts), ("event", g.events))
            for t, v in zip(frame["time"], frame["sumAccLoad"], strict=True)]
+    if plan.method.utility_rule().reads_statistics:  # its excess and variance per test
+        out += [(name, group, kind, int(t), float(v), 0, 0)
+                for kind, values in zip(STATISTIC_KINDS, (stat["load"] - stat["expected"],
+                                                          stat["se"] ** 2), strict=True)
+                for t, v in zip(stat["time"], values, strict=True)]
     out += [(name, group, "work", int(t), 0.0, int(p), int(m))
             for t, p, m in zip(plan.ticks, g.processed, g.partial_matches, strict=True)
             if p or m]
@@ -676,7 +684,7 @@ def utility(plan: MonitoringPlan, rows: pd.DataFrame, name: str | None = None,
     loads = {int(g): float(v) for g, v in first["load"].items()}
     devices, out = [], []
     if shed is None:
-        u = utility_tier(plan, latches, loads)
+        u = run_utility(plan, latches, loads, rows)
     else:
         told = rows[rows["kind"] == "forecast"]
         forecast = dict(zip(told["group"].astype(int), told["time"].astype(int),

@@ -23,7 +23,7 @@ from drsim.utility.aggregate_reference import MICRO
 from drsim.utility.group_and_utility_tiers import GroupResult
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, feed_by_time
 
-__all__ = ["aggregate_tier", "blocks_frame", "group_statistic"]
+__all__ = ["aggregate_tier", "blocks_frame", "group_statistic", "statistic_tier"]
 
 
 def blocks_frame(columns: tuple[str, ...], times: Sequence, loads: Sequence, sums: Sequence
@@ -146,7 +146,26 @@ def aggregate_tier(plan: MonitoringPlan, group: int, sums: pd.DataFrame) -> Grou
     >>> g.events["time"].tolist(), g.latch
     ([1130, 1135], 1130)
     """
-    stat = group_statistic(plan, plan.method, sums, group)
+    return statistic_tier(plan, group, group_statistic(plan, plan.method, sums, group))
+
+
+def statistic_tier(plan: MonitoringPlan, group: int, stat: pd.DataFrame) -> GroupResult:
+    """Run the group query of :func:`aggregate_tier` over the group's statistic.
+
+    Parameters
+    ----------
+    plan : drsim.utility.monitoring.MonitoringPlan
+        The monitoring; its method is an :class:`~drsim.utility.aggregate_method.Aggregate`.
+    group : int
+        The group's id.
+    stat : pandas.DataFrame
+        Its statistic at each test time (:func:`group_statistic`).
+
+    Returns
+    -------
+    drsim.utility.group_and_utility_tiers.GroupResult
+        As :func:`aggregate_tier`'s.
+    """
     stream = pd.DataFrame({"type": "groupStatisticEvent",
                            "time": np.r_[plan.t_start, stat["time"]].astype(np.int64),
                            "groupID": group, "cusum": np.r_[0.0, stat["cusum"]],

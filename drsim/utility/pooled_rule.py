@@ -22,10 +22,13 @@ control households together. It alerts at every test with S_j > h_u
 until the next test's statistic is known (as a group alert does, docs/decisions.md,
 "Cadence, held status and latching"), and Listing 6.3's bottom query predicts at the
 (m_utility + 1)-th alert in a row (:func:`drsim.utility.pooled_tier.pooled_tier`). The
-group leaders' own CUSUMs still latch their groups (their meters then read at the
-settlement rate) and are reported; the utility no longer counts them. k_u and h_u default
-to the groups' k and h. The leaders' excesses and variances come from the blocks' whole
-µkWh and Wh² sums, so the statistic is the same for any chunking.
+group leaders' own CUSUMs still run and their latches are reported, but the utility no
+longer counts them; since it reads every group's statistic until it predicts, no latch
+slows a group's meters to the settlement rate before t_nc
+(:meth:`PooledCusum.slowed_from`), and what the utility knows of the deficit at t_nc is
+every group's readings up to t_nc. k_u and h_u default to the groups' k and h. The
+leaders' excesses and variances come from the blocks' whole µkWh and Wh² sums, so the
+statistic is the same for any chunking.
 
 References
 ----------
@@ -112,6 +115,8 @@ class PooledCusum(UtilityRule):
     (True, {'h_utility': 4.0}, ['utility_cusum'])
     >>> rule.summary()
     {'utility': 'pooled', 'utility_k': 2.0, 'utility_h': 4.0}
+    >>> rule.slowed_from([1136, -1])
+    [-1, -1]
     """
 
     name: ClassVar[str] = "pooled"
@@ -119,6 +124,14 @@ class PooledCusum(UtilityRule):
 
     k: float = 1.5
     h: float = 5.0
+
+    def slowed_from(self, latch: list[int]) -> list[int]:
+        """Return NOT_LATCHED (−1) for every group.
+
+        The utility reads every group's statistic until it predicts, so no latch slows a
+        group's meters before then.
+        """
+        return [-1] * len(latch)
 
     def queries(self) -> dict[str, str]:
         """Return the utility's CUSUM query (:data:`UTILITY_QUERY`) as ``utility_cusum``."""

@@ -40,6 +40,8 @@ class UtilityRule:
     >>> rule = UtilityRule()
     >>> rule.name, rule.reads_statistics, rule.queries(), rule.params(), rule.summary()
     ('groups', False, {}, {}, {'utility': 'groups'})
+    >>> rule.slowed_from([1136, -1])
+    [1136, -1]
     """
 
     #: its value of ``monitoring.aggregate.utility``
@@ -47,6 +49,24 @@ class UtilityRule:
     #: whether the group leaders send the utility their group's excess and its variance at
     #: every test time (``excess`` and ``variance`` rows of the tiers' output)
     reads_statistics: ClassVar[bool] = False
+
+    def slowed_from(self, latch: list[int]) -> list[int]:
+        """Return, per group, the minute from which its meters read at the settlement rate.
+
+        Listing 6.3 has counted a latched group, so its meters slow down at its latch
+        (§6.2.2); NOT_LATCHED (−1): at the prediction or the program's end.
+
+        Parameters
+        ----------
+        latch : list of int
+            Per group, its latch minute or NOT_LATCHED [minutes since midnight].
+
+        Returns
+        -------
+        list of int
+            Per group, the minute or NOT_LATCHED [minutes since midnight].
+        """
+        return list(latch)
 
     def queries(self) -> dict[str, str]:
         """Return the query texts it runs beside Listings 6.1-6.3, by name (none)."""

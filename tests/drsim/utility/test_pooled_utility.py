@@ -114,7 +114,9 @@ def test_the_pooled_rule_reads_the_groups_k_and_h_unless_given():
 
 def test_the_pooled_loop_is_the_same_for_any_chunking():
     """A run of 400 households with the pooled utility: the expected pass raises no
-    prediction, the traditional pass does, the same for chunks of 100 and of 67."""
+    prediction, the traditional pass does, the same for chunks of 100 and of 67; a group
+    latched before t_nc does not slow its meters: the deficit reads every group up to
+    t_nc."""
     s = small(400, method="aggregate", aggregate={"cv": 0.1, "utility": "pooled"})
     summaries = [drsim.run(s.model_copy(update={"chunk_size": size}),
                            backend="serial").summary for size in (100, 67)]
@@ -122,6 +124,10 @@ def test_the_pooled_loop_is_the_same_for_any_chunking():
     assert first["prediction"]["predicted"], "the test needs a prediction"
     assert first["prediction"]["expected_pass_noncompliance_time"] is None
     assert first["monitoring"]["method_settings"]["utility"] == "pooled"
+    t_nc = first["prediction"]["utility_noncompliance_time"]
+    latched = [t for t in first["prediction"]["group_noncompliance_times"].values() if t]
+    assert min(latched) < t_nc, "the test needs a group latched before the prediction"
+    assert set(first["deficit_at_prediction"]["readings_until"]) == {t_nc}
     for key in ("prediction", "deficit_at_prediction", "cost", "second_event",
                 "reduction_share_of_expected"):
         assert summaries[0][key] == summaries[1][key], key

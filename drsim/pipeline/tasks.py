@@ -60,7 +60,7 @@ from drsim.utility.monitoring import (
     meter_tier,
 )
 from drsim.utility.participants import ParticipantSums, household_mappings
-from drsim.utility.pooled_tier import STATISTIC_KINDS
+from drsim.utility.pooled_tier import leader_rows
 from drsim.utility.threshold import Thresholds, replica_flags
 from drsim.utility.tier_shedding import TierShedding
 from drsim.utility.utility_rules import run_utility
@@ -647,22 +647,17 @@ def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thres
 
 
 def aggregate_leader(plan: MonitoringPlan, rows: pd.DataFrame) -> pd.DataFrame:
-    """The CUSUM of ``aggregate`` at the leader of one group for one pass, over its
-    chunks' readings' sums (rows of :data:`EVENTS`,
-    :func:`drsim.utility.aggregate_tier.aggregate_tier`): its alerts, group events and
-    work per tick (:data:`TIERS`)."""
+    """The CUSUM of ``aggregate`` at one group's leader for one pass, over its chunks' sums
+    (rows of :data:`EVENTS`, :func:`drsim.utility.aggregate_tier.aggregate_tier`): alerts,
+    group events, work per tick and the statistic if the utility reads it (:data:`TIERS`)."""
     name, group = str(rows["pass"].iloc[0]), int(rows["group"].iloc[0])
     stat = group_statistic(plan, plan.method, blocks_frame(
         plan.method.reference.columns, rows["time"], rows["accLoad"], rows["sums"]), group)
     g = statistic_tier(plan, group, stat)
-    out = [(name, group, kind, int(t), float(v), 0, 0)
-           for kind, frame in (("alert", g.alerts), ("event", g.events))
-           for t, v in zip(frame["time"], frame["sumAccLoad"], strict=True)]
-    if plan.method.utility_rule().reads_statistics:  # its excess and variance per test
-        out += [(name, group, kind, int(t), float(v), 0, 0)
-                for kind, values in zip(STATISTIC_KINDS, (stat["load"] - stat["expected"],
-                                                          stat["se"] ** 2), strict=True)
-                for t, v in zip(stat["time"], values, strict=True)]
+    sent = [(kind, t, v) for kind, frame in (("alert", g.alerts), ("event", g.events))
+            for t, v in zip(frame["time"], frame["sumAccLoad"], strict=True)]
+    sent += leader_rows(stat) if plan.method.utility_rule().reads_statistics else []
+    out = [(name, group, kind, int(t), float(v), 0, 0) for kind, t, v in sent]
     out += [(name, group, "work", int(t), 0.0, int(p), int(m))
             for t, p, m in zip(plan.ticks, g.processed, g.partial_matches, strict=True)
             if p or m]

@@ -1,8 +1,8 @@
 """The utility of ``utility: pooled``: one CUSUM over the group leaders' statistics.
 
 The group leaders of ``aggregate`` send the utility their group's excess A_j − E_j and
-its variance σ_j² at every test time (:func:`leader_statistics` reads them from the
-leaders' output); the utility sums them, runs the CUSUM of
+its variance σ_j² at every test time (:func:`leader_rows`; :func:`leader_statistics` reads
+them from the leaders' output); the utility sums them, runs the CUSUM of
 :mod:`drsim.utility.pooled_rule` by its query :data:`drsim.utility.pooled_rule.UTILITY_QUERY`
 and holds each test's alert at every tick until the next test's statistic is known; Listing
 6.3's bottom query predicts non-compliance (t_nc) at the (m_utility + 1)-th alert in a row.
@@ -18,10 +18,36 @@ from drsim.utility.monitoring import NOT_LATCHED, POLICY, RUNS, MonitoringPlan
 from drsim.utility.pooled_rule import pooled_statistic
 from drsim.utility.session_feed import feed_by_time
 
-__all__ = ["STATISTIC_KINDS", "leader_statistics", "pooled_tier"]
+__all__ = ["STATISTIC_KINDS", "leader_rows", "leader_statistics", "pooled_tier"]
 
 #: the kinds of the leaders' rows that carry their statistic: A_j − E_j [kWh], σ_j² [kWh²]
 STATISTIC_KINDS = ("excess", "variance")
+
+
+def leader_rows(stat: pd.DataFrame) -> list[tuple[str, int, float]]:
+    """Return what a leader sends the utility of its statistic: (kind, time, value) rows.
+
+    Parameters
+    ----------
+    stat : pandas.DataFrame
+        The group's statistic (:func:`drsim.utility.aggregate_tier.group_statistic`:
+        time, load A_j, expected E_j, se σ_j, [kWh]).
+
+    Returns
+    -------
+    list of (str, int, float)
+        Per test time, an ``excess`` row, A_j − E_j [kWh], then per test time a
+        ``variance`` row, σ_j² [kWh²].
+
+    Examples
+    --------
+    >>> stat = pd.DataFrame({"time": [1130], "load": [12.0], "expected": [10.0], "se": [3.0]})
+    >>> leader_rows(stat)
+    [('excess', 1130, 2.0), ('variance', 1130, 9.0)]
+    """
+    values = (stat["load"] - stat["expected"], stat["se"] ** 2)
+    return [(kind, int(t), float(v)) for kind, column in zip(STATISTIC_KINDS, values, strict=True)
+            for t, v in zip(stat["time"], column, strict=True)]
 
 
 def leader_statistics(rows: pd.DataFrame, n_groups: int, test_times: np.ndarray

@@ -8,7 +8,9 @@ aggregate P̂ and its known error, or the control group's same-day load:
 ``groupNonComplianceEvent`` where the one-sided CUSUM crosses h, by the query
 :data:`drsim.utility.aggregate_method.GROUP_QUERY` (module doc of
 :mod:`drsim.utility.aggregate_method`). Its group events latch the group as Listing 6.2's
-do, so the utility (Listing 6.3) reads them unchanged.
+do, so the utility (Listing 6.3) reads them unchanged; with ``utility: pooled`` the leader
+also sends its excess and variance at each test (:func:`drsim.utility.pooled_tier.leader_rows`)
+and the utility tests their sums (:mod:`drsim.utility.pooled_rule`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ own, ``counting``.
 
 A monitoring method is what the meter and group tiers test (docs/decisions.md,
 "Monitoring methods under baseline error"); the utility tier (Listing 6.3) reads the
-group events every method raises alike. One subclass of :class:`MonitoringMethod` per
+group events every method raises alike, unless the method's utility rule says otherwise
+(:meth:`~MonitoringMethod.utility_rule`). One subclass of :class:`MonitoringMethod` per
 method, in a module of its own, and one line in
 :data:`drsim.utility.method_registry.METHODS`; the tiers ask the plan's method
 (:attr:`drsim.utility.monitoring.MonitoringPlan.method`) and never name one:

@@ -18,6 +18,7 @@ import pandas as pd
 
 from drsim.pipeline.tasks import UTILITY
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
+from drsim.utility.pooled_tier import STATISTIC_KINDS
 from drsim.utility.reading_slots import interim_offsets, slot_of
 
 
@@ -51,10 +52,12 @@ def tier_outcome(rows: pd.DataFrame, name: str, n_groups: int) -> TierOutcome:
 
 
 def stops(plan: MonitoringPlan, outcome: TierOutcome) -> np.ndarray:
-    """Per group, the last minute its meters are tested at the monitoring rate: its latch,
-    the utility's prediction, or the end of the program, whichever comes first."""
+    """Per group, the last minute its meters are tested at the monitoring rate: its latch
+    (as the utility rule reads it, :meth:`UtilityRule.slowed_from
+    <drsim.utility.utility_rule.UtilityRule.slowed_from>`), the utility's prediction, or
+    the end of the program, whichever comes first."""
     out = []
-    for at in outcome.latch:
+    for at in plan.method.utility_rule().slowed_from(outcome.latch):
         stop = plan.t_end - 1 if at == NOT_LATCHED else at
         if outcome.predicted:
             stop = min(stop, outcome.t_nc)
@@ -99,7 +102,8 @@ def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows:
         mine_g = mine[(mine["group"] == g) & (mine["time"] <= last)]
         work = mine_g[mine_g["kind"] == "work"]
         group_computation += int((work["processed"] + work["partial_matches"]).sum())
-        group_events += int((mine_g["kind"] == "event").sum())
+        # a leader's statistic at a test time, when the utility reads it, is one event sent
+        group_events += int(mine_g["kind"].isin(("event", STATISTIC_KINDS[0])).sum())
         # a leader's filter is pushed to its gateways, the utility's to the leaders: what
         # they drop is not sent (drsim.utility.tier_shedding)
         user_events_shed += int(mine_g.loc[mine_g["kind"] == "user_events_shed",

@@ -55,7 +55,6 @@ from drsim.pipeline.tasks import (
     METER,
     TIERS,
     WORK_ROWS,
-    TierInputs,
     adaptive_task,
     participant_sums,
     pass_group_leader,
@@ -64,6 +63,7 @@ from drsim.pipeline.tasks import (
     simulate_households,
     simulation_task,
 )
+from drsim.pipeline.tier_inputs import TierInputs
 from drsim.scenario import Scenario
 from drsim.units import clock
 from drsim.utility import deficit
@@ -631,7 +631,8 @@ def deficit_at(plan: MonitoringPlan, loads: Loads, outcome: TierOutcome, theta_o
     readings (``seen``: :func:`drsim.utility.readings_feature.seen_reduction` summed per
     group; ``sizes``: households per group) the realised reduction is read from the
     households seen (:func:`drsim.utility.deficit.reduction_seen`)."""
-    known = deficit.last_readings(plan.t_start, outcome.t_nc, np.array(outcome.latch),
+    slowed = plan.method.utility_rule().slowed_from(outcome.latch)
+    known = deficit.last_readings(plan.t_start, outcome.t_nc, np.array(slowed),
                                   plan.reading, plan.settlement)
     est = loads.estimate_group_kw
     traditional = loads.group_kw["traditional"]

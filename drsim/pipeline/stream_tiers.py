@@ -65,13 +65,13 @@ from drsim.pipeline.tasks import (
     EVENTS,
     TIERS,
     UTILITY,
-    TierInputs,
     group_leader,
     lost_on_the_way,
     meter_inputs,
     outcome_counts,
     utility,
 )
+from drsim.pipeline.tier_inputs import TierInputs
 from drsim.scenario import Scenario
 from drsim.units import DAY
 from drsim.utility.control_group_refusals import check_control_group

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from decimal import Decimal
 from functools import partial
 from pathlib import Path
@@ -33,10 +33,11 @@ from drsim.pipeline.pass_names import MONITORED
 from drsim.pipeline.passes import Chunk, ChunkResult, SecondEvent, pass_schedules, simulate_chunk
 from drsim.pipeline.recorded import readings_batch
 from drsim.pipeline.stream_clock import write_intervals
+from drsim.pipeline.tier_inputs import TierInputs
 from drsim.scenario import Scenario
 from drsim.units import DAY
 from drsim.utility.aggregate_reference import ReferenceReadings
-from drsim.utility.aggregate_tier import aggregate_tier, blocks_frame
+from drsim.utility.aggregate_tier import blocks_frame, group_statistic, statistic_tier
 from drsim.utility.baseline import estimate
 from drsim.utility.control_adjustment import covariate_curves
 from drsim.utility.feature_registry import active_features
@@ -48,9 +49,8 @@ from drsim.utility.features import (
     Preparation,
     feature_output,
     feature_schema,
-    is_plain_twin,
 )
-from drsim.utility.group_and_utility_tiers import group_tier, utility_stream, utility_tier
+from drsim.utility.group_and_utility_tiers import group_tier, utility_stream
 from drsim.utility.leader_carry import LeaderCarry
 from drsim.utility.lottery import lottery_winners, second_event_compliant
 from drsim.utility.monitoring import (
@@ -61,8 +61,10 @@ from drsim.utility.monitoring import (
     meter_tier,
 )
 from drsim.utility.participants import ParticipantSums, household_mappings
+from drsim.utility.pooled_tier import leader_rows
 from drsim.utility.threshold import Thresholds, replica_flags
 from drsim.utility.tier_shedding import TierShedding
+from drsim.utility.utility_rules import run_utility
 
 TOTAL = "total"  # the series of a pass's whole load (the others are categories)
 ESTIMATE = "estimate"  # the pass name of the utility's M&V estimates (series B and P̂)
@@ -527,36 +529,6 @@ def user_events(rows: pd.DataFrame) -> pd.DataFrame:
     return frame.sort_values(["pass", "time", "houseID"], kind="stable", ignore_index=True)
 
 
-@dataclass(frozen=True)
-class TierInputs:
-    """The monitoring features' keyword arguments of a tier's function
-    (:meth:`~drsim.utility.features.MonitoringFeature.group_inputs`): those of the
-    monitored passes, and those of their plain twins (BL,
-    :func:`drsim.utility.features.plain_twin`), without the features that optimise the
-    monitoring (but those that only measure the twins)."""
-
-    op: Mapping[str, Any]
-    plain: Mapping[str, Any]
-
-    @classmethod
-    def of(cls, features: tuple[MonitoringFeature, ...],
-           inputs: Callable[[MonitoringFeature], Mapping[str, Any]]) -> TierInputs:
-        """Collect ``inputs(feature)`` of every feature, and of those that do not
-        optimise."""
-        op: dict[str, Any] = {}
-        plain: dict[str, Any] = {}
-        for feature in features:
-            given = inputs(feature)
-            op.update(given)
-            if not feature.optimises or feature.measures_twins:
-                plain.update(given)
-        return cls(op, plain)
-
-    def at(self, name: str) -> Mapping[str, Any]:
-        """The keyword arguments of pass ``name``."""
-        return self.plain if is_plain_twin(name) else self.op
-
-
 def pass_group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thresholds,
                       inputs: TierInputs, rows: pd.DataFrame) -> pd.DataFrame:
     """:func:`group_leader` of one group and pass with the features' inputs of that pass
@@ -650,16 +622,17 @@ def group_leader(plan: MonitoringPlan, sizes: tuple[int, ...], thresholds: Thres
 
 
 def aggregate_leader(plan: MonitoringPlan, rows: pd.DataFrame) -> pd.DataFrame:
-    """The CUSUM of ``aggregate`` at the leader of one group for one pass, over its
-    chunks' readings' sums (rows of :data:`EVENTS`,
-    :func:`drsim.utility.aggregate_tier.aggregate_tier`): its alerts, group events and
-    work per tick (:data:`TIERS`)."""
+    """The CUSUM of ``aggregate`` at one group's leader for one pass, over its chunks' sums
+    (rows of :data:`EVENTS`, :func:`drsim.utility.aggregate_tier.aggregate_tier`): alerts,
+    group events, work per tick and the statistic if the utility reads it (:data:`TIERS`)."""
     name, group = str(rows["pass"].iloc[0]), int(rows["group"].iloc[0])
-    g = aggregate_tier(plan, group, blocks_frame(plan.method.reference.columns, rows["time"],
-                                                 rows["accLoad"], rows["sums"]))
-    out = [(name, group, kind, int(t), float(v), 0, 0)
-           for kind, frame in (("alert", g.alerts), ("event", g.events))
-           for t, v in zip(frame["time"], frame["sumAccLoad"], strict=True)]
+    stat = group_statistic(plan, plan.method, blocks_frame(
+        plan.method.reference.columns, rows["time"], rows["accLoad"], rows["sums"]), group)
+    g = statistic_tier(plan, group, stat)
+    sent = [(kind, t, v) for kind, frame in (("alert", g.alerts), ("event", g.events))
+            for t, v in zip(frame["time"], frame["sumAccLoad"], strict=True)]
+    sent += leader_rows(stat) if plan.method.utility_rule().reads_statistics else []
+    out = [(name, group, kind, int(t), float(v), 0, 0) for kind, t, v in sent]
     out += [(name, group, "work", int(t), 0.0, int(p), int(m))
             for t, p, m in zip(plan.ticks, g.processed, g.partial_matches, strict=True)
             if p or m]
@@ -681,7 +654,7 @@ def utility(plan: MonitoringPlan, rows: pd.DataFrame, name: str | None = None,
     loads = {int(g): float(v) for g, v in first["load"].items()}
     devices, out = [], []
     if shed is None:
-        u = utility_tier(plan, latches, loads)
+        u = run_utility(plan, latches, loads, rows)
     else:
         told = rows[rows["kind"] == "forecast"]
         forecast = dict(zip(told["group"].astype(int), told["time"].astype(int),

@@ -341,7 +341,8 @@ class Monitoring(Record):
         "tolerance, aggregate); absent in summaries written before the methods.")
     method_settings: JsonValue = sometimes(
         "The method's settings as run (tolerance: z, cv; aggregate: k, h, cv, "
-        "correlated_share, floor); null for counting.")
+        "correlated_share, floor, reference, utility and the pooled utility's utility_k, "
+        "utility_h); null for counting.")
     max_missing: int | None = Field(description="k of the approximate meter query.")
     reading_loss: JsonValue = Field(description="meters.reading_loss as run; null without.")
     meters_silent: JsonValue = Field(

@@ -349,6 +349,21 @@ class AggregateSettings(SettingsModel):
         "a method without a known error does not test against zero [1].",
         default=0.01, gt=0.0, le=1.0,
     )
+    utility: Literal["groups", "pooled"] = described(
+        "What the utility tests: 'groups' = Listing 6.3 over the groups the leaders' "
+        "CUSUMs latched (more than gamma_group of them, m_utility alerts in a row); "
+        "'pooled' = one CUSUM of the summed excess of every group over its reference, "
+        "standardised by the root of the summed variances (drsim.utility.pooled_rule), "
+        "its alert held m_utility ticks.", default="groups",
+    )
+    utility_k: float | None = described(
+        "The pooled CUSUM's reference value [standard errors].", default=None, ge=0.0,
+        le=10.0, null_means="k, the groups' reference value",
+    )
+    utility_h: float | None = described(
+        "The pooled CUSUM's decision interval [standard errors].", default=None, gt=0.0,
+        le=100.0, null_means="h, the groups' decision interval",
+    )
 
 
 class Monitoring(SettingsModel):

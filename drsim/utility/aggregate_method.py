@@ -59,6 +59,7 @@ from drsim.utility.aggregate_reference import (
 from drsim.utility.known_cv_reference import KnownCv
 from drsim.utility.meter_result import MeterResult
 from drsim.utility.monitoring_method import MonitoringMethod
+from drsim.utility.utility_rule import LATCHED_GROUPS, UtilityRule
 
 __all__ = ["Aggregate", "GROUP_QUERY", "cusum", "meter_sums"]
 
@@ -179,6 +180,9 @@ class Aggregate(MonitoringMethod):
     reference : drsim.utility.aggregate_reference.AggregateReference
         Where E_j and σ_j come from (default: the method's aggregate P̂ and its known
         error, :class:`~drsim.utility.known_cv_reference.KnownCv`).
+    utility : drsim.utility.utility_rule.UtilityRule
+        What the utility tests (default: Listing 6.3 over the groups' latches; or one
+        CUSUM of the groups' summed excess, :class:`~drsim.utility.pooled_rule.PooledCusum`).
 
     Examples
     --------
@@ -196,6 +200,7 @@ class Aggregate(MonitoringMethod):
     k: float = 1.5
     h: float = 5.0
     reference: AggregateReference = KNOWN_CV
+    utility: UtilityRule = LATCHED_GROUPS
 
     def meter(self, house_ids: np.ndarray, group_id: int, times: np.ndarray,
               acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
@@ -220,12 +225,16 @@ class Aggregate(MonitoringMethod):
         return None
 
     def queries(self) -> dict[str, str]:
-        """Return the group leader's query (:data:`GROUP_QUERY`) as ``group_cusum``."""
-        return {"group_cusum": GROUP_QUERY}
+        """Return the leader's query (:data:`GROUP_QUERY`, ``group_cusum``) and the rule's."""
+        return {"group_cusum": GROUP_QUERY, **self.utility.queries()}
 
     def params(self) -> dict[str, Any]:
-        """Return ``h``, the decision interval."""
-        return {"h": self.h}
+        """Return ``h``, the decision interval, and the utility rule's parameters."""
+        return {"h": self.h, **self.utility.params()}
+
+    def utility_rule(self) -> UtilityRule:
+        """Return what the utility tests (:attr:`utility`)."""
+        return self.utility
 
     def gamma_user(self, gamma_user: Any) -> Any:
         """Return 1: no group alerts by counting flagged households (γ plays no part)."""
@@ -234,4 +243,4 @@ class Aggregate(MonitoringMethod):
     def summary(self) -> dict[str, Any]:
         """Return the method and its settings as run."""
         return {"method": self.name, "method_settings": {
-            "k": self.k, "h": self.h, **self.reference.summary()}}
+            "k": self.k, "h": self.h, **self.reference.summary(), **self.utility.summary()}}

@@ -8,7 +8,9 @@ aggregate P̂ and its known error, or the control group's same-day load:
 ``groupNonComplianceEvent`` where the one-sided CUSUM crosses h, by the query
 :data:`drsim.utility.aggregate_method.GROUP_QUERY` (module doc of
 :mod:`drsim.utility.aggregate_method`). Its group events latch the group as Listing 6.2's
-do, so the utility (Listing 6.3) reads them unchanged.
+do, so the utility (Listing 6.3) reads them unchanged; with ``utility: pooled`` the leader
+also sends its excess and variance at each test (:func:`drsim.utility.pooled_tier.leader_rows`)
+and the utility tests their sums (:mod:`drsim.utility.pooled_rule`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from drsim.utility.aggregate_reference import MICRO
 from drsim.utility.group_and_utility_tiers import GroupResult
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan, feed_by_time
 
-__all__ = ["aggregate_tier", "blocks_frame", "group_statistic"]
+__all__ = ["aggregate_tier", "blocks_frame", "group_statistic", "statistic_tier"]
 
 
 def blocks_frame(columns: tuple[str, ...], times: Sequence, loads: Sequence, sums: Sequence
@@ -146,7 +148,26 @@ def aggregate_tier(plan: MonitoringPlan, group: int, sums: pd.DataFrame) -> Grou
     >>> g.events["time"].tolist(), g.latch
     ([1130, 1135], 1130)
     """
-    stat = group_statistic(plan, plan.method, sums, group)
+    return statistic_tier(plan, group, group_statistic(plan, plan.method, sums, group))
+
+
+def statistic_tier(plan: MonitoringPlan, group: int, stat: pd.DataFrame) -> GroupResult:
+    """Run the group query of :func:`aggregate_tier` over the group's statistic.
+
+    Parameters
+    ----------
+    plan : drsim.utility.monitoring.MonitoringPlan
+        The monitoring; its method is an :class:`~drsim.utility.aggregate_method.Aggregate`.
+    group : int
+        The group's id.
+    stat : pandas.DataFrame
+        Its statistic at each test time (:func:`group_statistic`).
+
+    Returns
+    -------
+    drsim.utility.group_and_utility_tiers.GroupResult
+        As :func:`aggregate_tier`'s.
+    """
     stream = pd.DataFrame({"type": "groupStatisticEvent",
                            "time": np.r_[plan.t_start, stat["time"]].astype(np.int64),
                            "groupID": group, "cusum": np.r_[0.0, stat["cusum"]],

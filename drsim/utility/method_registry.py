@@ -4,7 +4,7 @@ The interface is :class:`drsim.utility.monitoring_method.MonitoringMethod`; a ne
 a subclass in a module of its own and one entry of :data:`METHODS` (its name and how it is
 built from a scenario). ``aggregate``'s reference, where its test's E_j and σ_j come from
 (:mod:`drsim.utility.aggregate_reference`), is chosen here too, once per scenario
-(:func:`reference_of`).
+(:func:`reference_of`), and what its utility tests (:func:`utility_rule_of`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from drsim.utility.aggregate_reference import AggregateReference
 from drsim.utility.control_reference import ControlGroupReference
 from drsim.utility.known_cv_reference import KnownCv
 from drsim.utility.monitoring_method import Counting, MonitoringMethod, known_cv
+from drsim.utility.pooled_rule import PooledCusum
 from drsim.utility.tolerance_method import Tolerance
+from drsim.utility.utility_rule import LATCHED_GROUPS, UtilityRule
 
-__all__ = ["METHODS", "method_of", "reference_of"]
+__all__ = ["METHODS", "method_of", "reference_of", "utility_rule_of"]
 
 
 def reference_of(scenario: Any) -> AggregateReference:
@@ -48,6 +50,30 @@ def reference_of(scenario: Any) -> AggregateReference:
                                      settings.floor)
     return KnownCv(known_cv(settings.cv, scenario), settings.correlated_share, settings.floor)
 
+def utility_rule_of(scenario: Any) -> UtilityRule:
+    """Return what ``aggregate``'s utility tests for ``scenario``.
+
+    ``monitoring.aggregate.utility``: Listing 6.3 over the groups' latches, or one
+    CUSUM of the groups' summed excess (:class:`~drsim.utility.pooled_rule.PooledCusum`,
+    its k and h the groups' unless ``utility_k``, ``utility_h`` say otherwise).
+
+    Examples
+    --------
+    >>> from drsim.scenario import scenario_from_dict
+    >>> s = {"name": "doc", "seed": 7, "households": 20, "groups": [{"name": "g", "size": 20}]}
+    >>> utility_rule_of(scenario_from_dict(s)).name
+    'groups'
+    >>> mon = {"method": "aggregate", "aggregate": {"k": 1.0, "utility": "pooled",
+    ...                                             "utility_h": 3.0}}
+    >>> utility_rule_of(scenario_from_dict({**s, "monitoring": mon}))
+    PooledCusum(k=1.0, h=3.0)
+    """
+    settings = scenario.monitoring.aggregate
+    if settings.utility == "groups":
+        return LATCHED_GROUPS
+    return PooledCusum(settings.k if settings.utility_k is None else settings.utility_k,
+                       settings.h if settings.utility_h is None else settings.utility_h)
+
 #: each method's name and how it is built from a scenario's settings
 METHODS: dict[str, Callable[[Any], MonitoringMethod]] = {
     "counting": lambda scenario: Counting(),
@@ -56,7 +82,7 @@ METHODS: dict[str, Callable[[Any], MonitoringMethod]] = {
         cv=known_cv(scenario.monitoring.tolerance.cv, scenario)),
     "aggregate": lambda scenario: Aggregate(
         k=scenario.monitoring.aggregate.k, h=scenario.monitoring.aggregate.h,
-        reference=reference_of(scenario)),
+        reference=reference_of(scenario), utility=utility_rule_of(scenario)),
 }
 
 

@@ -5,7 +5,8 @@ own, ``counting``.
 
 A monitoring method is what the meter and group tiers test (docs/decisions.md,
 "Monitoring methods under baseline error"); the utility tier (Listing 6.3) reads the
-group events every method raises alike. One subclass of :class:`MonitoringMethod` per
+group events every method raises alike, unless the method's utility rule says otherwise
+(:meth:`~MonitoringMethod.utility_rule`). One subclass of :class:`MonitoringMethod` per
 method, in a module of its own, and one line in
 :data:`drsim.utility.method_registry.METHODS`; the tiers ask the plan's method
 (:attr:`drsim.utility.monitoring.MonitoringPlan.method`) and never name one:
@@ -21,6 +22,8 @@ method, in a module of its own, and one line in
   meters send instead, which :func:`drsim.utility.monitoring.meter_tier` asks);
 * :meth:`~MonitoringMethod.gamma_user`: the γ_user its group tier reads (the scenario's,
   or none when it counts no flagged households);
+* :meth:`~MonitoringMethod.utility_rule`: what the utility tier tests
+  (:mod:`drsim.utility.utility_rule`; Listing 6.3 over the groups' latches by default);
 * :meth:`~MonitoringMethod.refusal`: why it does not run beside a scenario's other
   settings (None: it does);
 * :meth:`~MonitoringMethod.summary`: its part of summary.json's ``monitoring`` section.
@@ -46,6 +49,7 @@ import pandas as pd
 
 from drsim.utility.aggregate_reference import ReferenceReadings
 from drsim.utility.meter_result import MeterResult
+from drsim.utility.utility_rule import LATCHED_GROUPS, UtilityRule
 
 __all__ = ["Counting", "MonitoringMethod", "known_cv"]
 
@@ -103,6 +107,10 @@ class MonitoringMethod:
     def refusal(self, scenario: Any) -> str | None:
         """Return why it does not run with ``scenario``'s other settings (None: it does)."""
         return None
+
+    def utility_rule(self) -> UtilityRule:
+        """Return what the utility tier tests: Listing 6.3 over the groups' latches."""
+        return LATCHED_GROUPS
 
     def summary(self) -> dict[str, Any]:
         """Return its part of summary.json's ``monitoring`` section.

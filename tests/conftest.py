@@ -14,6 +14,11 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if SPARK_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.spark)
+    # The files that run Spark first, each file's tests together and in order otherwise:
+    # they are the long ones, so pytest-xdist's two workers (pyproject.toml: one file at a
+    # time, in this order) start them early and end on the many short files.
+    spark_files = {item.path for item in items if item.get_closest_marker("spark")}
+    items.sort(key=lambda item: item.path not in spark_files)
 
 
 _SESSIONS = [0]  # Spark sessions asked for so far

@@ -6,6 +6,7 @@ beside drsim's (:class:`Reference`)."""
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -22,10 +23,23 @@ __all__ = ["BaselineSettings", "ControlGroup", "DRProgram", "DayOfAdjustment", "
 _GOAL_ACCEPTED = "a number of kWh > 0, or 'expected'"
 
 
+def _finite(value: int | float) -> bool:
+    """A finite float: an int beyond the int64 range too (numpy's isfinite refuses it as a
+    type), unless it is beyond the float range.
+
+    >>> _finite(2**64 + 128), _finite(10**400), _finite(float("inf"))
+    (True, False, False)
+    """
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _goal(value: Any) -> Any:
     """A goal in kWh (> 0) or 'expected' (one message for both readings)."""
     if value == "expected" or (isinstance(value, int | float) and not isinstance(value, bool)
-                               and np.isfinite(value) and value > 0):
+                               and _finite(value) and value > 0):
         return value
     raise value_problem(f"expected a number of kWh > 0 or 'expected', got {show_value(value)}",
                    _GOAL_ACCEPTED)

@@ -25,12 +25,13 @@ blocks are labelled ``bash`` (:func:`test_shell_blocks_are_labelled_bash`).
   :data:`EXPECTED_EXIT` says, with its reason) and write its result folder
   (``summary.json``, the readings with ``--export-readings``) or sweep table (``table.csv``).
   *Placeholders* (words in capitals) get the values of :data:`PLACEHOLDERS` first. The
-  *small form*: ``--households`` :data:`SMALL` and ``--backend serial`` where the command
-  takes them, ``--master`` left out (Spark is not started), a streamed run's ``--speed``
-  :data:`FAST`; ``drsim monitor --scenario X``: X scaled to :data:`SMALL` households, as
-  the readings' run was; ``--stream DIR``: DIR holds readings' files before it runs; a
-  sweep: a copy of its file on :data:`SMALL` households, one seed and the first value of
-  each axis, once the file as written has loaded (every point built and checked).
+  *small form*: ``--households`` :data:`SMALL` (of each group, ``SMALL // 3``, for ``drsim
+  baselines``) and ``--backend serial`` where the command takes them, ``--master`` left out
+  (Spark is not started), a streamed run's ``--speed`` :data:`FAST`; ``drsim monitor
+  --scenario X``: X scaled to :data:`SMALL` households, as the readings' run was; ``--stream
+  DIR``: DIR holds readings' files before it runs; a sweep: a copy of its file on
+  :data:`SMALL` households, one seed and the first value of each axis, once the file as
+  written has loaded (every point built and checked).
 - *Not run here* (:data:`NOT_RUN`): each with its reason and the check that replaces it
   (``pip install``: the extras exist; ``drsim cluster up``: a mention; ``spark-submit``:
   the drsim command it launches runs through the page's launcher; ``python scripts/...``:
@@ -520,6 +521,8 @@ def small_form(page: Page, command: Command, parsed: Parsed) -> list[str]:
     elif name == "sweep":
         arguments[0] = page.small_sweep(arguments[0])
         options = [(o, "1" if o == "--seeds" else v) for o, v in options]
+    elif "--households" in takes:  # drsim baselines: N households of each group
+        options = [(o, str(SMALL // 3) if o == "--households" else v) for o, v in options]
     if "--backend" in takes:
         options.append(("--backend", "serial"))
     words = [*parsed.lead, *parsed.path, *arguments]

@@ -15,6 +15,7 @@ either way (docs/streaming.md, "The meter stage's runs").
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from drsim.utility.leader_carry import LeaderCarry
@@ -29,7 +30,9 @@ KEPT_RUNS = 256
 _kept: OrderedDict[tuple, MeterCarry | LeaderCarry] = OrderedDict()
 
 
-def _kept_one(key: tuple, new: type) -> Any:
+def _kept_one(key: tuple, new: Callable[[], Any]) -> Any:
+    """The carry kept under ``key``, made by ``new()`` if this process has none (the least
+    recently used go first beyond :data:`KEPT_RUNS`)."""
     carry = _kept.pop(key, None) or new()
     _kept[key] = carry
     while len(_kept) > KEPT_RUNS:

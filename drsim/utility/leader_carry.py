@@ -16,7 +16,6 @@ same, which the stream's tests check against the batch run.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from drsim.utility.session_feed import booked_work, flushed
+from drsim.utility.session_feed import booked_work, flushed, to_end
 
 __all__ = ["LeaderCarry", "SessionRun", "TierRuns"]
 
@@ -84,9 +83,7 @@ class SessionRun:
                                                 work_by="time"))
             self.booked = self.booked + booked_work(self.session.work, ticks)
         self.fed = given
-        # a flush with nothing to do ends the kept session itself, which goes on unchanged
-        ended = self.session if self.session.settled() else copy.deepcopy(self.session)
-        return flushed(ended, list(self.parts), self.booked, as_frame)
+        return flushed(to_end(self.session), list(self.parts), self.booked, as_frame)
 
 
 @dataclass

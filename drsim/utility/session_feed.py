@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["MeterCarry", "booked_work", "feed_by_time", "flushed"]
+__all__ = ["MeterCarry", "booked_work", "feed_by_time", "flushed", "to_end"]
 
 
 def _work(counters: Any) -> tuple[int, int]:
@@ -55,6 +55,15 @@ def booked_work(work: Any, times: np.ndarray) -> np.ndarray:
     return np.stack([work.at(times, "events"),
                      work.at(times, "pm_created") + work.at(times, "pm_extended"),
                      work.at(times, "outputs")])
+
+
+def to_end(kept: Any) -> Any:
+    """Return what a run over a kept session (or feeder) so far ends (flushes) on.
+
+    The session itself where its flush has nothing to do
+    (:meth:`cep_core.query.Session.settled`), so that it goes on unchanged; else a copy.
+    """
+    return kept if kept.settled() else copy.deepcopy(kept)
 
 
 def flushed(session: Any, parts: list, booked: np.ndarray, as_frame: bool
@@ -192,8 +201,7 @@ class MeterCarry:
                 work = np.zeros((3, k - j), dtype=np.int64)
             self.booked = np.concatenate([self.booked, work], axis=1)
         self.fed = tuple(np.array(x) for x in given)
-        # a flush with nothing to do ends the kept feeder itself, which goes on unchanged
-        self.ended = self.feeder if self.feeder.settled() else copy.deepcopy(self.feeder)
+        self.ended = to_end(self.feeder)
         return flushed(self.ended, list(self.parts), self.booked, as_frame=True)
 
     def layer(self, kind: type) -> Any:

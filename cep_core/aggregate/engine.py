@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from cep_core.aggregate import sparse_band
 from cep_core.aggregate.evaluate import Evaluator, names_in, strip_vars
 from cep_core.aggregate.layout import NEG_INF, DpcState, EventBatch, PrefixTree, QueryPlan, SemState
 from cep_core.aggregate.seqquery import SeqQuery
@@ -31,6 +32,7 @@ __all__ = ["SeqEngine", "SeqResult"]
 _CELL_BUDGET = 1 << 22          # band cells (offset x node x vector) per chunk
 _MAX_CHUNK = 1 << 16            # events per chunk
 _BIG = 1 << 62                  # counts at or above this switch to Python ints
+_EXACT = 2.0 ** 53              # float64 holds every integer below it exactly
 
 
 @dataclass
@@ -331,7 +333,7 @@ class SeqEngine:
                 K = max(int(np.searchsorted(tc, st.exp, side="right").max(initial=0)),
                         int((np.searchsorted(tc, tc[s] + self.w, side="right") - s)
                             .max(initial=0)))
-                if (st.exp.size + s.size) * K * (tr.V + 1) <= _CELL_BUDGET:
+                if (st.exp.size + s.size) * K * tr.band_rows <= _CELL_BUDGET:
                     break
                 hi = lo + (hi - lo) // 2
             self._sem_chunk(tr, st, t[lo:hi], acc[lo:hi],
@@ -359,12 +361,24 @@ class SeqEngine:
             return
         c.pm_created += Rn
         exp = np.concatenate([st.exp, t[starts] + self.w])
+        if rec is None and tr.sparse:                           # COUNT of a long chain
+            IDX = sparse_band.band_index(t, starts, exp, R0)
+            C, windows, updates = sparse_band.count_chunk(st.C, IDX, acc, R0)
+            c.pm_extended += updates
+            if windows.dtype == object and out[0].dtype != object:
+                out[0] = out[0].astype(object)
+            out[0][off:off + t.size] += windows
+            keep = exp >= t[-1]
+            c.pm_dropped += int(R0 + Rn - keep.sum())
+            st.exp, st.C = exp[keep], C[:, keep]
+            st.S, st.M = np.zeros((0, *st.C.shape)), np.zeros((0, *st.C.shape))
+            return
         IDX, H, KP = self._band(t, acc, neg, starts, exp, R0)
         c.pm_extended += int(np.count_nonzero(H))
         C, S, M, W = self._band_vectors(tr, st, IDX, starts, vals)
         init = [self._leaf(C, S, M, e)[:R0].copy() for e in tr.emitters] if rec is not None \
             else None
-        bands = self._sweep(tr, H, KP, C, S, M, W)
+        C, bands = self._exact_sweep(tr, H, KP, C, S, M, W)
         for e, (leaf, kind, _) in enumerate(tr.emitters):
             if rec is None:
                 self._add_windows(kind, bands[e], IDX, t.size, out, e, off)
@@ -385,12 +399,7 @@ class SeqEngine:
         at each node (never at a START's own cell); ``KP``, whether it keeps each node's
         count under the recounting rule (Lemma 6), or None without negation."""
         L, V = acc.shape
-        a = np.concatenate([np.zeros(R0, np.intp), starts])
-        b = np.searchsorted(t, exp, side="right")               # end of each window
-        K = int((b - a).max())
-        ix = np.int32 if L < 2 ** 31 - 1 else np.intp
-        IDX = a.astype(ix)[None, :] + np.arange(K, dtype=ix)[:, None]  # (K, R): cell's event
-        IDX[IDX >= b.astype(ix)[None, :]] = L                   # L: a no-op event
+        IDX = sparse_band.band_index(t, starts, exp, R0)
         blank = np.zeros((1, V), dtype=bool)
         H = np.take(np.concatenate([acc, blank]).T, IDX, axis=1)    # (V, K, R) accepts
         H[:, 0, R0:] = False                                    # a START's own cell
@@ -433,6 +442,32 @@ class SeqEngine:
             if d == 1:
                 M[s, 1, R0:] = sign * vals[nS + s][starts]
         return C, S, M, W
+
+    def _exact_sweep(self, tr: PrefixTree, H: np.ndarray, KP: np.ndarray | None,
+                     C: np.ndarray, S: np.ndarray, M: np.ndarray,
+                     W: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """:meth:`_sweep` with exact counts, cheaply where it can be: ``(C, bands)``.
+        ``C`` comes int64 when the chunk's worst case stays below 2^62, else object
+        (Python ints, about 20 times slower; the worst case assumes every event extends
+        every prefix, so long patterns over wide windows meet it although their counts
+        stay small). Without negation counts only grow, so the final counts bound every
+        count of the chunk: the object case first runs in float64 (exact below 2^53)
+        and keeps that result, as int64, when every final count stays below 2^53 and
+        the final leaf counts (a bound of every window sum) sum to less than 2^62; else
+        it runs again in Python ints."""
+        if C.dtype != object or KP is not None:
+            return C, self._sweep(tr, H, KP, C, S, M, W)
+        F = C.astype(float)
+        S0, M0 = S.copy(), M.copy()
+        bands = self._sweep(tr, H, KP, F, S, M, W)
+        leaves = [leaf for leaf, _, _ in tr.emitters]
+        if (float(F.max(initial=0.0)) < _EXACT
+                and float(F[leaves].sum(axis=1).max(initial=0.0)) < _BIG):
+            return F.astype(np.int64), [b.astype(np.int64) if k == "count" else b
+                                        for b, (_, k, _) in zip(bands, tr.emitters,
+                                                                strict=True)]
+        S[...], M[...] = S0, M0
+        return C, self._sweep(tr, H, KP, C, S, M, W)
 
     def _sweep(self, tr: PrefixTree, H: np.ndarray, KP: np.ndarray | None, C: np.ndarray,
                S: np.ndarray, M: np.ndarray, W: list[np.ndarray]) -> list[np.ndarray]:

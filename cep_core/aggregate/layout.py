@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cep_core.aggregate import sparse_band
 from cep_core.aggregate.seqquery import SeqQuery
 from cep_core.errors import QueryError
 
@@ -115,6 +116,12 @@ class PrefixTree:
         self.sum_nodes = [np.flatnonzero(dep == d) for d, _ in self.sums]
         self.max_nodes = [np.flatnonzero(dep == d) for d, _, _ in self.maxes]
         self.has_neg = any(self.neg_tests)
+        # COUNT of one chain without negation, long enough: only accepted cells updated
+        self.sparse = (self.chain and not (self.sums or self.maxes or self.has_neg)
+                       and len(self.emitters) == 1 and sparse_band.worth_it(self.V))
+        # rows of a chunk's band per vector and offset (bounded by _CELL_BUDGET)
+        self.band_rows = (max(self.acc_test.count(j) for j in self.acc_test) + 1
+                          if self.sparse else self.V + 1)
 
     def spec(self, lst: list, item: tuple) -> int:
         if item not in lst:

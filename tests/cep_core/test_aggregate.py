@@ -24,6 +24,7 @@ from cep_core.aggregate import (
     compile_aggregation,
     seq_query,
     seq_query_from_ast,
+    sparse_band,
 )
 from cep_core.aggregate.evaluate import Evaluator
 from cep_core.errors import QueryError, QuerySemanticError
@@ -193,6 +194,27 @@ def monkeypatch_chunks(monkeypatch):
     """Tiny bands: every SEM chunk is a few events, vectors cross many chunks."""
     monkeypatch.setattr(engine_mod, "_CELL_BUDGET", 24)
     monkeypatch.setattr(engine_mod, "_MAX_CHUNK", 3)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(streams(types="ABC", max_len=16), st.lists(st.sampled_from("ABC"), min_size=4,
+                                                  max_size=7),
+       st.sampled_from([0, 2, 5, 30]), st.booleans())
+def test_long_chains_updated_cell_by_cell_equal_the_band_and_brute_force(
+        monkeypatch_chunks, events, types, within, keyed):
+    """COUNT of a chain of 4 or more positions updates only the band's accepted cells;
+    the full band gives the same counts, over chunks of a few events too."""
+    q = seq_query(", ".join(types), within=within, group_by=["k"] if keyed else ())
+    runs = []
+    for sparse in (True, False):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(sparse_band, "worth_it", lambda nodes, sparse=sparse: sparse)
+            agg = SeqAggregator(q)
+            assert all(tr.sparse == sparse for tr in agg._eng.trees)
+            runs.append(agg.run(events))
+    assert_same(runs[0], brute_force(events, q))
+    assert_same(runs[1], runs[0])
 
 
 def test_dataframe_input_equals_dicts():

@@ -12,7 +12,9 @@ alphabet; the paper used stock trades):
   ``(D, I, A)`` against ``(D, I, !Q, A)``: A-Seq resets a prefix counter, the two-step
   approach filters the matches afterwards;
 * **Fig. 15** three queries sharing a substring: the two-step approach per query,
-  A-Seq per query, Chop-Connect (:class:`cep_core.aggregate.ChopConnect`);
+  ECube (:class:`experiments.ecube.ECube`: the substring's matches constructed once,
+  then each query's matches constructed and counted), A-Seq per query, Chop-Connect
+  (:class:`cep_core.aggregate.ChopConnect`);
 * **Fig. 16** sharing: (a) PreTree against separate A-Seq queries for 2-6 queries with a
   common prefix of 3, (b) prefix length 2-6 with 3 queries; (c) Chop-Connect against the
   same engine without sharing for a shared substring of length 2-6 in 3 queries, (d) for
@@ -57,6 +59,7 @@ from cep_core.aggregate import (  # noqa: E402
     chop,
     seq_query,
 )
+from experiments.ecube import ECube  # noqa: E402
 from experiments.results_csv import draw_csv, reproduction_parser, write_rows  # noqa: E402
 from experiments.timing import time_calls  # noqa: E402
 
@@ -259,6 +262,58 @@ def sharing(figure: str, x_name: str, x: float, queries: dict[str, tuple],
           f"{t_alone / t_shared:.2f}), counts equal {equal}")
 
 
+def fig14a(events: list[dict], repeats: int, rows: list[dict]) -> None:
+    """Fig. 14a: A-Seq alone at length 6-10, window 2,000, per event of the stream and
+    per event of the pattern's types (the others never reach the counters; their share
+    grows with the length on a stream of uniform types)."""
+    print("Fig. 14a: A-Seq, length 6-10, window 2,000")
+    for length in (6, 8, 10):
+        types = tuple(ALPHABET[:length])
+        single("14a", "length", length, types, 2000, events, repeats, 0.0, rows,
+               enumerate_too=False)
+        share = sum(e["type"] in types for e in events) / len(events)
+        row = dict(rows[-1], method="A-Seq per event of the pattern's types",
+                   us_per_event=rows[-1]["us_per_event"] / share,
+                   note=f"{share:.2f} of the events")
+        rows.append(row)
+        print(f"    per event of the pattern's types ({share:.2f} of the stream): "
+              f"{row['us_per_event']:.2f} µs")
+
+
+def fig15(window: int, budget: float, repeats: int, rows: list[dict]) -> None:
+    """Fig. 15: three queries sharing a substring over three windows of events; the
+    two-step approach (SASE) per query once its window is full, ECube (its substring's
+    matches constructed once, :class:`experiments.ecube.ECube`), A-Seq per query and
+    Chop-Connect over the whole stream (ECube's cheapest part, its first window,
+    included); the counts of the last three agree."""
+    print(f"Fig. 15: three queries sharing a substring, window {window}")
+    shared = tuple(ALPHABET[:2])
+    three = shared_queries(3, shared, "middle")
+    ev = stream(3 * window)
+    plans = {n: chop(p, [shared]) for n, p in three.items()}
+    t_sase, done_min = 0.0, len(ev)
+    for p in three.values():
+        _, done, _, per_event, _ = enumerate_counts(ev, p, window, budget / 3)
+        t_sase += per_event
+        done_min = min(done_min, done)
+    t_alone, want = timed(lambda: {n: aseq_counts(ev, p, window) for n, p in three.items()},
+                          repeats)
+    t_ecube, got = timed(lambda: ECube(plans, window).run(ev), 1)
+    t_cc, out = timed(lambda: ChopConnect(plans, window).run(ev), repeats)
+    equal = got == want == {n: [o["count"] for o in v] for n, v in out.items()}
+    for label, us, n in (("two-step per query (SASE)", 1e6 * t_sase, done_min),
+                         ("ECube", 1e6 * t_ecube / len(ev), len(ev)),
+                         ("A-Seq per query", 1e6 * t_alone / len(ev), len(ev)),
+                         ("Chop-Connect", 1e6 * t_cc / len(ev), len(ev))):
+        rows.append({"figure": "15", "x_name": "queries", "x": 3, "method": label,
+                     "us_per_event": us, "events": n, "peak_state": "",
+                     "counts_equal": equal if label != "two-step per query (SASE)" else "",
+                     "note": ""})
+        print(f"  {label}: {us:.2f} µs/event")
+    print(f"  A-Seq against ECube: {t_ecube / t_alone:,.0f}x, Chop-Connect against ECube: "
+          f"{t_ecube / t_cc:,.0f}x; counts equal {equal}")
+
+
 def run(quick: bool, repeats: int) -> list[dict]:
     rows: list[dict] = []
     budget = 10.0 if quick else 30.0
@@ -273,39 +328,14 @@ def run(quick: bool, repeats: int) -> list[dict]:
     for window in ((100, 200, 500) if quick else (100, 200, 500, 1000, 2000)):
         single("13", "window", window, types[:3], window,
                stream(10 * window, alphabet=list(types[:3])), repeats, budget, rows)
-    print("Fig. 14a: A-Seq, length 6-10, window 2,000")
-    big = stream(6000 if quick else 20000)
-    for length in (6, 8, 10):
-        single("14a", "length", length, types[:length], 2000, big, repeats, budget, rows,
-               enumerate_too=False)
+    fig14a(stream(6000 if quick else 20000), repeats, rows)
     print("Fig. 14b: negation, (D, I, A) and (D, I, !Q, A)")
     neg_events = stream(10 * window12, alphabet=DENSE)
     single("14b", "negation", 0, types[:3], window12, neg_events, repeats, budget, rows,
            label="A-Seq")
     single("14b", "negation", 1, types[:3], window12, neg_events, repeats, budget, rows,
            negated=(2, types[3]), label="A-Seq (!Q)")
-    print("Fig. 15: three queries sharing a substring")
-    shared = tuple(types[:2])
-    three = shared_queries(3, shared, "middle")
-    ev15 = stream(3 * window12)
-    t_enum = 0.0
-    done_min = len(ev15)
-    for p in three.values():
-        _, done, _, per_event, _ = enumerate_counts(ev15, p, window12, budget / 3)
-        t_enum += per_event
-        done_min = min(done_min, done)
-    t_alone, _ = timed(lambda: [aseq_counts(ev15, p, window12) for p in three.values()],
-                       repeats)
-    plans = {n: chop(p, [shared]) for n, p in three.items()}
-    t_cc, _ = timed(lambda: ChopConnect(plans, window12).run(ev15), repeats)
-    for label, us in (("two-step per query", 1e6 * t_enum),
-                      ("A-Seq per query", 1e6 * t_alone / len(ev15)),
-                      ("Chop-Connect", 1e6 * t_cc / len(ev15))):
-        rows.append({"figure": "15", "x_name": "queries", "x": 3, "method": label,
-                     "us_per_event": us, "events": len(ev15) if label != "two-step per "
-                     "query" else done_min, "peak_state": "", "counts_equal": "",
-                     "note": ""})
-        print(f"  {label}: {us:.2f} µs/event")
+    fig15(800 if quick else 1000, budget, repeats, rows)
     window16 = 300 if quick else 1000
     ev16 = stream(4000 if quick else 12000)
     print(f"Fig. 16a: PreTree, 2-6 queries sharing a prefix of 3, window {window16}")

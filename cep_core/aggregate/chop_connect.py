@@ -49,6 +49,8 @@ from typing import Any
 
 import numpy as np
 
+from cep_core.aggregate.chop_plan import Letters, Piece, chop, compile_pieces, weight_of
+from cep_core.aggregate.seqquery import Element, SeqAgg, parse_aggregate
 from cep_core.counters import Counters
 from cep_core.engine.protocol import EngineBase
 from cep_core.errors import QueryError
@@ -59,47 +61,60 @@ _SAFE = 2 ** 61  # above this, a substring's counters become Python integers
 _EXACT = 2.0 ** 53  # below this, float64 holds every integer exactly
 
 
-def chop(pattern: Sequence[str], shared: Sequence[Sequence[str]]) -> list[tuple[str, ...]]:
-    """``pattern`` (event types) cut into substrings at every occurrence of a ``shared``
-    sub-pattern (the first that fits, left to right), the rest in between kept whole:
-    ``chop("ABCDEFG", ["DE", "FG"]) == [("A", "B", "C"), ("D", "E"), ("F", "G")]``."""
-    pattern = tuple(pattern)
-    pieces: list[tuple[str, ...]] = []
-    rest: list[str] = []
-    i = 0
-    while i < len(pattern):
-        hit = next((tuple(s) for s in shared if s and tuple(pattern[i:i + len(s)]) ==
-                    tuple(s)), None)
-        if hit is None:
-            rest.append(pattern[i])
-            i += 1
-            continue
-        if rest:
-            pieces.append(tuple(rest))
-            rest = []
-        pieces.append(hit)
-        i += len(hit)
-    if rest:
-        pieces.append(tuple(rest))
-    return pieces
-
-
-def _later_positions(types: tuple[str, ...]) -> dict[str, list[int]]:
-    """Each type's positions after the first in ``types``, the last first (the order in
-    which an event of the type updates a row's counters)."""
-    at: dict[str, list[int]] = {}
-    for m in range(len(types) - 1, 0, -1):
-        at.setdefault(types[m], []).append(m)
+def _later_positions(piece: Piece) -> dict[int, list[int]]:
+    """Each test's positions after the first in the piece, the last first (the order in
+    which an event passing it updates a row's counters)."""
+    at: dict[int, list[int]] = {}
+    for m in range(len(piece.tests) - 1, 0, -1):
+        at.setdefault(piece.tests[m], []).append(m)
     return at
 
 
-class _Substring:
-    """The prefix-counter vectors of one substring (rows: one per START, oldest first)."""
+def _resets(piece: Piece) -> dict[int, list[int]]:
+    """Each negated test's columns: the prefix it resets (Lemma 6; the last column: the
+    piece's trailing gap, before the next piece)."""
+    out: dict[int, list[int]] = {}
+    for m, gap in enumerate(piece.gaps):
+        for j in gap:
+            out.setdefault(j, []).append(m)
+    return out
 
-    def __init__(self, types: tuple[str, ...]):
-        self.types = types
-        self.at = _later_positions(types)
-        self.cnt = np.zeros((16, len(types)), dtype=np.int64)
+
+def _step(rows: np.ndarray, piece: Piece, positions: Sequence[int], resets: Sequence[int],
+          e: Mapping[str, Any]) -> None:
+    """Lemma 1 at ``positions`` (descending) and the recounting rule at ``resets``, in
+    place, every update read from the counts before the event; a weighted position
+    multiplies by the event's attribute (SUM)."""
+    w = piece.weights
+    if not resets:
+        for m in positions:  # descending: an event never extends itself
+            rows[:, m] += rows[:, m - 1] if w[m] is None else rows[:, m - 1] * _value(e, w[m])
+        return
+    inc = [(m, rows[:, m - 1] * (1 if w[m] is None else _value(e, w[m]))) for m in positions]
+    rows[:, list(resets)] = 0
+    for m, x in inc:
+        rows[:, m] += x
+
+
+def _value(e: Mapping[str, Any], attr: str) -> float:
+    try:
+        return float(e[attr])
+    except (KeyError, TypeError, ValueError) as ex:
+        raise QueryError(f"SUM over {attr}: event {e.get('type')} at {e.get('time')}: "
+                         f"{ex!r}") from None
+
+
+class _Substring:
+    """The prefix-counter vectors of one substring (rows: one per START, oldest first);
+    float64 when a position is weighted (SUM), else exact integers."""
+
+    def __init__(self, piece: Piece):
+        self.piece = piece
+        self.types = piece.tests
+        self.at = _later_positions(piece)
+        self.resets = _resets(piece)
+        self.exact = not piece.weighted
+        self.cnt = np.zeros((16, len(piece.tests)), dtype=np.int64 if self.exact else float)
         self.start = np.zeros(16)
         self.head = 0  # rows before it have expired
         self.n = 0  # rows in use
@@ -121,30 +136,31 @@ class _Substring:
             self.n -= self.head
             self.head = 0
 
-    def update(self, typ: str) -> int:
+    def update(self, positions: Sequence[int], resets: Sequence[int],
+               e: Mapping[str, Any]) -> int:
         """Add the event to the live vectors; the number of counter updates."""
-        positions = self.at.get(typ)
-        if not positions or self.head == self.n:
+        if self.head == self.n:
             return 0
         rows = self.cnt[self.head:self.n]
-        if positions[0] == len(self.types) - 1:
+        last = len(self.types) - 1
+        if (positions and positions[0] == last) or last in resets:
             self.changes += 1
-        for m in positions:  # descending: an event never extends itself
-            rows[:, m] += rows[:, m - 1]
+        _step(rows, self.piece, positions, resets, e)
         self.bound *= 2  # an update at most doubles a counter
-        if self.bound > _SAFE and rows.dtype != object:
+        if self.exact and self.bound > _SAFE and rows.dtype != object:
             self.bound = int(rows.max())  # the bound is loose: look
             if self.bound > _SAFE:
                 self.cnt = self.cnt.astype(object)  # before a doubling could overflow
         return len(positions) * (self.n - self.head)
 
-    def add(self, t: Any) -> int:
+    def add(self, t: Any, e: Mapping[str, Any]) -> int:
         """A new vector for a START at ``t``; its serial."""
         if self.n == len(self.start):
             self.cnt = np.concatenate([self.cnt, np.zeros_like(self.cnt)])
             self.start = np.concatenate([self.start, np.zeros_like(self.start)])
+        w = self.piece.weights[0]
         self.cnt[self.n] = 0
-        self.cnt[self.n, 0] = 1
+        self.cnt[self.n, 0] = 1 if w is None else _value(e, w)
         self.start[self.n] = t
         self.n += 1
         self.changes += 1
@@ -164,9 +180,11 @@ class _Snapshots:
     its connect) and, per vector of the substring (by serial), the version it took.
     Entries are float64 while every count is below 2**53 (integers there are exact,
     and the products run in BLAS), Python integers beyond. Rows and columns before the
-    live ones are dropped now and then."""
+    live ones are dropped now and then. For a weighted query (SUM) the entries are
+    sums, float64 throughout (``exact`` False)."""
 
-    def __init__(self):
+    def __init__(self, exact: bool = True):
+        self.exact = exact
         self.versions = np.zeros((16, 16))
         self.ver0 = self.col0 = 0  # serials of version row 0 and of column 0
         self.n_versions = self.cols = 0  # in use
@@ -187,7 +205,7 @@ class _Snapshots:
                               else c), dtype=self.versions.dtype)
             grown[:self.n_versions, :self.cols] = self.versions[:self.n_versions, :self.cols]
             self.versions = grown
-        if self.versions.dtype != object and len(counts) and (
+        if self.exact and self.versions.dtype != object and len(counts) and (
                 counts.dtype == object or counts.max() >= _EXACT):
             self.versions = self.versions.astype(object)
         row = self.versions[self.n_versions]
@@ -213,10 +231,11 @@ class _Snapshots:
         or Python integers beyond): (its first tag, the counts; tags after them are 0)."""
         return max(lo_tag, self.col0), self._product(lo_row, weights, lo_tag, summed=False)
 
-    def total(self, lo_row: int, weights: np.ndarray, lo_tag: int) -> int:
+    def total(self, lo_row: int, weights: np.ndarray, lo_tag: int) -> int | float:
         """``Σ_vectors weight · Σ_tags snapshot`` over the vectors from serial
         ``lo_row`` and the tags from ``lo_tag`` on, exact."""
-        return int(self._product(lo_row, weights, lo_tag, summed=True).sum())
+        x = self._product(lo_row, weights, lo_tag, summed=True).sum()
+        return int(x) if self.exact else float(x)
 
     def _product(self, lo_row: int, weights: np.ndarray, lo_tag: int,
                  summed: bool) -> np.ndarray:
@@ -230,6 +249,8 @@ class _Snapshots:
         block = self.versions[first:took[-1] + 1, c0:self.cols]
         if block.dtype != object and weights.dtype != object:
             part = np.bincount(took - first, weights=weights) @ block
+            if not self.exact:
+                return part
             # non-negative terms: every partial sum is at most the result, so a result
             # below 2**53 was computed exactly
             if summed:
@@ -265,10 +286,13 @@ class _OwnPiece:
     other events update the columns as a substring's vectors are updated. This is the
     connect of Lemma 7 without a snapshot to keep: the piece is the query's alone."""
 
-    def __init__(self, types: tuple[str, ...]):
-        self.types = types
-        self.at = _later_positions(types)
-        self.cnt = np.zeros((16, len(types)), dtype=np.int64)
+    def __init__(self, piece: Piece, exact: bool):
+        self.piece = piece
+        self.types = piece.tests
+        self.at = _later_positions(piece)
+        self.resets = _resets(piece)
+        self.exact = exact
+        self.cnt = np.zeros((16, len(piece.tests)), dtype=np.int64 if exact else float)
         self.base = 0  # serial of the tag of row 0
         self.bound = 0  # no counter exceeds it
         self.changes = 0  # counts up whenever the complete counts may have changed
@@ -285,154 +309,206 @@ class _OwnPiece:
             self.cnt = grown
         return self.cnt[lo_tag - self.base:hi_tag - self.base]
 
-    def update(self, typ: str, rows: np.ndarray) -> None:
-        positions = self.at[typ]
-        if positions[0] == len(self.types) - 1:
+    def update(self, positions: Sequence[int], resets: Sequence[int], rows: np.ndarray,
+               e: Mapping[str, Any]) -> None:
+        last = len(self.types) - 1
+        if (positions and positions[0] == last) or last in resets:
             self.changes += 1
-        for m in positions:  # descending: an event never extends itself
-            rows[:, m] += rows[:, m - 1]
+        _step(rows, self.piece, positions, resets, e)
         self.bound *= 2
         self._widen(rows)
 
-    def enter(self, rows: np.ndarray, counts: np.ndarray) -> None:
-        """Column 0 of the tags from the first of ``rows`` on gains ``counts``."""
+    def enter(self, rows: np.ndarray, counts: np.ndarray, e: Mapping[str, Any]) -> None:
+        """Column 0 of the tags from the first of ``rows`` on gains ``counts`` (times
+        the event's value when the position is weighted)."""
         if not len(counts):
             return
-        rows[:len(counts), 0] += counts
-        self.bound += int(counts.max())
+        w = self.piece.weights[0]
+        rows[:len(counts), 0] += counts if w is None else counts * _value(e, w)
+        if self.exact:
+            self.bound += int(counts.max())
         if len(self.types) == 1:
             self.changes += 1
         self._widen(rows)
 
     def _widen(self, rows: np.ndarray) -> None:
-        if self.bound > _SAFE and self.cnt.dtype != object:
+        if self.exact and self.bound > _SAFE and self.cnt.dtype != object:
             self.bound = int(rows.max(initial=0))  # the bound is loose: look
             if self.bound > _SAFE:
                 self.cnt = self.cnt.astype(object)  # before a doubling could overflow
 
 
 class ChopConnect(EngineBase):
-    """COUNT over several sequence queries at once, each given as its chopped substrings
-    (``plans``: name -> substrings, each a sequence of event types; equal substrings are
-    one), all with the same window (module docstring). A plan of one substring is a plain
-    A-Seq query (SEM); giving every query whole is the unshared baseline. An
-    :class:`~cep_core.engine.protocol.Engine`: ``feed`` gives the outputs of all the
-    queries in stream order, each naming its ``query``; ``run`` gives them per query."""
+    """COUNT, SUM and AVG over several sequence queries at once, each given as its
+    chopped substrings (``plans``: name -> substrings, each a sequence of event types
+    or :class:`~cep_core.aggregate.Element` with local predicates and negations; equal
+    substrings are one), all with the same window (module docstring); ``aggregates``:
+    name -> its aggregates (default COUNT; ``SUM(2.v)``, ``AVG(b.v)``, as
+    :func:`~cep_core.aggregate.seq_query` reads them), ``params`` and ``lookups`` for the
+    predicates. A plan of one substring is a plain A-Seq query (SEM); giving every
+    query whole is the unshared baseline. An :class:`~cep_core.engine.protocol.Engine`:
+    ``feed`` gives the outputs of all the queries in stream order, each naming its
+    ``query``; ``run`` gives them per query."""
 
     name = "chop-connect"
 
-    def __init__(self, plans: Mapping[str, Sequence[Sequence[str]]], window: float):
+    def __init__(self, plans: Mapping[str, Sequence[Sequence[str | Element]]],
+                 window: float, aggregates: Mapping[str, Sequence[str | SeqAgg]] | None = None,
+                 params: Mapping | None = None, lookups: Mapping | None = None):
         if not plans:
             raise QueryError("ChopConnect needs at least one query")
         if not window >= 0:
             raise QueryError(f"the window must be a number >= 0, not {window!r}")
         self.window = float(window)
-        pieces: dict[str, list[tuple[str, ...]]] = {}
-        for name, chopped in plans.items():
-            pieces[name] = [tuple(piece) for piece in chopped]
-            if not pieces[name]:
-                raise QueryError(f"query {name!r}: no substring")
-            if not all(pieces[name]):
-                raise QueryError(f"query {name!r}: an empty substring")
-        uses: dict[tuple[str, ...], int] = {}
-        for chain in pieces.values():
-            for types in chain:
-                uses[types] = uses.get(types, 0) + 1
+        self.letters = Letters(params, lookups)
+        chains = self._compile(plans, aggregates or {})
+        uses: dict[Piece, int] = {}
+        for chain in chains.values():
+            for piece in chain:
+                uses[piece] = uses.get(piece, 0) + 1
         # a query's first piece, and every piece another query (or place) shares, is a
         # substring computed once; any other piece is the query's own, counted per tag
-        self.subs: dict[tuple[str, ...], _Substring] = {}
+        self.subs: dict[Piece, _Substring] = {}
         self.plans: dict[str, list[_Substring | _OwnPiece]] = {}
-        for name, chain in pieces.items():
-            self.plans[name] = [self.subs.setdefault(types, _Substring(types))
-                                if j == 0 or uses[types] > 1 else _OwnPiece(types)
-                                for j, types in enumerate(chain)]
-        self.snaps = {name: [_Snapshots() for _ in chain] for name, chain in
-                      self.plans.items()}
+        self.snaps: dict[str, list[_Snapshots]] = {}
+        for key, chain in chains.items():
+            exact = not any(p.weighted for p in chain)
+            self.plans[key] = [self.subs.setdefault(p, _Substring(p))
+                               if j == 0 or uses[p] > 1 else _OwnPiece(p, exact)
+                               for j, p in enumerate(chain)]
+            self.snaps[key] = [_Snapshots(exact) for _ in chain]
         # (query, j) -> (the changes of piece j-1 it was taken at, the version)
         self.latest: dict[tuple[str, int], tuple[int, int]] = {}
         self.counters = Counters()
         self.now: Any = None
-        # what an event of each type touches
-        self.updated: dict[str, list[_Substring]] = {}  # a position >= 1 of the type
-        self.started: dict[str, list[_Substring]] = {}  # the type first
-        for sub in self.subs.values():
-            for typ in sub.at:
-                self.updated.setdefault(typ, []).append(sub)
-            self.started.setdefault(sub.types[0], []).append(sub)
-        self.connects: dict[str, list[tuple[str, int]]] = {}  # CNET: (query, piece)
-        self.own_updated: dict[str, list[tuple[str, int]]] = {}
-        self.triggers: dict[str, list[str]] = {}
-        for name, chain in self.plans.items():
-            for j, piece in enumerate(chain):
-                if j:
-                    self.connects.setdefault(piece.types[0], []).append((name, j))
-                if isinstance(piece, _OwnPiece):
-                    for typ in piece.at:
-                        self.own_updated.setdefault(typ, []).append((name, j))
-            self.triggers.setdefault(chain[-1].types[-1], []).append(name)
-        self.actions = {typ: tuple(tuple(table.get(typ, ())) for table in (
-            self.connects, self.updated, self.own_updated, self.started, self.triggers))
-            for typ in {*self.connects, *self.updated, *self.own_updated, *self.started,
-                        *self.triggers}}
+        self._acts: dict[frozenset[int], tuple] = {}
+
+    def _compile(self, plans: Mapping, aggregates: Mapping) -> dict[str, list[Piece]]:
+        """Each query's pieces, and one weighted copy per SUM or AVG (chop_plan's
+        docstring), keyed ``name`` and ``name|position.attr``; ``self.outputs``: per
+        query, (label, function, key) of each aggregate."""
+        chains: dict[str, list[Piece]] = {}
+        self.outputs: dict[str, list[tuple[str, str, str]]] = {}
+        self.last_test: dict[str, int] = {}
+        for name, chopped in plans.items():
+            chopped = [tuple(piece) for piece in chopped]
+            if not chopped:
+                raise QueryError(f"query {name!r}: no substring")
+            if not all(chopped):
+                raise QueryError(f"query {name!r}: an empty substring")
+            chains[name] = compile_pieces(name, chopped, self.letters)
+            self.last_test[name] = chains[name][-1].tests[-1]
+            aggs = [a if isinstance(a, SeqAgg) else parse_aggregate(a)
+                    for a in aggregates.get(name, ("COUNT",))]
+            labels = [a.label() for a in aggs]
+            if len(set(labels)) != len(labels):
+                raise QueryError(f"query {name!r}: aggregates need distinct names: {labels}")
+            self.outputs[name] = []
+            for a, label in zip(aggs, labels, strict=True):
+                if a.func == "COUNT":
+                    self.outputs[name].append((label, "COUNT", name))
+                    continue
+                pos, attr = weight_of(name, a, chopped)
+                key = f"{name}|{pos}.{attr}"
+                chains[key] = compile_pieces(name, chopped, self.letters, (pos, attr))
+                self.outputs[name].append((label, a.func, key))
+        return chains
 
     @property
     def substrings(self) -> list[tuple[str, ...]]:
-        """The distinct substrings computed once (each query's own pieces after its
-        first are counted per tag instead)."""
-        return list(self.subs)
+        """The event types of the distinct substrings computed once (each query's own
+        pieces after its first are counted per tag instead)."""
+        return [tuple(self.letters.tests[j][0] for j in p.tests) for p in self.subs]
 
     def run(self, events: Sequence[Mapping[str, Any]]) -> dict[str, list[dict]]:
-        """Per query, ``{time, trigger_id, count}`` at each of its TRIG events."""
+        """Per query, ``{time, trigger_id, count, ..}`` at each of its TRIG events."""
         found: list[dict] = []
         for n, e in enumerate(events):
             self._process(e, n, found)
-        out: dict[str, list[dict]] = {name: [] for name in self.plans}
+        out: dict[str, list[dict]] = {name: [] for name in self.outputs}
         for rec in found:
             out[rec.pop("query")].append(rec)
         return out
 
     def feed_batch(self, events: Iterable[Mapping[str, Any]]) -> list[dict]:
         """The outputs of the next events in stream order, ``{query, time, trigger_id,
-        count}`` at each TRIG event of each query (the ``trigger_id`` of an event without
-        an ``id`` is its position in the stream)."""
+        count, ..}`` at each TRIG event of each query (the ``trigger_id`` of an event
+        without an ``id`` is its position in the stream)."""
         out: list[dict] = []
         for e in events:
             self._process(e, self.counters.events, out)
         return out
 
+    def _actions(self, tests: frozenset[int]) -> tuple:
+        """What an event passing ``tests`` touches (cached per set of tests): the
+        connects it starts, the substrings and own pieces it updates or resets (with
+        the positions, descending, and the reset columns), the substrings it starts,
+        the queries it triggers."""
+        acts = self._acts.get(tests)
+        if acts is None:
+            def hits(piece: _Substring | _OwnPiece) -> tuple[list[int], list[int]]:
+                pos = sorted({m for j in tests for m in piece.at.get(j, ())}, reverse=True)
+                return pos, sorted({m for j in tests for m in piece.resets.get(j, ())})
+            connects, own = [], []
+            for key, chain in self.plans.items():
+                for j, piece in enumerate(chain):
+                    if j and piece.types[0] in tests:
+                        connects.append((key, j))
+                    if isinstance(piece, _OwnPiece) and any(hits(piece)):
+                        own.append((key, j, *hits(piece)))
+            updated = [(sub, *hits(sub)) for sub in self.subs.values() if any(hits(sub))]
+            started = [sub for sub in self.subs.values() if sub.types[0] in tests]
+            triggers = [name for name, j in self.last_test.items() if j in tests]
+            acts = self._acts[tests] = (connects, updated, own, started, triggers)
+        return acts
+
     def _process(self, e: Mapping[str, Any], n: int, out: list[dict]) -> None:
         self.counters.events += 1
-        actions = self.actions.get(e["type"])
-        if actions is None:
+        tests = self.letters.passing(e)
+        if not tests:
             return
-        typ, t = e["type"], e["time"]
+        connects_to, updated, own_updated, started, triggers = self._actions(tests)
+        t = e["time"]
         self.now = t
-        connects_to, updated, own_updated, started, triggers = actions
         # the connects this event starts, from the counts before it
-        connects = [(name, j, self._connect(name, j)) for name, j in connects_to]
-        for sub in updated:
+        connects = [(key, j, self._connect(key, j)) for key, j in connects_to]
+        for sub, positions, resets in updated:
             self._expire(sub)
-            self.counters.pm_extended += sub.update(typ)
-        for name, j in own_updated:
-            rows = self._tag_rows(name, j)
-            self.plans[name][j].update(typ, rows)
-            self.counters.pm_extended += len(rows) * len(self.plans[name][j].at[typ])
+            self.counters.pm_extended += sub.update(positions, resets, e)
+        for key, j, positions, resets in own_updated:
+            rows = self._tag_rows(key, j)
+            self.plans[key][j].update(positions, resets, rows, e)
+            self.counters.pm_extended += len(rows) * len(positions)
         new = {}
         for sub in started:
             self._expire(sub)
-            new[sub.types] = sub.add(t)
+            new[sub.piece] = sub.add(t, e)
             self.counters.pm_created += 1
-        for name, j, connect in connects:
-            piece = self.plans[name][j]
+        for key, j, connect in connects:
+            piece = self.plans[key][j]
             if isinstance(piece, _OwnPiece):
                 from_tag, counts = connect
-                piece.enter(self._tag_rows(name, j, from_tag), counts)
+                piece.enter(self._tag_rows(key, j, from_tag), counts, e)
             else:
-                self.snaps[name][j].attach(new[piece.types], connect)
+                self.snaps[key][j].attach(new[piece.piece], connect)
         for name in triggers:
-            out.append({"query": name, "time": t, "trigger_id": e.get("id", n),
-                        "count": self._total(name)})
+            out.append(self._record(name, t, e.get("id", n)))
             self.counters.outputs += 1
+
+    def _record(self, name: str, t: Any, trigger_id: Any) -> dict:
+        """The query's output at a trigger: COUNT, and SUM / AVG from the weighted
+        copies (None when no match counts, as in SQL and A-Seq)."""
+        count = self._total(name)
+        rec = {"query": name, "time": t, "trigger_id": trigger_id}
+        for label, func, key in self.outputs[name]:
+            if func == "COUNT":
+                rec[label] = count
+            elif count == 0:
+                rec[label] = None
+            else:
+                total = float(self._total(key))
+                rec[label] = total / count if func == "AVG" else total
+        return rec
 
     def _expire(self, sub: _Substring) -> None:
         """Drop the substring's vectors whose START left the window (before reading it)."""
@@ -484,17 +560,19 @@ class ChopConnect(EngineBase):
         self.latest[(name, j)] = (changes, version)
         return version
 
-    def _total(self, name: str) -> int:
+    def _total(self, name: str) -> int | float:
         chain = self.plans[name]
         last = chain[-1]
         if isinstance(last, _OwnPiece):
             complete = self._tag_rows(name, len(chain) - 1)[:, -1]
+            if not last.exact:
+                return float(complete.sum())
             return int(complete.sum(dtype=object) if last.bound * len(complete) > _SAFE
                        else complete.sum())
         self._expire(last)
         complete = last.complete()
         if len(chain) == 1:
-            return int(complete.sum(dtype=object))
+            return int(complete.sum(dtype=object)) if last.exact else float(complete.sum())
         lo_tag, _ = self._live_tags(name)
         total = self.snaps[name][-1].total(last.serial(last.head), complete, lo_tag)
         self.snaps[name][-1].forget_before(last.serial(last.head), lo_tag)

@@ -31,7 +31,8 @@ from cep_core.errors import QuerySemanticError
 from cep_core.expr import conjuncts, partition_key
 from cep_core.lang import ast
 
-__all__ = ["Element", "SeqAgg", "SeqQuery", "seq_query", "seq_query_from_ast", "AGG_FUNCS"]
+__all__ = ["Element", "SeqAgg", "SeqQuery", "seq_query", "seq_query_from_ast", "parse_aggregate",
+           "AGG_FUNCS"]
 
 AGG_FUNCS = ("COUNT", "SUM", "AVG", "MIN", "MAX")
 
@@ -164,7 +165,8 @@ def _element(x: str | Element) -> Element:
     return Element(m.group(2), m.group(3), negated=bool(m.group(1)))
 
 
-def _agg(x: str | SeqAgg) -> SeqAgg:
+def parse_aggregate(x: str | SeqAgg) -> SeqAgg:
+    """``COUNT``, ``SUM(c.w)``, ``MAX(2.v) AS top`` (or a :class:`SeqAgg`) as a :class:`SeqAgg`."""
     if isinstance(x, SeqAgg):
         return x
     m = _AGG_RE.match(x)
@@ -184,7 +186,7 @@ def seq_query(pattern: str | Sequence[str | Element], within: float | None = Non
     aggregates=["COUNT", "SUM(c.w) AS total"], group_by=["id"])``."""
     items = pattern.split(",") if isinstance(pattern, str) else list(pattern)
     return SeqQuery(tuple(_element(x) for x in items), within,
-                    tuple(_agg(a) for a in aggregates), tuple(same), tuple(group_by),
+                    tuple(parse_aggregate(a) for a in aggregates), tuple(same), tuple(group_by),
                     name, output_type)
 
 
@@ -254,7 +256,7 @@ def seq_query_from_ast(query: ast.PatternQuery, aggregates: Iterable[str | SeqAg
         for e in elems)
     within = within_value(query.within, time_unit)
     kw = {"output_type": output_type} if output_type else {}
-    return SeqQuery(elements, within, tuple(_agg(a) for a in aggregates),
+    return SeqQuery(elements, within, tuple(parse_aggregate(a) for a in aggregates),
                     tuple(dict.fromkeys(same)), tuple(group_by), name, **kw)
 
 

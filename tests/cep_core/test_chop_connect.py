@@ -10,9 +10,10 @@ import random
 
 import pytest
 
-from cep_core.aggregate import SeqAggregator, seq_query
+from cep_core.aggregate import Element, SeqAgg, SeqAggregator, SeqQuery, seq_query
 from cep_core.aggregate.chop_connect import ChopConnect, chop
 from cep_core.errors import QueryError
+from cep_core.lang import ast
 
 
 def brute(pattern: str, stream: list[dict], window: float) -> list[int]:
@@ -111,3 +112,74 @@ def test_bad_plans_are_refused():
         ChopConnect({"q": [("A",), ()]}, 10)
     with pytest.raises(QueryError, match="window"):
         ChopConnect({"q": [("A",)]}, -1)
+
+
+# --------------------------------------------------------------------------- beyond COUNT
+GT2 = ast.Compare(">", ast.Attr("x", "v"), ast.Num(2))
+
+
+def random_query(rng: random.Random, types: str) -> list[Element]:
+    """2-5 positive elements, some with ``v > 2``, negations between them."""
+    els: list[Element] = []
+    for m in range(rng.randint(2, 5)):
+        if m and rng.random() < 0.3:
+            els.append(Element(rng.choice(types), negated=True,
+                               where=GT2 if rng.random() < 0.3 else None))
+        els.append(Element(rng.choice(types), where=GT2 if rng.random() < 0.25 else None))
+    return els
+
+
+def shared_slice(rng: random.Random, els: list[Element]) -> tuple[Element, ...]:
+    """A piece of ``els`` from a positive element to a positive element."""
+    pos = [i for i, e in enumerate(els) if not e.negated]
+    a = rng.randrange(len(pos) - 1)
+    b = rng.randrange(a + 1, len(pos))
+    return tuple(els[pos[a]:pos[b] + 1])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_negation_predicates_sum_and_avg_equal_each_querys_own_a_seq(seed):
+    """Chop-Connect's COUNT, SUM and AVG with negations and local predicates, shared
+    substrings cut anywhere, equal each query's A-Seq results at every trigger."""
+    rng = random.Random(100 + seed)
+    for trial in range(12):
+        stream = [{"type": rng.choice("ABCD"), "time": t // rng.choice([1, 2]), "id": t,
+                   "v": rng.randint(-3, 9)} for t in range(120)]
+        stream.sort(key=lambda e: e["time"])
+        window = rng.choice([3, 8, 20])
+        queries = {f"q{k}": random_query(rng, "ABCD") for k in range(rng.randint(2, 4))}
+        base = rng.choice(list(queries.values()))
+        for name in rng.sample(list(queries), 2):              # two queries hold it
+            queries[name] = random_query(rng, "ABCD")[:2] + list(shared_slice(rng, base))
+        shared = [shared_slice(rng, base)]
+        aggs = {}
+        for name, els in queries.items():
+            n = sum(not e.negated for e in els)
+            aggs[name] = [SeqAgg("COUNT"), SeqAgg("SUM", rng.randint(1, n), "v", "s"),
+                          SeqAgg("AVG", rng.randint(1, n), "v", "a")]
+        plans = {name: chop(els, shared) for name, els in queries.items()}
+        got = ChopConnect(plans, window, aggs).run(stream)
+        for name, els in queries.items():
+            want = SeqAggregator(SeqQuery(tuple(els), window, tuple(aggs[name]))).run(stream)
+            ctx = (trial, name, plans[name], window)
+            assert [o["count"] for o in got[name]] == [o["count"] for o in want], ctx
+            for label in ("s", "a"):
+                for g, w in zip(got[name], want, strict=True):
+                    assert (g[label] is None) == (w[label] is None), ctx
+                    assert g[label] is None or math.isclose(g[label], w[label],
+                                                            rel_tol=1e-9, abs_tol=1e-9), ctx
+
+
+def test_a_negation_between_pieces_resets_the_earlier_pieces_complete_counts():
+    """``SEQ(A, B, !N, C, D)`` chopped as (A, B), (!N, C, D): an N between B and C
+    removes the matches whose B came before it."""
+    q = [Element("A"), Element("B"), Element("N", negated=True), Element("C"), Element("D")]
+    stream = [{"type": t, "time": i} for i, t in enumerate("ABNBCD")]
+    out = ChopConnect({"q": chop(q, [tuple(q[3:])])}, 10).run(stream)
+    assert [o["count"] for o in out["q"]] == [1]                  # only A0 B3 C4 D5
+    assert [o["count"] for o in SeqAggregator(SeqQuery(tuple(q), 10)).run(stream)] == [1]
+
+
+def test_min_and_max_are_refused():
+    with pytest.raises(QueryError, match="not linear"):
+        ChopConnect({"q": [("A", "B")]}, 5, {"q": ["MAX(1.v)"]})

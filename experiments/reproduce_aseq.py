@@ -59,6 +59,7 @@ from cep_core.aggregate import (  # noqa: E402
     chop,
     seq_query,
 )
+from cep_core.aggregate.chop_planner import plan_sharing, rates_of  # noqa: E402
 from experiments.ecube import ECube  # noqa: E402
 from experiments.results_csv import draw_csv, reproduction_parser, write_rows  # noqa: E402
 from experiments.timing import time_calls  # noqa: E402
@@ -247,11 +248,20 @@ def sharing(figure: str, x_name: str, x: float, queries: dict[str, tuple],
     else:
         plans = {n: chop(p, [shared]) for n, p in queries.items()}
         whole = {n: [p] for n, p in queries.items()}
+        first = [e for e in events if e["time"] - events[0]["time"] < window]
+        chosen = plan_sharing(queries, rates_of(first), window)  # from the first window
         t_shared, out = timed(lambda: ChopConnect(plans, window).run(events), repeats)
         got = {n: [o["count"] for o in v] for n, v in out.items()}
+        t_planned, out3 = timed(lambda: ChopConnect(chosen.plans, window).run(events),
+                                repeats)
         t_alone, out2 = timed(lambda: ChopConnect(whole, window).run(events), repeats)
         want = {n: [o["count"] for o in v] for n, v in out2.items()}
-        methods = [("Chop-Connect" + label, t_shared), ("no sharing" + label, t_alone)]
+        if got == want:                     # the planned plan's counts must agree too
+            got = {n: [o["count"] for o in v] for n, v in out3.items()}
+        methods = [("Chop-Connect" + label, t_shared), ("no sharing" + label, t_alone),
+                   ("Chop-Connect, plan by cost" + label, t_planned)]
+        print(f"    plan by cost: shares {[''.join(x[1:] for x in c) for c in chosen.shared]}"
+              f" (estimated {chosen.cost_unshared / chosen.cost:.2f}x no sharing)")
     equal = got == want
     for label, seconds in methods:
         rows.append({"figure": figure, "x_name": x_name, "x": x, "method": label,
@@ -259,7 +269,10 @@ def sharing(figure: str, x_name: str, x: float, queries: dict[str, tuple],
                      "peak_state": "", "counts_equal": equal, "note": ""})
     print(f"  {figure} {x_name}={x:g}: {methods[0][0]} {1e6 * t_shared / len(events):.2f} "
           f"µs/event, {methods[1][0]} {1e6 * t_alone / len(events):.2f} (ratio "
-          f"{t_alone / t_shared:.2f}), counts equal {equal}")
+          f"{t_alone / t_shared:.2f})"
+          + (f", plan by cost {1e6 * methods[2][1] / len(events):.2f} (ratio "
+             f"{t_alone / methods[2][1]:.2f})" if len(methods) > 2 else "")
+          + f", counts equal {equal}")
 
 
 def fig14a(events: list[dict], repeats: int, rows: list[dict]) -> None:

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from cep_core.aggregate.chop_plan import Letters, Piece, chop, compile_pieces, weight_of
+from cep_core.aggregate.chop_planner import SharingPlan, plan_sharing
 from cep_core.aggregate.seqquery import Element, SeqAgg, parse_aggregate
 from cep_core.counters import Counters
 from cep_core.engine.protocol import EngineBase
@@ -382,6 +383,19 @@ class ChopConnect(EngineBase):
         self.counters = Counters()
         self.now: Any = None
         self._acts: dict[frozenset[int], tuple] = {}
+        self.plan: SharingPlan | None = None   # the plan chosen by cost (planned)
+
+    @classmethod
+    def planned(cls, patterns: Mapping[str, Sequence[str | Element]], window: float,
+                rates: Mapping[str, float], **kwargs: Any) -> ChopConnect:
+        """Chop-Connect over ``patterns`` (name -> elements, unchopped) with the sharing
+        plan of least estimated cost (:func:`cep_core.aggregate.chop_planner.plan_sharing`;
+        ``rates``: type -> events per time unit, e.g. ``rates_of`` a sample of the
+        stream); the plan is kept as ``.plan``. ``kwargs``: as for the constructor."""
+        plan = plan_sharing(patterns, rates, window)
+        cc = cls(plan.plans, window, **kwargs)
+        cc.plan = plan
+        return cc
 
     def _compile(self, plans: Mapping, aggregates: Mapping) -> dict[str, list[Piece]]:
         """Each query's pieces, and one weighted copy per SUM or AVG (chop_plan's

@@ -12,6 +12,7 @@ import pytest
 
 from cep_core.aggregate import Element, SeqAgg, SeqAggregator, SeqQuery, seq_query
 from cep_core.aggregate.chop_connect import ChopConnect, chop
+from cep_core.aggregate.chop_planner import plan_sharing, rates_of
 from cep_core.errors import QueryError
 from cep_core.lang import ast
 
@@ -183,3 +184,23 @@ def test_a_negation_between_pieces_resets_the_earlier_pieces_complete_counts():
 def test_min_and_max_are_refused():
     with pytest.raises(QueryError, match="not linear"):
         ChopConnect({"q": [("A", "B")]}, 5, {"q": ["MAX(1.v)"]})
+
+
+def test_the_plan_chosen_by_cost_shares_where_the_shared_events_dominate():
+    """plan_sharing shares a sub-pattern whose later types are frequent and whose START
+    and the queries' triggers are rare, not when every type is as frequent; the planned
+    engine's counts equal each query's A-Seq."""
+    rng = random.Random(3)
+    weights = {"A": 1, "B": 20, "C": 20, "X": 1, "Y": 1, "Z": 1, "W": 1}
+    types = rng.choices(list(weights), weights=list(weights.values()), k=3000)
+    stream = [{"type": t, "time": i} for i, t in enumerate(types)]
+    patterns = {"q": "XABCY", "r": "ZABCW", "s": "XABCW"}
+    cc = ChopConnect.planned(patterns, 60, rates_of(stream[:600]))
+    assert cc.plan.shared == [("A", "B", "C")]
+    assert cc.plan.cost < cc.plan.cost_unshared
+    got = cc.run(stream)
+    for name, p in patterns.items():
+        want = SeqAggregator(seq_query(", ".join(p), within=60)).run(stream)
+        assert [o["count"] for o in got[name]] == [o["count"] for o in want]
+    uniform = rates_of([{"type": t, "time": i} for i, t in enumerate("ABCXYZW" * 50)])
+    assert plan_sharing(patterns, uniform, 60).shared == []

@@ -49,7 +49,16 @@ from typing import Any
 
 import numpy as np
 
-from cep_core.aggregate.chop_plan import Letters, Piece, chop, compile_pieces, weight_of
+from cep_core.aggregate.chop_plan import (
+    NEG_INF,
+    CountMax,
+    Letters,
+    Piece,
+    chop,
+    compile_pieces,
+    weight,
+    weight_of,
+)
 from cep_core.aggregate.chop_planner import SharingPlan, plan_sharing
 from cep_core.aggregate.seqquery import Element, SeqAgg, parse_aggregate
 from cep_core.counters import Counters
@@ -89,25 +98,22 @@ def _step(rows: np.ndarray, piece: Piece, positions: Sequence[int], resets: Sequ
     w = piece.weights
     if not resets:
         for m in positions:  # descending: an event never extends itself
-            rows[:, m] += rows[:, m - 1] if w[m] is None else rows[:, m - 1] * _value(e, w[m])
+            rows[:, m] += rows[:, m - 1] if w[m] is None else rows[:, m - 1] * weight(e, w[m])
         return
-    inc = [(m, rows[:, m - 1] * (1 if w[m] is None else _value(e, w[m]))) for m in positions]
+    inc = [(m, rows[:, m - 1] * (1 if w[m] is None else weight(e, w[m]))) for m in positions]
     rows[:, list(resets)] = 0
     for m, x in inc:
         rows[:, m] += x
 
 
-def _value(e: Mapping[str, Any], attr: str) -> float:
-    try:
-        return float(e[attr])
-    except (KeyError, TypeError, ValueError) as ex:
-        raise QueryError(f"SUM over {attr}: event {e.get('type')} at {e.get('time')}: "
-                         f"{ex!r}") from None
+def _scalar(x: Any) -> Any:
+    """A weighted total as a float, or a (count, max) pair as it is."""
+    return x if isinstance(x, CountMax) else float(x)
 
 
 class _Substring:
-    """The prefix-counter vectors of one substring (rows: one per START, oldest first);
-    float64 when a position is weighted (SUM), else exact integers."""
+    """The prefix-counter vectors of one substring (rows: one per START, oldest first):
+    exact integers, float64 sums (a position weighted by SUM) or (count, max) pairs."""
 
     def __init__(self, piece: Piece):
         self.piece = piece
@@ -115,7 +121,7 @@ class _Substring:
         self.at = _later_positions(piece)
         self.resets = _resets(piece)
         self.exact = not piece.weighted
-        self.cnt = np.zeros((16, len(piece.tests)), dtype=np.int64 if self.exact else float)
+        self.cnt = np.zeros((16, len(piece.tests)), dtype=piece.dtype)
         self.start = np.zeros(16)
         self.head = 0  # rows before it have expired
         self.n = 0  # rows in use
@@ -161,7 +167,7 @@ class _Substring:
             self.start = np.concatenate([self.start, np.zeros_like(self.start)])
         w = self.piece.weights[0]
         self.cnt[self.n] = 0
-        self.cnt[self.n, 0] = 1 if w is None else _value(e, w)
+        self.cnt[self.n, 0] = 1 if w is None else weight(e, w)
         self.start[self.n] = t
         self.n += 1
         self.changes += 1
@@ -206,8 +212,8 @@ class _Snapshots:
                               else c), dtype=self.versions.dtype)
             grown[:self.n_versions, :self.cols] = self.versions[:self.n_versions, :self.cols]
             self.versions = grown
-        if self.exact and self.versions.dtype != object and len(counts) and (
-                counts.dtype == object or counts.max() >= _EXACT):
+        if self.versions.dtype != object and len(counts) and (counts.dtype == object or (
+                self.exact and counts.max() >= _EXACT)):
             self.versions = self.versions.astype(object)
         row = self.versions[self.n_versions]
         row[:] = 0
@@ -236,7 +242,7 @@ class _Snapshots:
         """``Σ_vectors weight · Σ_tags snapshot`` over the vectors from serial
         ``lo_row`` and the tags from ``lo_tag`` on, exact."""
         x = self._product(lo_row, weights, lo_tag, summed=True).sum()
-        return int(x) if self.exact else float(x)
+        return int(x) if self.exact else _scalar(x)
 
     def _product(self, lo_row: int, weights: np.ndarray, lo_tag: int,
                  summed: bool) -> np.ndarray:
@@ -287,13 +293,13 @@ class _OwnPiece:
     other events update the columns as a substring's vectors are updated. This is the
     connect of Lemma 7 without a snapshot to keep: the piece is the query's alone."""
 
-    def __init__(self, piece: Piece, exact: bool):
+    def __init__(self, piece: Piece, dtype: Any):
         self.piece = piece
         self.types = piece.tests
         self.at = _later_positions(piece)
         self.resets = _resets(piece)
-        self.exact = exact
-        self.cnt = np.zeros((16, len(piece.tests)), dtype=np.int64 if exact else float)
+        self.exact = dtype is np.int64
+        self.cnt = np.zeros((16, len(piece.tests)), dtype=dtype)
         self.base = 0  # serial of the tag of row 0
         self.bound = 0  # no counter exceeds it
         self.changes = 0  # counts up whenever the complete counts may have changed
@@ -325,7 +331,7 @@ class _OwnPiece:
         if not len(counts):
             return
         w = self.piece.weights[0]
-        rows[:len(counts), 0] += counts if w is None else counts * _value(e, w)
+        rows[:len(counts), 0] += counts if w is None else counts * weight(e, w)
         if self.exact:
             self.bound += int(counts.max())
         if len(self.types) == 1:
@@ -340,11 +346,11 @@ class _OwnPiece:
 
 
 class ChopConnect(EngineBase):
-    """COUNT, SUM and AVG over several sequence queries at once, each given as its
+    """COUNT, SUM, AVG, MIN and MAX over several sequence queries at once, each given as its
     chopped substrings (``plans``: name -> substrings, each a sequence of event types
     or :class:`~cep_core.aggregate.Element` with local predicates and negations; equal
     substrings are one), all with the same window (module docstring); ``aggregates``:
-    name -> its aggregates (default COUNT; ``SUM(2.v)``, ``AVG(b.v)``, as
+    name -> its aggregates (default COUNT; ``SUM(2.v)``, ``MAX(b.v)``, as
     :func:`~cep_core.aggregate.seq_query` reads them), ``params`` and ``lookups`` for the
     predicates. A plan of one substring is a plain A-Seq query (SEM); giving every
     query whole is the unshared baseline. An :class:`~cep_core.engine.protocol.Engine`:
@@ -373,11 +379,11 @@ class ChopConnect(EngineBase):
         self.plans: dict[str, list[_Substring | _OwnPiece]] = {}
         self.snaps: dict[str, list[_Snapshots]] = {}
         for key, chain in chains.items():
-            exact = not any(p.weighted for p in chain)
+            dtype = next((p.dtype for p in chain if p.weighted), np.int64)
             self.plans[key] = [self.subs.setdefault(p, _Substring(p))
-                               if j == 0 or uses[p] > 1 else _OwnPiece(p, exact)
+                               if j == 0 or uses[p] > 1 else _OwnPiece(p, dtype)
                                for j, p in enumerate(chain)]
-            self.snaps[key] = [_Snapshots(exact) for _ in chain]
+            self.snaps[key] = [_Snapshots(dtype is np.int64) for _ in chain]
         # (query, j) -> (the changes of piece j-1 it was taken at, the version)
         self.latest: dict[tuple[str, int], tuple[int, int]] = {}
         self.counters = Counters()
@@ -398,9 +404,9 @@ class ChopConnect(EngineBase):
         return cc
 
     def _compile(self, plans: Mapping, aggregates: Mapping) -> dict[str, list[Piece]]:
-        """Each query's pieces, and one weighted copy per SUM or AVG (chop_plan's
-        docstring), keyed ``name`` and ``name|position.attr``; ``self.outputs``: per
-        query, (label, function, key) of each aggregate."""
+        """Each query's pieces, and one weighted copy per SUM (AVG), MAX or MIN
+        (chop_plan's docstring), keyed ``name`` and ``name|FUNCposition.attr``;
+        ``self.outputs``: per query, (label, function, key) of each aggregate."""
         chains: dict[str, list[Piece]] = {}
         self.outputs: dict[str, list[tuple[str, str, str]]] = {}
         self.last_test: dict[str, int] = {}
@@ -422,9 +428,9 @@ class ChopConnect(EngineBase):
                 if a.func == "COUNT":
                     self.outputs[name].append((label, "COUNT", name))
                     continue
-                pos, attr = weight_of(name, a, chopped)
-                key = f"{name}|{pos}.{attr}"
-                chains[key] = compile_pieces(name, chopped, self.letters, (pos, attr))
+                weighed = weight_of(name, a, chopped)
+                key = f"{name}|{weighed[1]}{weighed[0]}.{weighed[2]}"
+                chains[key] = compile_pieces(name, chopped, self.letters, weighed)
                 self.outputs[name].append((label, a.func, key))
         return chains
 
@@ -510,8 +516,8 @@ class ChopConnect(EngineBase):
             self.counters.outputs += 1
 
     def _record(self, name: str, t: Any, trigger_id: Any) -> dict:
-        """The query's output at a trigger: COUNT, and SUM / AVG from the weighted
-        copies (None when no match counts, as in SQL and A-Seq)."""
+        """The query's output at a trigger: COUNT, and SUM / AVG / MAX / MIN from the
+        weighted copies (None when no match counts, as in SQL and A-Seq)."""
         count = self._total(name)
         rec = {"query": name, "time": t, "trigger_id": trigger_id}
         for label, func, key in self.outputs[name]:
@@ -519,6 +525,10 @@ class ChopConnect(EngineBase):
                 rec[label] = count
             elif count == 0:
                 rec[label] = None
+            elif func in ("MAX", "MIN"):
+                x = self._total(key)
+                top = x.m if isinstance(x, CountMax) else NEG_INF
+                rec[label] = top if func == "MAX" else -top
             else:
                 total = float(self._total(key))
                 rec[label] = total / count if func == "AVG" else total
@@ -580,13 +590,13 @@ class ChopConnect(EngineBase):
         if isinstance(last, _OwnPiece):
             complete = self._tag_rows(name, len(chain) - 1)[:, -1]
             if not last.exact:
-                return float(complete.sum())
+                return _scalar(complete.sum())
             return int(complete.sum(dtype=object) if last.bound * len(complete) > _SAFE
                        else complete.sum())
         self._expire(last)
         complete = last.complete()
         if len(chain) == 1:
-            return int(complete.sum(dtype=object)) if last.exact else float(complete.sum())
+            return int(complete.sum(dtype=object)) if last.exact else _scalar(complete.sum())
         lo_tag, _ = self._live_tags(name)
         total = self.snaps[name][-1].total(last.serial(last.head), complete, lo_tag)
         self.snaps[name][-1].forget_before(last.serial(last.head), lo_tag)

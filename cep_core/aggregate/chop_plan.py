@@ -10,7 +10,15 @@ SUM as a weighted count. ``SUM(p.a)`` over the matches of ``SEQ(E1..En)`` is
 snapshot, multi-connect, Lemma 7's product) is linear in the counts, so the same
 machinery computes the sum when the piece holding ``p`` weighs that position; the
 pieces before and after it are the COUNT's and are shared with it. AVG is SUM / COUNT.
-MIN and MAX are not linear in the counts and are refused.
+
+MAX and MIN in the (count, max) semiring. A pair ``(c, m)``, ``c`` a count and ``m`` the
+largest value over those ``c`` matches (``-inf`` when ``c = 0``), adds as ``(c1 + c2,
+max(m1, m2))`` and multiplies as ``(c1·c2, max(m1, m2))`` (zero when ``c1·c2 = 0``): a
+commutative semiring in which a plain count ``k`` is ``(k, -inf)``
+(:class:`CountMax`). Chop-Connect's steps use only sums and products, so the query
+copy whose weighted position multiplies by ``(1, v)`` (``(1, -v)`` for MIN) carries, at a
+trigger, the live matches' count and their largest value: MAX, the same as A-Seq's
+per-level maxima (§5). These pieces hold Python objects (slower than the numpy counts).
 
 A negated element ``!E`` between two positions of a piece resets, as in A-Seq
 (Lemma 6), the piece's count up to the position before it; one between two pieces
@@ -20,29 +28,81 @@ counts, so no snapshot taken after it holds the matches completed before it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from cep_core.aggregate.evaluate import Evaluator, names_in, strip_vars
 from cep_core.aggregate.seqquery import Element, SeqAgg
 from cep_core.errors import QueryError
 
-__all__ = ["Letters", "Piece", "chop", "compile_pieces", "weight_of"]
+__all__ = ["CountMax", "Letters", "Piece", "chop", "compile_pieces", "weight", "weight_of"]
+
+
+NEG_INF = -math.inf
+
+
+class CountMax:
+    """``(count, max)``, an element of the semiring of the module docstring; numbers
+    ``k`` stand for ``(k, -inf)``."""
+
+    __slots__ = ("c", "m")
+
+    def __init__(self, c: float, m: float):
+        self.c, self.m = c, m
+
+    def __add__(self, o: Any) -> CountMax:
+        if isinstance(o, CountMax):
+            return CountMax(self.c + o.c, max(self.m, o.m))
+        return CountMax(self.c + o, self.m)
+
+    __radd__ = __add__
+
+    def __mul__(self, o: Any) -> CountMax:
+        c, m = (self.c * o.c, max(self.m, o.m)) if isinstance(o, CountMax) else (
+            self.c * o, self.m)
+        return CountMax(c, m) if c > 0 else CountMax(0, NEG_INF)
+
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        return f"CountMax({self.c}, {self.m})"
 
 
 @dataclass(frozen=True)
 class Piece:
-    """One substring: the test of each position, the attribute weighing each (SUM; None:
-    1) and the negated tests after each position (the last: before the next piece)."""
+    """One substring: the test of each position, what weighs each (``(func, attr)``:
+    SUM, MAX or MIN of the attribute; None: 1) and the negated tests after each position
+    (the last: before the next piece)."""
 
     tests: tuple[int, ...]
-    weights: tuple[str | None, ...]
+    weights: tuple[tuple[str, str] | None, ...]
     gaps: tuple[frozenset[int], ...]
 
     @property
     def weighted(self) -> bool:
         return any(w is not None for w in self.weights)
+
+    @property
+    def dtype(self) -> Any:
+        """Its counters' dtype: exact integers, float64 sums, or (count, max) pairs."""
+        kinds = {w[0] for w in self.weights if w is not None}
+        return object if kinds & {"MAX", "MIN"} else float if kinds else np.int64
+
+
+def weight(e: Mapping[str, Any], w: tuple[str, str]) -> Any:
+    """What the event's update multiplies by at a position weighted ``w``: its value
+    (SUM), ``(1, v)`` (MAX) or ``(1, -v)`` (MIN)."""
+    func, attr = w
+    try:
+        v = float(e[attr])
+    except (KeyError, TypeError, ValueError) as ex:
+        raise QueryError(f"{func} over {attr}: event {e.get('type')} at {e.get('time')}: "
+                         f"{ex!r}") from None
+    return v if func == "SUM" else CountMax(1, v if func == "MAX" else -v)
 
 
 class Letters:
@@ -100,10 +160,10 @@ def _element(x: str | Element) -> Element:
 
 
 def compile_pieces(name: str, chopped: Sequence[Sequence[str | Element]], letters: Letters,
-                   weight: tuple[int, str] | None = None) -> list[Piece]:
+                   weighed: tuple[int, str, str] | None = None) -> list[Piece]:
     """A query's pieces (each a sequence of event types or :class:`Element`, negated
-    ones included) as :class:`Piece`; ``weight`` = (1-based positive position,
-    attribute): the position whose update the attribute weighs (SUM)."""
+    ones included) as :class:`Piece`; ``weighed`` = (1-based positive position, SUM, MAX
+    or MIN, attribute): the position whose update the attribute weighs."""
     out: list[Piece] = []
     pos = 0
     for j, items in enumerate(chopped):
@@ -128,29 +188,29 @@ def compile_pieces(name: str, chopped: Sequence[Sequence[str | Element]], letter
                 continue
             pos += 1
             tests.append(letters.test(e))
-            weights.append(weight[1] if weight is not None and weight[0] == pos else None)
+            weights.append(weighed[1:] if weighed is not None and weighed[0] == pos
+                           else None)
             gaps.append(set())
         out.append(Piece(tuple(tests), tuple(weights), tuple(frozenset(g) for g in gaps)))
     if out[-1].gaps[-1]:
         raise QueryError(f"query {name!r}: a negated element must stand between two "
                          "positive ones (A-Seq §3.3)")
-    if weight is not None and not 1 <= weight[0] <= pos:
-        raise QueryError(f"query {name!r}: no positive element {weight[0]}")
+    if weighed is not None and not 1 <= weighed[0] <= pos:
+        raise QueryError(f"query {name!r}: no positive element {weighed[0]}")
     return out
 
 
 def weight_of(name: str, agg: SeqAgg, chopped: Sequence[Sequence[str | Element]]
-              ) -> tuple[int, str]:
-    """The (1-based positive position, attribute) a SUM or AVG weighs."""
-    if agg.func not in ("SUM", "AVG"):
-        raise QueryError(f"query {name!r}: Chop-Connect computes COUNT, SUM and AVG; "
-                         f"{agg.func} is not linear in the counts")
+              ) -> tuple[int, str, str]:
+    """The (1-based positive position, SUM, MAX or MIN, attribute) an aggregate weighs
+    (AVG: its SUM)."""
     if agg.attr is None or agg.element is None:
         raise QueryError(f"query {name!r}: {agg.func} needs element.attr")
+    func = "SUM" if agg.func == "AVG" else agg.func
     if isinstance(agg.element, int):
-        return agg.element, agg.attr
+        return agg.element, func, agg.attr
     positives = [e for items in chopped for e in map(_element, items) if not e.negated]
     for i, e in enumerate(positives, 1):
         if e.var == agg.element:
-            return i, agg.attr
+            return i, func, agg.attr
     raise QueryError(f"query {name!r}: no positive element {agg.element!r}")

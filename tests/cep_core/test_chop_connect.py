@@ -12,6 +12,7 @@ import pytest
 
 from cep_core.aggregate import Element, SeqAgg, SeqAggregator, SeqQuery, seq_query
 from cep_core.aggregate.chop_connect import ChopConnect, chop
+from cep_core.aggregate.chop_plan import CountMax
 from cep_core.aggregate.chop_planner import plan_sharing, rates_of
 from cep_core.errors import QueryError
 from cep_core.lang import ast
@@ -139,9 +140,9 @@ def shared_slice(rng: random.Random, els: list[Element]) -> tuple[Element, ...]:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_negation_predicates_sum_and_avg_equal_each_querys_own_a_seq(seed):
-    """Chop-Connect's COUNT, SUM and AVG with negations and local predicates, shared
-    substrings cut anywhere, equal each query's A-Seq results at every trigger."""
+def test_negation_predicates_and_every_aggregate_equal_each_querys_own_a_seq(seed):
+    """Chop-Connect's COUNT, SUM, AVG, MAX and MIN with negations and local predicates,
+    shared substrings cut anywhere, equal each query's A-Seq results at every trigger."""
     rng = random.Random(100 + seed)
     for trial in range(12):
         stream = [{"type": rng.choice("ABCD"), "time": t // rng.choice([1, 2]), "id": t,
@@ -157,14 +158,16 @@ def test_negation_predicates_sum_and_avg_equal_each_querys_own_a_seq(seed):
         for name, els in queries.items():
             n = sum(not e.negated for e in els)
             aggs[name] = [SeqAgg("COUNT"), SeqAgg("SUM", rng.randint(1, n), "v", "s"),
-                          SeqAgg("AVG", rng.randint(1, n), "v", "a")]
+                          SeqAgg("AVG", rng.randint(1, n), "v", "a"),
+                          SeqAgg("MAX", rng.randint(1, n), "v", "hi"),
+                          SeqAgg("MIN", rng.randint(1, n), "v", "lo")]
         plans = {name: chop(els, shared) for name, els in queries.items()}
         got = ChopConnect(plans, window, aggs).run(stream)
         for name, els in queries.items():
             want = SeqAggregator(SeqQuery(tuple(els), window, tuple(aggs[name]))).run(stream)
             ctx = (trial, name, plans[name], window)
             assert [o["count"] for o in got[name]] == [o["count"] for o in want], ctx
-            for label in ("s", "a"):
+            for label in ("s", "a", "hi", "lo"):
                 for g, w in zip(got[name], want, strict=True):
                     assert (g[label] is None) == (w[label] is None), ctx
                     assert g[label] is None or math.isclose(g[label], w[label],
@@ -181,9 +184,16 @@ def test_a_negation_between_pieces_resets_the_earlier_pieces_complete_counts():
     assert [o["count"] for o in SeqAggregator(SeqQuery(tuple(q), 10)).run(stream)] == [1]
 
 
-def test_min_and_max_are_refused():
-    with pytest.raises(QueryError, match="not linear"):
-        ChopConnect({"q": [("A", "B")]}, 5, {"q": ["MAX(1.v)"]})
+def test_the_count_max_pairs_form_a_semiring():
+    """MAX rides on the (count, max) semiring: sums and products of pairs, numbers as
+    (k, -inf), zero where the count is."""
+    a, b = CountMax(2, 5.0), CountMax(3, 7.0)
+    assert ((a + b).c, (a + b).m) == (5, 7.0)
+    assert ((a * b).c, (a * b).m) == (6, 7.0)
+    assert ((a * 0).c, (a * 0).m) == (0, -math.inf)
+    assert ((0 + a).c, (0 + a).m) == (2, 5.0) and ((3 * a).c, (3 * a).m) == (6, 5.0)
+    with pytest.raises(QueryError, match="needs element.attr"):
+        ChopConnect({"q": [("A", "B")]}, 5, {"q": ["MAX"]})
 
 
 def test_the_plan_chosen_by_cost_shares_where_the_shared_events_dominate():

@@ -256,6 +256,26 @@ def test_counts_stay_exact_beyond_int64():
     assert dpc[-1]["count"] == math.comb(2000, 12) > 2 ** 63
 
 
+@pytest.mark.parametrize("length", [7, 8])
+def test_long_windows_stay_in_machine_integers_with_exact_counts(monkeypatch, length):
+    """A chain of 7 or 8 positions over a window of 1,500 events passes SEM's worst-case
+    bound (every event extending every prefix, beyond 2^62) while its counts stay small:
+    the chunk runs in float64 and keeps int64, with the counts of Python integers."""
+    rng = np.random.default_rng(5)
+    types = [f"T{i}" for i in range(12)]
+    events = [{"type": t, "time": i} for i, t in enumerate(rng.choice(types, 3000).tolist())]
+    q = seq_query(", ".join(types[:length]), within=1500)
+    agg = SeqAggregator(q)
+    got = [o["count"] for o in agg.run(events)]
+    assert all(st.C.dtype == np.int64 for st in agg._eng.state.values())
+    assert max(got) > 0
+    monkeypatch.setattr(engine_mod, "_EXACT", 0.0)          # no float64: Python integers
+    monkeypatch.setattr(sparse_band, "_EXACT", 0.0)
+    slow = SeqAggregator(q)
+    assert [o["count"] for o in slow.run(events)] == got
+    assert all(st.C.dtype == object for st in slow._eng.state.values())
+
+
 def test_counters_and_explain():
     agg = SeqAggregator(seq_query("A a, B b, C c", within=4, same=["k"]))
     ev = [{"type": t, "time": i, "k": i % 2} for i, t in enumerate("ABCABCAACBBC")]

@@ -35,8 +35,9 @@ Run from the repository root::
     python scripts/reproduce_aseq.py [--quick] [--out results/aseq] [--figures DIR]
     python scripts/reproduce_aseq.py --draw results/aseq/aseq.csv --figures DIR
 
-``--quick`` (under a minute on 2 cores) writes ``results/aseq/aseq.csv``; the full run
-(larger windows and streams, about four minutes) ``results/aseq/aseq_full.csv``;
+``--quick`` (about a minute on 2 quiet cores) writes ``results/aseq/aseq.csv``; the full
+run (larger windows and streams, about eight minutes at load average 15)
+``results/aseq/aseq_full.csv``;
 ``--figures`` draws the figures of the run (``--draw``: of a CSV written before).
 """
 

@@ -24,10 +24,12 @@ from typing import Any
 
 from cep_core.adaptive.planning import Inputs, Planned
 
-__all__ = ["METHODS", "Decision", "Static", "Unconditional", "Threshold", "Invariants",
-           "decision"]
+__all__ = ["METHODS", "DISTANCES", "META_FLOOR", "Decision", "Static", "Unconditional",
+           "Threshold", "Invariants", "decision", "average_distance"]
 
 METHODS = ("static", "unconditional", "threshold", "invariant")
+DISTANCES = ("avg", "meta")  # d chosen from the statistics (module doc)
+META_FLOOR = 0.05  # the least d the meta-adaptive method doubles to
 
 
 class Decision:
@@ -72,16 +74,50 @@ class Threshold(Decision):
         return False
 
 
+def average_distance(conditions: tuple, stats: Inputs) -> float:
+    """d_avg (module doc) of ``conditions`` under ``stats`` (0 without any).
+
+    >>> from cep_core.adaptive.planning import Condition
+    >>> c = Condition(lambda s: 1.0, lambda s: 1.5, 0.5, "1 < 1.5")
+    >>> average_distance((c, Condition(lambda s: 2.0, lambda s: 2.2, 0.2, "")), None)
+    0.3
+    """
+    gaps = []
+    for c in conditions:
+        lhs, rhs = c.lhs(stats), c.rhs(stats)
+        low = min(lhs, rhs)
+        if low > 0:
+            gaps.append(abs(rhs - lhs) / low)
+    return round(sum(gaps) / len(gaps), 12) if gaps else 0.0
+
+
 class Invariants(Decision):
     """Plan again when one of the plan's invariants (the ``K`` tightest deciding
-    conditions of each block) is violated by more than the distance ``d``."""
+    conditions of each block) is violated by more than the distance ``d``: a number,
+    ``"avg"`` or ``"meta"`` (module doc; :attr:`d` is the distance in use, ``history``
+    its values in turn)."""
 
-    def __init__(self, d: float = 0.0, k: int = 1):
-        self.d, self.k = d, k
+    def __init__(self, d: float | str = 0.0, k: int = 1):
+        self.rule = d if isinstance(d, str) else None
+        self.d = 0.0 if isinstance(d, str) else float(d)
+        self.k = k
         self.invariants: tuple = ()
+        self.current: Planned | None = None
+        self.history: list[float] = []
 
     def planned(self, plan: Planned | None, stats: Inputs) -> None:
         self.invariants = tuple(c for block in plan.blocks for c in block[:self.k])
+        if self.rule is not None and self.current is None:
+            self.d = average_distance(self.invariants, stats)
+            self.history.append(self.d)
+        elif self.rule == "meta" and self.current is not None:
+            gain = self.current.cost(stats) / max(plan.cost(stats), 1e-300)
+            if gain - 1 <= self.d:
+                self.d = max(2 * self.d, META_FLOOR)
+            elif gain - 1 > 4 * self.d:
+                self.d /= 2
+            self.history.append(self.d)
+        self.current = plan
 
     def check(self, stats: Inputs) -> bool:
         d = self.d

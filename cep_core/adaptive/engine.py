@@ -27,7 +27,7 @@ import math
 import time as _time
 from typing import Any
 
-from cep_core.adaptive.decision import METHODS, decision
+from cep_core.adaptive.decision import DISTANCES, METHODS, Invariants, decision
 from cep_core.adaptive.operators import Completion, guard_violated
 from cep_core.adaptive.pattern import Guard, Shape, adaptive_problem, branches_of, shape_of
 from cep_core.adaptive.planning import (
@@ -60,8 +60,9 @@ _ADAPT_KEYS = ("method", "t", "d", "K", "window", "period")
 def adapt_options(adapt: dict[str, Any] | None, plan: Plan) -> dict[str, Any]:
     """The ``adapt`` option checked and completed with its defaults (one-line errors):
     ``method`` (static, unconditional, threshold, invariant; default invariant), ``t``
-    (threshold, > 0, default 0.5), ``d`` (distance, ≥ 0, default 0), ``K`` (invariants
-    per block, ≥ 1, default 1), ``window`` (the statistics window [stream time units],
+    (threshold, > 0, default 0.5), ``d`` (distance, ≥ 0, or ``"avg"`` / ``"meta"``:
+    chosen from the statistics, :mod:`cep_core.adaptive.decision`; default 0), ``K``
+    (invariants per block, ≥ 1, default 1), ``window`` (the statistics window [stream time units],
     > 0, default 10 × the pattern's window), ``period`` (between two checks, > 0,
     default window / 4). ``None``: a static plan, built once."""
     given = dict(adapt or {})
@@ -76,8 +77,12 @@ def adapt_options(adapt: dict[str, Any] | None, plan: Plan) -> dict[str, Any]:
            "K": given.get("K", 1)}
     for name, ok, rule in (("t", lambda v: v > 0, "> 0"), ("d", lambda v: v >= 0, ">= 0")):
         v = out[name]
+        if name == "d" and v in DISTANCES:
+            continue
         if isinstance(v, bool) or not isinstance(v, int | float) or not ok(v):
-            raise QueryError(f"adapt: {name} must be a number {rule}, not {v!r}")
+            raise QueryError(f"adapt: {name} must be a number {rule}"
+                             + (f" or one of {', '.join(DISTANCES)}" if name == "d" else "")
+                             + f", not {v!r}")
     k = out["K"]
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise QueryError(f"adapt: K must be a whole number >= 1, not {k!r}")
@@ -377,6 +382,11 @@ class AdaptiveEngine(CountMerging):
 
     def report(self) -> dict[str, Any]:
         """The plan in use, checks of D, re-optimisations, plan replacements, the
-        seconds spent in D and in planning, and the plans deployed in turn."""
+        seconds spent in D and in planning, the plans deployed in turn, and with
+        invariants the distance d in use and its values in turn (``d_history``: d_avg,
+        then each meta-adaptive change)."""
         st = self._state
-        return {**st.report, "plan": st.runners[-1].planned.describe(self.shape.vars)}
+        rep = {**st.report, "plan": st.runners[-1].planned.describe(self.shape.vars)}
+        if isinstance(st.decide, Invariants):
+            rep.update(d=st.decide.d, d_history=list(st.decide.history))
+        return rep

@@ -221,3 +221,52 @@ def test_a_static_plan_is_built_once_when_the_statistics_window_fills():
     report = s.adaptation_report()
     assert report["reoptimizations"] == 0 and report["replacements"] == 1
     assert report["plans"] == ["a → b", "b → a"]  # B rare in the first 20: b first, kept
+
+
+def _three(rates: tuple[float, ...]) -> tuple:
+    shape = shape_of(cep_core.compile("PATTERN SEQ(A a, B b, C c) WITHIN 1").plan)
+    return shape, Inputs(rates, ((1.0,) * 3,) * 3, 1.0)
+
+
+def test_d_avg_is_the_average_relative_gap_of_the_first_plans_invariants():
+    """Rates 4, 2, 1: the order c, b, a; its invariants cost(c) < cost(b) (1 against 2)
+    and cost(b) < cost(a) (2 against 4): relative gaps 1 and 1; with K = 2 also
+    cost(c) < cost(a), gap 3."""
+    shape, stats = _three((4.0, 2.0, 1.0))
+    planned = greedy_order(shape, stats)
+    for k, want in ((1, 1.0), (2, (1 + 3 + 1) / 3)):
+        d = Invariants("avg", k)
+        d.planned(planned, stats)
+        assert d.d == pytest.approx(want)
+        d.planned(greedy_order(shape, _three((1.0, 2.0, 4.0))[1]), stats)
+        assert d.d == pytest.approx(want)  # d_avg: from the first plan, kept
+
+
+def test_meta_adaptive_d_grows_on_a_low_gain_and_shrinks_on_a_large_one():
+    shape, first = _three((4.0, 2.0, 1.0))
+    d = Invariants("meta")
+    d.planned(greedy_order(shape, first), first)
+    assert d.d == pytest.approx(1.0)  # d_avg to start with
+    # b and c swap by a little: the new plan gains little -> d doubles
+    _, small = _three((4.0, 1.0, 1.1))
+    d.planned(greedy_order(shape, small), small)
+    assert d.d == pytest.approx(2.0)
+    # the order reverses with large rates: the gain is large -> d halves
+    _, large = _three((0.01, 40.0, 400.0))
+    d.planned(greedy_order(shape, large), large)
+    assert d.d == pytest.approx(1.0) and d.history == [1.0, 2.0, 1.0]
+
+
+@pytest.mark.parametrize("d", ["avg", "meta"])
+def test_a_chosen_distance_finds_the_text_order_matches(d):
+    rng = random.Random(d)
+    for _ in range(3):
+        q = cep_core.compile(random_query(rng))
+        stream = drifting_stream(rng, 90)
+        want = per_event(q.start(output="matches", engine="reference"), stream)
+        for kind in ("order", "tree"):
+            s = q.start(output="matches", plan=kind,
+                        adapt={"method": "invariant", "d": d, "period": 2, "window": 8})
+            assert per_event(s, stream) == want
+            report = s.adaptation_report()
+            assert report["d"] == report["d_history"][-1] >= 0

@@ -25,11 +25,12 @@ from typing import Any
 from cep_core.adaptive.planning import Inputs, Planned
 
 __all__ = ["METHODS", "DISTANCES", "META_FLOOR", "Decision", "Static", "Unconditional",
-           "Threshold", "Invariants", "decision", "average_distance"]
+           "Threshold", "Invariants", "decision", "average_distance", "META_LOW", "META_HIGH"]
 
 METHODS = ("static", "unconditional", "threshold", "invariant")
 DISTANCES = ("avg", "meta")  # d chosen from the statistics (module doc)
 META_FLOOR = 0.05  # the least d the meta-adaptive method doubles to
+META_LOW, META_HIGH = 1.1, 1.5  # a re-plan's gain below: low (d doubles); above: large
 
 
 class Decision:
@@ -112,9 +113,9 @@ class Invariants(Decision):
             self.history.append(self.d)
         elif self.rule == "meta" and self.current is not None:
             gain = self.current.cost(stats) / max(plan.cost(stats), 1e-300)
-            if gain - 1 <= self.d:
+            if gain < META_LOW:
                 self.d = max(2 * self.d, META_FLOOR)
-            elif gain - 1 > 4 * self.d:
+            elif gain > META_HIGH:
                 self.d /= 2
             self.history.append(self.d)
         self.current = plan

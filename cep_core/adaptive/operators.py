@@ -27,16 +27,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cep_core.adaptive.pattern import Guard
+from cep_core.adaptive.runners import Runner
 from cep_core.engine.matching import match_record
 from cep_core.engine.negation import EndNegation, kleene_exists, prefix_closed
 from cep_core.plan import Pred
 
-if TYPE_CHECKING:
-    from cep_core.adaptive.engine import AdaptiveEngine
-    from cep_core.adaptive.runners import Runner
+#: the engine whose matches complete (a :class:`cep_core.adaptive.engine.AdaptiveEngine`,
+#: which imports this module)
+AdaptiveEngine = Any
 
 __all__ = ["Completion", "guard_violated", "kleene_sequences"]
 

@@ -33,12 +33,13 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cep_core.adaptive.planning import Planned
 
-if TYPE_CHECKING:
-    from cep_core.adaptive.engine import AdaptiveEngine
+#: the engine that runs a plan (a :class:`cep_core.adaptive.engine.AdaptiveEngine`,
+#: which imports this module)
+AdaptiveEngine = Any
 
 __all__ = ["Buffer", "Runner", "OrderRunner", "TreeRunner", "RUNNERS", "left_deep"]
 

@@ -383,10 +383,12 @@ class AdaptiveEngine(CountMerging):
     def report(self) -> dict[str, Any]:
         """The plan in use, checks of D, re-optimisations, plan replacements, the
         seconds spent in D and in planning, the plans deployed in turn, and with
-        invariants the distance d in use and its values in turn (``d_history``: d_avg,
-        then each meta-adaptive change)."""
+        invariants the distance d (``d``; d_avg with ``"avg"`` and ``"meta"``), its values
+        in turn (``d_history``: d_avg, then each meta-adaptive change) and the
+        meta-adaptive distances of the invariants tuned so far (``d_own``, by text)."""
         st = self._state
         rep = {**st.report, "plan": st.runners[-1].planned.describe(self.shape.vars)}
         if isinstance(st.decide, Invariants):
-            rep.update(d=st.decide.d, d_history=list(st.decide.history))
+            rep.update(d=st.decide.d, d_history=list(st.decide.history),
+                       d_own=dict(st.decide.own))
         return rep

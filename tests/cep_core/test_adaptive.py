@@ -243,18 +243,32 @@ def test_d_avg_is_the_average_relative_gap_of_the_first_plans_invariants():
 
 
 def test_meta_adaptive_d_grows_on_a_low_gain_and_shrinks_on_a_large_one():
-    shape, first = _three((4.0, 2.0, 1.0))
+    """Rates 8, 4, 2, 1 (order d, c, b, a; d_avg 1). C's rate falls to 0.4 and D's rises to
+    5: cost(d) < cost(c) is violated, and the new order (c, b, d, a) saves under a tenth
+    of the old one's cost: that invariant's d doubles, the others keep d_avg. From the
+    same plan, A's rate falling to 0.5 and D's rising to 9 gains 3.25 times: it halves."""
+    shape = shape_of(cep_core.compile("PATTERN SEQ(A a, B b, C c, D d) WITHIN 1").plan)
+
+    def stats(rates):
+        return Inputs(rates, ((1.0,) * 4,) * 4, 1.0)
+
+    first = stats((8.0, 4.0, 2.0, 1.0))
+    for rates, want in (((8.0, 4.0, 0.4, 5.0), 2.0), ((0.5, 4.0, 2.0, 9.0), 0.5)):
+        d = Invariants("meta")
+        d.planned(greedy_order(shape, first), first)
+        assert d.d == pytest.approx(1.0)  # d_avg to start with
+        now = stats(rates)
+        assert d.check(now) and d.fired == "cost(d | ) < cost(c | )"
+        d.planned(greedy_order(shape, now), now)
+        assert d.own == {"cost(d | ) < cost(c | )": pytest.approx(want)}
+        assert d.d == pytest.approx(1.0) and d.history == [1.0, pytest.approx(want)]
+    # the doubled invariant is now violated only beyond its own d
     d = Invariants("meta")
     d.planned(greedy_order(shape, first), first)
-    assert d.d == pytest.approx(1.0)  # d_avg to start with
-    # b and c swap by a little: the new plan gains little -> d doubles
-    _, small = _three((4.0, 1.0, 1.1))
-    d.planned(greedy_order(shape, small), small)
-    assert d.d == pytest.approx(2.0)
-    # the order reverses with large rates: the gain is large -> d halves
-    _, large = _three((0.01, 40.0, 400.0))
-    d.planned(greedy_order(shape, large), large)
-    assert d.d == pytest.approx(1.0) and d.history == [1.0, 2.0, 1.0]
+    d.own["cost(d | ) < cost(c | )"] = 2.0
+    assert not d.check(stats((8.0, 4.0, 1.0, 2.5)))  # cost(d) 2.5 > 2 · 1, not > 3 · 1
+    d.own.clear()
+    assert d.check(stats((8.0, 4.0, 1.0, 2.5)))  # at d_avg = 1 it is
 
 
 @pytest.mark.parametrize("d", ["avg", "meta"])
@@ -269,4 +283,5 @@ def test_a_chosen_distance_finds_the_text_order_matches(d):
                         adapt={"method": "invariant", "d": d, "period": 2, "window": 8})
             assert per_event(s, stream) == want
             report = s.adaptation_report()
-            assert report["d"] == report["d_history"][-1] >= 0
+            assert report["d"] == report["d_history"][0] >= 0  # d_avg, then each change
+            assert min(report["d_history"]) >= 0

@@ -54,6 +54,7 @@ def fig6(rows: list[dict], folder: Path) -> list[Path]:
             ax.set_ylabel("events per second")
             ax.set_yscale("log")
             ax.set_xscale("symlog", linthresh=0.1)
+            ax.set_xlim(left=0)
             ax.set_title(f"{name}, {kind}-based, sequences")
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize="small")

@@ -18,7 +18,8 @@ time (the text order is evaluated until then); ``adapt=None`` keeps it (a static
 sequence number s0 (time t0) keeps running on every later event, but outputs only the
 matches that hold an event from before s0, until t0 + W when the last of those expired;
 the new plan sees the events from s0 on only. So every match is output once, by the plan
-that was current at its first event.
+that was current at its first event (a Kleene element's events included: a retired plan
+keeps the partial matches whose Kleene element may still reach back before s0).
 """
 
 from __future__ import annotations
@@ -158,7 +159,6 @@ class AdaptiveEngine(CountMerging):
         self.guard_types = frozenset(g.neg.type for g in self.shape.guards)
         self.algorithm = _ALGORITHMS[kind]
         self.completion = Completion(self, record_plan or plan)
-        self.arrival: tuple = ()  # the event being processed (seq, t, event)
         self._set_counting(output)
         self.stream_state = self.fresh_state()
 
@@ -247,7 +247,6 @@ class AdaptiveEngine(CountMerging):
         if fit:
             for q in fit:
                 self._sample_pairs(q, x, key)
-            self.arrival = x
             for runner in st.runners:
                 runner.process(x, fit, key, out)
             for q in fit:
@@ -263,10 +262,8 @@ class AdaptiveEngine(CountMerging):
 
     def complete(self, runner: Runner, slots: tuple, x: tuple, key: Any, out: list) -> None:
         """A runner's complete match (:meth:`cep_core.adaptive.operators.Completion.
-        complete`), output at the event that arrived (:attr:`arrival`), whichever event
-        ``x`` of the match completed it (a lazy plan completes one with buffered events
-        when an earlier position's event arrives)."""
-        self.completion.complete(runner, slots, self.arrival, key, out)
+        complete`)."""
+        self.completion.complete(runner, slots, x, key, out)
 
     def guarded(self, guards: list[Guard], slots: tuple, key: Any) -> bool:
         """Whether no guard is violated on the bound ``slots`` (partition ``key``)."""

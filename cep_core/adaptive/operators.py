@@ -106,7 +106,9 @@ class Completion:
 
     def complete(self, runner: Runner, slots: tuple, x: tuple, key: Any, out: list) -> None:
         """The match ``slots`` ((seq, t, event) per position) of ``runner``'s plan,
-        completed by ``x`` in partition ``key``: its outputs appended to ``out``."""
+        completed by ``x`` in partition ``key``: its outputs appended to ``out``, with the
+        time of the event that arrived (a lazy plan completes a match with buffered events
+        when an earlier position's event arrives, so ``x`` may be older)."""
         eng = self.engine
         shape = eng.shape
         until = runner.until
@@ -150,7 +152,7 @@ class Completion:
 
     def _output(self, slots: tuple, bind: dict, x: tuple, key: Any, out: list) -> None:
         eng = self.engine
-        rec = match_record(self.record_plan, eng.output, bind, x[2]["time"])
+        rec = match_record(self.record_plan, eng.output, bind, eng.stats.last_time)
         if self.ends is not None and not self.ends.admit(eng.stream_state.ends, bind, rec,
                                                          key):
             return  # violated by a leading NEG, or waiting for its window to close

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cep_core.adaptive.branches import adaptive_engine
 from cep_core.adaptive.engine import PLAN_KINDS, AdaptiveEngine
 from cep_core.engine.graph import GraphEngine
 from cep_core.engine.keyed import KEYED_POLICIES, KeyedEngine
@@ -40,7 +41,7 @@ class Registered:
 
 #: each engine a compiled pattern query builds, by name
 ENGINES: dict[str, Registered] = {
-    **{AdaptiveEngine.name_of(kind): Registered(AdaptiveEngine, lambda plan, o: AdaptiveEngine(
+    **{AdaptiveEngine.name_of(kind): Registered(AdaptiveEngine, lambda plan, o: adaptive_engine(
         plan, o.plan, o.output, o.adapt)) for kind in PLAN_KINDS},
     KeyedEngine.name: Registered(KeyedEngine, lambda plan, o: KeyedEngine(
         plan, o.policy, o.max_missing or None)),

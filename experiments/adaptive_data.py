@@ -28,6 +28,18 @@ started"): types whose rates move during the evening (cooking peaks before the p
 lighting rises after dusk, the DR starts come in bursts, readings over the baseline come
 in the rebound). A sequence of more than five of these types hardly ever occurs in one
 household's hour; their conjunction does at every size.
+
+**The five pattern sets** of the patent's experiments (:data:`PATTERN_SETS`; "Experimental
+Setup": sequences; sequences with an additional event under negation; conjunctions;
+sequences with a single event under Kleene closure; a disjunction of three sequences,
+its size the number of events of each), on either dataset (:func:`drift_query`,
+:func:`dr_query`). The negated event stands between the first two elements; the Kleene
+element is the second (drift: ``T1+ v1[]`` with ``v1[i].x > 0.8`` on each of its
+events, so that a window holds few subsets of them; DR: ``start_cooking+``, a few per
+household and hour); a conjunction of the drift dataset holds within a quarter of its
+window (any order of up to 8 of its frequent types within one time unit makes millions of
+matches); the three sequences of a disjunction take the types in turn from
+the first, the third and the fifth.
 """
 
 from __future__ import annotations
@@ -36,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 TYPES = [f"T{i}" for i in range(8)]
+PATTERN_SETS = ("sequence", "negation", "conjunction", "kleene", "disjunction")
 DR_TYPES = ["start_cooking", "start_lighting", "start_consumer_electronics", "start_cold",
             "start_ict", "over_baseline", "start_water_heating", "dr_start"]
 
@@ -124,3 +137,53 @@ def dr_stream(chunks: int = 1, lo: int = 16 * 60, hi: int = 23 * 60) -> list[dic
     events = events.sort_values(["time", "houseID", "type"], kind="stable",
                                 ignore_index=True)
     return events[["type", "time", "houseID"]].to_dict("records")
+
+
+def _set_pattern(kind: str, size: int, types: list[str], neg_type: str,
+                 kleene_pred: str | None) -> tuple[str, list[str]]:
+    """The pattern of set ``kind`` over ``types`` (module doc) and its added predicates
+    (``{v}``: the Kleene variable)."""
+    if kind == "disjunction":
+        seqs = []
+        for b, letter in enumerate("vwu"):
+            mine = [types[(2 * b + j) % len(types)] for j in range(size)]
+            seqs.append("SEQ(" + ", ".join(f"{t} {letter}{j}" for j, t in enumerate(mine))
+                        + ")")
+        return "(" + " OR ".join(seqs) + ")", []
+    elems = [f"{t} v{i}" for i, t in enumerate(types[:size])]
+    extra = []
+    if kind == "negation":
+        elems.insert(1, f"NEG {neg_type} n")
+    elif kind == "kleene":
+        elems[1] = f"{types[1]}+ v1[]"
+        if kleene_pred:
+            extra.append(kleene_pred.format(v="v1"))
+    op = "AND" if kind == "conjunction" else "SEQ"
+    return f"{op}({', '.join(elems)})", extra
+
+
+def drift_query(kind: str, size: int, window: float = 1.0) -> str:
+    """The drift dataset's pattern of set ``kind`` and ``size`` (module doc): the
+    predicates between neighbours of :func:`drift_pattern` in each sequence."""
+    if kind in ("sequence", "conjunction"):  # a conjunction within a quarter of it
+        return drift_pattern(size, conj=kind == "conjunction",
+                             window=window / 4 if kind == "conjunction" else window)
+    pattern, extra = _set_pattern(kind, size, TYPES, TYPES[size % len(TYPES)],
+                                  "{v}[i].x > 0.8")
+    letters = "vwu" if kind == "disjunction" else "v"
+    preds = [f"{c}{i}.x < {c}{i + 1}.x" if i % 2 == 0 else f"{c}{i}.k = {c}{i + 1}.k"
+             for c in letters for i in range(0, size - 1, 2)
+             if not (kind == "kleene" and 1 in (i, i + 1))]
+    where = " AND ".join(preds + extra)
+    return f"PATTERN {pattern}" + (f" WHERE {where}" if where else "") + \
+        f" WITHIN {window:g}"
+
+
+def dr_query(kind: str, size: int) -> str:
+    """The DR evening's pattern of set ``kind`` and ``size``, per household within an
+    hour (module doc); the negated event: a DR end."""
+    if kind == "conjunction":
+        return dr_pattern(size)
+    types = [DR_TYPES[1], DR_TYPES[0], *DR_TYPES[2:]] if kind == "kleene" else DR_TYPES
+    pattern, _ = _set_pattern(kind, size, types, "dr_end", None)
+    return f"PATTERN {pattern} WHERE SAME[houseID] WITHIN 60"

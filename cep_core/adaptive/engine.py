@@ -1,26 +1,10 @@
 """Adaptive evaluation: lazy order-based and tree-based plans, the detection-adaptation
 loop and plan migration (US 11,693,862 B2, Algorithm 1; **patented**, see the package).
 
-Both evaluations keep, per partition key, the events of each pattern position that
-passed the predicates on that position alone (the *buffers*), and find exactly the
-matches of the text-order plan under skip-till-any-match (a match is a set of events,
-one per position, in the order the pattern requires, within the window, satisfying every
-predicate). A match is output at the arrival of its last event, as the text-order engines
-output it.
-
-* **Order-based** (a lazy NFA, after Kolchinsky, Sharfman and Schuster): a partial match
-  of level i holds the positions p_1..p_i of the plan's order. An event at position
-  p_{i+1} extends the partial matches of level i that exist when it arrives; a partial
-  match of level i extends, when it is made, with the buffered events of p_{i+1} that
-  arrived before it. So each extension happens once, at the later of the two arrivals,
-  and a match is made once.
-* **Tree-based** (ZStream, Mei and Madden): leaves are the buffers, an inner node joins
-  its children's partial matches; an event makes its leaf's new partial match, which
-  joins, node by node up the tree, with what the sibling holds; what reaches the root is
-  a match.
-
-The pattern's order between two positions and its predicates are checked as soon as both
-(all) their positions are bound; the window as soon as a partial match spans more.
+The evaluation of one plan: :mod:`cep_core.adaptive.runners` (order- and tree-based);
+what a complete match goes through (Kleene sequences, negated elements at the ends):
+:mod:`cep_core.adaptive.operators`. The engine keeps, per partition key, the events of
+each position (the buffers) and of each type negated between two neighbours.
 
 **The loop.** Statistics (:mod:`cep_core.adaptive.statistics`) are updated with every
 event, the predicates on one position evaluated on it, and disjoint pairs of events that
@@ -34,19 +18,19 @@ time (the text order is evaluated until then); ``adapt=None`` keeps it (a static
 sequence number s0 (time t0) keeps running on every later event, but outputs only the
 matches that hold an event from before s0, until t0 + W when the last of those expired;
 the new plan sees the events from s0 on only. So every match is output once, by the plan
-that was current at its first event.
+that was current at its first event (a Kleene element's events included: a retired plan
+keeps the partial matches whose Kleene element may still reach back before s0).
 """
 
 from __future__ import annotations
 
 import math
 import time as _time
-from bisect import bisect_left, bisect_right
-from collections.abc import Callable
 from typing import Any
 
-from cep_core.adaptive.decision import METHODS, decision
-from cep_core.adaptive.pattern import Shape, adaptive_problem, shape_of
+from cep_core.adaptive.decision import DISTANCES, METHODS, Invariants, decision
+from cep_core.adaptive.operators import Completion, guard_violated
+from cep_core.adaptive.pattern import Guard, Shape, adaptive_problem, branches_of, shape_of
 from cep_core.adaptive.planning import (
     PLAN_KINDS,
     Planned,
@@ -54,6 +38,7 @@ from cep_core.adaptive.planning import (
     inputs,
     zstream_tree,
 )
+from cep_core.adaptive.runners import RUNNERS, Buffer, Runner, left_deep
 from cep_core.adaptive.state import AdaptiveState
 from cep_core.adaptive.statistics import WindowStatistics
 from cep_core.counters import Counters
@@ -63,7 +48,7 @@ from cep_core.engine.matching import (
     OUTPUTS,
     CountMerging,
     Statistics,
-    match_record,
+    merge_counts,
 )
 from cep_core.errors import QueryError
 from cep_core.plan import Plan
@@ -76,8 +61,9 @@ _ADAPT_KEYS = ("method", "t", "d", "K", "window", "period")
 def adapt_options(adapt: dict[str, Any] | None, plan: Plan) -> dict[str, Any]:
     """The ``adapt`` option checked and completed with its defaults (one-line errors):
     ``method`` (static, unconditional, threshold, invariant; default invariant), ``t``
-    (threshold, > 0, default 0.5), ``d`` (distance, ≥ 0, default 0), ``K`` (invariants
-    per block, ≥ 1, default 1), ``window`` (the statistics window [stream time units],
+    (threshold, > 0, default 0.5), ``d`` (distance, ≥ 0, or ``"avg"`` / ``"meta"``:
+    chosen from the statistics, :mod:`cep_core.adaptive.decision`; default 0), ``K``
+    (invariants per block, ≥ 1, default 1), ``window`` (the statistics window [stream time units],
     > 0, default 10 × the pattern's window), ``period`` (between two checks, > 0,
     default window / 4). ``None``: a static plan, built once."""
     given = dict(adapt or {})
@@ -92,8 +78,12 @@ def adapt_options(adapt: dict[str, Any] | None, plan: Plan) -> dict[str, Any]:
            "K": given.get("K", 1)}
     for name, ok, rule in (("t", lambda v: v > 0, "> 0"), ("d", lambda v: v >= 0, ">= 0")):
         v = out[name]
+        if name == "d" and v in DISTANCES:
+            continue
         if isinstance(v, bool) or not isinstance(v, int | float) or not ok(v):
-            raise QueryError(f"adapt: {name} must be a number {rule}, not {v!r}")
+            raise QueryError(f"adapt: {name} must be a number {rule}"
+                             + (f" or one of {', '.join(DISTANCES)}" if name == "d" else "")
+                             + f", not {v!r}")
     k = out["K"]
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise QueryError(f"adapt: K must be a whole number >= 1, not {k!r}")
@@ -112,317 +102,6 @@ def adapt_options(adapt: dict[str, Any] | None, plan: Plan) -> dict[str, Any]:
     return out
 
 
-class _Runner:
-    """One plan's evaluation (module doc), from event ``start`` on; ``until``: retired
-    at that event (it then outputs only the matches holding an earlier one). A part of
-    the engine's state: it pickles its plan and partial matches (:attr:`STATE`), and
-    :meth:`bind` compiles the rest on the engine that runs it."""
-
-    #: the fields that pickle (the rest :meth:`bind` compiles from the plan)
-    STATE: tuple[str, ...] = ("planned", "start", "until", "last_old_t")
-
-    def __init__(self, engine: AdaptiveEngine, planned: Planned, start: int):
-        self.planned, self.start = planned, start
-        self.until: int | None = None
-        self.last_old_t: Any = None  # the time of its last event before ``until``
-        self.bind(engine)
-
-    def bind(self, engine: AdaptiveEngine) -> None:
-        """Run on ``engine``: what its plan compiles to there."""
-        self.engine = engine
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.STATE}
-
-    def __setstate__(self, fields: dict[str, Any]) -> None:
-        self.__dict__.update(fields)
-
-    def emit(self, slots: tuple, e: dict, out: list) -> None:
-        """Output the match ``slots`` ((seq, t, event) per position) completed by ``e``
-        (a retired plan outputs only those with an event from before it retired)."""
-        if self.until is not None and min(s[0] for s in slots) >= self.until:
-            return
-        eng = self.engine
-        bind = {eng.shape.vars[q]: s[2] for q, s in enumerate(slots)}
-        out.append(match_record(eng.plan, eng.output, bind, e["time"]))
-        eng.counters.outputs += 1
-
-    def relations(self, bound: list[int], q: int) -> tuple[tuple[int, ...], ...]:
-        """For an event joining the positions ``bound`` at ``q``: those whose events must
-        come before it, those whose events must come after it, and those of its type
-        (one event takes one position)."""
-        shape = self.engine.shape
-        return (tuple(r for r in bound if shape.before[r][q]),
-                tuple(r for r in bound if shape.before[q][r]),
-                tuple(r for r in bound if shape.types[r] == shape.types[q]))
-
-
-def _drop_older(stores: dict[tuple, list], oldest: Any) -> int:
-    """Drop from each list of partial matches ``(slots, lo, hi)`` those holding an event
-    before ``oldest`` (and the lists left empty); how many were dropped."""
-    dropped = 0
-    for at, store in list(stores.items()):
-        keep = [pm for pm in store if pm[1] >= oldest]
-        dropped += len(store) - len(keep)
-        if keep:
-            store[:] = keep
-        else:
-            del stores[at]
-    return dropped
-
-
-class _Buffer:
-    """The events of one position and key, in arrival order: their sequence numbers and
-    times (for bisection) beside the events ``(seq, t, event)``."""
-
-    __slots__ = ("seqs", "times", "items")
-
-    def __init__(self) -> None:
-        self.seqs: list[int] = []
-        self.times: list[Any] = []
-        self.items: list[tuple] = []
-
-    def add(self, x: tuple) -> None:
-        self.seqs.append(x[0])
-        self.times.append(x[1])
-        self.items.append(x)
-
-    def between(self, first_seq: int, last_seq: float, t_lo: Any, t_hi: Any) -> list:
-        """The events with first_seq ≤ seq < last_seq and t_lo ≤ t ≤ t_hi."""
-        a = max(bisect_left(self.seqs, first_seq), bisect_left(self.times, t_lo))
-        b = min(bisect_left(self.seqs, last_seq), bisect_right(self.times, t_hi))
-        return self.items[a:b]
-
-    def expire(self, oldest: Any) -> None:
-        k = bisect_left(self.times, oldest)
-        if k:
-            del self.seqs[:k], self.times[:k], self.items[:k]
-
-    def __bool__(self) -> bool:
-        return bool(self.items)
-
-
-class _OrderRunner(_Runner):
-    """The lazy order-based evaluation (module doc)."""
-
-    STATE = (*_Runner.STATE, "levels")
-
-    def __init__(self, engine: AdaptiveEngine, planned: Planned, start: int):
-        self.levels: dict[tuple, list] = {}  # (key, level) -> (slots, lo, hi)
-        super().__init__(engine, planned, start)
-
-    def bind(self, engine: AdaptiveEngine) -> None:
-        super().bind(engine)
-        shape = engine.shape
-        self.order = self.planned.plan
-        self.rank = {q: i for i, q in enumerate(self.order)}
-        self.checks = [shape.checks(frozenset(self.order[:i]), q)
-                       for i, q in enumerate(self.order)]
-        self.related = [self.relations(list(self.order[:i]), q)
-                        for i, q in enumerate(self.order)]
-        #: per level, whether a position still to bind may take an event older than
-        #: every bound one (none of them must come before it)
-        self.takes_old = [any(not any(shape.before[b][r] for b in self.order[:i])
-                              for r in self.order[i:]) for i in range(shape.n)]
-
-    def process(self, x: tuple, positions: list[int], key: Any, out: list) -> None:
-        n = self.engine.shape.n
-        for q in positions:
-            i = self.rank[q]
-            if i == 0:
-                slots = tuple(x if r == q else None for r in range(n))
-                self._grow(slots, x[1], x[1], 1, key, x, out)
-                continue
-            if self.related[i][1]:
-                continue  # a bound position must come after q: not the newest event
-            level = self.levels.get((key, i))
-            if level:
-                for slots, lo, hi in list(level):
-                    self._extend(slots, lo, hi, i, x, key, out)
-
-    def _extend(self, slots: tuple, lo: Any, hi: Any, i: int, x: tuple, key: Any,
-                out: list) -> None:
-        """Offer ``x`` to the partial match ``slots`` of level i (at position p_{i+1})."""
-        q = self.order[i]
-        seq, t = x[0], x[1]
-        if (hi if hi > t else t) - (lo if lo < t else t) > self.engine.plan.window:
-            return
-        earlier, later, alike = self.related[i]
-        for r in earlier:
-            if slots[r][0] >= seq:
-                return
-        for r in later:
-            if slots[r][0] <= seq:
-                return
-        for r in alike:
-            if slots[r][0] == seq:
-                return
-        grown = slots[:q] + (x,) + slots[q + 1:]
-        checks = self.checks[i]
-        if checks:
-            bind = {self.engine.shape.vars[r]: s[2] for r, s in enumerate(grown)
-                    if s is not None}
-            if not self.engine.check(checks, bind):
-                return
-        self.engine.counters.pm_extended += 1
-        self._grow(grown, min(lo, x[1]), max(hi, x[1]), i + 1, key, x, out)
-
-    def _grow(self, slots: tuple, lo: Any, hi: Any, level: int, key: Any, x: tuple,
-              out: list) -> None:
-        """A new partial match of ``level``: output it if complete, else keep it and
-        extend it with the buffered events of the next position (arrived before it)."""
-        n = self.engine.shape.n
-        if level == n:
-            self.emit(slots, x[2], out)
-            return
-        new_only = self.until is not None and all(s is None or s[0] >= self.until
-                                                  for s in slots)
-        if new_only and not self.takes_old[level]:
-            return  # retired: new events alone, and no later position may take an old one
-        if not (new_only and self.related[level][1]):
-            # (kept unless retired and of new events alone with no arrival to extend it:
-            # its bound positions must come after the next; its buffer is read below)
-            self.engine.counters.pm_created += 1
-            self.levels.setdefault((key, level), []).append((slots, lo, hi))
-        buffer = self.engine.stream_state.buffers.get((key, self.order[level]))
-        if buffer is None:
-            return
-        earlier, later, _ = self.related[level]
-        first = max(slots[r][0] + 1 for r in earlier) if earlier else self.start
-        first = max(first, self.start)  # (a plan sees the events from its start on)
-        last = min(slots[r][0] for r in later) if later else math.inf
-        window = self.engine.plan.window
-        for y in buffer.between(first, last, hi - window, lo + window):
-            self._extend(slots, lo, hi, level, y, key, out)
-
-    def expire(self, oldest: Any) -> int:
-        return _drop_older(self.levels, oldest)
-
-    def live(self) -> int:
-        return sum(len(level) for level in self.levels.values())
-
-
-class _TreeRunner(_Runner):
-    """The tree-based evaluation (module doc): nodes numbered bottom-up, each with the
-    positions it spans, its parent and sibling."""
-
-    STATE = (*_Runner.STATE, "stores")
-
-    def __init__(self, engine: AdaptiveEngine, planned: Planned, start: int):
-        #: (key, inner node) -> its partial matches (slots, lo, hi); the leaves are the
-        #: engine's buffers
-        self.stores: dict[tuple, list] = {}
-        super().__init__(engine, planned, start)
-
-    def bind(self, engine: AdaptiveEngine) -> None:
-        super().bind(engine)
-        shape = engine.shape
-        self.span: list[frozenset[int]] = []
-        self.parent: list[int] = []
-        self.leaf: dict[int, int] = {}  # position -> its leaf node
-
-        def build(t: Any) -> int:
-            if isinstance(t, int):
-                node = len(self.span)
-                self.span.append(frozenset({t}))
-                self.parent.append(-1)
-                self.leaf[t] = node
-                return node
-            left, right = build(t[0]), build(t[1])
-            node = len(self.span)
-            self.span.append(self.span[left] | self.span[right])
-            self.parent.append(-1)
-            self.parent[left] = self.parent[right] = node
-            return node
-
-        self.root = build(self.planned.plan)
-        self.children = {self.parent[c]: [] for c in range(len(self.span))
-                         if self.parent[c] >= 0}
-        for c, p in enumerate(self.parent):
-            if p >= 0:
-                self.children[p].append(c)
-        self.joins = {p: shape.joins(self.span[a], self.span[b])
-                      for p, (a, b) in self.children.items()}
-        #: per inner node and child, the pairs (q in the child, r in its sibling) whose
-        #: events must come q's first, r's first, or be different events (same type)
-        self.cross: dict[tuple[int, int], tuple[tuple, tuple, tuple]] = {}
-        for p, (a, b) in self.children.items():
-            for mine, other in ((a, b), (b, a)):
-                pairs = [(q, r) for q in self.span[mine] for r in self.span[other]]
-                self.cross[(p, mine)] = (
-                    tuple((q, r) for q, r in pairs if shape.before[q][r]),
-                    tuple((q, r) for q, r in pairs if shape.before[r][q]),
-                    tuple((q, r) for q, r in pairs if shape.types[q] == shape.types[r]))
-
-    def process(self, x: tuple, positions: list[int], key: Any, out: list) -> None:
-        n = self.engine.shape.n
-        for q in positions:
-            node = self.leaf[q]
-            fresh = [(tuple(x if r == q else None for r in range(n)), x[1], x[1])]
-            while True:
-                if node == self.root:
-                    for slots, _, _ in fresh:
-                        self.emit(slots, x[2], out)
-                    break
-                if len(self.span[node]) > 1:
-                    self.stores.setdefault((key, node), []).extend(fresh)
-                parent = self.parent[node]
-                sib = next(c for c in self.children[parent] if c != node)
-                fresh = self._join(fresh, self._held(key, sib, x[1]), parent, node, x[1])
-                if not fresh:
-                    break
-                node = parent
-                if node != self.root:
-                    self.engine.counters.pm_created += len(fresh)
-
-    def _held(self, key: Any, node: int, t: Any) -> Any:
-        """The partial matches ``node`` holds for ``key`` (a leaf: the buffered events of
-        its position from this plan's start on, within the window of ``t``)."""
-        if len(self.span[node]) > 1:
-            return self.stores.get((key, node), ())
-        (q,) = self.span[node]
-        buffer = self.engine.stream_state.buffers.get((key, q))
-        if buffer is None:
-            return ()
-        n, window = self.engine.shape.n, self.engine.plan.window
-        return [(tuple(y if r == q else None for r in range(n)), y[1], y[1])
-                for y in buffer.between(self.start, math.inf, t - window, t + window)]
-
-    def _join(self, fresh: list, other: list, parent: int, node: int, t: Any) -> list:
-        """The partial matches of ``parent`` made of one of ``fresh`` (at ``node``) and
-        one of ``other`` (the sibling's, all older)."""
-        eng = self.engine
-        window, vars_ = eng.plan.window, eng.shape.vars
-        joins = self.joins[parent]
-        mine_first, theirs_first, alike = self.cross[(parent, node)]
-        made = []
-        for a, alo, ahi in fresh:
-            for b, blo, bhi in other:
-                lo = alo if alo < blo else blo
-                hi = ahi if ahi > bhi else bhi
-                if hi - lo > window:
-                    continue
-                if any(a[q][0] >= b[r][0] for q, r in mine_first) or \
-                        any(b[r][0] >= a[q][0] for q, r in theirs_first) or \
-                        any(a[q][0] == b[r][0] for q, r in alike):
-                    continue
-                slots = tuple(s if s is not None else u for s, u in zip(a, b, strict=True))
-                if joins:
-                    bind = {vars_[q]: s[2] for q, s in enumerate(slots) if s is not None}
-                    if not self.engine.check(joins, bind):
-                        continue
-                eng.counters.pm_extended += 1
-                made.append((slots, lo, hi))
-        return made
-
-    def expire(self, oldest: Any) -> int:
-        return _drop_older(self.stores, oldest)
-
-    def live(self) -> int:
-        return sum(len(s) for s in self.stores.values())
-
-
-_RUNNERS: dict[str, Callable[..., _Runner]] = {"order": _OrderRunner, "tree": _TreeRunner}
 _ALGORITHMS = {"order": greedy_order, "tree": zstream_tree}
 
 
@@ -454,8 +133,10 @@ class AdaptiveEngine(CountMerging):
         return adaptive_problem(plan)
 
     def __init__(self, plan: Plan, kind: str, output: str = "events",
-                 adapt: dict[str, Any] | None = None):
+                 adapt: dict[str, Any] | None = None, record_plan: Plan | None = None):
         why = adaptive_problem(plan)
+        if why is None and len(branches_of(plan.query.pattern)) > 1:
+            why = "a disjunction runs on cep_core.adaptive.branches.adaptive_engine"
         if why is not None:
             raise QueryError(f"an adaptive plan does not apply: {why}")
         if kind not in PLAN_KINDS:
@@ -474,7 +155,10 @@ class AdaptiveEngine(CountMerging):
         self.pairs: list[list[tuple]] = [
             [(p, next(iter(at - {q}))) for p, at in self.shape.preds if q in at and len(at) == 2]
             for q in range(self.shape.n)]
+        #: the types negated between two neighbours (their events are kept per key)
+        self.guard_types = frozenset(g.neg.type for g in self.shape.guards)
         self.algorithm = _ALGORITHMS[kind]
+        self.completion = Completion(self, record_plan or plan)
         self._set_counting(output)
         self.stream_state = self.fresh_state()
 
@@ -482,12 +166,12 @@ class AdaptiveEngine(CountMerging):
         """The state before any event: the text-order plan, no statistics."""
         plan, kind = self.plan, self.kind
         text = Planned(kind, tuple(range(self.shape.n)) if kind == "order"
-                       else _left_deep(self.shape.n), ())
+                       else left_deep(self.shape.n), ())
         return AdaptiveState(
             Counters(), Statistics(plan),
             WindowStatistics(sorted(set(self.shape.types)), len(plan.preds),
                              self.options["window"]),
-            [_RUNNERS[kind](self, text, 0)],
+            [RUNNERS[kind](self, text, 0)],
             decision(self.options) if self.options["method"] is not None else None,
             {"checks": 0, "reoptimizations": 0, "replacements": 0, "seconds_deciding": 0.0,
              "seconds_planning": 0.0, "plans": [text.describe(self.shape.vars)]})
@@ -537,28 +221,57 @@ class AdaptiveEngine(CountMerging):
         if st.next_check is None:  # the first check once the statistics window is full
             st.next_check = t + self.options["window"]
             st.next_sweep = t + plan.window
+        ends = self.completion.ends
+        if ends is not None:
+            st.counters.outputs += ends.release_before(st.ends, t, out)
         positions = self.by_type.get(typ)
-        if positions:
+        if positions or ends is not None or typ in self.guard_types:
             key = plan.key_of(e)
             if key is not None:
-                x = (seq, t, e)
-                fit = [q for q in positions
-                       if self.check(self.unary[q], {self.shape.vars[q]: e}, t)]
-                if fit:
-                    for q in fit:
-                        self._sample_pairs(q, x, key)
-                    for runner in st.runners:
-                        runner.process(x, fit, key, out)
-                    for q in fit:
-                        buffer = st.buffers.get((key, q))
-                        if buffer is None:
-                            buffer = st.buffers[(key, q)] = _Buffer()
-                        buffer.add(x)
+                if ends is not None:
+                    ends.observe(st.ends, e, key, t)
+                self._place((seq, t, e), positions or (), key, out)
         if t >= st.next_sweep:
             self._sweep(t)
         if t >= st.next_check:
             st.next_check = t + self.options["period"]
             self._adapt(seq, t)
+
+    def _place(self, x: tuple, positions: Any, key: Any, out: list) -> None:
+        """The event ``x`` (seq, t, event) of partition ``key``: offered to every plan at
+        the positions whose own predicates it passes, then buffered there (and kept for
+        the guards when its type is negated between two neighbours)."""
+        st, e = self._state, x[2]
+        fit = [q for q in positions
+               if self.check(self.unary[q], {self.shape.vars[q]: e}, x[1])]
+        if fit:
+            for q in fit:
+                self._sample_pairs(q, x, key)
+            for runner in st.runners:
+                runner.process(x, fit, key, out)
+            for q in fit:
+                buffer = st.buffers.get((key, q))
+                if buffer is None:
+                    buffer = st.buffers[(key, q)] = Buffer()
+                buffer.add(x)
+        if e["type"] in self.guard_types:
+            buffer = st.negs.get((key, e["type"]))
+            if buffer is None:
+                buffer = st.negs[(key, e["type"])] = Buffer()
+            buffer.add(x)
+
+    def complete(self, runner: Runner, slots: tuple, x: tuple, key: Any, out: list) -> None:
+        """A runner's complete match (:meth:`cep_core.adaptive.operators.Completion.
+        complete`)."""
+        self.completion.complete(runner, slots, x, key, out)
+
+    def guarded(self, guards: list[Guard], slots: tuple, key: Any) -> bool:
+        """Whether no guard is violated on the bound ``slots`` (partition ``key``)."""
+        vars_ = self.shape.vars
+        bind = {vars_[q]: s[2] for q, s in enumerate(slots) if s is not None}
+        negs = self._state.negs
+        return not any(guard_violated(g, negs.get((key, g.neg.type)), slots[g.lo][0],
+                                      slots[g.hi][0], bind, self.check) for g in guards)
 
     def check(self, preds, bind: dict, sample_at: Any = None) -> bool:
         """Whether the bindings pass the predicates (counted; with ``sample_at``, the
@@ -604,10 +317,11 @@ class AdaptiveEngine(CountMerging):
         for slot, (_, x) in list(st.unpaired.items()):
             if x[1] < oldest:
                 del st.unpaired[slot]
-        for at, buffer in list(st.buffers.items()):
-            buffer.expire(oldest)
-            if not buffer:
-                del st.buffers[at]
+        for buffers in (st.buffers, st.negs):
+            for at, buffer in list(buffers.items()):
+                buffer.expire(oldest)
+                if not buffer:
+                    del buffers[at]
         for runner in st.runners:
             st.counters.pm_dropped += runner.expire(oldest)
         st.runners = [r for r in st.runners if r.until is None or t - r.last_old_t <= window]
@@ -639,11 +353,19 @@ class AdaptiveEngine(CountMerging):
         rep["replacements"] += 1
         rep["plans"].append(planned.describe(self.shape.vars))
         current.until, current.last_old_t = seq + 1, t
-        st.runners.append(_RUNNERS[self.kind](self, planned, seq + 1))
+        st.runners.append(RUNNERS[self.kind](self, planned, seq + 1))
 
     # ------------------------------------------------------------------ public
     def flush(self) -> list[dict]:
-        return []
+        """The end of the stream: the matches still waiting for a trailing NEG's window
+        to close."""
+        out: list[dict] = []
+        ends = self.completion.ends
+        if ends is not None:
+            self.counters.outputs += ends.flush(self._state.ends, out)
+        if self._counting and len(out) > 1:
+            merge_counts(self.plan, out, 0)
+        return out
 
     def live_count(self) -> int:
         return sum(r.live() for r in self._state.runners)
@@ -657,14 +379,13 @@ class AdaptiveEngine(CountMerging):
 
     def report(self) -> dict[str, Any]:
         """The plan in use, checks of D, re-optimisations, plan replacements, the
-        seconds spent in D and in planning, and the plans deployed in turn."""
+        seconds spent in D and in planning, the plans deployed in turn, and with
+        invariants the distance d (``d``; d_avg with ``"avg"`` and ``"meta"``), its values
+        in turn (``d_history``: d_avg, then each meta-adaptive change) and the
+        meta-adaptive distances of the invariants tuned so far (``d_own``, by text)."""
         st = self._state
-        return {**st.report, "plan": st.runners[-1].planned.describe(self.shape.vars)}
-
-
-def _left_deep(n: int) -> Any:
-    """The text order as a left-deep tree: ((0, 1), 2), ..."""
-    tree: Any = 0
-    for q in range(1, n):
-        tree = (tree, q)
-    return tree
+        rep = {**st.report, "plan": st.runners[-1].planned.describe(self.shape.vars)}
+        if isinstance(st.decide, Invariants):
+            rep.update(d=st.decide.d, d_history=list(st.decide.history),
+                       d_own=dict(st.decide.own))
+        return rep

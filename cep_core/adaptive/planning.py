@@ -114,6 +114,26 @@ class Planned:
     plan: Any
     blocks: tuple[tuple[Condition, ...], ...]
 
+    def cost(self, stats: Inputs) -> float:
+        """The plan's cost under ``stats``: a tree's Cost(T) (module doc); an order's
+        expected partial matches per window, Σ_i Π_{j≤i} r_{p_j}·W·sel_{p_j,p_j}·
+        Π_{k<j} sel_{p_k,p_j} (the lazy NFA's cost model, after Kolchinsky and
+        Schuster), which Algorithm 2 minimises greedily.
+
+        >>> ones = ((1.0,) * 2,) * 2
+        >>> Planned("order", (1, 0), ()).cost(Inputs((4.0, 1.0), ones, 1.0))
+        5.0
+        """
+        if self.kind == "tree":
+            return _tree_walk(self.plan, 0, stats)[0]
+        total, card = 0.0, 1.0
+        for i, j in enumerate(self.plan):
+            card *= stats.r[j] * stats.window * stats.sel[j][j]
+            for k in self.plan[:i]:
+                card *= stats.sel[k][j]
+            total += card
+        return total
+
     def describe(self, vars_: tuple[str, ...]) -> str:
         if self.kind == "order":
             return " → ".join(vars_[j] for j in self.plan)

@@ -201,9 +201,11 @@ def test_other_policies_and_patterns_keep_the_text_order_plan_and_explain_says_w
         q.engine_for("skip-till-next-match", plan="order") == "reference"
     assert "skip-till-next-match depends on the order" in q.explain(
         "skip-till-next-match", plan="order").splitlines()[0]
+    group = cep_core.compile("PATTERN SEQ(A a, SEQ(B b, C c)+) WITHIN 5")
+    assert group.engine_for(ANY, plan="tree") != "adaptive-tree"
+    assert "SEQ(..)+" in group.explain(plan="tree").splitlines()[0]
     kleene = cep_core.compile("PATTERN SEQ(A a, B+ b[]) WITHIN 5")
-    assert kleene.engine_for(ANY, plan="tree") == "graph"
-    assert "Kleene" in kleene.explain(plan="tree").splitlines()[0]
+    assert kleene.engine_for(ANY, plan="tree") == "adaptive-tree"
     assert q.engine_for(ANY, plan="tree") == "adaptive-tree"
 
 
@@ -219,3 +221,67 @@ def test_a_static_plan_is_built_once_when_the_statistics_window_fills():
     report = s.adaptation_report()
     assert report["reoptimizations"] == 0 and report["replacements"] == 1
     assert report["plans"] == ["a → b", "b → a"]  # B rare in the first 20: b first, kept
+
+
+def _three(rates: tuple[float, ...]) -> tuple:
+    shape = shape_of(cep_core.compile("PATTERN SEQ(A a, B b, C c) WITHIN 1").plan)
+    return shape, Inputs(rates, ((1.0,) * 3,) * 3, 1.0)
+
+
+def test_d_avg_is_the_average_relative_gap_of_the_first_plans_invariants():
+    """Rates 4, 2, 1: the order c, b, a; its invariants cost(c) < cost(b) (1 against 2)
+    and cost(b) < cost(a) (2 against 4): relative gaps 1 and 1; with K = 2 also
+    cost(c) < cost(a), gap 3."""
+    shape, stats = _three((4.0, 2.0, 1.0))
+    planned = greedy_order(shape, stats)
+    for k, want in ((1, 1.0), (2, (1 + 3 + 1) / 3)):
+        d = Invariants("avg", k)
+        d.planned(planned, stats)
+        assert d.d == pytest.approx(want)
+        d.planned(greedy_order(shape, _three((1.0, 2.0, 4.0))[1]), stats)
+        assert d.d == pytest.approx(want)  # d_avg: from the first plan, kept
+
+
+def test_meta_adaptive_d_grows_on_a_low_gain_and_shrinks_on_a_large_one():
+    """Rates 8, 4, 2, 1 (order d, c, b, a; d_avg 1). C's rate falls to 0.4 and D's rises to
+    5: cost(d) < cost(c) is violated, and the new order (c, b, d, a) saves under a tenth
+    of the old one's cost: that invariant's d doubles, the others keep d_avg. From the
+    same plan, A's rate falling to 0.5 and D's rising to 9 gains 3.25 times: it halves."""
+    shape = shape_of(cep_core.compile("PATTERN SEQ(A a, B b, C c, D d) WITHIN 1").plan)
+
+    def stats(rates):
+        return Inputs(rates, ((1.0,) * 4,) * 4, 1.0)
+
+    first = stats((8.0, 4.0, 2.0, 1.0))
+    for rates, want in (((8.0, 4.0, 0.4, 5.0), 2.0), ((0.5, 4.0, 2.0, 9.0), 0.5)):
+        d = Invariants("meta")
+        d.planned(greedy_order(shape, first), first)
+        assert d.d == pytest.approx(1.0)  # d_avg to start with
+        now = stats(rates)
+        assert d.check(now) and d.fired == "cost(d | ) < cost(c | )"
+        d.planned(greedy_order(shape, now), now)
+        assert d.own == {"cost(d | ) < cost(c | )": pytest.approx(want)}
+        assert d.d == pytest.approx(1.0) and d.history == [1.0, pytest.approx(want)]
+    # the doubled invariant is now violated only beyond its own d
+    d = Invariants("meta")
+    d.planned(greedy_order(shape, first), first)
+    d.own["cost(d | ) < cost(c | )"] = 2.0
+    assert not d.check(stats((8.0, 4.0, 1.0, 2.5)))  # cost(d) 2.5 > 2 · 1, not > 3 · 1
+    d.own.clear()
+    assert d.check(stats((8.0, 4.0, 1.0, 2.5)))  # at d_avg = 1 it is
+
+
+@pytest.mark.parametrize("d", ["avg", "meta"])
+def test_a_chosen_distance_finds_the_text_order_matches(d):
+    rng = random.Random(d)
+    for _ in range(3):
+        q = cep_core.compile(random_query(rng))
+        stream = drifting_stream(rng, 90)
+        want = per_event(q.start(output="matches", engine="reference"), stream)
+        for kind in ("order", "tree"):
+            s = q.start(output="matches", plan=kind,
+                        adapt={"method": "invariant", "d": d, "period": 2, "window": 8})
+            assert per_event(s, stream) == want
+            report = s.adaptation_report()
+            assert report["d"] == report["d_history"][0] >= 0  # d_avg, then each change
+            assert min(report["d_history"]) >= 0

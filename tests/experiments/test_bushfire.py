@@ -3,6 +3,11 @@
 
 from __future__ import annotations
 
+import doctest
+import importlib
+
+import pytest
+
 import cep_core
 from experiments import bushfire, bushfire_data
 
@@ -57,3 +62,10 @@ def test_the_statements_read_the_rows():
     # ours below the baselines, Hybrid the lowest; the p50 gain over BL2 10× (< 20×);
     # at p95 20× and 15×; PFetch's p95 below Hybrid's
     assert verdicts == [True, True, False, True, False]
+
+
+@pytest.mark.parametrize("name", ["experiments.bushfire_data", "experiments.ch5_tuned",
+                                  "experiments.ch5_sensitivity_checks"])
+def test_docstring_examples(name):
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.attempted > 0 and result.failed == 0

@@ -36,8 +36,8 @@ def draw(rows: list[dict], folder: Path) -> list[Path]:
     ax.set_yscale("log")
     ax.set_ylabel("match latency [ms]")
     ax.grid(axis="y", alpha=0.3)
-    ax.set_title("Listing 5.2 on generated bushfire data, greedy, cost-based cache; "
-                 "dissertation Figure 5.16a", fontsize=9)
+    ax.set_title("Listing 5.2, generated bushfire data, greedy, cost-based cache\n"
+                 "(dissertation Figure 5.16a)", fontsize=9)
     fig.tight_layout()
     path = folder / "ch5_bushfire.png"
     fig.savefig(path, dpi=110)

@@ -36,7 +36,7 @@ Run from the repository root::
     python scripts/ch5_sensitivity.py [--quick] [--only 5.13a] [--figures docs/figures]
 
 ``--quick`` (5,000 events a run) writes ``results/ch5/sensitivity.csv``, the full run
-(12,000) ``sensitivity_full.csv``; both print which of §5.6.3's statements hold.
+(10,000) ``sensitivity_full.csv``; both print which of §5.6.3's statements hold.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ COLUMNS = ("figure", "parameter", "value", "strategy", "p5", "p25", "p50", "p75"
            "utilisation", "unit_cost", "events", "seconds")
 DATASET, SELECTION = "DS4", "greedy"
 WINDOW = ch5_data.WINDOWS[("Q5", SELECTION)]  # events
-EVENTS = (5_000, 12_000)  # per run: quick, full
+EVENTS = (5_000, 10_000)  # per run: quick, full
 OURS = ("PFetch", "LzEval", "Hybrid")
 LEARNED = "learned"
 

@@ -41,7 +41,10 @@ class RemoteConfig:
     ``latency_from`` (:data:`LATENCY_FROM`): ``"arrival"`` measures a match's latency
     from the arrival of its last event (Eq. 2.4, queueing included), ``"start"`` from
     the start of that event's processing (a closed-loop measurement: queueing behind
-    earlier events excluded)."""
+    earlier events excluded). ``payload``: a partial match keeps the remote elements it
+    has read (its payload, §5.6.2) and its extensions inherit them, so reading one again
+    needs neither the cache nor a fetch; without it every evaluation reads through the
+    cache."""
 
     strategy: str = "Hybrid"
     unit_cost: float = 0.0
@@ -55,6 +58,7 @@ class RemoteConfig:
     blocking: str = "event"
     bl1_capacity: float = 0.0
     latency_from: str = "arrival"
+    payload: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:

@@ -17,6 +17,7 @@ leaves open: with ``blocking="match"`` each partial match sends its blocking fet
 it evaluates the look-up and the device stands still for it before the next one goes
 on, so the waits of one event add up (an element fetched for one partial match serves
 another only through the cache); ``bl1_capacity`` gives BL1 a cache of its own;
+``payload`` lets a partial match keep what it has read (and pass it to its extensions);
 ``latency_from="start"`` measures a match's latency from the start of its last event's
 processing instead of its arrival. None of them changes the matches.
 
@@ -215,6 +216,17 @@ class RemoteEngine(ReferenceEngine):
         ``call`` is processed (module doc)."""
         if call.mode == RESOLVE:
             return source.value(*d)
+        pm = call.pm if self.config.payload else None
+        if pm is not None and d in pm.payload:
+            return source.value(*d)
+        value = self._read(call, source, d)
+        if pm is not None:
+            pm.payload = (*pm.payload, d)
+        return value
+
+    def _read(self, call: RemoteCall, source: RemoteSource, d: Element) -> Any:
+        """:meth:`remote_get` through the cache: a hit, a postponed predicate or a
+        blocking fetch."""
         st = self.stream_state
         st.utility.needed(st.category, d)
         now, per_event = self.device_now(call), self.config.blocking == "event"
@@ -359,7 +371,7 @@ class RemoteEngine(ReferenceEngine):
         """The reference engine's start of runs (no missing elements here), each new
         partial match made by :meth:`_make_pm` with ``call``."""
         plan, t = self.plan, e["time"]
-        conts = []
+        conts, call.pm = [], None
         for edge in plan.out[START].get(e["type"], ()):
             nb = self._extend({}, edge.dst, e)
             if self._check(edge.preds, nb):
@@ -375,7 +387,7 @@ class RemoteEngine(ReferenceEngine):
 
     def _step(self, pm: GPM, e: dict, call: RemoteCall) -> tuple[list, list[int]]:
         plan, typ = self.plan, e["type"]
-        self.stream_state.category = pm.state
+        self.stream_state.category, call.pm = pm.state, pm
         call.step_wait = 0.0
         conts = []
         for edge in plan.out[pm.state].get(typ, ()):
@@ -458,7 +470,7 @@ class RemoteEngine(ReferenceEngine):
                  call: RemoteCall) -> GPM:
         pm = GPM(state, bind, first_t)
         if parent is not None:
-            pm.cond = parent.cond
+            pm.cond, pm.payload = parent.cond, parent.payload
         st = self.stream_state
         st.utility.created(state)
         for need in self._needs_at.get(state, ()):  # Alg. 2, line 2

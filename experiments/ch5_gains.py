@@ -112,6 +112,8 @@ def ablation(run: Callable[..., list[dict]], path: Path,
     for label, setup in setups:
         per = groups(run(setup, configs=configs))
         gain[label] = {k: gains(per[k])["best"] for k in configs}
+        print(f"  {label}: " + ", ".join(f"{k[1]}/{k[0]} {k[2]} {gain[label][k]:.2f}x"
+                                         for k in configs), flush=True)
     out = []
     for label, _ in setups:
         row = {"setup": label}

@@ -28,8 +28,10 @@ from experiments.results_csv import write_rows
 __all__ = ["groups", "gains", "summary_line", "print_paper", "ablation", "ABLATION_CONFIGS"]
 
 BASELINES = ("BL1", "BL2", "BL3")
-#: the configurations the ablation runs (dataset, query, selection, cache)
-ABLATION_CONFIGS = [("DS3", "Q5", "non-greedy", "cost"), ("DS3", "Q6", "non-greedy", "cost")]
+#: the configurations the ablation runs (dataset, query, selection, cache): one with
+#: matches under both set-ups' data in a short stream (Q5 under the literal data finds
+#: about one match per 2,000 events)
+ABLATION_CONFIGS = [("DS3", "Q6", "non-greedy", "cost")]
 
 
 def groups(rows: list[dict]) -> dict[tuple, dict[str, dict]]:

@@ -150,14 +150,17 @@ def jobs(setup: Setup, configs: list[tuple], sizes: dict, costs: dict) -> list[t
 
 def calibrate(setup: Setup, n: int, pool: Executor) -> float:
     """The one unit cost [µs per cost unit] that makes Hybrid's median latency of Q5
-    over DS3 (non-greedy, cost-based cache) ``setup.cost[1]`` µs: two runs, the median
-    taken as linear in the unit cost between them."""
+    over DS3 (non-greedy, cost-based cache) ``setup.cost[1]`` µs: two runs over ``n``
+    events, the median taken as linear in the unit cost between them."""
     target, probes = setup.cost[1], (0.02, 0.08)
     rows = list(pool.map(run_one, [(setup, "DS3", "Q5", "non-greedy", "cost", "Hybrid", n,
                                     u) for u in probes]))
     (u0, u1), (p0, p1) = probes, (rows[0]["p50"], rows[1]["p50"])
     slope = (p1 - p0) / (u1 - u0)
-    return max(1e-6, u0 + (target - p0) / slope) if slope > 0 else u0 * target / max(p0, 1e-9)
+    if not (slope > 0 and p0 > 0):
+        raise RuntimeError(f"{setup.name}: Hybrid's median does not grow with the unit "
+                           f"cost ({p0:.3g} and {p1:.3g} µs): too few matches to calibrate")
+    return max(1e-6, u0 + (target - p0) / slope)
 
 
 def run_setup(setup: Setup, quick: bool, pool: Executor, configs: list[tuple] | None = None,
@@ -173,7 +176,8 @@ def run_setup(setup: Setup, quick: bool, pool: Executor, configs: list[tuple] | 
                                          [q for q, _ in pairs], [s for _, s in pairs],
                                          [sizes[k] for k in pairs]), strict=True))
     else:
-        costs = dict.fromkeys(pairs, calibrate(setup, sizes[("Q5", "non-greedy")], pool))
+        n = setup.events[("Q5", "non-greedy")][0 if quick else 1]  # not --events
+        costs = dict.fromkeys(pairs, calibrate(setup, n, pool))
     todo = jobs(setup, configs, sizes, costs)
     if log:
         print(f"{setup.name}: {setup.rate * 1e6:,.0f} events/s; per (query, selection) "

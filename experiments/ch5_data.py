@@ -41,14 +41,15 @@ EVENTS = {("Q5", "non-greedy"): (15_000, 40_000), ("Q5", "greedy"): (5_000, 8_00
           ("Q6", "non-greedy"): (3_000, 6_000), ("Q6", "greedy"): (3_000, 8_000)}
 
 
-def stream(dataset: str, n: int, rate: float, seed: int, keys: int = KEYS) -> list[dict]:
+def stream(dataset: str, n: int, rate: float, seed: int, keys: int = KEYS,
+           ids: int = 100) -> list[dict]:
     """``n`` events of DS3 (uniform values) or DS4 (Zipf 1.01), ``rate`` events per
-    time unit, seeded."""
+    time unit, IDs of 1..``ids``, seeded."""
     if dataset not in ("DS3", "DS4"):
         raise ValueError(f"dataset must be DS3 or DS4, not {dataset!r}")
     rng = np.random.default_rng(seed)
     types = rng.choice(np.array(list("ABCD")), n)
-    ids = rng.integers(1, 101, n)
+    key = rng.integers(1, ids + 1, n)
     if dataset == "DS3":
         v1, v2 = rng.integers(1, keys + 1, n), rng.integers(1, keys + 1, n)
     else:
@@ -57,7 +58,7 @@ def stream(dataset: str, n: int, rate: float, seed: int, keys: int = KEYS) -> li
         v1 = rng.choice(np.arange(1, keys + 1), n, p=p)
         v2 = rng.choice(np.arange(1, keys + 1), n, p=p)
     return [{"type": str(t), "time": i / rate, "ID": int(k), "v1": int(a), "v2": int(b),
-             "id": i} for i, (t, k, a, b) in enumerate(zip(types, ids, v1, v2, strict=True))]
+             "id": i} for i, (t, k, a, b) in enumerate(zip(types, key, v1, v2, strict=True))]
 
 
 def remote_table(keys: int = KEYS) -> dict[int, int]:

@@ -1,7 +1,8 @@
 """How a query integrates remote data (:class:`RemoteConfig`): the strategy of
 dissertation §5.4 and §5.6.1 (:data:`STRATEGIES`, described in
 :mod:`cep_core.remote.engine`), the modelled device's unit cost, the cache and the
-utility model's parameters."""
+utility model's parameters, and the engine semantics an experiment may set apart from
+the text's reading (:data:`BLOCKING`, :data:`LATENCY_FROM`, BL1's cache)."""
 
 from __future__ import annotations
 
@@ -10,19 +11,40 @@ from dataclasses import dataclass
 
 from cep_core.errors import QueryError
 
-__all__ = ["STRATEGIES", "RemoteConfig"]
+__all__ = ["STRATEGIES", "BLOCKING", "LATENCY_FROM", "RemoteConfig"]
 
 STRATEGIES = ("BL1", "BL2", "BL3", "PFetch", "LzEval", "Hybrid")
+#: when a blocking miss is sent: with the event's other blocking fetches ("event") or
+#: by each partial match when it evaluates the look-up ("match")
+BLOCKING = ("event", "match")
+#: where a match's latency starts: the arrival of its last event or the start of its
+#: processing
+LATENCY_FROM = ("arrival", "start")
 
 
 @dataclass(frozen=True)
 class RemoteConfig:
     """How a query integrates remote data (module doc). ``unit_cost`` [time units per
     cost unit] of the modelled device; ``capacity`` of the cache [size units]; ``cache``
-    ``"lru"`` or ``"cost"`` (BL1 has none); ``slices``: m per window (§5.3.2);
+    ``"lru"`` or ``"cost"`` (BL1's: ``bl1_capacity``); ``slices``: m per window (§5.3.2);
     ``omega_fetch``, ``omega_cache``: ω of Eq. 5.3 for fetching and caching (§5.6.3:
     0.7 and 0.5); ``miss_threshold``, ``miss_reset`` [time units; default the window]:
-    the cache-hit matrix of Alg. 3."""
+    the cache-hit matrix of Alg. 3.
+
+    Engine semantics (:mod:`cep_core.remote.engine`, "Options"): ``blocking``
+    (:data:`BLOCKING`): ``"event"`` sends the blocking fetches one event needs together
+    when the device picks the event up, so they cost their maximum, and an element
+    fetched for the event serves its other partial matches (Definition 2.10);
+    ``"match"`` sends each when a partial match evaluates the look-up and stands still
+    until it is there before the next partial match goes on, so the waits of one event
+    add up. ``bl1_capacity`` [size units]: the cache BL1 keeps (0: none, §5.6.1).
+    ``latency_from`` (:data:`LATENCY_FROM`): ``"arrival"`` measures a match's latency
+    from the arrival of its last event (Eq. 2.4, queueing included), ``"start"`` from
+    the start of that event's processing (a closed-loop measurement: queueing behind
+    earlier events excluded). ``payload``: a partial match keeps the remote elements it
+    has read (its payload, §5.6.2) and its extensions inherit them, so reading one again
+    needs neither the cache nor a fetch; without it every evaluation reads through the
+    cache."""
 
     strategy: str = "Hybrid"
     unit_cost: float = 0.0
@@ -33,6 +55,10 @@ class RemoteConfig:
     omega_cache: float = 0.5
     miss_threshold: int = 3
     miss_reset: float | None = None
+    blocking: str = "event"
+    bl1_capacity: float = 0.0
+    latency_from: str = "arrival"
+    payload: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -42,6 +68,14 @@ class RemoteConfig:
             raise QueryError(f"remote cache must be 'lru' or 'cost', not {self.cache!r}")
         if not self.unit_cost >= 0:
             raise QueryError(f"remote unit_cost must be ≥ 0, not {self.unit_cost!r}")
+        if self.blocking not in BLOCKING:
+            raise QueryError(f"remote blocking must be one of {', '.join(BLOCKING)}, "
+                             f"not {self.blocking!r}")
+        if self.latency_from not in LATENCY_FROM:
+            raise QueryError("remote latency_from must be one of "
+                             f"{', '.join(LATENCY_FROM)}, not {self.latency_from!r}")
+        if not self.bl1_capacity >= 0:
+            raise QueryError(f"remote bl1_capacity must be ≥ 0, not {self.bl1_capacity!r}")
         if not self.capacity >= 0:
             raise QueryError(f"remote capacity must be ≥ 0, not {self.capacity!r}")
         if not (isinstance(self.slices, int) and self.slices >= 1):

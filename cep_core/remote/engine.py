@@ -12,6 +12,15 @@ elements needed in one state are "transmitted in parallel"). The latency of a ma
 its detection (the device finishing its last event) minus the arrival of that event,
 plus ℓ_fetch of its earlier steps, which each partial match carries (Eq. 2.3-2.4).
 
+**Options** (:class:`~cep_core.remote.config.RemoteConfig`) set the semantics the text
+leaves open: with ``blocking="match"`` each partial match sends its blocking fetch when
+it evaluates the look-up and the device stands still for it before the next one goes
+on, so the waits of one event add up (an element fetched for one partial match serves
+another only through the cache); ``bl1_capacity`` gives BL1 a cache of its own;
+``payload`` lets a partial match keep what it has read (and pass it to its extensions);
+``latency_from="start"`` measures a match's latency from the start of its last event's
+processing instead of its arrival. None of them changes the matches.
+
 Strategies (:data:`cep_core.remote.config.STRATEGIES`; §5.4, §5.6.1):
 
 * ``BL1``: block on every miss, no cache (an element fetched while processing an event
@@ -149,7 +158,8 @@ class RemoteEngine(ReferenceEngine):
         latency draws from its seed."""
         cfg, st = self.config, RemoteState.fresh(self.plan)
         st.clock = DeviceClock(cfg.unit_cost)
-        st.cache = CACHES[cfg.cache](0 if cfg.strategy == "BL1" else cfg.capacity)
+        st.cache = CACHES[cfg.cache](cfg.bl1_capacity if cfg.strategy == "BL1"
+                                     else cfg.capacity)
         st.utility = UtilityModel(cfg.slices, {n: s.latency.mean for s in self.sources
                                                for n in s.names})
         st.draws = [s.latency.sampler(s.seed) for s in self.sources]
@@ -191,7 +201,8 @@ class RemoteEngine(ReferenceEngine):
         finish = st.clock.serve(call.start + call.stall, units)
         if len(out) > n0:  # Eq. 2.4: detection − arrival, plus earlier steps' ℓ_fetch
             extra = call.fetch_lat + [0.0] * (len(out) - n0 - len(call.fetch_lat))
-            st.match_latencies.extend(finish - t + w for w in extra)
+            origin = t if self.config.latency_from == "arrival" else call.start
+            st.match_latencies.extend(finish - origin + w for w in extra)
 
     def _flush_call(self, out: list) -> RemoteCall:
         """The values of settling pending look-ups at a flush, on the device from when
@@ -205,10 +216,21 @@ class RemoteEngine(ReferenceEngine):
         ``call`` is processed (module doc)."""
         if call.mode == RESOLVE:
             return source.value(*d)
+        pm = call.pm if self.config.payload else None
+        if pm is not None and d in pm.payload:
+            return source.value(*d)
+        value = self._read(call, source, d)
+        if pm is not None:
+            pm.payload = (*pm.payload, d)
+        return value
+
+    def _read(self, call: RemoteCall, source: RemoteSource, d: Element) -> Any:
+        """:meth:`remote_get` through the cache: a hit, a postponed predicate or a
+        blocking fetch."""
         st = self.stream_state
         st.utility.needed(st.category, d)
-        now = self.device_now(call)
-        arrival = call.in_hand.get(d)
+        now, per_event = self.device_now(call), self.config.blocking == "event"
+        arrival = call.in_hand.get(d) if per_event else None
         if arrival is None:
             arrival = st.cache.arrival(d, source.ancestors(d))
         if arrival is None and st.uncached.get(d, -math.inf) > now:
@@ -225,8 +247,8 @@ class RemoteEngine(ReferenceEngine):
             raise Postpone(d)
         st.fetch.misses += 1
         need = now
-        if arrival is None:  # sent with the event's other blocking fetches (module doc)
-            need = call.start
+        if arrival is None:  # per event: sent with the event's other blocking fetches
+            need = call.start if per_event else now
             arrival = self._request(call, source, d, need, T1)
         call.step_wait = max(call.step_wait, arrival - need)
         self._wait_until(call, arrival)
@@ -349,7 +371,7 @@ class RemoteEngine(ReferenceEngine):
         """The reference engine's start of runs (no missing elements here), each new
         partial match made by :meth:`_make_pm` with ``call``."""
         plan, t = self.plan, e["time"]
-        conts = []
+        conts, call.pm = [], None
         for edge in plan.out[START].get(e["type"], ()):
             nb = self._extend({}, edge.dst, e)
             if self._check(edge.preds, nb):
@@ -365,7 +387,7 @@ class RemoteEngine(ReferenceEngine):
 
     def _step(self, pm: GPM, e: dict, call: RemoteCall) -> tuple[list, list[int]]:
         plan, typ = self.plan, e["type"]
-        self.stream_state.category = pm.state
+        self.stream_state.category, call.pm = pm.state, pm
         call.step_wait = 0.0
         conts = []
         for edge in plan.out[pm.state].get(typ, ()):
@@ -448,7 +470,7 @@ class RemoteEngine(ReferenceEngine):
                  call: RemoteCall) -> GPM:
         pm = GPM(state, bind, first_t)
         if parent is not None:
-            pm.cond = parent.cond
+            pm.cond, pm.payload = parent.cond, parent.payload
         st = self.stream_state
         st.utility.created(state)
         for need in self._needs_at.get(state, ()):  # Alg. 2, line 2
@@ -610,7 +632,8 @@ class RemoteEngine(ReferenceEngine):
                for q in (5, 25, 50, 75, 95)}
         return {
             "strategy": self.config.strategy,
-            "cache": "none" if self.config.strategy == "BL1" else self.config.cache,
+            "cache": "none" if self.config.strategy == "BL1" and not self.cache.capacity
+            else self.config.cache,
             "capacity": self.cache.capacity,
             "matches": int(len(lat)),
             **pct,

@@ -70,14 +70,16 @@ class Lit:
 
 class GPM(PM):
     """A partial match resting on guards: ``cond``, its newest :class:`Lit` (None: on
-    nothing), and ``waited``, the ℓ_fetch of its steps so far (Eq. 2.3)."""
+    nothing), ``waited``, the ℓ_fetch of its steps so far (Eq. 2.3), and ``payload``,
+    the remote elements it has read (kept with ``RemoteConfig.payload``)."""
 
-    __slots__ = ("cond", "waited")
+    __slots__ = ("cond", "waited", "payload")
 
     def __init__(self, state, bind, first_t, parent=None):
         super().__init__(state, bind, first_t, parent)
         self.cond: Lit | None = None
         self.waited = 0.0
+        self.payload: tuple = ()
 
     def rest_on(self, guard: Guard, holds: bool) -> None:
         self.cond = Lit(guard, holds, self.cond)
@@ -87,8 +89,8 @@ class GPM(PM):
         return self.cond is not None and self.cond.dead
 
     def __getstate__(self):
-        return (super().__getstate__(), self.cond, self.waited)
+        return (super().__getstate__(), self.cond, self.waited, self.payload)
 
     def __setstate__(self, s):
         super().__setstate__(s[0])
-        self.cond, self.waited = s[1], s[2]
+        self.cond, self.waited, self.payload = s[1], s[2], s[3]

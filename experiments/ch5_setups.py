@@ -1,0 +1,168 @@
+"""The set-ups of the Ch. 5 reproduction (``scripts/reproduce_ch5.py --setup``): what the
+dissertation's text says (§5.6.1-5.6.2, Table 5.1, Listing 5.1) read literally, and the
+``paper`` set-up, the source's as far as it is stated plus what the authors' released
+implementation does where the text is silent.
+
+A :class:`Setup` fixes the data (value range, IDs, event rate, stream lengths and
+windows per query and selection policy), the remote keys, the cache, the engine
+semantics (options of :class:`cep_core.remote.RemoteConfig`) and how the device's unit
+cost is chosen. :data:`LITERAL` is the reading of ``experiments/ch5_data.py``;
+:data:`PAPER` differs from it in the changes of :data:`CHANGES`, each of which can be
+applied alone (:func:`with_changes`, for the ablation):
+
+* ``blocking``: a partial match blocks for its own fetch and the waits of one event add
+  up (``blocking="match"``), as the released code's matcher fetches inside each partial
+  match's transition, where the literal reading sends one event's fetches together
+  (Definition 2.10);
+* ``bl1_cache``: BL1 keeps the last element it fetched (a one-element cache, as the
+  released code's baseline), where the literal reading forgets it after the event;
+* ``closed_loop``: a match's latency runs from the start of its last event's processing
+  (the released code reads the next event when the previous one is done and stamps it
+  then), not from its arrival (Eq. 2.4 with queueing);
+* ``unit_cost``: the device's cost per unit of work makes Hybrid's median latency of Q5
+  over DS3 under non-greedy selection 10 µs, as in §5.6.2 (Figure 5.8a), where the
+  literal reading makes a run with a local table busy 5 % of the time;
+* ``keys``: remote elements are keyed by both values, ``REMOTE[x.v1, x.v2]`` (§5.6.1:
+  "remote data elements are also referenced by v1 and v2"): 100 × 100 = 10,000 keys,
+  where the literal reading keys them by one value of 1..100. The record of ``(x, y)``
+  holds ``x``, so the predicates select as the listing's do;
+* ``cache``: the cache holds 2,000 elements (20 % of the keys; §5.6.2: 10 % of the key
+  range, 10,000 items) instead of 10;
+* ``data``: windows of 4,000-5,000 events and an event rate of 1 per µs (the released
+  generator stamps event ``k`` at ``k`` µs and the queries use ``WITHIN 4ms``), with IDs
+  of 1..10 for the non-greedy queries as in the released generator (Table 5.1 says
+  1..100, with which Q5 finds almost no match within 4,000 events);
+* ``q5_key``: Q5 reads ``REMOTE[a.v1, ..]`` (compared with ``d.v1``), known when ``a``
+  is bound and so prefetchable, as the released query compares ``a.v1`` with ``d.v1``;
+  the listing's ``REMOTE[d.v1]`` is run beside it (query ``Q5L``).
+
+What cannot be as stated, kept from the literal reading: values of 1..100, not
+1..100,000 (with 100,000 the equality predicates of Listing 5.1 leave no match in a
+stream a Python engine can run); greedy Q6's window of 200 events and greedy Q5's IDs of
+1..100 (skip-till-any-match over 4,000 events of 10 IDs makes more partial matches than
+the engine can hold).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from cep_core.remote import LatencyModel
+
+__all__ = ["Setup", "LITERAL", "PAPER", "CHANGES", "SETUPS", "with_changes", "query_text",
+           "record", "CONFIG_KEYS"]
+
+#: (query, selection) pairs of §5.6.2
+CONFIG_KEYS = (("Q5", "non-greedy"), ("Q5", "greedy"), ("Q6", "non-greedy"),
+               ("Q6", "greedy"))
+
+_Q5 = ("PATTERN SEQ(A a, B b, C c, D d, B e, C f, A g, D h) "
+       "WHERE SAME[ID] AND {remote} AND a.v2=h.v2 WITHIN {window}")
+_Q6 = ("PATTERN SEQ(A a, (SEQ(B b, C d, D f) OR SEQ(C c, B e))) "
+       "WHERE a.v1=b.v1 AND a.v2=e.v1 AND d.v1=REMOTE[{k1}] AND c.v2=REMOTE[{k2}] "
+       "WITHIN {window}")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One set-up of the reproduction (module doc). Windows and stream lengths are in
+    events per (query, selection); ``events`` gives (quick, full) lengths; ``ids`` the
+    ID range per (query, selection); ``rate`` [events per µs]; ``key_args`` 1 or 2
+    (``REMOTE[x.v1]`` or ``REMOTE[x.v1, x.v2]``); ``q5_key`` ``"d"`` (the listing) or
+    ``"a"``; ``capacity`` [elements]; ``options`` of RemoteConfig; ``cost``
+    ``("utilisation", u)`` (a run with a local table busy ``u`` of the time, per query
+    and selection) or ``("hybrid_p50", µs)`` (one unit cost for all, Hybrid's median on
+    Q5 over DS3, non-greedy, cost-based cache)."""
+
+    name: str
+    windows: dict
+    events: dict
+    ids: dict
+    rate: float
+    key_args: int
+    q5_key: str
+    capacity: int
+    options: dict = field(default_factory=dict)
+    cost: tuple = ("utilisation", 0.05)
+    values: int = 100
+    latency: LatencyModel = LatencyModel("uniform", low=10.0, high=100.0)
+
+    def queries(self) -> dict[str, str]:
+        """The query texts by name (``Q5``, ``Q6``, and with ``q5_key="a"`` the
+        listing's ``Q5L`` beside them), a ``{window}`` left to fill."""
+        out = {"Q5": query_text("Q5", self.key_args, self.q5_key),
+               "Q6": query_text("Q6", self.key_args, self.q5_key)}
+        if self.q5_key == "a":
+            out["Q5L"] = query_text("Q5", self.key_args, "d")
+        return out
+
+
+def query_text(query: str, key_args: int, q5_key: str) -> str:
+    """Q5 or Q6 of Listing 5.1 with remote keys of one value or both, Q5's read at
+    ``a`` or ``d`` (module doc), ``{window}`` left to fill.
+
+    >>> query_text("Q5", 2, "a").split("AND")[1].strip()
+    'd.v1=REMOTE[a.v1, a.v2]'
+    """
+    def key(var: str, first: str, second: str) -> str:
+        return f"{var}.{first}" if key_args == 1 else f"{var}.{first}, {var}.{second}"
+    if query == "Q5":
+        remote = (f"a.v1=REMOTE[{key('d', 'v1', 'v2')}]" if q5_key == "d"
+                  else f"d.v1=REMOTE[{key('a', 'v1', 'v2')}]")
+        return _Q5.replace("{remote}", remote)
+    return _Q6.replace("{k1}", key("a", "v1", "v2")).replace("{k2}", key("a", "v2", "v1"))
+
+
+def record(*key: Any) -> Any:
+    """The remote record of a key: its first value (module doc, ``keys``).
+
+    >>> record(7), record(7, 3)
+    (7, 7)
+    """
+    return key[0]
+
+
+LITERAL = Setup(
+    name="literal",
+    windows={("Q5", "non-greedy"): 20_000, ("Q5", "greedy"): 5_000,
+             ("Q6", "non-greedy"): 500, ("Q6", "greedy"): 150},
+    events={("Q5", "non-greedy"): (15_000, 40_000), ("Q5", "greedy"): (5_000, 8_000),
+            ("Q6", "non-greedy"): (3_000, 6_000), ("Q6", "greedy"): (3_000, 8_000)},
+    ids=dict.fromkeys(CONFIG_KEYS, 100), rate=0.01, key_args=1, q5_key="d", capacity=10)
+
+#: each change of the paper set-up: the fields it sets (module doc)
+CHANGES: dict[str, dict[str, Any]] = {
+    "blocking": {"options": {"blocking": "match"}},
+    "bl1_cache": {"options": {"bl1_capacity": 1}},
+    "closed_loop": {"options": {"latency_from": "start"}},
+    "unit_cost": {"cost": ("hybrid_p50", 10.0)},
+    "keys": {"key_args": 2},
+    "cache": {"capacity": 2_000},
+    "data": {"windows": {("Q5", "non-greedy"): 4_000, ("Q5", "greedy"): 5_000,
+                         ("Q6", "non-greedy"): 4_000, ("Q6", "greedy"): 200},
+             "events": {("Q5", "non-greedy"): (6_000, 24_000),
+                        ("Q5", "greedy"): (6_000, 20_000),
+                        ("Q6", "non-greedy"): (5_000, 20_000),
+                        ("Q6", "greedy"): (3_000, 8_000)},
+             "ids": {("Q5", "non-greedy"): 10, ("Q5", "greedy"): 100,
+                     ("Q6", "non-greedy"): 10, ("Q6", "greedy"): 100},
+             "rate": 1.0},
+    "q5_key": {"q5_key": "a"},
+}
+
+
+def with_changes(base: Setup, names: list[str] | tuple[str, ...], name: str) -> Setup:
+    """``base`` with the changes ``names`` of :data:`CHANGES` applied (options merged)."""
+    fields: dict[str, Any] = {"name": name, "options": dict(base.options)}
+    for n in names:
+        for k, v in CHANGES[n].items():
+            if k == "options":
+                fields["options"].update(v)
+            else:
+                fields[k] = v
+    return replace(base, **fields)
+
+
+PAPER = with_changes(LITERAL, list(CHANGES), "paper")
+SETUPS = {"literal": LITERAL, "paper": PAPER}

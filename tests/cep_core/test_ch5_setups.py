@@ -1,0 +1,65 @@
+"""The set-ups of the Ch. 5 reproduction (experiments/ch5_setups.py) and the gains it
+reports (experiments/ch5_gains.py): the literal set-up is the one the reproduction always
+ran, the paper set-up is it with every change, a short paper run finds the same matches
+with every strategy, and the summary line has the form the checks read."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+
+import pytest
+
+from experiments import ch5_data, ch5_gains
+from experiments.ch5_setups import CHANGES, LITERAL, PAPER, query_text, with_changes
+from experiments.reproduce_ch5 import STRATEGIES, run_one
+
+LINE = re.compile(r"paper setup: Hybrid below every baseline at p50 in \d+ of 16; "
+                  r"gain over the best baseline at p50: max \d+\.\dx, median \d+\.\dx")
+
+
+def test_the_literal_setup_is_the_reading_the_reproduction_always_ran():
+    assert LITERAL.queries() == ch5_data.QUERIES
+    assert LITERAL.windows == ch5_data.WINDOWS and LITERAL.events == ch5_data.EVENTS
+    assert LITERAL.options == {} and LITERAL.capacity == ch5_data.KEYS // 10
+
+
+def test_the_paper_setup_is_the_literal_one_with_every_change():
+    assert with_changes(LITERAL, list(CHANGES), "paper") == PAPER
+    for name in CHANGES:  # each change alone sets something the literal set-up lacks
+        one = with_changes(LITERAL, [name], name)
+        assert any(getattr(one, f.name) != getattr(LITERAL, f.name)
+                   for f in fields(LITERAL) if f.name != "name"), name
+    assert PAPER.options == {"blocking": "match", "bl1_capacity": 1,
+                             "latency_from": "start"}
+    assert set(PAPER.queries()) == {"Q5", "Q5L", "Q6"}
+    assert "REMOTE[d.v1, d.v2]" in PAPER.queries()["Q5L"]
+    assert query_text("Q6", 2, "a").count("REMOTE[a.v") == 2
+
+
+def test_a_short_paper_run_finds_the_same_matches_with_every_strategy():
+    rows = [run_one((PAPER, "DS3", "Q6", "non-greedy", "cost", s, 400, 0.1))
+            for s in STRATEGIES]
+    assert len({r["matches"] for r in rows}) == 1 and rows[0]["matches"] > 0
+    assert all(r["utilisation"] > 0 for r in rows)
+    g = ch5_gains.gains(ch5_gains.groups(rows)[("DS3", "Q6", "non-greedy", "cost")])
+    best = min(r["p50"] for r in rows if r["strategy"] in ("BL1", "BL2", "BL3"))
+    assert g["best"] == pytest.approx(best / rows[-1]["p50"])
+
+
+def test_the_summary_line_counts_the_sixteen_configurations():
+    def row(d, q, s, c, strategy, p50):
+        return {"dataset": d, "query": q, "selection": s, "cache": c,
+                "strategy": strategy, "p50": p50, "p95": 2 * p50}
+    rows = []
+    for i, (d, q, s, c) in enumerate((d, q, s, c) for d in ("DS3", "DS4")
+                                     for q in ("Q5", "Q6") for s in ("greedy", "non-greedy")
+                                     for c in ("cost", "lru")):
+        rows += [row(d, q, s, c, "Hybrid", 10.0), row(d, q, s, c, "BL2", 10.0 + 10 * i),
+                 row(d, q, s, c, "BL3", 400.0)]
+        if c == "cost":
+            rows.append(row(d, q, s, c, "BL1", 300.0))
+    line = ch5_gains.summary_line(rows)
+    assert LINE.fullmatch(line), line
+    # BL2 is the best baseline: gains 1, 2, .., 16; Hybrid below it in 15 (not at 1.0x)
+    assert "in 15 of 16" in line and "max 16.0x" in line and "median 8.5x" in line

@@ -1,0 +1,116 @@
+"""The remote engine's options (cep_core.remote.config.RemoteConfig: ``blocking``,
+``bl1_capacity``, ``latency_from``, ``payload``): their waits and latencies on hand-built streams
+with known fetch times, and that no combination of them changes the matches of any
+strategy on random streams."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import cep_core
+from cep_core.errors import QueryError
+from cep_core.remote import STRATEGIES, LatencyModel, RemoteConfig, RemoteSource
+from tests.cep_core.test_remote import TEMPLATES
+
+QUERY = "PATTERN SEQ(A a, B b) WHERE b.v = REMOTE[a.k] WITHIN 1000"
+
+
+def _run(events: list[dict], strategy: str = "BL1", **options) -> dict:
+    source = RemoteSource({1: 7, 2: 7}, latency=LatencyModel("fixed", value=50.0))
+    cq = cep_core.compile(QUERY, remote={"REMOTE": source})
+    session = cq.start("skip-till-any-match", output="matches",
+                       remote=RemoteConfig(strategy, **options))
+    out = session.feed(events) + session.flush()
+    return {**session.remote_report(), "out": out}
+
+
+def _a(t: float, k: int, i: int) -> dict:
+    return {"type": "A", "time": t, "k": k, "id": i}
+
+
+def _b(t: float, i: int) -> dict:
+    return {"type": "B", "time": t, "v": 7, "id": i}
+
+
+def test_per_match_blocking_adds_the_waits_of_one_event_up():
+    # two runs at B need REMOTE[1] and REMOTE[2] (50 each): together they cost 50 (sent
+    # when B is picked up at 10), one after the other 100 (10 -> 60 -> 110)
+    events = [_a(0.0, 1, 1), _a(1.0, 2, 2), _b(10.0, 3)]
+    per_event, per_match = _run(events), _run(events, blocking="match")
+    assert per_event["out"] == per_match["out"] and len(per_match["out"]) == 2
+    assert per_event["fetch"]["waited"] == pytest.approx(50.0)
+    assert per_match["fetch"]["waited"] == pytest.approx(100.0)
+    assert per_event["p50"] == pytest.approx(50.0)
+    assert per_match["p50"] == pytest.approx(100.0)  # both detected when B is done
+
+
+def test_bl1_serves_a_repeated_element_from_its_one_element_cache():
+    # both runs need REMOTE[1]: per partial match and without a cache BL1 fetches it
+    # twice; a cache of one element keeps it for the second run
+    events = [_a(0.0, 1, 1), _a(1.0, 1, 2), _b(10.0, 3)]
+    none = _run(events, blocking="match")
+    one = _run(events, blocking="match", bl1_capacity=1)
+    assert none["fetch"]["requests"] == 2 and none["fetch"]["waited"] == pytest.approx(100.0)
+    assert one["fetch"]["requests"] == 1 and one["fetch"]["waited"] == pytest.approx(50.0)
+    assert one["fetch"]["hits"] == 1 and one["cache"] != "none"
+    assert none["cache"] == "none"
+
+
+def test_latency_from_the_start_of_processing_leaves_queueing_out():
+    # B at 11 queues behind B at 10 (device blocked 10 -> 60), then fetches 60 -> 110:
+    # 99 from its arrival, 50 from the start of its processing
+    events = [_a(0.0, 1, 1), _b(10.0, 2), _b(11.0, 3)]
+    arrival, start = _run(events), _run(events, latency_from="start")
+    assert sorted(arrival["out"], key=repr) == sorted(start["out"], key=repr)
+    assert (arrival["p5"], arrival["p95"]) == pytest.approx((50.0 + 49 * 0.05, 99.0 - 49 * 0.05))
+    assert start["p5"] == pytest.approx(50.0) and start["p95"] == pytest.approx(50.0)
+
+
+def test_a_partial_match_reads_its_payload_again_without_a_fetch():
+    # the run of a is tested against REMOTE[1] at both B's (the first fails, 9 != 7):
+    # BL1 without a cache fetches it twice, with the payload once
+    events = [_a(0.0, 1, 1), {**_b(10.0, 2), "v": 9}, _b(100.0, 3)]
+    without, kept = _run(events), _run(events, payload=True)
+    assert without["out"] == kept["out"] == [{"a": 1, "b": 3}]
+    assert without["fetch"]["requests"] == 2 and kept["fetch"]["requests"] == 1
+    assert without["p50"] == pytest.approx(50.0) and kept["p50"] == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"blocking": "batch"}, "blocking"), ({"latency_from": "detection"}, "latency_from"),
+    ({"bl1_capacity": -1}, "bl1_capacity"),
+])
+def test_bad_options_name_the_field(kwargs, field):
+    with pytest.raises(QueryError, match=field):
+        RemoteConfig(**kwargs)
+
+
+@pytest.mark.parametrize("policy", ["skip-till-any-match", "skip-till-next-match"])
+@pytest.mark.parametrize("template", range(len(TEMPLATES)))
+def test_no_option_changes_the_matches_of_any_strategy(policy, template):
+    rng = random.Random(template * 11 + len(policy))
+    query = TEMPLATES[template]
+    for trial in range(3):
+        t, events = 0.0, []
+        for i in range(60):
+            t += rng.choice((1.0, 2.0, 5.0))
+            events.append({"type": rng.choice("ABCD"), "time": t, "k": rng.randint(1, 3),
+                           "v": rng.randint(1, 3), "g": rng.randint(1, 2), "id": i})
+        table = {x: rng.randint(1, 3) for x in range(1, 4)}
+        expected = sorted(map(repr, cep_core.compile(query, remote={"REMOTE": table})
+                              .matches(events, policy=policy)))
+        options = {"blocking": rng.choice(("event", "match")),
+                   "bl1_capacity": rng.choice((0, 1)),
+                   "latency_from": rng.choice(("arrival", "start")),
+                   "payload": rng.choice((False, True))}
+        for strategy in STRATEGIES:
+            source = RemoteSource(table, latency=LatencyModel("uniform", low=1, high=15),
+                                  seed=trial)
+            cq = cep_core.compile(query, remote={"REMOTE": source})
+            session = cq.start(policy, output="matches", remote=RemoteConfig(
+                strategy, unit_cost=rng.choice((0.0, 0.05, 0.5)), capacity=2,
+                cache=rng.choice(("lru", "cost")), slices=2, **options))
+            got = session.feed(events) + session.flush()
+            assert sorted(map(repr, got)) == expected, (strategy, trial, options)

@@ -38,6 +38,7 @@ import numpy as np
 import cep_core
 from cep_core.remote import LatencyModel, RemoteConfig, RemoteSource
 from experiments import bushfire_data
+from experiments.ch5_setups import LITERAL
 from experiments.reproduce_ch5 import POLICY, STRATEGIES, pin_unit_cost
 from experiments.results_csv import draw_csv, report, reproduction_parser, write_rows
 
@@ -132,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     areas, days = SIZES["quick" if args.quick else "full"]
     areas = args.areas or areas
-    unit_cost = pin_unit_cost("Q5", "greedy", 5_000)
+    unit_cost = pin_unit_cost(LITERAL, "Q5", "greedy", 5_000)
     todo = [(s, areas, days, unit_cost) for s in STRATEGIES]
     print(f"Listing 5.2 on generated data: {areas:,} areas, {days} day(s); remote latency "
           f"U(10, 100) ms; unit cost {unit_cost:.3g} µs; {len(todo)} runs", flush=True)

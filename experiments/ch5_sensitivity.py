@@ -52,8 +52,9 @@ import cep_core
 from cep_core.remote import LatencyModel, RemoteConfig, RemoteSource
 from experiments import ch5_data
 from experiments.ch5_sensitivity_checks import check
+from experiments.ch5_setups import LITERAL
 from experiments.ch5_tuned import Tuning, tuned_session
-from experiments.reproduce_ch5 import POLICY, RATE, pin_unit_cost
+from experiments.reproduce_ch5 import POLICY, pin_unit_cost
 from experiments.results_csv import draw_csv, report, reproduction_parser, write_rows
 
 COLUMNS = ("figure", "parameter", "value", "strategy", "p5", "p25", "p50", "p75", "p95",
@@ -121,7 +122,7 @@ def run_job(job: dict) -> dict:
     low, high = s["latency"]
     source = RemoteSource(ch5_data.remote_table(), seed=7,
                           latency=LatencyModel("uniform", low=float(low), high=float(high)))
-    cq = cep_core.compile(QUERIES[job["query"]].format(window=WINDOW / RATE),
+    cq = cep_core.compile(QUERIES[job["query"]].format(window=WINDOW / LITERAL.rate),
                           remote={"REMOTE": source})
     config = RemoteConfig(job["strategy"], unit_cost=job["unit_cost"], cache="cost",
                           capacity=s["capacity"], omega_fetch=s["omega_fetch"],
@@ -131,7 +132,7 @@ def run_job(job: dict) -> dict:
     tuning = Tuning(noise=s["noise"], seed=11, **fixed,
                     domain=tuple(("REMOTE", (x,)) for x in ch5_data.remote_table()))
     session = tuned_session(cq, POLICY[SELECTION], config, tuning)
-    events = ch5_data.stream(DATASET, job["events"], RATE, seed=4)
+    events = ch5_data.stream(DATASET, job["events"], LITERAL.rate, seed=4)
     session.feed(events)
     session.flush()
     rep = session.remote_report()
@@ -165,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         return draw_csv(args.draw, args.figures, _figures)
     t0 = time.perf_counter()
     n = args.events or EVENTS[0 if args.quick else 1]
-    unit_cost = pin_unit_cost("Q5", SELECTION, n)
+    unit_cost = pin_unit_cost(LITERAL, "Q5", SELECTION, n)
     todo = jobs(args.only, n, unit_cost)
     print(f"Q5 over {DATASET}, {SELECTION}, cost-based cache; {n:,} events a run, unit "
           f"cost {unit_cost:.3g} µs; {len(todo)} runs", flush=True)

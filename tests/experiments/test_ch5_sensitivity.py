@@ -13,20 +13,20 @@ from cep_core.remote import RemoteConfig, RemoteSource
 from cep_core.remote.utility import UtilityModel
 from experiments import ch5_data, ch5_sensitivity
 from experiments.ch5_sensitivity_checks import check
+from experiments.ch5_setups import LITERAL
 from experiments.ch5_tuned import NoisyUtility, Tuning, tuned_session
-from experiments.reproduce_ch5 import LATENCY, RATE
 
 ANY = "skip-till-any-match"
 DOMAIN = tuple(("REMOTE", (x,)) for x in range(1, ch5_data.KEYS + 1))
 
 
 def _compile(text: str, window: int):
-    source = RemoteSource(ch5_data.remote_table(), latency=LATENCY, seed=7)
-    return cep_core.compile(text.format(window=window / RATE), remote={"REMOTE": source})
+    source = RemoteSource(ch5_data.remote_table(), latency=LITERAL.latency, seed=7)
+    return cep_core.compile(text.format(window=window / LITERAL.rate), remote={"REMOTE": source})
 
 
 def _run(session, n: int = 600, dataset: str = "DS3"):
-    session.feed(ch5_data.stream(dataset, n, RATE, seed=3))
+    session.feed(ch5_data.stream(dataset, n, LITERAL.rate, seed=3))
     session.flush()
     return session
 

@@ -373,15 +373,18 @@ class RemoteEngine(ReferenceEngine):
         plan, t = self.plan, e["time"]
         conts, call.pm = [], None
         for edge in plan.out[START].get(e["type"], ()):
+            call.step_wait = 0.0
             nb = self._extend({}, edge.dst, e)
             if self._check(edge.preds, nb):
-                conts.append((edge, nb, self._completion(edge.dst, nb, t)))
+                conts.append((edge, nb, self._completion(edge.dst, nb, t), call.step_wait))
         born = []
-        for edge, nb, rec in conts:
+        for edge, nb, rec, wait in conts:
             if rec is not None:
                 self._emit(nb, rec, call)
             if plan.extendable[edge.dst]:
-                born.append(self._make_pm(edge.dst, nb, t, None, call))
+                pm = self._make_pm(edge.dst, nb, t, None, call)
+                pm.waited = wait  # ℓ_fetch of this first step (Eq. 2.4)
+                born.append(pm)
                 self.stream_state.counters.pm_created += 1
         return born
 

@@ -114,3 +114,22 @@ def test_no_option_changes_the_matches_of_any_strategy(policy, template):
                 cache=rng.choice(("lru", "cost")), slices=2, **options))
             got = session.feed(events) + session.flush()
             assert sorted(map(repr, got)) == expected, (strategy, trial, options)
+
+
+def test_a_fetch_at_the_first_event_counts_in_the_latency_of_its_matches():
+    # the run starts only once REMOTE[1] is there (0 -> 50): that first step's ℓ_fetch
+    # (Eq. 2.4) adds to the match B completes, as a later step's does
+    source = RemoteSource({1: 7}, latency=LatencyModel("fixed", value=50.0))
+    cq = cep_core.compile("PATTERN SEQ(A a, B b) WHERE a.v = REMOTE[a.k] WITHIN 1000",
+                          remote={"REMOTE": source})
+    reports = {}
+    for origin in ("arrival", "start"):
+        session = cq.start("skip-till-any-match", output="matches",
+                           remote=RemoteConfig("BL1", latency_from=origin))
+        out = session.feed([{**_a(0.0, 1, 1), "v": 7}, _b(10.0, 2)]) + session.flush()
+        assert out == [{"a": 1, "b": 2}]
+        reports[origin] = session.remote_report()
+    assert reports["arrival"]["fetch"]["waited"] == pytest.approx(50.0)
+    # B waits 10 -> 50 behind A's fetch: 40 from its arrival, 0 from its start, plus 50
+    assert reports["arrival"]["p50"] == pytest.approx(90.0)
+    assert reports["start"]["p50"] == pytest.approx(50.0)

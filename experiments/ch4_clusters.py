@@ -4,9 +4,9 @@
 As the text sets it up: Q1 of Listing 4.2 over DS1 (Table 4.1), K-means with 2 to 10
 clusters for each of Q1's two intermediate states (instead of the gap statistic), decision
 trees of depth up to 10, Hybrid under an average-latency bound of 500 µs, 48 % of the
-source's unshed average of 1,033 µs; here 50 % of the unshed average, and 20 % beside it,
+source's unshed average of 1,033 µs; here 50 % of the unshed average, and 10 % beside it,
 where shedding has to choose among the partial matches that can still complete (at 50 %
-Hybrid loses no match in §4.4.2's runs, whatever the classes). The cost of a finer model:
+Hybrid loses almost no match in §4.4.2's runs). The cost of a finer model:
 the wall-clock seconds of fitting it (``fit_seconds``: measured, so it varies with the
 machine's load; compare the rows of one run) and the device throughput of the run.
 
@@ -33,7 +33,7 @@ from experiments.reproduce_ch4 import Case, Setup  # noqa: E402
 from experiments.results_csv import draw_csv, report, reproduction_parser, write_rows  # noqa: E402
 
 RATE = 40_000.0
-SHARES = (0.5, 0.2)
+SHARES = (0.5, 0.1)
 COLUMNS = ("clusters", "bound", "recall", "throughput", "pms_shed", "events_shed",
            "fit_seconds", "classes_used", "events", "event_rate")
 
@@ -58,8 +58,8 @@ def run_clusters(args: tuple) -> list[dict]:
 def check(rows: list[dict]) -> list[tuple[str, bool]]:
     """§4.4.3.3's statements: recall is not very sensitive to the number of clusters
     (range under 10 points per bound); more clusters give more recall up to about 8,
-    with a marginal gain after it (the best recall at 8 or more clusters is within
-    2 points of the best overall)."""
+    with a marginal gain after it (the best recall at 8 or more clusters is above the
+    recall with 2 and within 2 points of the best overall)."""
     out = []
     for b in sorted({float(r["bound"]) for r in rows}, reverse=True):
         g = sorted((int(r["clusters"]), float(r["recall"])) for r in rows
@@ -73,7 +73,7 @@ def check(rows: list[dict]) -> list[tuple[str, bool]]:
         out.append((f"bound {b:.0%}: best recall with 8 or more clusters {late:.3f} "
                     f"against the best {max(recalls):.3f} and with 2 clusters "
                     f"{recalls[0]:.3f} (more clusters help, up to about 8)",
-                    late >= max(recalls) - 0.02 and late >= recalls[0]))
+                    late >= max(recalls) - 0.02 and late > recalls[0]))
     return out
 
 

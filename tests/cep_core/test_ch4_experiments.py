@@ -109,3 +109,5 @@ def test_clusters_statements_fail_on_a_sensitive_model():
     assert all(ok for _, ok in ch4_clusters.check(flat))
     steep = [{"clusters": k, "bound": 0.5, "recall": 0.1 * k} for k in range(2, 11)]
     assert not ch4_clusters.check(steep)[0][1]
+    same = [{"clusters": k, "bound": 0.5, "recall": 1.0} for k in range(2, 11)]
+    assert not ch4_clusters.check(same)[1][1]  # no gain from more clusters

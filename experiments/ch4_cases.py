@@ -50,7 +50,7 @@ def cases(quick: bool) -> tuple[Case, Case]:
     bike = Case(ch4_case_data.BIKE_QUERY, data="citibike", rate=0.05,
                 events=1500 if quick else 5000, time_unit="s")
     cluster = Case(ch4_case_data.CLUSTER_QUERY, data="cluster", rate=0.5,
-                   events=8000 if quick else 30000, time_unit="s")
+                   events=20000 if quick else 60000, time_unit="s")
     return bike, cluster
 
 
@@ -105,7 +105,7 @@ def check(rows: list[dict]) -> list[tuple[str, bool]]:
             thr = {s: float(by[(exp, s, b)]["throughput"]) for s in STRATEGIES}
             near = ("RS", "SS") if exp.startswith("bike") else ("SI",)
             ref = max(thr[s] for s in near)
-            listed = ", ".join(f"{s} {thr[s]:,.0f}" for s in STRATEGIES)
+            listed = ", ".join(f"{s} {thr[s]:.3g}" for s in STRATEGIES)
             out.append((f"{exp} at {b:.0%}: throughput {listed} events/s (Hybrid within "
                         f"25 % of {'/'.join(near)})", thr["Hybrid"] >= 0.75 * ref))
     return out
@@ -113,7 +113,7 @@ def check(rows: list[dict]) -> list[tuple[str, bool]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = reproduction_parser(__doc__.split("\n\n")[0], Path("results/ch4"),
-                             "shorter streams (1,500 trips, 8,000 task events)")
+                             "shorter streams (1,500 trips, 20,000 task events)")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args(argv)
     if args.draw:

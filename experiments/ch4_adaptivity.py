@@ -205,8 +205,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def draw(rows, folder: Path) -> list[Path]:
-    """Figure 4.16 from the rows (or the CSV's path): recall per bucket against the
-    stream position, one panel per window."""
+    """Figure 4.16 from the rows (or the CSV's path): recall against the stream
+    position (pooled as the recovery is judged, :func:`rolling_recall`), one panel per
+    window."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -225,13 +226,15 @@ def draw(rows, folder: Path) -> list[Path]:
         g = d[d["window_ms"] == w]
         for s, gs in g.groupby("strategy", sort=False):
             color, marker = STYLE.get(s, ("tab:red", None))
-            ax.plot(gs["first_event"], gs["recall"], color=color,
+            pooled = rolling_recall(gs["matches"].to_numpy(int), gs["found"].to_numpy(int),
+                                    SPAN)
+            ax.plot(gs["first_event"], pooled, color=color,
                     ls="--" if "fixed" in s else "-", lw=2 if s == "Hybrid" else 1,
                     label=s)
         ax.axvline(g["change_at"].iloc[0], color="black", ls=":")
         ax.set_title(f"window {w:g} ms ({int(g['window_events'].iloc[0])} events)")
         ax.set_xlabel("stream position [events]")
-        ax.set_ylabel("recall")
+        ax.set_ylabel(f"recall, pooled over {SPAN} buckets")
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
     axes[0, 0].legend(fontsize=7)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import cep_core
-from experiments import ch4_adaptivity, ch4_case_data, ch4_clusters, ch4_data
+from experiments import ch4_adaptivity, ch4_case_data, ch4_cases, ch4_clusters, ch4_data
 from experiments.reproduce_ch4 import Case
 
 
@@ -111,3 +111,21 @@ def test_clusters_statements_fail_on_a_sensitive_model():
     assert not ch4_clusters.check(steep)[0][1]
     same = [{"clusters": k, "bound": 0.5, "recall": 1.0} for k in range(2, 11)]
     assert not ch4_clusters.check(same)[1][1]  # no gain from more clusters
+
+
+def test_partial_matches_over_time_counts_the_live_ones():
+    case = Case(ch4_case_data.BIKE_QUERY, data="citibike", rate=0.05, events=300,
+                time_unit="s")
+    rows = ch4_cases.partial_matches(case, points=10)
+    assert len(rows) == 10 and rows[-1]["events"] == 300
+    assert all(r["live_pms"] >= 0 for r in rows) and max(r["live_pms"] for r in rows) > 0
+    assert [r["time_h"] for r in rows] == sorted(r["time_h"] for r in rows)
+
+
+def test_case_study_statements_compare_hybrid_with_the_best_baseline():
+    def rows(hybrid: float) -> list[dict]:
+        recall = {"RI": 0.2, "SI": 0.3, "RS": 0.5, "SS": 0.6, "Hybrid": hybrid}
+        return [{"experiment": "bike_bound_p95", "strategy": s, "bound": 0.2,
+                 "recall": r, "throughput": 1.0} for s, r in recall.items()]
+    assert ch4_cases.check(rows(0.9))[0][1]
+    assert not ch4_cases.check(rows(0.5))[0][1]

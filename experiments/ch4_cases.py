@@ -48,7 +48,7 @@ PM_COLUMNS = ("experiment", "time_h", "live_pms", "trips_per_hour", "events")
 def cases(quick: bool) -> tuple[Case, Case]:
     """The two case studies: trips at 0.05/s outside the rush, task events at 0.5/s."""
     bike = Case(ch4_case_data.BIKE_QUERY, data="citibike", rate=0.05,
-                events=1500 if quick else 5000, time_unit="s")
+                events=1500 if quick else 3000, time_unit="s")
     cluster = Case(ch4_case_data.CLUSTER_QUERY, data="cluster", rate=0.5,
                    events=20000 if quick else 60000, time_unit="s")
     return bike, cluster

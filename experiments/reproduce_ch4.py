@@ -62,7 +62,7 @@ from cep_core.shedding import (  # noqa: E402
     unit_cost_for,
     work_units,
 )
-from experiments import ch4_data  # noqa: E402
+from experiments import ch4_case_data, ch4_data  # noqa: E402
 from experiments.results_csv import report, write_rows  # noqa: E402
 
 STRATEGIES = ("RI", "SI", "RS", "SS", "HyI", "HyS", "Hybrid")
@@ -71,34 +71,43 @@ COLUMNS = ("experiment", "strategy", "bound", "recall", "precision", "throughput
            "utilisation", "parameter", "value", "ratio", "statistic", "events_shed", "pms_shed",
            "latency_avg", "latency_p95", "matches", "unit_cost", "event_rate", "events")
 
+SECONDS = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}  # per time unit
+#: the streams a case can run on: Table 4.1's DS1 and DS2, the case studies' (§4.4.4)
+GENERATORS = {"ds1": ch4_data.make_ds1, "ds2": ch4_data.make_ds2,
+              **ch4_case_data.GENERATORS}
+
 
 @dataclass(frozen=True)
 class Case:
     """A query over a generated stream, with how its cost model is fitted."""
 
     query: str
-    data: str = "ds1"                  # ds1 | ds2
+    data: str = "ds1"                  # a name of GENERATORS
     rate: float = 20_000.0             # events/s
     events: int = 3000                 # test stream
     data_kw: tuple = ()                # keyword arguments of the generator
     fit_kw: tuple = ()                 # keyword arguments of fit_cost_model
     seed: int = 0
+    test_kw: tuple = ()                # of the generator, for the test stream only
+    time_unit: str = "ms"              # of the events' time
 
-    def stream(self, n: int, seed: int) -> list[dict]:
-        make = ch4_data.make_ds1 if self.data == "ds1" else ch4_data.make_ds2
-        return make(n, self.rate, seed, **dict(self.data_kw))
+    def stream(self, n: int, seed: int, **extra) -> list[dict]:
+        return GENERATORS[self.data](n, self.rate, seed, **dict(self.data_kw), **extra)
 
 
 class Setup:
-    """A case's compiled query, cost model, test stream, unshed matches, unit cost and
-    unshed latencies."""
+    """A case's compiled query, cost model (and the wall-clock seconds its fitting
+    took, ``fit_seconds``), test stream, unshed matches, unit cost and unshed
+    latencies."""
 
     def __init__(self, case: Case):
         self.case = case
-        self.query = cep_core.compile(case.query, time_unit="ms")
-        self.model = fit_cost_model(self.query, case.stream(2 * case.events, case.seed + 1),
-                                    **dict(case.fit_kw))
-        self.stream = case.stream(case.events, case.seed + 2)
+        self.query = cep_core.compile(case.query, time_unit=case.time_unit)
+        history = case.stream(2 * case.events, case.seed + 1)
+        t0 = time.perf_counter()
+        self.model = fit_cost_model(self.query, history, **dict(case.fit_kw))
+        self.fit_seconds = time.perf_counter() - t0
+        self.stream = case.stream(case.events, case.seed + 2, **dict(case.test_kw))
         session = self.query.start(output="matches", engine="reference")
         self.truth = {_key(m) for m in session.run(self.stream)}
         self.span = self.stream[-1]["time"] - self.stream[0]["time"]
@@ -112,9 +121,11 @@ class Setup:
         got = {_key(m) for m in session.feed(self.stream) + session.flush()}
         r = session.shedding_report()
         hit = len(got & self.truth)
+        r["found"] = got  # the matches' keys (_key), for recall over time
         r["recall"] = hit / len(self.truth) if self.truth else 1.0
         r["precision"] = hit / len(got) if got else 1.0
-        r["throughput"] = len(self.stream) / (r["busy"] / 1e3)  # events per device second
+        busy = r["busy"] * SECONDS[self.case.time_unit]
+        r["throughput"] = len(self.stream) / busy  # events per device second
         r["utilisation"] = r["busy"] / self.span
         return r
 

@@ -23,7 +23,9 @@ with its count and its own match map. The rest go to a count-min sketch of ``dep
   since it entered and its map in its own cells);
 * a bundle's bit goes to the vector's slot, or else to its cells;
 * a lookup of a vector in a slot reads the slot alone (its count and map); of any other
-  vector the cells (Algorithm 4), the count capped by the least slot count.
+  vector the cells (Algorithm 4), the count capped by the least slot count. The cells
+  take Theorem 4's shape for the vectors outside the slots, at most two rows deep
+  (:func:`filtered_shape`).
 
 **Guarantees.** Counts and maps err upwards only: a lookup's count is at least the
 vector's visits and its map holds every bundle the vector led to. A slot's count is
@@ -53,14 +55,19 @@ from cep_core.approx.sketch import SketchStore, sketch_shape
 __all__ = ["FilteredSketch", "filtered_shape"]
 
 
-def filtered_shape(items: Iterable[tuple[int, int, int]], slots: int, cells: int
-                   ) -> tuple[int, int]:
+def filtered_shape(items: Iterable[tuple[int, int, int]], slots: int, cells: int,
+                   max_depth: int = 2) -> tuple[int, int]:
     """(depth, width) of the cells for the (vector, count, map) triples of an exact
     history whose ``slots`` most visited vectors take the slots: Theorem 4's shape
     (:func:`cep_core.approx.sketch.sketch_shape`) with α the mean number, over the
-    bundles, of the *other* vectors whose map holds the bundle's bit.
+    bundles, of the *other* vectors whose map holds the bundle's bit, its depth capped
+    at ``max_depth`` rows (every row is a read that RC-ACEP pays for on each lookup
+    outside the slots; few vectors outside them give a small α and Theorem 4 then asks
+    for a hundred rows and more: docs/acep.md).
 
     >>> filtered_shape([(1, 9, 0b11), (2, 1, 0b11), (3, 1, 0b11)], slots=1, cells=8)
+    (2, 4)
+    >>> filtered_shape([(1, 9, 0b11), (2, 1, 0b11), (3, 1, 0b11)], 1, 8, max_depth=8)
     (3, 2)
     """
     ranked = sorted(items, key=lambda x: (-x[1], x[0]))
@@ -69,7 +76,8 @@ def filtered_shape(items: Iterable[tuple[int, int, int]], slots: int, cells: int
         for i in bit_indices(bits).tolist():
             per_bit[i] = per_bit.get(i, 0) + 1
     alpha = sum(per_bit.values()) / len(per_bit) if per_bit else 1.0
-    return sketch_shape(cells, alpha)
+    depth = min(max_depth, sketch_shape(cells, alpha)[0])
+    return depth, cells // depth
 
 
 class FilteredSketch:

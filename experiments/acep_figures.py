@@ -22,7 +22,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 STYLE = {"rc-acep": ("C0", "-", "o"), "timeout": ("C1", "-", "s"),
          "hybrid shedding": ("C2", "-", "^"), "rc-acep sketch": ("C3", "--", "v"),
-         "rc-acep sketch of maps": ("C4", ":", "d"), "rc-acep proxy": ("C5", "--", "P"),
+         "rc-acep filtered sketch": ("C4", ":", "d"),
+         "rc-acep, lookups x1.5": ("C8", ":", "*"), "rc-acep proxy": ("C5", "--", "P"),
          "timeout proxy": ("C6", ":", "x"), "rc-acep, selection x4": ("C7", ":", "o")}
 
 
@@ -127,7 +128,7 @@ def _sketch_figure(frac: list[dict], mem: list[dict], out: Path) -> Path:
     fig, axes = plt.subplots(1, 4, figsize=(17, 3.8))
     for ax, f, title in ((axes[0], 11, "Fig. 11: ℋ memory, letters (Q1 × companies)"),
                          (axes[2], 13, "Fig. 13: ℋ memory, PHEV (Q7, Q5, unions)")):
-        for m in ("exact", "sketch", "sketch of maps"):
+        for m in ("exact", "sketch", "filtered sketch"):
             pts = sorted({(int(r["pattern_size"]), float(r["bytes"]) / 1024) for r in mem
                           if int(r["figure"]) == f and r["method"] == m})
             if pts:
@@ -138,11 +139,11 @@ def _sketch_figure(frac: list[dict], mem: list[dict], out: Path) -> Path:
         ax.legend(fontsize=7)
     base9 = [r for r in frac if int(r["figure"]) in (9, 12)]
     _fraction_panel(axes[1], base9, (9, 12), ("rc-acep", "rc-acep sketch",
-                                              "rc-acep sketch of maps"),
+                                              "rc-acep filtered sketch", "rc-acep, lookups x1.5"),
                     "Fig. 12: Q1, with and without the sketch")
     base10 = [r for r in frac if int(r["figure"]) in (10, 14)]
     _fraction_panel(axes[3], base10, (10, 14), ("rc-acep", "rc-acep sketch",
-                                                "rc-acep sketch of maps"),
+                                                "rc-acep filtered sketch", "rc-acep, lookups x1.5"),
                     "Fig. 14: Q5, with and without the sketch")
     return _save(fig, out / "acep_fig11_14_sketch.png")
 
@@ -173,7 +174,8 @@ def _adaptation_figure(ada: list[dict], mem: list[dict], out: Path) -> Path:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     ax = axes[0]
     for stream, ls in (("change", "-"), ("no change", "--")):
-        for m, c in (("Q-learning", "C0"), ("no adaptation", "C1")):
+        for m, c in (("Q-learning", "C0"), ("no adaptation", "C1"),
+                     ("history of the day", "C2")):
             pts = sorted((int(r["age_days"]), float(r["points"])) for r in ada
                          if r["stream"] == stream and r["method"] == m)
             if pts:

@@ -11,6 +11,10 @@ event matching with insufficient resources", VLDB 2016.
 * :mod:`cep_core.approx.history`: the history ℋ, match vectors, visit counts, match maps
   and match bundles, double-buffered (§3.2, Definitions 3-4; §5).
 * :mod:`cep_core.approx.sketch`: the history sketch (§4, Algorithms 3-4, Theorem 4).
+* :mod:`cep_core.approx.heavy_hitters`: Space-Saving, the most visited items in a fixed
+  number of slots (Metwally et al., ICDT 2005).
+* :mod:`cep_core.approx.filtered_sketch`: the history sketch with its most visited match
+  vectors kept apart in Space-Saving slots (ours, for the ranking of Algorithm 2).
 * :mod:`cep_core.approx.coverage`: greedy maximum coverage with lazy refresh and a
   version table (§3.2, Algorithm 2, Example 6).
 * :mod:`cep_core.approx.rc_acep`: RC-ACEP and ACEPMATCH with a timeout on the modelled

@@ -130,7 +130,10 @@ def bit_indices(bits: int) -> np.ndarray:
 
 
 class Store(Protocol):
-    """Visit counts and match maps by match vector (exact or sketched)."""
+    """Visit counts and match maps by match vector (exact or sketched); ``rows_read``
+    counts the entries or cells its lookups have read (what RC-ACEP is charged for)."""
+
+    rows_read: int
 
     def visit(self, v: int, n: int = 1) -> None: ...
     def mark(self, v: int, bits: int) -> None: ...
@@ -145,6 +148,7 @@ class ExactStore:
     def __init__(self) -> None:
         self.count: dict[int, int] = {}
         self.bits: dict[int, int] = {}
+        self.rows_read = 0  # entries read by lookups (one each)
 
     def visit(self, v: int, n: int = 1) -> None:
         self.count[v] = self.count.get(v, 0) + n
@@ -153,6 +157,7 @@ class ExactStore:
         self.bits[v] = self.bits.get(v, 0) | bits
 
     def lookup(self, v: int) -> tuple[int, int]:
+        self.rows_read += 1
         return self.count.get(v, 0), self.bits.get(v, 0)
 
     def items(self) -> Iterable[tuple[int, int, int]]:

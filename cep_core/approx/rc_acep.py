@@ -57,9 +57,9 @@ ORDERS = ("timeout", "rc-acep")
 @dataclass(frozen=True)
 class SelectionCost:
     """Units of work RC-ACEP's own operations cost on the device: a history ``lookup``
-    (or a sketch cell read, per row), a ``heap`` push or pop (refreshes included), and
-    an ``update`` of ℋ (a visit counted, or a bundle bit set in one vector's map). A
-    unit is what creating one match node costs."""
+    (per entry or sketch cell it reads: its store's ``rows_read``), a ``heap`` push or
+    pop (refreshes included), and an ``update`` of ℋ (a visit counted, or a bundle bit
+    set in one vector's map). A unit is what creating one match node costs."""
 
     lookup: float = 0.5
     heap: float = 0.25
@@ -120,7 +120,7 @@ class BudgetedMatcher(EngineBase):
     def __init__(self, plan: Plan, k: int, order: str = "timeout",
                  budget: Budget | None = None, history: History | None = None,
                  proxy: bool = False, cost: SelectionCost = SelectionCost(),
-                 learn: bool = True, agents: Any = None, sketch_rows: int = 1):
+                 learn: bool = True, agents: Any = None):
         if order not in ORDERS:
             raise QueryError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
         if order == "rc-acep" and history is None:
@@ -129,7 +129,6 @@ class BudgetedMatcher(EngineBase):
         self.history, self.cost, self.agents = history, cost, agents
         self.learn = learn and history is not None
         self.vectors = history.vectors if history is not None else None
-        self.lookup_cost = cost.lookup * sketch_rows
         self.engine = MatchNodeEngine(plan, k, proxy=proxy,
                                       on_match=self._on_match if self.learn else None)
         self.clock = DeviceClock(budget.unit_cost if budget else 1.0)
@@ -244,18 +243,20 @@ class BudgetedMatcher(EngineBase):
             self._idx, self._idx_version = {}, hist.version
         idx_cache = self._idx
         queue = CoverageQueue(hist.capacity)
+        store = hist.primary
         for cand in cands:
             if not time_left():
                 return
             vec = vectors(cand, t)
-            c, bits = hist.lookup(vec)
+            read = store.rows_read
+            c, bits = store.lookup(vec)
             idx = None
             if bits:
                 idx = idx_cache.get(vec)
                 if idx is None:
                     idx = idx_cache[vec] = bit_indices(bits)
             queue.put((cand, vec), c, bits, idx)
-            self._overhead += self.lookup_cost + cost.heap
+            self._overhead += cost.lookup * (store.rows_read - read) + cost.heap
         eng, rep = self.engine, self.run_report
         while len(queue) and time_left():
             pops = queue.pops + queue.pushes

@@ -16,6 +16,11 @@ event matching with insufficient resources", VLDB 2016, §4:
   least for ``l = α / ln 2`` and ``d = (c / α)·ln 2``, where α is the number of match
   vectors on the way to the bundle (their mean over the bundles) — :func:`sketch_shape`.
 
+With ``conservative`` (the conservative update of Estan and Varghese, "New directions in
+traffic measurement and accounting", SIGCOMM 2002, §3.3; not in the paper) a visit
+raises each of ``v``'s cells only to ``v``'s new least count (the least over its cells
+plus ``n``): a lookup still never under-counts, and over-counts less.
+
 Folding an exact history into a sketch (:meth:`SketchStore.add`) gives the cells that
 Algorithm 3 gives over the same run: counts add and maps OR, cell by cell.
 """
@@ -52,12 +57,14 @@ def sketch_shape(cells: int, alpha: float) -> tuple[int, int]:
 class SketchStore:
     """A history sketch of ``depth`` × ``width`` cells (module doc); ``seed`` draws the
     hash functions. Stores behind :class:`cep_core.approx.history.History` made with
-    the same seed hash alike (the secondary copy of §5 matches the primary)."""
+    the same seed hash alike (the secondary copy of §5 matches the primary).
+    ``conservative``: visits by the conservative update (module doc)."""
 
-    def __init__(self, depth: int, width: int, seed: int = 0):
+    def __init__(self, depth: int, width: int, seed: int = 0, conservative: bool = False):
         if depth < 1 or width < 1:
             raise ValueError("a sketch has one row and one column at least")
-        self.depth, self.width = depth, width
+        self.depth, self.width, self.conservative = depth, width, conservative
+        self.rows_read = 0  # cells read by lookups (a lookup reads one per row)
         rng = np.random.default_rng(seed)
         self._a = [int(x) for x in rng.integers(1, MERSENNE_61, size=depth)]
         self._b = [int(x) for x in rng.integers(0, MERSENNE_61, size=depth)]
@@ -76,9 +83,18 @@ class SketchStore:
         return got
 
     def visit(self, v: int, n: int = 1) -> None:
-        """Algorithm 3, lines 2-4."""
-        for i, j in enumerate(self.cells(v)):
+        """Algorithm 3, lines 2-4 (or the conservative update, class doc)."""
+        cols = self.cells(v)
+        if self.conservative:
+            at = self.count[self._rows, cols]
+            self.count[self._rows, cols] = np.maximum(at, at.min() + n)
+            return
+        for i, j in enumerate(cols):
             self.count[i, j] += n
+
+    def estimate(self, v: int) -> int:
+        """The least count over ``v``'s cells (Algorithm 4, line 2)."""
+        return int(self.count[self._rows, self.cells(v)].min())
 
     def mark(self, v: int, bits: int) -> None:
         """Algorithm 3, lines 7-9: the bundle bits ``bits`` in every cell of ``v``."""
@@ -99,6 +115,7 @@ class SketchStore:
         """Algorithm 4: the least count and the AND of the maps over the rows."""
         cols = self.cells(v)
         c = int(self.count[self._rows, cols].min())
+        self.rows_read += self.depth
         rows = self.bits
         bm = rows[0][cols[0]]
         for i in range(1, self.depth):

@@ -620,7 +620,8 @@ class TierShedding:
         return np.array([gamma[(group, int(t))] for t in plan.test_times], dtype=np.float64)
 
     def utility(self, plan: MonitoringPlan, name: str, latches: dict[int, int],
-                latch_loads: dict[int, float], forecasts: Sequence[int]) -> TierRun:
+                latch_loads: dict[int, float], forecasts: Sequence[int],
+                carry: LeaderCarry | None = None) -> TierRun:
         """Run Listing 6.3 at the utility on its device.
 
         Parameters
@@ -633,6 +634,10 @@ class TierShedding:
             As :func:`~drsim.utility.group_and_utility_tiers.utility_tier`'s.
         forecasts : sequence of int
             Per group, its latch predicted by its leader (:meth:`forecast`).
+        carry : drsim.utility.leader_carry.LeaderCarry, optional
+            A stream's runs of the utility kept between micro-batches
+            (:meth:`~drsim.utility.leader_carry.LeaderCarry.at_utility`), as
+            :meth:`group`'s.
 
         Returns
         -------
@@ -641,8 +646,11 @@ class TierShedding:
             figures and which events of
             :func:`~drsim.utility.group_and_utility_tiers.utility_stream` it kept.
         """
+        carried = iter(carry.runs) if carry is not None else None
+
         def run(keep: np.ndarray) -> tuple[Any, np.ndarray]:
-            u = utility_tier(plan, latches, latch_loads, keep)
+            u = utility_tier(plan, latches, latch_loads, keep,
+                             None if carried is None else next(carried))
             return u, u.processed + u.partial_matches
 
         arrivals = utility_stream(plan, latches, latch_loads)["time"].to_numpy(np.int64)

@@ -139,12 +139,11 @@ class KeyedShedder(KeyedStepper):
         keys = batch[self.key].to_numpy()
         device = np.asarray(self.device_of(keys), dtype=np.int64)
         np.add.at(self.events, device, 1)
-        labelled = self.strategy in _MODEL and self.strategy in _INPUT \
-            and self.bound is not None
-        labels = _Labels(self, batch if labelled else None)
+        code, labels = self._event_labels(batch) if self.strategy in _MODEL \
+            and self.strategy in _INPUT and self.bound is not None else (None, None)
         if self.bound is not None:
-            self._control(t, device, labels)
-        keep = self._input_mask(keys, device, t, labels)
+            self._control(t, device, code, labels)
+        keep = self._input_mask(keys, device, t, code, labels)
         eng = self.engine
         kid = eng.keyindex.find([keys])
         before = self._run_marks(kid)
@@ -185,19 +184,19 @@ class KeyedShedder(KeyedStepper):
         return state, first, length
 
     # ------------------------------------------------------------------ control
-    def _control(self, t: float, device: np.ndarray, labels: _Labels) -> None:
+    def _control(self, t: float, device: np.ndarray, code: np.ndarray | None,
+                 labels: list | None) -> None:
         fleet = self.fleet
         ell = fleet.statistic(self.statistic)
         judged = fleet.samples() >= self.min_samples
         over = judged & (ell > self.bound)
         self.cap = np.where(over, (ell - self.bound) / np.where(ell > 0, ell, 1.0), 0.0)
         self.pm_cap = self.cap
-        if labels.given and over.any():  # (pm_cap is read for overloaded devices only)
-            code, made = labels.get()
+        if code is not None:
             # the events that can create nothing go first, at no cost in results; the
             # partial matches need only cover the rest of the violation (their share
             # of the work: the device's offered work at its previous step)
-            free = np.array([lab is not None and not lab for lab in made])[code]
+            free = np.array([lab is not None and not lab for lab in labels])[code]
             share = np.minimum(np.bincount(device[free], minlength=len(fleet))
                                / np.maximum(self.step_work, 1.0), 0.99)
             self.pm_cap = np.maximum(0.0, (self.cap - share) / (1.0 - share))
@@ -302,18 +301,15 @@ class KeyedShedder(KeyedStepper):
 
     # ------------------------------------------------------------------ input filter
     def _input_mask(self, keys: np.ndarray, device: np.ndarray, t: float,
-                    labels: _Labels) -> np.ndarray:
+                    code: np.ndarray | None, labels: list | None) -> np.ndarray:
         keep = np.ones(len(keys), dtype=bool)
         if self.bound is None or self.strategy not in _INPUT:
             return keep
         over = self.cap > 0
         if self.strategy == "RI":
             return ~(over[device] & (uniform_of(self.seed, keys, t) < self.cap[device]))
-        if not self.filtered:
-            return keep
-        code, made = labels.get()
         for d, f in self.filtered.items():
-            dropped = np.array([lab is not None and lab <= f for lab in made], dtype=bool)
+            dropped = np.array([lab is not None and lab <= f for lab in labels], dtype=bool)
             mine = device == d
             keep[mine] = ~dropped[code[mine]]
         return keep
@@ -378,27 +374,6 @@ class KeyedShedder(KeyedStepper):
             latencies.append(latency)
         return {**self.report(), "busy": fleet.busy, "latency_sum": latency_sum,
                 "latencies": np.concatenate(latencies) if latencies else np.zeros(0)}
-
-
-class _Labels:
-    """A step's event labels (:meth:`KeyedShedder._event_labels`), made when first read:
-    a step with no device overloaded and no input filter on reads none (the cost
-    model's tree walk and the predicates per event are the step's largest cost)."""
-
-    def __init__(self, shedder: KeyedShedder, batch: pd.DataFrame | None):
-        self.shedder, self.batch = shedder, batch
-        self.made: tuple[np.ndarray, list] | None = None
-
-    @property
-    def given(self) -> bool:
-        """Whether the strategy reads labels at all."""
-        return self.batch is not None
-
-    def get(self) -> tuple[np.ndarray, list]:
-        """(code per event, labels) of the step."""
-        if self.made is None:
-            self.made = self.shedder._event_labels(self.batch)
-        return self.made
 
 
 def _codes(cells: np.ndarray) -> np.ndarray:

@@ -9,7 +9,8 @@ it only the new tests; the carries live in the memory of the process that ran th
 (a cache: the stage's state stays the truth). A micro-batch of a gateway that lands
 where its carries are not (another worker, a restart) runs its tests so far again, as
 it would without them, and keeps the carries there from then on: the result is the same
-either way (docs/streaming.md, "The meter stage's runs").
+either way (docs/streaming.md, "The meter stage's runs"). The group leaders' and the
+utility's runs of Listings 6.2 and 6.3 are kept alike.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from drsim.utility.leader_carry import LeaderCarry
 from drsim.utility.monitoring import MonitoringPlan
 from drsim.utility.session_feed import MeterCarry
 
-__all__ = ["KEPT_RUNS", "forget", "kept_leader", "kept_run"]
+__all__ = ["KEPT_RUNS", "forget", "kept_leader", "kept_run", "kept_utility"]
 
 #: the most runs a process keeps (the least recently used go first): a gateway of 5,000
 #: households keeps a few MB per run, a leader's far less
@@ -87,6 +88,26 @@ def kept_leader(stream: str, name: str, group: int) -> LeaderCarry:
         The runs, kept.
     """
     return _kept_one(("leader", stream, name, group), LeaderCarry)
+
+
+def kept_utility(stream: str, name: str) -> LeaderCarry:
+    """The carry of the utility's runs of Listing 6.3 on its device
+    (:meth:`drsim.utility.leader_carry.LeaderCarry.at_utility`): stream ``stream``'s pass
+    ``name`` (a twin too), new if this process has none.
+
+    Parameters
+    ----------
+    stream : str
+        The stream's id.
+    name : str
+        The monitored pass.
+
+    Returns
+    -------
+    drsim.utility.leader_carry.LeaderCarry
+        The runs, kept.
+    """
+    return _kept_one(("utility", stream, name), LeaderCarry.at_utility)
 
 
 def forget(stream: str, gateway: int, name: str) -> None:

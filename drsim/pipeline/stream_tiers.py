@@ -55,7 +55,7 @@ from drsim.household.render import micro_kw
 from drsim.pipeline.backend import StreamSource
 from drsim.pipeline.passes import Chunk
 from drsim.pipeline.recorded import problems
-from drsim.pipeline.stream_carries import forget, kept_leader, kept_run
+from drsim.pipeline.stream_carries import forget, kept_leader, kept_run, kept_utility
 from drsim.pipeline.stream_clock import PASSES as STREAM_PASSES
 from drsim.pipeline.stream_clock import intervals as intervals_of
 from drsim.pipeline.stream_clock import width
@@ -621,7 +621,8 @@ def utility_step(context: StreamContext, key: tuple, state: bytes | None, rows: 
         if upto > s.decided:
             tiers = utility(plan, s.events.astype({"group": np.int64, "time": np.int64,
                                                    "load": np.float64}), name,
-                            **context.utility_inputs.at(name))
+                            **context.utility_inputs.at(name),
+                            carry=kept_utility(context.stream_id, name).until(upto))
             out.append(_tiers_rows(name, tiers[tiers["kind"] != "t_nc"], s.decided, upto,
                                    plan))
             t_nc = int(tiers.loc[tiers["kind"] == "t_nc", "time"].iloc[0])

@@ -640,13 +640,17 @@ def aggregate_leader(plan: MonitoringPlan, rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def utility(plan: MonitoringPlan, rows: pd.DataFrame, name: str | None = None,
-            shed: TierShedding | None = None) -> pd.DataFrame:
+            shed: TierShedding | None = None, carry: LeaderCarry | None = None
+            ) -> pd.DataFrame:
     """Listing 6.3 for one pass (``name``, default the rows') over its group leaders'
     output (rows of :data:`TIERS`): the utility's alerts, work per tick and its prediction
     ``t_nc`` (group :data:`UTILITY`). ``shed``: the utility runs on its modelled device
     and may shed group events (:class:`drsim.utility.tier_shedding.TierShedding`, with
     the leaders' forecasts); it adds its device's figures and one row per group event
-    shed (under the event's group)."""
+    shed (under the event's group). ``carry``: with ``shed``, a stream's runs of the
+    utility on its device, kept between micro-batches and final up to a tick
+    (:meth:`drsim.utility.leader_carry.LeaderCarry.at_utility`: the rows of later ticks
+    are not its result)."""
     name = str(rows["pass"].iloc[0]) if name is None else name
     ev = rows[rows["kind"] == "event"].sort_values(["group", "time"], kind="stable")
     first = ev.groupby("group").first()
@@ -660,7 +664,8 @@ def utility(plan: MonitoringPlan, rows: pd.DataFrame, name: str | None = None,
         forecast = dict(zip(told["group"].astype(int), told["time"].astype(int),
                             strict=True))
         ran = shed.utility(plan, name, latches, loads,
-                           [forecast.get(g, NOT_LATCHED) for g in range(plan.n_groups)])
+                           [forecast.get(g, NOT_LATCHED) for g in range(plan.n_groups)],
+                           carry)
         u = ran.result
         devices += _device_rows(name, UTILITY, ran)
         dropped = utility_stream(plan, latches, loads)[~ran.keep]

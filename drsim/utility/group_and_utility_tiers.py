@@ -245,8 +245,8 @@ def utility_stream(plan: MonitoringPlan, latches: dict[int, int],
 
 
 def utility_tier(plan: MonitoringPlan, latches: dict[int, int],
-                 latch_loads: dict[int, float], keep: np.ndarray | None = None
-                 ) -> UtilityResult:
+                 latch_loads: dict[int, float], keep: np.ndarray | None = None,
+                 carry: TierRuns | None = None) -> UtilityResult:
     """Run Listing 6.3 over the latched groups: the utility's prediction t_nc.
 
     At every tick the utility reads one ``groupNonComplianceEvent`` per group latched by
@@ -268,6 +268,11 @@ def utility_tier(plan: MonitoringPlan, latches: dict[int, int],
     keep : numpy.ndarray, optional
         Per event of :func:`utility_stream`, whether the utility receives it (load
         shedding, :mod:`drsim.utility.tier_shedding`); none: every one.
+    carry : drsim.utility.leader_carry.TierRuns, optional
+        A stream's runs of the utility, kept between micro-batches and final up to
+        ``carry.upto`` (:meth:`~drsim.utility.leader_carry.TierRuns.at_utility`): fed
+        only the events up to it they have not had; the ticks after it are not its
+        result.
 
     Returns
     -------
@@ -294,12 +299,18 @@ def utility_tier(plan: MonitoringPlan, latches: dict[int, int],
     stream = utility_stream(plan, latches, latch_loads)
     if keep is not None:
         stream = stream[np.asarray(keep, dtype=bool)].reset_index(drop=True)
-    found, processed, pms, _ = feed_by_time(plan.compile("utility_alert").start(), stream,
-                                            ticks)
+    def alert_session() -> Any:
+        return plan.compile("utility_alert").start()
+
+    def utility_session() -> Any:
+        return plan.compile("utility").start(POLICY, runs=RUNS)
+
+    found, processed, pms, _ = feed_by_time(alert_session(), stream, ticks) \
+        if carry is None else carry.alerts.run(alert_session, stream, ticks, carry.upto)
     alerts = pd.DataFrame(found, columns=["type", "time", "load"])
     alerts["type"] = "utilityAlertEvent"  # what Listing 6.3 bottom reads, whatever RETURN says
-    session = plan.compile("utility").start(POLICY, runs=RUNS)
-    out, more_processed, more_pms, _ = feed_by_time(session, alerts, ticks)
+    out, more_processed, more_pms, _ = feed_by_time(utility_session(), alerts, ticks) \
+        if carry is None else carry.group.run(utility_session, alerts, ticks, carry.upto)
     processed += more_processed
     pms += more_pms
     found = [r["time"] for r in out]

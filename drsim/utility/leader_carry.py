@@ -1,4 +1,4 @@
-"""A group leader's run of Listing 6.2 that a stream continues from tick to tick.
+"""A group leader's run of Listing 6.2 (the utility's of 6.3) continued tick by tick.
 
 A stream decides a group's ticks one micro-batch at a time: once every gateway of the
 group has decided test T, the leader's alerts and group events of the ticks up to the
@@ -11,7 +11,9 @@ the rows of the final ticks they have not had. The result of each run is that of
 over the rows so far ended (flushed) on a copy of the session, so that the kept one goes
 on; where the rows given do not extend those fed (another process ran the step before, a
 restart), the session starts again from the first row. Either way the result is the
-same, which the stream's tests check against the batch run.
+same, which the stream's tests check against the batch run. The utility's runs are kept
+alike (:meth:`LeaderCarry.at_utility`): its group events up to a tick every group has
+reached are final too.
 """
 
 from __future__ import annotations
@@ -102,6 +104,15 @@ class TierRuns:
     alerts: SessionRun = field(default_factory=lambda: SessionRun(("time", "houseID")))
     group: SessionRun = field(default_factory=lambda: SessionRun(("time", "sumAccLoad")))
 
+    @classmethod
+    def at_utility(cls) -> TierRuns:
+        """Return the two sessions of Listing 6.3 in one run at the utility.
+
+        The top query over the group events, the bottom one over the utility's alerts.
+        """
+        return cls(alerts=SessionRun(("time", "groupID")),
+                   group=SessionRun(("time", "load")))
+
 
 @dataclass
 class LeaderCarry:
@@ -116,6 +127,17 @@ class LeaderCarry:
 
     unshed: TierRuns = field(default_factory=TierRuns)
     shed: TierRuns = field(default_factory=TierRuns)
+
+    @classmethod
+    def at_utility(cls) -> LeaderCarry:
+        """Return the utility's runs of Listing 6.3, kept alike (:meth:`TierRuns.at_utility`).
+
+        Examples
+        --------
+        >>> LeaderCarry.at_utility().shed.alerts.columns
+        ('time', 'groupID')
+        """
+        return cls(TierRuns.at_utility(), TierRuns.at_utility())
 
     def until(self, upto: int) -> LeaderCarry:
         """Set the last final tick of both runs [minutes since midnight]; self."""

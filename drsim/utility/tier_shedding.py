@@ -292,18 +292,40 @@ def serve_inputs(ticks: np.ndarray, counts: np.ndarray, extra: np.ndarray,
     >>> lat, busy = serve_inputs(np.array([0, 1]), np.array([2, 1]), np.array([1, 0]), 0.5)
     >>> lat.tolist(), busy
     ([0.5, 1.0, 1.0], 2.0)
-    """
-    from cep_core.shedding import DeviceFleet
 
-    fleet = DeviceFleet(np.array([unit_cost], dtype=np.float64), size=1)
-    out = []
-    for t, n, e in zip(ticks.tolist(), np.asarray(counts).tolist(),
-                       np.asarray(extra).tolist(), strict=True):
-        if n + e <= 0:
-            continue
-        work = np.r_[np.ones(int(n)), [float(e)] if e > 0 else []]
-        out.append(fleet.serve(np.zeros(work.size, dtype=np.int64), float(t), work)[:int(n)])
-    return (np.concatenate(out) if out else np.zeros(0)), float(fleet.busy[0])
+    Notes
+    -----
+    One FIFO server (:class:`cep_core.shedding.DeviceFleet`'s, §2.3 Definition 2.9 of
+    the dissertation): a tick's inputs start when the device is free, or at the tick,
+    and each costs ``unit_cost``; the tick's other work follows them. Computed with
+    arrays, in the order and with the operations the device's own serving uses, so the
+    figures are its own to the last bit; only the device's free time is carried from
+    tick to tick in a loop.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    extra = np.asarray(extra, dtype=np.float64)
+    active = counts + extra > 0
+    t, n, e = np.asarray(ticks, dtype=np.float64)[active], counts[active], extra[active]
+    if not len(t):
+        return np.zeros(0), 0.0
+    within = np.cumsum(np.full(max(int(n.max()), 1), 1.0) * unit_cost)  # i + 1 inputs [min]
+    tail = np.where(e > 0, e * unit_cost, 0.0)  # the rest of the tick, after its inputs
+    last = np.where(n > 0, within[np.maximum(n, 1) - 1], 0.0)
+    total = np.where(e > 0, last + tail, last)  # each tick's work [minutes]
+    start = np.empty(len(t))
+    free = -np.inf
+    for k, (tk, wk) in enumerate(zip(t.tolist(), total.tolist(), strict=True)):
+        start[k] = max(tk, free)
+        free = start[k] + wk
+    rank = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+    latencies = (np.repeat(start, n) + within[rank]) - np.repeat(t, n)
+    # busy: every cost added in service order, as the device adds them
+    size = n + (e > 0)
+    slot = np.cumsum(size) - size  # each tick's first cost
+    costs = np.empty(int(size.sum()))
+    costs[np.repeat(slot, n) + rank] = 1.0 * unit_cost
+    costs[(slot + n)[e > 0]] = tail[e > 0]
+    return latencies, float(np.cumsum(costs)[-1])
 
 
 def kept_counts(ticks: np.ndarray, counts: np.ndarray, extra: np.ndarray, unit_cost: float,
@@ -598,7 +620,8 @@ class TierShedding:
         return np.array([gamma[(group, int(t))] for t in plan.test_times], dtype=np.float64)
 
     def utility(self, plan: MonitoringPlan, name: str, latches: dict[int, int],
-                latch_loads: dict[int, float], forecasts: Sequence[int]) -> TierRun:
+                latch_loads: dict[int, float], forecasts: Sequence[int],
+                carry: LeaderCarry | None = None) -> TierRun:
         """Run Listing 6.3 at the utility on its device.
 
         Parameters
@@ -611,6 +634,10 @@ class TierShedding:
             As :func:`~drsim.utility.group_and_utility_tiers.utility_tier`'s.
         forecasts : sequence of int
             Per group, its latch predicted by its leader (:meth:`forecast`).
+        carry : drsim.utility.leader_carry.LeaderCarry, optional
+            A stream's runs of the utility kept between micro-batches
+            (:meth:`~drsim.utility.leader_carry.LeaderCarry.at_utility`), as
+            :meth:`group`'s.
 
         Returns
         -------
@@ -619,8 +646,11 @@ class TierShedding:
             figures and which events of
             :func:`~drsim.utility.group_and_utility_tiers.utility_stream` it kept.
         """
+        carried = iter(carry.runs) if carry is not None else None
+
         def run(keep: np.ndarray) -> tuple[Any, np.ndarray]:
-            u = utility_tier(plan, latches, latch_loads, keep)
+            u = utility_tier(plan, latches, latch_loads, keep,
+                             None if carried is None else next(carried))
             return u, u.processed + u.partial_matches
 
         arrivals = utility_stream(plan, latches, latch_loads)["time"].to_numpy(np.int64)

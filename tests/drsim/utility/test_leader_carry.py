@@ -1,6 +1,6 @@
-"""drsim.utility.leader_carry: a group leader's run of Listing 6.2 continued tick by tick,
-as a stream makes it, gives what a run over every tick gives up to each final tick, unshed
-and on a shedding device sized before."""
+"""drsim.utility.leader_carry: a group leader's run of Listing 6.2 (and the utility's of
+6.3) continued tick by tick, as a stream makes it, gives what a run over every tick gives
+up to each final tick, unshed and on a shedding device sized before."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 
 from drsim.scenario import Shedding
 from drsim.utility.features import plain_twin
-from drsim.utility.group_and_utility_tiers import GroupResult, group_tier
+from drsim.utility.group_and_utility_tiers import GroupResult, group_tier, utility_stream
 from drsim.utility.leader_carry import LeaderCarry, SessionRun, TierRuns
-from drsim.utility.monitoring import MonitoringPlan
-from drsim.utility.tier_shedding import TierShedding
+from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
+from drsim.utility.tier_shedding import UTILITY_DEVICE, TierShedding
 
 #: 18:30-20:30, tests every 5 minutes from 18:40, m_group = 1, one group of 20
 PLAN = MonitoringPlan(1110, 1230, 1120, 5, 1, 1, 1, 0.3, 0.4, 1, 15, 1)
@@ -108,3 +108,46 @@ def test_an_empty_stream_ends_as_feed_by_time_ends_it():
     out, processed, pms, _ = run.run(q.start, flagged(0).iloc[:0].assign(
         type="userNonComplianceEvent", groupID=0), PLAN.ticks, 1130)
     assert out == [] and processed.sum() == pms.sum() == 0
+
+
+#: three groups: the utility alerts from 2 latched (γ_group 0.4), predicts at its 2nd alert
+UTILITY_PLAN = MonitoringPlan(1110, 1230, 1120, 5, 1, 1, 1, 0.3, 0.4, 1, 15, 3)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_carried_utility_keeps_and_predicts_as_the_whole_run(seed):
+    """The utility's runs of Listing 6.3 carried tick by tick on a device sized before:
+    up to each final tick, the whole run's alerts, work, kept group events and t_nc
+    (once it falls there), and its device's figures at the last; the sessions are
+    continued, never started again."""
+    plan, rng = UTILITY_PLAN, np.random.default_rng(seed)
+    latches = {g: int(rng.integers(1125, 1200)) for g in range(3)}
+    loads = {g: float(rng.uniform(1, 9)) for g in range(3)}
+    forecasts = [int(t) for t in rng.integers(1125, 1230, 3)]
+    cfg = Shedding()
+    shares = ((0.35,) * len(plan.test_times),) * 3
+    sized = TierShedding(cfg, shares).utility(plan, "traditional", latches, loads, forecasts)
+    for name in ("traditional", plain_twin("traditional")):
+        shed = TierShedding(cfg, shares, {(name, UTILITY_DEVICE): sized.sizing})
+        whole = shed.utility(plan, name, latches, loads, forecasts)
+        assert whole.result.t_nc != NOT_LATCHED
+        whole_times = utility_stream(plan, latches, loads)["time"].to_numpy()
+        carry, sessions = LeaderCarry.at_utility(), set()
+        for upto in [*range(1120, plan.t_end, 5), plan.t_end - 1]:
+            known = {g: t for g, t in latches.items() if t <= upto}
+            ran = shed.utility(plan, name, known, {g: loads[g] for g in known}, forecasts,
+                               carry=carry.until(upto))
+            got, want = ran.result, whole.result
+            pd.testing.assert_frame_equal(got.alerts[got.alerts["time"] <= upto],
+                                          want.alerts[want.alerts["time"] <= upto],
+                                          check_dtype=False)
+            final = plan.ticks <= upto
+            assert (got.processed[final] == want.processed[final]).all()
+            assert (got.partial_matches[final] == want.partial_matches[final]).all()
+            times = utility_stream(plan, known, loads)["time"].to_numpy()
+            assert (ran.keep[times <= upto] == whole.keep[whole_times <= upto]).all()
+            assert got.t_nc == (want.t_nc if want.t_nc <= upto else NOT_LATCHED)
+            sessions.add(tuple(id(r.session) for r in (carry.shed.alerts, carry.shed.group)))
+        assert ran.stats == whole.stats and ran.result.t_nc == whole.result.t_nc
+        assert len(sessions) == 1 or name != "traditional"
+        assert (~whole.keep).any() == (name == "traditional")  # OP sheds, its twin not

@@ -56,6 +56,34 @@ def test_the_device_serves_in_order_and_carries_its_backlog():
     assert lat.tolist() == [1.0, 2.0, 3.0, 1.0] and busy == 5.0
 
 
+def _served_tick_by_tick(ticks, counts, extra, unit_cost):
+    """serve_inputs as a loop over the ticks on cep_core's device (what it replaced)."""
+    from cep_core.shedding import DeviceFleet
+
+    fleet = DeviceFleet(np.array([unit_cost]), size=1)
+    out = []
+    for t, n, e in zip(ticks.tolist(), counts.tolist(), extra.tolist(), strict=True):
+        if n + e > 0:
+            work = np.r_[np.ones(int(n)), [float(e)] if e > 0 else []]
+            out.append(fleet.serve(np.zeros(work.size, dtype=np.int64), float(t), work)[:n])
+    return (np.concatenate(out) if out else np.zeros(0)), float(fleet.busy[0])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_serving_with_arrays_gives_the_devices_figures_to_the_last_bit(seed):
+    """serve_inputs on random ticks (quiet ones, inputs without other work, work without
+    inputs, backlogs carried or not) equals serving tick by tick on the device."""
+    rng = np.random.default_rng(seed)
+    ticks = np.sort(rng.choice(np.arange(1110, 1230), 40, replace=False))
+    counts = rng.integers(0, 30, 40) * (rng.random(40) < 0.7)
+    extra = rng.integers(0, 6, 40) * (rng.random(40) < 0.6)
+    unit_cost = float(rng.uniform(0.001, 0.4))
+    lat, busy = serve_inputs(ticks, counts, extra, unit_cost)
+    expected, expected_busy = _served_tick_by_tick(ticks, counts, extra, unit_cost)
+    assert lat.tobytes() == expected.tobytes() and busy == expected_busy
+    assert serve_inputs(ticks, np.zeros(40, int), np.zeros(40), unit_cost)[1] == 0.0
+
+
 def test_events_that_can_create_nothing_go_first():
     ticks, needed = np.array([0]), np.array([3])  # the alert needs 3 of the 6
     # a small violation: only some of the 3 above the threshold are needed, all go

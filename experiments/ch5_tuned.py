@@ -41,6 +41,7 @@ import numpy as np
 from cep_core.engine.matching import EVERY_EVENT
 from cep_core.query import CompiledQuery, Session
 from cep_core.remote import RemoteConfig, RemoteEngine
+from cep_core.remote.engine import chain_after
 from cep_core.remote.utility import UtilityModel
 
 __all__ = ["Tuning", "NoisyUtility", "TunedEngine", "tuned_session"]
@@ -153,19 +154,9 @@ class TunedEngine(RemoteEngine):
         for j in {need.state for need in self.needs} | self.event_key:
             reach: set[int] = set()
             for dst in self._remote_dsts.get(j, ()):
-                reach |= set(_after(plan, dst)[:k])
+                reach |= set(chain_after(plan, dst)[:k])
             self.stream_state.reach[j] = frozenset(reach - accepting)
 
-
-def _after(plan, dst: int) -> list[int]:
-    """``dst`` and the states after it along its first outgoing path (pattern order)."""
-    chain, q = [dst], dst
-    while True:
-        nxt = [e.dst for e in plan.out_edges.get(q, ()) if e.dst not in chain]
-        if not nxt:
-            return chain
-        q = min(nxt)
-        chain.append(q)
 
 
 def tuned_session(query: CompiledQuery, policy: str, config: RemoteConfig,

@@ -87,7 +87,7 @@ from cep_core.remote.state import BLOCK, POSTPONE, RESOLVE, RemoteCall, RemoteSt
 from cep_core.remote.utility import UtilityModel, lazy_reach
 from cep_core.shedding.clock import DeviceClock, work_units
 
-__all__ = ["RemoteEngine"]
+__all__ = ["RemoteEngine", "chain_after"]
 
 _PREFETCH = {"PFetch", "Hybrid"}
 _LAZY = {"LzEval", "Hybrid"}
@@ -617,7 +617,7 @@ class RemoteEngine(ReferenceEngine):
         for j in states:
             reach: set[int] = set()
             for dst in self._remote_dsts.get(j, ()):
-                chain = _chain(plan, dst)
+                chain = chain_after(plan, dst)
                 if not utility.rates:  # no statistics yet: one state ahead
                     reach |= set(chain[:1]) - accepting
                     continue
@@ -650,7 +650,7 @@ class RemoteEngine(ReferenceEngine):
         }
 
 
-def _chain(plan, dst: int) -> list[int]:
+def chain_after(plan, dst: int) -> list[int]:
     """``dst`` and the states after it along its first outgoing path (pattern order)."""
     chain, q = [dst], dst
     while True:

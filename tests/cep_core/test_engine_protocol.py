@@ -87,13 +87,14 @@ def _batch(kind: str) -> object:
 
 
 def _engine_classes(base: type = EngineBase) -> set[type]:
-    """Every public engine class of cep_core: the subclasses of EngineBase but the bases
-    of engines (StepFeeding, CountMerging, KeyedStepper)."""
+    """Every public engine class of cep_core: the subclasses of EngineBase defined in
+    cep_core but the bases of engines (StepFeeding, CountMerging, KeyedStepper);
+    subclasses outside it (an experiment's instrumented engine) are not cep_core's."""
     found = set()
     for sub in base.__subclasses__():
         found |= _engine_classes(sub)
-        if not sub.__name__.startswith("_") and sub not in (StepFeeding, CountMerging,
-                                                             KeyedStepper):
+        if (sub.__module__.startswith("cep_core.") and not sub.__name__.startswith("_")
+                and sub not in (StepFeeding, CountMerging, KeyedStepper)):
             found.add(sub)
     return found
 

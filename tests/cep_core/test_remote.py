@@ -108,6 +108,16 @@ TEMPLATES = [
 ]
 
 
+def random_stream(rng: random.Random, n: int) -> tuple[list[dict], dict[int, int]]:
+    """``n`` events of types A-D with small random values, and a remote table of 3 keys."""
+    t, events = 0.0, []
+    for i in range(n):
+        t += rng.choice((1.0, 2.0, 5.0))
+        events.append({"type": rng.choice("ABCD"), "time": t, "k": rng.randint(1, 3),
+                       "v": rng.randint(1, 3), "g": rng.randint(1, 2), "id": i})
+    return events, {x: rng.randint(1, 3) for x in range(1, 4)}
+
+
 @pytest.mark.parametrize("policy", ["skip-till-any-match", "skip-till-next-match",
                                     "strict-contiguity"])
 @pytest.mark.parametrize("template", range(len(TEMPLATES)))
@@ -115,12 +125,7 @@ def test_postponing_never_changes_the_matches(policy, template):
     rng = random.Random(template * 7 + len(policy))
     query = TEMPLATES[template]
     for trial in range(6):
-        t, events = 0.0, []
-        for i in range(70):
-            t += rng.choice((1.0, 2.0, 5.0))
-            events.append({"type": rng.choice("ABCD"), "time": t, "k": rng.randint(1, 3),
-                           "v": rng.randint(1, 3), "g": rng.randint(1, 2), "id": i})
-        table = {x: rng.randint(1, 3) for x in range(1, 4)}
+        events, table = random_stream(rng, 70)
         expected = sorted(map(repr, cep_core.compile(query, remote={"REMOTE": table})
                               .matches(events, policy=policy)))
         for strategy in STRATEGIES:

@@ -12,7 +12,7 @@ import pytest
 import cep_core
 from cep_core.errors import QueryError
 from cep_core.remote import STRATEGIES, LatencyModel, RemoteConfig, RemoteSource
-from tests.cep_core.test_remote import TEMPLATES
+from tests.cep_core.test_remote import TEMPLATES, random_stream
 
 QUERY = "PATTERN SEQ(A a, B b) WHERE b.v = REMOTE[a.k] WITHIN 1000"
 
@@ -93,12 +93,7 @@ def test_no_option_changes_the_matches_of_any_strategy(policy, template):
     rng = random.Random(template * 11 + len(policy))
     query = TEMPLATES[template]
     for trial in range(3):
-        t, events = 0.0, []
-        for i in range(60):
-            t += rng.choice((1.0, 2.0, 5.0))
-            events.append({"type": rng.choice("ABCD"), "time": t, "k": rng.randint(1, 3),
-                           "v": rng.randint(1, 3), "g": rng.randint(1, 2), "id": i})
-        table = {x: rng.randint(1, 3) for x in range(1, 4)}
+        events, table = random_stream(rng, 60)
         expected = sorted(map(repr, cep_core.compile(query, remote={"REMOTE": table})
                               .matches(events, policy=policy)))
         options = {"blocking": rng.choice(("event", "match")),

@@ -48,7 +48,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from cep_core.approx.heavy_hitters import SLOT_BYTES, SpaceSaving
+from cep_core.approx.heavy_hitters import SpaceSaving
 from cep_core.approx.history import bit_indices
 from cep_core.approx.sketch import SketchStore, sketch_shape
 
@@ -153,5 +153,5 @@ class FilteredSketch:
 
     def memory_bytes(self, nbits: int) -> int:
         """Modelled bytes: the slots (key, count, error, map) and the cells (count, map)."""
-        slots = self.heavy.slots
-        return slots * (SLOT_BYTES + (nbits + 7) // 8) + self.cells.memory_bytes(nbits)
+        maps = self.heavy.slots * ((nbits + 7) // 8)
+        return self.heavy.memory_bytes() + maps + self.cells.memory_bytes(nbits)

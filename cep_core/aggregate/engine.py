@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from cep_core.aggregate import sparse_band
-from cep_core.aggregate.evaluate import Evaluator, names_in, strip_vars
+from cep_core.aggregate.chop_plan import Letters
 from cep_core.aggregate.layout import NEG_INF, DpcState, EventBatch, PrefixTree, QueryPlan, SemState
 from cep_core.aggregate.seqquery import SeqQuery
 from cep_core.counters import Counters
@@ -72,8 +72,8 @@ class SeqEngine:
         self.group_attrs = tuple(q0.group_by)
         self.key_attrs = tuple(dict.fromkeys(q0.group_by + q0.same))
         self.combine = not set(q0.same) <= set(q0.group_by)
-        self.ev = Evaluator(params, lookups)
-        self.tests: list[tuple[str, Any]] = []
+        self.letters = Letters(params, lookups)  # the element tests, each numbered once
+        self.ev, self.tests = self.letters.ev, self.letters.tests
         self.trees: list[PrefixTree] = []
         roots: dict[tuple, int] = {}
         self.plans = [self._add(q, roots) for q in queries]
@@ -83,21 +83,12 @@ class SeqEngine:
         self.counters = Counters()
         self.reset()
 
-    def _test(self, el) -> int:
-        pred = el.where
-        if pred is not None:
-            self.ev.check(pred, names_in(pred), "an attribute")
-        key = (el.type, None if pred is None else strip_vars(pred))
-        if key not in self.tests:
-            self.tests.append(key)
-        return self.tests.index(key)
-
     def _add(self, q: SeqQuery, roots: dict[tuple, int]) -> QueryPlan:
         path: list[tuple] = []
         tree = PrefixTree()
         node = 0
         for m, (el, gap) in enumerate(zip(q.positives(), q.gaps(), strict=True), 1):
-            ident = (self._test(el), frozenset(self._test(g) for g in gap))
+            ident = (self.letters.test(el), frozenset(self.letters.test(g) for g in gap))
             path.append(ident)
             if m == 1:
                 if ident not in roots:

@@ -26,11 +26,9 @@ which of §5.6.4's statements hold.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +38,7 @@ from cep_core.remote import LatencyModel, RemoteConfig, RemoteSource
 from experiments import bushfire_data
 from experiments.ch5_setups import LITERAL
 from experiments.reproduce_ch5 import POLICY, STRATEGIES, pin_unit_cost
-from experiments.results_csv import draw_csv, report, reproduction_parser, write_rows
+from experiments.results_csv import draw_csv, report, reproduction_parser, spawn_pool, write_rows
 
 COLUMNS = ("strategy", "p5", "p25", "p50", "p75", "p95", "matches", "events",
            "requests", "prefetches", "waited", "pm_created", "areas", "days", "unit_cost",
@@ -137,8 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     todo = [(s, areas, days, unit_cost) for s in STRATEGIES]
     print(f"Listing 5.2 on generated data: {areas:,} areas, {days} day(s); remote latency "
           f"U(10, 100) ms; unit cost {unit_cost:.3g} µs; {len(todo)} runs", flush=True)
-    with ProcessPoolExecutor(args.workers,
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
+    with spawn_pool(args.workers) as pool:
         rows = list(pool.map(run_one, todo))
     path = Path(args.out) / ("bushfire.csv" if args.quick else "bushfire_full.csv")
     write_rows(rows, path, COLUMNS)

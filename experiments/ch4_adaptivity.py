@@ -36,17 +36,21 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import multiprocessing  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from experiments import ch4_data  # noqa: E402
 from experiments.reproduce_ch4 import BASELINES, Case, Setup  # noqa: E402
-from experiments.results_csv import draw_csv, report, reproduction_parser, write_rows  # noqa: E402
+from experiments.results_csv import (  # noqa: E402
+    draw_csv,
+    report,
+    reproduction_parser,
+    spawn_pool,
+    write_rows,
+)
 
 RATE = 40_000.0           # events/s
 SHARE = 0.4               # bound: share of the unshed average latency (source: 400/1,033)
@@ -193,8 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     windows, events, buckets = (((1, 4), 8000, 40) if args.quick
                                 else ((1, 2, 4, 8), 24000, 80))
-    with ProcessPoolExecutor(args.workers,
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
+    with spawn_pool(args.workers) as pool:
         rows = [r for got in pool.map(run_window, [(w, events, buckets) for w in windows])
                 for r in got]
     path = args.out / ("adaptivity.csv" if args.quick else "adaptivity_full.csv")

@@ -27,10 +27,8 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import multiprocessing  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -38,7 +36,13 @@ import numpy as np  # noqa: E402
 import cep_core  # noqa: E402
 from experiments import ch4_case_data  # noqa: E402
 from experiments.reproduce_ch4 import BASELINES, COLUMNS, Case, Run, Setup, _one  # noqa: E402
-from experiments.results_csv import draw_csv, report, reproduction_parser, write_rows  # noqa: E402
+from experiments.results_csv import (  # noqa: E402
+    draw_csv,
+    report,
+    reproduction_parser,
+    spawn_pool,
+    write_rows,
+)
 
 SHARES = (0.8, 0.6, 0.4, 0.2)
 STRATEGIES = (*BASELINES, "Hybrid")
@@ -121,8 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     runs = plan(args.quick)
     found = list(dict.fromkeys(r.case for r in runs))
-    with ProcessPoolExecutor(args.workers,
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
+    with spawn_pool(args.workers) as pool:
         pms = pool.submit(partial_matches, cases(args.quick)[0])
         setups = dict(zip(found, pool.map(Setup, found), strict=True))
         for case, s in setups.items():

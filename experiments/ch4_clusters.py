@@ -22,15 +22,19 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import multiprocessing  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from experiments import ch4_data  # noqa: E402
 from experiments.reproduce_ch4 import Case, Setup  # noqa: E402
-from experiments.results_csv import draw_csv, report, reproduction_parser, write_rows  # noqa: E402
+from experiments.results_csv import (  # noqa: E402
+    draw_csv,
+    report,
+    reproduction_parser,
+    spawn_pool,
+    write_rows,
+)
 
 RATE = 40_000.0
 SHARES = (0.5, 0.1)
@@ -86,8 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         return draw_csv(args.draw, args.figures, draw)
     t0 = time.perf_counter()
     ks, events = ((2, 4, 6, 8, 10), 3000) if args.quick else (range(2, 11), 12000)
-    with ProcessPoolExecutor(args.workers,
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
+    with spawn_pool(args.workers) as pool:
         rows = [r for got in pool.map(run_clusters, [(k, events) for k in ks]) for r in got]
     path = args.out / ("clusters.csv" if args.quick else "clusters_full.csv")
     write_rows(rows, path, COLUMNS)

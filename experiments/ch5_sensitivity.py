@@ -41,11 +41,9 @@ Run from the repository root::
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import cep_core
@@ -55,7 +53,14 @@ from experiments.ch5_sensitivity_checks import check
 from experiments.ch5_setups import LITERAL
 from experiments.ch5_tuned import Tuning, tuned_session
 from experiments.reproduce_ch5 import POLICY, pin_unit_cost
-from experiments.results_csv import draw_csv, report, reproduction_parser, write_rows
+from experiments.results_csv import (
+    draw_csv,
+    map_logged,
+    report,
+    reproduction_parser,
+    spawn_pool,
+    write_rows,
+)
 
 COLUMNS = ("figure", "parameter", "value", "strategy", "p5", "p25", "p50", "p75", "p95",
            "matches", "requests", "prefetches", "hits", "misses", "waited", "pm_created",
@@ -170,13 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     todo = jobs(args.only, n, unit_cost)
     print(f"Q5 over {DATASET}, {SELECTION}, cost-based cache; {n:,} events a run, unit "
           f"cost {unit_cost:.3g} µs; {len(todo)} runs", flush=True)
-    rows = []
-    with ProcessPoolExecutor(args.workers,
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
-        for i, row in enumerate(pool.map(run_job, todo), 1):
-            rows.append(row)
-            if i % 10 == 0 or i == len(todo):
-                print(f"  {i}/{len(todo)} runs, {time.perf_counter() - t0:.0f} s", flush=True)
+    with spawn_pool(args.workers) as pool:
+        rows = map_logged(pool, run_job, todo, t0)
     path = Path(args.out) / ("sensitivity.csv" if args.quick else "sensitivity_full.csv")
     write_rows(rows, path, COLUMNS)
     report(check(rows), args.figures, "experiments.ch5_sensitivity_figures", rows)

@@ -61,11 +61,9 @@ import argparse  # noqa: E402
 import copy  # noqa: E402
 import functools  # noqa: E402
 import math  # noqa: E402
-import multiprocessing  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -85,7 +83,7 @@ from cep_core.approx.sketch import SketchStore, sketch_shape  # noqa: E402
 from cep_core.shedding import SheddingConfig, fit_cost_model, work_units  # noqa: E402
 from cep_core.shedding.engine import SheddingEngine  # noqa: E402
 from experiments import acep_data as data  # noqa: E402
-from experiments.results_csv import report, write_rows  # noqa: E402
+from experiments.results_csv import report, spawn_pool, write_rows  # noqa: E402
 from experiments.timing import time_calls  # noqa: E402
 
 K = 2  # §6.2: "unless otherwise specified, we use a default value of k = 2"
@@ -620,8 +618,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs += [("adaptation", (age, scale)) for age in (1, 2, 3, 4)]
     jobs += [("memory", scale), ("throughput", scale)]
     thr, frac, mem, ada = [], [], [], []
-    with ProcessPoolExecutor(args.workers,
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
+    with spawn_pool(args.workers) as pool:
         for kind, res, sec, job in pool.map(_run, jobs):
             print(f"  {kind} {job[1] if kind != 'fractions' else job[1][:3]}: {sec:.0f} s "
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)

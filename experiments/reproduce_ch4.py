@@ -48,10 +48,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import multiprocessing  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -63,7 +61,7 @@ from cep_core.shedding import (  # noqa: E402
     work_units,
 )
 from experiments import ch4_case_data, ch4_data  # noqa: E402
-from experiments.results_csv import report, write_rows  # noqa: E402
+from experiments.results_csv import map_logged, report, spawn_pool, write_rows  # noqa: E402
 
 STRATEGIES = ("RI", "SI", "RS", "SS", "HyI", "HyS", "Hybrid")
 BASELINES = ("RI", "SI", "RS", "SS")
@@ -276,8 +274,7 @@ def main(argv: list[str] | None = None) -> int:
             if r.experiment.startswith(args.only)]
     cases = list(dict.fromkeys(r.case for r in runs))
     # spawned workers: a forked child of a process that ran OpenMP (K-means) can hang
-    with ProcessPoolExecutor(args.workers,
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
+    with spawn_pool(args.workers) as pool:
         setups = dict(zip(cases, pool.map(Setup, cases), strict=True))
         print(f"{len(cases)} cases set up (cost models fitted, unshed runs) in "
               f"{time.perf_counter() - t0:.0f} s; {len(runs)} runs", flush=True)
@@ -288,11 +285,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{q1.unshed['latency_avg'] * 1e3:.0f} µs, p95 "
               f"{q1.unshed['latency_p95'] * 1e3:.0f} µs (dissertation: 1,033 and 1,673 µs)",
               flush=True)
-        rows = []
-        for i, row in enumerate(pool.map(_one, [(r, setups[r.case]) for r in runs]), 1):
-            rows.append(row)
-            if i % 20 == 0 or i == len(runs):
-                print(f"  {i}/{len(runs)} runs, {time.perf_counter() - t0:.0f} s", flush=True)
+        rows = map_logged(pool, _one, [(r, setups[r.case]) for r in runs], t0, every=20)
     path = Path(args.out) / ("recall.csv" if args.quick else "recall_full.csv")
     write_rows(rows, path, COLUMNS)
     report(check(rows), args.figures, "experiments.ch4_figures", path)

@@ -45,11 +45,10 @@ baseline at p50: max Gx, median Mx``. ``--ablation`` writes ``ablation.csv``.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
 from functools import partial
 from pathlib import Path
 
@@ -58,7 +57,7 @@ from cep_core.remote import RemoteConfig, RemoteSource
 from cep_core.shedding import unit_cost_for, work_units
 from experiments import ch5_data, ch5_gains
 from experiments.ch5_setups import CONFIG_KEYS, SETUPS, Setup, record
-from experiments.results_csv import report, write_rows
+from experiments.results_csv import map_logged, report, spawn_pool, write_rows
 
 COLUMNS = ("dataset", "query", "selection", "cache", "strategy", "p5", "p25", "p50", "p75",
            "p95", "throughput", "unit_cost", "event_rate", "matches", "requests", "bytes",
@@ -184,12 +183,7 @@ def run_setup(setup: Setup, quick: bool, pool: Executor, configs: list[tuple] | 
               "events and unit cost: " + ", ".join(
                   f"{q} {s} {sizes[(q, s)]:,} events {c:.3g} µs" for (q, s), c in
                   costs.items()) + f"; {len(todo)} runs", flush=True)
-    rows = []
-    for i, row in enumerate(pool.map(run_one, todo), 1):
-        rows.append(row)
-        if log and (i % 10 == 0 or i == len(todo)):
-            print(f"  {i}/{len(todo)} runs, {time.perf_counter() - t0:.0f} s", flush=True)
-    return rows
+    return map_logged(pool, run_one, todo, t0, log=log)
 
 
 def check(rows: list[dict]) -> list[tuple[str, bool]]:
@@ -233,8 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     out = Path(args.out)
-    with ProcessPoolExecutor(args.workers,
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
+    with spawn_pool(args.workers) as pool:
         if args.ablation:
             ch5_gains.ablation(partial(run_setup, quick=True, pool=pool, log=False,
                                        events=args.events), out / "ablation.csv")

@@ -1,13 +1,16 @@
 """Writing a reproduction's rows to CSV (``scripts/reproduce_*.py``): floats to six
 significant digits, written to a partial file first so an interrupted run never leaves a
 truncated CSV behind; the options the reproduction scripts share and how they report
-their statements and figures."""
+their statements and figures, and the pool their runs share."""
 
 from __future__ import annotations
 
 import argparse
 import csv
+import multiprocessing
+import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
 from importlib import import_module
 from pathlib import Path
 from typing import Any
@@ -59,3 +62,21 @@ def report(statements: Iterable[tuple[str, bool]], figures: Path | None, module:
     if figures:
         for f in import_module(module).draw(*args, Path(figures)):
             print(f"figure {f}")
+
+
+def spawn_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` processes started afresh (spawned: nothing of this process's
+    state carried over)."""
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+def map_logged(pool: Executor, fn: Callable[[Any], Any], jobs: Sequence[Any], t0: float,
+               every: int = 10, log: bool = True) -> list:
+    """``pool.map(fn, jobs)`` as a list, printing the runs done and the seconds since
+    ``t0`` after every ``every`` runs and the last."""
+    rows = []
+    for i, row in enumerate(pool.map(fn, jobs), 1):
+        rows.append(row)
+        if log and (i % every == 0 or i == len(jobs)):
+            print(f"  {i}/{len(jobs)} runs, {time.perf_counter() - t0:.0f} s", flush=True)
+    return rows

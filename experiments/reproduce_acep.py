@@ -83,6 +83,7 @@ from cep_core.approx.rc_acep import (  # noqa: E402
 )
 from cep_core.approx.sketch import SketchStore, sketch_shape  # noqa: E402
 from cep_core.approx.trajectory_store import CellCounts, TrajectoryStore  # noqa: E402
+from cep_core.plan import Plan  # noqa: E402
 from cep_core.shedding import SheddingConfig, fit_cost_model, work_units  # noqa: E402
 from cep_core.shedding.engine import SheddingEngine  # noqa: E402
 from experiments import acep_data as data  # noqa: E402
@@ -214,7 +215,8 @@ def _cell_store() -> TrajectoryStore:
 TRAJECTORY_STORES = ((TRAJECTORY, TrajectoryStore), (f"{TRAJECTORY}, cells", _cell_store))
 
 
-def _histories(hist: History, plan=None, stream=None) -> list[tuple[str, History, int]]:
+def _histories(hist: History, plan: Plan | None = None, stream: list[dict] | None = None
+               ) -> list[tuple[str, History, int]]:
     """ℋ exact, sketched (Theorem 4), filtered and in the trajectory stores (exact
     counts; count-min cells for the counts before a vector's first bundle): (name,
     history, rows a lookup reads at most). The trajectory stores are built by

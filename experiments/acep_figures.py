@@ -23,6 +23,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 STYLE = {"rc-acep": ("C0", "-", "o"), "timeout": ("C1", "-", "s"),
          "hybrid shedding": ("C2", "-", "^"), "rc-acep sketch": ("C3", "--", "v"),
          "rc-acep filtered sketch": ("C4", ":", "d"),
+         "rc-acep trajectory store": ("C9", "--", "X"),
+         "rc-acep trajectory store, cells": ("C9", ":", "x"),
          "rc-acep, lookups x1.5": ("C8", ":", "*"), "rc-acep proxy": ("C5", "--", "P"),
          "timeout proxy": ("C6", ":", "x"), "rc-acep, selection x4": ("C7", ":", "o")}
 
@@ -122,13 +124,19 @@ def _fraction_figure(frac: list[dict], out: Path) -> Path:
     return _save(fig, out / "acep_fig9_10_fraction.png")
 
 
+SKETCH_METHODS = ("rc-acep", "rc-acep sketch", "rc-acep filtered sketch",
+                  "rc-acep trajectory store", "rc-acep trajectory store, cells",
+                  "rc-acep, lookups x1.5")
+
+
 def _sketch_figure(frac: list[dict], mem: list[dict], out: Path) -> Path:
     """Figs. 11-14: the history's memory with and without the sketch, and what the
     sketch costs in matches found."""
     fig, axes = plt.subplots(1, 4, figsize=(17, 3.8))
     for ax, f, title in ((axes[0], 11, "Fig. 11: ℋ memory, letters (Q1 × companies)"),
                          (axes[2], 13, "Fig. 13: ℋ memory, PHEV (Q7, Q5, unions)")):
-        for m in ("exact", "sketch", "filtered sketch"):
+        for m in ("exact", "sketch", "filtered sketch", "trajectory store",
+                  "trajectory store, cells"):
             pts = sorted({(int(r["pattern_size"]), float(r["bytes"]) / 1024) for r in mem
                           if int(r["figure"]) == f and r["method"] == m})
             if pts:
@@ -138,12 +146,10 @@ def _sketch_figure(frac: list[dict], mem: list[dict], out: Path) -> Path:
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7)
     base9 = [r for r in frac if int(r["figure"]) in (9, 12)]
-    _fraction_panel(axes[1], base9, (9, 12), ("rc-acep", "rc-acep sketch",
-                                              "rc-acep filtered sketch", "rc-acep, lookups x1.5"),
+    _fraction_panel(axes[1], base9, (9, 12), SKETCH_METHODS,
                     "Fig. 12: Q1, with and without the sketch")
     base10 = [r for r in frac if int(r["figure"]) in (10, 14)]
-    _fraction_panel(axes[3], base10, (10, 14), ("rc-acep", "rc-acep sketch",
-                                                "rc-acep filtered sketch", "rc-acep, lookups x1.5"),
+    _fraction_panel(axes[3], base10, (10, 14), SKETCH_METHODS,
                     "Fig. 14: Q5, with and without the sketch")
     return _save(fig, out / "acep_fig11_14_sketch.png")
 

@@ -15,6 +15,8 @@ event matching with insufficient resources", VLDB 2016.
   number of slots (Metwally et al., ICDT 2005).
 * :mod:`cep_core.approx.filtered_sketch`: the history sketch with its most visited match
   vectors kept apart in Space-Saving slots (ours, for the ranking of Algorithm 2).
+* :mod:`cep_core.approx.trajectory_store`: ℋ with counts and maps only for the vectors
+  that lead to a bundle, the only ones Algorithm 2's score reads (ours; §3.2, §5).
 * :mod:`cep_core.approx.coverage`: greedy maximum coverage with lazy refresh and a
   version table (§3.2, Algorithm 2, Example 6).
 * :mod:`cep_core.approx.rc_acep`: RC-ACEP and ACEPMATCH with a timeout on the modelled

@@ -151,6 +151,9 @@ class FilteredSketch:
     def vectors(self) -> int:
         return self.heavy.slots + self.cells.vectors()
 
+    def seal(self) -> None:
+        """Nothing to drop: a lookup reads the slots and the cells."""
+
     def memory_bytes(self, nbits: int) -> int:
         """Modelled bytes: the slots (key, count, error, map) and the cells (count, map)."""
         maps = self.heavy.slots * ((nbits + 7) // 8)

@@ -18,8 +18,10 @@ event matching with insufficient resources", VLDB 2016:
   (:class:`History`; the first fill, from unbudgeted ACEPMATCH, is the build of §6: "until
   there are 512 match bundles").
 
-The store of counts and maps is exact (:class:`ExactStore`) or a sketch
-(:class:`cep_core.approx.sketch.SketchStore`, §4).
+The store of counts and maps is exact (:class:`ExactStore`), a sketch
+(:class:`cep_core.approx.sketch.SketchStore`, §4; the filtered one,
+:mod:`cep_core.approx.filtered_sketch`) or the trajectory store
+(:mod:`cep_core.approx.trajectory_store`); a store that becomes the primary is sealed.
 """
 
 from __future__ import annotations
@@ -140,6 +142,7 @@ class Store(Protocol):
     def lookup(self, v: int) -> tuple[int, int]: ...
     def memory_bytes(self, nbits: int) -> int: ...
     def vectors(self) -> int: ...
+    def seal(self) -> None: ...  # it has become the primary: only lookups follow (§5)
 
 
 class ExactStore:
@@ -159,6 +162,9 @@ class ExactStore:
     def lookup(self, v: int) -> tuple[int, int]:
         self.rows_read += 1
         return self.count.get(v, 0), self.bits.get(v, 0)
+
+    def seal(self) -> None:
+        """Nothing to drop: every count is read (the primary keeps them all)."""
 
     def items(self) -> Iterable[tuple[int, int, int]]:
         """(vector, count, match map) of every vector seen."""
@@ -226,8 +232,10 @@ class History:
             mark(v, bit)
 
     def promote(self) -> None:
-        """The secondary becomes the primary (§5); a new secondary starts."""
+        """The secondary becomes the primary (§5), sealed (only read from now on); a new
+        secondary starts."""
         self.primary, self.secondary = self.secondary, self._new_store()
+        self.primary.seal()
         self.primary_bundles, self.secondary_bundles = self.secondary_bundles, 0
         self._bits = {}
         self.swaps += 1

@@ -125,6 +125,9 @@ class SketchStore:
     def vectors(self) -> int:
         return self.depth * self.width
 
+    def seal(self) -> None:
+        """Nothing to drop: a lookup reads every row."""
+
     def memory_bytes(self, nbits: int) -> int:
         """Modelled bytes: per cell a count and a match map of ``nbits``."""
         return self.depth * self.width * (COUNT_BYTES + (nbits + 7) // 8)

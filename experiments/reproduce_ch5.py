@@ -78,7 +78,7 @@ def _compile(setup: Setup, query: str, selection: str):
     window = setup.windows[_pair(query, selection)] / setup.rate
     table = ch5_data.remote_table(setup.values) if setup.key_args == 1 else record
     source = RemoteSource(table, latency=setup.latency, seed=7)
-    return cep_core.compile(setup.queries()[query].format(window=window),
+    return cep_core.compile(setup.queries(selection)[query].format(window=window),
                             remote={"REMOTE": source}), source
 
 

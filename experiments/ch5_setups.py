@@ -19,6 +19,9 @@ applied alone (:func:`with_changes`, for the ablation):
 * ``closed_loop``: a match's latency runs from the start of its last event's processing
   (the released code reads the next event when the previous one is done and stamps it
   then), not from its arrival (Eq. 2.4 with queueing);
+* ``match_time``: a match's latency ends when its accepting step is taken, as the
+  released code stamps it in the transition into the accepting state, not when the
+  device has finished the whole event (``latency_to="match"``);
 * ``unit_cost``: the device's cost per unit of work makes Hybrid's median latency of Q5
   over DS3 under non-greedy selection 10 µs, as in §5.6.2 (Figure 5.8a), where the
   literal reading makes a run with a local table busy 5 % of the time;
@@ -159,6 +162,7 @@ CHANGES: dict[str, dict[str, Any]] = {
     "blocking": {"options": {"blocking": "match"}},
     "bl1_cache": {"options": {"bl1_capacity": 1}},
     "closed_loop": {"options": {"latency_from": "start"}},
+    "match_time": {"options": {"latency_to": "match"}},
     "unit_cost": {"cost": ("hybrid_p50", 10.0)},
     "keys": {"key_args": 2},
     "cache": {"capacity": 2_000},

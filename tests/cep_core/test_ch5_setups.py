@@ -32,7 +32,7 @@ def test_the_paper_setup_is_the_literal_one_with_every_change():
         assert any(getattr(one, f.name) != getattr(LITERAL, f.name)
                    for f in fields(LITERAL) if f.name != "name"), name
     assert PAPER.options == {"blocking": "match", "bl1_capacity": 1,
-                             "latency_from": "start"}
+                             "latency_from": "start", "latency_to": "match"}
     assert set(PAPER.queries()) == {"Q5", "Q5L", "Q6"}
     assert "REMOTE[d.v1, d.v2]" in PAPER.queries()["Q5L"]
     assert query_text("Q6", 2, "a").count("REMOTE[a.v") == 2

@@ -85,7 +85,8 @@ class Setup:
     ``"a"``; ``capacity`` [elements]; ``options`` of RemoteConfig; ``cost``
     ``("utilisation", u)`` (a run with a local table busy ``u`` of the time, per query
     and selection) or ``("hybrid_p50", µs)`` (one unit cost for all, Hybrid's median on
-    Q5 over DS3, non-greedy, cost-based cache)."""
+    Q5 over DS3, non-greedy, cost-based cache); ``first_event`` the released matcher's
+    non-greedy selection (module doc)."""
 
     name: str
     windows: dict

@@ -19,6 +19,9 @@ applied alone (:func:`with_changes`, for the ablation):
 * ``closed_loop``: a match's latency runs from the start of its last event's processing
   (the released code reads the next event when the previous one is done and stamps it
   then), not from its arrival (Eq. 2.4 with queueing);
+* ``match_time``: a match's latency ends when its accepting step is taken, as the
+  released code stamps it in the transition into the accepting state, not when the
+  device has finished the whole event (``latency_to="match"``);
 * ``unit_cost``: the device's cost per unit of work makes Hybrid's median latency of Q5
   over DS3 under non-greedy selection 10 µs, as in §5.6.2 (Figure 5.8a), where the
   literal reading makes a run with a local table busy 5 % of the time;
@@ -34,7 +37,16 @@ applied alone (:func:`with_changes`, for the ablation):
   1..100, with which Q5 finds almost no match within 4,000 events);
 * ``q5_key``: Q5 reads ``REMOTE[a.v1, ..]`` (compared with ``d.v1``), known when ``a``
   is bound and so prefetchable, as the released query compares ``a.v1`` with ``d.v1``;
-  the listing's ``REMOTE[d.v1]`` is run beside it (query ``Q5L``).
+  the listing's ``REMOTE[d.v1]`` is run beside it (query ``Q5L``);
+* ``first_event``: under non-greedy selection the first event of the type that reads
+  remote data decides, as in the released matcher, which under non-greedy selection
+  takes a partial match out of its state at the first event of the next type and drops
+  it when the remote predicate fails (so each partial match reads its element once);
+  its remote predicate passes about half the time (``payload ≤ 5000`` over keys of
+  1..10,000). Written in the query language: ``NEG`` of that type before the element
+  (no event of the type between the previous element and it) and ``<=`` for ``=``
+  (:func:`query_text`). Without it a partial match that fails the predicate tests the
+  same element again at every later event of the type, and the cache answers it.
 
 What cannot be as stated, kept from the literal reading: values of 1..100, not
 1..100,000 (with 100,000 the equality predicates of Listing 5.1 leave no match in a
@@ -57,10 +69,10 @@ __all__ = ["Setup", "LITERAL", "PAPER", "CHANGES", "SETUPS", "with_changes", "qu
 CONFIG_KEYS = (("Q5", "non-greedy"), ("Q5", "greedy"), ("Q6", "non-greedy"),
                ("Q6", "greedy"))
 
-_Q5 = ("PATTERN SEQ(A a, B b, C c, D d, B e, C f, A g, D h) "
+_Q5 = ("PATTERN SEQ(A a, B b, C c, {neg1}D d, B e, C f, A g, D h) "
        "WHERE SAME[ID] AND {remote} AND a.v2=h.v2 WITHIN {window}")
-_Q6 = ("PATTERN SEQ(A a, (SEQ(B b, C d, D f) OR SEQ(C c, B e))) "
-       "WHERE a.v1=b.v1 AND a.v2=e.v1 AND d.v1=REMOTE[{k1}] AND c.v2=REMOTE[{k2}] "
+_Q6 = ("PATTERN SEQ(A a, (SEQ(B b, {neg1}C d, D f) OR SEQ({neg2}C c, B e))) "
+       "WHERE a.v1=b.v1 AND a.v2=e.v1 AND d.v1{op}REMOTE[{k1}] AND c.v2{op}REMOTE[{k2}] "
        "WITHIN {window}")
 
 
@@ -73,7 +85,8 @@ class Setup:
     ``"a"``; ``capacity`` [elements]; ``options`` of RemoteConfig; ``cost``
     ``("utilisation", u)`` (a run with a local table busy ``u`` of the time, per query
     and selection) or ``("hybrid_p50", µs)`` (one unit cost for all, Hybrid's median on
-    Q5 over DS3, non-greedy, cost-based cache)."""
+    Q5 over DS3, non-greedy, cost-based cache); ``first_event`` the released matcher's
+    non-greedy selection (module doc)."""
 
     name: str
     windows: dict
@@ -87,31 +100,45 @@ class Setup:
     cost: tuple = ("utilisation", 0.05)
     values: int = 100
     latency: LatencyModel = LatencyModel("uniform", low=10.0, high=100.0)
+    first_event: bool = False
 
-    def queries(self) -> dict[str, str]:
+    def queries(self, selection: str = "greedy") -> dict[str, str]:
         """The query texts by name (``Q5``, ``Q6``, and with ``q5_key="a"`` the
-        listing's ``Q5L`` beside them), a ``{window}`` left to fill."""
-        out = {"Q5": query_text("Q5", self.key_args, self.q5_key),
-               "Q6": query_text("Q6", self.key_args, self.q5_key)}
+        listing's ``Q5L`` beside them) under ``selection`` (``"greedy"`` or
+        ``"non-greedy"``; module doc, ``first_event``), a ``{window}`` left to fill."""
+        first = self.first_event and selection == "non-greedy"
+        out = {"Q5": query_text("Q5", self.key_args, self.q5_key, first),
+               "Q6": query_text("Q6", self.key_args, self.q5_key, first)}
         if self.q5_key == "a":
-            out["Q5L"] = query_text("Q5", self.key_args, "d")
+            out["Q5L"] = query_text("Q5", self.key_args, "d", first)
         return out
 
 
-def query_text(query: str, key_args: int, q5_key: str) -> str:
+def query_text(query: str, key_args: int, q5_key: str, first_event: bool = False) -> str:
     """Q5 or Q6 of Listing 5.1 with remote keys of one value or both, Q5's read at
-    ``a`` or ``d`` (module doc), ``{window}`` left to fill.
+    ``a`` or ``d``, with ``first_event`` the first event of the type that reads remote
+    data deciding (module doc), ``{window}`` left to fill.
 
     >>> query_text("Q5", 2, "a").split("AND")[1].strip()
     'd.v1=REMOTE[a.v1, a.v2]'
+    >>> text = query_text("Q5", 2, "a", first_event=True)
+    >>> text.split("AND")[1].strip(), "C c, NEG D n1, D d" in text
+    ('d.v1<=REMOTE[a.v1, a.v2]', True)
     """
     def key(var: str, first: str, second: str) -> str:
         return f"{var}.{first}" if key_args == 1 else f"{var}.{first}, {var}.{second}"
+    op = "<=" if first_event else "="
+    neg = {"Q5": ("NEG D n1, ", ""), "Q6": ("NEG C n1, ", "NEG C n2, ")}[query]
+    text = (_Q5 if query == "Q5" else _Q6).replace("{op}", op)
+    if first_event:
+        text = text.replace("{neg1}", neg[0]).replace("{neg2}", neg[1])
+    else:
+        text = text.replace("{neg1}", "").replace("{neg2}", "")
     if query == "Q5":
-        remote = (f"a.v1=REMOTE[{key('d', 'v1', 'v2')}]" if q5_key == "d"
-                  else f"d.v1=REMOTE[{key('a', 'v1', 'v2')}]")
-        return _Q5.replace("{remote}", remote)
-    return _Q6.replace("{k1}", key("a", "v1", "v2")).replace("{k2}", key("a", "v2", "v1"))
+        remote = (f"a.v1{op}REMOTE[{key('d', 'v1', 'v2')}]" if q5_key == "d"
+                  else f"d.v1{op}REMOTE[{key('a', 'v1', 'v2')}]")
+        return text.replace("{remote}", remote)
+    return text.replace("{k1}", key("a", "v1", "v2")).replace("{k2}", key("a", "v2", "v1"))
 
 
 def record(*key: Any) -> Any:
@@ -136,6 +163,7 @@ CHANGES: dict[str, dict[str, Any]] = {
     "blocking": {"options": {"blocking": "match"}},
     "bl1_cache": {"options": {"bl1_capacity": 1}},
     "closed_loop": {"options": {"latency_from": "start"}},
+    "match_time": {"options": {"latency_to": "match"}},
     "unit_cost": {"cost": ("hybrid_p50", 10.0)},
     "keys": {"key_args": 2},
     "cache": {"capacity": 2_000},
@@ -149,6 +177,7 @@ CHANGES: dict[str, dict[str, Any]] = {
                      ("Q6", "non-greedy"): 10, ("Q6", "greedy"): 100},
              "rate": 1.0},
     "q5_key": {"q5_key": "a"},
+    "first_event": {"first_event": True},
 }
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from cep_core.errors import QueryError
 
-__all__ = ["STRATEGIES", "BLOCKING", "LATENCY_FROM", "RemoteConfig"]
+__all__ = ["STRATEGIES", "BLOCKING", "LATENCY_FROM", "LATENCY_TO", "RemoteConfig"]
 
 STRATEGIES = ("BL1", "BL2", "BL3", "PFetch", "LzEval", "Hybrid")
 #: when a blocking miss is sent: with the event's other blocking fetches ("event") or
@@ -20,6 +20,9 @@ BLOCKING = ("event", "match")
 #: where a match's latency starts: the arrival of its last event or the start of its
 #: processing
 LATENCY_FROM = ("arrival", "start")
+#: where a match's latency ends: when the device has finished its last event or when
+#: the match's accepting step is taken, while that event is still processed
+LATENCY_TO = ("finish", "match")
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,10 @@ class RemoteConfig:
     ``latency_from`` (:data:`LATENCY_FROM`): ``"arrival"`` measures a match's latency
     from the arrival of its last event (Eq. 2.4, queueing included), ``"start"`` from
     the start of that event's processing (a closed-loop measurement: queueing behind
-    earlier events excluded). ``payload``: a partial match keeps the remote elements it
+    earlier events excluded). ``latency_to`` (:data:`LATENCY_TO`): ``"finish"`` ends it
+    when the device has finished the last event (Eq. 2.4's detection), ``"match"`` when
+    the match's accepting step is taken, so the rest of that event's work (other partial
+    matches, their waits) is not counted. ``payload``: a partial match keeps the remote elements it
     has read (its payload, §5.6.2) and its extensions inherit them, so reading one again
     needs neither the cache nor a fetch; without it every evaluation reads through the
     cache."""
@@ -58,6 +64,7 @@ class RemoteConfig:
     blocking: str = "event"
     bl1_capacity: float = 0.0
     latency_from: str = "arrival"
+    latency_to: str = "finish"
     payload: bool = False
 
     def __post_init__(self) -> None:
@@ -74,6 +81,9 @@ class RemoteConfig:
         if self.latency_from not in LATENCY_FROM:
             raise QueryError("remote latency_from must be one of "
                              f"{', '.join(LATENCY_FROM)}, not {self.latency_from!r}")
+        if self.latency_to not in LATENCY_TO:
+            raise QueryError("remote latency_to must be one of "
+                             f"{', '.join(LATENCY_TO)}, not {self.latency_to!r}")
         if not self.bl1_capacity >= 0:
             raise QueryError(f"remote bl1_capacity must be ≥ 0, not {self.bl1_capacity!r}")
         if not self.capacity >= 0:

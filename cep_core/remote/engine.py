@@ -19,7 +19,8 @@ on, so the waits of one event add up (an element fetched for one partial match s
 another only through the cache); ``bl1_capacity`` gives BL1 a cache of its own;
 ``payload`` lets a partial match keep what it has read (and pass it to its extensions);
 ``latency_from="start"`` measures a match's latency from the start of its last event's
-processing instead of its arrival. None of them changes the matches.
+processing instead of its arrival, ``latency_to="match"`` up to its accepting step
+instead of the end of that event's processing. None of them changes the matches.
 
 Strategies (:data:`cep_core.remote.config.STRATEGIES`; §5.4, §5.6.1):
 
@@ -200,9 +201,13 @@ class RemoteEngine(ReferenceEngine):
         units = work_units(st.counters) - call.u0
         finish = st.clock.serve(call.start + call.stall, units)
         if len(out) > n0:  # Eq. 2.4: detection − arrival, plus earlier steps' ℓ_fetch
-            extra = call.fetch_lat + [0.0] * (len(out) - n0 - len(call.fetch_lat))
+            pad = len(out) - n0 - len(call.fetch_lat)
+            extra = call.fetch_lat + [0.0] * pad
+            ends = (call.done_at + [finish] * pad if self.config.latency_to == "match"
+                    else [finish] * len(extra))
             origin = t if self.config.latency_from == "arrival" else call.start
-            st.match_latencies.extend(finish - origin + w for w in extra)
+            st.match_latencies.extend(end - origin + w
+                                      for end, w in zip(ends, extra, strict=True))
 
     def _flush_call(self, out: list) -> RemoteCall:
         """The values of settling pending look-ups at a flush, on the device from when
@@ -432,6 +437,7 @@ class RemoteEngine(ReferenceEngine):
                 self._emit(nb, rec, call)
                 if len(call.out) > n:
                     call.fetch_lat.append(pm.waited)
+                    call.done_at.append(self.device_now(call))
         if self.policy == ANY:
             if not negrec or self._note_negs(pm, negrec, e):
                 keep.append(pm)

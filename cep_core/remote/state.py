@@ -61,13 +61,14 @@ class RemoteCall(ReferenceCall):
     device time the event is picked up (``start``) and the work units done before it
     (``u0``), the time stood still for data so far (``stall``) and in the current step
     (``step_wait``), the elements fetched for it (``in_hand``: element -> arrival), the
-    ℓ_fetch of the earlier steps of the matches it completed (``fetch_lat``), how a
+    ℓ_fetch of the earlier steps of the matches it completed (``fetch_lat``) and the
+    device time each was completed at (``done_at``), how a
     look-up is answered (``mode``: :data:`BLOCK`, :data:`POSTPONE` or
     :data:`RESOLVE`) and the partial match whose step reads it (``pm``; None for a
     start)."""
 
     __slots__ = ("engine", "start", "u0", "stall", "step_wait", "in_hand", "fetch_lat",
-                 "mode", "pm")
+                 "done_at", "mode", "pm")
 
     def __init__(self, engine: Any, out: list, start: float = 0.0, u0: int = 0):
         super().__init__(out)
@@ -75,5 +76,6 @@ class RemoteCall(ReferenceCall):
         self.stall = self.step_wait = 0.0
         self.in_hand: dict[Element, float] = {}
         self.fetch_lat: list[float] = []
+        self.done_at: list[float] = []
         self.mode = BLOCK
         self.pm: Any = None

@@ -10,8 +10,9 @@ from dataclasses import fields
 
 import pytest
 
+import cep_core
 from experiments import ch5_data, ch5_gains
-from experiments.ch5_setups import CHANGES, LITERAL, PAPER, query_text, with_changes
+from experiments.ch5_setups import CHANGES, LITERAL, PAPER, query_text, record, with_changes
 from experiments.reproduce_ch5 import STRATEGIES, run_one
 
 LINE = re.compile(r"paper setup: Hybrid below every baseline at p50 in \d+ of 16; "
@@ -31,10 +32,35 @@ def test_the_paper_setup_is_the_literal_one_with_every_change():
         assert any(getattr(one, f.name) != getattr(LITERAL, f.name)
                    for f in fields(LITERAL) if f.name != "name"), name
     assert PAPER.options == {"blocking": "match", "bl1_capacity": 1,
-                             "latency_from": "start"}
+                             "latency_from": "start", "latency_to": "match"}
     assert set(PAPER.queries()) == {"Q5", "Q5L", "Q6"}
     assert "REMOTE[d.v1, d.v2]" in PAPER.queries()["Q5L"]
     assert query_text("Q6", 2, "a").count("REMOTE[a.v") == 2
+
+
+def _first_after(events, after, typ, key):
+    return next(e["id"] for e in events[after + 1:] if e["type"] == typ
+                and e["ID"] == key)
+
+
+def test_under_first_event_the_first_d_of_the_id_after_c_decides():
+    """Non-greedy Q5 of the paper set-up: in every match ``d`` is the first D of a's ID
+    after ``c`` and passes ``d.v1 <= a.v1``; the same query without the NEG element
+    also matches later D events (so the NEG is what makes the first one decide)."""
+    events = ch5_data.stream("DS3", 3_000, 1.0, seed=3, ids=10)
+    text = PAPER.queries("non-greedy")["Q5"].format(window=4_000.0)
+    assert PAPER.queries("greedy")["Q5"] == query_text("Q5", 2, "a")
+    run = {"remote": {"REMOTE": record}}
+    found = cep_core.compile(text, **run).matches(events, policy="skip-till-next-match")
+    assert len(found) > 20
+    for m in found:
+        a = events[m["a"]]
+        assert m["d"] == _first_after(events, m["c"], "D", a["ID"])
+        assert events[m["d"]]["v1"] <= a["v1"]
+    loose = cep_core.compile(text.replace("NEG D n1, ", ""), **run).matches(
+        events, policy="skip-till-next-match")
+    assert any(m["d"] != _first_after(events, m["c"], "D", events[m["a"]]["ID"])
+               for m in loose)
 
 
 def test_a_short_paper_run_finds_the_same_matches_with_every_strategy():

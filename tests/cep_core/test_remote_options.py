@@ -1,7 +1,7 @@
 """The remote engine's options (cep_core.remote.config.RemoteConfig: ``blocking``,
-``bl1_capacity``, ``latency_from``, ``payload``): their waits and latencies on hand-built streams
-with known fetch times, and that no combination of them changes the matches of any
-strategy on random streams."""
+``bl1_capacity``, ``latency_from``, ``latency_to``, ``payload``): their waits and
+latencies on hand-built streams with known fetch times, and that no combination of them
+changes the matches of any strategy on random streams."""
 
 from __future__ import annotations
 
@@ -68,6 +68,18 @@ def test_latency_from_the_start_of_processing_leaves_queueing_out():
     assert start["p5"] == pytest.approx(50.0) and start["p95"] == pytest.approx(50.0)
 
 
+def test_latency_to_the_match_leaves_the_rest_of_its_event_out():
+    # per partial match, the run of a=1 fetches 10 -> 60 and completes its match, then
+    # the run of a=2 fetches 60 -> 110: to the match 50 and 100, to the event's end both 100
+    events = [_a(0.0, 1, 1), _a(1.0, 2, 2), _b(10.0, 3)]
+    options = {"blocking": "match", "latency_from": "start"}
+    finish, match = _run(events, **options), _run(events, latency_to="match", **options)
+    assert finish["out"] == match["out"] and len(match["out"]) == 2
+    assert finish["p5"] == pytest.approx(100.0) and finish["p95"] == pytest.approx(100.0)
+    assert match["p5"] == pytest.approx(50.0 + 50 * 0.05)
+    assert match["p95"] == pytest.approx(100.0 - 50 * 0.05)
+
+
 def test_a_partial_match_reads_its_payload_again_without_a_fetch():
     # the run of a is tested against REMOTE[1] at both B's (the first fails, 9 != 7):
     # BL1 without a cache fetches it twice, with the payload once
@@ -80,7 +92,7 @@ def test_a_partial_match_reads_its_payload_again_without_a_fetch():
 
 @pytest.mark.parametrize("kwargs, field", [
     ({"blocking": "batch"}, "blocking"), ({"latency_from": "detection"}, "latency_from"),
-    ({"bl1_capacity": -1}, "bl1_capacity"),
+    ({"bl1_capacity": -1}, "bl1_capacity"), ({"latency_to": "end"}, "latency_to"),
 ])
 def test_bad_options_name_the_field(kwargs, field):
     with pytest.raises(QueryError, match=field):
@@ -99,6 +111,7 @@ def test_no_option_changes_the_matches_of_any_strategy(policy, template):
         options = {"blocking": rng.choice(("event", "match")),
                    "bl1_capacity": rng.choice((0, 1)),
                    "latency_from": rng.choice(("arrival", "start")),
+                   "latency_to": rng.choice(("finish", "match")),
                    "payload": rng.choice((False, True))}
         for strategy in STRATEGIES:
             source = RemoteSource(table, latency=LatencyModel("uniform", low=1, high=15),

@@ -198,8 +198,9 @@ def optimised(households: int = 600, tiers: list[str] | None = None,
 
 def assert_streamed_op_run(scenario: Scenario, tmp_path: Path) -> dict:
     """The streamed run of an optimised scenario gives the batch run's summary (the
-    outcomes, costs, ``shedding``, ``remote``, ``op_vs_bl``) and event tables; the batch
-    summary."""
+    outcomes, costs, ``shedding``, ``remote``, ``op_vs_bl``) and event tables; the stream
+    itself runs OP alone, the plain twins (BL) coming from the day run made before it;
+    the batch summary."""
     batch = api.run(scenario, tmp_path / "b", backend="serial").summary
     assert batch["prediction"]["predicted"] and batch["op_vs_bl"]["bl"]["prediction"]
     # at a speed the second event is planned at t_nc, before the gateways' programs end
@@ -208,6 +209,9 @@ def assert_streamed_op_run(scenario: Scenario, tmp_path: Path) -> dict:
     assert_same_summary(batch, streamed)
     assert_same_events(tmp_path / "b", tmp_path / "s")
     assert streamed["timings"]["day_sizes_seconds"] > 0
+    rows = pq.read_table(tmp_path / "s" / "stream" / "alerts").to_pandas()
+    ran = set(rows.loc[rows["kind"].isin(("user", "meter", "event", "device")), "pass"])
+    assert ran == {"expected", "traditional"}
     return batch
 
 

@@ -547,6 +547,23 @@ def test_a_stopped_stream_resumes_to_the_clean_run(scenario, batch, tmp_path):
     assert not events.duplicated(["pass", "time", "houseID"]).any()
 
 
+@pytest.mark.slow
+def test_a_stopped_optimised_stream_resumes_to_the_batch_run(tmp_path):
+    """OP streamed alone, stopped and started again: the resumed run makes the day run
+    again, takes BL's twins from it, and gives the batch run's summary (about
+    15 s of CPU)."""
+    scenario = optimised(300, remote=None)
+    batch = api.run(scenario, backend="serial").summary
+    assert batch["op_vs_bl"]["bl"]["prediction"]
+    out = tmp_path / "s"
+    stopped_stream(scenario, out)
+    result = api.run(scenario, out, backend="serial", streaming=True)
+    assert_same_summary(batch, result.summary)
+    events = pq.read_table(out / "events_user_events.parquet").to_pandas()
+    assert {"traditional", "traditional_bl"} <= set(events["pass"])
+    assert not events.duplicated(["pass", "time", "houseID"]).any()
+
+
 def test_a_stopped_stream_of_other_inputs_is_refused_untouched(scenario, batch, tmp_path):
     """The issue's case: the scenario edited (or another --households, --chunk-size,
     --delay-detection, backend) after the stream was stopped: refused in one line naming

@@ -23,8 +23,10 @@ Streamed (docs/streaming.md, "Load shedding and remote profiles"): every device'
 decisions look back once it is sized, and its sizing (cost per unit, bound) is measured
 on the whole day's unshed runs, so a streamed run takes it from a batch run of the same
 day made before the stream (:meth:`LoadShedding.day_sizes`, :class:`DeviceSizes`, after the cost
-models in the feature's prepared values); the meter stage then runs OP and BL on each
-gateway over its tests so far, and the leaders and the utility on their inputs so far.
+models in the feature's prepared values); the stream runs OP alone
+(:meth:`LoadShedding.without_twins`): the meter stage on each gateway over its tests so far,
+the leaders and the utility on their inputs so far, and BL's values come from that day run
+(:meth:`LoadShedding.with_twins`, :mod:`drsim.pipeline.day_twins`).
 """
 
 from __future__ import annotations
@@ -380,7 +382,7 @@ class LoadShedding(MonitoringFeature):
                                   for k in ("meter", "group", "utility", "quiet")})
 
     def meter_runs(self, chunk: FeatureChunk, runs: MeterRuns) -> MeterRuns:
-        """Return the runs of each pass on the chunk's gateways: OP, then BL.
+        """Return the runs of each pass on the chunk's gateways: OP, then BL (unless OP alone).
 
         Parameters
         ----------

@@ -296,22 +296,25 @@ def preparations(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
 
 def day_sized(scenario: Scenario, plan: MonitoringPlan, backend: Backend,
               chunk_size: int | None, prepared: dict[str, tuple[Any, ...]],
-              timings: dict[str, float]) -> dict[str, tuple[Any, ...]]:
+              timings: dict[str, float]
+              ) -> tuple[dict[str, tuple[Any, ...]], Monitored | None]:
     """The features' prepared values with what a run of the whole day measures for the
     features :attr:`~drsim.utility.features.MonitoringFeature.sized_on_the_day`
     (:meth:`~drsim.utility.features.MonitoringFeature.day_sizes`: load shedding's device
     sizes), from the passes and the tiers run in batch, timed in ``timings``
-    (``day_sizes_seconds``); ``prepared`` itself when no feature needs it."""
+    (``day_sizes_seconds``), and that run's monitoring, whose plain twins a streamed run
+    reports (:mod:`drsim.pipeline.day_twins`); ``prepared`` itself and None when no
+    feature needs it."""
     sized = [f for f in active_features(scenario) if f.sized_on_the_day]
     if not sized:
-        return prepared
+        return prepared, None
     started = time.perf_counter()
     passes = _passes(scenario, backend, plan, chunk_size, None, prepared)
     monitored, _ = tiers(scenario, plan, backend, passes.handles, None, prepared=prepared)
     timings["day_sizes_seconds"] = time.perf_counter() - started
     return {**prepared, **{f.name: (*prepared[f.name],
                                     f.day_sizes(monitored.features[f.name]))
-                           for f in sized}}
+                           for f in sized}}, monitored
 
 
 def monitored_passes(features: tuple[MonitoringFeature, ...],

@@ -3,7 +3,8 @@ readings monitored as they arrive (``drsim monitor --stream``); docs/streaming.m
 
 ``run_streaming``: the monitoring features' stages before the passes run as in batch (and,
 for a feature whose devices are sized on the whole day, a batch run of the day's tiers:
-:func:`~drsim.pipeline.stages.day_sized`); the passes job simulates the day and stages the
+:func:`~drsim.pipeline.stages.day_sized`, whose plain twins the run reports, the stream
+running OP alone: :mod:`drsim.pipeline.day_twins`); the passes job simulates the day and stages the
 expected and traditional passes' readings interval by interval
 (:func:`drsim.pipeline.tasks.stream_task`); γ comes from its replicas as in batch. A
 simulated clock (:class:`~drsim.pipeline.stream_clock.Clock`) plays the intervals into the stream at
@@ -13,8 +14,8 @@ interval. When the utility predicts on the traditional pass, the second event is
 once from what the stream has shown (its plan written to ``stream/second_event_plan.json``)
 and the adaptive pass runs beside the stream; its readings from the announcement on are
 played in as pass ``adaptive`` (loads only). When the program's last minute is decided on
-every monitored pass, the run is assembled as the batch run is, from the stream's rows,
-and the plain twin's closed loop (BL) runs after it, as in batch.
+every monitored pass, the run is assembled as the batch run is, from the stream's rows
+(and the day run's twins), and the plain twin's closed loop (BL) runs after it, as in batch.
 
 ``monitor_stream``: the same stages over the files that arrive in a folder, the readings of
 one pass (``traditional``), γ given or constant; the participants' sums come from the
@@ -39,6 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from drsim.pipeline.backend import Backend, Stream, StreamStage
+from drsim.pipeline.day_twins import DayTwins
 from drsim.pipeline.loads import Loads, sum_loads
 from drsim.pipeline.monitor import MONITORED_PASS, participants_task
 from drsim.pipeline.pass_names import MONITORED, PASSES
@@ -398,16 +400,20 @@ def run_streaming(scenario: Scenario, backend: Backend, folder: Path, *,
     where = _folders(folder)
     first_job = len(backend.info.jobs)
     timings: dict[str, float] = {}
-    prepared = day_sized(scenario, plan, backend, chunk_size,
-                         preparations(scenario, plan, backend, progress, timings), timings)
+    prepared, day = day_sized(scenario, plan, backend, chunk_size,
+                              preparations(scenario, plan, backend, progress, timings), timings)
+    # the plain twins (BL) from the day run, when there is one: the stream runs OP alone
+    features = tuple(f if day is None else f.without_twins() for f in active_features(scenario))
+    twins = None if day is None else DayTwins.of(day, backend, monitored_passes(features))
     passes, thresholds = _staged_passes(scenario, backend, plan, where["staging"], chunk_size,
                                         progress)
     chunks = passes.chunks
     context = StreamContext(scenario, plan, tuple(chunks), thresholds,
-                            monitored_passes(active_features(scenario)), packed=True,
-                            features=tuple(active_features(scenario)), prepared=prepared)
+                            monitored_passes(features), packed=True, features=features,
+                            prepared=prepared)
     live = _LiveRun(scenario, backend, folder, context, passes, Collector(where["alerts"]),
-                    delay_detection, chunk_feature_rows(backend, passes.handles, context.features))
+                    delay_detection, chunk_feature_rows(backend, passes.handles, features),
+                    twins)
     stream = backend.stream(source(context, where["source"], file_rows(width(plan))),
                             stages(context), live.collector, where["checkpoint"])
     write_warmup(where["source"], [c.first for c in chunks], [c.group for c in chunks], plan)
@@ -460,6 +466,7 @@ class _LiveRun:
     collector: Collector
     delay_detection: int
     feature_rows: dict[str, pd.DataFrame]  # the monitoring features' rows of the chunk tasks
+    twins: DayTwins | None = None  # the passes the stream does not run, from the day run
     second: SecondEventPlan | None = None
     adaptive: Future | None = None  # the adaptive pass, beside the stream
     planned_after: float | None = None  # seconds from the prediction's batch to the plan
@@ -540,6 +547,8 @@ class _LiveRun:
         scenario, context, passes = self.scenario, self.context, self.passes
         monitored = monitored_from(context, _renamed(self.collector.rows()), context.passes,
                                    context.features, self.feature_rows)
+        if self.twins is not None:
+            monitored = self.twins.joined(monitored, context.features)
         run_costs = pass_costs(scenario, monitored, MONITORED_PASS)
         second = self.second or SecondEventPlan(note="no utility non-compliance predicted: "
                                                      "no second event")

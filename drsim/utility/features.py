@@ -337,6 +337,21 @@ class MonitoringFeature(ABC):
         """
         return names
 
+    def without_twins(self) -> MonitoringFeature:
+        """Return the feature as a streamed run runs it: without the twins it adds.
+
+        Itself by default. The twins' values come from the day's batch run made before
+        the stream (:func:`drsim.pipeline.stages.day_sized`, :meth:`with_twins`).
+        """
+        return self
+
+    def with_twins(self, merged: Any, day: Any) -> Any:
+        """Return a streamed run's merge with the twins' values of the day run's ``day``.
+
+        ``merged`` by default (a feature that adds no twins).
+        """
+        return merged
+
     def meter_runs(self, chunk: FeatureChunk, runs: MeterRuns) -> MeterRuns:
         """Return how the chunk's passes run through the meter tier.
 

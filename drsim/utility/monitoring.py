@@ -472,6 +472,28 @@ def meter_stream(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
     return stream, lam
 
 
+#: the meter tier's user events: column -> (the meter query's output it is, its dtype)
+USER_EVENT_COLUMNS = {"time": ("time", np.int64), "houseID": ("houseID", np.int64),
+                      "groupID": ("groupID", np.int64), "accLoad": ("accLoad", np.float64),
+                      "delay": ("data_delay", np.float64), "missing": ("missing", np.int64)}
+
+
+def user_event_columns(outputs: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Return the meter query's outputs as the tier's user events, typed columns.
+
+    :data:`USER_EVENT_COLUMNS`: the data delay [min] of remote λ and the lost test slots
+    of a run are 0 where the query's outputs have none (local λ, no lost readings).
+
+    >>> out = pd.DataFrame({"time": [1135], "houseID": [7], "groupID": [0],
+    ...                     "accLoad": [2.5]})
+    >>> {k: v.tolist() for k, v in user_event_columns(out).items()}["delay"]
+    [0.0]
+    """
+    n = len(outputs)
+    return {name: outputs[column].to_numpy(dtype) if column in outputs.columns
+            else np.zeros(n, dtype) for name, (column, dtype) in USER_EVENT_COLUMNS.items()}
+
+
 def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
                acc_kwh: np.ndarray, expected_acc_kwh: np.ndarray,
                shedder: Any = None, fetch: Any = None,
@@ -612,19 +634,16 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
 
     if carry is None:
         stream, lam = readings()
-        events, processed, pms, outputs = feed_by_time(start(tables(lam), plan), stream,
-                                                       times, as_frame=True)
+        found, processed, pms, outputs = feed_by_time(start(tables(lam), plan), stream,
+                                                      times, as_frame=True)
+        events = pd.DataFrame(user_event_columns(found))
     else:
-        events, processed, pms, outputs = carry.run(house_ids, readings, acc_kwh,
-                                                    expected_acc_kwh, lost, tables, start)
+        columns, processed, pms, outputs = carry.run(house_ids, readings, acc_kwh,
+                                                     expected_acc_kwh, lost, tables, start,
+                                                     user_event_columns)
+        events = pd.DataFrame(columns)
         if fetch is not None:
             fetch.fetcher = carry.ended  # (the outermost layer) its counts, as run
-    if "data_delay" not in events.columns:
-        events["data_delay"] = 0.0
-    if "missing" not in events.columns:
-        events["missing"] = 0
-    events = events[["time", "houseID", "groupID", "accLoad", "data_delay", "missing"]]\
-        .rename(columns={"data_delay": "delay"})
     first = np.full(n, NOT_LATCHED, dtype=np.int64)
     if len(events):
         house, at = events["houseID"].to_numpy(np.int64), events["time"].to_numpy(np.int64)
@@ -641,8 +660,5 @@ def meter_tier(plan: MonitoringPlan, house_ids: np.ndarray, group_id: int,
             fetches = fetches - gone
         at, spells = silence(lost, plan.m_user + 1)
         silent = np.where(at >= 0, times[at.clip(0)] if k else at, NOT_LATCHED)
-    return MeterResult(events.astype({"time": np.int64, "houseID": np.int64,
-                                      "groupID": np.int64, "accLoad": np.float64,
-                                      "delay": np.float64, "missing": np.int64}),
-                       processed, pms, outputs, first, fetches,
+    return MeterResult(events, processed, pms, outputs, first, fetches,
                        None if fetch is None else fetch.counts(), gone, spells, silent)

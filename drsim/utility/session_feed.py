@@ -134,7 +134,9 @@ class MeterCarry:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     #: accLoad, λ and the lost readings of the tests fed, each (households, tests fed)
     fed: tuple[np.ndarray, ...] = ()
-    parts: list[pd.DataFrame] = field(default_factory=list)
+    #: the outputs of the tests fed, as typed columns (``columns`` of :meth:`run`), each
+    #: test's added once
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)
     booked: np.ndarray = field(default_factory=lambda: np.zeros((3, 0), dtype=np.int64))
     #: the feeder (or its copy) that the last run ended: its shedder's and fetcher's
     #: reports, read before the next run
@@ -149,11 +151,14 @@ class MeterCarry:
             readings: Callable[[int], tuple[pd.DataFrame, pd.DataFrame]], acc_kwh: np.ndarray,
             expected_acc_kwh: np.ndarray, lost: np.ndarray | None,
             tables: Callable[[pd.DataFrame], dict[str, pd.DataFrame]],
-            start: Callable[[dict[str, pd.DataFrame], Any], Any]
-            ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
+            start: Callable[[dict[str, pd.DataFrame], Any], Any],
+            columns: Callable[[pd.DataFrame], dict[str, np.ndarray]]
+            ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
         """Run over the tests so far, feeding the kept feeder the tests it has not fed.
 
-        Returns the outputs and work per test, as :func:`feed_by_time` does.
+        Returns the outputs, as ``columns`` makes them, and the work per test, as
+        :func:`feed_by_time` does. Each test's outputs are made into columns once, when
+        fed, and appended to those before (not rebuilt from every test's at each run).
 
         Parameters
         ----------
@@ -172,6 +177,9 @@ class MeterCarry:
         start : callable
             ``start(tables, plan)`` makes the feeder of a new run of the query of
             ``plan`` reading ``tables``.
+        columns : callable
+            ``columns(outputs)`` the typed columns of a frame of the query's outputs
+            (:func:`drsim.utility.monitoring.user_event_columns`).
         """
         k = acc_kwh.shape[1]
         given = (acc_kwh, expected_acc_kwh,
@@ -183,7 +191,7 @@ class MeterCarry:
                                index=house_ids, columns=times)
             lam.iloc[:, :k] = expected_acc_kwh
             self.tables = tables(lam)
-            self.feeder, self.parts, j = start(self.tables, self.plan), [], 0
+            self.feeder, self.outputs, j = start(self.tables, self.plan), {}, 0
             self.booked = np.zeros((3, 0), dtype=np.int64)
         elif k > j:
             self.tables["λ"].iloc[:, j:k] = expected_acc_kwh[:, j:]
@@ -195,14 +203,17 @@ class MeterCarry:
             times = self.plan.test_times[j:k]
             new = readings(j)[0]
             if len(new):
-                self.parts.append(self.feeder.feed(new, as_frame=True, work_by="time"))
+                self.outputs = _joined(self.outputs, columns(
+                    self.feeder.feed(new, as_frame=True, work_by="time")))
                 work = booked_work(self.feeder.work, times)
             else:
                 work = np.zeros((3, k - j), dtype=np.int64)
             self.booked = np.concatenate([self.booked, work], axis=1)
         self.fed = tuple(np.array(x) for x in given)
         self.ended = to_end(self.feeder)
-        return flushed(self.ended, list(self.parts), self.booked, as_frame=True)
+        rest, processed, pms, detected = flushed(self.ended, [pd.DataFrame()], self.booked,
+                                                 as_frame=True)
+        return _joined(self.outputs, columns(rest)), processed, pms, detected
 
     def layer(self, kind: type) -> Any:
         """Return the part of :attr:`ended` of type ``kind``.
@@ -221,3 +232,11 @@ class MeterCarry:
             np.array_equal(self.tables["λ"].index.to_numpy(), house_ids) and \
             all(np.array_equal(g[:, :j], f, equal_nan=g.dtype.kind == "f")
                 for g, f in zip(given, self.fed, strict=True))
+
+
+def _joined(before: dict[str, np.ndarray], after: dict[str, np.ndarray]
+            ) -> dict[str, np.ndarray]:
+    """Return typed columns ``before`` with the rows of ``after`` appended."""
+    if not before:
+        return after
+    return {c: np.concatenate([v, after[c]]) for c, v in before.items()}

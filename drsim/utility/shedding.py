@@ -37,7 +37,7 @@ the profiles read as the plain run reads them (no EIRES, no updates).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -530,9 +530,10 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
                     group_id: int, group_first: int, acc_kwh: np.ndarray,
                     expected_acc_kwh: np.ndarray,
                     inputs: Callable[..., Mapping[str, Any]] | None = None,
-                    shed: bool = True, sizing: DeviceSizing | None = None
-                    ) -> tuple[MeterResult, DeviceStats, MeterResult, DeviceStats,
-                               tuple[np.ndarray, np.ndarray], DeviceSizing]:
+                    shed: bool = True, sizing: DeviceSizing | None = None,
+                    reference: tuple[int, int] | None = None
+                    ) -> tuple[MeterResult | None, DeviceStats | None, MeterResult,
+                               DeviceStats, tuple[np.ndarray, np.ndarray], DeviceSizing]:
     r"""Run Listing 6.1 on a chunk's gateways, unshed (BL) and under a latency bound (OP).
 
     Each gateway g is a modelled device (module doc). BL, the unshed run, measures its
@@ -581,13 +582,15 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
     sizing : DeviceSizing, optional
         The gateways' cost per unit and bounds, sized before on BL's run of the whole
         window (a stream's, which runs the tier over the tests so far); None: sized here.
+    reference : tuple of int, optional
+        With ``sizing``: BL's latency sum [µmin] and count [readings] on these gateways
+        over the whole window, measured before (a stream's, from the day run): BL is not
+        run, and OP's figures take them as the unshed reference.
 
     Returns
     -------
-    bl : MeterResult
-        The unshed run.
-    bl_stats : DeviceStats
-        What BL's gateways did.
+    bl, bl_stats : MeterResult, DeviceStats
+        The unshed run and what its gateways did (None with ``reference``).
     op : MeterResult
         The run under the bound.
     op_stats : DeviceStats
@@ -670,11 +673,17 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
         bl_report = made[-1].report_at(unit_cost)
     else:  # sized before: serving BL on them is what report_at does
         unit_cost = np.asarray(sizing.unit_cost, dtype=np.float64)
-        bl, bl_report = run("NS", unit_cost)
-    bl_stats = DeviceStats.of_report(bl_report, span, bl_report)
+        bl, bl_report = (None, None) if reference is not None else run("NS", unit_cost)
+    bl_stats = None if bl is None else DeviceStats.of_report(bl_report, span, bl_report)
+
+    def stats(report: dict[str, Any], bound: np.ndarray | None = None) -> DeviceStats:
+        figures = DeviceStats.of_report(report, span, bl_report or report, bound)
+        return figures if reference is None else replace(
+            figures, unshed_latency_sum=reference[0], unshed_latency_count=reference[1])
+
     if not shed:
         op, op_report = run("NS", unit_cost, plain=False)
-        return (bl, bl_stats, op, DeviceStats.of_report(op_report, span, bl_report),
+        return (bl, bl_stats, op, stats(op_report),
                 (np.zeros(0, dtype=np.int64), np.zeros(0)), DeviceSizing.of(unit_cost))
     if sizing is None:
         device = np.tile(device_of(index), len(plan.test_times))  # BL serves every reading
@@ -682,7 +691,7 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
     else:
         bound = np.asarray(sizing.bound, dtype=np.float64)
     op, op_report = run(cfg.strategy, unit_cost, bound)
-    return (bl, bl_stats, op, DeviceStats.of_report(op_report, span, bl_report, bound),
+    return (bl, bl_stats, op, stats(op_report, bound),
             (op_report["shed_keys"], op_report["shed_times"]),
             DeviceSizing.of(unit_cost, bound))
 

@@ -23,8 +23,10 @@ Streamed (docs/streaming.md, "Load shedding and remote profiles"): every device'
 decisions look back once it is sized, and its sizing (cost per unit, bound) is measured
 on the whole day's unshed runs, so a streamed run takes it from a batch run of the same
 day made before the stream (:meth:`LoadShedding.day_sizes`, :class:`DeviceSizes`, after the cost
-models in the feature's prepared values); the meter stage then runs OP and BL on each
-gateway over its tests so far, and the leaders and the utility on their inputs so far.
+models in the feature's prepared values); the stream runs OP alone
+(:meth:`LoadShedding.without_twins`): the meter stage on each gateway over its tests so far,
+the leaders and the utility on their inputs so far, and BL's values come from that day run
+(:meth:`LoadShedding.with_twins`, :mod:`drsim.pipeline.day_twins`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from drsim.utility.features import (
     MeterRuns,
     MonitoringFeature,
     Preparation,
+    is_plain_twin,
     plain_twin,
 )
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
@@ -117,10 +120,15 @@ class DeviceSizes:
         (chunk, monitored pass) -> its gateways'.
     tiers : dict of (str, int) to DeviceSizing
         (pass or twin, group; the utility: -1) -> the group leader's or the utility's.
+    unshed : dict of (int, str) to tuple of int
+        (chunk, monitored pass) -> its gateways' unshed run (BL): latency sum [µmin] and
+        count [readings] over the whole window, the reference of OP's bound, which a
+        stream that runs OP alone reports (:meth:`LoadShedding.without_twins`).
     """
 
     meter: dict[tuple[int, str], DeviceSizing] = field(default_factory=dict)
     tiers: dict[tuple[str, int], DeviceSizing] = field(default_factory=dict)
+    unshed: dict[tuple[int, str], tuple[int, int]] = field(default_factory=dict)
 
 
 def cost_model_rows(scenario: Scenario, plan: MonitoringPlan, simulate: Callable[..., Any],
@@ -257,6 +265,9 @@ class LoadShedding(MonitoringFeature):
         The scenario's ``monitoring.shedding``.
     group_firsts : tuple of int
         The id of each group's first household (gateways count from it).
+    twins : bool
+        Whether the tiers run the plain twins (BL) beside OP; a streamed run's do not
+        (:meth:`without_twins`).
     """
 
     name = "shedding"
@@ -272,6 +283,7 @@ class LoadShedding(MonitoringFeature):
 
     cfg: Shedding | None
     group_firsts: tuple[int, ...]
+    twins: bool = True
 
     @classmethod
     def of(cls, scenario: Scenario) -> LoadShedding:
@@ -330,12 +342,47 @@ class LoadShedding(MonitoringFeature):
         Returns
         -------
         tuple of str
-            ``names``, then each one's twin.
+            ``names``, then each one's twin (none :meth:`without_twins`).
         """
-        return (*names, *map(plain_twin, names))
+        return (*names, *map(plain_twin, names)) if self.twins else names
+
+    def without_twins(self) -> LoadShedding:
+        """Return the feature that runs OP alone, BL's values taken from the day run.
+
+        A streamed run's (docs/decisions.md, "BL in a streamed run"): the gateways report
+        OP's figures with BL's latencies of the day run (:attr:`DeviceSizes.unshed`) as
+        the bound's reference, and :meth:`with_twins` adds the day run's BL figures.
+
+        Returns
+        -------
+        LoadShedding
+            The feature with :attr:`twins` off.
+        """
+        return replace(self, twins=False)
+
+    def with_twins(self, merged: SheddingFigures, day: SheddingFigures) -> SheddingFigures:
+        """Return a streamed run's figures with the plain twins' of the day run.
+
+        Parameters
+        ----------
+        merged : SheddingFigures
+            The stream's (:meth:`tier_merge`), OP's passes only.
+        day : SheddingFigures
+            The day run's, made before the stream (:func:`drsim.pipeline.stages.day_sized`).
+
+        Returns
+        -------
+        SheddingFigures
+            ``merged`` with the twins' figures and quiet readings of ``day``.
+        """
+        def joined(mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+            return {**mine, **{n: v for n, v in theirs.items() if is_plain_twin(n)}}
+
+        return replace(merged, **{k: joined(getattr(merged, k), getattr(day, k))
+                                  for k in ("meter", "group", "utility", "quiet")})
 
     def meter_runs(self, chunk: FeatureChunk, runs: MeterRuns) -> MeterRuns:
-        """Return the runs of each pass on the chunk's gateways: OP, then BL.
+        """Return the runs of each pass on the chunk's gateways: OP, then BL (unless OP alone).
 
         Parameters
         ----------
@@ -356,14 +403,16 @@ class LoadShedding(MonitoringFeature):
 
         def shed(name: str, acc: Any, expected_acc: Any,
                  inputs: Callable[..., Mapping[str, Any]]) -> list[MeterRun]:
+            key = (chunk.chunk, name)
             bl, bl_stats, op, op_stats, (keys, times), sizing = shed_meter_tier(
                 chunk.plan, self.cfg, model, chunk.house_ids, chunk.group, first, acc,
                 expected_acc, inputs, shed="meter" in self.cfg.tiers,
-                sizing=None if sizes is None else sizes.meter[(chunk.chunk, name)])
+                sizing=None if sizes is None else sizes.meter[key],
+                reference=None if self.twins else sizes.unshed[key])
             quiet = quiet_readings(chunk.plan, chunk.house_ids, keys, times, chunk.lost)
-            return [MeterRun(name, op, GatewayRun(op_stats, quiet, sizing)),
-                    MeterRun(plain_twin(name), bl,
-                             GatewayRun(bl_stats, np.zeros_like(quiet), sizing))]
+            op_run = MeterRun(name, op, GatewayRun(op_stats, quiet, sizing))
+            return [op_run] if bl is None else [op_run, MeterRun(
+                plain_twin(name), bl, GatewayRun(bl_stats, np.zeros_like(quiet), sizing))]
 
         return shed
 
@@ -483,7 +532,12 @@ class LoadShedding(MonitoringFeature):
         meter = {(int(c), str(p)): DeviceSizing.of(u, b if len(b) else None)
                  for c, p, u, b in zip(own["chunk"], own["pass"], own["unit_cost"],
                                        own["bound"], strict=True)}
-        return SheddingFigures(gateways, quiet=quiet, sizes=DeviceSizes(meter))
+        twin = rows[rows["run"] == rows["pass"].map(plain_twin)]  # BL's: OP's reference
+        unshed = {(int(c), str(p)): (s.latency_sum, s.latency_count)
+                  for c, p, s in zip(twin["chunk"], twin["pass"],
+                                     map(DeviceStats.merged, ([g] for g in twin["gateways"])),
+                                     strict=True)}
+        return SheddingFigures(gateways, quiet=quiet, sizes=DeviceSizes(meter, unshed=unshed))
 
     def cost_inputs(self, merged: SheddingFigures, name: str) -> dict[str, Any]:
         """Return the readings the quiet meters of pass ``name`` did not send.

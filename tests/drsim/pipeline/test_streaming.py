@@ -198,8 +198,9 @@ def optimised(households: int = 600, tiers: list[str] | None = None,
 
 def assert_streamed_op_run(scenario: Scenario, tmp_path: Path) -> dict:
     """The streamed run of an optimised scenario gives the batch run's summary (the
-    outcomes, costs, ``shedding``, ``remote``, ``op_vs_bl``) and event tables; the batch
-    summary."""
+    outcomes, costs, ``shedding``, ``remote``, ``op_vs_bl``) and event tables; the stream
+    itself runs OP alone, the plain twins (BL) coming from the day run made before it;
+    the batch summary."""
     batch = api.run(scenario, tmp_path / "b", backend="serial").summary
     assert batch["prediction"]["predicted"] and batch["op_vs_bl"]["bl"]["prediction"]
     # at a speed the second event is planned at t_nc, before the gateways' programs end
@@ -208,6 +209,9 @@ def assert_streamed_op_run(scenario: Scenario, tmp_path: Path) -> dict:
     assert_same_summary(batch, streamed)
     assert_same_events(tmp_path / "b", tmp_path / "s")
     assert streamed["timings"]["day_sizes_seconds"] > 0
+    rows = pq.read_table(tmp_path / "s" / "stream" / "alerts").to_pandas()
+    ran = set(rows.loc[rows["kind"].isin(("user", "meter", "event", "device")), "pass"])
+    assert ran == {"expected", "traditional"}
     return batch
 
 
@@ -540,6 +544,23 @@ def test_a_stopped_stream_resumes_to_the_clean_run(scenario, batch, tmp_path):
     result = api.run(scenario, out, backend="serial", streaming=True)
     assert_same_summary(batch, result.summary)
     events = pq.read_table(out / "events_user_events.parquet").to_pandas()
+    assert not events.duplicated(["pass", "time", "houseID"]).any()
+
+
+@pytest.mark.slow
+def test_a_stopped_optimised_stream_resumes_to_the_batch_run(tmp_path):
+    """OP streamed alone, stopped and started again: the resumed run makes the day run
+    again, takes BL's twins from it, and gives the batch run's summary (about
+    15 s of CPU)."""
+    scenario = optimised(300, remote=None)
+    batch = api.run(scenario, backend="serial").summary
+    assert batch["op_vs_bl"]["bl"]["prediction"]
+    out = tmp_path / "s"
+    stopped_stream(scenario, out)
+    result = api.run(scenario, out, backend="serial", streaming=True)
+    assert_same_summary(batch, result.summary)
+    events = pq.read_table(out / "events_user_events.parquet").to_pandas()
+    assert {"traditional", "traditional_bl"} <= set(events["pass"])
     assert not events.duplicated(["pass", "time", "houseID"]).any()
 
 

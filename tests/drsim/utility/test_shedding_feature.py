@@ -11,6 +11,7 @@ from types import SimpleNamespace as NS
 
 import numpy as np
 import pandas as pd
+import pytest
 from small_scenarios import quickstart
 
 from drsim.scenario import RemoteData, Shedding, scenario_from_dict
@@ -208,6 +209,48 @@ def test_each_pass_runs_under_the_bound_then_unshed_on_the_gateways():
     assert feature.cost_inputs(merged, "traditional")["quiet"] is merged.quiet["traditional"]
     louder = replace(merged, quiet={**merged.quiet, "traditional": merged.quiet["traditional"] + 1})
     assert merged == feature.merge(frame) and merged != louder
+
+
+@pytest.mark.parametrize("tiers", [["meter", "group", "utility"], ["group"]])
+def test_without_twins_the_gateways_run_op_alone_with_the_day_runs_reference(tiers):
+    """A streamed run's feature (OP alone, BL from the day run): sized on a day run's
+    merge, the gateways run OP only, and its figures, the unshed reference included,
+    are those OP had beside BL; the day run's twins join the stream's figures."""
+    cfg = CFG.model_copy(update={"tiers": tiers})
+    rng = np.random.default_rng(1)
+    day = NS(population=NS(ids=np.arange(8)),
+             window_kw={"traditional": rng.uniform(0, 2, (8, 120))},
+             estimate_window_kw={"expected": np.ones((8, 120))})
+    model = fit_meter_model(NS(monitoring=NS(shedding=cfg)), PLAN, 0, day)
+    feature = LoadShedding(cfg, (0,))
+    chunk = FeatureChunk(PLAN, 0, 0, np.arange(8),
+                         prepared={"shedding": (CostModels((pickle.dumps(model),), ((),)),)})
+    used = accumulated_kwh(rng.uniform(0, 2, (8, 120)), 1110, PLAN.test_times)
+    expected = accumulated_kwh(np.ones((8, 120)), 1110, PLAN.test_times)
+    op, bl = feature.meter_runs(chunk, None)("traditional", used, expected,
+                                             lambda plain=False: {})
+    rows = feature.chunk_rows(replace(chunk, meter_runs=(op, bl)), "traditional")
+    merged = feature.merge(pd.DataFrame({"chunk": 0, "group": 0, "pass": "traditional",
+                                         **rows}))
+    assert merged.sizes.unshed == {(0, "traditional"): (bl.extra.stats.latency_sum,
+                                                        bl.extra.stats.latency_count)}
+    alone = feature.without_twins()
+    assert alone.passes(("expected", "traditional")) == ("expected", "traditional")
+    sized = replace(chunk, prepared={"shedding": (*chunk.prepared["shedding"],
+                                                  feature.day_sizes(merged))})
+    given = []
+    (streamed,) = alone.meter_runs(sized, None)("traditional", used, expected,
+                                                lambda plain=False: given.append(plain) or {})
+    assert given == [False]  # no BL run
+    assert streamed.label == "traditional" and streamed.extra.stats == op.extra.stats
+    assert streamed.extra.stats.unshed_latency_count == bl.extra.stats.latency_count > 0
+    assert streamed.result.events.equals(op.result.events)
+    assert np.array_equal(streamed.extra.quiet, op.extra.quiet)
+    mine = alone.merge(pd.DataFrame({"chunk": 0, "group": 0, "pass": "traditional",
+                                     **alone.chunk_rows(replace(chunk, meter_runs=(streamed,)),
+                                                        "traditional")}))
+    assert set(mine.meter) == {"traditional"}
+    assert alone.with_twins(mine, merged) == merged
 
 
 def test_the_summary_puts_op_beside_bl_and_the_headline_reads_it():

@@ -97,6 +97,14 @@ def test_the_statements_read_the_rows():
     assert verdicts == [True, False, False, True, True]
 
 
+def test_the_figure_is_written_under_its_own_name(tmp_path):
+    rows = [{"strategy": s, **{q: v * (1 + k) for k, q in enumerate(
+        ("p5", "p25", "p50", "p75", "p95"))}}
+            for s, v in (("BL1", 1.0), ("Hybrid", 1e-3))]
+    assert cluster_regions.draw(rows, tmp_path) == [tmp_path / "ch5_cluster.png"]
+    assert (tmp_path / "ch5_cluster.png").stat().st_size > 0
+
+
 @pytest.mark.parametrize("name", ["experiments.cluster_regions_data",
                                   "experiments.remote_case"])
 def test_docstring_examples(name):

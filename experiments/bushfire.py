@@ -31,11 +31,9 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 import cep_core
 from cep_core.remote import LatencyModel, RemoteConfig, RemoteSource
-from experiments import bushfire_data
+from experiments import bushfire_data, remote_case
 from experiments.ch5_setups import LITERAL
 from experiments.reproduce_ch5 import POLICY, STRATEGIES, pin_unit_cost
 from experiments.results_csv import draw_csv, report, reproduction_parser, spawn_pool, write_rows
@@ -46,7 +44,15 @@ COLUMNS = ("strategy", "p5", "p25", "p50", "p75", "p95", "matches", "events",
 MS = 60_000.0  # milliseconds per minute, the stream's time unit
 LATENCY = LatencyModel("uniform", low=10 / MS, high=100 / MS)  # U(10, 100) ms [min]
 SIZES = {"quick": (300, 1), "full": (1_000, 3)}  # areas, days
-PERCENTILES = ("p5", "p25", "p50", "p75", "p95")
+
+
+def _day(areas: int, day: int) -> tuple:
+    """One day's compiled query (its remote source the day's readings) and events."""
+    table = bushfire_data.remote_table(areas, seed=day)
+    source = RemoteSource(table, latency=LATENCY, seed=7 + day)
+    cq = cep_core.compile(bushfire_data.LISTING_5_2, time_unit="min",
+                          params=bushfire_data.params(), remote={"REMOTE": source})
+    return cq, bushfire_data.stream(areas, seed=day)
 
 
 def run_one(job: tuple) -> dict:
@@ -54,33 +60,11 @@ def run_one(job: tuple) -> dict:
     of all days pooled, in ms."""
     strategy, areas, days, unit_cost = job
     t0 = time.perf_counter()
-    latencies: list[float] = []
-    totals = dict.fromkeys(("matches", "events", "requests", "prefetches", "waited",
-                            "pm_created"), 0.0)
-    for day in range(days):
-        table = bushfire_data.remote_table(areas, seed=day)
-        source = RemoteSource(table, latency=LATENCY, seed=7 + day)
-        cq = cep_core.compile(bushfire_data.LISTING_5_2, time_unit="min",
-                              params=bushfire_data.params(), remote={"REMOTE": source})
-        config = RemoteConfig(strategy, unit_cost=unit_cost / 60e6, cache="cost",
-                              capacity=max(1, len(table) // 10))
-        session = cq.start(POLICY["greedy"], output="matches", remote=config)
-        events = bushfire_data.stream(areas, seed=day)
-        session.feed(events)
-        session.flush()
-        latencies.extend(session.engine.match_latencies)
-        rep = session.remote_report()
-        for k in ("requests", "prefetches", "waited"):
-            totals[k] += rep["fetch"][k]
-        totals["matches"] += rep["matches"]
-        totals["events"] += len(events)
-        totals["pm_created"] += rep["counters"]["pm_created"]
-    lat = np.asarray(latencies) * MS
-    pct = {p: float(np.percentile(lat, int(p[1:]))) if len(lat) else 0.0
-           for p in PERCENTILES}
-    return {"strategy": strategy, **pct,
-            **{k: int(v) for k, v in totals.items() if k != "waited"},
-            "waited": totals["waited"] * MS, "areas": areas, "days": days,
+    config = RemoteConfig(strategy, unit_cost=unit_cost / 60e6, cache="cost",
+                          capacity=max(1, 2 * areas // 10))  # 10 % of the readings
+    row = remote_case.run_streams((_day(areas, day) for day in range(days)), config,
+                                      POLICY["greedy"], MS)
+    return {"strategy": strategy, **row, "areas": areas, "days": days,
             "unit_cost": unit_cost, "seconds": time.perf_counter() - t0}
 
 
@@ -92,7 +76,7 @@ def check(rows: list[dict]) -> list[tuple[str, bool]]:
         return float(p[s][q])
 
     def gain(base: str, q: str) -> float:
-        return at(base, q) / at("Hybrid", q) if at("Hybrid", q) > 0 else float("inf")
+        return remote_case.gain(p, base, q)
 
     base = min(at(b) for b in ("BL1", "BL2", "BL3"))
     ours = {s: at(s) for s in ("PFetch", "LzEval", "Hybrid")}

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["BIKE_QUERY", "CLUSTER_QUERY", "make_trips", "make_task_events", "GENERATORS"]
+__all__ = ["BIKE_QUERY", "CLUSTER_QUERY", "make_trips", "task_event_columns",
+           "make_task_events", "GENERATORS"]
 
 #: Listing 4.1 with the minimal path length of §4.4.4.1 (five stations: at least five
 #: trips in ``a[]``); its RETURN clause left out (recall compares the matches' events)
@@ -128,9 +129,28 @@ def _lifecycles(rng: np.random.Generator, tasks: int, machines: int,
     return time, kind, task, mach, priority
 
 
+def task_event_columns(n: int, rate: float = 0.5, seed: int = 0,
+                       machines: int = 40) -> dict[str, np.ndarray]:
+    """The first ``n`` task events of a trace at about ``rate`` events/s (module doc) as
+    columns in time order: ``time`` [s], ``kind`` (the index into :data:`LIFECYCLE`),
+    ``task_id``, ``machine`` and ``priority``.
+
+    >>> cols = task_event_columns(300, seed=1, machines=12)
+    >>> len(cols["time"]), int(cols["machine"].max()) < 12
+    (300, True)
+    """
+    rng = np.random.default_rng(seed)
+    tasks = n // 2 + 10                                 # about 2.6 events a task
+    span = tasks * 2.6 / rate
+    time, kind, task, mach, priority = _lifecycles(rng, tasks, machines, span)
+    order = np.argsort(time, kind="stable")[:n]
+    return {"time": time[order], "kind": kind[order], "task_id": task[order],
+            "machine": mach[order], "priority": priority[task[order]]}
+
+
 def make_task_events(n: int, rate: float = 0.5, seed: int = 0,
                      machines: int = 40) -> list[dict]:
-    """The first ``n`` task events of a trace at about ``rate`` events/s (module doc).
+    """The events of :func:`task_event_columns` as dicts (``type`` the life-cycle event).
 
     >>> ev = make_task_events(300, seed=1)
     >>> len(ev), {e["type"] for e in ev} <= set(LIFECYCLE)
@@ -138,15 +158,12 @@ def make_task_events(n: int, rate: float = 0.5, seed: int = 0,
     >>> all(a["time"] <= b["time"] for a, b in zip(ev, ev[1:]))
     True
     """
-    rng = np.random.default_rng(seed)
-    tasks = n // 2 + 10                                 # about 2.6 events a task
-    span = tasks * 2.6 / rate
-    time, kind, task, mach, priority = _lifecycles(rng, tasks, machines, span)
-    order = np.argsort(time, kind="stable")[:n]
-    return [{"type": LIFECYCLE[k], "time": round(float(t), 3), "task_id": int(i),
-             "machine": int(m), "priority": int(priority[i])}
-            for t, k, i, m in zip(time[order].tolist(), kind[order].tolist(),
-                                  task[order].tolist(), mach[order].tolist(), strict=True)]
+    c = task_event_columns(n, rate, seed, machines)
+    return [{"type": LIFECYCLE[k], "time": round(t, 3), "task_id": i, "machine": m,
+             "priority": p}
+            for t, k, i, m, p in zip(c["time"].tolist(), c["kind"].tolist(),
+                                     c["task_id"].tolist(), c["machine"].tolist(),
+                                     c["priority"].tolist(), strict=True)]
 
 
 #: the generators by the name a case of :mod:`experiments.reproduce_ch4` gives its data

@@ -302,9 +302,9 @@ class RemoteEngine(ReferenceEngine):
                     ok = p.test(nb)
                 except Postpone as x:
                     if postponed is None:
-                        postponed, elements = [], set()
+                        postponed, elements = [], {}
                     postponed.append(p.index)
-                    elements.add(x.d)
+                    elements[x.d] = None  # an ordered set: fetches sent in a fixed order
                     st.fetch.postponed += 1
                     continue
                 finally:

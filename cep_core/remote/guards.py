@@ -25,7 +25,7 @@ class Guard:
 
     __slots__ = ("preds", "bind", "elements", "reach", "value", "lits")
 
-    def __init__(self, preds: list, bind: dict, elements: set, reach: frozenset):
+    def __init__(self, preds: list, bind: dict, elements: dict, reach: frozenset):
         self.preds, self.bind, self.elements = preds, bind, elements
         self.reach, self.value = reach, None
         self.lits: list[Lit] = []  # the literals that rest on it, until it is evaluated

@@ -146,8 +146,10 @@ class UtilityModel:
         return ell * (omega * self.urgent.get(d, 0) + (1 - omega) * self.future.get(d, 0.0))
 
     def ranked(self, omega: float) -> list[tuple[float, Hashable]]:
-        """Elements of the window by utility, highest first."""
-        keys = set(self.future) | set(self.urgent)
+        """Elements of the window by utility, highest first; ties in the order the
+        elements were first counted (not a set's, which hashing would make vary by
+        process)."""
+        keys = dict.fromkeys([*self.future, *self.urgent])
         return sorted(((self.utility(d, omega), d) for d in keys),
                       key=lambda x: -x[0])
 

@@ -92,6 +92,7 @@ __all__ = ["StreamReport", "Live", "run_streaming", "monitor_stream", "check_str
            "StreamEndedError", "StreamIdleError", "PLAN_FILE", "IDLE_SECONDS", "FIRST_FILE_SECONDS"]
 
 PLAN_FILE = "second_event_plan.json"
+_NO_SECOND = "no utility non-compliance predicted: no second event"
 POLL_SECONDS = 0.2
 #: ``drsim monitor --stream`` fails after this long without a reading the tiers could take
 #: while the program is not decided (the default of ``--idle-seconds``): longer than a
@@ -122,7 +123,6 @@ def stages(context: StreamContext) -> list[StreamStage]:
             StreamStage(("pass",), partial(utility_step, context), OUT)]
 
 
-# --------------------------------------------------------------------------- the sink
 class Collector:
     """The stream's sink: every micro-batch's rows, kept by batch id (a batch replayed after
     a restart replaces its rows) and written to ``folder/batch-<id>.parquet``, with when
@@ -189,7 +189,6 @@ class Collector:
         return int(mine["time"].iloc[0]) if len(mine) else None
 
 
-# --------------------------------------------------------------------------- assembling
 def _renamed(rows: pd.DataFrame) -> pd.DataFrame:
     """The stream's rows with ``pass`` as ``pass_`` (a keyword cannot name a tuple field)."""
     return rows.rename(columns={"pass": "pass_"})
@@ -272,7 +271,6 @@ def check_stream_files(folder: Path, first_file_seconds: float = FIRST_FILE_SECO
         check_schema(f"--stream {folder}: {path.name}", schema)
 
 
-# --------------------------------------------------------------------------- the report
 @dataclass
 class StreamReport:
     """What summary.json's ``streaming`` section says: the speed asked for, the micro-batches,
@@ -351,7 +349,6 @@ def _live(context: StreamContext, clock_: Clock | None, collector: Collector,
     return status
 
 
-# --------------------------------------------------------------------------- the live run
 def _plan_now(scenario: Scenario, context: StreamContext, passes: Passes, rows: pd.DataFrame,
               delay_detection: int, loads: Loads,
               feature_rows: dict[str, pd.DataFrame] | None = None) -> SecondEventPlan:
@@ -490,8 +487,7 @@ class _LiveRun:
                                released))
                 # read before t_nc: the sink runs in the stream's thread, and a batch that
                 # lands between the two reads must not end the loop before its t_nc is planned
-                done = clock_.finished() and all(collector.decided(n) >= plan.t_end - 1
-                                                  for n in self.context.passes)
+                done = clock_.finished() and self._decided()
                 t_nc = collector.t_nc(MONITORED_PASS)
                 if self.second is None and t_nc is not None:
                     self._predicted(t_nc, pool, staging)
@@ -500,9 +496,9 @@ class _LiveRun:
                     stream.drain()
                     break
                 if clock_.finished() and self._adaptive_done():
-                    # every file the run makes is out: drained once more with nothing new,
-                    # the stream never decides the program
-                    if len(collector.batches()) == drained:
+                    # every file the run makes is out: drained once more with nothing new and
+                    # not decided since `done` was read, the stream never decides the program
+                    if len(collector.batches()) == drained and not self._decided():
                         undecided = _undecided(collector, plan, self.context.passes)
                         raise StreamEndedError(
                             "the stream took every file of the run and has not decided the "
@@ -517,6 +513,10 @@ class _LiveRun:
     def _adaptive_done(self) -> bool:
         return self.adaptive is None or self.adaptive.done()
 
+    def _decided(self) -> bool:
+        return all(self.collector.decided(n) >= self.context.plan.t_end - 1
+                   for n in self.context.passes)
+
     def _predicted(self, t_nc: int, pool: ThreadPoolExecutor, staging: Path) -> None:
         """The utility predicted at ``t_nc`` (-1: it predicts no non-compliance): the
         second event planned from what the stream has shown and written to the folder,
@@ -528,10 +528,9 @@ class _LiveRun:
         shown = np.where(np.isnan(streamed), np.nan,
                          self.passes.loads.group_kw[MONITORED_PASS])
         known = Loads({MONITORED_PASS: shown}, {}, self.passes.loads.estimate_group_kw)
-        self.second = _plan_now(self.scenario, self.context, self.passes, now,
-                                self.delay_detection, known,
-                                self.feature_rows) if t_nc >= 0 else SecondEventPlan(
-            note="no utility non-compliance predicted: no second event")
+        self.second = _plan_now(self.scenario, self.context, self.passes, now, self.delay_detection,
+                                known, self.feature_rows) if t_nc >= 0 else SecondEventPlan(
+            note=_NO_SECOND)
         _write_plan(self.folder, self.second, t_nc)
         if t_nc >= 0:
             self.planned_after = time.perf_counter() - (self.collector.decided_at(
@@ -550,8 +549,7 @@ class _LiveRun:
         if self.twins is not None:
             monitored = self.twins.joined(monitored, context.features)
         run_costs = pass_costs(scenario, monitored, MONITORED_PASS)
-        second = self.second or SecondEventPlan(note="no utility non-compliance predicted: "
-                                                     "no second event")
+        second = self.second or SecondEventPlan(note=_NO_SECOND)
         incentive = second.incentive
         loads = passes.loads
         if self.adaptive is not None:
@@ -597,7 +595,6 @@ def _report(clock_: Clock | None, collector: Collector, plan: MonitoringPlan, ra
                         planned_after, played, lost)
 
 
-# --------------------------------------------------------------------------- monitor --stream
 def monitor_stream(scenario: Scenario, folder_in: Path, backend: Backend, folder: Path, *,
                    thresholds: Thresholds | None = None, chunk_size: int | None = None,
                    idle_seconds: float | None = None,

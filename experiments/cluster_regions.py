@@ -124,9 +124,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Listing 5.3 on generated task events: {traces} trace(s) of {n:,} events, "
           f"{args.machines:,} machines in {args.regions} regions; remote latency "
           f"U(1, 10) ms; unit cost {unit_cost:.3g} µs; {len(todo)} runs", flush=True)
-    # the workers' hash seed fixed: the remote engine's ranking of elements by utility
-    # leaves ties in set order, so PFetch's and Hybrid's prefetches would vary by process
-    os.environ.setdefault("PYTHONHASHSEED", "0")
     with spawn_pool(args.workers) as pool:
         rows = list(pool.map(run_one, todo))
     path = Path(args.out) / ("cluster.csv" if args.quick else "cluster_full.csv")

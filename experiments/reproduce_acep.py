@@ -87,6 +87,7 @@ from cep_core.plan import Plan  # noqa: E402
 from cep_core.shedding import SheddingConfig, fit_cost_model, work_units  # noqa: E402
 from cep_core.shedding.engine import SheddingEngine  # noqa: E402
 from experiments import acep_data as data  # noqa: E402
+from experiments import acep_windows  # noqa: E402
 from experiments.results_csv import report, spawn_pool, write_rows  # noqa: E402
 from experiments.timing import time_calls  # noqa: E402
 
@@ -633,6 +634,8 @@ def _run(job: tuple):
         res = throughput(arg)
     elif kind == "memory":
         res = memory(arg)
+    elif kind == "windows":
+        res = acep_windows.fractions(arg)
     else:
         res = adaptation(arg)
     return kind, res, time.perf_counter() - t0, job
@@ -647,14 +650,16 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     scale = QUICK if args.quick else FULL
     t0 = time.perf_counter()
-    jobs = [("fractions", (ds, seed, part, scale)) for seed in scale.seeds
+    jobs = [] if args.quick else [("windows", task) for task in acep_windows.tasks()]
+    jobs += [("fractions", (ds, seed, part, scale)) for seed in scale.seeds
             for ds in ("letters", "phev") for part in ("match", "shed")]
     jobs += [("adaptation", (age, scale)) for age in (1, 2, 3, 4)]
     jobs += [("memory", scale), ("throughput", scale)]
-    thr, frac, mem, ada = [], [], [], []
+    thr, frac, mem, ada, win = [], [], [], [], []
     with spawn_pool(args.workers) as pool:
         for kind, res, sec, job in pool.map(_run, jobs):
-            print(f"  {kind} {job[1] if kind != 'fractions' else job[1][:3]}: {sec:.0f} s "
+            arg = {"fractions": job[1][:3], "windows": job[1][1:]}.get(kind, job[1])
+            print(f"  {kind} {arg}: {sec:.0f} s "
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)
             if kind == "fractions":
                 frac += res[0]
@@ -663,6 +668,8 @@ def main(argv: list[str] | None = None) -> int:
                 thr += res
             elif kind == "memory":
                 mem += res
+            elif kind == "windows":
+                win += res
             else:
                 ada += res
     suffix = "" if args.quick else "_full"
@@ -671,7 +678,10 @@ def main(argv: list[str] | None = None) -> int:
     write_rows(frac, out / f"fraction{suffix}.csv", FRACTION)
     write_rows(mem, out / f"memory{suffix}.csv", MEMORY)
     write_rows(ada, out / f"adaptation{suffix}.csv", ADAPTATION)
-    report(check(thr, frac, mem, ada), args.figures, "experiments.acep_figures", out, suffix)
+    if win:
+        write_rows(win, out / f"windows{suffix}.csv", acep_windows.WINDOWS)
+    report(check(thr, frac, mem, ada) + acep_windows.statements(win), args.figures,
+           "experiments.acep_figures", out, suffix)
     print(f"wrote {out}/*{suffix}.csv in {time.perf_counter() - t0:.0f} s")
     med = _median_rows(frac, ("figure", "method", "delta_us"), "points")
     print(f"sketch against exact history: largest difference in match points "

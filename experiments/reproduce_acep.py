@@ -36,6 +36,9 @@ own EV sessions (Q5-Q8): ``experiments/acep_data.py``. Nothing is downloaded.
   between the trajectory store and the exact history over Q1, Q5 and every Δ.
 * **Figs. 15-16**: RC-ACEP with proxy matches (Theorem 2) against without, the fraction
   found and the peak of live match nodes against the pattern's size.
+* **Windows of 50,000 events** (full run only, ``windows_full.csv``): Q5 over a fleet of
+  6,000 vehicles, the fractions against an unbudgeted proxy-match run's match points
+  (``experiments/acep_windows.py``).
 * **Figs. 17-18** (``adaptation.csv``, ``memory.csv``): ℋ built on day 0 of a letter
   stream whose trends drift day by day; RC-ACEP on day 1-4 with its own updates of ℋ
   ("no adaptation") and with the Q-learning agents of §5 beside it, at one Δ; the

@@ -20,8 +20,8 @@ phev_fleet`): ``SAME[vehicle]`` runs Q5 per vehicle, so a window of 50,000 event
 reproduction): each vehicle's letters are as rare in the window as in the paper's data
 (50,000 events over 536 taxis). A test stream is the first ``test`` events of the
 fleet's DR day from midnight, the history (ℋ, built by unbudgeted ACEPMATCH until its
-match maps hold ``capacity`` bundles) the same minutes of another day. The device and
-its costs are the reproduction's (1 µs per unit of work, k = 2).
+match maps hold ``capacity`` bundles, 512 as §6) the same minutes of another day. The
+device and its costs are the reproduction's (1 µs per unit of work, k = 2).
 """
 
 from __future__ import annotations
@@ -48,10 +48,10 @@ METHODS = ("timeout", "rc-acep", "timeout proxy", "rc-acep proxy")
 
 @dataclass(frozen=True)
 class WindowScale:
-    """The sizes of the large-window runs (module doc): ``copies`` blocks of
-    ``vehicles`` vehicles from ``households`` households each, the test's first
-    ``test`` events of the minutes ``minutes`` [min], ℋ of ``capacity`` bundles, the
-    inter-arrival times ``deltas`` [µs]."""
+    """The sizes of the large-window runs (module doc): the ``window`` [events],
+    ``copies`` blocks of ``vehicles`` vehicles from ``households`` households each, the
+    test's first ``test`` events of the ``minutes`` of the day [min from midnight], ℋ
+    of ``capacity`` bundles, the inter-arrival times ``deltas`` [µs], the stream seeds."""
 
     window: int = 50_000
     copies: int = 24
@@ -59,7 +59,7 @@ class WindowScale:
     households: int = 1500
     minutes: tuple[int, int] = (0, 480)
     test: int = 200_000
-    capacity: int = 64
+    capacity: int = 512  # bundles, as §6 and the rest of the full run
     deltas: tuple[float, ...] = (20, 50, 100, 300, 1000)
     seeds: tuple[int, ...] = (0,)
 

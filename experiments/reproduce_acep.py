@@ -655,7 +655,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     jobs = [] if args.quick else [("windows", task) for task in acep_windows.tasks()]
     jobs += [("fractions", (ds, seed, part, scale)) for seed in scale.seeds
-            for ds in ("letters", "phev") for part in ("match", "shed")]
+             for ds in ("letters", "phev") for part in ("match", "shed")]
     jobs += [("adaptation", (age, scale)) for age in (1, 2, 3, 4)]
     jobs += [("memory", scale), ("throughput", scale)]
     thr, frac, mem, ada, win = [], [], [], [], []

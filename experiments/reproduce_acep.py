@@ -661,7 +661,8 @@ def main(argv: list[str] | None = None) -> int:
     thr, frac, mem, ada, win = [], [], [], [], []
     with spawn_pool(args.workers) as pool:
         for kind, res, sec, job in pool.map(_run, jobs):
-            arg = {"fractions": job[1][:3], "windows": job[1][1:]}.get(kind, job[1])
+            arg = (job[1][:3] if kind == "fractions" else
+                   job[1][1:] if kind == "windows" else job[1])
             print(f"  {kind} {arg}: {sec:.0f} s "
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)
             if kind == "fractions":

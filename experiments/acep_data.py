@@ -189,14 +189,16 @@ SPEEDS = ("z", "L", "M1", "M2", "H")
 
 
 def phev_stream(params: PhevStream = PhevStream(), seed: int = 0, households: int = 1200,
-                scenario: str = "drsim/data/scenarios/quickstart.yaml", day: int = 0) -> list[dict]:
+                scenario: str = "drsim/data/scenarios/quickstart.yaml", day: int = 0,
+                first: int = 0) -> list[dict]:
     """Per-vehicle events of the PHEV queries Q5-Q8 (§6.2) from drsim's own EV model.
 
-    The charging comes from drsim: the EV households among the first ``households`` of
-    the scenario (drsim.household.population; 22.48 % own an EV, §6.3.1 of the dissertation), their
-    sessions of the DR day and the evening before (drsim.household.ev: plug-in time, energy,
-    charger power), with the scenario's DR program pausing following EVs that charge at
-    its start and resuming them after it (drsim.household.sim.EVProcess). A session's vehicle is
+    The charging comes from drsim: the EV households among the ``households`` of the
+    scenario from household ``first`` on (drsim.household.population; 22.48 % own an EV,
+    §6.3.1 of the dissertation), their sessions of the DR day and the evening before
+    (drsim.household.ev: plug-in time, energy, charger power), with the scenario's DR
+    program pausing following EVs that charge at its start and resuming them after it
+    (drsim.household.sim.EVProcess). A session's vehicle is
     plugged in from its start until ``U(0, plug_tail_max)`` minutes after it is full;
     between a pause and the resumption it is plugged in and draws nothing.
 
@@ -219,7 +221,7 @@ def phev_stream(params: PhevStream = PhevStream(), seed: int = 0, households: in
 
     root = __import__("pathlib").Path(__file__).resolve().parents[1]
     sc = load_scenario(root / scenario)
-    pop = Population(sc, 0, households)
+    pop = Population(sc, first, households)
     run = ChunkSimulator(pop, day_offset=day).run(program_events(sc))
     ev = run.ev
     rows = np.flatnonzero(pop.has_ev)[:params.vehicles]
@@ -279,12 +281,40 @@ def phev_stream(params: PhevStream = PhevStream(), seed: int = 0, households: in
                 m += 1
     out.sort(key=lambda x: (x[0], x[1], x[3]))
     events = []
-    for i, (m, _, letter, v, depot) in enumerate(out):
-        e = {"type": letter, "time": i, "id": i, "minute": m + lo, "vehicle": v}
+    for i, (m, order, letter, v, depot) in enumerate(out):
+        e = {"type": letter, "time": i, "id": i, "minute": m + lo, "vehicle": v,
+             "order": order}
         if letter in ("l", "n"):
             e["location"] = depot
         events.append(e)
     return events
+
+
+def phev_fleet(copies: int, params: PhevStream = PhevStream(), seed: int = 0, day: int = 0,
+               minutes: tuple[int, int] = (-24 * 60, 24 * 60), households: int = 1200
+               ) -> list[dict]:
+    """A fleet of ``copies`` × ``params.vehicles`` vehicles: :func:`phev_stream` of
+    ``copies`` blocks of the scenario's households (block ``c`` starts at household
+    ``c·households`` while the scenario has them, then the blocks repeat on later days,
+    ``day + 7·round``; its trips drawn with seed ``seed·1000 + c``), the events of the
+    minutes in ``minutes`` merged in time order, vehicles numbered across the blocks.
+    With more vehicles the same minutes hold more events, so a window of as many more
+    events holds what a smaller fleet's window holds per vehicle: a query with
+    ``SAME[vehicle]`` sees each vehicle's letters as rarely as the paper's 536 taxis do
+    in its windows of 50,000 events (§6.1; docs/acep.md, "Windows")."""
+    from drsim.scenario import load_scenario
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    blocks = max(1, load_scenario(root / "drsim/data/scenarios/quickstart.yaml").households
+                 // households)
+    rows: list[tuple] = []
+    for c in range(copies):
+        part = phev_stream(params, seed=seed * 1000 + c, households=households,
+                           first=(c % blocks) * households, day=day + 7 * (c // blocks))
+        rows += [(e["minute"], e["order"], e["vehicle"] + c * params.vehicles, e)
+                 for e in part if minutes[0] <= e["minute"] < minutes[1]]
+    rows.sort(key=lambda r: r[:3])
+    return [{**e, "time": i, "id": i, "vehicle": v} for i, (_, _, v, e) in enumerate(rows)]
 
 
 def _phev_branches(name: str, v: _Names, size: int | None) -> tuple[list[str], str]:

@@ -36,6 +36,9 @@ own EV sessions (Q5-Q8): ``experiments/acep_data.py``. Nothing is downloaded.
   between the trajectory store and the exact history over Q1, Q5 and every Δ.
 * **Figs. 15-16**: RC-ACEP with proxy matches (Theorem 2) against without, the fraction
   found and the peak of live match nodes against the pattern's size.
+* **Windows of 50,000 events** (full run only, ``windows_full.csv``): Q5 over a fleet of
+  6,000 vehicles, the fractions against an unbudgeted proxy-match run's match points
+  (``experiments/acep_windows.py``).
 * **Figs. 17-18** (``adaptation.csv``, ``memory.csv``): ℋ built on day 0 of a letter
   stream whose trends drift day by day; RC-ACEP on day 1-4 with its own updates of ℋ
   ("no adaptation") and with the Q-learning agents of §5 beside it, at one Δ; the
@@ -87,6 +90,7 @@ from cep_core.plan import Plan  # noqa: E402
 from cep_core.shedding import SheddingConfig, fit_cost_model, work_units  # noqa: E402
 from cep_core.shedding.engine import SheddingEngine  # noqa: E402
 from experiments import acep_data as data  # noqa: E402
+from experiments import acep_windows  # noqa: E402
 from experiments.results_csv import report, spawn_pool, write_rows  # noqa: E402
 from experiments.timing import time_calls  # noqa: E402
 
@@ -633,6 +637,8 @@ def _run(job: tuple):
         res = throughput(arg)
     elif kind == "memory":
         res = memory(arg)
+    elif kind == "windows":
+        res = acep_windows.fractions(arg)
     else:
         res = adaptation(arg)
     return kind, res, time.perf_counter() - t0, job
@@ -647,14 +653,17 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     scale = QUICK if args.quick else FULL
     t0 = time.perf_counter()
-    jobs = [("fractions", (ds, seed, part, scale)) for seed in scale.seeds
-            for ds in ("letters", "phev") for part in ("match", "shed")]
+    jobs = [] if args.quick else [("windows", task) for task in acep_windows.tasks()]
+    jobs += [("fractions", (ds, seed, part, scale)) for seed in scale.seeds
+             for ds in ("letters", "phev") for part in ("match", "shed")]
     jobs += [("adaptation", (age, scale)) for age in (1, 2, 3, 4)]
     jobs += [("memory", scale), ("throughput", scale)]
-    thr, frac, mem, ada = [], [], [], []
+    thr, frac, mem, ada, win = [], [], [], [], []
     with spawn_pool(args.workers) as pool:
         for kind, res, sec, job in pool.map(_run, jobs):
-            print(f"  {kind} {job[1] if kind != 'fractions' else job[1][:3]}: {sec:.0f} s "
+            arg = (job[1][:3] if kind == "fractions" else
+                   job[1][1:] if kind == "windows" else job[1])
+            print(f"  {kind} {arg}: {sec:.0f} s "
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)
             if kind == "fractions":
                 frac += res[0]
@@ -663,6 +672,8 @@ def main(argv: list[str] | None = None) -> int:
                 thr += res
             elif kind == "memory":
                 mem += res
+            elif kind == "windows":
+                win += res
             else:
                 ada += res
     suffix = "" if args.quick else "_full"
@@ -671,7 +682,10 @@ def main(argv: list[str] | None = None) -> int:
     write_rows(frac, out / f"fraction{suffix}.csv", FRACTION)
     write_rows(mem, out / f"memory{suffix}.csv", MEMORY)
     write_rows(ada, out / f"adaptation{suffix}.csv", ADAPTATION)
-    report(check(thr, frac, mem, ada), args.figures, "experiments.acep_figures", out, suffix)
+    if win:
+        write_rows(win, out / f"windows{suffix}.csv", acep_windows.WINDOWS)
+    report(check(thr, frac, mem, ada) + acep_windows.statements(win), args.figures,
+           "experiments.acep_figures", out, suffix)
     print(f"wrote {out}/*{suffix}.csv in {time.perf_counter() - t0:.0f} s")
     med = _median_rows(frac, ("figure", "method", "delta_us"), "points")
     print(f"sketch against exact history: largest difference in match points "

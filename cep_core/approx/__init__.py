@@ -8,6 +8,8 @@ event matching with insufficient resources", VLDB 2016.
   plan (§2 Definition 1, §3.1), which the engines follow with ``max_missing=k``.
 * :mod:`cep_core.approx.matchnodes`: ACEPMATCH with explicit match nodes, one candidate
   at a time (§3.1, Algorithm 1), and proxy matches (§3.3, Theorem 2).
+* :mod:`cep_core.approx.match_points`: every match point of unbudgeted ACEPMATCH, at any
+  window, from a run with proxy matches (§3.2 Definition 3, §3.3 Theorem 2).
 * :mod:`cep_core.approx.history`: the history ℋ, match vectors, visit counts, match maps
   and match bundles, double-buffered (§3.2, Definitions 3-4; §5).
 * :mod:`cep_core.approx.sketch`: the history sketch (§4, Algorithms 3-4, Theorem 4).

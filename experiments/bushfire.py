@@ -36,7 +36,7 @@ from cep_core.remote import LatencyModel, RemoteConfig, RemoteSource
 from experiments import bushfire_data, remote_case
 from experiments.ch5_setups import LITERAL
 from experiments.reproduce_ch5 import POLICY, STRATEGIES, pin_unit_cost
-from experiments.results_csv import draw_csv, report, reproduction_parser, spawn_pool, write_rows
+from experiments.results_csv import draw_csv, reproduction_parser
 
 COLUMNS = ("strategy", "p5", "p25", "p50", "p75", "p95", "matches", "events",
            "requests", "prefetches", "waited", "pm_created", "areas", "days", "unit_cost",
@@ -112,19 +112,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.draw:
         return draw_csv(args.draw, args.figures, _figures)
-    t0 = time.perf_counter()
     areas, days = SIZES["quick" if args.quick else "full"]
     areas = args.areas or areas
     unit_cost = pin_unit_cost(LITERAL, "Q5", "greedy", 5_000)
     todo = [(s, areas, days, unit_cost) for s in STRATEGIES]
     print(f"Listing 5.2 on generated data: {areas:,} areas, {days} day(s); remote latency "
           f"U(10, 100) ms; unit cost {unit_cost:.3g} µs; {len(todo)} runs", flush=True)
-    with spawn_pool(args.workers) as pool:
-        rows = list(pool.map(run_one, todo))
     path = Path(args.out) / ("bushfire.csv" if args.quick else "bushfire_full.csv")
-    write_rows(rows, path, COLUMNS)
-    report(check(rows), args.figures, "experiments.bushfire_figures", rows)
-    print(f"wrote {path} ({len(rows)} runs) in {time.perf_counter() - t0:.0f} s")
+    remote_case.run_case(run_one, todo, args.workers, path, COLUMNS, check, args.figures,
+                         "experiments.bushfire_figures")
     return 0
 
 

@@ -35,7 +35,7 @@ from cep_core.remote import LatencyModel, RemoteConfig, RemoteSource
 from experiments import cluster_regions_data, remote_case
 from experiments.ch5_setups import LITERAL
 from experiments.reproduce_ch5 import POLICY, STRATEGIES, pin_unit_cost
-from experiments.results_csv import draw_csv, report, reproduction_parser, spawn_pool, write_rows
+from experiments.results_csv import draw_csv, reproduction_parser
 
 __all__ = ["COLUMNS", "SIZES", "run_one", "check", "draw", "main"]
 
@@ -115,7 +115,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.draw:
         return draw_csv(args.draw, args.figures, draw)
-    t0 = time.perf_counter()
     n, traces = SIZES["quick" if args.quick else "full"]
     n = args.events or n
     unit_cost = pin_unit_cost(LITERAL, "Q5", "greedy", 5_000)
@@ -124,12 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Listing 5.3 on generated task events: {traces} trace(s) of {n:,} events, "
           f"{args.machines:,} machines in {args.regions} regions; remote latency "
           f"U(1, 10) ms; unit cost {unit_cost:.3g} µs; {len(todo)} runs", flush=True)
-    with spawn_pool(args.workers) as pool:
-        rows = list(pool.map(run_one, todo))
     path = Path(args.out) / ("cluster.csv" if args.quick else "cluster_full.csv")
-    write_rows(rows, path, COLUMNS)
-    report(check(rows), args.figures, "experiments.cluster_regions", rows)
-    print(f"wrote {path} ({len(rows)} runs) in {time.perf_counter() - t0:.0f} s")
+    remote_case.run_case(run_one, todo, args.workers, path, COLUMNS, check, args.figures,
+                         "experiments.cluster_regions")
     return 0
 
 

@@ -10,11 +10,14 @@ the fetch latency of its earlier steps), on the modelled device of
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 
 import numpy as np
 
 from cep_core.remote import RemoteConfig
+from experiments.results_csv import report, spawn_pool, write_rows
 
 __all__ = ["PERCENTILES", "TOTALS", "run_streams", "gain"]
 
@@ -58,3 +61,16 @@ def gain(rows: dict[str, dict], base: str, q: str = "p50") -> float:
     """
     ours = float(rows["Hybrid"][q])
     return float(rows[base][q]) / ours if ours > 0 else float("inf")
+
+
+def run_case(run_one: Callable[[tuple], dict], todo: list[tuple], workers: int, path: Path,
+             columns: Sequence[str], check: Callable[[list[dict]], Iterable[tuple[str, bool]]],
+             figures: Path | None, module: str) -> None:
+    """Run a case study's ``todo`` (one job per strategy) on ``workers`` processes, write
+    its rows to ``path`` and print which of the source's statements hold (``check``)."""
+    t0 = time.perf_counter()
+    with spawn_pool(workers) as pool:
+        rows = list(pool.map(run_one, todo))
+    write_rows(rows, path, columns)
+    report(check(rows), figures, module, rows)
+    print(f"wrote {path} ({len(rows)} runs) in {time.perf_counter() - t0:.0f} s")

@@ -15,6 +15,7 @@ import cep_core
 from cep_core.approx.history import COUNT_BYTES, VECTOR_BYTES, ExactStore, History
 from cep_core.approx.rc_acep import Budget, BudgetedMatcher, build_history
 from cep_core.approx.trajectory_store import CellCounts, ExactCounts, TrajectoryStore
+from tests.cep_core.test_filtered_sketch import _replay
 
 
 def _history_stream(seed: int, n: int = 3000, vectors: int = 400) -> list[tuple]:
@@ -31,14 +32,6 @@ def _history_stream(seed: int, n: int = 3000, vectors: int = 400) -> list[tuple]
         if marks.random() < 0.1:
             out.append(("mark", v, 1 << marks.randrange(48)))
     return out
-
-
-def _replay(store, stream) -> ExactStore:
-    exact = ExactStore()
-    for op, v, x in stream:
-        getattr(store, op)(v, x)
-        getattr(exact, op)(v, x)
-    return exact
 
 
 def _score(count: int, bits: int) -> float:

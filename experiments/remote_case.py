@@ -19,7 +19,7 @@ import numpy as np
 from cep_core.remote import RemoteConfig
 from experiments.results_csv import report, spawn_pool, write_rows
 
-__all__ = ["PERCENTILES", "TOTALS", "run_streams", "gain"]
+__all__ = ["PERCENTILES", "TOTALS", "run_streams", "gain", "run_case"]
 
 PERCENTILES = ("p5", "p25", "p50", "p75", "p95")
 #: what a row counts over its streams (``waited``: device time stood still for fetches)

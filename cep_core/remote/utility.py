@@ -146,9 +146,9 @@ class UtilityModel:
         return ell * (omega * self.urgent.get(d, 0) + (1 - omega) * self.future.get(d, 0.0))
 
     def ranked(self, omega: float) -> list[tuple[float, Hashable]]:
-        """Elements of the window by utility, highest first; ties in the order the
-        elements were first counted (not a set's, which hashing would make vary by
-        process)."""
+        """Elements of the window by utility, highest first; ties in a fixed order (the
+        future utilities' elements as the last slice counted them, then the urgent
+        ones), not a set's, which string hashing would make vary by process."""
         keys = dict.fromkeys([*self.future, *self.urgent])
         return sorted(((self.utility(d, omega), d) for d in keys),
                       key=lambda x: -x[0])

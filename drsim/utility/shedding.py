@@ -667,6 +667,8 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
         carry = given.get("carry")  # a stream's run, continued: the shedder it ended
         return result, (made[-1] if carry is None else carry.layer(KeyedShedder)).report()
 
+    if reference is not None and sizing is None:
+        raise ValueError("an unshed reference needs the devices' sizing")
     if sizing is None:
         bl, sized = run("NS", np.ones(n))  # BL's work sizes the devices
         unit_cost = cfg.utilisation * span / np.maximum(sized["work"], 1)

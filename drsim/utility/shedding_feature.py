@@ -404,6 +404,8 @@ class LoadShedding(MonitoringFeature):
         def shed(name: str, acc: Any, expected_acc: Any,
                  inputs: Callable[..., Mapping[str, Any]]) -> list[MeterRun]:
             key = (chunk.chunk, name)
+            if not self.twins and sizes is None:
+                raise ValueError("OP alone needs the day run's device sizes (without_twins)")
             bl, bl_stats, op, op_stats, (keys, times), sizing = shed_meter_tier(
                 chunk.plan, self.cfg, model, chunk.house_ids, chunk.group, first, acc,
                 expected_acc, inputs, shed="meter" in self.cfg.tiers,

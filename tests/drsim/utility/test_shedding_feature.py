@@ -165,19 +165,25 @@ def test_the_twins_follow_the_monitored_passes():
     assert got == ("expected", "traditional", "expected_bl", "traditional_bl")
 
 
-def test_each_pass_runs_under_the_bound_then_unshed_on_the_gateways():
-    rng = np.random.default_rng(0)
+def _gateways(cfg, seed: int):
+    """A chunk of 8 households on one gateway with the meter tier's cost model fitted on
+    a random previous day, the feature, and the day's accumulated and expected energy."""
+    rng = np.random.default_rng(seed)
     day = NS(population=NS(ids=np.arange(8)),
              window_kw={"traditional": rng.uniform(0, 2, (8, 120))},
              estimate_window_kw={"expected": np.ones((8, 120))})
-    model = fit_meter_model(NS(monitoring=NS(shedding=CFG)), PLAN, 0, day)
-    feature = LoadShedding(CFG, (0,))
+    model = fit_meter_model(NS(monitoring=NS(shedding=cfg)), PLAN, 0, day)
     chunk = FeatureChunk(PLAN, 0, 0, np.arange(8),
                          prepared={"shedding": (CostModels((pickle.dumps(model),), ((),)),)})
-    plain_asked = []
-    runs = feature.meter_runs(chunk, lambda *args: plain_asked.append(args))
     used = accumulated_kwh(rng.uniform(0, 2, (8, 120)), 1110, PLAN.test_times)
     expected = accumulated_kwh(np.ones((8, 120)), 1110, PLAN.test_times)
+    return LoadShedding(cfg, (0,)), chunk, used, expected
+
+
+def test_each_pass_runs_under_the_bound_then_unshed_on_the_gateways():
+    feature, chunk, used, expected = _gateways(CFG, 0)
+    plain_asked = []
+    runs = feature.meter_runs(chunk, lambda *args: plain_asked.append(args))
     given = []
     op, bl = runs("traditional", used, expected,
                   lambda plain=False: given.append(plain) or {})
@@ -216,17 +222,7 @@ def test_without_twins_the_gateways_run_op_alone_with_the_day_runs_reference(tie
     """A streamed run's feature (OP alone, BL from the day run): sized on a day run's
     merge, the gateways run OP only, and its figures, the unshed reference included,
     are those OP had beside BL; the day run's twins join the stream's figures."""
-    cfg = CFG.model_copy(update={"tiers": tiers})
-    rng = np.random.default_rng(1)
-    day = NS(population=NS(ids=np.arange(8)),
-             window_kw={"traditional": rng.uniform(0, 2, (8, 120))},
-             estimate_window_kw={"expected": np.ones((8, 120))})
-    model = fit_meter_model(NS(monitoring=NS(shedding=cfg)), PLAN, 0, day)
-    feature = LoadShedding(cfg, (0,))
-    chunk = FeatureChunk(PLAN, 0, 0, np.arange(8),
-                         prepared={"shedding": (CostModels((pickle.dumps(model),), ((),)),)})
-    used = accumulated_kwh(rng.uniform(0, 2, (8, 120)), 1110, PLAN.test_times)
-    expected = accumulated_kwh(np.ones((8, 120)), 1110, PLAN.test_times)
+    feature, chunk, used, expected = _gateways(CFG.model_copy(update={"tiers": tiers}), 1)
     op, bl = feature.meter_runs(chunk, None)("traditional", used, expected,
                                              lambda plain=False: {})
     rows = feature.chunk_rows(replace(chunk, meter_runs=(op, bl)), "traditional")

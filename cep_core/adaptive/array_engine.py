@@ -57,7 +57,21 @@ __all__ = ["ArrayOrderEngine", "ArrayState", "array_problem"]
 
 
 def _compiled(plan: Plan) -> dict[int, Any]:
-    """The plan's predicates compiled to numpy, by index (raises Unsupported)."""
+    """The plan's predicates compiled to numpy, by index (raises Unsupported); compiled
+    once per plan, as the keyed engine's (:func:`cep_core.engine.keyed_plan.keyed_plan`)."""
+    got = getattr(plan, "_array_compiled", None)
+    if got is None:
+        try:
+            got = _compile(plan)
+        except Unsupported as ex:
+            got = ex
+        plan._array_compiled = got
+    if isinstance(got, Unsupported):
+        raise got
+    return got
+
+
+def _compile(plan: Plan) -> dict[int, Any]:
     vc = VectorCompiler(plan.variables, plan.params, parameter_tables(plan), plan.time_unit)
     out = {}
     for p in plan.preds:
@@ -145,7 +159,8 @@ class ArrayOrderEngine(EngineBase):
             for v, a in p.attrs:
                 self.attrs.setdefault(a, set()).add(self.shape.types[at[v]])
         self.position = {v: q for q, v in enumerate(self.shape.vars)}
-        self._joins: dict[tuple, OrderJoin] = {}
+        #: the joins of the orders planned so far (kept with the plan, as its predicates)
+        self._joins: dict[tuple, OrderJoin] = plan.__dict__.setdefault("_array_joins", {})
         self.stream_state = self.fresh_state()
 
     def fresh_state(self) -> ArrayState:

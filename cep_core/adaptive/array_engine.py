@@ -9,9 +9,10 @@ once:
 * **Statistics** per batch (:mod:`cep_core.adaptive.batch_statistics`): the arrivals of
   each type, the predicates on one position evaluated over the batch's events of its
   type, the predicates between two positions over disjoint pairs of them.
-* **Checks of D** where the per-event loop makes them: the first once the statistics
-  window has filled (at the first event at or after the first event's time + window),
-  then at the first event at or after the last check's time + ``period``. The
+* **Checks of D** at the events where the per-event loop makes them: the first once the
+  statistics window has filled (at the first event at or after the first event's time
+  + window), then at the first event at or after the last check's time + ``period``
+  (events of any type count; the statistics are those of the events up to the check). The
   estimates at every check of a batch are read at once; D
   (:mod:`cep_core.adaptive.decision`) is asked at each in turn, and a new plan
   (:func:`~cep_core.adaptive.planning.greedy_order`) is built when it says so.
@@ -201,16 +202,14 @@ class ArrayOrderEngine(EngineBase):
             return []
         self._count(events)
         typeset = self.shape.types
-        mine = [e for e in events if e["type"] in typeset]
+        pick = [i for i, e in enumerate(events) if e["type"] in typeset]
+        codes = None
         if plan.partition:
-            keys = [plan.key_of(e) for e in mine]
-            mine = [e for e, k in zip(mine, keys, strict=True) if k is not None]
+            keys = [plan.key_of(events[i]) for i in pick]
+            pick = [i for i, k in zip(pick, keys, strict=True) if k is not None]
             codes = np.array([st.codes.setdefault(k, len(st.codes)) for k in keys
                               if k is not None], dtype=np.int64)
-        else:
-            codes = None
-        if not mine:
-            return []
+        mine = [events[i] for i in pick]
         w = st.events
         first = w.end
         times = np.array([e["time"] for e in mine], dtype=float)
@@ -219,9 +218,10 @@ class ArrayOrderEngine(EngineBase):
         at = self._positions(kinds, cols, first, times)
         w.append(times, codes, cols, mine, at)
         self._sample(kinds, times, first, at)
-        rows = self._evaluate(first, times)
+        every = np.array([e["time"] for e in events], dtype=float)
+        rows = self._evaluate(first, every, np.array(pick, dtype=np.int64))
         out = self._outputs(rows)
-        now = times[-1]
+        now = every[-1]
         w.trim(now - span_margin(now, plan.window))
         st.window_stats.trim(now)
         return out
@@ -282,23 +282,28 @@ class ArrayOrderEngine(EngineBase):
             later = np.maximum(a, b)
             ws.sampled(index, later, w.times[later - w.base], got)
 
-    def _evaluate(self, first: int, times: np.ndarray) -> np.ndarray:
+    def _evaluate(self, first: int, every: np.ndarray, pick: np.ndarray) -> np.ndarray:
         """The batch's matches (rows of stream positions, by last event), each evaluated
-        by the plan current at its last event; D asked at the batch's checks."""
+        by the plan current at its last event; D asked at the batch's checks (``every``:
+        the times of all the batch's events, ``pick``: the indexes among them of those
+        the window keeps, from stream position ``first`` on)."""
         st = self._state
-        checks = self._checks(times)
-        snaps = st.window_stats.at(first + checks, times[checks]) if checks.size else []
+        checks = self._checks(every)
+        # after a check, the window's events up to it: the plan applies from the next
+        upto = first + np.searchsorted(pick, checks, side="right")
+        snaps = st.window_stats.at(upto - 1, every[checks]) if checks.size else []
         parts, start = [], first
-        for j, snap in zip(checks.tolist(), snaps, strict=True):
+        for j, snap in zip(upto.tolist(), snaps, strict=True):
             order = st.planned.plan
             if self._adapt(snap) and st.planned.plan != order:
-                parts.append(self._matches(order, start, first + j + 1))
-                start = first + j + 1
-        parts.append(self._matches(st.planned.plan, start, first + times.size))
+                parts.append(self._matches(order, start, j))
+                start = j
+        parts.append(self._matches(st.planned.plan, start, first + pick.size))
         return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
     def _checks(self, times: np.ndarray) -> np.ndarray:
-        """The batch's events at which D is asked (module doc)."""
+        """The indexes of the batch's events (their ``times``) at which D is asked
+        (module doc)."""
         st, opts = self._state, self.options
         if st.next_check is None:
             st.next_check = times[0] + opts["window"]

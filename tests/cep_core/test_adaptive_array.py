@@ -101,6 +101,9 @@ def test_batches_cut_anywhere_give_the_same_matches_plans_and_statistics(seed):
     assert sorted(str(sorted(m.items())) for m in got_whole) == sorted(key)
     assert got_cut == got_whole  # in the order of their last events, within one alike
     assert _report(cut) == _report(whole) and _report(whole)["checks"] > 10
+    by_event = q.start(output="matches", plan="order", adapt={**adapt, "runner": "event"})
+    by_event.feed(stream)  # D is asked at the same events (of any type)
+    assert by_event.adaptation_report()["checks"] == _report(whole)["checks"]
     for part in ("window", "events_per_type"):  # (the join's work depends on the cuts)
         assert cut.statistics[part] == whole.statistics[part]
     assert cut.counters.as_dict()["outputs"] == len(want)

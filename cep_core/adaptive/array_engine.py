@@ -18,7 +18,8 @@ once:
   (:func:`~cep_core.adaptive.planning.greedy_order`) is built when it says so.
 * **The plan's evaluation** (:mod:`cep_core.adaptive.array_join`): the plan chosen at a
   check evaluates the matches whose last event comes after it, up to the next check
-  that replaces it; consecutive checks that keep the plan make one join. So every
+  that replaces it; each order a batch's plans take makes one join over all the ranges
+  where it is the plan. So every
   match is evaluated once, by the plan current at its last event (the patent's
   migration needs no partial matches moved: a join keeps none between batches, only
   the window's events), and the matches are exactly the text-order plan's (a join
@@ -292,14 +293,20 @@ class ArrayOrderEngine(EngineBase):
         # after a check, the window's events up to it: the plan applies from the next
         upto = first + np.searchsorted(pick, checks, side="right")
         snaps = st.window_stats.at(upto - 1, every[checks]) if checks.size else []
-        parts, start = [], first
+        ranges: dict[tuple, list] = {}  # per order, where it is the plan
+        start = first
         for j, snap in zip(upto.tolist(), snaps, strict=True):
             order = st.planned.plan
-            if self._adapt(snap) and st.planned.plan != order:
-                parts.append(self._matches(order, start, j))
+            if self._adapt(snap) and st.planned.plan != order and j > start:
+                ranges.setdefault(order, []).append((start, j))
                 start = j
-        parts.append(self._matches(st.planned.plan, start, first + pick.size))
-        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+        ranges.setdefault(st.planned.plan, []).append((start, first + pick.size))
+        parts = [self._matches(order, np.array(r, dtype=np.int64))
+                 for order, r in ranges.items()]
+        if len(parts) == 1:
+            return parts[0]
+        rows = np.concatenate(parts)  # one join per order, whatever its ranges
+        return rows[np.argsort(rows[:, -1], kind="stable")]
 
     def _checks(self, times: np.ndarray) -> np.ndarray:
         """The indexes of the batch's events (their ``times``) at which D is asked
@@ -355,9 +362,9 @@ class ArrayOrderEngine(EngineBase):
                                                   checks, shape.vars)
         return join
 
-    def _matches(self, order: tuple[int, ...], c_lo: int, c_hi: int) -> np.ndarray:
+    def _matches(self, order: tuple[int, ...], ranges: np.ndarray) -> np.ndarray:
         st = self._state
-        rows, made = self._join(order).matches(st.events, c_lo, c_hi, self._tally)
+        rows, made = self._join(order).matches(st.events, ranges, self._tally)
         st.counters.pm_created += made
         st.counters.pm_extended += made + rows.shape[0]
         return rows

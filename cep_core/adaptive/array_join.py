@@ -13,12 +13,13 @@ evaluated over a whole range of events at once, with numpy:
   that pass its predicates on one position (sorted, by partition first when there is a
   ``SAME`` key);
 * :class:`OrderJoin` finds every match whose last event (the sequence's last element)
-  lies in a range of positions ``[c_lo, c_hi)``: the events of the order's first
-  position that may belong to such a match, then, level by level down the order, for
-  every partial match the events of the next position that the sequence's order (after
-  the nearest bound element before it, before the nearest bound one after it) and the
-  window leave, found with :func:`numpy.searchsorted` as one contiguous range of that
-  position's sorted events; the predicates that the level binds, evaluated over all the
+  lies in given ranges of positions (those of a batch where the order is the plan):
+  the events of the order's first position that may belong to such a match, then,
+  level by level down the order, for every partial match the events of the next
+  position that the sequence's order (after the nearest bound element before it,
+  before the nearest bound one after it) and the window leave, found with
+  :func:`numpy.searchsorted` as one contiguous range of that position's sorted events;
+  the predicates that the level binds, evaluated over all the
   new partial matches at once (:mod:`cep_core.engine.vectorize`). Under
   skip-till-any-match every combination is a match, so the rows left after the last
   level are the matches; the window is checked exactly on them, ``last.t − first.t ≤
@@ -35,9 +36,9 @@ Example: ``SEQ(A a, B b)`` within 2, the events A@0, B@1, A@2, B@5, the last two
 >>> w.append(np.array([0.0, 1.0, 2.0, 5.0]), None, {}, [None] * 4,
 ...          [np.array([0, 2]), np.array([1, 3])])
 >>> j = OrderJoin(order=(1, 0), n=2, window=2.0, checks=[[], []])
->>> j.matches(w, 2, 4)[0].tolist()  # B@5 has no A within 2 time units
+>>> j.matches(w, np.array([[2, 4]]))[0].tolist()  # B@5 has no A within 2 time units
 []
->>> j.matches(w, 0, 4)[0].tolist()
+>>> j.matches(w, np.array([[0, 2], [3, 4]]))[0].tolist()
 [[0, 1]]
 """
 
@@ -162,15 +163,17 @@ class OrderJoin:
             self.levels.append((q, before, after, min(bound, default=q),
                                 max(bound, default=q), checks[i]))
 
-    def matches(self, w: WindowEvents, c_lo: int, c_hi: int,
+    def matches(self, w: WindowEvents, ranges: np.ndarray,
                 tally: Any = None) -> tuple[np.ndarray, int]:
-        """The matches whose last event has a stream position in ``[c_lo, c_hi)``: rows
-        of the stream positions bound at each position, ordered by their last event; and
-        the partial matches made on the way. ``tally(index, evaluated, passed)`` counts
-        the predicates' evaluations."""
+        """The matches whose last event has a stream position in one of ``ranges``
+        (``[lo, hi)`` pairs, one a row, in stream order, disjoint): rows of the stream
+        positions bound at each position, ordered by their last event; and the partial
+        matches made on the way. ``tally(index, evaluated, passed)`` counts the
+        predicates' evaluations."""
         n, span = self.n, self.window
         made = 0
-        rows = self._first(w, c_lo, c_hi)
+        rows = self._first(w, ranges)
+        c_lo, c_hi = int(ranges[0, 0]), int(ranges[-1, 1])
         for q, before, after, first, last, checks in self.levels[1:]:
             if not rows.shape[0]:
                 break
@@ -180,28 +183,24 @@ class OrderJoin:
         if rows.shape[0]:
             t = w.times
             last, first = t[rows[:, n - 1] - w.base], t[rows[:, 0] - w.base]
-            rows = rows[last - first <= span]
+            rows = rows[(last - first <= span) & _inside(rows[:, n - 1], ranges[:, 0],
+                                                         ranges[:, 1])]
             rows = rows[np.argsort(rows[:, n - 1], kind="stable")]
         return rows, made
 
-    def _first(self, w: WindowEvents, c_lo: int, c_hi: int) -> np.ndarray:
-        """The events of the order's first position that a match ending in the range may
-        hold, one row each."""
+    def _first(self, w: WindowEvents, ranges: np.ndarray) -> np.ndarray:
+        """The events of the order's first position that a match ending in the ranges
+        may hold, one row each."""
         q, n = self.order[0], self.n
         if q == n - 1:
-            lo, hi = c_lo, c_hi
+            lo, hi = ranges[:, 0], ranges[:, 1]
         else:
-            if c_lo >= w.end or c_hi <= c_lo:
-                return np.empty((0, n), dtype=np.int64)
-            t0 = w.times[c_lo - w.base]
-            lo = w.base + int(np.searchsorted(w.times, t0 - span_margin(t0, self.window)))
-            hi = c_hi - (n - 1 - q)
-        keys = w.at[q]
-        if w.codes is None:
-            got = keys[np.searchsorted(keys, lo):np.searchsorted(keys, max(lo, hi))]
-        else:
-            seqs = keys % STRIDE
-            got = keys[(seqs >= lo) & (seqs < hi)] % STRIDE
+            ranges = ranges[ranges[:, 0] < w.end]
+            t0 = w.times[ranges[:, 0] - w.base]
+            lo = w.base + np.searchsorted(w.times, t0 - span_margin(t0, self.window))
+            hi = ranges[:, 1] - (n - 1 - q)
+        seqs = w.seq_of(w.at[q])
+        got = seqs[_inside(seqs, lo, hi)]
         rows = np.full((got.size, n), -1, dtype=np.int64)
         rows[:, q] = got
         return rows
@@ -255,6 +254,16 @@ class OrderJoin:
                 tally(index, rows.shape[0], int(ok.sum()))
             rows = rows[ok]
         return rows
+
+
+def _inside(seqs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Whether each stream position lies in one of the intervals ``[lo_i, hi_i)``, whose
+    ends both never decrease with i (so the last interval that starts at or before a
+    position reaches furthest)."""
+    if not lo.size:
+        return np.zeros(seqs.size, dtype=bool)
+    i = np.searchsorted(lo, seqs, side="right") - 1
+    return (i >= 0) & (seqs < hi[np.maximum(i, 0)])
 
 
 def span_margin(t: Any, span: float) -> Any:

@@ -44,7 +44,7 @@ import numpy as np
 from cep_core.adaptive.array_join import ColumnValues, OrderJoin, WindowEvents, span_margin
 from cep_core.adaptive.batch_statistics import BatchStatistics, Snapshot, adjacent_pairs
 from cep_core.adaptive.decision import Invariants, decision
-from cep_core.adaptive.pattern import Shape, shape_of
+from cep_core.adaptive.pattern import Shape, adaptive_problem, branches_of, shape_of
 from cep_core.adaptive.planning import Planned, greedy_order, inputs
 from cep_core.counters import Counters
 from cep_core.engine.keyed_plan import parameter_tables
@@ -89,6 +89,9 @@ def _compile(plan: Plan) -> dict[int, Any]:
 def array_problem(plan: Plan, output: str = "events") -> str | None:
     """Why :class:`ArrayOrderEngine` does not run ``plan`` (None when it does); the
     per-event engine runs it then."""
+    why = adaptive_problem(plan)
+    if why is not None or len(branches_of(plan.query.pattern)) > 1:
+        return why or "a disjunction (its branches run event by event)"
     shape = shape_of(plan)
     if shape.kleene or shape.guards or plan.negs:
         return "a Kleene element or NEG"

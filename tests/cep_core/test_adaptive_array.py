@@ -152,10 +152,12 @@ def test_the_runner_option_and_what_the_array_join_leaves_to_the_event_runner():
     for text, why in (("PATTERN SEQ(A a, NEG C n, B b) WITHIN 5", "NEG"),
                       ("PATTERN SEQ(A a, B+ b[]) WITHIN 5", "Kleene"),
                       ("PATTERN AND(A a, B b) WITHIN 5", "AND"),
-                      ("PATTERN SEQ(A a, B b) WITHIN 5 RETURN R(COUNT(*) AS n)", "COUNT")):
+                      ("PATTERN SEQ(A a, B b) WITHIN 5 RETURN R(COUNT(*) AS n)", "COUNT"),
+                      ("PATTERN (SEQ(A a, B b) OR SEQ(C c, D d)) WITHIN 5", "disjunction")):
         q = cep_core.compile(text)
         assert why in array_problem(q.plan)
-        assert isinstance(q.start(plan="order").engine, AdaptiveEngine)
+        engine = q.start(plan="order").engine
+        assert engine.name == "adaptive-order" and not isinstance(engine, ArrayOrderEngine)
 
 
 def test_an_event_without_an_attribute_a_predicate_reads_is_an_error():

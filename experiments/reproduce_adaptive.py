@@ -31,8 +31,8 @@ events per second of wall time, medians of ``--repeats`` runs alternated between
 methods in this one process (the machine's drift falls on all alike). The run ends with
 the lines the targets read: d_avg and meta against d = 0, the adaptive runner (arrays)
 against the best static engine on drifting sequences (every engine and runner) and
-against the engines before the array runner (the graph engine, plans event by event), and ``pattern sets run adaptively: N of
-5; exact: yes|no``.
+against the engines before the array runner (the graph engine, plans event by event),
+and ``pattern sets run adaptively: N of 5; exact: yes|no``.
 
 Run from the repository root::
 

@@ -447,8 +447,9 @@ class CompiledQuery:
         order-based plan) or ``"tree"`` (a ZStream tree), chosen from sliding-window
         statistics and adapted as ``adapt`` says (:mod:`cep_core.adaptive`: ``{"method":
         "unconditional" | "threshold" | "invariant", "t", "d", "K", "window",
-        "period"}``); the same matches as the text order, under skip-till-any-match
-        (elsewhere the text order runs: :meth:`explain` says why).
+        "period", "runner"}``; an order plan of a sequence runs over batches with arrays,
+        ``"runner": "event"`` event by event); the same matches as the text order, under
+        skip-till-any-match (elsewhere the text order runs: :meth:`explain` says why).
         ``session.adaptation_report()`` gives the plans, checks and replacements. Each
         engine answers whether it runs the options (its ``refusal``)."""
         o = policy if isinstance(policy, EngineOptions) else EngineOptions(policy)

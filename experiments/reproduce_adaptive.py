@@ -21,14 +21,18 @@ households.
   replacements, the share of the run's time spent in D and in planning.
 * **No drift**: the invariants (d_opt) against the static plan on the synthetic stream
   with one permutation throughout: what adapting costs when there is nothing to adapt to.
+* **Runners** (the synthetic drift, sequences): the adaptive runner against every static
+  engine, the order plans evaluated over batches with arrays and event by event (adapt's
+  ``runner``), medians of at least three alternated runs.
 
 Every run's matches are compared with the text-order plan's; a pattern set runs
 adaptively when every configuration of it ran on an adaptive engine. Throughputs are
 events per second of wall time, medians of ``--repeats`` runs alternated between the
 methods in this one process (the machine's drift falls on all alike). The run ends with
-the lines the targets read: d_avg and meta against d = 0, the adaptive runner against
-the best static engine on drifting sequences, and ``pattern sets run adaptively: N of
-5; exact: yes|no``.
+the lines the targets read: d_avg and meta against d = 0, the adaptive runner (arrays)
+against the best static engine on drifting sequences (every engine and runner) and
+against the engines before the array runner (the graph engine, plans event by event),
+and ``pattern sets run adaptively: N of 5; exact: yes|no``.
 
 Run from the repository root::
 
@@ -240,6 +244,36 @@ def no_drift(ds: Dataset, sizes: tuple[int, ...], repeats: int, d_opt: dict,
                   "replacements", flush=True)
 
 
+#: the order plan's evaluations (cep_core.adaptive: adapt's ``runner``)
+RUNNERS = ("array", "event")
+
+
+def runners(ds: Dataset, sizes: tuple[int, ...], repeats: int, d_opt: dict,
+            rows: list[dict]) -> None:
+    """The adaptive runner against every static engine on the dataset's sequences: the
+    text-order plan (the graph engine), the static plans (order plans on both runners,
+    tree plans) and the invariants (d_opt, d_avg, meta) on both runners, alternated in
+    this process, medians of at least three runs."""
+    for size in sizes:
+        q = cep_core.compile(ds.query("sequence", size))
+        runs: dict[str, tuple] = {TEXT: (None, None),
+                                  "static tree": ("tree", ds.adapt("static"))}
+        for runner in RUNNERS:
+            runs[f"static order {runner}"] = ("order", ds.adapt("static", runner=runner))
+            for name, d in (("d_opt", d_opt["order"]), ("d_avg", "avg"), ("meta", "meta")):
+                runs[f"invariant {name} {runner}"] = (
+                    "order", ds.adapt("invariant", d=d, runner=runner))
+        got = compare(q, ds.events, runs, max(repeats, 3))
+        for method, r in got.items():
+            rows.append({"figure": "runner", "dataset": ds.name, "pattern_set": "sequence",
+                         "algorithm": "order", "size": size, "method": method,
+                         "parameter": "", **r, "speedup": "", "events": len(ds.events),
+                         "note": f"engine {r['engine']}"})
+        print(f"  runners {ds.name} size {size}: " + ", ".join(
+            f"{m} {r['events_per_s']:,.0f}/s" for m, r in got.items())
+            + ("" if all(r["exact"] for r in got.values()) else " NOT ALL EXACT"), flush=True)
+
+
 def run(quick: bool, repeats: int, sets: tuple[str, ...] = PATTERN_SETS) -> list[dict]:
     rows: list[dict] = []
     sizes = (4, 6, 8) if quick else (3, 4, 5, 6, 7, 8)
@@ -254,6 +288,7 @@ def run(quick: bool, repeats: int, sets: tuple[str, ...] = PATTERN_SETS) -> list
             fig7(ds, pset, sizes, repeats, d_opt, t_opt, rows)
         if ds.steady is not None:
             no_drift(ds, sizes, repeats, d_opt, rows)
+            runners(ds, sizes, repeats, d_opt, rows)
     return rows
 
 
@@ -275,17 +310,7 @@ def summary(rows: list[dict]) -> list[str]:
         ratio, m, (ds, pset, kind, size) = best
         lines.append(f"chosen d against d = 0 at sizes >= 6: best {ratio:.2f}x ({m}, {ds}, "
                      f"{pset}, {kind}, size {size})")
-    seq = sorted({k[3] for k in keys if k[:2] == ("drift", "sequence")})
-    parts = []
-    for size in seq:
-        adaptive = max(rate("drift", "sequence", kind, size, m) for kind in ALGORITHMS
-                       for m in ("invariant d_opt", "invariant d_avg", "invariant meta"))
-        static = max([rate("drift", "sequence", "order", size, TEXT)]
-                     + [rate("drift", "sequence", kind, size, "static") for kind in ALGORITHMS])
-        parts.append(f"size {size} {adaptive / static:.2f}x")
-    if parts:
-        lines.append("adaptive runner against the best static engine, drifting sequences: "
-                     + ", ".join(parts))
+    lines += _runner_lines([r for r in rows if r["figure"] == "runner"])
     sets = dict.fromkeys(r["pattern_set"] for r in fig)
     adaptive = [s for s in sets if all(str(r["adaptive"]) == "True" for r in fig
                                        if r["pattern_set"] == s)]
@@ -293,6 +318,33 @@ def summary(rows: list[dict]) -> list[str]:
     lines.append(f"pattern sets run adaptively: {len(adaptive)} of {len(PATTERN_SETS)}; "
                  f"exact: {'yes' if exact else 'no'}")
     return lines
+
+
+def _runner_lines(rows: list[dict]) -> list[str]:
+    """The adaptive runner (invariants, arrays) against the best static engine of every
+    kind and runner, and against the engines before the array runner, per size."""
+    if not rows:
+        return []
+    sizes = sorted({int(r["size"]) for r in rows})
+
+    def best(size: int, pick) -> float:
+        return max(float(r["events_per_s"]) for r in rows
+                   if int(r["size"]) == size and pick(r["method"]))
+
+    def adaptive(m: str) -> bool:
+        return m.startswith("invariant") and m.endswith("array")
+
+    def static(m: str) -> bool:
+        return not m.startswith("invariant")
+
+    def before(m: str) -> bool:
+        return static(m) and not m.endswith("array")
+
+    return ["adaptive runner against the best static engine, drifting sequences: " + ", ".join(
+                f"size {s} {best(s, adaptive) / best(s, static):.2f}x" for s in sizes),
+            "adaptive runner against the graph engine and the plans event by event: "
+            + ", ".join(f"size {s} {best(s, adaptive) / best(s, before):.2f}x"
+                        for s in sizes)]
 
 
 def main(argv: list[str] | None = None) -> int:

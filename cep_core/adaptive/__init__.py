@@ -22,5 +22,9 @@ from the patent's owner.
 * :mod:`cep_core.adaptive.operators`: what a complete match goes through (its Kleene
   sequences, the negated elements);
 * :mod:`cep_core.adaptive.engine`: the detection-adaptation loop and plan migration;
+* :mod:`cep_core.adaptive.array_engine`: the same loop for an order plan of a sequence
+  over batches of events, the plan evaluated as an array join
+  (:mod:`cep_core.adaptive.array_join`) and the statistics kept as arrays
+  (:mod:`cep_core.adaptive.batch_statistics`);
 * :mod:`cep_core.adaptive.branches`: a top disjunction, each branch with its own plan.
 """

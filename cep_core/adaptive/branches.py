@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from cep_core.adaptive.engine import AdaptiveEngine
+from cep_core.adaptive.array_engine import ArrayOrderEngine, array_problem
+from cep_core.adaptive.engine import AdaptiveEngine, adapt_options
 from cep_core.adaptive.pattern import branches_of, elements
 from cep_core.counters import Counters
 from cep_core.engine.matching import ANY, CountMerging, merge_counts
@@ -44,9 +45,16 @@ def branch_plan(plan: Plan, branch: ast.Pattern) -> Plan:
 def adaptive_engine(plan: Plan, kind: str, output: str = "events",
                     adapt: dict[str, Any] | None = None) -> Any:
     """The adaptive engine of ``plan``: a :class:`BranchEngine` for a disjunction at the
-    top, an :class:`~cep_core.adaptive.engine.AdaptiveEngine` otherwise."""
+    top; an order plan over batches with arrays
+    (:class:`~cep_core.adaptive.array_engine.ArrayOrderEngine`) where it applies and
+    ``adapt``'s runner is ``"array"``; an
+    :class:`~cep_core.adaptive.engine.AdaptiveEngine` otherwise."""
     if len(branches_of(plan.query.pattern)) > 1:
         return BranchEngine(plan, kind, output, adapt)
+    if kind == "order" and array_problem(plan, output) is None:
+        options = adapt_options(adapt, plan)
+        if options["runner"] == "array":
+            return ArrayOrderEngine(plan, output, options)
     return AdaptiveEngine(plan, kind, output, adapt)
 
 

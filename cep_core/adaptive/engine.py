@@ -55,7 +55,10 @@ from cep_core.plan import Plan
 
 __all__ = ["AdaptiveEngine", "adapt_options", "adaptive_problem", "PLAN_KINDS"]
 
-_ADAPT_KEYS = ("method", "t", "d", "K", "window", "period")
+_ADAPT_KEYS = ("method", "t", "d", "K", "window", "period", "runner")
+#: how an order plan is evaluated: over batches with arrays where
+#: :func:`cep_core.adaptive.array_engine.array_problem` allows, or event by event
+RUNNER_KINDS = ("array", "event")
 
 
 def adapt_options(adapt: dict[str, Any] | None, plan: Plan) -> dict[str, Any]:
@@ -65,7 +68,8 @@ def adapt_options(adapt: dict[str, Any] | None, plan: Plan) -> dict[str, Any]:
     chosen from the statistics, :mod:`cep_core.adaptive.decision`; default 0), ``K``
     (invariants per block, ≥ 1, default 1), ``window`` (the statistics window [stream time units],
     > 0, default 10 × the pattern's window), ``period`` (between two checks, > 0,
-    default window / 4). ``None``: a static plan, built once."""
+    default window / 4), ``runner`` (an order plan's evaluation, one of
+    :data:`RUNNER_KINDS`, default array). ``None``: a static plan, built once."""
     given = dict(adapt or {})
     unknown = sorted(set(given) - set(_ADAPT_KEYS))
     if unknown:
@@ -75,7 +79,10 @@ def adapt_options(adapt: dict[str, Any] | None, plan: Plan) -> dict[str, Any]:
     if method is not None and method not in METHODS:
         raise QueryError(f"adapt: unknown method {method!r}; one of {', '.join(METHODS)}")
     out = {"method": method, "t": given.get("t", 0.5), "d": given.get("d", 0.0),
-           "K": given.get("K", 1)}
+           "K": given.get("K", 1), "runner": given.get("runner", RUNNER_KINDS[0])}
+    if out["runner"] not in RUNNER_KINDS:
+        raise QueryError(f"adapt: unknown runner {out['runner']!r}; one of "
+                         f"{', '.join(RUNNER_KINDS)}")
     for name, ok, rule in (("t", lambda v: v > 0, "> 0"), ("d", lambda v: v >= 0, ">= 0")):
         v = out[name]
         if name == "d" and v in DISTANCES:

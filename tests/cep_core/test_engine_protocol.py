@@ -44,7 +44,7 @@ def _keyed_session():
 
 
 def _engines() -> dict[str, Engine]:
-    """One engine of each of the sixteen classes, as compile/start or their own
+    """One engine of each of the seventeen classes, as compile/start or their own
     constructors build them."""
     seq, keyed = cep_core.compile(SEQ), cep_core.compile(KEYED)
     source = RemoteSource({0: 1, 1: 2}, latency=LatencyModel("fixed", value=1.0), names=("R",))
@@ -58,7 +58,8 @@ def _engines() -> dict[str, Engine]:
         "reference": seq.start(engine="reference").engine,
         "graph": seq.start().engine,
         "keyed": keyed.start("strict-contiguity", runs="one-per-partition").engine,
-        "adaptive": seq.start(plan="order").engine,
+        "adaptive": seq.start(plan="order", adapt={"runner": "event"}).engine,
+        "adaptive-array": seq.start(plan="order").engine,
         "adaptive-or": cep_core.compile("PATTERN (SEQ(A a, B b) OR SEQ(B c, A d)) WITHIN 5")
         .start(plan="order").engine,
         "shedding": seq.start(shedding=SheddingConfig("NS", unit_cost=1.0)).engine,
@@ -101,7 +102,7 @@ def _engine_classes(base: type = EngineBase) -> set[type]:
 
 def test_every_engine_class_answers_the_protocol():
     engines = _engines()
-    assert len({type(e) for e in engines.values()}) == 16
+    assert len({type(e) for e in engines.values()}) == 17
     assert _engine_classes() <= {type(e) for e in engines.values()}
     for kind, eng in engines.items():
         assert isinstance(eng, Engine), kind
@@ -168,10 +169,11 @@ def test_feed_gives_the_same_outputs_as_the_old_ways_of_feeding():
 def test_reports_are_each_engines_own_and_refused_elsewhere():
     engines = _engines()
     assert {k: e.reports for k, e in engines.items() if e.reports} == {
-        "adaptive": "adaptation", "adaptive-or": "adaptation", "shedding": "shedding",
+        "adaptive": "adaptation", "adaptive-array": "adaptation",
+        "adaptive-or": "adaptation", "shedding": "shedding",
         "remote": "remote", "rc-acep": "rc-acep", "keyed-shedding": "shedding",
         "keyed-remote": "remote"}
-    for kind in ("adaptive", "adaptive-or", "shedding", "remote"):
+    for kind in ("adaptive", "adaptive-array", "adaptive-or", "shedding", "remote"):
         assert isinstance(engines[kind].report(), dict)
     with pytest.raises(QueryError, match="the graph engine keeps no report"):
         engines["graph"].report()

@@ -248,8 +248,9 @@ def test_an_adaptive_engines_state_moves_with_its_plans_mid_stream(kind, cut):
     """SEQ(A a, B b) on a stream whose rare type flips: the plans replaced before and
     after the cut, their partial matches and the statistics move with the state."""
     q = cep_core.compile("PATTERN SEQ(A a, B b, A c) WHERE a.x <= c.x WITHIN 10")
-    options = {"output": "matches", "plan": kind,
-               "adapt": {"method": "invariant", "period": 5, "window": 20}}
+    options = {"output": "matches", "plan": kind,  # (the order plan event by event; the
+               # array join's state: tests/cep_core/test_adaptive_array.py)
+               "adapt": {"method": "invariant", "period": 5, "window": 20, "runner": "event"}}
     whole, resumed = q.start(**options), q.start(**options)
     want = whole.run(FLIP)
     first = q.start(**options)

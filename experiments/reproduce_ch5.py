@@ -24,8 +24,11 @@ authors' released implementation does where the text is silent (blocking per par
 match, BL1's one-element cache, latency from the start of processing to the match's
 accepting step, one unit cost making Hybrid's Q5/DS3 non-greedy median 10 µs, 10,000
 keys, a cache of 2,000, windows of 4,000-5,000 events, Q5's remote key bound to ``a``,
-with the listing's Q5 beside it in the full form, and under non-greedy selection the
-first event of the type that reads remote data deciding); ``--ablation`` measures each
+with the listing's Q5 beside it in the full form, under non-greedy selection the
+first event of the type that reads remote data deciding, an event's partial matches
+taken earlier states first, a match's latency its last event's only, non-greedy Q5 in
+the released scripts' pattern, and fetches as long as the released code's sleeps last);
+``--ablation`` measures each
 of those changes alone and left out (:mod:`experiments.ch5_gains`).
 
 Run from the repository root::

@@ -14,8 +14,7 @@ import pytest
 import cep_core
 from experiments import ch5_data, ch5_gains
 from experiments.ch5_setups import CHANGES, LITERAL, PAPER, query_text, record, with_changes
-from experiments.reproduce_ch5 import (CALIBRATION_TOLERANCE, STRATEGIES, calibrate,
-                                       run_one)
+from experiments.reproduce_ch5 import CALIBRATION_TOLERANCE, STRATEGIES, calibrate, run_one
 
 LINE = re.compile(r"paper setup: Hybrid below every baseline at p50 in \d+ of 16; "
                   r"gain over the best baseline at p50: max \d+\.\dx, median \d+\.\dx")

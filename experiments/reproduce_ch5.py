@@ -162,7 +162,8 @@ def calibrate(setup: Setup, n: int, pool: Executor) -> float:
     events, the median taken as linear in the unit cost between them, then up to
     :data:`SECANT_STEPS` secant steps from the last two runs until the median is within
     :data:`CALIBRATION_TOLERANCE` of the target (the median is not linear in the unit
-    cost: a busier device queues more of an event's partial matches before a match)."""
+    cost), or until a step does not move it the right way; the unit cost of the run
+    closest to the target."""
     target, probes = setup.cost[1], (0.02, 0.08)
 
     def job(u: float) -> tuple:
@@ -171,22 +172,25 @@ def calibrate(setup: Setup, n: int, pool: Executor) -> float:
     runs = [(u, r["p50"]) for u, r in zip(probes, pool.map(run_one, map(job, probes)),
                                            strict=True)]
 
-    def secant() -> float:
+    def secant() -> float | None:
         (u0, p0), (u1, p1) = runs[-2:]
-        slope = (p1 - p0) / (u1 - u0)
-        if not (slope > 0 and p0 > 0):
-            raise RuntimeError(f"{setup.name}: Hybrid's median does not grow with the unit "
-                               f"cost ({p0:.3g} and {p1:.3g} µs): too few matches to "
-                               "calibrate")
-        return max(1e-6, u0 + (target - p0) / slope)
+        if u1 == u0 or not (p1 - p0) / (u1 - u0) > 0:
+            return None
+        return max(1e-6, u0 + (target - p0) * (u1 - u0) / (p1 - p0))
 
     u = secant()
+    if u is None or not runs[0][1] > 0:
+        raise RuntimeError(f"{setup.name}: Hybrid's median does not grow with the unit "
+                           f"cost ({runs[0][1]:.3g} and {runs[1][1]:.3g} µs): too few "
+                           "matches to calibrate")
     for _ in range(SECANT_STEPS):
         runs.append((u, run_one(job(u))["p50"]))
         if abs(runs[-1][1] - target) <= CALIBRATION_TOLERANCE * target:
             break
         u = secant()
-    return u
+        if u is None:  # the median did not move, or moved against the unit cost
+            break
+    return min(runs[2:], key=lambda r: abs(r[1] - target))[0]
 
 
 def run_setup(setup: Setup, quick: bool, pool: Executor, configs: list[tuple] | None = None,

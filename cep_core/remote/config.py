@@ -2,7 +2,8 @@
 dissertation §5.4 and §5.6.1 (:data:`STRATEGIES`, described in
 :mod:`cep_core.remote.engine`), the modelled device's unit cost, the cache and the
 utility model's parameters, and the engine semantics an experiment may set apart from
-the text's reading (:data:`BLOCKING`, :data:`LATENCY_FROM`, BL1's cache)."""
+the text's reading (:data:`BLOCKING`, :data:`LATENCY_FROM`, :data:`ORDER`, BL1's
+cache)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 
 from cep_core.errors import QueryError
 
-__all__ = ["STRATEGIES", "BLOCKING", "LATENCY_FROM", "LATENCY_TO", "RemoteConfig"]
+__all__ = ["STRATEGIES", "BLOCKING", "LATENCY_FROM", "LATENCY_TO", "ORDER", "RemoteConfig"]
 
 STRATEGIES = ("BL1", "BL2", "BL3", "PFetch", "LzEval", "Hybrid")
 #: when a blocking miss is sent: with the event's other blocking fetches ("event") or
@@ -23,6 +24,9 @@ LATENCY_FROM = ("arrival", "start")
 #: where a match's latency ends: when the device has finished its last event or when
 #: the match's accepting step is taken, while that event is still processed
 LATENCY_TO = ("finish", "match")
+#: in which order the partial matches of one partition take an event: the order they
+#: were made in, or that of their states (earlier states first)
+ORDER = ("made", "state")
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,15 @@ class RemoteConfig:
     matches, their waits) is not counted. ``payload``: a partial match keeps the remote elements it
     has read (its payload, §5.6.2) and its extensions inherit them, so reading one again
     needs neither the cache nor a fetch; without it every evaluation reads through the
-    cache."""
+    cache. ``order`` (:data:`ORDER`): ``"made"`` lets the partial matches of a partition
+    take an event in the order they were made, ``"state"`` in the order of their states
+    (the plan's positions), earlier states first, as a matcher that checks its
+    transitions state by state does; with ``blocking="match"`` and
+    ``latency_to="match"`` a match accepted at an event then waits for the blocking
+    fetches of the partial matches at earlier states that the event extends.
+    ``carry_waits``: a match's latency adds the time its earlier steps waited for
+    remote data (Eq. 2.4's ℓ_fetch, carried by its partial match); without it only its
+    last event's processing counts (from ``latency_from`` to ``latency_to``)."""
 
     strategy: str = "Hybrid"
     unit_cost: float = 0.0
@@ -66,6 +78,8 @@ class RemoteConfig:
     latency_from: str = "arrival"
     latency_to: str = "finish"
     payload: bool = False
+    order: str = "made"
+    carry_waits: bool = True
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -84,6 +98,9 @@ class RemoteConfig:
         if self.latency_to not in LATENCY_TO:
             raise QueryError("remote latency_to must be one of "
                              f"{', '.join(LATENCY_TO)}, not {self.latency_to!r}")
+        if self.order not in ORDER:
+            raise QueryError(f"remote order must be one of {', '.join(ORDER)}, "
+                             f"not {self.order!r}")
         if not self.bl1_capacity >= 0:
             raise QueryError(f"remote bl1_capacity must be ≥ 0, not {self.bl1_capacity!r}")
         if not self.capacity >= 0:

@@ -20,7 +20,9 @@ another only through the cache); ``bl1_capacity`` gives BL1 a cache of its own;
 ``payload`` lets a partial match keep what it has read (and pass it to its extensions);
 ``latency_from="start"`` measures a match's latency from the start of its last event's
 processing instead of its arrival, ``latency_to="match"`` up to its accepting step
-instead of the end of that event's processing. None of them changes the matches.
+instead of the end of that event's processing; ``order="state"`` lets a partition's
+partial matches take an event earlier states first; ``carry_waits=False`` leaves the
+waits of a match's earlier steps out of its latency. None of them changes the matches.
 
 Strategies (:data:`cep_core.remote.config.STRATEGIES`; §5.4, §5.6.1):
 
@@ -370,6 +372,8 @@ class RemoteEngine(ReferenceEngine):
                 self.stream_state.counters.pm_dropped += 1
             else:
                 alive.append(pm)
+        if self.config.order == "state":  # earlier states first (RemoteConfig.order)
+            alive.sort(key=_state_of)
         return super()._advance(alive, e, call, relevant) if alive else []
 
     def _begin(self, e: dict, call: RemoteCall) -> list[GPM]:
@@ -436,7 +440,7 @@ class RemoteEngine(ReferenceEngine):
                 n = len(call.out)
                 self._emit(nb, rec, call)
                 if len(call.out) > n:
-                    call.fetch_lat.append(pm.waited)
+                    call.fetch_lat.append(pm.waited if self.config.carry_waits else 0.0)
                     call.done_at.append(self.device_now(call))
         if self.policy == ANY:
             if not negrec or self._note_negs(pm, negrec, e):
@@ -654,6 +658,10 @@ class RemoteEngine(ReferenceEngine):
             "evictions": self.cache.evictions,
             "counters": self.counters.as_dict(),
         }
+
+
+def _state_of(pm: GPM) -> int:
+    return pm.state
 
 
 def chain_after(plan, dst: int) -> list[int]:

@@ -1,5 +1,6 @@
 """The remote engine's options (cep_core.remote.config.RemoteConfig: ``blocking``,
-``bl1_capacity``, ``latency_from``, ``latency_to``, ``payload``): their waits and
+``bl1_capacity``, ``latency_from``, ``latency_to``, ``payload``, ``order``,
+``carry_waits``): their waits and
 latencies on hand-built streams with known fetch times, and that no combination of them
 changes the matches of any strategy on random streams."""
 
@@ -90,9 +91,33 @@ def test_a_partial_match_reads_its_payload_again_without_a_fetch():
     assert without["p50"] == pytest.approx(50.0) and kept["p50"] == pytest.approx(0.0)
 
 
+def test_state_order_makes_a_match_wait_for_the_fetches_of_earlier_states():
+    # next-match: the run of a=1 takes b at 10 (fetch 10 -> 60); at B 100 it completes
+    # its match while the run of a=2 (made at 20, at an earlier state) takes b and
+    # fetches 100 -> 150. Made order: the match first (0 after its start, plus its own
+    # earlier wait of 50); state order: after the fetch (50, plus 50)
+    source = RemoteSource({1: 7, 2: 7}, latency=LatencyModel("fixed", value=50.0))
+    cq = cep_core.compile("PATTERN SEQ(A a, B b, B c) WHERE b.v = REMOTE[a.k] WITHIN 1000",
+                          remote={"REMOTE": source})
+    events = [_a(0.0, 1, 1), _b(10.0, 2), _a(20.0, 2, 3), _b(100.0, 4)]
+    p50 = {}
+    for order in ("made", "state"):
+        for carry in (True, False):
+            session = cq.start("skip-till-next-match", output="matches", remote=RemoteConfig(
+                "BL2", blocking="match", latency_from="start", latency_to="match",
+                order=order, carry_waits=carry))
+            out = session.feed(events) + session.flush()
+            assert out == [{"a": 1, "b": 2, "c": 4}]
+            assert session.remote_report()["fetch"]["waited"] == pytest.approx(100.0)
+            p50[order, carry] = session.remote_report()["p50"]
+    assert p50 == pytest.approx({("made", True): 50.0, ("made", False): 0.0,
+                                 ("state", True): 100.0, ("state", False): 50.0})
+
+
 @pytest.mark.parametrize("kwargs, field", [
     ({"blocking": "batch"}, "blocking"), ({"latency_from": "detection"}, "latency_from"),
     ({"bl1_capacity": -1}, "bl1_capacity"), ({"latency_to": "end"}, "latency_to"),
+    ({"order": "age"}, "order"),
 ])
 def test_bad_options_name_the_field(kwargs, field):
     with pytest.raises(QueryError, match=field):
@@ -112,7 +137,9 @@ def test_no_option_changes_the_matches_of_any_strategy(policy, template):
                    "bl1_capacity": rng.choice((0, 1)),
                    "latency_from": rng.choice(("arrival", "start")),
                    "latency_to": rng.choice(("finish", "match")),
-                   "payload": rng.choice((False, True))}
+                   "payload": rng.choice((False, True)),
+                   "order": rng.choice(("made", "state")),
+                   "carry_waits": rng.choice((False, True))}
         for strategy in STRATEGIES:
             source = RemoteSource(table, latency=LatencyModel("uniform", low=1, high=15),
                                   seed=trial)

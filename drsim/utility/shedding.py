@@ -511,14 +511,18 @@ def quiet_readings(plan: MonitoringPlan, house_ids: np.ndarray, shed_keys: np.nd
         return out
     test = np.searchsorted(plan.test_times, np.asarray(shed_times, dtype=np.int64))
     sent = np.ones((len(test), len(offsets)), dtype=bool)
-    if lost is not None:
-        row = np.searchsorted(np.asarray(house_ids, dtype=np.int64), shed_keys)
+    if lost is not None and lost.shape[1]:
+        ids = np.asarray(house_ids, dtype=np.int64)
+        keys = np.asarray(shed_keys, dtype=np.int64)
+        row = keys - ids[0] if ids[-1] - ids[0] == len(ids) - 1 else \
+            np.searchsorted(ids, keys)  # (ascending ids: a range is its own index)
         minute = plan.test_times[test][:, None] + offsets[None, :] - plan.t_start
-        inside = minute < lost.shape[1]
-        sent[inside] = ~lost[np.broadcast_to(row[:, None], minute.shape)[inside],
-                             minute[inside]]
-    np.add.at(out, test, sent.astype(np.int64))
-    return out
+        width = lost.shape[1]
+        # a minute past the readings known is sent
+        at = row[:, None] * width + np.minimum(minute, width - 1)
+        sent = ~np.asarray(lost, dtype=bool).ravel()[at] | (minute >= width)
+    cell = test[:, None] * len(offsets) + np.arange(len(offsets))[None, :]
+    return np.bincount(cell[sent], minlength=out.size).reshape(out.shape).astype(np.int64)
 
 
 def _statistic(latencies: np.ndarray, device: np.ndarray, n: int, kind: str) -> np.ndarray:

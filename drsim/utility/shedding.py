@@ -506,23 +506,20 @@ def quiet_readings(plan: MonitoringPlan, house_ids: np.ndarray, shed_keys: np.nd
     ([1, 0, 1, 1], 3)
     """
     offsets = interim_offsets(plan.delta, plan.reading)
-    out = np.zeros((len(plan.test_times), len(offsets)), dtype=np.int64)
-    if not len(shed_keys):
-        return out
+    shape = (len(plan.test_times), len(offsets))
     test = np.searchsorted(plan.test_times, np.asarray(shed_times, dtype=np.int64))
     sent = np.ones((len(test), len(offsets)), dtype=bool)
-    if lost is not None and lost.shape[1]:
-        ids = np.asarray(house_ids, dtype=np.int64)
-        keys = np.asarray(shed_keys, dtype=np.int64)
+    if lost is not None and lost.shape[1] and len(test):
+        ids, keys = (np.asarray(a, dtype=np.int64) for a in (house_ids, shed_keys))
         row = keys - ids[0] if ids[-1] - ids[0] == len(ids) - 1 else \
             np.searchsorted(ids, keys)  # (ascending ids: a range is its own index)
         minute = plan.test_times[test][:, None] + offsets[None, :] - plan.t_start
-        width = lost.shape[1]
-        # a minute past the readings known is sent
+        width = lost.shape[1]  # a minute past the readings known is sent
         at = row[:, None] * width + np.minimum(minute, width - 1)
         sent = ~np.asarray(lost, dtype=bool).ravel()[at] | (minute >= width)
     cell = test[:, None] * len(offsets) + np.arange(len(offsets))[None, :]
-    return np.bincount(cell[sent], minlength=out.size).reshape(out.shape).astype(np.int64)
+    return np.bincount(cell[sent], minlength=shape[0] * shape[1]).reshape(shape) \
+        .astype(np.int64)
 
 
 def _statistic(latencies: np.ndarray, device: np.ndarray, n: int, kind: str) -> np.ndarray:

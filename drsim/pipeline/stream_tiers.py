@@ -216,11 +216,10 @@ def _columns(context: StreamContext, rows: pd.DataFrame) -> dict[str, Columns]:
 
     out = {}
     for name in STREAM_PASSES:
-        # a row holds the pass when any of its columns has a value (a lost reading has none)
-        given = np.zeros(len(rows), dtype=bool)
-        for c in (*(f"{name}_kw_{j}" for j in range(size)), f"{name}_kwh",
-                  f"{name}_noncompliant"):
-            given |= rows[c].notna().to_numpy()
+        # a row holds the pass when any of its columns has a value (a lost reading has
+        # none; the columns are typed, numbers or flags: NaN where null)
+        given = ~np.isnan(read([*(f"{name}_kw_{j}" for j in range(size)), f"{name}_kwh",
+                                f"{name}_noncompliant"])).all(axis=1)
         if not given.any():
             continue
         start = ints["time"][given]

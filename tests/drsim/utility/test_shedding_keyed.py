@@ -198,3 +198,31 @@ def test_bad_shedding_configuration_gets_one_line_naming_the_field(field, value)
         scenario_from_dict(quickstart(shedding={field: value}), "bad.yaml")
     line = str(err.value).strip().splitlines()[0]
     assert "monitoring.shedding" in line and field in line
+
+
+@pytest.mark.parametrize("first", [0, None])  # the chunk's ids a range, or not
+@pytest.mark.parametrize("minutes", [120, 37])  # the program's readings, or a stream's so far
+def test_quiet_readings_count_each_shed_meters_readings_that_arrived(first, minutes):
+    """A shed test reading quiets its meter's readings until the next test: counted per
+    test and offset after it, a reading lost on the way not counted, a minute past the
+    readings known counted as sent; the same figures as counting reading by reading."""
+    from drsim.utility.monitoring import MonitoringPlan
+    from drsim.utility.reading_slots import interim_offsets
+    from drsim.utility.shedding import quiet_readings
+
+    plan = MonitoringPlan(1110, 1230, 1130, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
+    rng = np.random.default_rng(3)
+    ids = np.arange(40) + 500 if first is not None else np.sort(rng.choice(900, 40, False))
+    shed = rng.random((40, len(plan.test_times))) < 0.3
+    row, test = np.nonzero(shed)
+    lost = rng.random((40, minutes)) < 0.2
+    got = quiet_readings(plan, ids, ids[row], plan.test_times[test].astype(float), lost)
+    offsets = interim_offsets(plan.delta, plan.reading)
+    want = np.zeros_like(got)
+    for r, j in zip(row.tolist(), test.tolist(), strict=True):
+        for k, o in enumerate(offsets.tolist()):
+            minute = int(plan.test_times[j]) + o - plan.t_start
+            want[j, k] += minute >= minutes or not lost[r, minute]
+    assert got.dtype == np.int64 and got.shape == (len(plan.test_times), len(offsets))
+    assert 0 < got.sum() < len(row) * len(offsets)  # some readings lost on the way
+    np.testing.assert_array_equal(got, want)

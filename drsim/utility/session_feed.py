@@ -141,6 +141,10 @@ class MeterCarry:
     #: the feeder (or its copy) that the last run ended: its shedder's and fetcher's
     #: reports, read before the next run
     ended: Any = None
+    #: what the monitoring features keep of the run between its runs, by name (load
+    #: shedding's quiet readings: :class:`drsim.utility.quiet_meters.QuietCount`),
+    #: emptied where the run starts again
+    kept: dict[str, Any] = field(default_factory=dict)
 
     @property
     def tests_fed(self) -> int:
@@ -192,6 +196,7 @@ class MeterCarry:
             lam.iloc[:, :k] = expected_acc_kwh
             self.tables = tables(lam)
             self.feeder, self.outputs, j = start(self.tables, self.plan), {}, 0
+            self.kept = {}
             self.booked = np.zeros((3, 0), dtype=np.int64)
         elif k > j:
             self.tables["λ"].iloc[:, j:k] = expected_acc_kwh[:, j:]

@@ -61,9 +61,14 @@ def to_end(kept: Any) -> Any:
     """Return what a run over a kept session (or feeder) so far ends (flushes) on.
 
     The session itself where its flush has nothing to do
-    (:meth:`cep_core.query.Session.settled`), so that it goes on unchanged; else a copy.
+    (:meth:`cep_core.query.Session.settled`), so that it goes on unchanged; else a copy:
+    a session's own copy for a flush (:meth:`cep_core.query.Session.ending`), else (a
+    feeder that steps one) a deep copy.
     """
-    return kept if kept.settled() else copy.deepcopy(kept)
+    if kept.settled():
+        return kept
+    ending = getattr(kept, "ending", None)
+    return ending() if ending is not None else copy.deepcopy(kept)
 
 
 def flushed(session: Any, parts: list, booked: np.ndarray, as_frame: bool

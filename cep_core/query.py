@@ -187,11 +187,11 @@ class Session:
     def ending(self) -> Session:
         """Return a session to :meth:`flush` now that leaves this one as it is.
 
-        This session where it is :meth:`settled`; else a copy of it, whose engine is
-        the engine's own copy for a flush (``ending()``: an aggregation's copies only
-        what its flush changes) or, for an engine without one, a deep copy. Flushed
-        right away, the copy gives what flushing this session would, and this one goes
-        on as if it had not been flushed.
+        This session where it is :meth:`settled`; else a copy of it with the engine's
+        copy for a flush (:meth:`~cep_core.engine.protocol.Engine.ending`: a deep copy,
+        or an aggregation's of only what its flush changes). Flushed right away, the
+        copy gives what flushing this session would, and this one goes on as if it had
+        not been flushed.
 
         Returns
         -------
@@ -201,8 +201,7 @@ class Session:
         if self.settled():
             return self
         twin = copy.copy(self)
-        ending = getattr(self.engine, "ending", None)
-        twin.engine = ending() if ending is not None else copy.deepcopy(self.engine)
+        twin.engine = self.engine.ending()
         return twin
 
     def reload_tables(self, *names: str) -> None:

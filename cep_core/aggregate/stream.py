@@ -391,10 +391,11 @@ class StreamAggregation(EngineBase):
     def ending(self) -> StreamAggregation:
         """Return a copy to :meth:`flush` now that leaves this aggregation as it is.
 
-        A flush closes every open group: it takes them out of the copy's own dict of
-        groups and counts into the copy's own counters, reading each group's
-        accumulators, which both share (a flush does not change them), as they share the
-        compiled query. The copy is meant for a flush right away: feeding this
+        The engine's :meth:`~cep_core.engine.protocol.Engine.ending`, copying only what
+        a flush changes. A flush closes every open group: it takes them out of the
+        copy's own dict of groups and counts into the copy's own counters, reading each
+        group's accumulators, which both share (a flush does not change them), as they
+        share the compiled query. The copy is meant for a flush right away: feeding this
         aggregation changes the accumulators it shares.
 
         Returns

@@ -10,6 +10,7 @@ GROUP BY ..``, Listings 6.2/6.3 of the dissertation, §6.2.2) compiles through
 
 from __future__ import annotations
 
+import copy
 import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
@@ -182,6 +183,26 @@ class Session:
         copy of it). Engines that cannot tell say no.
         """
         return self.engine.settled()
+
+    def ending(self) -> Session:
+        """Return a session to :meth:`flush` now that leaves this one as it is.
+
+        This session where it is :meth:`settled`; else a copy of it with the engine's
+        copy for a flush (:meth:`~cep_core.engine.protocol.Engine.ending`: a deep copy,
+        or an aggregation's of only what its flush changes). Flushed right away, the
+        copy gives what flushing this session would, and this one goes on as if it had
+        not been flushed.
+
+        Returns
+        -------
+        Session
+            This session, or the copy.
+        """
+        if self.settled():
+            return self
+        twin = copy.copy(self)
+        twin.engine = self.engine.ending()
+        return twin
 
     def reload_tables(self, *names: str) -> None:
         """Re-read lookup tables that changed in place since the session started.

@@ -42,6 +42,7 @@ Counters: ``pm_created`` groups opened, ``pm_extended`` events aggregated,
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -386,6 +387,25 @@ class StreamAggregation(EngineBase):
     def flush(self) -> list[dict]:
         """Closes every open group (end of input)."""
         return self._close(lambda g: True)
+
+    def ending(self) -> StreamAggregation:
+        """Return a copy to :meth:`flush` now that leaves this aggregation as it is.
+
+        The engine's :meth:`~cep_core.engine.protocol.Engine.ending`, copying only what
+        a flush changes. A flush closes every open group: it takes them out of the
+        copy's own dict of groups and counts into the copy's own counters, reading each
+        group's accumulators, which both share (a flush does not change them), as they
+        share the compiled query. The copy is meant for a flush right away: feeding this
+        aggregation changes the accumulators it shares.
+
+        Returns
+        -------
+        StreamAggregation
+            The copy.
+        """
+        twin = copy.copy(self)
+        twin._groups, twin.counters = dict(self._groups), copy.copy(self.counters)
+        return twin
 
     def run(self, events: Iterable[Mapping[str, Any]] | Any) -> list[dict]:
         """The outputs of a whole stream, from a fresh state."""

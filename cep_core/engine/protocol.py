@@ -10,6 +10,7 @@ aggregation read a DataFrame by its columns (:meth:`Engine.reads_frame`).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -63,6 +64,9 @@ class Engine(Protocol):
     def settled(self) -> bool:
         """Whether :meth:`flush` would now emit nothing and change nothing, so that the
         stream can go on after it as if it had not been called."""
+
+    def ending(self) -> Engine:
+        """A copy to :meth:`flush` right away that leaves this engine as it is."""
 
     def statistics(self) -> dict[str, Any]:
         """Per-query statistics (events per type, predicates evaluated and passed, ...)."""
@@ -147,6 +151,11 @@ class EngineBase:
     def settled(self) -> bool:
         """Not known: no (:meth:`Engine.settled`)."""
         return False
+
+    def ending(self) -> Any:
+        """A deep copy (:meth:`Engine.ending`); an engine that knows what its flush
+        changes copies only that."""
+        return copy.deepcopy(self)
 
 
 def _keyed_only(name: str) -> QueryError:

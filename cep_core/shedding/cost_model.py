@@ -39,18 +39,21 @@ class TreeLookup:
         self.feature = t.feature.tolist()
         self.threshold = t.threshold.tolist()
         self._memo: dict[tuple, int] = {}
+        self._arrays: tuple[np.ndarray, ...] | None = None
 
     def __getstate__(self):
-        return {k: v for k, v in self.__dict__.items() if k != "_memo"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_memo", "_arrays")}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._memo = {}
+        self._memo, self._arrays = {}, None
 
     def leaves(self, x: np.ndarray) -> np.ndarray:
         """The leaf of every row of ``x`` (rows × features), walked level by level."""
-        left, right = np.asarray(self.left), np.asarray(self.right)
-        feature, threshold = np.asarray(self.feature), np.asarray(self.threshold)
+        if self._arrays is None:  # the tree as arrays, made once
+            self._arrays = tuple(np.asarray(v) for v in
+                                 (self.left, self.right, self.feature, self.threshold))
+        left, right, feature, threshold = self._arrays
         node = np.zeros(len(x), dtype=np.int64)
         rows = np.arange(len(x))
         inner = left[node] != -1

@@ -317,13 +317,15 @@ class KeyedShedder(KeyedStepper):
     def _event_labels(self, batch: pd.DataFrame) -> tuple[np.ndarray, list]:
         """Per event a code into the returned list of labels: what such an event could
         create (:meth:`CostModel.event_labels`), the empty set for a type the pattern
-        does not read, None for one the history did not show."""
+        does not read, None for one the history did not show. A batch of one type (a
+        step of meter readings) is read whole, without taking its rows apart."""
         code = np.zeros(len(batch), dtype=np.int64)
         labels: list = []
         plan, model = self.engine.plan, self.model
-        types = batch["type"].to_numpy()
-        for typ in pd.unique(types).tolist():
-            at = np.flatnonzero(types == typ)
+        kinds, types = pd.factorize(batch["type"], use_na_sentinel=False)
+        whole = len(types) == 1
+        for i, typ in enumerate(list(types)):
+            at = slice(None) if whole else np.flatnonzero(kinds == i)
             em = model.events.get(typ)
             if typ not in plan.types and typ not in plan.neg_types or em is None \
                     or em.tree is None:
@@ -332,12 +334,16 @@ class KeyedShedder(KeyedStepper):
                               plan.neg_types else None if em is None
                               else em.leaf_labels.get(0))
                 continue
-            x = np.column_stack([batch[a].to_numpy(np.float64)[at] for a in em.attrs]
-                                + ([self.engine.event_tests(batch.iloc[at], em.tests)
+            rows = batch if whole else batch.iloc[at]
+            x = np.column_stack([rows[a].to_numpy(np.float64) for a in em.attrs]
+                                + ([self.engine.event_tests(rows, em.tests)
                                     .astype(np.float64)] if em.tests else []))
-            leaves, at_leaf = np.unique(em.tree.leaves(x), return_inverse=True)
-            code[at] = len(labels) + at_leaf.ravel()
-            labels += [em.leaf_labels.get(int(lf)) for lf in leaves.tolist()]
+            leaf = em.tree.leaves(x)
+            leaves = np.flatnonzero(np.bincount(leaf))  # the leaves reached, ascending
+            rank = np.zeros(int(leaves[-1]) + 1, dtype=np.int64)
+            rank[leaves] = np.arange(len(leaves))
+            code[at] = len(labels) + rank[leaf]
+            labels += [em.leaf_labels.get(lf) for lf in leaves.tolist()]
         return code, labels
 
     # ------------------------------------------------------------------ results

@@ -78,7 +78,7 @@ def costs(plan: MonitoringPlan, sizes: np.ndarray, meter_work: np.ndarray, rows:
     evaluated. With lost readings (drsim.utility.readings): ``lost``
     (groups, reading slots of the program), the readings lost, which are not sent; and
     ``silent_spells`` (groups, tests), the meter tier's reports of silent meters to the
-    group leaders, which are. With load shedding (drsim.utility.shedding.quiet_readings):
+    group leaders, which are. With load shedding (drsim.utility.quiet_meters.quiet_readings):
     ``quiet`` (groups, tests × interim offsets), the readings a meter whose test reading
     was shed did not send before its next test; those up to the group's stop are not
     sent."""

@@ -206,11 +206,20 @@ def _columns(context: StreamContext, rows: pd.DataFrame) -> dict[str, Columns]:
         return out
     edges = np.r_[intervals_of(context.plan), DAY]
     size = width(context.plan)
+    floats: Columns = {}  # the rows' columns as float64, each read once
+
+    def read(names: list[str]) -> np.ndarray:
+        for c in names:
+            if c not in floats:
+                floats[c] = _floats(rows[c])
+        return np.column_stack([floats[c] for c in names])
+
     out = {}
     for name in STREAM_PASSES:
-        # a row holds the pass when any of its columns has a value (a lost reading has none)
-        given = rows[[*(f"{name}_kw_{j}" for j in range(size)), f"{name}_kwh",
-                      f"{name}_noncompliant"]].notna().any(axis=1).to_numpy()
+        # a row holds the pass when any of its columns has a value (a lost reading has
+        # none; the columns are typed, numbers or flags: NaN where null)
+        given = ~np.isnan(read([*(f"{name}_kw_{j}" for j in range(size)), f"{name}_kwh",
+                                f"{name}_noncompliant"])).all(axis=1)
         if not given.any():
             continue
         start = ints["time"][given]
@@ -219,22 +228,24 @@ def _columns(context: StreamContext, rows: pd.DataFrame) -> dict[str, Columns]:
         inside = np.arange(size)[None, :] < m[:, None]  # (rows, size): the minutes
         total = int(m.sum())
 
-        spread = {c: rows.loc[given, [f"{c}_{j}" for j in range(size)]].to_numpy(
-            np.float64)[inside] for c in (f"{name}_kw", "phat_kw")}
+        spread = {c: read([f"{c}_{j}" for j in range(size)])[given][inside]
+                  for c in (f"{name}_kw", "phat_kw")}
         register = np.full((len(start), size), np.nan)  # given at the interval's start
-        register[:, 0] = _floats(rows.loc[given, f"{name}_kwh"])
+        register[:, 0] = read([f"{name}_kwh"])[given, 0]
         out[name] = {"household": np.repeat(ints["household"][given], m),
                      "group": np.repeat(ints["group"][given], m),
                      "time": (start[:, None] + np.arange(size)[None, :])[inside],
                      "kw": spread[f"{name}_kw"], "energy_kwh": register[inside],
                      "baseline_kw": np.full(total, np.nan),
                      "expected_kw": spread["phat_kw"],
-                     "noncompliant": np.repeat(_floats(rows.loc[given, f"{name}_noncompliant"]), m)}
+                     "noncompliant": np.repeat(read([f"{name}_noncompliant"])[given, 0], m)}
     return out
 
 
 def _take(columns: Columns, rows: np.ndarray) -> Columns:
-    """The rows ``rows`` (a mask or indices) of every column."""
+    """The rows ``rows`` (a mask or indices) of every column (not copied: all of them)."""
+    if rows.dtype == bool and rows.all():
+        return dict(columns)
     return {c: v[rows] for c, v in columns.items()}
 
 
@@ -242,8 +253,8 @@ def _bad(name: str, columns: Columns, scenario: Scenario) -> tuple[Columns, Bloc
     """The rows that are readings, and the count of the others per problem as rows of
     :data:`OUT` (:func:`drsim.pipeline.recorded.problems`; NaN is a load not given, and
     nothing is fatal in a stream)."""
-    loads = {c: (np.nan_to_num(columns[c], nan=0.0, posinf=np.inf, neginf=-np.inf),
-                 ~np.isnan(columns[c])) for c in LOAD_COLUMNS}
+    given = {c: ~np.isnan(columns[c]) for c in LOAD_COLUMNS}
+    loads = {c: (np.where(given[c], columns[c], 0.0), given[c]) for c in LOAD_COLUMNS}
     found = problems(columns["household"], columns["group"], columns["time"], loads, scenario)
     n = len(columns["time"])
     bad = np.zeros(n, dtype=bool)

@@ -193,11 +193,15 @@ def _source(cfg: RemoteData, table: Any, name: str, seed: int) -> RemoteSource:
                         element_size=cfg.element_bytes, seed=seed)
 
 
-def _next_test(plan: MonitoringPlan):
-    """Make the function giving the events the keys send at the next test (none after the last)."""
+def _next_test(plan: MonitoringPlan, key: str):
+    """Make the function giving the events the keys send at the next test.
+
+    None after the last; their ``key`` and time, the columns a fetch reads.
+    """
     def following(rows: pd.DataFrame) -> pd.DataFrame:
-        nxt = rows.assign(time=rows["time"] + plan.delta)
-        return nxt[nxt["time"] < plan.t_end]
+        time = rows["time"].to_numpy() + plan.delta
+        due = time < plan.t_end
+        return pd.DataFrame({key: rows[key].to_numpy()[due], "time": time[due]})
     return following
 
 
@@ -277,7 +281,8 @@ class MeterFetch:
         plan = self.plan
         self.fetcher = KeyedFetcher(feeder, source, "λ", ("houseID", "time"),
                                     self._device_of, self.devices, self.cfg.strategy,
-                                    self.cfg.cache_elements, _next_test(plan), self.versions)
+                                    self.cfg.cache_elements, _next_test(plan, "houseID"),
+                                    self.versions)
         if self.cfg.strategy in ("PFetch", "Hybrid") and len(plan.test_times):
             self.fetcher.prefetch(plan.t_start, pd.DataFrame(
                 {"houseID": self.house_ids, "time": plan.test_times[0]}))
@@ -387,8 +392,8 @@ def group_fetches(plan: MonitoringPlan, cfg: RemoteData, groups: int, seed: int,
     """
     source = _source(cfg, {}, "γ", seed)
     fetcher = BatchFetcher(source, "γ", ("groupID", "time"), "groupID", lambda k: k,
-                           groups, cfg.strategy, cfg.cache_elements, _next_test(plan),
-                           versions)
+                           groups, cfg.strategy, cfg.cache_elements,
+                           _next_test(plan, "groupID"), versions)
     ids = np.arange(groups, dtype=np.int64)
     times = plan.test_times
     if cfg.strategy in ("PFetch", "Hybrid") and len(times):

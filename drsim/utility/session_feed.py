@@ -61,9 +61,14 @@ def to_end(kept: Any) -> Any:
     """Return what a run over a kept session (or feeder) so far ends (flushes) on.
 
     The session itself where its flush has nothing to do
-    (:meth:`cep_core.query.Session.settled`), so that it goes on unchanged; else a copy.
+    (:meth:`cep_core.query.Session.settled`), so that it goes on unchanged; else a copy:
+    a session's own copy for a flush (:meth:`cep_core.query.Session.ending`), else (a
+    feeder that steps one) a deep copy.
     """
-    return kept if kept.settled() else copy.deepcopy(kept)
+    if kept.settled():
+        return kept
+    ending = getattr(kept, "ending", None)
+    return ending() if ending is not None else copy.deepcopy(kept)
 
 
 def flushed(session: Any, parts: list, booked: np.ndarray, as_frame: bool
@@ -141,6 +146,10 @@ class MeterCarry:
     #: the feeder (or its copy) that the last run ended: its shedder's and fetcher's
     #: reports, read before the next run
     ended: Any = None
+    #: what the monitoring features keep of the run between its runs, by name (load
+    #: shedding's quiet readings: :class:`drsim.utility.quiet_meters.QuietCount`),
+    #: emptied where the run starts again
+    kept: dict[str, Any] = field(default_factory=dict)
 
     @property
     def tests_fed(self) -> int:
@@ -192,6 +201,7 @@ class MeterCarry:
             lam.iloc[:, :k] = expected_acc_kwh
             self.tables = tables(lam)
             self.feeder, self.outputs, j = start(self.tables, self.plan), {}, 0
+            self.kept = {}
             self.booked = np.zeros((3, 0), dtype=np.int64)
         elif k > j:
             self.tables["λ"].iloc[:, j:k] = expected_acc_kwh[:, j:]

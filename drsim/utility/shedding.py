@@ -51,10 +51,9 @@ from drsim.utility.monitoring import (
     meter_stream,
     meter_tier,
 )
-from drsim.utility.reading_slots import interim_offsets
 
 __all__ = ["gateways", "history_day", "fit_meter_model", "flagged_shares", "DeviceStats",
-           "DeviceSizing", "statistic", "shed_meter_tier", "LATENCY_BINS", "quiet_readings"]
+           "DeviceSizing", "statistic", "shed_meter_tier", "LATENCY_BINS"]
 
 MICRO = 1_000_000  # times are summed in whole µmin
 #: log-spaced latency bins [min] of the mergeable latency histogram, 40 per decade
@@ -467,60 +466,6 @@ def statistic(latencies: np.ndarray, kind: str) -> float:
     return float(lat.mean() if kind == "avg" else np.percentile(lat, 95, method="lower"))
 
 
-def quiet_readings(plan: MonitoringPlan, house_ids: np.ndarray, shed_keys: np.ndarray,
-                   shed_times: np.ndarray, lost: np.ndarray | None = None) -> np.ndarray:
-    """Count the readings quiet meters do not send, per test and offset after it.
-
-    A meter whose test reading the gateway's input filter drops is told so and stays
-    quiet until its next test: the readings between
-    (:func:`drsim.utility.reading_slots.interim_offsets`) feed no
-    query, and the next test's ``accLoad`` carries their energy (docs/decisions.md,
-    "Where a shed event disappears"). A reading already lost on the way (``lost``) is
-    not counted again.
-
-    Parameters
-    ----------
-    plan : MonitoringPlan
-        The monitoring (test times, δ, the reading interval).
-    house_ids : numpy.ndarray
-        (households,) the chunk's household ids.
-    shed_keys, shed_times : numpy.ndarray
-        The household and test time [minutes since midnight] of each test reading shed.
-    lost : numpy.ndarray, optional
-        (households, program minutes) the readings lost on the way.
-
-    Returns
-    -------
-    numpy.ndarray of int64
-        (tests, offsets) the quiet readings after each test time.
-
-    Examples
-    --------
-    Household 11's 18:55 reading is shed; its 18:57 reading was lost anyway.
-
-    >>> plan = MonitoringPlan(1110, 1230, 1130, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
-    >>> lost = np.zeros((2, 120), dtype=bool)
-    >>> lost[1, 1137 - 1110] = True
-    >>> q = quiet_readings(plan, np.array([10, 11]), np.array([11]), np.array([1135]), lost)
-    >>> q[1].tolist(), int(q.sum())
-    ([1, 0, 1, 1], 3)
-    """
-    offsets = interim_offsets(plan.delta, plan.reading)
-    out = np.zeros((len(plan.test_times), len(offsets)), dtype=np.int64)
-    if not len(shed_keys):
-        return out
-    test = np.searchsorted(plan.test_times, np.asarray(shed_times, dtype=np.int64))
-    sent = np.ones((len(test), len(offsets)), dtype=bool)
-    if lost is not None:
-        row = np.searchsorted(np.asarray(house_ids, dtype=np.int64), shed_keys)
-        minute = plan.test_times[test][:, None] + offsets[None, :] - plan.t_start
-        inside = minute < lost.shape[1]
-        sent[inside] = ~lost[np.broadcast_to(row[:, None], minute.shape)[inside],
-                             minute[inside]]
-    np.add.at(out, test, sent.astype(np.int64))
-    return out
-
-
 def _statistic(latencies: np.ndarray, device: np.ndarray, n: int, kind: str) -> np.ndarray:
     """Per device, the average or 95th percentile of its latencies."""
     return np.array([statistic(latencies[device == d], kind) for d in range(n)])
@@ -597,7 +542,7 @@ def shed_meter_tier(plan: MonitoringPlan, cfg: Shedding, model: Any, house_ids: 
         What OP's gateways did.
     shed : tuple of numpy.ndarray
         The household and test time [minutes since midnight] of each reading OP's input
-        filter dropped (:func:`quiet_readings`).
+        filter dropped (:func:`drsim.utility.quiet_meters.quiet_readings`).
     sizing : DeviceSizing
         The gateways' cost per unit and, when OP sheds, bounds.
 

@@ -54,13 +54,13 @@ from drsim.utility.features import (
     plain_twin,
 )
 from drsim.utility.monitoring import NOT_LATCHED, MonitoringPlan
+from drsim.utility.quiet_meters import quiet_so_far
 from drsim.utility.shedding import (
     DeviceSizing,
     DeviceStats,
     fit_meter_model,
     flagged_shares,
     history_day,
-    quiet_readings,
     shed_meter_tier,
 )
 from drsim.utility.tier_shedding import TierShedding
@@ -71,7 +71,7 @@ __all__ = ["COLUMNS", "COST_MODELS", "MODELS", "TIER_UNITS", "CostModels", "Devi
 
 #: per chunk, monitored pass and run (OP under the pass's name, BL under its twin's): what
 #: its gateways did (DeviceStats.as_list), the readings its quiet meters did not send,
-#: (tests, interim offsets) flattened (drsim.utility.shedding.quiet_readings), and its
+#: (tests, interim offsets) flattened (drsim.utility.quiet_meters.quiet_readings), and its
 #: gateways' sizing (DeviceSizing: cost per unit, bounds; none when unbounded)
 COLUMNS = pa.schema([("run", pa.string()), ("gateways", pa.list_(pa.float64())),
                      ("quiet", pa.list_(pa.int64())), ("unit_cost", pa.list_(pa.float64())),
@@ -236,7 +236,7 @@ class SheddingFigures:
         Run -> the figures of the gateways, the group leaders, the utility.
     quiet : dict of str to numpy.ndarray
         Run -> (groups, tests × interim offsets) the readings quiet meters did not send
-        (:func:`drsim.utility.shedding.quiet_readings`).
+        (:func:`drsim.utility.quiet_meters.quiet_readings`).
     """
 
     meter: dict[str, DeviceStats]
@@ -406,12 +406,20 @@ class LoadShedding(MonitoringFeature):
             key = (chunk.chunk, name)
             if not self.twins and sizes is None:
                 raise ValueError("OP alone needs the day run's device sizes (without_twins)")
+            op_given: dict[str, Any] = {}  # OP's inputs: a stream's run, its carry
+
+            def given(plain: bool = False) -> Mapping[str, Any]:
+                got = inputs(plain=plain)
+                op_given.update({} if plain else got)
+                return got
+
             bl, bl_stats, op, op_stats, (keys, times), sizing = shed_meter_tier(
                 chunk.plan, self.cfg, model, chunk.house_ids, chunk.group, first, acc,
-                expected_acc, inputs, shed="meter" in self.cfg.tiers,
+                expected_acc, given, shed="meter" in self.cfg.tiers,
                 sizing=None if sizes is None else sizes.meter[key],
                 reference=None if self.twins else sizes.unshed[key])
-            quiet = quiet_readings(chunk.plan, chunk.house_ids, keys, times, chunk.lost)
+            quiet = quiet_so_far(op_given.get("carry"), chunk.plan, chunk.house_ids, keys,
+                                 times, chunk.lost)
             op_run = MeterRun(name, op, GatewayRun(op_stats, quiet, sizing))
             return [op_run] if bl is None else [op_run, MeterRun(
                 plain_twin(name), bl, GatewayRun(bl_stats, np.zeros_like(quiet), sizing))]

@@ -3,6 +3,7 @@ against separate evaluation, stream aggregation against a pandas groupby oracle.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 import pickle
@@ -453,6 +454,26 @@ def test_stream_feed_in_batches_with_pickling_equals_run(events, plan):
         if seen:   # a group is emitted only once the stream time has passed its time
             assert all(e["time"] < seen[-1]["time"] for e in got)
     assert_same(got + agg.flush(), whole)
+
+
+@SETTINGS
+@given(user_alerts(), BATCHES)
+def test_a_flush_of_the_ending_copy_leaves_the_stream_as_it_was(events, plan):
+    """After each batch, the copy ``ending()`` gives flushes as a deep copy does, and
+    the aggregation goes on to the whole run's outputs and counters, as if never flushed."""
+    agg = compile_aggregation(alert_query(), {"γ_user": 0.5}, {"GroupSize": GROUP_SIZE})
+    whole = agg.run(events)
+    counted = agg.counters.as_dict()
+    agg = compile_aggregation(alert_query(), {"γ_user": 0.5}, {"GroupSize": GROUP_SIZE})
+    got = []
+    for batch, _ in batches(events, plan):
+        got += agg.feed(batch)
+        deep = copy.deepcopy(agg)
+        twin = agg.ending()
+        assert_same(twin.flush(), deep.flush())
+        assert twin.counters.as_dict() == deep.counters.as_dict()
+    assert_same(got + agg.flush(), whole)
+    assert agg.counters.as_dict() == counted
 
 
 @SETTINGS

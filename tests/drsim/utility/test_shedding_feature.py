@@ -18,6 +18,7 @@ from drsim.scenario import RemoteData, Shedding, scenario_from_dict
 from drsim.utility.features import FeatureChunk, FeatureRun, plain_twin
 from drsim.utility.fetching import MeterFetch
 from drsim.utility.monitoring import NOT_LATCHED, MeterResult, MonitoringPlan, accumulated_kwh
+from drsim.utility.quiet_meters import quiet_readings, quiet_so_far
 from drsim.utility.session_feed import MeterCarry
 from drsim.utility.shedding import (
     LATENCY_BINS,
@@ -85,6 +86,7 @@ def test_runs_continued_test_by_test_give_the_runs_over_the_tests_so_far():
     remote = RemoteData(strategy="Hybrid", gateway_households=4, cache_elements=6,
                         latency={"kind": "fixed", "seconds": 400.0})
     carries = {True: MeterCarry(PLAN), False: MeterCarry(PLAN)}
+    lost = rng.random((8, 120)) < 0.2
 
     def inputs(plain: bool = False, carried: bool = False) -> dict:
         given = {} if plain else {"fetch": MeterFetch(PLAN, remote, np.arange(8), 0, 7)}
@@ -109,6 +111,11 @@ def test_runs_continued_test_by_test_give_the_runs_over_the_tests_so_far():
                 assert all(np.array_equal(a, b) for a, b in zip(fresh, carried, strict=True))
             else:
                 assert carried == fresh
+        # the quiet readings so far, counted with OP's carry: those counted at once
+        known = lost[:, :cut.t_end - PLAN.t_start]
+        np.testing.assert_array_equal(
+            quiet_so_far(carries[False], cut, np.arange(8), *runs[1][4], known),
+            quiet_readings(cut, np.arange(8), *runs[0][4], known))
         assert (carries[False].feeder is feeder) == (0 < fed <= k)  # continued, or anew
         fed, feeder = k, carries[False].feeder
 

@@ -198,3 +198,64 @@ def test_bad_shedding_configuration_gets_one_line_naming_the_field(field, value)
         scenario_from_dict(quickstart(shedding={field: value}), "bad.yaml")
     line = str(err.value).strip().splitlines()[0]
     assert "monitoring.shedding" in line and field in line
+
+
+@pytest.mark.parametrize("first", [0, None])  # the chunk's ids a range, or not
+@pytest.mark.parametrize("minutes", [120, 37])  # the program's readings, or a stream's so far
+def test_quiet_readings_count_each_shed_meters_readings_that_arrived(first, minutes):
+    """A shed test reading quiets its meter's readings until the next test: counted per
+    test and offset after it, a reading lost on the way not counted, a minute past the
+    readings known counted as sent; the same figures as counting reading by reading."""
+    from drsim.utility.monitoring import MonitoringPlan
+    from drsim.utility.quiet_meters import quiet_readings
+    from drsim.utility.reading_slots import interim_offsets
+
+    plan = MonitoringPlan(1110, 1230, 1130, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
+    rng = np.random.default_rng(3)
+    ids = np.arange(40) + 500 if first is not None else np.sort(rng.choice(900, 40, False))
+    shed = rng.random((40, len(plan.test_times))) < 0.3
+    row, test = np.nonzero(shed)
+    lost = rng.random((40, minutes)) < 0.2
+    got = quiet_readings(plan, ids, ids[row], plan.test_times[test].astype(float), lost)
+    offsets = interim_offsets(plan.delta, plan.reading)
+    want = np.zeros_like(got)
+    for r, j in zip(row.tolist(), test.tolist(), strict=True):
+        for k, o in enumerate(offsets.tolist()):
+            minute = int(plan.test_times[j]) + o - plan.t_start
+            want[j, k] += minute >= minutes or not lost[r, minute]
+    assert got.dtype == np.int64 and got.shape == (len(plan.test_times), len(offsets))
+    assert 0 < got.sum() < len(row) * len(offsets)  # some readings lost on the way
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_streams_quiet_count_gives_the_count_of_its_tests_so_far_at_each_micro_batch():
+    """Counted over a stream's micro-batches (the plan cut after the tests so far, the
+    readings known so far), the quiet readings equal those counted at once at every
+    micro-batch; the settled shed readings are kept, not counted again, and shed
+    readings that do not continue those counted (a run started again) count anew."""
+    import dataclasses
+
+    from drsim.utility.monitoring import MonitoringPlan
+    from drsim.utility.quiet_meters import QuietCount, quiet_readings
+
+    plan = MonitoringPlan(1110, 1230, 1130, 5, 1, 1, 1, 0.5, 0.4, 1, 15, 1)
+    rng = np.random.default_rng(5)
+    ids = np.sort(rng.choice(900, 30, False))
+    row, test = np.nonzero((rng.random((30, len(plan.test_times))) < 0.3).T)[::-1]
+    keys, times = ids[row], plan.test_times[test].astype(float)  # shed in time order
+    lost = rng.random((30, 120)) < 0.2
+    count, kept = QuietCount(), []
+    for k in range(1, len(plan.test_times) + 1):
+        cut = dataclasses.replace(plan, t_end=int(plan.test_times[k - 1]) + 1)
+        upto = times < cut.t_end
+        known = lost[:, :cut.t_end - plan.t_start]
+        got = count.count(cut, ids, keys[upto], times[upto], known)
+        np.testing.assert_array_equal(got, quiet_readings(cut, ids, keys[upto],
+                                                          times[upto], known))
+        kept.append(len(count.keys))
+    whole = count.count(plan, ids, keys, times, lost)  # the program's end: all known
+    np.testing.assert_array_equal(whole, quiet_readings(plan, ids, keys, times, lost))
+    assert 0 < kept[-2] < kept[-1] < len(count.keys) == len(keys)
+    assert all(n <= int((times < plan.test_times[j]).sum()) for j, n in enumerate(kept))
+    again = count.count(plan, ids, keys[::-1], times[::-1], lost)  # not a continuation
+    np.testing.assert_array_equal(again, quiet_readings(plan, ids, keys, times, lost))

@@ -47,12 +47,13 @@ def random_query(rng: random.Random) -> str:
     return text + f" WITHIN {rng.choice([4, 6, 9])}"
 
 
-def drifting_stream(rng: random.Random, n: int) -> list[dict]:
-    """Types A-D whose frequencies change every n/3 events; times with ties."""
+def drifting_stream(rng: random.Random, n: int, steps: tuple = (0, 1, 1, 2)) -> list[dict]:
+    """Types A-D whose frequencies change every n/3 events; times with ties (gaps drawn
+    from ``steps``)."""
     t, out = 0, []
     phases = [rng.sample("ABCD", 4) for _ in range(3)]
     for i in range(n):
-        t += rng.choice([0, 1, 1, 2])
+        t += rng.choice(steps)
         order = phases[min(2, 3 * i // n)]
         typ = rng.choices(order, weights=[8, 4, 2, 1])[0]
         out.append({"type": typ, "time": t, "x": rng.randrange(4), "k": rng.randrange(2),

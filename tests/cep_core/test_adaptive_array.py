@@ -16,6 +16,7 @@ import cep_core
 from cep_core.adaptive.array_engine import ArrayOrderEngine, array_problem
 from cep_core.adaptive.engine import AdaptiveEngine
 from cep_core.errors import QueryError
+from tests.cep_core.test_adaptive import drifting_stream as drifting_stream_of
 
 
 def random_sequence(rng: random.Random) -> str:
@@ -36,15 +37,9 @@ def random_sequence(rng: random.Random) -> str:
 
 
 def drifting_stream(rng: random.Random, n: int) -> list[dict]:
-    """Types A-D whose frequencies change every n/3 events; times with ties."""
-    t, out = 0.0, []
-    phases = [rng.sample("ABCD", 4) for _ in range(3)]
-    for i in range(n):
-        t += rng.choice([0, 0.5, 1, 1.5])
-        typ = rng.choices(phases[min(2, 3 * i // n)], weights=[8, 4, 2, 1])[0]
-        out.append({"type": typ, "time": t, "x": rng.randrange(4), "k": rng.randrange(2),
-                    "id": i})
-    return out
+    """Types A-D whose frequencies change every n/3 events; times with ties, in
+    half-steps."""
+    return drifting_stream_of(rng, n, steps=(0, 0.5, 1, 1.5))
 
 
 ADAPTS = [None, {"method": "unconditional"}, {"method": "threshold", "t": 0.3},

@@ -64,11 +64,13 @@ applied alone (:func:`with_changes`, for the ablation):
   match waits for their fetches. Greedy Q5 keeps the listing's pattern
   (skip-till-any-match over the released one makes more matches than the engine can
   hold);
-* ``timer_slack``: a fetch takes U(60, 150) µs, not U(10, 100): the released code waits
-  for a fetch by sleeping U(10, 100) µs (its scripts' ``-L 10``: 10, 20, .., 100 µs),
-  and on Linux a sleep that short lasts about the kernel's default timer slack of a
-  normal thread (50 µs) longer, so the waits in its measured latencies are about 50 µs
-  longer than the fetch latency the text states.
+* ``timer_slack`` (an assumption): a fetch takes U(60, 150) µs, not U(10, 100). The
+  released code waits for a fetch by sleeping 10, 20, .., 100 µs (its scripts' ``-L
+  10``), and on Linux a sleep that short lasts about the thread's timer slack longer
+  (50 µs by default, prctl(2) ``PR_SET_TIMERSLACK``); if the source measured on such a
+  system, its waits were about 50 µs longer than the fetch latency the text states. The
+  source does not say, so this is a fit to the text's baseline medians (docs/
+  remote_data.md, "The sleep").
 
 What cannot be as stated, kept from the literal reading: values of 1..100, not
 1..100,000 (with 100,000 the equality predicates of Listing 5.1 leave no match in a

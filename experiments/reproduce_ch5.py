@@ -162,8 +162,8 @@ def calibrate(setup: Setup, n: int, pool: Executor) -> float:
     events, the median taken as linear in the unit cost between them, then up to
     :data:`SECANT_STEPS` secant steps from the last two runs until the median is within
     :data:`CALIBRATION_TOLERANCE` of the target (the median is not linear in the unit
-    cost), or until a step does not move it the right way; the unit cost of the run
-    closest to the target."""
+    cost), or until a step does not move it the right way; the unit cost of the step
+    closest to the target (the two probes aside)."""
     target, probes = setup.cost[1], (0.02, 0.08)
 
     def job(u: float) -> tuple:

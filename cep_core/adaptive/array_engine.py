@@ -112,8 +112,8 @@ class ArrayState:
     events (``events``, :class:`~cep_core.adaptive.array_join.WindowEvents`), the
     sliding-window statistics, the plan in use, D (None without adaptation), the report
     so far, the partition codes given so far, the time of the next check and whether a
-    plan was chosen yet, and per predicate between two positions the event left
-    unpaired for its samples. It pickles; :attr:`nbytes` sizes it."""
+    plan was chosen yet, and per predicate between two positions the events left
+    waiting for its samples (one per partition). It pickles; :attr:`nbytes` sizes it."""
 
     counters: Counters
     stats: Statistics

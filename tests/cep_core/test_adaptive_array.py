@@ -161,3 +161,31 @@ def test_an_event_without_an_attribute_a_predicate_reads_is_an_error():
     s.feed([{"type": "B", "time": 0, "y": 1}, {"type": "C", "time": 1}])  # (B: no x read)
     with pytest.raises(QueryError, match="type A has no attribute 'x'"):
         s.feed([{"type": "A", "time": 2}])
+
+
+@pytest.mark.parametrize("text, keys", [
+    ("PATTERN SEQ(A a, B b, A c) WHERE a.x <= c.x WITHIN 10", 2),
+    ("PATTERN SEQ(A a, A b, B c) WHERE a.x < b.x AND b.x + c.x <= 4 WITHIN 6", 2),
+    ("PATTERN SEQ(A a, B b) WHERE SAME[k] AND a.x < b.x WITHIN 10", 12),
+    ("PATTERN SEQ(A a, B b, A c) WHERE SAME[k] AND a.x <= c.x WITHIN 10", 7)])
+def test_the_selectivity_samples_are_the_event_runners_whatever_the_cuts(text, keys):
+    rng = random.Random(keys)
+    stream = drifting_stream(rng, 400)
+    for e in stream:
+        e["k"] = rng.randrange(keys)
+    q = cep_core.compile(text)
+    adapt = {"method": "invariant", "period": 5, "window": 30}
+    by_event = q.start(output="matches", plan="order", adapt={**adapt, "runner": "event"})
+    whole = q.start(output="matches", plan="order", adapt=adapt)
+    cut = q.start(output="matches", plan="order", adapt=adapt)
+    assert isinstance(cut.engine, ArrayOrderEngine)
+    moved = set()
+    for batch in _cuts(rng, stream):
+        by_event.feed(batch)
+        cut.feed(batch)
+        want = by_event.statistics["window"]["selectivity"]
+        assert cut.statistics["window"]["selectivity"] == want
+        moved.update(want.values())
+    whole.feed(stream)
+    assert whole.statistics["window"] == cut.statistics["window"]
+    assert len(moved) > 3  # the estimates left the prior and changed

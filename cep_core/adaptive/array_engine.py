@@ -29,6 +29,11 @@ It runs a ``SEQ`` of single events (no ``AND``, ``NEG`` or Kleene element, which
 per-event engine runs) whose predicates :mod:`cep_core.engine.vectorize` compiles and
 read no lookup, without ``COUNT(*)`` (:func:`array_problem`). Outputs are those of the
 text-order engines, in the order of their last events.
+
+The counters ``pm_created``, ``pm_extended`` and ``predicates`` and the statistics'
+``pred_evaluated`` and ``pred_passed`` are tallied from the joins' levels (and the
+samples): they depend on how the stream is cut into batches and on the plans, unlike
+the matches, the plans and the sliding-window estimates, which do not.
 """
 
 from __future__ import annotations

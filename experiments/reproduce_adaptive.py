@@ -87,19 +87,22 @@ class Dataset:
         return {"method": method, "period": self.period, "window": self.window, **values}
 
 
-def datasets(quick: bool) -> list[Dataset]:
+def drift_dataset(quick: bool) -> Dataset:
+    """The synthetic stream with drifts, and its control without."""
     drift_n = 6000 if quick else 30000
+    return Dataset("drift", drift_stream(drift_n, phase=20.0, mode="mixed", seed=1),
+                   drift_query, period=2.0, window=10.0,
+                   label=f"synthetic, {drift_n:,} events, sudden and gradual drifts",
+                   steady=drift_stream(drift_n, phase=20.0, mode="none", seed=2))
+
+
+def datasets(quick: bool) -> list[Dataset]:
     dr = dr_stream(1 if quick else 2)
     if quick:  # every other household
         dr = [e for e in dr if e["houseID"] % 2 == 0]
-    return [
-        Dataset("drift", drift_stream(drift_n, phase=20.0, mode="mixed", seed=1),
-                drift_query, period=2.0, window=10.0,
-                label=f"synthetic, {drift_n:,} events, sudden and gradual drifts",
-                steady=drift_stream(drift_n, phase=20.0, mode="none", seed=2)),
-        Dataset("dr", dr, dr_query, period=0.5, window=10.0,
-                label="DR evening, quickstart households 16:00-23:00"),
-    ]
+    return [drift_dataset(quick),
+            Dataset("dr", dr, dr_query, period=0.5, window=10.0,
+                    label="DR evening, quickstart households 16:00-23:00")]
 
 
 def _digest(out: list[dict]) -> int:
@@ -352,9 +355,18 @@ def main(argv: list[str] | None = None) -> int:
                              "fewer events, sizes and repeats")
     ap.add_argument("--repeats", type=int, default=None,
                     help="alternated runs per configuration (default 1 quick, 3 full)")
+    ap.add_argument("--only-runners", type=float, default=None, metavar="D",
+                    help="only the runners comparison on the drift data (sizes 4, 6, 8), "
+                         "with d = D beside d_avg and meta; prints, writes nothing")
     args = ap.parse_args(argv)
     if args.draw is not None:
         return draw_csv(args.draw, args.figures, figures)
+    if args.only_runners is not None:
+        rows: list[dict] = []
+        runners(drift_dataset(True), (4, 6, 8), args.repeats or 3,
+                {"order": args.only_runners}, rows)
+        print("\n".join(_runner_lines(rows)))
+        return 0
     started = time.perf_counter()
     rows = run(args.quick, args.repeats or (1 if args.quick else 3))
     path = args.out / ("adaptive.csv" if args.quick else "adaptive_full.csv")

@@ -29,6 +29,11 @@ It runs a ``SEQ`` of single events (no ``AND``, ``NEG`` or Kleene element, which
 per-event engine runs) whose predicates :mod:`cep_core.engine.vectorize` compiles and
 read no lookup, without ``COUNT(*)`` (:func:`array_problem`). Outputs are those of the
 text-order engines, in the order of their last events.
+
+The counters ``pm_created``, ``pm_extended`` and ``predicates`` and the statistics'
+``pred_evaluated`` and ``pred_passed`` are tallied from the joins' levels (and the
+samples): they depend on how the stream is cut into batches and on the plans, unlike
+the matches, the plans and the sliding-window estimates, which do not.
 """
 
 from __future__ import annotations
@@ -60,16 +65,17 @@ __all__ = ["ArrayOrderEngine", "ArrayState", "array_problem"]
 
 def _compiled(plan: Plan) -> dict[int, Any]:
     """The plan's predicates compiled to numpy, by index (raises Unsupported); compiled
-    once per plan, as the keyed engine's (:func:`cep_core.engine.keyed_plan.keyed_plan`)."""
+    once per plan, as the keyed engine's (:func:`cep_core.engine.keyed_plan.keyed_plan`);
+    what it did not compile is kept as its message, raised anew each time."""
     got = getattr(plan, "_array_compiled", None)
     if got is None:
         try:
             got = _compile(plan)
         except Unsupported as ex:
-            got = ex
+            got = str(ex)
         plan._array_compiled = got
-    if isinstance(got, Unsupported):
-        raise got
+    if isinstance(got, str):
+        raise Unsupported(got)
     return got
 
 
@@ -112,8 +118,8 @@ class ArrayState:
     events (``events``, :class:`~cep_core.adaptive.array_join.WindowEvents`), the
     sliding-window statistics, the plan in use, D (None without adaptation), the report
     so far, the partition codes given so far, the time of the next check and whether a
-    plan was chosen yet, and per predicate between two positions the event left
-    unpaired for its samples. It pickles; :attr:`nbytes` sizes it."""
+    plan was chosen yet, and per predicate between two positions the events left
+    waiting for its samples (one per partition). It pickles; :attr:`nbytes` sizes it."""
 
     counters: Counters
     stats: Statistics
@@ -148,7 +154,6 @@ class ArrayOrderEngine(EngineBase):
         self.plan, self.output, self.options = plan, output, options
         self.policy = ANY
         self.shape: Shape = shape_of(plan)
-        self.kind = "order"
         self.compiled = _compiled(plan)
         self.types = sorted(set(self.shape.types))
         #: per position, the predicates on it alone; per two positions, those between them
@@ -254,7 +259,7 @@ class ArrayOrderEngine(EngineBase):
             mask = kinds_arr == typ
             ok = mask.copy()
             for index, fn in self.unary[q]:
-                values = _BatchValues(cols, mask, self.shape.vars[q])
+                values = _BatchValues(cols, mask)
                 got = passes(fn(values), values.size)
                 self._tally(index, values.size, int(got.sum()))
                 st.window_stats.sampled(index, seqs[mask], times[mask], got)
@@ -446,10 +451,10 @@ def _column(events: list[dict], attr: str, kinds: list[str], read_by: set[str]) 
 class _BatchValues:
     """What a predicate on one position reads: the batch's columns at ``mask``."""
 
-    __slots__ = ("cols", "mask", "var", "size", "deferred")
+    __slots__ = ("cols", "mask", "size", "deferred")
 
-    def __init__(self, cols: dict[str, np.ndarray], mask: np.ndarray, var: str):
-        self.cols, self.mask, self.var = cols, mask, var
+    def __init__(self, cols: dict[str, np.ndarray], mask: np.ndarray):
+        self.cols, self.mask = cols, mask
         self.size = int(mask.sum())
         self.deferred = None
 

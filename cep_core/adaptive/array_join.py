@@ -23,7 +23,7 @@ evaluated over a whole range of events at once, with numpy:
   new partial matches at once (:mod:`cep_core.engine.vectorize`). Under
   skip-till-any-match every combination is a match, so the rows left after the last
   level are the matches; the window is checked exactly on them, ``last.t − first.t ≤
-  W``, as the text-order engines do (the levels search with a margin of a few ulps).
+  W``, as the text-order engines do (the levels search with a relative margin of 1e-9).
 
 The matches are the same whatever the order (a join is exact for any order); the order
 decides only how many partial matches the levels make, which is what a plan saves: with
@@ -86,9 +86,10 @@ class WindowEvents:
     def append(self, times: np.ndarray, codes: np.ndarray | None,
                cols: dict[str, np.ndarray], events: list, at: Sequence[np.ndarray]) -> None:
         """Add a batch's events (``at[q]``: the seqs of those position q takes)."""
-        self.times = np.concatenate([self.times, times])
         if self.codes is not None:
+            _check_keys(codes, self.end + times.size)
             self.codes = np.concatenate([self.codes, codes])
+        self.times = np.concatenate([self.times, times])
         for a, col in cols.items():
             old = self.cols.get(a)
             self.cols[a] = col if old is None else _concat(old, col)
@@ -266,7 +267,20 @@ def _inside(seqs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return (i >= 0) & (seqs < hi[np.maximum(i, 0)])
 
 
+def _check_keys(codes: np.ndarray, end: int) -> None:
+    """Raise OverflowError when a keyed position's keys (``code · STRIDE + seq``) of
+    partition ``codes`` and stream positions below ``end`` would not fit in int64
+    (codes are not recycled: one per partition key seen)."""
+    room = int(np.iinfo(np.int64).max) // int(STRIDE)
+    if end > int(STRIDE) or (codes.size and int(codes.max()) + 1 >= room):
+        raise OverflowError(
+            f"the array join's keys overflow int64: {int(codes.max()) + 1 if codes.size else 0}"
+            f" partition keys (at most {room - 1}) or {end} events (at most {int(STRIDE)});"
+            " run the query with adapt={'runner': 'event'}")
+
+
 def span_margin(t: Any, span: float) -> Any:
-    """``span`` widened by a few ulps of ``t`` (the levels' searches may keep a little
-    more than the window; the complete matches are checked exactly)."""
+    """``span`` widened by a relative margin of 1e-9 of ``|t| + span`` (the levels'
+    searches may keep a little more than the window; the complete matches are checked
+    exactly)."""
     return span + 1e-9 * (np.abs(t) + span)

@@ -14,14 +14,16 @@ type, the selectivities sel_{i,j}); the estimates are those of
 sorted arrays (positions, times, outcomes), so the estimate at every check of a batch
 is two :func:`numpy.searchsorted` and a difference of cumulative sums.
 
-The samples of a predicate between two positions are disjoint pairs of events, as the
-per-event engine's, but paired without a loop over the events: the events of the two
-positions (that pass their own predicates), in stream order, are taken two by two, and
-a pair whose two events are of the two positions, distinct, of one partition and within
-the pattern's window is a sample (:func:`adjacent_pairs`); each event is in one pair at
-most, pairs are of neighbours in time, and an event left unpaired at the end of a batch
-pairs with the next batch's first, so the samples do not depend on how the stream is
-cut into batches. A predicate on one position is sampled on every event of the
+The samples of a predicate between two positions are disjoint pairs of events, the
+per-event engine's (:mod:`cep_core.adaptive.engine`), but
+paired without a loop over the events: per partition (sorted by partition code, then
+stream position), an event of the two positions (that passes their own predicates;
+one of both positions is a step at each) pairs with the step waiting before it when
+that is of the other position, another event, and within the pattern's window, and
+waits itself otherwise (:func:`adjacent_pairs`). Each event is in one pair at most;
+the steps left waiting at the end of a batch, one per partition, are carried to the
+next, so the samples do not depend on how the stream is cut into batches.
+A predicate on one position is sampled on every event of the
 position's type.
 
 >>> import numpy as np
@@ -152,44 +154,57 @@ def adjacent_pairs(first: np.ndarray, second: np.ndarray, start: int, times: np.
                    codes: np.ndarray | None, carry: tuple | None,
                    window: float) -> tuple[np.ndarray, np.ndarray, tuple | None]:
     """Disjoint pairs of an event of ``first`` and one of ``second`` for the samples of a
-    predicate between two positions (module doc). ``first``, ``second``: a batch's
-    events of the two positions (stream positions, sorted), ``times`` and ``codes``
-    (partition codes, or None) of the batch's events from position ``start`` on;
-    ``carry``: the event left
-    unpaired by the batch before (position, side, time, code), or None. The events of
-    both, in stream order after the carry, are taken two by two; a pair is a sample
-    when its events are of the two positions, distinct, of one partition and within
-    ``window``. So the pairs are the stream's, whatever its batches. Returns the
-    samples' events of ``first`` and of ``second``, and the event left unpaired.
+    predicate between two positions, as the per-event engine draws them (module doc).
+
+    ``first``, ``second``: a batch's events of the two positions (stream positions,
+    sorted; an event may be in both); ``times`` and ``codes`` (partition codes, or None)
+    of the batch's events from position ``start`` on; ``carry``: the events left
+    waiting by the batches before, one per partition (arrays of codes, positions, sides
+    and times), or None. Per partition, the steps (an event at a position, in stream
+    order, an event's first position first) are scanned as the per-event engine does:
+    a step pairs with the waiting one when that is of the other position, another
+    event, and at most ``window`` older; otherwise it waits itself. In a run of steps
+    each of which could pair with the one before, the pairs are so the run's first and
+    second, third and fourth, ..., found with cumulative maxima rather than a loop. A
+    carry older than ``window`` before the batch's last event pairs with no later one
+    and is dropped. Returns the samples' events of ``first`` and of ``second``, and the
+    events left waiting.
 
     >>> import numpy as np
     >>> t = np.arange(6.0)
     >>> a, b, left = adjacent_pairs(np.array([0, 1, 4]), np.array([2, 3, 5]), 0, t,
     ...                             None, None, 10.0)
-    >>> a.tolist(), b.tolist(), left  # (0, 1) and (2, 3) are of one position each
-    ([4], [5], None)
+    >>> a.tolist(), b.tolist(), left[1].tolist()  # 1 replaces 0; (1, 2), (3, 4); 5 waits
+    ([1, 4], [2, 3], [5])
     >>> adjacent_pairs(np.array([0]), np.array([3]), 0, t, None, None, 2.0)[:2]  # too far
     (array([], dtype=int64), array([], dtype=int64))
+    >>> adjacent_pairs(np.array([0, 1]), np.array([0, 1]), 0, t, None, None,
+    ...                10.0)[:2]  # events of both positions: 0 (second) with 1 (first)
+    (array([1]), array([0]))
     """
     seqs = np.concatenate([first, second])
     side = np.concatenate([np.zeros(first.size, dtype=bool), np.ones(second.size, dtype=bool)])
-    order = np.argsort(seqs, kind="stable")
-    seqs, side = seqs[order], side[order]
     at = times[seqs - start] if seqs.size else times[:0]
-    code = codes[seqs - start] if codes is not None and seqs.size else None
+    code = codes[seqs - start] if codes is not None and seqs.size else \
+        np.zeros(seqs.size, dtype=np.int64)
     if carry is not None:
-        seqs = np.concatenate([[carry[0]], seqs])
-        side = np.concatenate([[carry[1]], side])
-        at = np.concatenate([[carry[2]], at])
-        if code is not None:
-            code = np.concatenate([[carry[3]], code])
-    m = seqs.size // 2 * 2
-    left = None if m == seqs.size else (int(seqs[-1]), bool(side[-1]), float(at[-1]),
-                                        None if code is None else int(code[-1]))
-    a, b = seqs[0:m:2], seqs[1:m:2]
-    sa = side[0:m:2]
-    ok = (sa != side[1:m:2]) & (a != b) & (at[1:m:2] - at[0:m:2] <= window)
-    if code is not None:
-        ok &= code[0:m:2] == code[1:m:2]
-    a, b, sa = a[ok], b[ok], sa[ok]
+        code, seqs, side, at = (np.concatenate([c, x]) for c, x in
+                                zip(carry, (code, seqs, side, at), strict=True))
+    order = np.lexsort((side, seqs, code))
+    code, seqs, side, at = code[order], seqs[order], side[order], at[order]
+    n = seqs.size
+    link = (code[1:] == code[:-1]) & (side[1:] != side[:-1]) & (seqs[1:] != seqs[:-1]) \
+        & (at[:-1] >= at[1:] - window)
+    k = np.arange(n - 1) if n else _I
+    run = np.maximum.accumulate(np.where(link, 0, k + 1)) if n > 1 else _I
+    paired = link & ((k - run) % 2 == 0)  # link k: steps k and k + 1 pair
+    waits = np.ones(n, dtype=bool)
+    waits[1:] = ~paired
+    last = np.ones(n, dtype=bool)
+    last[:-1] = code[1:] != code[:-1]
+    keep = waits & last
+    if n:
+        keep &= at >= at.max() - window
+    left = tuple(x[keep] for x in (code, seqs, side, at)) if keep.any() else None
+    a, b, sa = seqs[:-1][paired], seqs[1:][paired], side[:-1][paired]
     return np.where(sa, b, a), np.where(sa, a, b), left

@@ -161,3 +161,58 @@ def test_an_event_without_an_attribute_a_predicate_reads_is_an_error():
     s.feed([{"type": "B", "time": 0, "y": 1}, {"type": "C", "time": 1}])  # (B: no x read)
     with pytest.raises(QueryError, match="type A has no attribute 'x'"):
         s.feed([{"type": "A", "time": 2}])
+
+
+@pytest.mark.parametrize("text, keys", [
+    ("PATTERN SEQ(A a, B b, A c) WHERE a.x <= c.x WITHIN 10", 2),
+    ("PATTERN SEQ(A a, A b, B c) WHERE a.x < b.x AND b.x + c.x <= 4 WITHIN 6", 2),
+    ("PATTERN SEQ(A a, B b) WHERE SAME[k] AND a.x < b.x WITHIN 10", 12),
+    ("PATTERN SEQ(A a, B b, A c) WHERE SAME[k] AND a.x <= c.x WITHIN 10", 7)])
+def test_the_selectivity_samples_are_the_event_runners_whatever_the_cuts(text, keys):
+    rng = random.Random(keys)
+    stream = drifting_stream(rng, 400)
+    for e in stream:
+        e["k"] = rng.randrange(keys)
+    q = cep_core.compile(text)
+    adapt = {"method": "invariant", "period": 5, "window": 30}
+    by_event = q.start(output="matches", plan="order", adapt={**adapt, "runner": "event"})
+    whole = q.start(output="matches", plan="order", adapt=adapt)
+    cut = q.start(output="matches", plan="order", adapt=adapt)
+    assert isinstance(cut.engine, ArrayOrderEngine)
+    moved = set()
+    for batch in _cuts(rng, stream):
+        by_event.feed(batch)
+        cut.feed(batch)
+        want = by_event.statistics["window"]["selectivity"]
+        assert cut.statistics["window"]["selectivity"] == want
+        moved.update(want.values())
+    whole.feed(stream)
+    assert whole.statistics["window"] == cut.statistics["window"]
+    assert len(moved) > 3  # the estimates left the prior and changed
+
+
+def test_partition_keys_beyond_what_int64_keys_hold_are_an_error(monkeypatch):
+    import numpy as np
+
+    from cep_core.adaptive import array_join
+    monkeypatch.setattr(array_join, "STRIDE", np.int64(1) << np.int64(60))  # room: 7 codes
+    q = cep_core.compile("PATTERN SEQ(A a, B b) WHERE SAME[k] AND a.x < b.x WITHIN 50")
+    s = q.start(output="matches", plan="order")
+    stream = [{"type": "AB"[i % 2], "time": i, "x": i % 3, "k": i // 2, "id": i}
+              for i in range(12)]
+    want = q.start(output="matches", engine="reference").run(stream)
+    assert s.feed(stream) == want and want  # codes 0-5: the keys fit
+    with pytest.raises(OverflowError, match="7 partition keys \\(at most 6\\)"):
+        s.feed([{"type": "A", "time": 12, "x": 0, "k": 6, "id": 12}])
+
+
+def test_a_predicate_numpy_does_not_evaluate_is_raised_anew_each_time():
+    from cep_core.adaptive.array_engine import _compiled
+    from cep_core.engine.vectorize import Unsupported
+    q = cep_core.compile("PATTERN SEQ(A a, B b) WHERE a.x < p WITHIN 5", params={"p": {"u": 1}})
+    raised = []
+    for _ in range(2):
+        with pytest.raises(Unsupported, match="parameter p") as got:
+            _compiled(q.plan)
+        raised.append(got.value)
+    assert raised[0] is not raised[1]  # (a stored exception would grow its traceback)

@@ -39,7 +39,6 @@ the matches, the plans and the sliding-window estimates, which do not.
 from __future__ import annotations
 
 import math
-import time as _time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +47,7 @@ import numpy as np
 
 from cep_core.adaptive.array_join import ColumnValues, OrderJoin, WindowEvents, span_margin
 from cep_core.adaptive.batch_statistics import BatchStatistics, Snapshot, adjacent_pairs
-from cep_core.adaptive.decision import Invariants, decision
+from cep_core.adaptive.decision import decision, decision_report, replan
 from cep_core.adaptive.pattern import Shape, adaptive_problem, branches_of, shape_of
 from cep_core.adaptive.planning import Planned, greedy_order, inputs
 from cep_core.counters import Counters
@@ -336,22 +335,13 @@ class ArrayOrderEngine(EngineBase):
         """One step of the detection-adaptation loop (Algorithm 1) at a check: ask D,
         plan; whether a plan was built."""
         st = self._state
-        rep = st.report
-        rep["checks"] += 1
-        t0 = _time.perf_counter()
-        stats = inputs(self.shape, snap, self.plan.window)
-        first = not st.planned_once
-        decide = first or (st.decide is not None and st.decide.check(stats))
-        t1 = _time.perf_counter()
-        rep["seconds_deciding"] += t1 - t0
-        if not decide:
+        planned = replan(st.decide, not st.planned_once,
+                         lambda: inputs(self.shape, snap, self.plan.window),
+                         lambda stats: greedy_order(self.shape, stats), st.report)
+        if planned is None:
             return False
-        planned = greedy_order(self.shape, stats)
-        if st.decide is not None:
-            st.decide.planned(planned, stats)
         st.planned_once = True
-        rep["seconds_planning"] += _time.perf_counter() - t1
-        rep["reoptimizations"] += not first
+        rep = st.report
         if planned.plan != st.planned.plan:
             rep["replacements"] += 1
             rep["plans"].append(planned.describe(self.shape.vars))
@@ -426,11 +416,8 @@ class ArrayOrderEngine(EngineBase):
     def report(self) -> dict[str, Any]:
         """As :meth:`cep_core.adaptive.engine.AdaptiveEngine.report`."""
         st = self._state
-        rep = {**st.report, "plan": st.planned.describe(self.shape.vars)}
-        if isinstance(st.decide, Invariants):
-            rep.update(d=st.decide.d, d_history=list(st.decide.history),
-                       d_own=dict(st.decide.own))
-        return rep
+        return {**st.report, "plan": st.planned.describe(self.shape.vars),
+                **decision_report(st.decide)}
 
 
 def _column(events: list[dict], attr: str, kinds: list[str], read_by: set[str]) -> np.ndarray:

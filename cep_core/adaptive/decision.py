@@ -44,12 +44,15 @@ True
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from cep_core.adaptive.planning import Inputs, Planned
 
 __all__ = ["METHODS", "DISTANCES", "META_FLOOR", "Decision", "Static", "Unconditional",
-           "Threshold", "Invariants", "decision", "average_distance", "META_LOW", "META_HIGH"]
+           "Threshold", "Invariants", "decision", "average_distance", "META_LOW", "META_HIGH",
+           "replan", "decision_report"]
 
 METHODS = ("static", "unconditional", "threshold", "invariant")
 DISTANCES = ("avg", "meta")  # d chosen from the statistics (module doc)
@@ -169,3 +172,36 @@ def decision(adapt: dict[str, Any]) -> Decision:
     if method == "threshold":
         return Threshold(adapt["t"])
     return Invariants(adapt["d"], adapt["K"])
+
+
+def replan(decide: Decision | None, first: bool, stats_of: Callable[[], Inputs],
+           plan_of: Callable[[Inputs], Planned], report: dict[str, Any]) -> Planned | None:
+    """Ask D at a check and plan where it says so (one step of Algorithm 1).
+
+    The first check always plans; D (``decide``, None for none) is told of the plan. The
+    check, the seconds in D (the statistics included) and in planning, and a
+    re-optimisation are counted in ``report``. Returns the plan made, or None where D
+    keeps the current one; deploying it is the engine's.
+    """
+    report["checks"] += 1
+    t0 = time.perf_counter()
+    stats = stats_of()
+    go = first or (decide is not None and decide.check(stats))
+    t1 = time.perf_counter()
+    report["seconds_deciding"] += t1 - t0
+    if not go:
+        return None
+    planned = plan_of(stats)
+    if decide is not None:
+        decide.planned(planned, stats)
+    report["seconds_planning"] += time.perf_counter() - t1
+    report["reoptimizations"] += not first
+    return planned
+
+
+def decision_report(decide: Decision | None) -> dict[str, Any]:
+    """What an engine's report adds for its D: with invariants the distance d, its values
+    in turn and the meta-adaptive distances of the invariants tuned so far."""
+    if not isinstance(decide, Invariants):
+        return {}
+    return {"d": decide.d, "d_history": list(decide.history), "d_own": dict(decide.own)}

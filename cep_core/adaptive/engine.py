@@ -25,10 +25,9 @@ keeps the partial matches whose Kleene element may still reach back before s0).
 from __future__ import annotations
 
 import math
-import time as _time
 from typing import Any
 
-from cep_core.adaptive.decision import DISTANCES, METHODS, Invariants, decision
+from cep_core.adaptive.decision import DISTANCES, METHODS, decision, decision_report, replan
 from cep_core.adaptive.operators import Completion, guard_violated
 from cep_core.adaptive.pattern import Guard, Shape, adaptive_problem, branches_of, shape_of
 from cep_core.adaptive.planning import (
@@ -337,22 +336,13 @@ class AdaptiveEngine(CountMerging):
     def _adapt(self, seq: int, t: Any) -> None:
         """The detection-adaptation loop's step (Algorithm 1): ask D, plan, deploy."""
         st = self._state
-        rep = st.report
-        rep["checks"] += 1
-        t0 = _time.perf_counter()
-        stats = inputs(self.shape, st.window_stats, self.plan.window)
-        first = not st.planned_once
-        decide = first or (st.decide is not None and st.decide.check(stats))
-        t1 = _time.perf_counter()
-        rep["seconds_deciding"] += t1 - t0
-        if not decide:
+        planned = replan(st.decide, not st.planned_once,
+                         lambda: inputs(self.shape, st.window_stats, self.plan.window),
+                         lambda stats: self.algorithm(self.shape, stats), st.report)
+        if planned is None:
             return
-        planned = self.algorithm(self.shape, stats)
-        if st.decide is not None:
-            st.decide.planned(planned, stats)
         st.planned_once = True
-        rep["seconds_planning"] += _time.perf_counter() - t1
-        rep["reoptimizations"] += not first
+        rep = st.report
         current = st.runners[-1]
         if planned.plan == current.planned.plan:
             current.planned = planned
@@ -391,8 +381,5 @@ class AdaptiveEngine(CountMerging):
         in turn (``d_history``: d_avg, then each meta-adaptive change) and the
         meta-adaptive distances of the invariants tuned so far (``d_own``, by text)."""
         st = self._state
-        rep = {**st.report, "plan": st.runners[-1].planned.describe(self.shape.vars)}
-        if isinstance(st.decide, Invariants):
-            rep.update(d=st.decide.d, d_history=list(st.decide.history),
-                       d_own=dict(st.decide.own))
-        return rep
+        return {**st.report, "plan": st.runners[-1].planned.describe(self.shape.vars),
+                **decision_report(st.decide)}
